@@ -1,0 +1,27 @@
+"""Domain events: what happened at the table, in poker terms."""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class DomainEvent:
+    """One thing that happened, numbered in the order it happened.
+
+    ``public`` may be shown to anyone. ``secret`` holds what only the secure feed may carry (hole cards,
+    burn cards, the identity of a card in the wrong place); it is kept apart so that a public payload
+    cannot contain it by construction.
+    """
+
+    seq: int
+    type: str
+    t: float
+    hand: int | None
+    public: dict[str, Any] = field(default_factory=dict)
+    secret: dict[str, Any] = field(default_factory=dict)
+
+    def payload(self, secure: bool) -> dict[str, Any]:
+        body = {"seq": self.seq, "type": self.type, "t": round(self.t, 3), "hand": self.hand, **self.public}
+        if secure:
+            body.update(self.secret)
+        return body

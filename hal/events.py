@@ -1,0 +1,33 @@
+"""What flows out of the readers (inventory cycles) and out of the HAL (zone events)."""
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True)
+class TagRead:
+    """One tag seen by one antenna during one inventory cycle."""
+
+    antenna: int
+    uid: str  # upper-case hex, as printed on the tag and in the deck registry
+    read_count: int = 1
+    rssi: int | None = None  # dBm where the reader reports it
+
+
+@dataclass(frozen=True, slots=True)
+class InventoryCycle:
+    """Every tag a reader saw on all its antennas in one pass over them."""
+
+    reader: str
+    t: float  # seconds (wall clock of the table), when the cycle ended
+    reads: tuple[TagRead, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ZoneEvent:
+    """A tag arrived in or left a zone of the table (``seat3.cards``, ``board``, ``burn``, ``muck``)."""
+
+    kind: Literal["arrived", "left"]
+    zone: str
+    uid: str
+    t: float

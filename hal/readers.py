@@ -1,0 +1,48 @@
+"""Reader backends: where inventory cycles come from.
+
+A backend is chosen per reader by ``backend = "..."`` in the table configuration. Each backend module is
+imported only when a table uses it, so the package imports on any laptop whatever hardware libraries are
+missing. The firmware bridge adds ``serial`` and ``usb`` here.
+"""
+
+from typing import Protocol
+
+from hal.events import InventoryCycle, TagRead
+
+
+class ReaderBackend(Protocol):
+    name: str
+
+    def poll(self, now: float) -> list[InventoryCycle]:
+        """Return the inventory cycles completed since the last poll (possibly none)."""
+
+
+class TagField(Protocol):
+    """The physical world a simulated reader looks at: which tags lie on which antenna right now."""
+
+    def tags_on(self, reader: str, antenna: int) -> list[str]: ...
+
+
+class SimulatedReader:
+    """A reader that sees a simulated table perfectly: every tag on an antenna is read once per cycle."""
+
+    def __init__(self, name: str, antennas: int, field: TagField):
+        self.name = name
+        self.antennas = antennas
+        self.field = field
+
+    def poll(self, now: float) -> list[InventoryCycle]:
+        reads = tuple(
+            TagRead(antenna, uid)
+            for antenna in range(1, self.antennas + 1)
+            for uid in self.field.tags_on(self.name, antenna)
+        )
+        return [InventoryCycle(self.name, now, reads)]
+
+
+def open_reader(name: str, backend: str, antennas: int, field: TagField | None = None) -> ReaderBackend:
+    if backend == "sim":
+        if field is None:
+            raise ValueError(f"reader {name!r} uses the simulated backend: run it with 'rfid-table sim'")
+        return SimulatedReader(name, antennas, field)
+    raise ValueError(f"reader {name!r}: unknown backend {backend!r}")

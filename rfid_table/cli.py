@@ -1,0 +1,165 @@
+"""The ``rfid-table`` command."""
+
+import argparse
+import dataclasses
+import logging
+import sys
+import time
+
+from rfid_table.config import EX_CONFIG, ConfigError, TableConfig, load_config
+
+log = logging.getLogger("rfid_table")
+
+
+def _load_or_exit(path: str) -> TableConfig:
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        print(f"bad configuration ({len(exc.problems)} problem{'s' if len(exc.problems) != 1 else ''}):",
+              file=sys.stderr)
+        for problem in exc.problems:
+            print("  " + problem.render(exc.path), file=sys.stderr)
+        raise SystemExit(EX_CONFIG)
+
+
+def _with_broker(config: TableConfig, args: argparse.Namespace) -> TableConfig:
+    changes = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    return dataclasses.replace(config, mqtt=dataclasses.replace(config.mqtt, **changes)) if changes else config
+
+
+def cmd_check_config(args: argparse.Namespace) -> int:
+    config = _load_or_exit(args.file)
+    print(f"{args.file}: OK — table {config.table_id!r}, {config.seats} seats, {len(config.zones)} zones on "
+          f"{len(config.readers)} reader(s), {len(config.decks)} deck(s), active deck {config.active_deck!r}")
+    return 0
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    from rfid_table.daemon import StopFlag
+    from rfid_table.publisher import MqttPublisher
+    from rfid_table.simulate import SimOptions, SimulatedTable
+
+    config = _with_broker(_load_or_exit(args.config), args)
+    options = SimOptions(hands=args.hands or None, seed=args.seed, speed=args.speed, pace_s=args.pace,
+                         players=args.players)
+    publisher = MqttPublisher(config.mqtt, config.table_id, epoch=int(time.time()))
+    try:
+        table = SimulatedTable(config, options, publisher)
+    except ValueError as exc:
+        print(f"rfid-table sim: {exc}", file=sys.stderr)
+        return 2
+    stop = StopFlag()
+    stop.install()
+    log.info("simulated table %r: %s hands, seed %s, speed %s, publishing to %s:%s", config.table_id,
+             args.hands or "endless", args.seed, args.speed or "max", config.mqtt.host, config.mqtt.port)
+    publisher.start()
+    try:
+        table.run(stop)
+    finally:
+        publisher.stop()
+    log.info("done: %d hands", table.pipeline.controller.hand)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    config = _load_or_exit(args.config)
+    sim_readers = [r.name for r in config.readers.values() if r.backend == "sim"]
+    if sim_readers:
+        print(f"rfid-table run: reader(s) {', '.join(sim_readers)} use the simulated backend; "
+              f"run the simulated table with 'rfid-table sim --config {args.config}'", file=sys.stderr)
+        return EX_CONFIG
+    return 0  # hardware backends arrive with the firmware bridge
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from rfid_table.config import MqttSettings
+    from rfid_table.watch import watch
+
+    if args.config:
+        config = _with_broker(_load_or_exit(args.config), args)
+        settings, table_id = config.mqtt, args.table or config.table_id
+    else:
+        if not args.table:
+            print("rfid-table watch: give --config FILE or --table ID", file=sys.stderr)
+            return 2
+        settings, table_id = MqttSettings(host=args.host or "localhost", port=args.port or 1883), args.table
+    if args.username:
+        settings = dataclasses.replace(settings, username=args.username, password=args.password)
+    return watch(settings, table_id, args.secure, args.plain, args.exit_after_hands, args.timeout)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from rfid_table.demo import demo
+
+    return demo(args.config, args.hands, args.speed, args.seed)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from rfid_table.bench import bench
+
+    return bench(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rfid-table", description="RFID poker table controller")
+    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("check-config", help="validate a table configuration (exit 78 when it is bad)")
+    p.add_argument("file")
+    p.set_defaults(func=cmd_check_config)
+
+    def broker_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--host", help="broker host (overrides [mqtt] host)")
+        p.add_argument("--port", type=int, help="broker port (overrides [mqtt] port)")
+
+    p = sub.add_parser("sim", help="run the daemon on a simulated table")
+    p.add_argument("--config", required=True, help="table configuration (TOML)")
+    p.add_argument("--hands", type=int, default=10, help="hands to play; 0 plays until stopped (default 10)")
+    p.add_argument("--seed", type=int, default=None, help="random seed: the same seed plays the same hands")
+    p.add_argument("--speed", type=float, default=1.0, help="times real time; 0 = as fast as possible (default 1)")
+    p.add_argument("--pace", type=float, default=1.0, help="seconds a typical action takes (default 1)")
+    p.add_argument("--players", type=int, default=None, help="occupied seats 1..N (default: every seat)")
+    broker_options(p)
+    p.set_defaults(func=cmd_sim)
+
+    p = sub.add_parser("run", help="run the daemon on the table's readers")
+    p.add_argument("--config", required=True)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("watch", help="live view of a table in the terminal")
+    p.add_argument("--config", help="table configuration: broker and table id from it")
+    p.add_argument("--table", help="table id (default: from --config)")
+    broker_options(p)
+    p.add_argument("--secure", action="store_true", help="also show hole cards, where the credentials allow")
+    p.add_argument("--username")
+    p.add_argument("--password")
+    p.add_argument("--plain", action="store_true", help="print frames one after another (no screen redraw)")
+    p.add_argument("--exit-after-hands", type=int, default=None, help="stop after this many hands ended")
+    p.add_argument("--timeout", type=float, default=None, help="stop after this many seconds")
+    p.set_defaults(func=cmd_watch)
+
+    p = sub.add_parser("demo", help="private broker + simulated table + live view, in one terminal")
+    p.add_argument("--config", default=None, help="table configuration (default: config/table-10.toml)")
+    p.add_argument("--hands", type=int, default=0, help="hands to play; 0 plays until Ctrl-C (default)")
+    p.add_argument("--speed", type=float, default=2.0, help="times real time (default 2)")
+    p.add_argument("--seed", type=int, default=None)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("bench", help="measure latency and memory through a real broker")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--events", type=int, default=5000, help="end-to-end events to measure (default 5000)")
+    p.add_argument("--broker", default=None, help="HOST:PORT of a broker to use instead of a private one")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,414 @@
+"""The table configuration: one TOML file per table, validated before anything starts.
+
+Every problem is reported, not just the first, each as ``FILE:LINE: key.path: what is wrong (what was
+expected)``. The line comes from the TOML parser for syntax errors and from a scan of the file for the
+rest, so a technician can go straight to it.
+"""
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from controller.cards import FULL_DECK, parse_card
+from controller.table import TableSetup
+from hal.zones import DebounceSettings
+
+EX_CONFIG = 78  # sysexits.h: configuration error
+
+READER_BACKENDS = ("sim",)  # serial and usb arrive with the firmware bridge
+VARIANTS = {"nlhe": 2, "plhe": 2, "flhe": 2, "plo4": 4, "plo5": 5, "plo6": 6}  # variant → hole cards
+FIXED_ZONES = ("board", "burn", "muck", "pot")
+SEAT_ZONE_KINDS = ("cards", "bets")
+TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # it becomes an MQTT topic level: no '/', '+' or '#'
+UID = re.compile(r"^[0-9A-F]{8,20}$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    key: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+
+    def render(self, path: str) -> str:
+        where = path if self.line is None else f"{path}:{self.line}" + (f":{self.column}" if self.column else "")
+        return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+
+
+class ConfigError(Exception):
+    def __init__(self, path: str, problems: list[Problem]):
+        self.path = path
+        self.problems = problems
+        super().__init__("\n".join(p.render(path) for p in problems))
+
+
+@dataclass(frozen=True)
+class MqttSettings:
+    host: str = "localhost"
+    port: int = 1883
+    topic_prefix: str = "rfid-table"
+    client_id: str | None = None
+    username: str | None = None
+    password: str | None = None
+    keepalive: int = 30
+
+
+@dataclass(frozen=True)
+class ReaderSettings:
+    name: str
+    backend: str
+    antennas: int
+    cycle_s: float = 0.05
+
+
+@dataclass(frozen=True)
+class GameSettings:
+    variant: str = "nlhe"
+    small_blind: int = 1
+    big_blind: int = 2
+
+    @property
+    def hole_cards(self) -> int:
+        return VARIANTS[self.variant]
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    path: str
+    table_id: str
+    seats: int
+    game: GameSettings
+    mqtt: MqttSettings
+    readers: dict[str, ReaderSettings]
+    zones: dict[str, tuple[str, int]]  # zone name → (reader, antenna)
+    decks: dict[str, dict[str, str]]  # deck id → {tag UID → card}
+    active_deck: str
+    debounce: DebounceSettings = DebounceSettings()
+    clear_after_s: float = 1.0
+    name: str = ""
+
+    def antenna_zones(self) -> dict[tuple[str, int], str]:
+        return {antenna: zone for zone, antenna in self.zones.items()}
+
+    def table_setup(self) -> TableSetup:
+        return TableSetup(
+            table_id=self.table_id,
+            seats=self.seats,
+            deck=self.decks[self.active_deck],
+            hole_cards=self.game.hole_cards,
+            clear_after_s=self.clear_after_s,
+        )
+
+
+# ---- locating keys in the file --------------------------------------------------------------------------
+
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_KEY = re.compile(r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*=")
+_PART = re.compile(r"[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'")
+
+
+def _split_key(text: str) -> tuple[str, ...]:
+    return tuple(p.strip("\"'") for p in _PART.findall(text))
+
+
+def _key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """Map every key path written in the file to the line it is on (first occurrence)."""
+    lines: dict[tuple[str, ...], int] = {}
+    table: tuple[str, ...] = ()
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(line)
+        if header:
+            table = _split_key(header.group(1))
+            for i in range(1, len(table) + 1):
+                lines.setdefault(table[:i], number)
+            continue
+        key = _KEY.match(line)
+        if key:
+            path = table + _split_key(key.group(1))
+            for i in range(len(table) + 1, len(path) + 1):
+                lines.setdefault(path[:i], number)
+    return lines
+
+
+# ---- validation ---------------------------------------------------------------------------------------
+
+
+class _Checker:
+    """Collects problems while reading the parsed document."""
+
+    def __init__(self, text: str):
+        self.problems: list[Problem] = []
+        self._lines = _key_lines(text)
+
+    def line_of(self, path: tuple[str, ...]) -> int | None:
+        for i in range(len(path), 0, -1):
+            if path[:i] in self._lines:
+                return self._lines[path[:i]]
+        return None
+
+    def problem(self, path: tuple[str, ...], message: str) -> None:
+        self.problems.append(Problem(".".join(path), message, self.line_of(path)))
+
+    def table(self, doc: dict, path: tuple[str, ...], allowed: dict[str, str], required: tuple[str, ...] = ()) -> dict:
+        """Check a TOML table's keys: unknown ones and missing required ones are problems."""
+        value = _get(doc, path)
+        if value is None:
+            if required:
+                self.problem(path, f"missing table [{'.'.join(path)}] (expected keys: {', '.join(allowed)})")
+            return {}
+        if not isinstance(value, dict):
+            self.problem(path, f"expected a table, got {_describe(value)}")
+            return {}
+        for key in value:
+            if key not in allowed:
+                self.problem(path + (key,), f"unknown key (expected one of: {', '.join(allowed)})")
+        for key in required:
+            if key not in value:
+                self.problem(path + (key,), f"missing (expected {allowed[key]})")
+        return value
+
+    def value(self, table: dict, path: tuple[str, ...], kind: type | tuple, what: str, default: Any = None, check=None):
+        """Read ``table[path[-1]]``: its type must be ``kind`` and ``check(value)`` must hold."""
+        key = path[-1]
+        if key not in table:
+            return default
+        value = table[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+            self.problem(path, f"expected {what}, got {_describe(value)}")
+            return default
+        if check is not None and not check(value):
+            self.problem(path, f"expected {what}, got {value!r}")
+            return default
+        return value
+
+
+def _get(doc: dict, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(doc, dict) or key not in doc:
+            return None
+        doc = doc[key]
+    return doc
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _zone_names(seats: int) -> str:
+    return f"seat1.cards … seat{seats}.cards, seat1.bets … seat{seats}.bets, {', '.join(FIXED_ZONES)}"
+
+
+def load_config(path: str | Path) -> TableConfig:
+    """Read and validate a table configuration; raise :class:`ConfigError` listing every problem."""
+    path = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(path, [Problem("", "cannot read the file: it does not exist")]) from None
+    except PermissionError:
+        raise ConfigError(path, [Problem("", "cannot read the file: permission denied")]) from None
+    except IsADirectoryError:
+        raise ConfigError(path, [Problem("", "cannot read the file: it is a directory")]) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, [Problem("", f"cannot read the file: not UTF-8 text (byte {exc.start})")]) from None
+    except OSError as exc:
+        raise ConfigError(path, [Problem("", f"cannot read the file: {exc.strerror}")]) from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+        if "overwrite" in message:
+            message += " (a key written twice — a tag UID listed twice in a deck?)"
+        line, column = (int(match.group(1)), int(match.group(2))) if match else (None, None)
+        raise ConfigError(path, [Problem("", f"not valid TOML: {message}", line, column)]) from None
+    return _validate(path, text, doc)
+
+
+def _validate(path: str, text: str, doc: dict) -> TableConfig:
+    c = _Checker(text)
+    top = {"table": "the table", "game": "the game", "mqtt": "the broker", "readers": "the readers",
+           "zones": "the antenna zones", "decks": "the card decks", "hal": "tag debouncing"}
+    for key in doc:
+        if key not in top:
+            c.problem((key,), f"unknown key (expected one of: {', '.join(top)})")
+
+    # [table]
+    table = c.table(doc, ("table",), {"id": "a table id", "name": "a display name", "seats": "2 to 10",
+                                       "active_deck": "a deck id", "clear_after_s": "seconds"}, ("id", "seats"))
+    table_id = c.value(table, ("table", "id"), str, "letters, digits, '-' or '_' (it is an MQTT topic level)",
+                       "table", TABLE_ID.match)
+    seats = c.value(table, ("table", "seats"), int, "a number of seats from 2 to 10", 0, lambda v: 2 <= v <= 10)
+    name = c.value(table, ("table", "name"), str, "a display name", "")
+    clear_after_s = c.value(table, ("table", "clear_after_s"), (int, float), "seconds > 0", 1.0, lambda v: v > 0)
+
+    # [game]
+    game = c.table(doc, ("game",), {"variant": f"one of {', '.join(VARIANTS)}", "small_blind": "chips",
+                                    "big_blind": "chips"})
+    variant = c.value(game, ("game", "variant"), str, f"one of {', '.join(VARIANTS)}", "nlhe", VARIANTS.__contains__)
+    small = c.value(game, ("game", "small_blind"), int, "a positive number of chips", 1, lambda v: v > 0)
+    big = c.value(game, ("game", "big_blind"), int, "a positive number of chips", 2, lambda v: v > 0)
+    if small > big:
+        c.problem(("game", "small_blind"), f"the small blind ({small}) is larger than the big blind ({big})")
+
+    # [mqtt]
+    m = c.table(doc, ("mqtt",), {"host": "a host name", "port": "1 to 65535", "topic_prefix": "a topic prefix",
+                                 "client_id": "a client id", "username": "a user name", "password": "a password",
+                                 "keepalive": "seconds"})
+    no_wildcards = lambda v: v and not any(ch in v for ch in "+#")  # noqa: E731
+    mqtt = MqttSettings(
+        host=c.value(m, ("mqtt", "host"), str, "a host name", "localhost", bool),
+        port=c.value(m, ("mqtt", "port"), int, "a port from 1 to 65535", 1883, lambda v: 1 <= v <= 65535),
+        topic_prefix=c.value(m, ("mqtt", "topic_prefix"), str, "a topic prefix without '+' or '#'", "rfid-table",
+                             no_wildcards),
+        client_id=c.value(m, ("mqtt", "client_id"), str, "a client id without '+' or '#'", None, no_wildcards),
+        username=c.value(m, ("mqtt", "username"), str, "a user name without '+' or '#'", None, no_wildcards),
+        password=c.value(m, ("mqtt", "password"), str, "a password", None),
+        keepalive=c.value(m, ("mqtt", "keepalive"), int, "seconds from 5 to 3600", 30, lambda v: 5 <= v <= 3600),
+    )
+
+    # [hal]
+    h = c.table(doc, ("hal",), {"present_after_cycles": "cycles", "absent_after_ms": "milliseconds"})
+    debounce = DebounceSettings(
+        present_after_cycles=c.value(h, ("hal", "present_after_cycles"), int, "cycles from 1 to 20", 1,
+                                     lambda v: 1 <= v <= 20),
+        absent_after_s=c.value(h, ("hal", "absent_after_ms"), int, "milliseconds from 0 to 10000", 300,
+                               lambda v: 0 <= v <= 10000) / 1000,
+    )
+
+    # [readers.NAME]
+    readers: dict[str, ReaderSettings] = {}
+    reader_tables = _get(doc, ("readers",))
+    if not isinstance(reader_tables, dict) or not reader_tables:
+        c.problem(("readers",), "missing: at least one [readers.NAME] table (with backend and antennas)")
+        reader_tables = {}
+    for rname, rtable in reader_tables.items():
+        p = ("readers", rname)
+        r = c.table(doc, p, {"backend": f"one of {', '.join(READER_BACKENDS)}", "antennas": "1 to 64",
+                             "cycle_ms": "milliseconds"}, ("backend", "antennas"))
+        backend = c.value(r, p + ("backend",), str, f"one of: {', '.join(READER_BACKENDS)}", None,
+                          READER_BACKENDS.__contains__)
+        antennas = c.value(r, p + ("antennas",), int, "a number of antennas from 1 to 64", 0, lambda v: 1 <= v <= 64)
+        cycle_ms = c.value(r, p + ("cycle_ms",), int, "milliseconds from 5 to 5000", 50, lambda v: 5 <= v <= 5000)
+        if backend and antennas:
+            readers[rname] = ReaderSettings(rname, backend, antennas, cycle_ms / 1000)
+
+    # [zones]: name = { reader = "...", antenna = N }; seat zones as seatN.cards / seatN.bets
+    zones: dict[str, tuple[str, int]] = {}
+    used: dict[tuple[str, int], str] = {}
+    zone_tables = _get(doc, ("zones",))
+    if not isinstance(zone_tables, dict) or not zone_tables:
+        c.problem(("zones",), "missing: the [zones] table mapping each zone to a reader antenna")
+        zone_tables = {}
+    for zpath, ztable in _flatten_zones(zone_tables, ("zones",)):
+        zname = ".".join(zpath[1:])
+        if not _zone_known(zname, seats):
+            c.problem(zpath, f"unknown zone (expected one of: {_zone_names(seats or 10)})")
+            continue
+        if not isinstance(ztable, dict):
+            c.problem(zpath, f"expected {{ reader = \"NAME\", antenna = N }}, got {_describe(ztable)}")
+            continue
+        for key in ztable:
+            if key not in ("reader", "antenna"):
+                c.problem(zpath + (key,), "unknown key (expected one of: reader, antenna)")
+        reader = c.value(ztable, zpath + ("reader",), str, "a reader name", None)
+        antenna = c.value(ztable, zpath + ("antenna",), int, "an antenna number", None)
+        if reader is None or antenna is None:
+            if "reader" not in ztable or "antenna" not in ztable:
+                c.problem(zpath, "expected both reader and antenna")
+            continue
+        if reader not in reader_tables:
+            c.problem(zpath + ("reader",), f"no reader named {reader!r} (readers: {', '.join(reader_tables) or 'none'})")
+            continue
+        if reader in readers and not 1 <= antenna <= readers[reader].antennas:
+            c.problem(zpath + ("antenna",),
+                      f"reader {reader!r} has antennas 1 to {readers[reader].antennas}, not {antenna}")
+            continue
+        if (reader, antenna) in used:
+            c.problem(zpath + ("antenna",),
+                      f"antenna {antenna} of reader {reader!r} is already assigned to zone {used[(reader, antenna)]!r}")
+            continue
+        used[(reader, antenna)] = zname
+        zones[zname] = (reader, antenna)
+    for seat in range(1, (seats or 0) + 1):
+        if f"seat{seat}.cards" not in zones and not _seat_reported(c, seat):
+            c.problem(("zones", f"seat{seat}"), f"seat {seat} has no card zone (add seat{seat}.cards = "
+                                                 "{ reader = \"NAME\", antenna = N })")
+    for required in ("board", "burn", "muck"):
+        if required not in zones and not any(p.key == f"zones.{required}" for p in c.problems):
+            c.problem(("zones", required), "missing: every table needs a board, a burn and a muck zone")
+
+    # [decks.ID]: UID = "card"
+    decks: dict[str, dict[str, str]] = {}
+    owner_of_uid: dict[str, str] = {}
+    deck_tables = _get(doc, ("decks",))
+    if not isinstance(deck_tables, dict) or not deck_tables:
+        c.problem(("decks",), "missing: at least one [decks.ID] table registering tag UID = \"card\"")
+        deck_tables = {}
+    for deck_id, cards in deck_tables.items():
+        p = ("decks", deck_id)
+        if not isinstance(cards, dict):
+            c.problem(p, f"expected a table of tag UID = \"card\", got {_describe(cards)}")
+            continue
+        deck: dict[str, str] = {}
+        uid_of_card: dict[str, str] = {}
+        for raw_uid, raw_card in cards.items():
+            kp = p + (raw_uid,)
+            uid = raw_uid.upper()
+            if not UID.match(uid):
+                c.problem(kp, "expected a tag UID of 8 to 20 hex digits")
+                continue
+            try:
+                card = parse_card(raw_card)
+            except ValueError as exc:
+                c.problem(kp, str(exc))
+                continue
+            if uid in owner_of_uid:
+                c.problem(kp, f"duplicate UID: tag {uid} is already registered in deck {owner_of_uid[uid]!r}")
+                continue
+            if card in uid_of_card:
+                c.problem(kp, f"duplicate card: {card} is already registered to tag {uid_of_card[card]} in this deck")
+                continue
+            owner_of_uid[uid] = deck_id
+            uid_of_card[card] = uid
+            deck[uid] = card
+        missing = [card for card in FULL_DECK if card not in uid_of_card]
+        if missing and len(deck) == len(cards):
+            c.problem(p, f"deck has {len(deck)} cards, expected 52 (missing: {' '.join(missing)})")
+        decks[deck_id] = deck
+    active = c.value(table, ("table", "active_deck"), str, "a deck id", next(iter(deck_tables), ""))
+    if deck_tables and active not in deck_tables:
+        c.problem(("table", "active_deck"), f"no deck {active!r} (decks: {', '.join(deck_tables)})")
+
+    if c.problems:
+        raise ConfigError(path, c.problems)
+    return TableConfig(path, table_id, seats, GameSettings(variant, small, big), mqtt, readers, zones, decks, active,
+                       debounce, float(clear_after_s), name)
+
+
+def _flatten_zones(node: dict, path: tuple[str, ...]):
+    """Yield (key path, zone table); ``seat3.cards = {...}`` arrives from TOML as zones.seat3.cards."""
+    for key, value in node.items():
+        if isinstance(value, dict) and "reader" not in value and "antenna" not in value and key.startswith("seat"):
+            yield from _flatten_zones(value, path + (key,))
+        else:
+            yield path + (key,), value
+
+
+def _zone_known(zone: str, seats: int) -> bool:
+    if zone in FIXED_ZONES:
+        return True
+    match = re.fullmatch(r"seat(\d+)\.(\w+)", zone)
+    return bool(match) and match.group(2) in SEAT_ZONE_KINDS and 1 <= int(match.group(1)) <= (seats or 10)
+
+
+def _seat_reported(c: _Checker, seat: int) -> bool:
+    # A seat whose zone entry was already reported as wrong should not be reported a second time.
+    return any(p.key.startswith(f"zones.seat{seat}.") for p in c.problems)

@@ -1,0 +1,86 @@
+"""Wire the layers together: readers → zone tracker (HAL) → controller → publisher.
+
+Data flows one way. The loop polls the readers once per cycle, feeds the zone events to the controller,
+lets time pass in the controller, and hands whatever happened to the publisher.
+"""
+
+import logging
+import signal
+import threading
+import time
+from typing import Callable, Protocol
+
+from controller import DomainEvent, TableController
+from hal.readers import ReaderBackend
+from hal.zones import ZoneTracker
+from rfid_table.config import TableConfig
+
+log = logging.getLogger(__name__)
+
+
+class Sink(Protocol):
+    def publish(self, events: list[DomainEvent], public_snapshot: dict, secure_snapshot: dict) -> None: ...
+
+
+class TablePipeline:
+    def __init__(self, config: TableConfig, readers: list[ReaderBackend], sink: Sink | None):
+        self.readers = readers
+        self.tracker = ZoneTracker(config.antenna_zones(), default=config.debounce)
+        self.controller = TableController(config.table_setup())
+        self.sink = sink
+
+    def step(self, now: float) -> list[DomainEvent]:
+        """One cycle of the whole chain at time ``now``; returns the domain events it produced."""
+        events: list[DomainEvent] = []
+        for reader in self.readers:
+            for cycle in reader.poll(now):
+                for zone_event in self.tracker.feed(cycle):
+                    events.extend(self.controller.handle(zone_event))
+        events.extend(self.controller.tick(now))
+        if events and self.sink is not None:
+            self.sink.publish(events, self.controller.snapshot(secure=False), self.controller.snapshot(secure=True))
+        for event in events:
+            if event.type == "hand_ended":
+                log.info("hand %s ended: board %s, live seats %s", event.hand,
+                         " ".join(event.public["board"]) or "-", event.public["live_seats"])
+        return events
+
+
+class StopFlag:
+    """Set by SIGTERM / SIGINT so the loop can finish its cycle and shut down cleanly."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+
+    def install(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self.event.set())
+
+    def is_set(self) -> bool:
+        return self.event.is_set()
+
+
+def run_cycles(
+    pipeline: TablePipeline,
+    cycle_s: float,
+    stop: StopFlag,
+    speed: float = 1.0,
+    before_step: Callable[[float], bool] | None = None,
+) -> None:
+    """Step the pipeline every ``cycle_s`` of table time until ``stop`` (or ``before_step`` returns False).
+
+    Table time runs ``speed`` times faster than the wall clock; ``speed=0`` runs as fast as possible
+    (simulation only: a real reader sets its own pace).
+    """
+    start_wall = time.monotonic()
+    start_table = time.time()
+    t = start_table
+    while not stop.is_set():
+        if before_step is not None and not before_step(t):
+            break
+        pipeline.step(t)
+        t += cycle_s
+        if speed > 0:
+            delay = start_wall + (t - start_table) / speed - time.monotonic()
+            if delay > 0:
+                stop.event.wait(delay)

@@ -1,0 +1,35 @@
+"""The physical table: which tagged objects lie in which zone, and so on which reader antenna."""
+
+from collections import defaultdict
+
+
+class TableField:
+    def __init__(self, antenna_of_zone: dict[str, tuple[str, int]]):
+        self._antenna_of_zone = dict(antenna_of_zone)
+        self._zone_of_tag: dict[str, str] = {}
+        self._tags_on: dict[tuple[str, int], list[str]] = defaultdict(list)
+
+    def place(self, uid: str, zone: str) -> None:
+        """Put a tag on a zone (moving it from wherever it was)."""
+        self.remove(uid)
+        self._zone_of_tag[uid] = zone
+        self._tags_on[self._antenna_of_zone[zone]].append(uid)
+
+    def remove(self, uid: str) -> None:
+        """Take a tag off the table (into the dealer's hands, the shuffler, a pocket)."""
+        zone = self._zone_of_tag.pop(uid, None)
+        if zone is not None:
+            self._tags_on[self._antenna_of_zone[zone]].remove(uid)
+
+    def clear(self) -> None:
+        for uid in list(self._zone_of_tag):
+            self.remove(uid)
+
+    def zone_of(self, uid: str) -> str | None:
+        return self._zone_of_tag.get(uid)
+
+    def tags_in(self, zone: str) -> list[str]:
+        return list(self._tags_on[self._antenna_of_zone[zone]])
+
+    def tags_on(self, reader: str, antenna: int) -> list[str]:
+        return self._tags_on.get((reader, antenna), [])

@@ -113,23 +113,36 @@ def _split_key(text: str) -> tuple[str, ...]:
     return tuple(p.strip("\"'") for p in _PART.findall(text))
 
 
-def _key_lines(text: str) -> dict[tuple[str, ...], int]:
-    """Map every key path written in the file to the line it is on (first occurrence)."""
-    lines: dict[tuple[str, ...], int] = {}
+def _written_keys(text: str):
+    """Yield (line, key path) for every table header and key written in the file.
+
+    Lines are counted as the TOML parser counts them: only "\n" ends one (``str.splitlines`` would also
+    split at U+0085, U+2028 and U+2029, which TOML allows in comments and strings).
+    """
     table: tuple[str, ...] = ()
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         header = _HEADER.match(line)
         if header:
             table = _split_key(header.group(1))
-            for i in range(1, len(table) + 1):
-                lines.setdefault(table[:i], number)
+            yield number, table
             continue
         key = _KEY.match(line)
         if key:
-            path = table + _split_key(key.group(1))
-            for i in range(len(table) + 1, len(path) + 1):
-                lines.setdefault(path[:i], number)
+            yield number, table + _split_key(key.group(1))
+
+
+def _key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """Map every key path written in the file to the line it is on (first occurrence)."""
+    lines: dict[tuple[str, ...], int] = {}
+    for number, path in _written_keys(text):
+        for i in range(1, len(path) + 1):
+            lines.setdefault(path[:i], number)
     return lines
+
+
+def _key_at(text: str, line: int | None) -> str:
+    """The key path written on a line ('' if none), to name the key of a TOML syntax error."""
+    return next((".".join(path) for number, path in _written_keys(text) if number == line), "")
 
 
 # ---- validation ---------------------------------------------------------------------------------------
@@ -168,6 +181,17 @@ class _Checker:
             if key not in value:
                 self.problem(path + (key,), f"missing (expected {allowed[key]})")
         return value
+
+    def section(self, doc: dict, key: str, what: str) -> dict | None:
+        """The top-level table ``key`` holding named tables; None (reported) when it is missing or not a table."""
+        value = doc.get(key)
+        if isinstance(value, dict) and value:
+            return value
+        if value is None or value == {}:
+            self.problem((key,), f"missing: {what}")
+        else:
+            self.problem((key,), f"expected {what}, got {_describe(value)}")
+        return None
 
     def value(self, table: dict, path: tuple[str, ...], kind: type | tuple, what: str, default: Any = None, check=None):
         """Read ``table[path[-1]]``: its type must be ``kind`` and ``check(value)`` must hold."""
@@ -216,8 +240,11 @@ def load_config(path: str | Path) -> TableConfig:
         raise ConfigError(path, [Problem("", "cannot read the file: permission denied")]) from None
     except IsADirectoryError:
         raise ConfigError(path, [Problem("", "cannot read the file: it is a directory")]) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(path, [Problem("", f"cannot read the file: not UTF-8 text (byte {exc.start})")]) from None
+    except UnicodeDecodeError as exc:  # exc.object: the file's bytes
+        line = exc.object.count(b"\n", 0, exc.start) + 1
+        column = exc.start - exc.object.rfind(b"\n", 0, exc.start)
+        message = f"cannot read the file: byte 0x{exc.object[exc.start]:02X} is not UTF-8 (expected UTF-8 text)"
+        raise ConfigError(path, [Problem("", message, line, column)]) from None
     except OSError as exc:
         raise ConfigError(path, [Problem("", f"cannot read the file: {exc.strerror}")]) from None
     try:
@@ -225,10 +252,12 @@ def load_config(path: str | Path) -> TableConfig:
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
-        if "overwrite" in message:
-            message += " (a key written twice — a tag UID listed twice in a deck?)"
         line, column = (int(match.group(1)), int(match.group(2))) if match else (None, None)
-        raise ConfigError(path, [Problem("", f"not valid TOML: {message}", line, column)]) from None
+        key = _key_at(text, line)
+        if "overwrite" in message:
+            message += (" (a key written twice — a tag UID listed twice in a deck?)" if key.startswith("decks.")
+                        else " (a key written twice?)")
+        raise ConfigError(path, [Problem(key, f"not valid TOML: {message}", line, column)]) from None
     return _validate(path, text, doc)
 
 
@@ -244,18 +273,20 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     table = c.table(doc, ("table",), {"id": "a table id", "name": "a display name", "seats": "2 to 10",
                                        "active_deck": "a deck id", "clear_after_s": "seconds"}, ("id", "seats"))
     table_id = c.value(table, ("table", "id"), str, "letters, digits, '-' or '_' (it is an MQTT topic level)",
-                       "table", TABLE_ID.match)
+                       "table", TABLE_ID.fullmatch)
     seats = c.value(table, ("table", "seats"), int, "a number of seats from 2 to 10", 0, lambda v: 2 <= v <= 10)
     name = c.value(table, ("table", "name"), str, "a display name", "")
-    clear_after_s = c.value(table, ("table", "clear_after_s"), (int, float), "seconds > 0", 1.0, lambda v: v > 0)
+    clear_after_s = c.value(table, ("table", "clear_after_s"), (int, float), "seconds > 0", 1.0,
+                            lambda v: 0 < v < float("inf"))
 
     # [game]
     game = c.table(doc, ("game",), {"variant": f"one of {', '.join(VARIANTS)}", "small_blind": "chips",
                                     "big_blind": "chips"})
     variant = c.value(game, ("game", "variant"), str, f"one of {', '.join(VARIANTS)}", "nlhe", VARIANTS.__contains__)
+    before = len(c.problems)
     small = c.value(game, ("game", "small_blind"), int, "a positive number of chips", 1, lambda v: v > 0)
     big = c.value(game, ("game", "big_blind"), int, "a positive number of chips", 2, lambda v: v > 0)
-    if small > big:
+    if small > big and len(c.problems) == before:
         c.problem(("game", "small_blind"), f"the small blind ({small}) is larger than the big blind ({big})")
 
     # [mqtt]
@@ -285,11 +316,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
 
     # [readers.NAME]
     readers: dict[str, ReaderSettings] = {}
-    reader_tables = _get(doc, ("readers",))
-    if not isinstance(reader_tables, dict) or not reader_tables:
-        c.problem(("readers",), "missing: at least one [readers.NAME] table (with backend and antennas)")
-        reader_tables = {}
-    for rname, rtable in reader_tables.items():
+    reader_tables = c.section(doc, "readers", "at least one [readers.NAME] table (with backend and antennas)")
+    for rname in reader_tables or {}:
         p = ("readers", rname)
         r = c.table(doc, p, {"backend": f"one of {', '.join(READER_BACKENDS)}", "antennas": "1 to 64",
                              "cycle_ms": "milliseconds"}, ("backend", "antennas"))
@@ -303,14 +331,15 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     # [zones]: name = { reader = "...", antenna = N }; seat zones as seatN.cards / seatN.bets
     zones: dict[str, tuple[str, int]] = {}
     used: dict[tuple[str, int], str] = {}
-    zone_tables = _get(doc, ("zones",))
-    if not isinstance(zone_tables, dict) or not zone_tables:
-        c.problem(("zones",), "missing: the [zones] table mapping each zone to a reader antenna")
-        zone_tables = {}
-    for zpath, ztable in _flatten_zones(zone_tables, ("zones",)):
+    zone_tables = c.section(doc, "zones", "the [zones] table mapping each zone to a reader antenna")
+    for zpath, ztable in _flatten_zones(zone_tables or {}, ("zones",)):
         zname = ".".join(zpath[1:])
         if not _zone_known(zname, seats):
-            c.problem(zpath, f"unknown zone (expected one of: {_zone_names(seats or 10)})")
+            seat = _SEAT_ZONE.fullmatch(zname)
+            if seat and seat.group(2) in SEAT_ZONE_KINDS and seats:
+                c.problem(zpath, f"no seat {seat.group(1)}: table.seats is {seats} (expected seat1 … seat{seats})")
+            else:
+                c.problem(zpath, f"unknown zone (expected one of: {_zone_names(seats or 10)})")
             continue
         if not isinstance(ztable, dict):
             c.problem(zpath, f"expected {{ reader = \"NAME\", antenna = N }}, got {_describe(ztable)}")
@@ -324,7 +353,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
             if "reader" not in ztable or "antenna" not in ztable:
                 c.problem(zpath, "expected both reader and antenna")
             continue
-        if reader not in reader_tables:
+        if reader_tables is not None and reader not in reader_tables:  # no [readers]: reported already
             c.problem(zpath + ("reader",), f"no reader named {reader!r} (readers: {', '.join(reader_tables) or 'none'})")
             continue
         if reader in readers and not 1 <= antenna <= readers[reader].antennas:
@@ -337,21 +366,19 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
             continue
         used[(reader, antenna)] = zname
         zones[zname] = (reader, antenna)
-    for seat in range(1, (seats or 0) + 1):
-        if f"seat{seat}.cards" not in zones and not _seat_reported(c, seat):
-            c.problem(("zones", f"seat{seat}"), f"seat {seat} has no card zone (add seat{seat}.cards = "
-                                                 "{ reader = \"NAME\", antenna = N })")
-    for required in ("board", "burn", "muck"):
-        if required not in zones and not any(p.key == f"zones.{required}" for p in c.problems):
-            c.problem(("zones", required), "missing: every table needs a board, a burn and a muck zone")
+    if zone_tables is not None:  # (a missing [zones] table is one problem, not one per zone)
+        for seat in range(1, (seats or 0) + 1):
+            if f"seat{seat}.cards" not in zones and not _reported(c, f"zones.seat{seat}.cards"):
+                c.problem(("zones", f"seat{seat}"), f"seat {seat} has no card zone (add seat{seat}.cards = "
+                                                     "{ reader = \"NAME\", antenna = N })")
+        for required in ("board", "burn", "muck"):
+            if required not in zones and not _reported(c, f"zones.{required}"):
+                c.problem(("zones", required), "missing: every table needs a board, a burn and a muck zone")
 
     # [decks.ID]: UID = "card"
     decks: dict[str, dict[str, str]] = {}
     owner_of_uid: dict[str, str] = {}
-    deck_tables = _get(doc, ("decks",))
-    if not isinstance(deck_tables, dict) or not deck_tables:
-        c.problem(("decks",), "missing: at least one [decks.ID] table registering tag UID = \"card\"")
-        deck_tables = {}
+    deck_tables = c.section(doc, "decks", "at least one [decks.ID] table registering tag UID = \"card\"") or {}
     for deck_id, cards in deck_tables.items():
         p = ("decks", deck_id)
         if not isinstance(cards, dict):
@@ -362,7 +389,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
         for raw_uid, raw_card in cards.items():
             kp = p + (raw_uid,)
             uid = raw_uid.upper()
-            if not UID.match(uid):
+            if not UID.fullmatch(uid):
                 c.problem(kp, "expected a tag UID of 8 to 20 hex digits")
                 continue
             try:
@@ -402,13 +429,16 @@ def _flatten_zones(node: dict, path: tuple[str, ...]):
             yield path + (key,), value
 
 
+_SEAT_ZONE = re.compile(r"seat([1-9][0-9]*)\.(\w+)")  # no leading zero: seat01.cards is not seat 1
+
+
 def _zone_known(zone: str, seats: int) -> bool:
     if zone in FIXED_ZONES:
         return True
-    match = re.fullmatch(r"seat(\d+)\.(\w+)", zone)
+    match = _SEAT_ZONE.fullmatch(zone)
     return bool(match) and match.group(2) in SEAT_ZONE_KINDS and 1 <= int(match.group(1)) <= (seats or 10)
 
 
-def _seat_reported(c: _Checker, seat: int) -> bool:
-    # A seat whose zone entry was already reported as wrong should not be reported a second time.
-    return any(p.key.startswith(f"zones.seat{seat}.") for p in c.problems)
+def _reported(c: _Checker, key: str) -> bool:
+    # A zone whose entry was already reported as wrong should not be reported a second time as missing.
+    return any(p.key == key or p.key.startswith(key + ".") for p in c.problems)

@@ -1,0 +1,229 @@
+"""`rfid-table check-config FILE`: every kind of bad configuration is rejected (exit 78) with its key path,
+its line and what was expected; the daemon refuses to start on it with the same message.
+
+Bad configurations are the shipped config/table-6max.toml with one edit, so the rest of the file is
+realistic; the expected line is found in the edited text, never asked of the code under test.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rfid_table.cli import main
+
+CONFIG = Path(__file__).resolve().parents[1] / "config"
+SIXMAX = (CONFIG / "table-6max.toml").read_text(encoding="utf-8")
+LAST_CARD = 'E0040150C30034 = "Ac"\n'
+# A second deck, a copy of deck A on new tags, except one tag that was moved over from deck A.
+DECK_B = "\n[decks.B]\n" + SIXMAX[SIXMAX.index("E0040150C30001"):].replace("E0040150C3", "E0040150C4").replace(
+    'E0040150C40010 = "4h"', 'E0040150C30010 = "4h"  # moved from deck A')
+TABLE_KEYS = "id, name, seats, active_deck, clear_after_s"
+MQTT_KEYS = "host, port, topic_prefix, client_id, username, password, keepalive"
+TABLE_ID = "expected letters, digits, '-' or '_' (it is an MQTT topic level), got"
+SEATS = "expected a number of seats from 2 to 10, got"
+UID_TWICE = "Cannot overwrite a value (a key written twice — a tag UID listed twice in a deck?)"
+
+
+def edited(old: str, new: str) -> str:
+    assert SIXMAX.count(old) == 1, old
+    return SIXMAX.replace(old, new)
+
+
+def line_of(text: str, fragment: str) -> int:
+    assert text.count(fragment) == 1, fragment
+    return text[: text.index(fragment)].count("\n") + 1
+
+
+def column_of(text: str, fragment: str) -> int:
+    start = text.index(fragment)
+    return start - text.rfind("\n", 0, start)
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "table.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def check_config_fails(path, capsys) -> list[str]:
+    with pytest.raises(SystemExit) as exc:
+        main(["check-config", str(path)])
+    assert exc.value.code == 78
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    return captured.err.splitlines()
+
+
+@pytest.mark.parametrize("name, summary", [
+    ("table-10.toml", "table 'main-1', 10 seats, 13 zones on 1 reader(s), 2 deck(s), active deck 'A'"),
+    ("table-6max.toml", "table 'sixmax-1', 6 seats, 9 zones on 1 reader(s), 1 deck(s), active deck 'A'"),
+])
+def test_shipped_examples_pass(capsys, name, summary):
+    path = str(CONFIG / name)
+    assert main(["check-config", path]) == 0
+    assert capsys.readouterr().out == f"{path}: OK — {summary}\n"
+
+
+def case(id, old, new, key, at, expected):
+    """Replace ``old`` by ``new``: one problem, on ``key``, on the line holding ``at``."""
+    return pytest.param(old, new, key, at, expected, id=id)
+
+
+@pytest.mark.parametrize("old, new, key, at, expected", [
+    case("unknown top-level key", "[table]\n", 'colour = "green"\n\n[table]\n', "colour", "colour =",
+         "unknown key (expected one of: table, game, mqtt, readers, zones, decks, hal)"),
+    case("unknown key in [table]", "seats = 6\n", "seats = 6\nplayers = 6\n", "table.players", "players =",
+         f"unknown key (expected one of: {TABLE_KEYS})"),
+    case("unknown key in [mqtt]", "port = 1883\n", "port = 1883\ntls = true\n", "mqtt.tls", "tls =",
+         f"unknown key (expected one of: {MQTT_KEYS})"),
+    case("unknown key in a zone", "antenna = 7 }", "antenna = 7, gain = 3 }", "zones.board.gain", "gain = 3",
+         "unknown key (expected one of: reader, antenna)"),
+    case("duplicate antenna", 'burn = { reader = "main", antenna = 8 }', 'burn = { reader = "main", antenna = 7 }',
+         "zones.burn.antenna", "burn =", "antenna 7 of reader 'main' is already assigned to zone 'board'"),
+    case("seat without a card zone", 'seat4.cards = { reader = "main", antenna = 4 }\n', "", "zones.seat4",
+         "[zones]", 'seat 4 has no card zone (add seat4.cards = { reader = "NAME", antenna = N })'),
+    case("UID twice in a deck, other case", LAST_CARD, LAST_CARD + 'e0040150c3000a = "Js"\n',
+         "decks.A.e0040150c3000a", "e0040150c3000a",
+         "duplicate UID: tag E0040150C3000A is already registered in deck 'A'"),
+    case("UID in two decks", LAST_CARD, LAST_CARD + DECK_B, "decks.B.E0040150C30010", "# moved from deck A",
+         "duplicate UID: tag E0040150C30010 is already registered in deck 'A'"),
+    case("duplicate card", 'E0040150C30002 = "3s"', 'E0040150C30002 = "2s"', "decks.A.E0040150C30002",
+         'E0040150C30002 = "2s"', "duplicate card: 2s is already registered to tag E0040150C30001 in this deck"),
+    case("deck of 51 cards", 'E0040150C3001A = "Ah"\n', "", "decks.A", "[decks.A]",
+         "deck has 51 cards, expected 52 (missing: Ah)"),
+    case("invalid card", 'E0040150C30005 = "6s"', 'E0040150C30005 = "Xx"', "decks.A.E0040150C30005", '"Xx"',
+         "'Xx' is not a card: expected a rank of 23456789TJQKA and a suit of shdc, like 'As' or 'Td'"),
+    case("one seat", "seats = 6", "seats = 1", "table.seats", "seats =", f"{SEATS} 1"),
+    case("eleven seats", "seats = 6", "seats = 11", "table.seats", "seats =", f"{SEATS} 11"),
+    case("seats not a number", "seats = 6", 'seats = "six"', "table.seats", "seats =", f"{SEATS} str 'six'"),
+    case("zone beyond the seats", "board =", 'seat7.cards = { reader = "main", antenna = 10 }\nboard =',
+         "zones.seat7.cards", "seat7.cards", "no seat 7: table.seats is 6 (expected seat1 … seat6)"),
+    case("unknown reader", 'muck = { reader = "main"', 'muck = { reader = "side"', "zones.muck.reader", "muck =",
+         "no reader named 'side' (readers: main)"),
+    case("antenna beyond the reader", "antenna = 9 }", "antenna = 13 }", "zones.muck.antenna", "muck =",
+         "reader 'main' has antennas 1 to 12, not 13"),
+    case("unknown backend", '\nbackend = "sim"', '\nbackend = "serial"', "readers.main.backend", '"serial"',
+         "expected one of: sim, got 'serial'"),
+    case("table id with /", 'id = "sixmax-1"', 'id = "room/1"', "table.id", "id =", f"{TABLE_ID} 'room/1'"),
+    case("table id with +", 'id = "sixmax-1"', 'id = "six+1"', "table.id", "id =", f"{TABLE_ID} 'six+1'"),
+    case("table id ending in a newline", 'id = "sixmax-1"', r'id = "sixmax-1\n"', "table.id", "id =",
+         rf"{TABLE_ID} 'sixmax-1\n'"),
+    case("[zones] as a list", "[zones]", "[[zones]]", "zones", "[[zones]]",
+         "expected the [zones] table mapping each zone to a reader antenna, got a list"),
+    case("zone as a number", 'board = { reader = "main", antenna = 7 }', "board = 7", "zones.board", "board = 7",
+         'expected { reader = "NAME", antenna = N }, got int 7'),
+    case("invalid big blind is not compared", "small_blind = 1\nbig_blind = 2", 'small_blind = 5\nbig_blind = "10"',
+         "game.big_blind", "big_blind =", "expected a positive number of chips, got str '10'"),
+    case("U+2028 in a comment does not shift lines", "small_blind = 1", "# chips\u2028(pasted)\nsmall_blind = 0",
+         "game.small_blind", "small_blind =", "expected a positive number of chips, got 0"),
+])
+def test_each_mistake_is_reported_with_key_line_and_expectation(tmp_path, capsys, old, new, key, at, expected):
+    text = edited(old, new)
+    path = write(tmp_path, text)
+    assert check_config_fails(path, capsys) == [
+        "bad configuration (1 problem):",
+        f"  {path}:{line_of(text, at)}: {key}: {expected}",
+    ]
+
+
+@pytest.mark.parametrize("old, new, key, at, expected", [
+    case("TOML syntax error", "seats = 6", "seats = half", "table.seats", "half", "Invalid value"),
+    case("UID written twice", LAST_CARD, LAST_CARD + 'E0040150C30007 = "8s"  # again\n',
+         "decks.A.E0040150C30007", "  # again", UID_TWICE),  # the parser stops after the value
+    case("zone written twice", "[decks.A]", 'board = { reader = "main", antenna = 10 }  # spare\n\n[decks.A]',
+         "zones.board", "  # spare", "Cannot overwrite a value (a key written twice?)"),
+])
+def test_toml_syntax_errors_give_line_and_column(tmp_path, capsys, old, new, key, at, expected):
+    text = edited(old, new)
+    path = write(tmp_path, text)
+    assert check_config_fails(path, capsys) == [
+        "bad configuration (1 problem):",
+        f"  {path}:{line_of(text, at)}:{column_of(text, at)}: {key}: not valid TOML: {expected}",
+    ]
+
+
+def test_unreadable_files(tmp_path, capsys):
+    missing, directory = tmp_path / "missing.toml", tmp_path / "conf.d"
+    directory.mkdir()
+    assert check_config_fails(missing, capsys)[1:] == [f"  {missing}: cannot read the file: it does not exist"]
+    assert check_config_fails(directory, capsys)[1:] == [f"  {directory}: cannot read the file: it is a directory"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files without read permission")
+def test_file_without_read_permission(tmp_path, capsys):
+    path = write(tmp_path, SIXMAX)
+    path.chmod(0)
+    assert check_config_fails(path, capsys)[1:] == [f"  {path}: cannot read the file: permission denied"]
+
+
+def test_file_not_utf8(tmp_path, capsys):
+    text = edited('name = "Six-max table 1"', 'name = "Café 1"')  # saved as Latin-1
+    path = tmp_path / "table.toml"
+    path.write_bytes(text.encode("latin-1"))
+    assert check_config_fails(path, capsys)[1:] == [
+        f"  {path}:{line_of(text, 'Café')}:{column_of(text, 'é')}: "
+        "cannot read the file: byte 0xE9 is not UTF-8 (expected UTF-8 text)"]
+
+
+EDITS = [  # (old, new, key, the line's fragment): all in one file
+    ("[table]\n", "colour = 1\n[table]\n", "colour", "colour ="),
+    ('id = "sixmax-1"', 'id = "six/1"', "table.id", "six/1"),
+    ("port = 1883", "port = 70000", "mqtt.port", "port ="),
+    ('\nbackend = "sim"', '\nbackend = "usb"', "readers.main.backend", '"usb"'),
+    ('seat3.cards = { reader = "main", antenna = 3 }', 'seat3.bets = { reader = "side", antenna = 3 }',
+     "zones.seat3.bets.reader", "seat3.bets"),
+    ('seat2.cards = { reader = "main", antenna = 2 }\n', "", "zones.seat2", "[zones]"),
+    ("antenna = 8 }", "antenna = 1 }", "zones.burn.antenna", "burn ="),
+    ('E0040150C30002 = "3s"', 'E0040150C30002 = "2s"', "decks.A.E0040150C30002", 'C30002 = "2s"'),
+]
+
+
+def test_every_mistake_in_a_file_is_reported(tmp_path, capsys):
+    text = SIXMAX
+    for old, new, _, _ in EDITS:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = write(tmp_path, text)
+    err = check_config_fails(path, capsys)
+    assert err[0] == f"bad configuration ({len(EDITS) + 1} problems):"
+    prefixes = [f"  {path}:{line_of(text, at)}: {key}: " for _, _, key, at in EDITS]
+    # seat3.bets is wrong and seat3.cards is gone: both are reported
+    prefixes.append(f"  {path}:{line_of(text, 'seat3.bets')}: zones.seat3: seat 3 has no card zone")
+    for prefix in prefixes:
+        assert sum(line.startswith(prefix) for line in err) == 1, prefix
+    assert len(err) == 1 + len(prefixes)
+
+
+COMMAND = Path(sys.executable).with_name("rfid-table")
+RFID_TABLE = [str(COMMAND)] if COMMAND.exists() else [sys.executable, "-m", "rfid_table.cli"]
+
+
+def rfid_table(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([*RFID_TABLE, *args], capture_output=True, text=True, timeout=30)
+
+
+@pytest.fixture
+def bad_config(tmp_path) -> tuple[Path, list[str]]:
+    text = edited('\nbackend = "sim"', '\nbackend = "serial"').replace("antenna = 8 }", "antenna = 7 }")
+    path, backend, burn = write(tmp_path, text), line_of(text, '"serial"'), line_of(text, "burn =")
+    return path, [
+        "bad configuration (2 problems):",
+        f"  {path}:{backend}: readers.main.backend: expected one of: sim, got 'serial'",
+        f"  {path}:{burn}: zones.burn.antenna: antenna 7 of reader 'main' is already assigned to zone 'board'",
+    ]
+
+
+def test_check_config_command_exits_78(bad_config):
+    path, message = bad_config
+    done = rfid_table("check-config", str(path))
+    assert (done.returncode, done.stdout, done.stderr.splitlines()) == (78, "", message)
+
+
+@pytest.mark.parametrize("daemon", [["sim", "--hands", "1"], ["run"]])
+def test_daemon_refuses_to_start_with_the_same_message(bad_config, daemon):
+    path, message = bad_config
+    done = rfid_table(daemon[0], "--config", str(path), *daemon[1:])
+    assert (done.returncode, done.stderr.splitlines()) == (78, message)

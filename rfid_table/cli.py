@@ -54,7 +54,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
              args.hands or "endless", args.seed, args.speed or "max", config.mqtt.host, config.mqtt.port)
     publisher.start()
     try:
-        table.run(stop)
+        table.run(stop, publisher)
     finally:
         publisher.stop()
     log.info("done: %d hands", table.pipeline.controller.hand)

@@ -19,15 +19,25 @@ log = logging.getLogger(__name__)
 
 
 class Sink(Protocol):
-    def publish(self, events: list[DomainEvent], public_snapshot: dict, secure_snapshot: dict) -> None: ...
+    """Where the pipeline's output goes (the MQTT publisher; in tests, anything that records)."""
+
+    def publish_events(self, events: list[DomainEvent]) -> None: ...
+
+    def publish_snapshots(self, public_snapshot: dict, secure_snapshot: dict) -> None: ...
 
 
 class TablePipeline:
+    # Snapshots are retained copies for late subscribers; the event stream is what is live. Publishing them
+    # at most this often (table time) keeps the broker's load and the events' latency low during a deal.
+    SNAPSHOT_INTERVAL_S = 0.25
+
     def __init__(self, config: TableConfig, readers: list[ReaderBackend], sink: Sink | None):
         self.readers = readers
         self.tracker = ZoneTracker(config.antenna_zones(), default=config.debounce)
         self.controller = TableController(config.table_setup())
         self.sink = sink
+        self._snapshot_due = False
+        self._snapshot_at = float("-inf")
 
     def step(self, now: float) -> list[DomainEvent]:
         """One cycle of the whole chain at time ``now``; returns the domain events it produced."""
@@ -37,8 +47,14 @@ class TablePipeline:
                 for zone_event in self.tracker.feed(cycle):
                     events.extend(self.controller.handle(zone_event))
         events.extend(self.controller.tick(now))
-        if events and self.sink is not None:
-            self.sink.publish(events, self.controller.snapshot(secure=False), self.controller.snapshot(secure=True))
+        if self.sink is not None:
+            if events:
+                self.sink.publish_events(events)
+                self._snapshot_due = True
+            if self._snapshot_due and now - self._snapshot_at >= self.SNAPSHOT_INTERVAL_S:
+                self.sink.publish_snapshots(self.controller.snapshot(secure=False),
+                                            self.controller.snapshot(secure=True))
+                self._snapshot_due, self._snapshot_at = False, now
         for event in events:
             if event.type == "hand_ended":
                 log.info("hand %s ended: board %s, live seats %s", event.hand,
@@ -66,11 +82,13 @@ def run_cycles(
     stop: StopFlag,
     speed: float = 1.0,
     before_step: Callable[[float], bool] | None = None,
+    idle: Callable[[float], None] | None = None,
 ) -> None:
     """Step the pipeline every ``cycle_s`` of table time until ``stop`` (or ``before_step`` returns False).
 
     Table time runs ``speed`` times faster than the wall clock; ``speed=0`` runs as fast as possible
-    (simulation only: a real reader sets its own pace).
+    (simulation only: a real reader sets its own pace). Time between cycles goes to ``idle`` (the
+    publisher's network work) or is slept.
     """
     start_wall = time.monotonic()
     start_table = time.time()
@@ -80,7 +98,8 @@ def run_cycles(
             break
         pipeline.step(t)
         t += cycle_s
-        if speed > 0:
-            delay = start_wall + (t - start_table) / speed - time.monotonic()
-            if delay > 0:
-                stop.event.wait(delay)
+        delay = start_wall + (t - start_table) / speed - time.monotonic() if speed > 0 else 0.0
+        if idle is not None:
+            idle(max(delay, 0.0))
+        elif delay > 0:
+            stop.event.wait(delay)

@@ -5,11 +5,13 @@ from dataclasses import dataclass
 
 from hal.readers import SimulatedReader
 from rfid_table.config import TableConfig
+from rfid_table.publisher import MqttPublisher
 from rfid_table.daemon import Sink, StopFlag, TablePipeline, run_cycles
 from sim.dealer import DealerSettings, SimDealer
 from sim.field import TableField
 
 log = logging.getLogger(__name__)
+MAX_BACKLOG = 500  # messages
 
 
 @dataclass(frozen=True)
@@ -58,5 +60,14 @@ class SimulatedTable:
             self._due = None if self._next is None else self._due + self._next.delay_s
         return self._next is not None or self.pipeline.controller.in_hand
 
-    def run(self, stop: StopFlag) -> None:
-        run_cycles(self.pipeline, self.cycle_s, stop, self.options.speed, before_step=self.advance)
+    def run(self, stop: StopFlag, publisher: "MqttPublisher | None" = None) -> None:
+        """Play until the last hand is over, giving the publisher the time between cycles. A table running
+        faster than real time pauses while many messages still wait for the broker, so memory stays bounded."""
+
+        def before_step(t: float) -> bool:
+            while publisher is not None and publisher.pending > MAX_BACKLOG and not stop.is_set():
+                publisher.service(0.005)
+            return self.advance(t)
+
+        run_cycles(self.pipeline, self.cycle_s, stop, self.options.speed, before_step=before_step,
+                   idle=publisher.service if publisher is not None else None)

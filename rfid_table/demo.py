@@ -1,0 +1,40 @@
+"""``rfid-table demo``: a private broker, the simulated table and the live view in one terminal."""
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from rfid_table.broker import PROJECT_ROOT, BrokerError, PrivateBroker
+from rfid_table.config import MqttSettings, load_config
+from rfid_table.watch import watch
+
+
+def demo(config_path: str | None, hands: int, speed: float, seed: int | None) -> int:
+    config_path = config_path or str(PROJECT_ROOT / "config" / "table-10.toml")
+    config = load_config(config_path)
+    try:
+        broker = PrivateBroker().start()
+    except BrokerError as exc:
+        print(f"rfid-table demo: {exc}", file=sys.stderr)
+        return 1
+    log = Path(tempfile.gettempdir()) / "rfid-table-demo.log"
+    command = [sys.executable, "-m", "rfid_table.cli", "sim", "--config", config_path, "--host", broker.host,
+               "--port", str(broker.port), "--hands", str(hands), "--speed", str(speed)]
+    if seed is not None:
+        command += ["--seed", str(seed)]
+    print(f"private broker on {broker.host}:{broker.port}; simulated table log: {log}")
+    with open(log, "w") as log_file:
+        sim = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
+    try:
+        settings = MqttSettings(host=broker.host, port=broker.port, topic_prefix=config.mqtt.topic_prefix)
+        return watch(settings, config.table_id, secure=True, plain=False,
+                     exit_after_hands=hands or None, timeout_s=None)
+    finally:
+        sim.terminate()
+        try:
+            sim.wait(10)
+        except subprocess.TimeoutExpired:
+            sim.kill()
+        broker.stop()
+        print(f"demo stopped; the simulated table's log is in {log}")

@@ -144,7 +144,7 @@ def watch(settings: MqttSettings, table_id: str, secure: bool, plain: bool, exit
     def on_subscribe(client, userdata, mid, reason_codes, properties):
         if secure and any(code.is_failure for code in reason_codes[3:]):
             view.secure_refused = True
-            view.changed.set()
+        view.changed.set()  # draw at once: subscribed, waiting for the table
 
     client.on_connect = on_connect
     client.on_subscribe = on_subscribe

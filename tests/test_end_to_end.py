@@ -1,0 +1,133 @@
+"""The whole chain: simulated table → HAL → controller → publisher → real Mosquitto → a subscriber."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from conftest import TABLE_10
+from rfid_table.daemon import StopFlag
+from rfid_table.publisher import MqttPublisher
+from rfid_table.simulate import SimOptions, SimulatedTable
+
+CARD = re.compile(r"^[2-9TJQKA][shdc]$")
+
+
+def play(config, hands: int, seed: int):
+    """Play ``hands`` hands at full speed; return what the dealer physically did, per hand."""
+    publisher = MqttPublisher(config.mqtt, config.table_id, epoch=1)
+    table = SimulatedTable(config, SimOptions(hands=hands, seed=seed, speed=0, pace_s=0.5), publisher)
+    card_of = config.decks[config.active_deck]
+    truth = defaultdict(lambda: {"hole": defaultdict(list), "board": [], "muck": [], "burn": []})
+    place = table.field.place
+
+    def recording_place(uid, zone):
+        hand = truth[table.dealer.hands_dealt]
+        kind = "hole" if zone.startswith("seat") else zone
+        if kind == "hole":
+            hand["hole"][int(zone[4:-6])].append(card_of[uid])
+        else:
+            hand[kind].append(card_of[uid])
+        place(uid, zone)
+
+    table.field.place = recording_place
+    assert publisher.start(), "the publisher could not reach the test broker"
+    table.run(StopFlag(), publisher)
+    publisher.stop()
+    return truth
+
+
+def strings_in(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from strings_in(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings_in(v)
+
+
+def test_a_simulated_table_reaches_subscribers_with_hole_cards_only_on_the_secure_branch(table_config,
+                                                                                         recorder_factory):
+    base = f"rfid-table/{table_config.table_id}"
+    recorder = recorder_factory(f"{base}/#")
+    truth = play(table_config, hands=6, seed=11)
+    assert recorder.wait_for(lambda msgs: any(t == f"{base}/status" and p == b"offline" for t, p, _ in msgs))
+
+    secure = recorder.json("/secure/events")
+    public = recorder.json("/public/events")
+    assert [e["type"] for e in secure].count("hand_ended") == 6
+
+    # Sequence numbers run without gaps on both branches, which carry the same events.
+    assert [e["seq"] for e in secure] == list(range(1, len(secure) + 1))
+    assert [e["seq"] for e in public] == [e["seq"] for e in secure]
+    assert [e["type"] for e in public] == [e["type"] for e in secure]
+
+    for hand, physical in truth.items():
+        dealt = defaultdict(list)
+        for event in secure:
+            if event["hand"] == hand and event["type"] == "card_dealt":
+                dealt[event["seat"]].append(event["card"])
+        assert dealt == physical["hole"], f"hand {hand}: the secure branch shows other hole cards than were dealt"
+
+        board = [e["card"] for e in public if e["hand"] == hand and e["type"] == "board_card"]
+        assert board == physical["board"], f"hand {hand}: the public board differs from the cards turned"
+
+        folded = {e["seat"]: e["cards"] for e in secure if e["hand"] == hand and e["type"] == "fold"}
+        mucked = set(physical["muck"])
+        assert folded == {s: c for s, c in physical["hole"].items() if set(c) <= mucked}
+
+        ended = next(e for e in public if e["hand"] == hand and e["type"] == "hand_ended")
+        assert sorted(ended["live_seats"]) == sorted(s for s in physical["hole"] if s not in folded)
+
+    # No public message — events, snapshots, anything outside secure/ — ever names a hole card of its hand.
+    hole_by_hand = {hand: {c for cards in p["hole"].values() for c in cards} for hand, p in truth.items()}
+    public_messages = [(t, json.loads(p)) for t, p, _ in recorder.messages
+                       if "/secure/" not in t and t != f"{base}/status"]
+    assert len(public_messages) > len(public)  # events and snapshots were both checked
+    for topic, body in public_messages:
+        leaked = {s for s in strings_in(body) if CARD.match(s)} & hole_by_hand.get(body.get("hand"), set())
+        assert not leaked, f"{topic} carried hole card(s) {leaked}: {body}"
+        assert "hole_cards" not in json.dumps(body)
+
+    # Snapshots are retained: a subscriber arriving now gets the final table at once.
+    late = recorder_factory(f"{base}/public/snapshot")
+    assert late.wait_for(lambda msgs: len(msgs) == 1)
+    topic, payload, retained = late.messages[0]
+    snapshot = json.loads(payload)
+    assert retained and snapshot["hand"] == 6 and snapshot["phase"] == "waiting"
+    assert snapshot["seq"] == secure[-1]["seq"]
+
+
+def rfid_table_command() -> list[str]:
+    script = Path(sys.executable).with_name("rfid-table")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "rfid_table.cli"]
+
+
+def test_the_demo_commands_sim_and_watch_show_the_table_live(broker):
+    """What the Quick start runs: `rfid-table sim` publishing and `rfid-table watch` drawing the table."""
+    port = ["--host", broker.host, "--port", str(broker.port)]
+    watcher = subprocess.Popen(rfid_table_command() + ["watch", "--config", str(TABLE_10), *port, "--secure",
+                                                       "--plain", "--exit-after-hands", "2", "--timeout", "60"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first_frame = []
+    while (line := watcher.stdout.readline()).strip():  # the first frame is drawn once it has subscribed
+        first_frame.append(line)
+    assert first_frame[0].startswith("Table rfid-table/main-1"), first_frame
+    sim = subprocess.run(rfid_table_command() + ["sim", "--config", str(TABLE_10), *port, "--hands", "2",
+                                                 "--seed", "5", "--speed", "0", "--pace", "0.5"],
+                         capture_output=True, text=True, timeout=60)
+    assert sim.returncode == 0, sim.stderr
+    assert "hand 2 ended" in sim.stderr
+    out, err = watcher.communicate(timeout=60)
+    assert watcher.returncode == 0, err
+    frames = out.strip().split("\n\n")
+    last = frames[-1]
+    assert "hand 2" in last and "waiting" in last
+    assert re.search(r"board  ([2-9TJQKA][♠♥♦♣] ){3}", last), last  # a flop at least, drawn with suit symbols
+    assert re.search(r"seat +\d+  [2-9TJQKA][♠♥♦♣] [2-9TJQKA][♠♥♦♣]", last)  # hole cards on the secure view
+    assert "hand over" in last

@@ -2,9 +2,12 @@
 
 A frame before encoding is
 
-    msg_type (u8) | seq (u16 LE) | payload | CRC-16/CCITT-FALSE (u16 LE)
+    msg_type (u8) | seq (u16 LE) | payload | CRC-16/CCITT-FALSE (u16 BE)
 
-with the CRC taken over type, seq and payload. The frame is COBS-encoded, so
+with the CRC taken over type, seq and payload. The CRC alone is sent most
+significant byte first: in that order the frame's bits are exactly the
+polynomial the CRC was designed for, so an error burst of up to 16 bits is
+caught wherever it lies, including across the payload/CRC boundary. The frame is COBS-encoded, so
 it contains no 0x00 byte, and a single 0x00 ends it on the wire. A receiver
 that loses sync (garbage, a dropped byte) resynchronises at the next 0x00.
 
@@ -38,7 +41,7 @@ MAX_ENCODED_SIZE = MAX_FRAME_SIZE + (MAX_FRAME_SIZE + 253) // 254
 DELIMITER = b"\x00"
 
 _HEADER = struct.Struct("<BH")
-_CRC = struct.Struct("<H")
+_CRC = struct.Struct(">H")  # big endian, unlike every other field
 
 
 class FrameError(ProtocolError):
@@ -172,7 +175,7 @@ def _check_frame(frame: bytes) -> tuple[int, int, bytes]:
         raise RuntFrameError(f"{len(frame)} decoded bytes, a frame needs at least {MIN_FRAME_SIZE}")
     if len(frame) > MAX_FRAME_SIZE:
         raise OversizeFrameError(f"{len(frame)} decoded bytes, at most {MAX_FRAME_SIZE} are allowed")
-    received_crc = frame[-2] | frame[-1] << 8
+    received_crc = frame[-2] << 8 | frame[-1]
     computed_crc = crc16(frame[:-2])
     if received_crc != computed_crc:
         raise CrcError(f"CRC is 0x{received_crc:04X}, contents give 0x{computed_crc:04X}")
@@ -322,7 +325,7 @@ class FrameDecoder:
                 self._reject("runts", f"{frame_size} decoded bytes", offset, size)
             elif frame_size > MAX_FRAME_SIZE:
                 self._reject("oversize", f"{frame_size} decoded bytes", offset, size)
-            elif crc_hqx(frame[:-2], 0xFFFF) != frame[-2] | frame[-1] << 8:
+            elif crc_hqx(frame[:-2], 0xFFFF) != frame[-2] << 8 | frame[-1]:
                 self._reject("crc_errors", "CRC mismatch", offset, size)
             else:
                 msg_type = frame[0]

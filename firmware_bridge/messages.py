@@ -4,7 +4,7 @@ Every message is a frozen dataclass carrying the frame sequence number ``seq``
 plus its own fields. ``encode_message`` turns a message into the complete
 wire frame (COBS-encoded, 0x00-terminated); ``decode_payload`` turns the
 payload of a received frame back into a message. The byte layouts are
-specified in docs/protocol.md; all integers are little endian.
+specified in docs/protocol.md; all payload integers are little endian.
 
 Decoding is strict: a payload that is too short, too long or holds a value
 the layout forbids raises ``MalformedPayloadError`` naming the field and its

@@ -5,6 +5,7 @@ secure subscription (credentials without that right), it says so and shows the p
 """
 
 import json
+import re
 import sys
 import threading
 import time
@@ -15,6 +16,7 @@ import paho.mqtt.client as mqtt
 from rfid_table.config import MqttSettings
 from rfid_table.publisher import QOS, Topics, make_client
 
+ANSI = re.compile(r"\033\[[0-9;]*m")
 SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}
 
 
@@ -118,7 +120,8 @@ class TableView:
                 else:
                     cards = " ".join(["##"] * count)
                 state = "folded" if seat.get("folded") else ("in hand" if count else "")
-                lines.append(f"seat {seat['seat']:>2}  {cards:<14} {state}")
+                padding = " " * max(0, 14 - len(ANSI.sub("", cards)))  # colour codes take no room on screen
+                lines.append(f"seat {seat['seat']:>2}  {cards}{padding} {state}")
             lines.append("last events:")
             lines.extend(f"  #{e.get('seq')} {describe_event(e)}" for e in self.events)
             return "\n".join(lines)

@@ -142,7 +142,7 @@ def reference_classify(segment: bytes) -> tuple[str, Message | None]:
         return "runts", None
     if len(frame) > MAX_FRAME_SIZE:
         return "oversize", None
-    if reference_crc16(frame[:-2]) != frame[-2] + 256 * frame[-1]:
+    if reference_crc16(frame[:-2]) != 256 * frame[-2] + frame[-1]:  # CRC is big endian
         return "crc_errors", None
     if frame[0] not in PAYLOAD_DECODERS:
         return "unknown_type", None
@@ -393,8 +393,10 @@ def test_hand_computed_heartbeat_frame():
     # type 0x85, seq 1, uptime 500 = F4 01 00 00; CRC over those 7 bytes is 0x04BC.
     frame = bytes.fromhex("85 01 00 F4 01 00 00")
     assert reference_crc16(frame) == 0x04BC
-    # Zeros at offsets 2, 5, 6 (+ CRC BC 04) give blocks [85 01] [F4 01] [] [BC 04].
-    wire = bytes.fromhex("03 85 01 03 F4 01 01 03 BC 04 00")
+    # The CRC goes big endian (04 BC), and then the CRC over the whole frame is 0.
+    assert reference_crc16(frame + bytes.fromhex("04 BC")) == 0
+    # Zeros at offsets 2, 5, 6 give blocks [85 01] [F4 01] [] [04 BC].
+    wire = bytes.fromhex("03 85 01 03 F4 01 01 03 04 BC 00")
     assert encode_message(Heartbeat(seq=1, uptime_ms=500)) == wire
     assert decode_message(wire) == Heartbeat(seq=1, uptime_ms=500)
 
@@ -709,15 +711,13 @@ def test_up_to_three_bit_errors_are_always_caught(message, data):
 
 @SETTINGS
 @given(messages, st.data())
-def test_error_bursts_in_the_protected_bytes_are_always_caught(message, data):
-    # Any error burst of up to 16 bits inside type, seq and payload is caught.
-    # (The CRC is sent little endian, so this guarantee does not extend to
-    # bursts that straddle the last payload byte and the CRC field.)
+def test_error_bursts_anywhere_in_the_frame_are_always_caught(message, data):
+    # Any error burst of up to 16 bits is caught wherever it lies, the CRC field
+    # and the payload/CRC boundary included: the CRC is sent big endian, so the
+    # frame's bits are in polynomial order from the first byte to the last.
     frame = cobs_decode(encode_message(message)[:-1])
-    crc_bits = 16
-    protected_bits = len(frame) * 8 - crc_bits
-    length = data.draw(st.integers(1, min(16, protected_bits)))
-    end = data.draw(st.integers(crc_bits + length - 1, len(frame) * 8 - 1))  # burst's first bit
+    length = data.draw(st.integers(1, 16))
+    end = data.draw(st.integers(length - 1, len(frame) * 8 - 1))  # burst's first bit
     middle = data.draw(st.integers(0, max(0, (1 << (length - 2)) - 1))) if length > 2 else 0
     burst = {end, end - length + 1} | {end - 1 - bit for bit in range(length - 2) if middle >> bit & 1}
     _assert_crc_rejects(_damage(frame, burst))

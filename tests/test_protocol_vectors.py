@@ -85,7 +85,8 @@ def test_vector_frame_line_is_the_unencoded_frame(vector):
     frame = hex_bytes(vector["frame"])
     assert wire.endswith(b"\x00") and 0 not in wire[:-1]
     assert cobs_decode(wire[:-1]) == frame
-    assert crc16(frame[:-CRC_SIZE]) == int.from_bytes(frame[-CRC_SIZE:], "little")
+    assert crc16(frame[:-CRC_SIZE]) == int.from_bytes(frame[-CRC_SIZE:], "big")
+    assert crc16(frame) == 0  # big-endian CRC: the whole frame checks to zero
     assert frame[0] == MessageType[json.loads(vector["message"])["type"]]
     assert int.from_bytes(frame[1:3], "little") == json.loads(vector["message"])["seq"]
 

@@ -16,10 +16,10 @@ from rfid_table.cli import main
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
 SIXMAX = (CONFIG / "table-6max.toml").read_text(encoding="utf-8")
-LAST_CARD = 'E0040150C30034 = "Ac"\n'
+LAST_CARD = 'E0040150C3000034 = "Ac"\n'
 # A second deck, a copy of deck A on new tags, except one tag that was moved over from deck A.
-DECK_B = "\n[decks.B]\n" + SIXMAX[SIXMAX.index("E0040150C30001"):].replace("E0040150C3", "E0040150C4").replace(
-    'E0040150C40010 = "4h"', 'E0040150C30010 = "4h"  # moved from deck A')
+DECK_B = "\n[decks.B]\n" + SIXMAX[SIXMAX.index("E0040150C3000001"):].replace("E0040150C3", "E0040150C4").replace(
+    'E0040150C4000010 = "4h"', 'E0040150C3000010 = "4h"  # moved from deck A')
 TABLE_KEYS = "id, name, seats, active_deck, clear_after_s"
 MQTT_KEYS = "host, port, topic_prefix, client_id, username, password, keepalive"
 TABLE_ID = "expected letters, digits, '-' or '_' (it is an MQTT topic level), got"
@@ -85,16 +85,16 @@ def case(id, old, new, key, at, expected):
          "zones.burn.antenna", "burn =", "antenna 7 of reader 'main' is already assigned to zone 'board'"),
     case("seat without a card zone", 'seat4.cards = { reader = "main", antenna = 4 }\n', "", "zones.seat4",
          "[zones]", 'seat 4 has no card zone (add seat4.cards = { reader = "NAME", antenna = N })'),
-    case("UID twice in a deck, other case", LAST_CARD, LAST_CARD + 'e0040150c3000a = "Js"\n',
-         "decks.A.e0040150c3000a", "e0040150c3000a",
-         "duplicate UID: tag E0040150C3000A is already registered in deck 'A'"),
-    case("UID in two decks", LAST_CARD, LAST_CARD + DECK_B, "decks.B.E0040150C30010", "# moved from deck A",
-         "duplicate UID: tag E0040150C30010 is already registered in deck 'A'"),
-    case("duplicate card", 'E0040150C30002 = "3s"', 'E0040150C30002 = "2s"', "decks.A.E0040150C30002",
-         'E0040150C30002 = "2s"', "duplicate card: 2s is already registered to tag E0040150C30001 in this deck"),
-    case("deck of 51 cards", 'E0040150C3001A = "Ah"\n', "", "decks.A", "[decks.A]",
+    case("UID twice in a deck, other case", LAST_CARD, LAST_CARD + 'e0040150c300000a = "Js"\n',
+         "decks.A.e0040150c300000a", "e0040150c300000a",
+         "duplicate UID: tag E0040150C300000A is already registered in deck 'A'"),
+    case("UID in two decks", LAST_CARD, LAST_CARD + DECK_B, "decks.B.E0040150C3000010", "# moved from deck A",
+         "duplicate UID: tag E0040150C3000010 is already registered in deck 'A'"),
+    case("duplicate card", 'E0040150C3000002 = "3s"', 'E0040150C3000002 = "2s"', "decks.A.E0040150C3000002",
+         'E0040150C3000002 = "2s"', "duplicate card: 2s is already registered to tag E0040150C3000001 in this deck"),
+    case("deck of 51 cards", 'E0040150C300001A = "Ah"\n', "", "decks.A", "[decks.A]",
          "deck has 51 cards, expected 52 (missing: Ah)"),
-    case("invalid card", 'E0040150C30005 = "6s"', 'E0040150C30005 = "Xx"', "decks.A.E0040150C30005", '"Xx"',
+    case("invalid card", 'E0040150C3000005 = "6s"', 'E0040150C3000005 = "Xx"', "decks.A.E0040150C3000005", '"Xx"',
          "'Xx' is not a card: expected a rank of 23456789TJQKA and a suit of shdc, like 'As' or 'Td'"),
     case("one seat", "seats = 6", "seats = 1", "table.seats", "seats =", f"{SEATS} 1"),
     case("eleven seats", "seats = 6", "seats = 11", "table.seats", "seats =", f"{SEATS} 11"),
@@ -131,8 +131,8 @@ def test_each_mistake_is_reported_with_key_line_and_expectation(tmp_path, capsys
 
 @pytest.mark.parametrize("old, new, key, at, expected", [
     case("TOML syntax error", "seats = 6", "seats = half", "table.seats", "half", "Invalid value"),
-    case("UID written twice", LAST_CARD, LAST_CARD + 'E0040150C30007 = "8s"  # again\n',
-         "decks.A.E0040150C30007", "  # again", UID_TWICE),  # the parser stops after the value
+    case("UID written twice", LAST_CARD, LAST_CARD + 'E0040150C3000007 = "8s"  # again\n',
+         "decks.A.E0040150C3000007", "  # again", UID_TWICE),  # the parser stops after the value
     case("zone written twice", "[decks.A]", 'board = { reader = "main", antenna = 10 }  # spare\n\n[decks.A]',
          "zones.board", "  # spare", "Cannot overwrite a value (a key written twice?)"),
 ])
@@ -177,7 +177,7 @@ EDITS = [  # (old, new, key, the line's fragment): all in one file
      "zones.seat3.bets.reader", "seat3.bets"),
     ('seat2.cards = { reader = "main", antenna = 2 }\n', "", "zones.seat2", "[zones]"),
     ("antenna = 8 }", "antenna = 1 }", "zones.burn.antenna", "burn ="),
-    ('E0040150C30002 = "3s"', 'E0040150C30002 = "2s"', "decks.A.E0040150C30002", 'C30002 = "2s"'),
+    ('E0040150C3000002 = "3s"', 'E0040150C3000002 = "2s"', "decks.A.E0040150C3000002", 'C3000002 = "2s"'),
 ]
 
 

@@ -21,7 +21,6 @@ from rfid_table.config import MqttSettings, load_config
 from rfid_table.publisher import QOS, MqttPublisher, Topics, make_client
 from rfid_table.simulate import SimOptions, SimulatedTable
 
-PACE_S = 0.001  # between the baseline's messages
 E2E_SPEED = 50  # table time per wall time in the end-to-end run: a reader cycle every 1 ms of wall time
 E2E_PACE_S = 0.1  # a dealer's action every 25-200 ms of table time
 
@@ -83,18 +82,27 @@ def _latencies_ms(sent: dict[int, float], arrived: dict[int, float]) -> list[flo
     return [(arrived[seq] - t0) * 1000 for seq, t0 in sent.items() if seq in arrived]
 
 
-def measure_baseline(settings: MqttSettings, messages: int) -> list[float]:
+def measure_baseline(settings: MqttSettings, send_times: list[float]) -> list[float]:
+    """Bare paho round trips, one message at each of ``send_times`` (seconds from the start).
+
+    The baseline replays the end-to-end run's timing: latency on an idle machine depends on how often messages
+    come (a broker and a subscriber woken every millisecond answer faster than ones woken every ten), so both
+    sides of the ratio must see the same rhythm.
+    """
     topic = f"rfid-table-bench/{os.getpid()}/baseline"
     receiver = _Receiver(settings, topic)
     sender = make_client(settings, f"rfid-table-bench-pub-{os.getpid()}")
     sender.connect(settings.host, settings.port)
     sender.loop_start()
     sent: dict[int, float] = {}
-    for seq in range(1, messages + 1):
+    start = time.perf_counter()
+    for seq, offset in enumerate(send_times, start=1):
+        delay = start + offset - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
         payload = json.dumps({"seq": seq, "type": "baseline"}, separators=(",", ":")).encode()
         sent[seq] = time.perf_counter()
         sender.publish(topic, payload, qos=QOS)
-        time.sleep(PACE_S)
     arrived = receiver.collect(len(sent))
     sender.disconnect()
     sender.loop_stop()
@@ -102,7 +110,8 @@ def measure_baseline(settings: MqttSettings, messages: int) -> list[float]:
 
 
 def measure_end_to_end(config_path: str, settings: MqttSettings, min_events: int,
-                       progress: Callable[[str], None]) -> list[float]:
+                       progress: Callable[[str], None]) -> tuple[list[float], list[float]]:
+    """Latencies of ≥ ``min_events`` events, and when each was read (seconds from the start)."""
     config = load_config(config_path)
     config = type(config)(**{**config.__dict__, "mqtt": settings})
     topics = Topics.for_table(settings.topic_prefix, config.table_id)
@@ -127,7 +136,8 @@ def measure_end_to_end(config_path: str, settings: MqttSettings, min_events: int
         publisher.service(max(0.0, start_wall + (t - start_table) / E2E_SPEED - time.monotonic()))
     arrived = receiver.collect(len(sent))
     publisher.stop()
-    return _latencies_ms(sent, arrived)
+    first = min(sent.values())
+    return _latencies_ms(sent, arrived), sorted(t0 - first for t0 in sent.values())
 
 
 def measure_rss_mb(config_path: str, settings: MqttSettings, hands: int = 200) -> float:
@@ -154,10 +164,10 @@ def bench(args) -> int:
         settings = MqttSettings(host=broker.host, port=broker.port)
     progress = _progress
     try:
-        progress(f"baseline: {args.events} bare publish → broker → subscriber round trips")
-        baseline = measure_baseline(settings, args.events)
         progress(f"end to end: tag read → HAL → controller → publisher → broker → subscriber, ≥{args.events} events")
-        e2e = measure_end_to_end(config_path, settings, args.events, progress)
+        e2e, send_times = measure_end_to_end(config_path, settings, args.events, progress)
+        progress(f"baseline: {len(send_times)} bare publish → broker → subscriber round trips, same timing")
+        baseline = measure_baseline(settings, send_times)
         progress("memory: rfid-table sim playing 200 hands")
         rss = measure_rss_mb(config_path, settings)
     finally:

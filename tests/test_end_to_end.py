@@ -131,3 +131,15 @@ def test_the_demo_commands_sim_and_watch_show_the_table_live(broker):
     assert re.search(r"board  ([2-9TJQKA][♠♥♦♣] ){3}", last), last  # a flop at least, drawn with suit symbols
     assert re.search(r"seat +\d+  [2-9TJQKA][♠♥♦♣] [2-9TJQKA][♠♥♦♣]", last)  # hole cards on the secure view
     assert "hand over" in last
+
+
+def test_bench_reports_every_figure_as_one_json_object():
+    done = subprocess.run(rfid_table_command() + ["--log-level", "WARNING", "bench", "--json", "--events", "300"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert figures["e2e_events"] >= 300 and figures["baseline_messages"] == figures["e2e_events"]
+    for key in ("e2e_p50_ms", "e2e_p99_ms", "baseline_p50_ms", "baseline_p99_ms", "rss_mb"):
+        assert figures[key] > 0, key
+    assert figures["e2e_p50_ms"] <= figures["e2e_p99_ms"]
+    assert "end to end: tag read" in done.stderr  # progress goes to stderr, the figures alone to stdout

@@ -1,0 +1,657 @@
+"""The journal: every controller input and every domain event, on disk, before anything is published.
+
+Why it exists (event sourcing): the controller is deterministic, so the inputs it was fed are enough to rebuild
+the hand in progress after a crash or a power cut; the events it produced are kept until every feed's broker
+has acknowledged them, so publishing is at least once, in order, with the controller's sequence numbers.
+
+Layout (one SQLite file, WAL, ``synchronous=FULL`` so a commit survives a power cut):
+
+* ``inputs``      what was fed to the controller, in order: ``kind`` is ``zone``, ``tick`` or ``command``;
+* ``events``      the domain events, by ``seq``; ``input_id`` is the input that caused each one;
+* ``delivery``    per feed (``public``, ``secure``, ``delayed``...), the highest ``seq`` the broker acknowledged;
+* ``checkpoints`` an opaque controller state saved at a hand boundary, so that older inputs can be pruned;
+* ``meta``        key/value: the journal's ``epoch`` (tells a new journal from a restart), ``start_count``...
+
+Every row carries ``crc``, a CRC-32 of its canonical content (:func:`_crc`), so a flipped byte that SQLite's own
+``quick_check`` cannot see (it checks the b-trees, not the data in them) is still found by :meth:`self_check`.
+
+Recovery, for the daemon::
+
+    journal = Journal(path); check = journal.open()
+    if not check.ok: ...            # refuse to publish; the problems name table and row
+    cp = journal.latest_checkpoint()
+    controller = restore(cp.state) if cp else TableController(setup)
+    replay(journal, controller, cp)  # feeds the inputs since the checkpoint; the events are already journaled
+    for feed: publish journal.events_after(journal.delivered(feed), ...) then new events as they come
+
+Threading: one writer (the daemon's loop). Calls are serialised by a lock, so an MQTT callback thread may call
+:meth:`mark_delivered`, but two processes must never write the same journal (seqs would collide; the second
+one gets an ``IntegrityError``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import secrets
+import sqlite3
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from controller.domain import DomainEvent
+from hal.events import ZoneEvent
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1  # in PRAGMA user_version
+INPUT_KINDS = ("zone", "tick", "command")
+DEFAULT_FEEDS = ("public", "secure")
+MAX_PROBLEMS = 20  # a badly damaged file would otherwise produce one line per row
+_READ_CHUNK = 1000
+
+_SCHEMA = """
+CREATE TABLE inputs (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, t REAL NOT NULL, body TEXT NOT NULL,
+                     crc INTEGER NOT NULL);
+CREATE TABLE events (seq INTEGER PRIMARY KEY, type TEXT NOT NULL, t REAL NOT NULL, hand INTEGER,
+                     public TEXT NOT NULL, secret TEXT NOT NULL, input_id INTEGER, crc INTEGER NOT NULL);
+CREATE TABLE delivery (feed TEXT PRIMARY KEY, seq INTEGER NOT NULL, crc INTEGER NOT NULL);
+CREATE TABLE checkpoints (id INTEGER PRIMARY KEY, input_id INTEGER NOT NULL, state TEXT NOT NULL,
+                          crc INTEGER NOT NULL);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL, crc INTEGER NOT NULL);
+"""
+
+# Column order is the order _crc() sees the fields in: the checksum is always the last column.
+_COLUMNS = {
+    "inputs": ("id", "kind", "t", "body", "crc"),
+    "events": ("seq", "type", "t", "hand", "input_id", "public", "secret", "crc"),
+    "checkpoints": ("id", "input_id", "state", "crc"),
+    "delivery": ("feed", "seq", "crc"),
+    "meta": ("key", "value", "crc"),
+}
+_KEY = {"inputs": "id", "events": "seq", "checkpoints": "id", "delivery": "feed", "meta": "key"}
+
+
+class JournalError(Exception):
+    """The journal cannot be used as asked (wrong sequence, no WAL on this file system...)."""
+
+
+class JournalCorrupt(JournalError):
+    """The self-check failed: nothing may be written (or published) until someone looks at the file."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("journal is corrupt: " + "; ".join(problems))
+        self.problems = problems
+
+
+# ---- what comes out -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    ok: bool
+    problems: list[str] = field(default_factory=list)
+    rows: int = 0  # rows whose checksum was verified
+    seconds: float = 0.0
+
+    def __str__(self) -> str:
+        if self.ok:
+            return f"journal OK ({self.rows} rows checked in {self.seconds:.3f} s)"
+        return "journal CORRUPT: " + "; ".join(self.problems)
+
+
+@dataclass(frozen=True)
+class JournaledInput:
+    id: int
+    kind: str
+    t: float
+    body: dict[str, Any]
+
+    def zone_event(self) -> ZoneEvent:
+        return ZoneEvent(self.body["kind"], self.body["zone"], self.body["uid"], self.t)
+
+
+@dataclass(frozen=True)
+class JournaledEvent:
+    """A domain event read back from the journal; publishes exactly like the :class:`DomainEvent` it was."""
+
+    seq: int
+    type: str
+    t: float
+    hand: int | None
+    public: dict[str, Any]
+    secret: dict[str, Any]
+    input_id: int | None = None
+
+    def payload(self, secure: bool) -> dict[str, Any]:
+        return self.domain_event().payload(secure)
+
+    def domain_event(self) -> DomainEvent:
+        return DomainEvent(self.seq, self.type, self.t, self.hand, self.public, self.secret)
+
+
+class Checkpoint(NamedTuple):
+    input_id: int  # the state includes every input up to and including this one
+    state: dict[str, Any]
+
+
+class Pruned(NamedTuple):
+    events: int
+    inputs: int
+    checkpoints: int
+
+
+# ---- canonical form and checksum ------------------------------------------------------------------------
+
+
+def _dumps(obj: Any) -> str:
+    # Key order is kept (not sorted) so that a payload read back serialises to the same bytes it was published as.
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def _field(value: Any) -> bytes:
+    # bytes: self_check reads with text_factory=bytes so that a flip making invalid UTF-8 is a mismatch, not a crash.
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    if isinstance(value, float):
+        return repr(value).encode()  # exact: SQLite REAL round-trips a Python float bit for bit
+    if value is None:
+        return b""
+    return str(value).encode()
+
+
+def _crc(*fields: Any) -> int:
+    return zlib.crc32(b"\x1f".join(map(_field, fields)))
+
+
+def zone_input(event: ZoneEvent) -> tuple[str, float, dict[str, Any]]:
+    """A zone event as :meth:`Journal.record` takes it."""
+    return "zone", event.t, {"kind": event.kind, "zone": event.zone, "uid": event.uid}
+
+
+def tick_input(now: float) -> tuple[str, float, dict[str, Any]]:
+    return "tick", now, {}
+
+
+# ---- the journal ----------------------------------------------------------------------------------------
+
+
+class Journal:
+    """The on-disk journal. ``open()`` before use; also a context manager.
+
+    Retention: :meth:`prune` keeps the newest ``retention_events`` events plus every event some feed has not
+    yet delivered. **Undelivered events are never pruned.** If the broker stays away so long that the undelivered
+    events of the slowest feed reach the limit, the journal keeps growing past it (nothing is lost, the file is
+    the buffer) and :attr:`near_limit` stays raised from ``warn_at * retention_events`` on, so the daemon can
+    warn loudly (event + log line) and an operator can act before the disk fills.
+    """
+
+    def __init__(self, path: str | os.PathLike, retention_events: int = 200_000, warn_at: float = 0.9,
+                 feeds: Sequence[str] = DEFAULT_FEEDS):
+        if retention_events < 1:
+            raise ValueError("retention_events must be at least 1 (the newest event is what seq continues from)")
+        self.path = Path(path)
+        self.retention_events = retention_events
+        self.warn_at = warn_at
+        self.feeds = tuple(feeds)
+        self._db: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+        self._corrupt: list[str] = []
+        self.last_check: CheckResult | None = None
+        # Kept in memory so a step needs no read before its write; loaded at open, advanced after each commit.
+        self._last_input = 0
+        self._last_seq = 0
+        self._first_seq = 0  # first retained; 0 when there are no events
+        self._last_checkpoint = 0
+
+    # ---- opening ----------------------------------------------------------------------------------------
+
+    def open(self) -> CheckResult:
+        """Open or create the file, then run :meth:`self_check`. Never raises on a damaged file: the result says.
+
+        On failure the journal stays open for reading (forensics) but every write raises :class:`JournalCorrupt`.
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: transactions are ours (BEGIN IMMEDIATE ... COMMIT), not the module's guesses.
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise JournalError(f"{self.path}: SQLite cannot use WAL here (journal_mode is {mode!r})")
+            self._db.execute("PRAGMA synchronous=FULL")
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0 and not self._db.execute("SELECT 1 FROM sqlite_schema").fetchone():
+                self._create()
+        except sqlite3.DatabaseError as exc:  # e.g. "file is not a database": the header itself is damaged
+            return self._fail(CheckResult(False, [f"journal {self.path} cannot be opened: {exc}"]))
+        result = self.self_check()
+        if result.ok:
+            self._load_counters()
+            self.set_meta("start_count", str(int(self.meta("start_count") or 0) + 1))
+            log.info("%s: %s", self.path, result)
+        return result
+
+    def _create(self) -> None:
+        with self._transaction():
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                self._db.execute(statement)
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            for key, value in (("epoch", secrets.token_hex(8)), ("created_at", repr(time.time())),
+                               ("start_count", "0")):
+                self._db.execute("INSERT INTO meta VALUES (?, ?, ?)", (key, value, _crc(key, value)))
+
+    def _load_counters(self) -> None:
+        db = self._db
+        first, last = db.execute("SELECT min(seq), max(seq) FROM events").fetchone()
+        self._first_seq, self._last_seq = first or 0, last or 0
+        cp = db.execute("SELECT max(id), max(input_id) FROM checkpoints").fetchone()
+        self._last_checkpoint = cp[0] or 0
+        # Inputs up to the checkpoint may all have been pruned: the numbering still continues after it.
+        last_input = db.execute("SELECT max(id) FROM inputs").fetchone()[0] or 0
+        last_caused = db.execute("SELECT max(input_id) FROM events").fetchone()[0] or 0
+        self._last_input = max(last_input, cp[1] or 0, last_caused)
+        for feed in self.feeds:  # a feed starts at 0: it is owed every retained event
+            db.execute("INSERT OR IGNORE INTO delivery VALUES (?, 0, ?)", (feed, _crc(feed, 0)))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()  # the last connection to close checkpoints the WAL into the file and removes it
+                self._db = None
+
+    def __enter__(self) -> "Journal":
+        result = self.open()
+        if not result.ok:
+            self.close()
+            raise JournalCorrupt(result.problems)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        # IMMEDIATE takes the write lock up front: a step never fails half-way for want of it.
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _writable(self) -> None:
+        if self._db is None:
+            raise JournalError("journal is not open")
+        if self._corrupt:
+            raise JournalCorrupt(self._corrupt)
+
+    # ---- writing ----------------------------------------------------------------------------------------
+
+    def record(self, inputs: Sequence[tuple[str, float, dict[str, Any]]], events: Sequence[DomainEvent], *,
+               caused_by: Sequence[int] | None = None, checkpoint: dict[str, Any] | None = None) -> None:
+        """Journal one step — its inputs and the events they produced — in one durable transaction.
+
+        After a crash either the whole step is in the journal or none of it. ``caused_by[k]`` is the index in
+        ``inputs`` of the input that caused ``events[k]``; without it every event points at the step's last input.
+        ``checkpoint``, if given, is the controller state after this step, saved in the same transaction.
+
+        Event seqs must continue the journal's (``last_seq() + 1``, ``+ 2``...): a controller that was not
+        restored from the journal would break the numbering, and is refused here rather than published.
+        Ticks that produced no event need not be journaled (they only move the clock, which the next input moves).
+        """
+        self._writable()
+        with self._lock:
+            first_id = self._last_input + 1
+            input_rows = []
+            for i, (kind, t, body) in enumerate(inputs):
+                if kind not in INPUT_KINDS:
+                    raise ValueError(f"input kind {kind!r} is not one of {INPUT_KINDS}")
+                id_, t, text = first_id + i, float(t), _dumps(body)
+                input_rows.append((id_, kind, t, text, _crc(id_, kind, t, text)))
+            last_id = first_id + len(inputs) - 1 if inputs else self._last_input
+            if caused_by is not None and (len(caused_by) != len(events)
+                                          or any(not 0 <= c < len(inputs) for c in caused_by)):
+                raise ValueError("caused_by needs one index into inputs per event")
+
+            event_rows = []
+            for k, event in enumerate(events):
+                if event.seq != self._last_seq + 1 + k:
+                    raise JournalError(f"event seq {event.seq} does not follow the journal's {self._last_seq + k}")
+                input_id = first_id + caused_by[k] if caused_by is not None else (last_id or None)
+                t, public, secret = float(event.t), _dumps(event.public), _dumps(event.secret)
+                crc = _crc(event.seq, event.type, t, event.hand, input_id, public, secret)
+                event_rows.append((event.seq, event.type, t, event.hand, input_id, public, secret, crc))
+
+            cp_row = None
+            if checkpoint is not None:
+                cp_id, state = self._last_checkpoint + 1, _dumps(checkpoint)
+                cp_row = (cp_id, last_id, state, _crc(cp_id, last_id, state))
+
+            with self._transaction():
+                if input_rows:
+                    self._db.executemany("INSERT INTO inputs VALUES (?, ?, ?, ?, ?)", input_rows)
+                if event_rows:
+                    self._db.executemany("INSERT INTO events (seq, type, t, hand, input_id, public, secret, crc) "
+                                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", event_rows)
+                if cp_row:
+                    self._db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?)", cp_row)
+            # Only now, once committed: a failed commit leaves the counters where the file is.
+            self._last_input = last_id
+            if event_rows:
+                self._last_seq = event_rows[-1][0]
+                self._first_seq = self._first_seq or event_rows[0][0]
+            if cp_row:
+                self._last_checkpoint = cp_row[0]
+
+    def save_checkpoint(self, input_id: int, state: dict[str, Any]) -> None:
+        """Save the controller state as of ``input_id`` (included). Call it at a hand boundary."""
+        self._writable()
+        with self._lock:
+            latest = self.latest_checkpoint()
+            if not (latest.input_id if latest else 0) <= input_id <= self._last_input:
+                raise JournalError(f"checkpoint at input {input_id} is outside "
+                                   f"[{latest.input_id if latest else 0}, {self._last_input}]")
+            cp_id, text = self._last_checkpoint + 1, _dumps(state)
+            with self._transaction():
+                self._db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?)",
+                                 (cp_id, input_id, text, _crc(cp_id, input_id, text)))
+            self._last_checkpoint = cp_id
+
+    def mark_delivered(self, feed: str, seq: int) -> int:
+        """The broker acknowledged every event of ``feed`` up to ``seq``. Never goes backwards; returns the mark.
+
+        Marks are committed without an fsync of their own (``synchronous=NORMAL`` for that one statement): the
+        next :meth:`record` makes them durable. A mark lost to a power cut only means those events are published
+        again — at least once allows it — and the broker's acks cost no disk flush each.
+        """
+        self._writable()
+        with self._lock:
+            if seq > self._last_seq:
+                raise JournalError(f"feed {feed!r}: cannot acknowledge seq {seq}, "
+                                   f"the last journaled is {self._last_seq}")
+            current = self.delivered(feed)
+            if seq <= current:
+                return current
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            try:
+                self._db.execute("INSERT INTO delivery VALUES (?, ?, ?) ON CONFLICT(feed) DO UPDATE "
+                                 "SET seq = excluded.seq, crc = excluded.crc", (feed, seq, _crc(feed, seq)))
+            finally:
+                self._db.execute("PRAGMA synchronous=FULL")
+            return seq
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._writable()
+        with self._transaction():
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?, ?)", (key, value, _crc(key, value)))
+
+    # ---- reading ----------------------------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    @property
+    def epoch(self) -> str | None:
+        """Random, set when the file is created: seqs restart at 1 only with a new epoch."""
+        return self.meta("epoch")
+
+    def last_seq(self) -> int:
+        return self._last_seq
+
+    def last_input_id(self) -> int:
+        return self._last_input
+
+    def inputs_since(self, checkpoint: Checkpoint | int | None = None) -> Iterator[JournaledInput]:
+        """The inputs after ``checkpoint`` (a :class:`Checkpoint`, an input id, or None for all), in order.
+
+        Read in chunks, so replaying a long journal does not hold it all in memory twice.
+        """
+        after = checkpoint.input_id if isinstance(checkpoint, Checkpoint) else (checkpoint or 0)
+        while True:
+            with self._lock:
+                rows = self._db.execute("SELECT id, kind, t, body FROM inputs WHERE id > ? ORDER BY id LIMIT ?",
+                                        (after, _READ_CHUNK)).fetchall()
+            for id_, kind, t, body in rows:
+                yield JournaledInput(id_, kind, t, json.loads(body))
+            if len(rows) < _READ_CHUNK:
+                return
+            after = rows[-1][0]
+
+    def latest_checkpoint(self) -> Checkpoint | None:
+        with self._lock:
+            row = self._db.execute("SELECT input_id, state FROM checkpoints ORDER BY id DESC LIMIT 1").fetchone()
+        return Checkpoint(row[0], json.loads(row[1])) if row else None
+
+    def events_after(self, seq: int, limit: int = 1000) -> list[JournaledEvent]:
+        with self._lock:
+            rows = self._db.execute("SELECT seq, type, t, hand, public, secret, input_id FROM events "
+                                    "WHERE seq > ? ORDER BY seq LIMIT ?", (seq, limit)).fetchall()
+        return [JournaledEvent(s, ty, t, h, json.loads(p), json.loads(x), i) for s, ty, t, h, p, x, i in rows]
+
+    def delivered(self, feed: str) -> int:
+        with self._lock:
+            row = self._db.execute("SELECT seq FROM delivery WHERE feed = ?", (feed,)).fetchone()
+        return row[0] if row else 0
+
+    def undelivered_count(self, feed: str) -> int:
+        if not self._last_seq:
+            return 0
+        # Seqs are contiguous, so this is arithmetic, not a count over the table.
+        return self._last_seq - max(self.delivered(feed), self._first_seq - 1)
+
+    # ---- retention --------------------------------------------------------------------------------------
+
+    def usage(self) -> tuple[int, int]:
+        """(event rows in the journal, ``retention_events``). Rows may exceed the limit only while undelivered."""
+        rows = self._last_seq - self._first_seq + 1 if self._last_seq else 0
+        return rows, self.retention_events
+
+    @property
+    def near_limit(self) -> bool:
+        """The slowest feed's undelivered events exceed ``warn_at * retention_events``.
+
+        Measured on what prune cannot remove: once the journal has run for a while it always holds exactly
+        ``retention_events`` rows (that is what retention means), so the total alone would warn forever.
+        """
+        slowest = max((self.undelivered_count(feed) for feed in self._all_feeds()), default=0)
+        return slowest > self.warn_at * self.retention_events
+
+    def _all_feeds(self) -> list[str]:
+        with self._lock:
+            return [row[0] for row in self._db.execute("SELECT feed FROM delivery")]
+
+    def prune(self) -> Pruned:
+        """Delete what is no longer needed, in one transaction; returns how many rows of each kind went.
+
+        * events every feed has delivered *and* older than the newest ``retention_events``;
+        * inputs up to the latest checkpoint (the checkpoint holds their effect), and older checkpoints.
+        """
+        self._writable()
+        with self._lock:
+            delivered = [self.delivered(feed) for feed in self._all_feeds()]
+            cut = min(min(delivered, default=0), self._last_seq - self.retention_events)
+            latest = self._db.execute("SELECT id, input_id FROM checkpoints ORDER BY id DESC LIMIT 1").fetchone()
+            with self._transaction():
+                events = self._db.execute("DELETE FROM events WHERE seq <= ?", (cut,)).rowcount if cut > 0 else 0
+                inputs = checkpoints = 0
+                if latest:
+                    inputs = self._db.execute("DELETE FROM inputs WHERE id <= ?", (latest[1],)).rowcount
+                    checkpoints = self._db.execute("DELETE FROM checkpoints WHERE id < ?", (latest[0],)).rowcount
+            if events:
+                self._first_seq = cut + 1
+        return Pruned(events, inputs, checkpoints)
+
+    # ---- self-check -------------------------------------------------------------------------------------
+
+    def self_check(self) -> CheckResult:
+        """Verify the file: ``PRAGMA quick_check``, every row's checksum, contiguous seqs and input ids, delivery
+        marks not beyond the last seq. One pass per table; each problem names the table and the row.
+
+        A failed check is logged as an error and blocks every later write (:class:`JournalCorrupt`): the daemon
+        must not publish from it.
+        """
+        if self._db is None:
+            raise JournalError("journal is not open")
+        started = time.perf_counter()
+        problems: list[str] = []
+        rows = 0
+        with self._lock:
+            db = self._db
+            db.text_factory = bytes  # a flipped byte may leave invalid UTF-8: count it as a mismatch, not a crash
+            try:
+                # Each phase on its own: when quick_check cannot even run, the per-table scans still say where.
+                problems += self._quick_check()
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+                if version != SCHEMA_VERSION:
+                    problems.append(f"schema version {version}, this program reads version {SCHEMA_VERSION}")
+                else:
+                    bounds: dict[str, tuple[int, int, int]] = {}
+                    for table in _COLUMNS:
+                        checked, found, bounds[table] = self._verify_table(table)
+                        rows += checked
+                        problems += found
+                    problems += self._check_links(bounds)
+            except sqlite3.DatabaseError as exc:
+                problems.append(f"journal unreadable: {exc}")
+            finally:
+                db.text_factory = str
+        if len(problems) > MAX_PROBLEMS:
+            problems = problems[:MAX_PROBLEMS] + [f"... and {len(problems) - MAX_PROBLEMS} more problems"]
+        result = CheckResult(not problems, problems, rows, time.perf_counter() - started)
+        return self._fail(result) if problems else self._pass(result)
+
+    def _pass(self, result: CheckResult) -> CheckResult:
+        self._corrupt = []
+        self.last_check = result
+        return result
+
+    def _fail(self, result: CheckResult) -> CheckResult:
+        self._corrupt = result.problems
+        self.last_check = result
+        log.error("journal %s failed its self-check, refusing to publish from it: %s",
+                  self.path, "; ".join(result.problems))
+        return result
+
+    def _quick_check(self) -> list[str]:
+        try:
+            rows = [row[0] for row in self._db.execute("PRAGMA quick_check(50)")]
+        except sqlite3.DatabaseError as exc:
+            return [f"quick_check could not run: {exc}"]
+        if rows == [b"ok"]:
+            return []
+        # quick_check names b-trees by page ("Tree 4 page 9", "On tree page 3"): say which table a root page is.
+        roots = {str(root): name.decode() for name, root in
+                 self._db.execute("SELECT name, rootpage FROM sqlite_schema WHERE rootpage > 0")}
+
+        def name_tree(match: re.Match) -> str:
+            table = roots.get(match.group(1))
+            return f"{match.group(0)} (table {table})" if table else match.group(0)
+
+        lines = (line for row in rows for line in row.decode(errors="replace").splitlines())
+        return ["quick_check: " + re.sub(r"(?:Tree|tree page) (\d+)", name_tree, line)
+                for line in lines if not line.startswith("*** in database")]
+
+    def _verify_table(self, table: str) -> tuple[int, list[str], tuple[int, int, int]]:
+        """Checksums, and contiguous keys for ``inputs`` and ``events``.
+
+        Returns (rows checked, problems, (first key, last key, row count)).
+        """
+        columns = _COLUMNS[table]
+        key = _KEY[table]
+        contiguous = table in ("inputs", "events")
+        problems: list[str] = []
+        first = previous = None
+        count = 0
+        try:
+            for row in self._db.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {key}"):
+                count += 1
+                row_key = row[0].decode(errors="replace") if isinstance(row[0], bytes) else row[0]
+                if _crc(*row[:-1]) != row[-1]:
+                    problems.append(f"{table} row {row_key}: checksum mismatch")
+                if contiguous:
+                    if previous is not None and row_key != previous + 1:
+                        problems.append(f"{table}: {key} jumps from {previous} to {row_key} (rows missing)")
+                    first = row_key if first is None else first
+                previous = row_key
+        except sqlite3.DatabaseError as exc:
+            where = f"after row {previous}" if previous is not None else "at its first row"
+            problems.append(f"{table}: unreadable {where}: {exc}")
+        return count, problems, (first or 0, previous if contiguous and previous else 0, count)
+
+    def _check_links(self, bounds: dict[str, tuple[int, int, int]]) -> list[str]:
+        problems = []
+        last_seq = bounds["events"][1]
+        for feed, seq in self._db.execute("SELECT feed, seq FROM delivery"):
+            if isinstance(seq, int) and seq > last_seq:
+                problems.append(f"delivery row {feed.decode(errors='replace')}: "
+                                f"acknowledged seq {seq} beyond the last journaled {last_seq}")
+        # Replay needs every input after the latest checkpoint (or every input at all, without one).
+        cp = self._db.execute("SELECT id, input_id FROM checkpoints ORDER BY id DESC LIMIT 1").fetchone()
+        first_input, last_input, n_inputs = bounds["inputs"]
+        base = cp[1] if cp else 0
+        if n_inputs and first_input > base + 1:
+            where = f"checkpoint {cp[0]} covers up to input {base}" if cp else "there is no checkpoint"
+            problems.append(f"inputs: first retained is {first_input} but {where} (inputs missing)")
+        if cp and isinstance(cp[1], int) and cp[1] > max(last_input, base):
+            problems.append(f"checkpoints row {cp[0]}: input {cp[1]} beyond the last input {last_input}")
+        return problems
+
+
+# ---- replay ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Replayed:
+    inputs: int
+    events: list[DomainEvent]
+    mismatches: list[str]  # empty when the replay re-created exactly the journaled events
+
+
+def replay(journal: Journal, controller: Any, checkpoint: Checkpoint | int | None = None,
+           command: Callable[[Any, JournaledInput], list[DomainEvent]] | None = None) -> Replayed:
+    """Feed the journaled inputs since ``checkpoint`` to ``controller`` (already restored to that checkpoint).
+
+    The events this re-creates are already journaled (and published or queued), so they are compared with the
+    journal rather than published again: a mismatch means the controller is not the one that wrote the
+    journal (an upgrade changed the rules mid-hand) and deserves a log line.
+    """
+    produced: list[DomainEvent] = []
+    n = 0
+    for item in journal.inputs_since(checkpoint):
+        n += 1
+        if item.kind == "zone":
+            produced += controller.handle(item.zone_event())
+        elif item.kind == "tick":
+            produced += controller.tick(item.t)
+        elif command is not None:
+            produced += command(controller, item)
+        else:
+            raise JournalError(f"input {item.id} is a command and no command handler was given")
+    mismatches = []
+    if produced:
+        stored = {e.seq: e for e in journal.events_after(produced[0].seq - 1, limit=len(produced))}
+        for event in produced:
+            kept = stored.get(event.seq)
+            if kept is None:
+                continue  # pruned after delivery; nothing to compare with
+            again = (event.type, float(event.t), event.hand, json.loads(_dumps(event.public)),
+                     json.loads(_dumps(event.secret)))
+            if again != (kept.type, kept.t, kept.hand, kept.public, kept.secret):
+                mismatches.append(f"seq {event.seq}: replay gave {event.type} {event.public}, "
+                                  f"journal has {kept.type} {kept.public}")
+    if getattr(controller, "seq", journal.last_seq()) != journal.last_seq():
+        mismatches.append(f"replay ends at seq {controller.seq}, the journal at {journal.last_seq()}")
+    return Replayed(n, produced, mismatches)

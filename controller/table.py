@@ -217,6 +217,10 @@ class TableController:
 
     # ---- the picture --------------------------------------------------------------------------------
 
+    def on_table(self) -> dict[str, str]:
+        """Every tag the controller believes lies on the table: uid → zone."""
+        return dict(self._on_table)
+
     def phase(self) -> str:
         if not self.in_hand:
             return "waiting"

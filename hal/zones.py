@@ -59,6 +59,16 @@ class ZoneTracker:
                 result[state.zone].add(uid)
         return result
 
+    def seed(self, zone_of_tag: dict[str, str], t: float) -> None:
+        """Start from a known picture (restored after a restart) as if every tag had just been read in its zone.
+
+        Tags the readers no longer see then leave after the usual absence time, as they would have live.
+        """
+        reader_of_zone = {zone: reader for (reader, _antenna), zone in self._antenna_zones.items()}
+        for uid, zone in zone_of_tag.items():
+            if zone in reader_of_zone:
+                self._tags[uid] = _TagState(zone=zone, reader=reader_of_zone[zone], last_seen=t)
+
     def feed(self, cycle: InventoryCycle) -> list[ZoneEvent]:
         best: dict[str, tuple[str, TagRead]] = {}
         for read in cycle.reads:

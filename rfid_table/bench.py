@@ -116,7 +116,7 @@ def measure_end_to_end(config_path: str, settings: MqttSettings, min_events: int
     config = type(config)(**{**config.__dict__, "mqtt": settings})
     topics = Topics.for_table(settings.topic_prefix, config.table_id)
     receiver = _Receiver(settings, topics.events(secure=False))
-    publisher = MqttPublisher(settings, config.table_id, epoch=int(time.time()))
+    publisher = MqttPublisher(settings, config.table_id, epoch="bench")
     publisher.start()
     table = SimulatedTable(config, SimOptions(hands=None, seed=1, pace_s=E2E_PACE_S), publisher)
     sent: dict[int, float] = {}

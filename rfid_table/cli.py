@@ -8,6 +8,8 @@ import time
 
 from rfid_table.config import EX_CONFIG, ConfigError, TableConfig, load_config
 
+EX_JOURNAL = 65  # sysexits.h EX_DATAERR: the journal on disk is damaged
+
 log = logging.getLogger("rfid_table")
 
 
@@ -42,9 +44,11 @@ def cmd_sim(args: argparse.Namespace) -> int:
     config = _with_broker(_load_or_exit(args.config), args)
     options = SimOptions(hands=args.hands or None, seed=args.seed, speed=args.speed, pace_s=args.pace,
                          players=args.players)
-    publisher = MqttPublisher(config.mqtt, config.table_id, epoch=int(time.time()))
+    journal = _open_journal(args.journal) if args.journal else None
+    epoch = journal.epoch if journal is not None else f"{int(time.time()):x}"
+    publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch)
     try:
-        table = SimulatedTable(config, options, publisher)
+        table = SimulatedTable(config, options, publisher, journal)
     except ValueError as exc:
         print(f"rfid-table sim: {exc}", file=sys.stderr)
         return 2
@@ -52,13 +56,33 @@ def cmd_sim(args: argparse.Namespace) -> int:
     stop.install()
     log.info("simulated table %r: %s hands, seed %s, speed %s, publishing to %s:%s", config.table_id,
              args.hands or "endless", args.seed, args.speed or "max", config.mqtt.host, config.mqtt.port)
+    if journal is not None:
+        table.pipeline.restore(time.time())
     publisher.start()
     try:
+        if journal is not None:
+            table.pipeline.publish_backlog()
         table.run(stop, publisher)
     finally:
         publisher.stop()
+        if journal is not None:
+            for feed, seq in publisher.take_acknowledged().items():
+                journal.mark_delivered(feed, seq)
+            journal.close()
     log.info("done: %d hands", table.pipeline.controller.hand)
     return 0
+
+
+def _open_journal(path: str):
+    from rfid_table.journal import Journal
+
+    journal = Journal(path)
+    check = journal.open()
+    if not check.ok:
+        print(f"rfid-table: the journal {path} failed its self-check; refusing to publish from it:\n  "
+              + "\n  ".join(check.problems), file=sys.stderr)
+        raise SystemExit(EX_JOURNAL)
+    return journal
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -120,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--speed", type=float, default=1.0, help="times real time; 0 = as fast as possible (default 1)")
     p.add_argument("--pace", type=float, default=1.0, help="seconds a typical action takes (default 1)")
     p.add_argument("--players", type=int, default=None, help="occupied seats 1..N (default: every seat)")
+    p.add_argument("--journal", default=None, help="SQLite journal: every event is stored before it is published, "
+                                                    "and a restart continues the hand from it")
     broker_options(p)
     p.set_defaults(func=cmd_sim)
 

@@ -14,6 +14,7 @@ from controller import DomainEvent, TableController
 from hal.readers import ReaderBackend
 from hal.zones import ZoneTracker
 from rfid_table.config import TableConfig
+from rfid_table.journal import Journal, replay, tick_input, zone_input
 
 log = logging.getLogger(__name__)
 
@@ -25,29 +26,82 @@ class Sink(Protocol):
 
     def publish_snapshots(self, public_snapshot: dict, secure_snapshot: dict) -> None: ...
 
+    def take_acknowledged(self) -> dict[str, int]:
+        """Feed → highest event seq the broker has acknowledged since the last call."""
+
 
 class TablePipeline:
     # Snapshots are retained copies for late subscribers; the event stream is what is live. Publishing them
     # at most this often (table time) keeps the broker's load and the events' latency low during a deal.
     SNAPSHOT_INTERVAL_S = 0.25
 
-    def __init__(self, config: TableConfig, readers: list[ReaderBackend], sink: Sink | None):
+    def __init__(self, config: TableConfig, readers: list[ReaderBackend], sink: Sink | None,
+                 journal: Journal | None = None):
         self.readers = readers
         self.tracker = ZoneTracker(config.antenna_zones(), default=config.debounce)
         self.controller = TableController(config.table_setup())
         self.sink = sink
+        self.journal = journal
         self._snapshot_due = False
         self._snapshot_at = float("-inf")
 
+    def restore(self, now: float) -> int:
+        """Rebuild the controller from the journal (it is deterministic: replaying its inputs restores it).
+
+        The HAL starts with the controller's picture of the table, so a card that was taken away while the
+        daemon was down leaves after the usual absence time instead of staying on the table for ever.
+        Returns how many inputs were replayed.
+        """
+        replayed = replay(self.journal, self.controller)
+        for problem in replayed.mismatches:
+            log.error("journal replay differs from what was journaled: %s", problem)
+        self.tracker.seed(self.controller.on_table(), now)
+        if replayed.inputs:
+            log.info("restored hand %s (seq %s) from %d journaled inputs", self.controller.hand,
+                     self.controller.seq, replayed.inputs)
+        return replayed.inputs
+
+    def publish_backlog(self) -> int:
+        """Hand the sink every journaled event some feed has not had acknowledged yet, oldest first.
+
+        Subscribers may see an event twice (at least once); its seq lets them drop the copy.
+        """
+        start = min(self.journal.delivered("public"), self.journal.delivered("secure"))
+        count = 0
+        while batch := self.journal.events_after(start, limit=500):
+            self.sink.publish_events([e.domain_event() for e in batch])
+            start, count = batch[-1].seq, count + len(batch)
+        if count:
+            log.info("published %d journaled events the broker had not acknowledged", count)
+            self._snapshot_due = True
+        return count
+
     def step(self, now: float) -> list[DomainEvent]:
-        """One cycle of the whole chain at time ``now``; returns the domain events it produced."""
+        """One cycle of the whole chain at time ``now``; returns the domain events it produced.
+
+        With a journal, the cycle's inputs and events are committed to disk before anything is published.
+        """
         events: list[DomainEvent] = []
+        inputs: list = []
+        caused_by: list[int] = []
         for reader in self.readers:
             for cycle in reader.poll(now):
                 for zone_event in self.tracker.feed(cycle):
-                    events.extend(self.controller.handle(zone_event))
-        events.extend(self.controller.tick(now))
+                    produced = self.controller.handle(zone_event)
+                    inputs.append(zone_input(zone_event))
+                    events.extend(produced)
+                    caused_by.extend([len(inputs) - 1] * len(produced))
+        produced = self.controller.tick(now)
+        if produced:  # a tick that changes nothing need not be journaled: the next input moves the clock
+            inputs.append(tick_input(now))
+            events.extend(produced)
+            caused_by.extend([len(inputs) - 1] * len(produced))
+        if self.journal is not None and inputs:
+            self.journal.record(inputs, events, caused_by=caused_by)
         if self.sink is not None:
+            if self.journal is not None:
+                for feed, seq in self.sink.take_acknowledged().items():
+                    self.journal.mark_delivered(feed, seq)
             if events:
                 self.sink.publish_events(events)
                 self._snapshot_due = True

@@ -66,7 +66,7 @@ class MqttPublisher:
     whenever it would otherwise sleep; that reads acknowledgements, keeps the connection alive and reconnects.
     """
 
-    def __init__(self, settings: MqttSettings, table_id: str, epoch: int):
+    def __init__(self, settings: MqttSettings, table_id: str, epoch: str):
         self.settings = settings
         self.topics = Topics.for_table(settings.topic_prefix, table_id)
         self.epoch = epoch
@@ -78,6 +78,8 @@ class MqttPublisher:
         self.client.on_publish = self._on_publish
         self._sent = 0
         self._acked = 0
+        self._awaiting: dict[int, tuple[str, int]] = {}  # message id → (feed, seq) of an event not yet acked
+        self._acked_seq: dict[str, int] = {}  # feed → highest seq the broker acknowledged
         self._socket_open = False
         self._next_attempt = 0.0
         self._backoff_s = 1.0
@@ -142,15 +144,25 @@ class MqttPublisher:
 
     def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:
         self._acked += 1
+        feed_seq = self._awaiting.pop(mid, None)
+        if feed_seq is not None:
+            feed, seq = feed_seq
+            if seq > self._acked_seq.get(feed, 0):
+                self._acked_seq[feed] = seq
+
+    def take_acknowledged(self) -> dict[str, int]:
+        """Feed → highest event seq the broker acknowledged since the last call (for the journal's marks)."""
+        acked, self._acked_seq = self._acked_seq, {}
+        return acked
 
     @property
     def pending(self) -> int:
         """Messages handed to paho that the broker has not acknowledged yet (they sit in memory)."""
         return self._sent - self._acked
 
-    def _publish(self, topic: str, payload: bytes, retain: bool = False) -> None:
+    def _publish(self, topic: str, payload: bytes, retain: bool = False) -> int:
         self._sent += 1
-        self.client.publish(topic, payload, qos=QOS, retain=retain)
+        return self.client.publish(topic, payload, qos=QOS, retain=retain).mid
 
     # ---- what the pipeline hands over -------------------------------------------------------------------
 
@@ -159,7 +171,8 @@ class MqttPublisher:
             for secure in (False, True):
                 body = event.payload(secure)
                 body["epoch"] = self.epoch
-                self._publish(self.topics.events(secure), encode(body))
+                mid = self._publish(self.topics.events(secure), encode(body))
+                self._awaiting[mid] = ("secure" if secure else "public", event.seq)
 
     def publish_snapshots(self, public_snapshot: dict, secure_snapshot: dict) -> None:
         for secure, snapshot in ((False, public_snapshot), (True, secure_snapshot)):

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from hal.readers import SimulatedReader
 from rfid_table.config import TableConfig
+from rfid_table.journal import Journal
 from rfid_table.publisher import MqttPublisher
 from rfid_table.daemon import Sink, StopFlag, TablePipeline, run_cycles
 from sim.dealer import DealerSettings, SimDealer
@@ -27,7 +28,7 @@ class SimOptions:
 class SimulatedTable:
     """The virtual table, its readers and the daemon's pipeline, ready to step."""
 
-    def __init__(self, config: TableConfig, options: SimOptions, sink: Sink | None):
+    def __init__(self, config: TableConfig, options: SimOptions, sink: Sink | None, journal: "Journal | None" = None):
         players = list(range(1, (options.players or config.seats) + 1))
         if not 2 <= len(players) <= config.seats:
             raise ValueError(f"--players must be from 2 to {config.seats} (the table's seats), not {len(players)}")
@@ -41,7 +42,7 @@ class SimulatedTable:
             options.seed,
         )
         readers = [SimulatedReader(r.name, r.antennas, self.field) for r in config.readers.values()]
-        self.pipeline = TablePipeline(config, readers, sink)
+        self.pipeline = TablePipeline(config, readers, sink, journal)
         self.cycle_s = min(r.cycle_s for r in config.readers.values())
         self._moves = self.dealer.hands(options.hands)
         self._next = next(self._moves, None)

@@ -18,7 +18,7 @@ CARD = re.compile(r"^[2-9TJQKA][shdc]$")
 
 def play(config, hands: int, seed: int):
     """Play ``hands`` hands at full speed; return what the dealer physically did, per hand."""
-    publisher = MqttPublisher(config.mqtt, config.table_id, epoch=1)
+    publisher = MqttPublisher(config.mqtt, config.table_id, epoch="e2e")
     table = SimulatedTable(config, SimOptions(hands=hands, seed=seed, speed=0, pace_s=0.5), publisher)
     card_of = config.decks[config.active_deck]
     truth = defaultdict(lambda: {"hole": defaultdict(list), "board": [], "muck": [], "burn": []})

@@ -172,6 +172,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None)
     p.set_defaults(func=cmd_demo)
 
+    p = sub.add_parser("broker-setup", add_help=False,
+                       help="make the card room's Mosquitto users, ACL and TLS files (see docs/broker.md)")
+    p.add_argument("options", nargs=argparse.REMAINDER, help="see rfid-table broker-setup --help")
+
     p = sub.add_parser("bench", help="measure latency and memory through a real broker")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--events", type=int, default=5000, help="end-to-end events to measure (default 5000)")
@@ -181,6 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["broker-setup"]:  # its own options, its own parser
+        from rfid_table import broker_setup
+
+        return broker_setup.main(argv[1:])
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -111,6 +111,7 @@ class Capability(enum.IntFlag):
 class InventoryFlag(enum.IntFlag):
     MORE = 0x01  # another INVENTORY frame for the same antenna and cycle follows
     REQUESTED = 0x02  # part of a REQUEST_INVENTORY pass, not of the schedule
+    CYCLE_END = 0x04  # the last INVENTORY frame of its cycle: the cycle is complete
 
 
 class FaultCode(enum.IntEnum):

@@ -723,6 +723,24 @@ def test_error_bursts_anywhere_in_the_frame_are_always_caught(message, data):
     _assert_crc_rejects(_damage(frame, burst))
 
 
+def test_trailing_zero_bytes_pass_the_crc_but_not_the_strict_layout():
+    # The price of the big-endian CRC: the CRC of an intact frame is 0, and
+    # feeding 00 bytes to a zero CRC register leaves it at 0, so adding or
+    # removing trailing 00 bytes is invisible to the CRC (spec section 2.2).
+    # Every payload layout fixes its own length, so such a frame is still
+    # rejected, as malformed.
+    message = next(
+        Heartbeat(seq, 500) for seq in range(1000) if encode_message(Heartbeat(seq, 500))[-2:] == b"\x01\x00"
+    )
+    frame = cobs_decode(encode_message(message)[:-1])
+    assert frame.endswith(b"\x00") and crc16(frame) == 0
+    for damaged in (frame[:-1], frame + b"\x00", frame + b"\x00\x00"):
+        assert crc16(damaged) == 0
+        decoder = FrameDecoder()
+        assert decoder.feed(cobs_encode(damaged) + b"\x00") == []
+        assert decoder.stats.malformed == 1 and decoder.stats.crc_errors == 0
+
+
 # --------------------------------------------------------------------------
 # Sequence numbers
 # --------------------------------------------------------------------------
@@ -822,6 +840,15 @@ FUZZ_MIX = {"good": 45, "corrupted": 40, "garbage": 8, "unknown": 3.5, "malforme
 CORRUPTION_MIX = {"bit_flip": 40, "drop": 15, "duplicate": 15, "truncate": 15, "overwrite": 15}
 
 
+def only_trailing_zeros_changed(encoded: bytes, mutated: bytes) -> bool:
+    """True if ``mutated`` decodes to the frame of ``encoded`` with 00 bytes added or removed at its end."""
+    try:
+        before, after = cobs_decode(encoded), cobs_decode(mutated)
+    except CobsError:
+        return False
+    return after != before and after.rstrip(b"\x00") == before.rstrip(b"\x00")
+
+
 class FuzzSource:
     """Makes fuzz frames: good ones from a pool of messages and bad ones of every kind."""
 
@@ -843,6 +870,10 @@ class FuzzSource:
                 payload += b"\x5a"  # ...and so is any extra byte
             self.malformed_wire.append(encode_frame(message.MSG_TYPE, message.seq, payload))
         self.oversize_wire = bytes(rng.randrange(1, 256) for _ in range(MAX_ENCODED_SIZE + 50)) + b"\x00"
+        # Corruptions that only add or remove trailing 00 bytes of the decoded
+        # frame: the CRC cannot see those (section 2.2 of the spec), the strict
+        # payload layouts reject them as malformed.
+        self.trailing_zero_changes = 0
 
     def batch(self, count: int) -> tuple[list[str], list[bytes], list[Message]]:
         """``count`` frames: their kinds, their wire bytes, and the good messages among them."""
@@ -858,6 +889,8 @@ class FuzzSource:
             elif kind == "corrupted":
                 body = self.pool_wire[index][:-1]
                 mutated = corrupt(body, next(corruptions), rng.randrange(len(body)), rng.randrange(256))
+                if body.endswith(b"\x01") and only_trailing_zeros_changed(body, mutated):
+                    self.trailing_zero_changes += 1
                 pieces.append(mutated + b"\x00")
             elif kind == "garbage":
                 pieces.append(rng.randbytes(rng.randrange(1, 60)) + b"\x00")
@@ -915,16 +948,22 @@ def test_million_random_and_mutated_frames():
     assert stats.frames_ok == sent["good"] + false_accepts
     assert stats.oversize == sent["oversize"]
     assert stats.unknown_type >= sent["unknown"] and stats.malformed >= sent["malformed"]
-    # Counts beyond the deliberate ones can only come from CRC collisions.
+    # Counts beyond the deliberate ones can only come from CRC collisions, or
+    # from trailing 00 bytes added or removed, which the CRC cannot see and the
+    # strict layouts reject (they can never decode into a message).
+    assert stats.malformed - sent["malformed"] >= source.trailing_zero_changes
     collisions = (
-        false_accepts + (stats.unknown_type - sent["unknown"]) + (stats.malformed - sent["malformed"])
+        false_accepts
+        + (stats.unknown_type - sent["unknown"])
+        + (stats.malformed - sent["malformed"] - source.trailing_zero_changes)
     )
     crc_checked = stats.crc_errors + collisions
     assert collisions <= 10 + 3 * crc_checked / 65536
     bad_sent = FUZZ_FRAMES - sent["good"]
     print(
         f"\nfuzzed {FUZZ_FRAMES} frames ({bad_sent} bad) in {elapsed:.1f} s: sent {sent}; "
-        f"decoder {stats.as_dict()}; CRC collisions {collisions} "
+        f"decoder {stats.as_dict()}; trailing-zero changes {source.trailing_zero_changes}; "
+        f"CRC collisions {collisions} "
         f"(at most about {crc_checked / 65536:.1f} expected)"
     )
 

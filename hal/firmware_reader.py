@@ -1,0 +1,242 @@
+"""The HAL reader backend for a reader running the table firmware, reached through ``firmware_bridge``.
+
+``FirmwareReader.poll(now)`` drives the link and turns the reader's per-antenna INVENTORY messages into
+one ``InventoryCycle`` per cycle number. A cycle is handed on when its last frame (flag CYCLE_END) arrives,
+or, if that frame was lost, when the first frame of another cycle does.
+
+What the zone tracker sees when things go wrong, and why:
+
+* **Link down** (unplugged, stalled, rebooting): no cycles at all. The tracker's departure timer only
+  runs when a cycle of this reader arrives, so the tags last seen stay where they were instead of
+  "leaving" because the cable came out. After the reconnect the link requests a full inventory, and the
+  first complete cycle re-establishes the truth: moved tags settle in their new zone (leaving the old
+  one), and tags that really left are removed by the absence timer on that first cycle, since they were
+  last seen before the outage.
+* **After (re)connecting** the first cycle may have begun before we were listening, so it is skipped:
+  a cycle is used only once the end of the one before it has been seen, or if it is the REQUESTED cycle
+  that began after the link's REQUEST_INVENTORY was acknowledged (spec section 6.7).
+* **Faulted antenna**: the reader sends nothing for it and its contents are unknown, not empty (spec
+  6.7), so the tags it last reported are carried forward until the fault clears.
+* **Lost frames** (seq gap): an antenna missing from a cycle during which frames were lost keeps its
+  previous reads for that cycle. So does an antenna whose MORE sequence was cut, and the antenna of the
+  frame right after a gap (the lost frames may have been its first parts).
+
+Antenna numbers: the wire numbers antennas from 0, the table configuration (and so ``TagRead.antenna``)
+from 1, as printed on the board.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from firmware_bridge.link import LinkEvent, ReaderLink
+from firmware_bridge.messages import FaultCode, Inventory, InventoryFlag
+from firmware_bridge.transports import SerialTransport, UsbTransport
+from hal.events import InventoryCycle, TagRead
+
+log = logging.getLogger(__name__)
+
+CONFIG_ANTENNA_BASE = 1  # configuration antenna number of wire antenna 0
+
+
+@dataclass
+class _CycleInProgress:
+    number: int
+    reads: dict[int, list[TagRead]] = field(default_factory=dict)  # wire antenna -> reads so far
+    open_antenna: int | None = None  # an antenna whose MORE sequence has not ended yet
+    broken: set[int] = field(default_factory=set)  # antennas whose MORE sequence lost a frame
+    faulted: set[int] = field(default_factory=set)  # antennas faulted at any time during the cycle
+    frames_lost: bool = False
+
+
+class FirmwareReader:
+    """A ``hal.readers.ReaderBackend`` over a ``ReaderLink``."""
+
+    def __init__(
+        self, name: str, link: ReaderLink, antenna_base: int = CONFIG_ANTENNA_BASE, antennas: int | None = None
+    ):
+        self.name = name
+        self.link = link
+        self.antenna_base = antenna_base
+        self.antennas = antennas  # how many the table configuration uses, to check against the reader
+        self.cycles_emitted = 0
+        self.cycles_skipped = 0  # incomplete first cycles after a (re)connect
+        self._events: list[LinkEvent] = []
+        self._cycle: _CycleInProgress | None = None
+        self._synchronised = False  # seen the end of a cycle since the link came up
+        self._last_reads: dict[int, list[TagRead]] = {}  # wire antenna -> reads of the last cycle that had it
+        # Faulted wire antennas. Kept across reconnects: a fault ends with CLEARED or with an INVENTORY
+        # for the antenna (a reader reports none for a faulted antenna), e.g. after a reboot.
+        self._faulted: set[int] = set()
+        self._gap_pending = False  # frames were lost just before the next INVENTORY we will get
+        self._requested_acked = False  # our REQUEST_INVENTORY was acknowledged; its cycle is whole
+
+    def poll(self, now: float) -> list[InventoryCycle]:
+        cycles: list[InventoryCycle] = []
+        for event in self.link.poll(now):
+            if event.kind == "inventory":
+                self._inventory(now, event.message, cycles)
+                continue
+            self._events.append(event)
+            if event.kind in ("up", "down", "reader_reset"):
+                # Whatever was in progress belongs to a connection or a boot that is over.
+                self._cycle = None
+                self._synchronised = False
+                self._gap_pending = False
+                self._requested_acked = False
+            if event.kind == "up":
+                self._check_antenna_count(event)
+            elif event.kind == "inventory_requested":
+                self._requested_acked = True
+            elif event.kind == "antenna_fault":
+                self._antenna_fault(event)
+            elif event.kind == "frames_lost":
+                self._frames_lost()
+        return cycles
+
+    def drain_link_events(self) -> list[LinkEvent]:
+        """Link events other than inventories since the last call: up, down, faults, status, losses."""
+        events, self._events = self._events, []
+        return events
+
+    def close(self) -> None:
+        self.link.close()
+
+    @property
+    def faulted_antennas(self) -> set[int]:
+        """Configuration numbers of the antennas reporting a fault now."""
+        return {antenna + self.antenna_base for antenna in self._faulted}
+
+    # ---- assembling cycles -------------------------------------------------------------------------------
+
+    def _inventory(self, now: float, inventory: Inventory, cycles: list[InventoryCycle]) -> None:
+        flags = inventory.flags
+        cycle = self._cycle
+        if cycle is not None and cycle.number != inventory.cycle:
+            # The end-of-cycle frame of the previous cycle was lost; its successor has begun.
+            self._finish(now, cycles)
+            self._synchronised = True
+            cycle = None
+        if cycle is None:
+            cycle = self._cycle = _CycleInProgress(inventory.cycle, faulted=set(self._faulted))
+            if flags & InventoryFlag.REQUESTED and self._requested_acked:
+                # Requested after our ACK, so we hear it from its start (it matters with an empty
+                # schedule, where no earlier cycle end would ever be seen).
+                self._synchronised = True
+                self._requested_acked = False
+        antenna = inventory.antenna
+        self._faulted.discard(antenna)
+        if self._gap_pending:
+            # The lost frames may have been this antenna's first parts (MORE): its reads this cycle are
+            # incomplete as far as we know.
+            self._gap_pending = False
+            cycle.frames_lost = True
+            cycle.broken.add(antenna)
+        if cycle.open_antenna is not None and cycle.open_antenna != antenna:
+            cycle.broken.add(cycle.open_antenna)  # its MORE sequence never finished
+        uid_reads = cycle.reads.setdefault(antenna, [])
+        uid_reads.extend(
+            TagRead(antenna + self.antenna_base, entry.uid.hex().upper(), entry.read_count, entry.rssi)
+            for entry in inventory.entries
+        )
+        cycle.open_antenna = antenna if flags & InventoryFlag.MORE else None
+        if flags & InventoryFlag.CYCLE_END:
+            self._finish(now, cycles)
+            self._synchronised = True
+
+    def _finish(self, now: float, cycles: list[InventoryCycle]) -> None:
+        cycle, self._cycle = self._cycle, None
+        if cycle is None:
+            return
+        if not self._synchronised:
+            self.cycles_skipped += 1  # may have started before we were listening
+            return
+        if cycle.open_antenna is not None:
+            cycle.broken.add(cycle.open_antenna)
+        reads_by_antenna: dict[int, list[TagRead]] = {}
+        for antenna, reads in cycle.reads.items():
+            if antenna not in cycle.broken:
+                reads_by_antenna[antenna] = _merge(reads)
+        # Unknown is not empty: carry forward what faulted or lost antennas last reported.
+        carried = cycle.faulted | self._faulted
+        if cycle.frames_lost:
+            carried |= set(self._last_reads) - set(reads_by_antenna)
+        carried |= cycle.broken
+        for antenna in carried:
+            if antenna not in reads_by_antenna and antenna in self._last_reads:
+                reads_by_antenna[antenna] = self._last_reads[antenna]
+        self._last_reads.update(reads_by_antenna)
+        for antenna in set(self._last_reads) - set(reads_by_antenna):
+            self._last_reads[antenna] = []  # reported empty (or not scheduled) this cycle
+        reads = tuple(read for antenna in sorted(reads_by_antenna) for read in reads_by_antenna[antenna])
+        self.cycles_emitted += 1
+        cycles.append(InventoryCycle(self.name, now, reads))
+
+    def _check_antenna_count(self, event: LinkEvent) -> None:
+        reported = event.message.antenna_count
+        if self.antennas is not None and reported < self.antennas:
+            log.error("%s: the reader has %d antennas but the configuration uses %d: antennas %d to %d stay empty",
+                      self.name, reported, self.antennas, reported + self.antenna_base,
+                      self.antennas - 1 + self.antenna_base)
+
+    def _frames_lost(self) -> None:
+        self._gap_pending = True
+        cycle = self._cycle
+        if cycle is not None:
+            cycle.frames_lost = True
+            if cycle.open_antenna is not None:
+                cycle.broken.add(cycle.open_antenna)
+
+    def _antenna_fault(self, event: LinkEvent) -> None:
+        fault = event.message
+        if fault.fault == FaultCode.CLEARED:
+            if fault.antenna in self._faulted:
+                log.info("%s: antenna %d fault cleared", self.name, fault.antenna + self.antenna_base)
+            self._faulted.discard(fault.antenna)
+        else:
+            if fault.antenna not in self._faulted:
+                name = getattr(fault.fault, "name", str(fault.fault))
+                log.warning("%s: antenna %d fault %s (detail %d); holding its last reads",
+                            self.name, fault.antenna + self.antenna_base, name, fault.detail)
+            self._faulted.add(fault.antenna)
+            if self._cycle is not None:
+                self._cycle.faulted.add(fault.antenna)
+
+
+def _merge(reads: list[TagRead]) -> list[TagRead]:
+    """One read per UID (an antenna scanned twice in a pass, or split frames): keep the strongest."""
+    best: dict[str, TagRead] = {}
+    for read in reads:
+        held = best.get(read.uid)
+        if held is None or _strength(read) > _strength(held):
+            best[read.uid] = read
+    return list(best.values())
+
+
+def _strength(read: TagRead) -> tuple[int, int]:
+    return (read.rssi if read.rssi is not None else -1000, read.read_count)
+
+
+# --------------------------------------------------------------------------
+# Construction from the table configuration's terms
+# --------------------------------------------------------------------------
+
+
+def serial_reader(name: str, path: str, baudrate: int = 115200, antennas: int | None = None) -> FirmwareReader:
+    """A reader on a serial port: USB CDC (give its /dev/serial/by-id/ path) or a UART (a udev symlink)."""
+    link = ReaderLink(lambda: SerialTransport(path, baudrate), name=name)
+    return FirmwareReader(name, link, antennas=antennas)
+
+
+def usb_reader(
+    name: str,
+    vendor_id: int,
+    product_id: int,
+    serial_number: str | None = None,
+    interface: int = 0,
+    antennas: int | None = None,
+) -> FirmwareReader:
+    """A reader with vendor-specific USB bulk endpoints."""
+    link = ReaderLink(lambda: UsbTransport(vendor_id, product_id, serial_number, interface), name=name)
+    return FirmwareReader(name, link, antennas=antennas)

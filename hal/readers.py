@@ -2,7 +2,7 @@
 
 A backend is chosen per reader by ``backend = "..."`` in the table configuration. Each backend module is
 imported only when a table uses it, so the package imports on any laptop whatever hardware libraries are
-missing. The firmware bridge adds ``serial`` and ``usb`` here.
+missing. ``serial`` and ``usb`` readers run the table firmware's protocol (``hal.firmware_reader``).
 """
 
 from typing import Protocol
@@ -40,9 +40,21 @@ class SimulatedReader:
         return [InventoryCycle(self.name, now, reads)]
 
 
-def open_reader(name: str, backend: str, antennas: int, field: TagField | None = None) -> ReaderBackend:
+def open_reader(name: str, backend: str, antennas: int, link: dict | None = None,
+                field: TagField | None = None) -> ReaderBackend:
+    """The backend a reader's configuration names (``link`` holds its port or USB ids)."""
+    link = link or {}
     if backend == "sim":
         if field is None:
             raise ValueError(f"reader {name!r} uses the simulated backend: run it with 'rfid-table sim'")
         return SimulatedReader(name, antennas, field)
+    if backend == "serial":
+        from hal.firmware_reader import serial_reader
+
+        return serial_reader(name, link["port"], link.get("baudrate", 115200), antennas)
+    if backend == "usb":
+        from hal.firmware_reader import usb_reader
+
+        return usb_reader(name, link["vendor_id"], link["product_id"], link.get("serial_number"),
+                          link.get("interface", 0), antennas)
     raise ValueError(f"reader {name!r}: unknown backend {backend!r}")

@@ -17,7 +17,11 @@ from hal.zones import DebounceSettings
 
 EX_CONFIG = 78  # sysexits.h: configuration error
 
-READER_BACKENDS = ("sim",)  # serial and usb arrive with the firmware bridge
+READER_BACKENDS = ("sim", "serial", "usb")
+# Debouncing per kind of zone. Cards: three reads in a row and 0.6 s of silence give an exact picture under
+# realistic RF noise (tests/test_noise.py). Chips: a stack larger than what one antenna reads per cycle is
+# never read whole in consecutive cycles, so one read must do, with a longer silence.
+ZONE_KINDS = {"cards": DebounceSettings(3, 0.6), "chips": DebounceSettings(1, 1.0)}
 VARIANTS = {"nlhe": 2, "plhe": 2, "flhe": 2, "plo4": 4, "plo5": 5, "plo6": 6}  # variant → hole cards
 FIXED_ZONES = ("board", "burn", "muck", "pot")
 SEAT_ZONE_KINDS = ("cards", "bets")
@@ -61,6 +65,7 @@ class ReaderSettings:
     backend: str
     antennas: int
     cycle_s: float = 0.05
+    link: dict[str, Any] = field(default_factory=dict)  # serial: port, baudrate; usb: vendor_id, product_id, ...
 
 
 @dataclass(frozen=True)
@@ -85,10 +90,14 @@ class TableConfig:
     zones: dict[str, tuple[str, int]]  # zone name → (reader, antenna)
     decks: dict[str, dict[str, str]]  # deck id → {tag UID → card}
     active_deck: str
-    debounce: DebounceSettings = DebounceSettings()
+    debounce: dict[str, DebounceSettings] = field(default_factory=lambda: dict(ZONE_KINDS))
     clear_after_s: float = 1.0
     name: str = ""
+    journal_path: str | None = None
+    journal_retention: int = 200_000
 
+    def debounce_by_zone(self) -> dict[str, DebounceSettings]:
+        return {zone: self.debounce[zone_kind(zone)] for zone in self.zones}
     def antenna_zones(self) -> dict[tuple[str, int], str]:
         return {antenna: zone for zone, antenna in self.zones.items()}
 
@@ -264,7 +273,8 @@ def load_config(path: str | Path) -> TableConfig:
 def _validate(path: str, text: str, doc: dict) -> TableConfig:
     c = _Checker(text)
     top = {"table": "the table", "game": "the game", "mqtt": "the broker", "readers": "the readers",
-           "zones": "the antenna zones", "decks": "the card decks", "hal": "tag debouncing"}
+           "zones": "the antenna zones", "decks": "the card decks", "hal": "tag debouncing",
+           "journal": "the event journal"}
     for key in doc:
         if key not in top:
             c.problem((key,), f"unknown key (expected one of: {', '.join(top)})")
@@ -305,14 +315,24 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
         keepalive=c.value(m, ("mqtt", "keepalive"), int, "seconds from 5 to 3600", 30, lambda v: 5 <= v <= 3600),
     )
 
-    # [hal]
-    h = c.table(doc, ("hal",), {"present_after_cycles": "cycles", "absent_after_ms": "milliseconds"})
-    debounce = DebounceSettings(
-        present_after_cycles=c.value(h, ("hal", "present_after_cycles"), int, "cycles from 1 to 20", 1,
-                                     lambda v: 1 <= v <= 20),
-        absent_after_s=c.value(h, ("hal", "absent_after_ms"), int, "milliseconds from 0 to 10000", 300,
-                               lambda v: 0 <= v <= 10000) / 1000,
-    )
+    # [hal.cards], [hal.chips]: debouncing per kind of zone (a chip stack reads differently from a card)
+    h = c.table(doc, ("hal",), {kind: "a table" for kind in ZONE_KINDS})
+    debounce: dict[str, DebounceSettings] = {}
+    for kind, default in ZONE_KINDS.items():
+        k = c.table(doc, ("hal", kind), {"present_after_cycles": "cycles", "absent_after_ms": "milliseconds"}) \
+            if kind in h else {}
+        debounce[kind] = DebounceSettings(
+            present_after_cycles=c.value(k, ("hal", kind, "present_after_cycles"), int, "cycles from 1 to 20",
+                                         default.present_after_cycles, lambda v: 1 <= v <= 20),
+            absent_after_s=c.value(k, ("hal", kind, "absent_after_ms"), int, "milliseconds from 0 to 10000",
+                                   round(default.absent_after_s * 1000), lambda v: 0 <= v <= 10000) / 1000,
+        )
+
+    # [journal]
+    j = c.table(doc, ("journal",), {"path": "a file path", "retention_events": "events"})
+    journal_path = c.value(j, ("journal", "path"), str, "a file path", None, bool)
+    retention = c.value(j, ("journal", "retention_events"), int, "events from 1,000 to 100,000,000", 200_000,
+                        lambda v: 1_000 <= v <= 100_000_000)
 
     # [readers.NAME]
     readers: dict[str, ReaderSettings] = {}
@@ -320,13 +340,37 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     for rname in reader_tables or {}:
         p = ("readers", rname)
         r = c.table(doc, p, {"backend": f"one of {', '.join(READER_BACKENDS)}", "antennas": "1 to 64",
-                             "cycle_ms": "milliseconds"}, ("backend", "antennas"))
+                             "cycle_ms": "milliseconds", "port": "a serial device path",
+                             "baudrate": "bits per second", "vendor_id": "a USB vendor id",
+                             "product_id": "a USB product id", "serial_number": "a USB serial number",
+                             "interface": "a USB interface number"}, ("backend", "antennas"))
         backend = c.value(r, p + ("backend",), str, f"one of: {', '.join(READER_BACKENDS)}", None,
                           READER_BACKENDS.__contains__)
         antennas = c.value(r, p + ("antennas",), int, "a number of antennas from 1 to 64", 0, lambda v: 1 <= v <= 64)
         cycle_ms = c.value(r, p + ("cycle_ms",), int, "milliseconds from 5 to 5000", 50, lambda v: 5 <= v <= 5000)
-        if backend and antennas:
-            readers[rname] = ReaderSettings(rname, backend, antennas, cycle_ms / 1000)
+        link: dict[str, Any] = {}
+        if backend == "serial":
+            if "port" not in r:
+                c.problem(p + ("port",), "missing (expected the reader's serial device, best a stable "
+                                         "/dev/serial/by-id/... path)")
+            link["port"] = c.value(r, p + ("port",), str, "a serial device path", None, bool)
+            link["baudrate"] = c.value(r, p + ("baudrate",), int, "a baud rate from 9600 to 12000000", 115200,
+                                       lambda v: 9600 <= v <= 12_000_000)
+        elif backend == "usb":
+            for key in ("vendor_id", "product_id"):
+                if key not in r:
+                    c.problem(p + (key,), "missing (expected a USB id such as 0x1209)")
+                link[key] = c.value(r, p + (key,), int, "a USB id from 0x0001 to 0xFFFF", None,
+                                    lambda v: 1 <= v <= 0xFFFF)
+            link["serial_number"] = c.value(r, p + ("serial_number",), str, "a USB serial number", None)
+            link["interface"] = c.value(r, p + ("interface",), int, "an interface number from 0 to 31", 0,
+                                        lambda v: 0 <= v <= 31)
+        wrong = [key for key in ("port", "baudrate", "vendor_id", "product_id", "serial_number", "interface")
+                 if key in r and key not in link]
+        for key in wrong:
+            c.problem(p + (key,), f"not used by backend {backend!r}")
+        if backend and antennas and all(v is not None for k, v in link.items() if k != "serial_number"):
+            readers[rname] = ReaderSettings(rname, backend, antennas, cycle_ms / 1000, link)
 
     # [zones]: name = { reader = "...", antenna = N }; seat zones as seatN.cards / seatN.bets
     zones: dict[str, tuple[str, int]] = {}
@@ -417,7 +461,12 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     if c.problems:
         raise ConfigError(path, c.problems)
     return TableConfig(path, table_id, seats, GameSettings(variant, small, big), mqtt, readers, zones, decks, active,
-                       debounce, float(clear_after_s), name)
+                       debounce, float(clear_after_s), name, journal_path, retention)
+
+
+def zone_kind(zone: str) -> str:
+    """``cards`` for card zones (seat cards, board, burn, muck), ``chips`` for bet and pot zones."""
+    return "chips" if zone == "pot" or zone.endswith(".bets") else "cards"
 
 
 def _flatten_zones(node: dict, path: tuple[str, ...]):

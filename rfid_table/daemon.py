@@ -38,7 +38,7 @@ class TablePipeline:
     def __init__(self, config: TableConfig, readers: list[ReaderBackend], sink: Sink | None,
                  journal: Journal | None = None):
         self.readers = readers
-        self.tracker = ZoneTracker(config.antenna_zones(), default=config.debounce)
+        self.tracker = ZoneTracker(config.antenna_zones(), config.debounce_by_zone())
         self.controller = TableController(config.table_setup())
         self.sink = sink
         self.journal = journal

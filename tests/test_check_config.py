@@ -74,7 +74,7 @@ def case(id, old, new, key, at, expected):
 
 @pytest.mark.parametrize("old, new, key, at, expected", [
     case("unknown top-level key", "[table]\n", 'colour = "green"\n\n[table]\n', "colour", "colour =",
-         "unknown key (expected one of: table, game, mqtt, readers, zones, decks, hal)"),
+         "unknown key (expected one of: table, game, mqtt, readers, zones, decks, hal, journal)"),
     case("unknown key in [table]", "seats = 6\n", "seats = 6\nplayers = 6\n", "table.players", "players =",
          f"unknown key (expected one of: {TABLE_KEYS})"),
     case("unknown key in [mqtt]", "port = 1883\n", "port = 1883\ntls = true\n", "mqtt.tls", "tls =",
@@ -105,8 +105,8 @@ def case(id, old, new, key, at, expected):
          "no reader named 'side' (readers: main)"),
     case("antenna beyond the reader", "antenna = 9 }", "antenna = 13 }", "zones.muck.antenna", "muck =",
          "reader 'main' has antennas 1 to 12, not 13"),
-    case("unknown backend", '\nbackend = "sim"', '\nbackend = "serial"', "readers.main.backend", '"serial"',
-         "expected one of: sim, got 'serial'"),
+    case("unknown backend", '\nbackend = "sim"', '\nbackend = "bluetooth"', "readers.main.backend", '"bluetooth"',
+         "expected one of: sim, serial, usb, got 'bluetooth'"),
     case("table id with /", 'id = "sixmax-1"', 'id = "room/1"', "table.id", "id =", f"{TABLE_ID} 'room/1'"),
     case("table id with +", 'id = "sixmax-1"', 'id = "six+1"', "table.id", "id =", f"{TABLE_ID} 'six+1'"),
     case("table id ending in a newline", 'id = "sixmax-1"', r'id = "sixmax-1\n"', "table.id", "id =",
@@ -172,7 +172,7 @@ EDITS = [  # (old, new, key, the line's fragment): all in one file
     ("[table]\n", "colour = 1\n[table]\n", "colour", "colour ="),
     ('id = "sixmax-1"', 'id = "six/1"', "table.id", "six/1"),
     ("port = 1883", "port = 70000", "mqtt.port", "port ="),
-    ('\nbackend = "sim"', '\nbackend = "usb"', "readers.main.backend", '"usb"'),
+    ('\nbackend = "sim"', '\nbackend = "bluetooth"', "readers.main.backend", '"bluetooth"'),
     ('seat3.cards = { reader = "main", antenna = 3 }', 'seat3.bets = { reader = "side", antenna = 3 }',
      "zones.seat3.bets.reader", "seat3.bets"),
     ('seat2.cards = { reader = "main", antenna = 2 }\n', "", "zones.seat2", "[zones]"),
@@ -207,11 +207,11 @@ def rfid_table(*args) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def bad_config(tmp_path) -> tuple[Path, list[str]]:
-    text = edited('\nbackend = "sim"', '\nbackend = "serial"').replace("antenna = 8 }", "antenna = 7 }")
-    path, backend, burn = write(tmp_path, text), line_of(text, '"serial"'), line_of(text, "burn =")
+    text = edited('\nbackend = "sim"', '\nbackend = "bluetooth"').replace("antenna = 8 }", "antenna = 7 }")
+    path, backend, burn = write(tmp_path, text), line_of(text, '"bluetooth"'), line_of(text, "burn =")
     return path, [
         "bad configuration (2 problems):",
-        f"  {path}:{backend}: readers.main.backend: expected one of: sim, got 'serial'",
+        f"  {path}:{backend}: readers.main.backend: expected one of: sim, serial, usb, got 'bluetooth'",
         f"  {path}:{burn}: zones.burn.antenna: antenna 7 of reader 'main' is already assigned to zone 'board'",
     ]
 
@@ -227,3 +227,21 @@ def test_daemon_refuses_to_start_with_the_same_message(bad_config, daemon):
     path, message = bad_config
     done = rfid_table(daemon[0], "--config", str(path), *daemon[1:])
     assert (done.returncode, done.stderr.splitlines()) == (78, message)
+
+
+@pytest.mark.parametrize("reader, key, expected", [
+    ('backend = "serial"', "readers.main.port",
+     "missing (expected the reader's serial device, best a stable /dev/serial/by-id/... path)"),
+    ('backend = "usb"\nvendor_id = 0x1209', "readers.main.product_id", "missing (expected a USB id such as 0x1209)"),
+    ('backend = "serial"\nport = "/dev/ttyACM0"\nvendor_id = 0x1209', "readers.main.vendor_id",
+     "not used by backend 'serial'"),
+])
+def test_hardware_readers_need_their_link_settings(tmp_path, capsys, reader, key, expected):
+    text = edited('backend = "sim"', reader)
+    err = check_config_fails(write(tmp_path, text), capsys)
+    assert err[1].endswith(f": {key}: {expected}"), err
+
+
+def test_a_serial_reader_with_a_stable_port_is_accepted(tmp_path, capsys):
+    text = edited('backend = "sim"', 'backend = "serial"\nport = "/dev/serial/by-id/usb-Table_Reader_0001-if00"')
+    assert main(["check-config", str(write(tmp_path, text))]) == 0

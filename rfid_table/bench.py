@@ -118,7 +118,7 @@ def measure_end_to_end(config_path: str, settings: MqttSettings, min_events: int
     receiver = _Receiver(settings, topics.events(secure=False))
     publisher = MqttPublisher(settings, config.table_id, epoch="bench")
     publisher.start()
-    table = SimulatedTable(config, SimOptions(hands=None, seed=1, pace_s=E2E_PACE_S), publisher)
+    table = SimulatedTable(config, SimOptions(hands=None, seed=1, pace_s=E2E_PACE_S, link="direct"), publisher)
     sent: dict[int, float] = {}
     # Like the daemon, the loop gives the time between reader cycles to the publisher instead of spinning;
     # table time runs E2E_SPEED times faster than real time so that 5,000 events take seconds, not hours.
@@ -140,7 +140,7 @@ def measure_end_to_end(config_path: str, settings: MqttSettings, min_events: int
     return _latencies_ms(sent, arrived), sorted(t0 - first for t0 in sent.values())
 
 
-def measure_rss_mb(config_path: str, settings: MqttSettings, hands: int = 200) -> float:
+def measure_rss_mb(config_path: str, settings: MqttSettings, hands: int) -> float:
     """Peak RSS of the simulated table's daemon process, from the kernel's own accounting (wait4)."""
     command = [sys.executable, "-m", "rfid_table.cli", "--log-level", "WARNING", "sim", "--config", config_path,
                "--host", settings.host, "--port", str(settings.port), "--hands", str(hands), "--speed", "0",
@@ -168,8 +168,8 @@ def bench(args) -> int:
         e2e, send_times = measure_end_to_end(config_path, settings, args.events, progress)
         progress(f"baseline: {len(send_times)} bare publish → broker → subscriber round trips, same timing")
         baseline = measure_baseline(settings, send_times)
-        progress("memory: rfid-table sim playing 200 hands")
-        rss = measure_rss_mb(config_path, settings)
+        progress(f"memory: rfid-table sim playing {args.rss_hands} hands over the emulated reader link")
+        rss = measure_rss_mb(config_path, settings, args.rss_hands)
     finally:
         if broker is not None:
             broker.stop()

@@ -43,7 +43,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
 
     config = _with_broker(_load_or_exit(args.config), args)
     options = SimOptions(hands=args.hands or None, seed=args.seed, speed=args.speed, pace_s=args.pace,
-                         players=args.players)
+                         players=args.players, link=args.link, noise=args.noise, faults_per_minute=args.faults)
     journal = _open_journal(args.journal) if args.journal else None
     epoch = journal.epoch if journal is not None else f"{int(time.time()):x}"
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch)
@@ -144,6 +144,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--speed", type=float, default=1.0, help="times real time; 0 = as fast as possible (default 1)")
     p.add_argument("--pace", type=float, default=1.0, help="seconds a typical action takes (default 1)")
     p.add_argument("--players", type=int, default=None, help="occupied seats 1..N (default: every seat)")
+    p.add_argument("--link", choices=("pty", "direct"), default="pty",
+                   help="pty: the reader firmware emulated on a pseudo-terminal, read through pyserial like real "
+                        "hardware (default); direct: the HAL reads the simulated table in-process")
+    p.add_argument("--noise", type=float, default=0.0, metavar="P",
+                   help="realistic RF noise: missed reads, cross reads, flicker at zone edges with probability P, "
+                        "and a stack read limit (e.g. 0.05)")
+    p.add_argument("--faults", type=float, default=0.0, metavar="PER_MINUTE",
+                   help="inject link faults (bit flips, dropped, duplicated, truncated frames, garbage) at this rate")
     p.add_argument("--journal", default=None, help="SQLite journal: every event is stored before it is published, "
                                                     "and a restart continues the hand from it")
     broker_options(p)
@@ -179,6 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="measure latency and memory through a real broker")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--events", type=int, default=5000, help="end-to-end events to measure (default 5000)")
+    p.add_argument("--rss-hands", type=int, default=50, help="hands the memory measurement plays (default 50)")
     p.add_argument("--broker", default=None, help="HOST:PORT of a broker to use instead of a private one")
     p.set_defaults(func=cmd_bench)
     return parser

@@ -131,14 +131,15 @@ class StopFlag:
 
 
 def run_cycles(
-    pipeline: TablePipeline,
+    step: Callable[[float], object],
     cycle_s: float,
     stop: StopFlag,
     speed: float = 1.0,
     before_step: Callable[[float], bool] | None = None,
     idle: Callable[[float], None] | None = None,
 ) -> None:
-    """Step the pipeline every ``cycle_s`` of table time until ``stop`` (or ``before_step`` returns False).
+    """Call ``step(t)`` (a pipeline's) every ``cycle_s`` of table time until ``stop`` (or ``before_step``
+    returns False).
 
     Table time runs ``speed`` times faster than the wall clock; ``speed=0`` runs as fast as possible
     (simulation only: a real reader sets its own pace). Time between cycles goes to ``idle`` (the
@@ -150,7 +151,7 @@ def run_cycles(
     while not stop.is_set():
         if before_step is not None and not before_step(t):
             break
-        pipeline.step(t)
+        step(t)
         t += cycle_s
         delay = start_wall + (t - start_table) / speed - time.monotonic() if speed > 0 else 0.0
         if idle is not None:

@@ -1,18 +1,38 @@
-"""Run the daemon against the simulated table: the same pipeline as on hardware, fed by a virtual dealer."""
+"""Run the daemon against the simulated table: the same pipeline as on hardware, fed by a virtual dealer.
+
+Two ways for the simulated readers to reach the daemon:
+
+* ``link="pty"`` (the default): each reader is the firmware emulator speaking the wire protocol on a
+  pseudo-terminal, and the daemon reads it through pyserial, the link layer and the firmware reader — every
+  byte path of a real table, with optional RF noise and injected link faults;
+* ``link="direct"``: the HAL reads the simulated field in-process (fast, for the controller's own tests).
+
+The dealer, the emulators and the daemon run on one table clock in lock step, so a seed replays a run
+exactly at any speed.
+"""
 
 import logging
+import random
+import select
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
-from hal.readers import SimulatedReader
+from hal.firmware_reader import serial_reader
+from hal.readers import ReaderBackend, SimulatedReader
 from rfid_table.config import TableConfig
+from rfid_table.daemon import Sink, StopFlag, TablePipeline, run_cycles
 from rfid_table.journal import Journal
 from rfid_table.publisher import MqttPublisher
-from rfid_table.daemon import Sink, StopFlag, TablePipeline, run_cycles
 from sim.dealer import DealerSettings, SimDealer
 from sim.field import TableField
+from sim.firmware import Fault, FirmwareEmulator
+from sim.noise import NoiseModel
 
 log = logging.getLogger(__name__)
 MAX_BACKLOG = 500  # messages
+LINK_FAULTS = (Fault.BIT_FLIP, Fault.DROP, Fault.DUPLICATE, Fault.TRUNCATE, Fault.GARBAGE)
+PTY_WAIT_S = 0.05  # how long to wait for bytes in flight through the pty before stepping on
 
 
 @dataclass(frozen=True)
@@ -23,15 +43,22 @@ class SimOptions:
     pace_s: float = 1.0  # seconds a typical dealer or player action takes
     players: int | None = None  # seats 1..N occupied; None: every seat
     fold_chance: float = 0.3
+    link: str = "pty"  # "pty": firmware emulator over a pseudo-terminal; "direct": in-process
+    noise: float = 0.0  # realistic RF noise mix (missed reads, cross reads, flicker, stack limit); pty only
+    faults_per_minute: float = 0.0  # injected link faults (bit flips, drops, duplicates, truncation, garbage)
 
 
 class SimulatedTable:
     """The virtual table, its readers and the daemon's pipeline, ready to step."""
 
-    def __init__(self, config: TableConfig, options: SimOptions, sink: Sink | None, journal: "Journal | None" = None):
+    def __init__(self, config: TableConfig, options: SimOptions, sink: Sink | None, journal: Journal | None = None):
         players = list(range(1, (options.players or config.seats) + 1))
         if not 2 <= len(players) <= config.seats:
             raise ValueError(f"--players must be from 2 to {config.seats} (the table's seats), not {len(players)}")
+        if options.link not in ("pty", "direct"):
+            raise ValueError(f"--link must be pty or direct, not {options.link!r}")
+        if options.link == "direct" and (options.noise or options.faults_per_minute):
+            raise ValueError("--noise and --faults need the firmware emulator: use --link pty")
         self.config = config
         self.options = options
         self.field = TableField(config.zones)
@@ -41,12 +68,28 @@ class SimulatedTable:
             DealerSettings(players, config.game.hole_cards, options.pace_s, options.fold_chance),
             options.seed,
         )
-        readers = [SimulatedReader(r.name, r.antennas, self.field) for r in config.readers.values()]
+        self.emulators: list[FirmwareEmulator] = []
+        self._links_dir: tempfile.TemporaryDirectory | None = None
+        self._rng = random.Random(options.seed)
+        readers = [self._reader(r) for r in config.readers.values()]
         self.pipeline = TablePipeline(config, readers, sink, journal)
         self.cycle_s = min(r.cycle_s for r in config.readers.values())
         self._moves = self.dealer.hands(options.hands)
         self._next = next(self._moves, None)
         self._due: float | None = None
+
+    def _reader(self, settings) -> ReaderBackend:
+        if self.options.link == "direct":
+            return SimulatedReader(settings.name, settings.antennas, self.field)
+        if self._links_dir is None:
+            self._links_dir = tempfile.TemporaryDirectory(prefix="rfid-table-sim-")
+        noise = NoiseModel.realistic(self.options.noise, seed=self.options.seed or 0) if self.options.noise else None
+        emulator = FirmwareEmulator(
+            self.field, reader=settings.name, antenna_count=settings.antennas, cycle_s=settings.cycle_s,
+            noise=noise, link_path=Path(self._links_dir.name) / f"reader-{settings.name}",
+            serial=f"SIM-{settings.name}", seed=self.options.seed or 0)
+        self.emulators.append(emulator)
+        return serial_reader(settings.name, emulator.path, antennas=settings.antennas)
 
     def advance(self, t: float) -> bool:
         """Apply the dealer's moves due by table time ``t``; False once the last hand is over."""
@@ -61,7 +104,23 @@ class SimulatedTable:
             self._due = None if self._next is None else self._due + self._next.delay_s
         return self._next is not None or self.pipeline.controller.in_hand
 
-    def run(self, stop: StopFlag, publisher: "MqttPublisher | None" = None) -> None:
+    def step(self, t: float) -> list:
+        """One cycle at table time ``t``: the readers (emulated firmware) report, the daemon reads."""
+        for emulator, reader in zip(self.emulators, self.pipeline.readers):
+            if self.options.faults_per_minute and self._rng.random() < self.options.faults_per_minute * self.cycle_s / 60:
+                emulator.inject(self._rng.choice(LINK_FAULTS))
+            sent = emulator.stats.bytes_sent
+            emulator.step(t)
+            if emulator.stats.bytes_sent != sent:
+                _wait_readable(reader.link.transport)
+        written = [reader.link.bytes_sent for reader in self.pipeline.readers if hasattr(reader, "link")]
+        events = self.pipeline.step(t)
+        for emulator, reader, before in zip(self.emulators, self.pipeline.readers, written):
+            if reader.link.bytes_sent != before and emulator.master_fd is not None:
+                _wait_fd(emulator.master_fd)  # a command is on its way to the reader
+        return events
+
+    def run(self, stop: StopFlag, publisher: MqttPublisher | None = None) -> None:
         """Play until the last hand is over, giving the publisher the time between cycles. A table running
         faster than real time pauses while many messages still wait for the broker, so memory stays bounded."""
 
@@ -70,5 +129,33 @@ class SimulatedTable:
                 publisher.service(0.005)
             return self.advance(t)
 
-        run_cycles(self.pipeline, self.cycle_s, stop, self.options.speed, before_step=before_step,
-                   idle=publisher.service if publisher is not None else None)
+        try:
+            run_cycles(self.step, self.cycle_s, stop, self.options.speed, before_step=before_step,
+                       idle=publisher.service if publisher is not None else None)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        for reader in self.pipeline.readers:
+            close = getattr(reader, "close", None)
+            if close is not None:
+                close()
+        for emulator in self.emulators:
+            emulator.close()
+        self.emulators = []
+        if self._links_dir is not None:
+            self._links_dir.cleanup()
+            self._links_dir = None
+
+
+def _wait_readable(transport) -> None:
+    fd = transport.fileno() if transport is not None else None
+    if fd is not None:
+        _wait_fd(fd)
+
+
+def _wait_fd(fd: int) -> None:
+    try:
+        select.select([fd], [], [], PTY_WAIT_S)
+    except (OSError, ValueError):  # closed meanwhile (an unplug)
+        pass

@@ -8,6 +8,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 from conftest import TABLE_10
 from rfid_table.daemon import StopFlag
 from rfid_table.publisher import MqttPublisher
@@ -16,10 +18,10 @@ from rfid_table.simulate import SimOptions, SimulatedTable
 CARD = re.compile(r"^[2-9TJQKA][shdc]$")
 
 
-def play(config, hands: int, seed: int):
+def play(config, hands: int, seed: int, **options):
     """Play ``hands`` hands at full speed; return what the dealer physically did, per hand."""
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch="e2e")
-    table = SimulatedTable(config, SimOptions(hands=hands, seed=seed, speed=0, pace_s=0.5), publisher)
+    table = SimulatedTable(config, SimOptions(hands=hands, seed=seed, speed=0, pace_s=0.5, **options), publisher)
     card_of = config.decks[config.active_deck]
     truth = defaultdict(lambda: {"hole": defaultdict(list), "board": [], "muck": [], "burn": []})
     place = table.field.place
@@ -51,11 +53,19 @@ def strings_in(value):
             yield from strings_in(v)
 
 
+LINKS = {
+    "in-process": {"link": "direct"},
+    "firmware over a pty": {"link": "pty"},
+    "pty, RF noise 0.05 and link faults": {"link": "pty", "noise": 0.05, "faults_per_minute": 120},
+}
+
+
+@pytest.mark.parametrize("link", LINKS.values(), ids=LINKS.keys())
 def test_a_simulated_table_reaches_subscribers_with_hole_cards_only_on_the_secure_branch(table_config,
-                                                                                         recorder_factory):
+                                                                                         recorder_factory, link):
     base = f"rfid-table/{table_config.table_id}"
     recorder = recorder_factory(f"{base}/#")
-    truth = play(table_config, hands=6, seed=11)
+    truth = play(table_config, hands=6, seed=11, **link)
     assert recorder.wait_for(lambda msgs: any(t == f"{base}/status" and p == b"offline" for t, p, _ in msgs))
 
     secure = recorder.json("/secure/events")
@@ -134,7 +144,8 @@ def test_the_demo_commands_sim_and_watch_show_the_table_live(broker):
 
 
 def test_bench_reports_every_figure_as_one_json_object():
-    done = subprocess.run(rfid_table_command() + ["--log-level", "WARNING", "bench", "--json", "--events", "300"],
+    done = subprocess.run(rfid_table_command() + ["--log-level", "WARNING", "bench", "--json", "--events", "300",
+                                               "--rss-hands", "5"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout)

@@ -1,0 +1,234 @@
+"""PHH hand histories (phh-std, TOML) to and from the betting engine.
+
+Players are named ``p1``..``pN`` in PHH order: ``p1`` is the first seat left of the button, ``pN`` the button.
+Three or more players: ``p1`` posts the small blind, ``p2`` the big blind. Heads-up: ``p1`` (the seat left of the
+button) posts the big blind and ``p2`` (the button) the small blind — PHH and pokerkit still write
+``blinds_or_straddles = [SB, BB]`` and swap the two heads-up, and a big-blind ante stays at index 1 (the big blind's
+in both cases). The table seats are kept in the optional ``seats`` field (``seats[k-1]`` is ``pk``'s table seat), so
+``BettingHand.order`` and the PHH player order are the same list.
+
+Actions: ``d dh p1 AcAd`` (hole cards, ``????`` when unknown), ``d db Jc3d5c`` (board), ``p1 f`` (fold), ``p1 cc``
+(check or call), ``p1 cbr 300`` (bet or raise *to* 300), ``p1 sm AcAd`` (show; ``p1 sm`` mucks). Blinds, straddles and
+antes are implied by ``antes`` and ``blinds_or_straddles`` and are not written as actions.
+
+Reading uses the standard library's ``tomllib``; writing is a small TOML writer for PHH's flat fields.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from typing import Any, Mapping, Sequence
+
+from controller.betting import FIXED_LIMIT, FLHE, NLHE, PLO, BettingHand, Straddle
+from controller.rules import TDA, RuleProfile
+
+PHH_VARIANTS = {"NT": NLHE, "PO": PLO, "FT": FLHE}
+_BOARD_COUNTS = (0, 3, 4, 5)
+
+
+def to_phh(
+    hand: BettingHand,
+    hole_cards: Mapping[int, Sequence[str]] | None = None,
+    board: Sequence[str] = (),
+    shown: Sequence[int] = (),
+    finishing_stacks: Mapping[int, int] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The hand as a PHH dictionary (``dumps`` turns it into TOML). ``shown``: seats that showed, in order."""
+    variant = hand.variant.phh_code
+    if variant is None or (variant == "PO" and hand.variant.hole_cards != 4):
+        raise ValueError(f"PHH has no variant code for {hand.variant.code}")
+    order = hand.order
+    player = {seat: f"p{i + 1}" for i, seat in enumerate(order)}
+    n = len(order)
+    if hand.big_blind_ante:
+        antes = [0] * n
+        antes[1] = hand.big_blind_ante
+        trimming = False
+    else:
+        antes = [hand.ante] * n
+        trimming = bool(hand.ante)
+    blinds = [0] * n
+    for a in hand.actions:
+        if a.kind in ("post_sb", "post_bb", "straddle"):
+            nominal = {"post_sb": hand.small_blind, "post_bb": hand.big_blind}.get(a.kind, a.to_amount)
+            blinds[order.index(a.seat)] = nominal
+    if n == 2:
+        blinds = [hand.small_blind, hand.big_blind]
+    starting = _starting_stacks(hand)
+    out: dict[str, Any] = {"variant": variant, "ante_trimming_status": trimming, "antes": antes,
+                           "blinds_or_straddles": blinds}
+    if hand.variant.structure == FIXED_LIMIT:
+        out["small_bet"], out["big_bet"] = hand.limit_bets
+    else:
+        out["min_bet"] = hand.big_blind
+    out["starting_stacks"] = [starting[s] for s in order]
+    actions = []
+    for s in order:
+        cards = "".join(hole_cards[s]) if hole_cards and s in hole_cards else "??" * hand.variant.hole_cards
+        actions.append(f"d dh {player[s]} {cards}")
+    street = 0
+    for a in hand.actions:
+        if a.kind in ("post_sb", "post_bb", "straddle", "ante"):
+            continue
+        street_index = ("preflop", "flop", "turn", "river").index(a.street)
+        while street < street_index:
+            street += 1
+            actions.append(_board_action(board, street))
+        if a.kind == "fold":
+            actions.append(f"{player[a.seat]} f")
+        elif a.base in ("check", "call"):
+            actions.append(f"{player[a.seat]} cc")
+        else:
+            actions.append(f"{player[a.seat]} cbr {a.to_amount}")
+    if len(hand.live_seats) > 1:
+        while street < 3 and len(board) >= _BOARD_COUNTS[street + 1]:
+            street += 1
+            actions.append(_board_action(board, street))
+        for s in shown:
+            cards = "".join(hole_cards[s]) if hole_cards and s in hole_cards else ""
+            actions.append(f"{player[s]} sm {cards}".rstrip())
+    out["actions"] = actions
+    out["seats"] = list(order)
+    out["seat_count"] = max(10, max(order))
+    if finishing_stacks is not None:
+        out["finishing_stacks"] = [finishing_stacks[s] for s in order]
+    out.update(extra)
+    return out
+
+
+def _starting_stacks(hand: BettingHand) -> dict[int, int]:
+    """Stacks before the forced bets: what the seat has now plus everything it put in (less nothing returned)."""
+    out = {}
+    for s in hand.order:
+        st = hand._s[s]  # noqa: SLF001 (the engine keeps the ledger; PHH needs it whole)
+        dead = hand.dead_money if s == hand.bb_seat else 0
+        out[s] = st.stack + st.committed + dead
+    return out
+
+
+def _board_action(board: Sequence[str], street: int) -> str:
+    lo, hi = _BOARD_COUNTS[street - 1], _BOARD_COUNTS[street]
+    cards = list(board[lo:hi])
+    return "d db " + ("".join(cards) if len(cards) == hi - lo else "??" * (hi - lo))
+
+
+def dumps(phh: Mapping[str, Any]) -> str:
+    """PHH's flat fields as TOML."""
+    lines = []
+    for key, value in phh.items():
+        lines.append(f"{key} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        if value and isinstance(value[0], str):
+            return "[\n" + "".join(f"  {_toml_value(v)},\n" for v in value) + "]"
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"PHH writer: unsupported value {value!r}")
+
+
+def loads(text: str) -> dict[str, Any]:
+    return tomllib.loads(text)
+
+
+def replay(phh: Mapping[str, Any], rules: RuleProfile = TDA) -> tuple[BettingHand, dict[int, list[str]], list[str],
+                                                                     list[int]]:
+    """Drive a ``BettingHand`` with a PHH hand (exact amounts, declared). Returns the hand, the hole cards by seat,
+    the board and the seats that showed. Raises ``ValueError`` if the engine refuses an action."""
+    variant = PHH_VARIANTS.get(phh["variant"])
+    if variant is None:
+        raise ValueError(f"variant {phh['variant']!r} is not supported (supported: {', '.join(PHH_VARIANTS)})")
+    stacks_list = list(phh["starting_stacks"])
+    n = len(stacks_list)
+    seats = list(phh.get("seats") or range(1, n + 1))
+    button = seats[-1]
+    blinds = list(phh["blinds_or_straddles"]) + [0] * n
+    antes = phh.get("antes", 0)
+    antes = list(antes) if isinstance(antes, list) else [antes] * n
+    ante = big_blind_ante = 0
+    nonzero = [i for i, a in enumerate(antes) if a]
+    if nonzero == [1] and not phh.get("ante_trimming_status", False) and n > 2 or (n == 2 and nonzero == [1]):
+        big_blind_ante = antes[1]
+    elif nonzero and len(set(antes)) == 1:
+        ante = antes[0]
+    elif nonzero:
+        raise ValueError("only equal antes or a big-blind ante are supported")
+    straddles = []
+    previous = 1
+    for k in range(2, n):
+        if blinds[k]:
+            kind = "live" if k == previous + 1 else ("button" if k == n - 1 else "mississippi")
+            straddles.append(Straddle(blinds[k], kind, seats[k]))
+            previous = k
+    kwargs: dict[str, Any] = {}
+    if variant.structure == FIXED_LIMIT:
+        kwargs["bets"] = (phh["small_bet"], phh["big_bet"])
+    hand = BettingHand(variant, seats, button, dict(zip(seats, stacks_list)), (blinds[0], blinds[1]), ante=ante,
+                       big_blind_ante=big_blind_ante, straddles=straddles, rules=rules, **kwargs)
+    if hand.order != seats:
+        raise ValueError(f"seats {seats} are not clockwise from the button")
+    seat_of = {f"p{i + 1}": s for i, s in enumerate(seats)}
+    hole: dict[int, list[str]] = {s: [] for s in seats}
+    board: list[str] = []
+    shown: list[int] = []
+    for raw in phh["actions"]:
+        words = raw.split("#")[0].split()
+        if not words:
+            continue
+        if words[0] == "d":
+            if words[1] == "dh":
+                hole[seat_of[words[2]]] = _cards(words[3]) if len(words) > 3 else []
+            elif words[1] == "db":
+                _end_streets(hand, _BOARD_COUNTS.index(len(board) + len(_cards(words[2]))))
+                board += _cards(words[2])
+            continue
+        seat = seat_of[words[0]]
+        verb = words[1]
+        if verb == "f":
+            _check(hand.fold(seat), raw)
+        elif verb == "cc":
+            call = hand.to_call(seat)
+            if call == 0:
+                _check(hand.check(seat), raw)
+            else:
+                _check(hand.declare(seat, "call"), raw)
+                _check(hand.push(seat, [call]), raw)
+        elif verb == "cbr":
+            amount = int(words[2])
+            before = hand.bets[seat]
+            _check(hand.declare(seat, "bet" if hand.current_bet == 0 else "raise", amount), raw)
+            if hand._s[seat].owed:  # noqa: SLF001
+                _check(hand.push(seat, [amount - before]), raw)
+        elif verb == "sm":
+            if len(words) > 2 and words[2] != "-":
+                hole[seat] = _cards(words[2])
+                shown.append(seat)
+        else:
+            raise ValueError(f"unsupported PHH action {raw!r}")
+    while hand.status == "betting" and hand.round_complete():
+        _check(hand.end_street(), "end of hand")
+    return hand, hole, board, shown
+
+
+def _end_streets(hand: BettingHand, street_index: int) -> None:
+    while hand.status == "betting" and hand.street_index < street_index:
+        _check(hand.end_street(), f"collect before street {street_index}")
+
+
+def _cards(text: str) -> list[str]:
+    cards = [text[i : i + 2] for i in range(0, len(text), 2)]
+    return [c for c in cards if c != "??"]
+
+
+def _check(ruling, what: str) -> None:
+    if not ruling.ok:
+        raise ValueError(f"{what}: {ruling.code}: {ruling.message}")

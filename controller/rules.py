@@ -1,0 +1,252 @@
+"""House rule profiles: the settings where the rule books the table follows disagree.
+
+Every field names the rule it comes from (``RuleProfile.sources``), so an event can say which rule it applied.
+One profile per house document in ``shared/rules/``:
+
+* ``tda``: Poker TDA rules (German translation, ``poker-tda-rules.de.txt``), rule numbers as printed there.
+* ``casinos_austria``: Casinos Austria cash game rules (``casinos-austria-cash-game-rules.en.txt``), cited
+  ``CA GR n`` (GENERAL RULES), ``CA Stakes n``, ``CA Actions n``.
+* ``poker_play``: Poker-Play.com house rules (``poker-play-house-rules.en.txt``), cited ``PP <section> n``.
+* ``allin_club``: ALLIN club rules, Slovakia (``allin-club-rules.sk.txt``), cited ``AC n``.
+* ``club_tournament_de``: German club tournament rules (``club-tournament-rules.de.txt``), cited ``DE n``. They say
+  nothing about most betting details; where they are silent the profile follows the TDA and says so.
+
+The engine (``controller.betting``) reads only the profile; it never branches on a profile's name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Mapping, Sequence
+
+# Odd chip: who gets the chip that cannot be split.
+ODD_CHIP_FIRST_LEFT_OF_BUTTON = "first_left_of_button"
+ODD_CHIP_CLOSEST_TO_BUTTON = "closest_to_button"
+
+# Down to which unit a pot is split.
+SPLIT_SMALLEST_CHIP = "smallest_chip"
+SPLIT_SMALL_BLIND_OR_ANTE = "small_blind_or_ante"
+
+# A spoken amount that can mean two things ("five" at 200/400).
+UNCLEAR_HIGHEST_REASONABLE = "highest_reasonable"
+UNCLEAR_LOWEST = "lowest"
+
+# When a misdeal can no longer be called.
+SUBSTANTIAL_TWO_CHIP_OR_THREE_ACTIONS = "two_chip_actions_or_three_actions"
+SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP = "two_chip_actions_never_after_flop"
+SUBSTANTIAL_TWO_PLAYERS_AFTER_BLINDS = "two_players_after_blinds"
+
+# Several chips pushed silently while facing a bet.
+MULTI_CHIP_REMOVE_SMALLEST = "remove_smallest_chip"
+MULTI_CHIP_SAME_DENOMINATION = "same_denomination_only"
+MULTI_CHIP_FIFTY_PERCENT_ONLY = "fifty_percent_only"
+
+# In turn, silently fewer chips than the call (not all-in).
+INCOMPLETE_CALL_TDA_51 = "tda_51"
+INCOMPLETE_CALL_COMPLETE_OR_FORFEIT = "complete_or_forfeit"
+INCOMPLETE_CALL_MUST_COMPLETE = "must_complete"
+
+# Limit: when the raise cap is lifted.
+LIMIT_UNCAPPED_HEADS_UP_BEFORE_CAP = "heads_up_before_cap"
+LIMIT_UNCAPPED_EVENT_HEADS_UP = "event_heads_up_only"
+
+# Actions out of turn.
+OOT_BINDING_UNLESS_CHANGED = "binding_unless_changed"
+OOT_DECLARATION_DISMISSED = "declaration_dismissed_no_raise"
+
+
+@dataclass(frozen=True)
+class RuleProfile:
+    """One house's settings. ``sources`` maps each field name to the rule(s) it follows."""
+
+    name: str
+    document: str
+    odd_chip: str
+    split_unit: str
+    unclear_amount: str
+    substantial_action: str
+    multiple_chip_rule: str
+    incomplete_call: str
+    limit_raise_cap: int  # raises after the bet, per betting round (hold'em has four rounds)
+    limit_raise_cap_two_rounds: int  # games with only two betting rounds (not used by hold'em)
+    limit_heads_up: str
+    out_of_turn: str
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    def cite(self, field_name: str) -> str:
+        """The rule reference for one setting, e.g. ``cite("odd_chip") == "TDA 20-1"``."""
+        return self.sources.get(field_name, "")
+
+
+def _profile(**kwargs: object) -> RuleProfile:
+    sources = kwargs.pop("sources")
+    assert isinstance(sources, dict)
+    names = {f.name for f in fields(RuleProfile)} - {"name", "document", "sources"}
+    missing = names - set(sources)
+    assert not missing, f"every setting cites its source; missing: {sorted(missing)}"
+    return RuleProfile(**kwargs, sources=MappingProxyType(sources))  # type: ignore[arg-type]
+
+
+TDA = _profile(
+    name="tda",
+    document="poker-tda-rules.de.txt",
+    odd_chip=ODD_CHIP_FIRST_LEFT_OF_BUTTON,
+    split_unit=SPLIT_SMALLEST_CHIP,
+    unclear_amount=UNCLEAR_HIGHEST_REASONABLE,
+    substantial_action=SUBSTANTIAL_TWO_CHIP_OR_THREE_ACTIONS,
+    multiple_chip_rule=MULTI_CHIP_REMOVE_SMALLEST,
+    incomplete_call=INCOMPLETE_CALL_TDA_51,
+    limit_raise_cap=3,
+    limit_raise_cap_two_rounds=3,
+    limit_heads_up=LIMIT_UNCAPPED_EVENT_HEADS_UP,
+    out_of_turn=OOT_BINDING_UNLESS_CHANGED,
+    sources={
+        "odd_chip": "TDA 20-1",
+        "split_unit": "TDA 20",
+        "unclear_amount": "TDA 54 (unclear betting: highest reasonable amount <= pot)",
+        "substantial_action": "TDA 36 (as cited by TDA examples 1-A/1-B and 53-2)",
+        "multiple_chip_rule": "TDA 45",
+        "incomplete_call": "TDA 51",
+        "limit_raise_cap": "TDA 48 (house cap; 3 raises as in CA Actions 3)",
+        "limit_raise_cap_two_rounds": "TDA 48 (house cap)",
+        "limit_heads_up": "TDA 48 (capped even heads-up until the event is down to 2 players)",
+        "out_of_turn": "TDA 53",
+    },
+)
+
+CASINOS_AUSTRIA = _profile(
+    name="casinos_austria",
+    document="casinos-austria-cash-game-rules.en.txt",
+    odd_chip=ODD_CHIP_CLOSEST_TO_BUTTON,
+    split_unit=SPLIT_SMALL_BLIND_OR_ANTE,
+    unclear_amount=UNCLEAR_HIGHEST_REASONABLE,
+    substantial_action=SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP,
+    multiple_chip_rule=MULTI_CHIP_SAME_DENOMINATION,
+    incomplete_call=INCOMPLETE_CALL_COMPLETE_OR_FORFEIT,
+    limit_raise_cap=3,
+    limit_raise_cap_two_rounds=3,
+    limit_heads_up=LIMIT_UNCAPPED_HEADS_UP_BEFORE_CAP,
+    out_of_turn=OOT_BINDING_UNLESS_CHANGED,
+    sources={
+        "odd_chip": "CA GR 8 (closest to the button in the betting order; CA Actions 8f gives run-it-twice odd chips "
+        "to the worse position instead)",
+        "split_unit": "CA GR 8 (split only down to the small blind or ante)",
+        "unclear_amount": "CA GR 4 (non-standard announcements at the player's risk; no own rule: TDA 54 applied)",
+        "substantial_action": "CA GR 9 (two active chip actions; never after the flop)",
+        "multiple_chip_rule": "CA Actions 4 (several chips of the same value)",
+        "incomplete_call": "CA Actions 2 (complete the bet or forfeit bets and pot; no raise)",
+        "limit_raise_cap": "CA Actions 3 (three raises per betting round in split limit)",
+        "limit_raise_cap_two_rounds": "CA Actions 3",
+        "limit_heads_up": "CA Actions 3 (two players left before the third raise: unlimited)",
+        "out_of_turn": "CA Actions 2",
+    },
+)
+
+POKER_PLAY = _profile(
+    name="poker_play",
+    document="poker-play-house-rules.en.txt",
+    odd_chip=ODD_CHIP_FIRST_LEFT_OF_BUTTON,
+    split_unit=SPLIT_SMALLEST_CHIP,
+    unclear_amount=UNCLEAR_HIGHEST_REASONABLE,
+    substantial_action=SUBSTANTIAL_TWO_PLAYERS_AFTER_BLINDS,
+    multiple_chip_rule=MULTI_CHIP_FIFTY_PERCENT_ONLY,
+    incomplete_call=INCOMPLETE_CALL_MUST_COMPLETE,
+    limit_raise_cap=3,
+    limit_raise_cap_two_rounds=4,
+    limit_heads_up=LIMIT_UNCAPPED_HEADS_UP_BEFORE_CAP,
+    out_of_turn=OOT_DECLARATION_DISMISSED,
+    sources={
+        "odd_chip": "PP Ties 5a, PP Ties 4 (at most one odd chip per player)",
+        "split_unit": "PP Ties 3",
+        "unclear_amount": "PP Betting 8 (no own rule for unclear amounts: TDA 54 applied)",
+        "substantial_action": "PP Misdeals 2",
+        "multiple_chip_rule": "PP Betting 14 (a full bet plus half a bet or more is a raise; no multiple-chip rule)",
+        "incomplete_call": "PP Betting 16 (improper amounts brought up to proper size)",
+        "limit_raise_cap": "PP Betting 3a (bet and three raises with three or more betting rounds)",
+        "limit_raise_cap_two_rounds": "PP Betting 3b (bet and four raises with two betting rounds)",
+        "limit_heads_up": "PP Betting 4 (heads-up unlimited unless capped before)",
+        "out_of_turn": "PP Betting 10 (out-of-turn declaration dismissed; no raise on the next turn)",
+    },
+)
+
+ALLIN_CLUB = _profile(
+    name="allin_club",
+    document="allin-club-rules.sk.txt",
+    odd_chip=ODD_CHIP_FIRST_LEFT_OF_BUTTON,
+    split_unit=SPLIT_SMALLEST_CHIP,
+    unclear_amount=UNCLEAR_LOWEST,
+    substantial_action=SUBSTANTIAL_TWO_CHIP_OR_THREE_ACTIONS,
+    multiple_chip_rule=MULTI_CHIP_SAME_DENOMINATION,
+    incomplete_call=INCOMPLETE_CALL_MUST_COMPLETE,
+    limit_raise_cap=3,
+    limit_raise_cap_two_rounds=3,
+    limit_heads_up=LIMIT_UNCAPPED_EVENT_HEADS_UP,
+    out_of_turn=OOT_BINDING_UNLESS_CHANGED,
+    sources={
+        "odd_chip": "AC 15",
+        "split_unit": "AC 15 (no unit named: smallest chip, as TDA 20)",
+        "unclear_amount": "AC 43 (the lowest interpretation)",
+        "substantial_action": "AC 31",
+        "multiple_chip_rule": "AC 38 (chips of the same value; mixed chips go by AC 36)",
+        "incomplete_call": "AC 40 (accepted action: the correct amount must be completed)",
+        "limit_raise_cap": "AC 39 (no cap in NL/PL; limit not covered: TDA 48 house cap)",
+        "limit_raise_cap_two_rounds": "AC 39 (limit not covered)",
+        "limit_heads_up": "AC 39 (limit not covered: TDA 48)",
+        "out_of_turn": "AC 34",
+    },
+)
+
+CLUB_TOURNAMENT_DE = _profile(
+    name="club_tournament_de",
+    document="club-tournament-rules.de.txt",
+    odd_chip=ODD_CHIP_FIRST_LEFT_OF_BUTTON,
+    split_unit=SPLIT_SMALLEST_CHIP,
+    unclear_amount=UNCLEAR_HIGHEST_REASONABLE,
+    substantial_action=SUBSTANTIAL_TWO_CHIP_OR_THREE_ACTIONS,
+    multiple_chip_rule=MULTI_CHIP_REMOVE_SMALLEST,
+    incomplete_call=INCOMPLETE_CALL_TDA_51,
+    limit_raise_cap=3,
+    limit_raise_cap_two_rounds=3,
+    limit_heads_up=LIMIT_UNCAPPED_EVENT_HEADS_UP,
+    out_of_turn=OOT_BINDING_UNLESS_CHANGED,
+    sources={
+        "odd_chip": "DE 14 (silent: TDA 20-1)",
+        "split_unit": "DE 10 (side pots; silent on units: TDA 20)",
+        "unclear_amount": "DE 14 (silent: TDA 54)",
+        "substantial_action": "DE 3 (silent: TDA 36)",
+        "multiple_chip_rule": "DE 8 (silent: TDA 45)",
+        "incomplete_call": "DE 14 (silent: TDA 51)",
+        "limit_raise_cap": "DE 1 (no limit games by default; TDA 48)",
+        "limit_raise_cap_two_rounds": "DE 1 (TDA 48)",
+        "limit_heads_up": "DE 13 (TDA 48)",
+        "out_of_turn": "DE 14 (silent: TDA 53)",
+    },
+)
+
+PROFILES: Mapping[str, RuleProfile] = MappingProxyType(
+    {p.name: p for p in (TDA, CASINOS_AUSTRIA, POKER_PLAY, ALLIN_CLUB, CLUB_TOURNAMENT_DE)}
+)
+
+
+def profile(name: str) -> RuleProfile:
+    """The named profile; ``KeyError`` lists the known names."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise KeyError(f"unknown rule profile {name!r}; known: {', '.join(PROFILES)}") from None
+
+
+def resolve_unclear_amount(candidates: Sequence[int], pot: int, rules: RuleProfile) -> tuple[int, str]:
+    """Pick the amount of a declaration that can mean several amounts ("five" → 500 or 5,000).
+
+    TDA 54: the highest reasonable amount that is not more than the pot before the bet (the pot counts all
+    earlier bets, collected or not). AC 43: the lowest interpretation. Returns the amount and the rule.
+    """
+    options = sorted(set(int(c) for c in candidates))
+    if not options:
+        raise ValueError("no candidate amounts")
+    if rules.unclear_amount == UNCLEAR_LOWEST:
+        return options[0], rules.cite("unclear_amount")
+    within_pot = [c for c in options if c <= pot]
+    return (within_pot[-1] if within_pot else options[0]), rules.cite("unclear_amount")

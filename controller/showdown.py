@@ -1,0 +1,147 @@
+"""Showdown: who shows first, which hand wins each pot, and how a split pot is divided.
+
+Hand strength comes from phevaluator (imported lazily, so the controller imports without it; on a Raspberry Pi pip
+installs its pure-Python wheel). Only ``evaluate_cards`` (5–7 cards) and ``evaluate_omaha_cards`` (5 board + 4 hole)
+are used: both exist in the pure 0.5.3.1 wheel and in 0.6. Omaha with 5 or 6 hole cards is the best result over every
+4-card subset of the hole cards, which covers every pair of hole cards. No home-made evaluator: phevaluator is
+maintained and runs everywhere the controller does.
+
+Rules:
+* order: the last aggressor of the last betting round shows first; with no bet in that round the first live seat
+  left of the button (TDA 17; AC 12; CA Actions 6, 9);
+* cards speak (AC 10; TDA 19): every live hand is evaluated, Omaha with exactly two hole and three board cards;
+* each pot — main and side — goes to the best eligible hand(s), separately (CA Actions 7; TDA 20-5; AC 16;
+  PP Ties 5d);
+* a split is made down to the profile's unit (TDA 20: the smallest chip in play; CA GR 8: the small blind or ante);
+  odd units go one per winner (PP Ties 4) in the profile's order (TDA 20-1, PP Ties 5a, AC 15: from the first
+  winner left of the button; CA GR 8: from the winner closest to the button in the betting order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from controller.cards import parse_card
+from controller.rules import ODD_CHIP_CLOSEST_TO_BUTTON, SPLIT_SMALL_BLIND_OR_ANTE, RuleProfile
+
+if TYPE_CHECKING:
+    from controller.betting import BettingHand, Variant
+
+
+def _phevaluator():
+    try:
+        from phevaluator import evaluate_cards, evaluate_omaha_cards  # noqa: PLC0415 (lazy on purpose)
+    except ImportError as exc:  # pragma: no cover - depends on the machine
+        raise ImportError("hand evaluation needs phevaluator: pip install 'phevaluator>=0.5.3.1'") from exc
+    return evaluate_cards, evaluate_omaha_cards
+
+
+def hand_rank(variant: Variant, hole: Sequence[str], board: Sequence[str]) -> int:
+    """phevaluator's rank of the best five-card hand: smaller is stronger (1 = royal flush)."""
+    evaluate_cards, evaluate_omaha_cards = _phevaluator()
+    hole = [parse_card(c) for c in hole]
+    board = [parse_card(c) for c in board]
+    if len(set(hole + board)) != len(hole) + len(board):
+        raise ValueError(f"duplicate card among {hole + board}")
+    if not variant.omaha:
+        return evaluate_cards(*board, *hole)
+    if len(board) != 5 or len(hole) < 4:
+        raise ValueError("Omaha needs five board cards and at least four hole cards")
+    return min(evaluate_omaha_cards(*board, *four) for four in combinations(hole, 4))
+
+
+@dataclass(frozen=True)
+class PotAward:
+    index: int  # 0 = main pot
+    amount: int
+    eligible: tuple[int, ...]
+    winners: tuple[int, ...]
+    shares: Mapping[int, int]
+    odd_chips: tuple[int, ...]  # seats that received an odd unit, in the order they got it
+    rules: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Award:
+    pots: tuple[PotAward, ...]
+    payouts: Mapping[int, int]
+    finishing_stacks: Mapping[int, int]
+    showdown_order: tuple[int, ...]
+    ranks: Mapping[int, int]
+
+
+def showdown_order(hand: BettingHand) -> list[int]:
+    """Live seats in the order they show (TDA 17-1; AC 12; CA Actions 6, 9)."""
+    live = hand.live_seats
+    last_round = max((i for i, had in hand._street_had_round.items() if had), default=None)
+    first = hand.last_aggressor.get(last_round) if last_round is not None else None
+    if first is None or first not in live:
+        first = live[0]  # ``order`` starts left of the button
+    i = live.index(first)
+    return live[i:] + live[:i]
+
+
+def split_unit(hand: BettingHand, rules: RuleProfile) -> int:
+    if rules.split_unit == SPLIT_SMALL_BLIND_OR_ANTE:
+        return hand.ante or hand.small_blind or 1
+    return hand.chip_values[0] if hand.chip_values else 1
+
+
+def odd_chip_order(hand: BettingHand, winners: Sequence[int], rules: RuleProfile) -> list[int]:
+    """Winners in the order odd units are handed out."""
+    ordered = [s for s in hand.order if s in winners]  # clockwise from the first seat left of the button
+    if rules.odd_chip == ODD_CHIP_CLOSEST_TO_BUTTON:
+        ordered.reverse()  # the button first, then counter-clockwise: last in the betting order first
+    return ordered
+
+
+def split_pot(amount: int, winners_in_odd_chip_order: Sequence[int], unit: int) -> tuple[dict[int, int], list[int]]:
+    """Divide ``amount`` equally down to ``unit``; odd units one each in the given order (PP Ties 3-4)."""
+    n = len(winners_in_odd_chip_order)
+    units, leftover = divmod(amount, unit)
+    each, odd = divmod(units, n)
+    shares = {s: each * unit for s in winners_in_odd_chip_order}
+    receivers = list(winners_in_odd_chip_order[:odd])
+    for s in receivers:
+        shares[s] += unit
+    if leftover:  # a pot not made of whole units (a short all-in below the unit): the remainder follows the order
+        shares[winners_in_odd_chip_order[0]] += leftover
+    return shares, receivers
+
+
+def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = None,
+          board: Sequence[str] = (), rules: RuleProfile | None = None) -> Award:
+    """Award every pot of a finished hand. Uncontested pots need no cards."""
+    rules = rules or hand.rules
+    if hand.status not in ("showdown", "complete"):
+        raise ValueError(f"the betting is not over ({hand.status})")
+    live = hand.live_seats
+    ranks: dict[int, int] = {}
+    if len(live) > 1:
+        if hole_cards is None or any(s not in hole_cards for s in live):
+            raise ValueError("every live seat's hole cards are needed for the showdown")
+        for s in live:
+            ranks[s] = hand_rank(hand.variant, hole_cards[s], board)
+    unit = split_unit(hand, rules)
+    payouts = {s: 0 for s in hand.order}
+    awards = []
+    for index, pot in enumerate(hand.pots()):
+        contenders = [s for s in pot.eligible if s in live]
+        if len(contenders) == 1:
+            winners = contenders
+        else:
+            best = min(ranks[s] for s in contenders)
+            winners = [s for s in contenders if ranks[s] == best]
+        order = odd_chip_order(hand, winners, rules)
+        shares, odd = split_pot(pot.amount, order, unit)
+        for s, v in shares.items():
+            payouts[s] += v
+        cites = ("CA Actions 7", "TDA 20-5")
+        if len(winners) > 1:
+            cites += (rules.cite("odd_chip"), rules.cite("split_unit"))
+        awards.append(PotAward(index, pot.amount, pot.eligible, tuple(winners), shares, tuple(odd), cites))
+    finishing = {s: hand.stacks[s] + payouts[s] for s in hand.order}
+    return Award(tuple(awards), payouts, finishing, tuple(showdown_order(hand)) if len(live) > 1 else tuple(live),
+                 ranks)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from controller.domain import DomainEvent
-from hal.events import ZoneEvent
+from hal.events import DeviceEvent, ZoneEvent
 
 STREETS = {1: "flop", 2: "flop", 3: "flop", 4: "turn", 5: "river"}
 
@@ -55,6 +55,7 @@ class TableController:
         self.in_hand = False
         self.now = 0.0
         self._on_table: dict[str, str] = {}  # uid → zone, everything the antennas report now
+        self.readers: dict[str, dict[str, Any]] = {}  # reader → link state and faulted antennas
         self._cleared_at: float | None = None
         self._new_hand_state()
 
@@ -97,6 +98,27 @@ class TableController:
             self._card_to_muck(out, card)
         else:  # a card on a chip zone (bets, pot)
             self._irregular(out, "card_in_chip_zone", event.zone, card)
+        return out
+
+    def handle_device(self, event: DeviceEvent) -> list[DomainEvent]:
+        """A reader link went up or down, an antenna faulted or recovered: published for the floor and the
+        technician, and kept in the snapshot (a table whose reader is down is not seeing its cards)."""
+        self.now = event.t
+        out: list[DomainEvent] = []
+        detail = dict(event.detail)
+        reader = self.readers.setdefault(event.reader, {"link": "unknown", "faulted_antennas": []})
+        if event.kind in ("reader_up", "reader_down", "reader_incompatible"):
+            reader["link"] = event.kind.removeprefix("reader_")
+            self._emit(out, "reader_link", {"reader": event.reader, "state": reader["link"], **detail})
+        elif event.kind == "reader_reset":
+            self._emit(out, "reader_link", {"reader": event.reader, "state": "reset", **detail})
+        elif event.kind in ("antenna_fault", "antenna_ok"):
+            antenna = detail.get("antenna")
+            faulted = set(reader["faulted_antennas"])
+            faulted.add(antenna) if event.kind == "antenna_fault" else faulted.discard(antenna)
+            reader["faulted_antennas"] = sorted(faulted)
+            self._emit(out, "antenna", {"reader": event.reader, "state": "fault" if event.kind == "antenna_fault"
+                                        else "ok", **detail})
         return out
 
     def tick(self, now: float) -> list[DomainEvent]:
@@ -244,6 +266,7 @@ class TableController:
             "board": list(self.board),
             "burns": len(self.burns),
             "mucked": len(self.mucked),
+            "readers": {name: dict(state) for name, state in self.readers.items()},
         }
         if secure:
             snap["burn_cards"] = list(self.burns)

@@ -31,3 +31,17 @@ class ZoneEvent:
     zone: str
     uid: str
     t: float
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceEvent:
+    """Something about the equipment rather than the game: a reader link went up or down, an antenna faulted.
+
+    ``kind``: ``reader_up``, ``reader_down``, ``reader_incompatible``, ``reader_reset``, ``antenna_fault``,
+    ``antenna_ok``. ``detail`` carries what a technician needs (reason, firmware, serial, antenna, fault).
+    """
+
+    kind: str
+    reader: str
+    t: float
+    detail: tuple[tuple[str, object], ...] = ()

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from firmware_bridge.link import LinkEvent, ReaderLink
 from firmware_bridge.messages import FaultCode, Inventory, InventoryFlag
 from firmware_bridge.transports import SerialTransport, UsbTransport
-from hal.events import InventoryCycle, TagRead
+from hal.events import DeviceEvent, InventoryCycle, TagRead
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +99,29 @@ class FirmwareReader:
         """Link events other than inventories since the last call: up, down, faults, status, losses."""
         events, self._events = self._events, []
         return events
+
+    def device_events(self) -> list[DeviceEvent]:
+        """The link events since the last call that matter to the table, as HAL device events."""
+        out = []
+        for event in self.drain_link_events():
+            detail: dict = {}
+            if event.kind == "up":
+                kind, identity = "reader_up", event.message
+                if identity is not None:
+                    detail = {"serial": identity.serial, "antennas": identity.antenna_count,
+                              "firmware": f"{identity.firmware_major}.{identity.firmware_minor}."
+                                          f"{identity.firmware_patch}"}
+            elif event.kind in ("down", "incompatible", "reader_reset"):
+                kind, detail = f"reader_{event.kind}", {"reason": event.reason}
+            elif event.kind == "antenna_fault" and event.message is not None:
+                fault = event.message.fault
+                kind = "antenna_ok" if fault == FaultCode.CLEARED else "antenna_fault"
+                detail = {"antenna": event.message.antenna + self.antenna_base,
+                          "fault": fault.name.lower() if isinstance(fault, FaultCode) else int(fault)}
+            else:
+                continue
+            out.append(DeviceEvent(kind, self.name, event.t, tuple(detail.items())))
+        return out
 
     def close(self) -> None:
         self.link.close()

@@ -14,7 +14,7 @@ from controller import DomainEvent, TableController
 from hal.readers import ReaderBackend
 from hal.zones import ZoneTracker
 from rfid_table.config import TableConfig
-from rfid_table.journal import Journal, replay, tick_input, zone_input
+from rfid_table.journal import Journal, device_input, replay, tick_input, zone_input
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,13 @@ class TablePipeline:
         inputs: list = []
         caused_by: list[int] = []
         for reader in self.readers:
-            for cycle in reader.poll(now):
+            cycles = reader.poll(now)
+            for device_event in reader.device_events() if hasattr(reader, "device_events") else ():
+                produced = self.controller.handle_device(device_event)
+                inputs.append(device_input(device_event))
+                events.extend(produced)
+                caused_by.extend([len(inputs) - 1] * len(produced))
+            for cycle in cycles:
                 for zone_event in self.tracker.feed(cycle):
                     produced = self.controller.handle(zone_event)
                     inputs.append(zone_input(zone_event))

@@ -47,12 +47,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from controller.domain import DomainEvent
-from hal.events import ZoneEvent
+from hal.events import DeviceEvent, ZoneEvent
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1  # in PRAGMA user_version
-INPUT_KINDS = ("zone", "tick", "command")
+INPUT_KINDS = ("zone", "tick", "device", "command")
 DEFAULT_FEEDS = ("public", "secure")
 MAX_PROBLEMS = 20  # a badly damaged file would otherwise produce one line per row
 _READ_CHUNK = 1000
@@ -113,6 +113,10 @@ class JournaledInput:
     kind: str
     t: float
     body: dict[str, Any]
+
+    def device_event(self) -> DeviceEvent:
+        body = self.body
+        return DeviceEvent(body["kind"], body["reader"], self.t, tuple(body["detail"].items()))
 
     def zone_event(self) -> ZoneEvent:
         return ZoneEvent(self.body["kind"], self.body["zone"], self.body["uid"], self.t)
@@ -180,6 +184,10 @@ def zone_input(event: ZoneEvent) -> tuple[str, float, dict[str, Any]]:
 
 def tick_input(now: float) -> tuple[str, float, dict[str, Any]]:
     return "tick", now, {}
+
+
+def device_input(event: DeviceEvent) -> tuple[str, float, dict[str, Any]]:
+    return "device", event.t, {"kind": event.kind, "reader": event.reader, "detail": dict(event.detail)}
 
 
 # ---- the journal ----------------------------------------------------------------------------------------
@@ -636,6 +644,8 @@ def replay(journal: Journal, controller: Any, checkpoint: Checkpoint | int | Non
             produced += controller.handle(item.zone_event())
         elif item.kind == "tick":
             produced += controller.tick(item.t)
+        elif item.kind == "device":
+            produced += controller.handle_device(item.device_event())
         elif command is not None:
             produced += command(controller, item)
         else:

@@ -5,9 +5,11 @@ import dataclasses
 import logging
 import sys
 import time
+from pathlib import Path
 
 from rfid_table.config import EX_CONFIG, ConfigError, TableConfig, load_config
 
+RUN_PERIOD_S = 0.01  # how often the hardware loop polls the readers at the latest
 EX_JOURNAL = 65  # sysexits.h EX_DATAERR: the journal on disk is damaged
 
 log = logging.getLogger("rfid_table")
@@ -76,6 +78,11 @@ def cmd_sim(args: argparse.Namespace) -> int:
 def _open_journal(path: str):
     from rfid_table.journal import Journal
 
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"rfid-table: cannot create the journal's directory for {path}: {exc.strerror}", file=sys.stderr)
+        raise SystemExit(EX_JOURNAL)
     journal = Journal(path)
     check = journal.open()
     if not check.ok:
@@ -86,13 +93,64 @@ def _open_journal(path: str):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    config = _load_or_exit(args.config)
+    import select
+
+    from hal.readers import open_reader
+    from rfid_table.daemon import StopFlag, TablePipeline, run_realtime
+    from rfid_table.publisher import MqttPublisher
+
+    config = _with_broker(_load_or_exit(args.config), args)
     sim_readers = [r.name for r in config.readers.values() if r.backend == "sim"]
     if sim_readers:
         print(f"rfid-table run: reader(s) {', '.join(sim_readers)} use the simulated backend; "
               f"run the simulated table with 'rfid-table sim --config {args.config}'", file=sys.stderr)
         return EX_CONFIG
-    return 0  # hardware backends arrive with the firmware bridge
+    journal_path = args.journal or config.journal_path
+    journal = _open_journal(journal_path) if journal_path else None
+    readers = [open_reader(r.name, r.backend, r.antennas, r.link) for r in config.readers.values()]
+    epoch = journal.epoch if journal is not None else f"{int(time.time()):x}"
+    publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch)
+    pipeline = TablePipeline(config, readers, publisher, journal)
+    stop = StopFlag()
+    stop.install()
+    if journal is not None:
+        pipeline.restore(time.time())  # before anything new is published
+    publisher.start(wait_s=5.0)
+    if journal is not None:
+        pipeline.publish_backlog()
+    log.info("table %r running: %d reader(s), publishing to %s:%s", config.table_id, len(readers),
+             config.mqtt.host, config.mqtt.port)
+
+    def wait(timeout_s: float) -> None:
+        # Wake as soon as a reader sends bytes or the broker answers; otherwise at the next step.
+        fds = [r.link.transport.fileno() for r in readers if r.link.transport is not None]
+        sock = publisher.client.socket()
+        try:
+            select.select([fd for fd in fds if fd is not None] + ([sock] if sock else []),
+                          [sock] if sock and publisher.client.want_write() else [], [], timeout_s)
+        except (OSError, ValueError):  # a reader unplugged meanwhile: the link notices on its next poll
+            pass
+        publisher.service(0)
+
+    try:
+        run_realtime(pipeline.step, RUN_PERIOD_S, stop, wait)
+    finally:
+        publisher.stop()
+        for reader in readers:
+            reader.close()
+        if journal is not None:
+            for feed, seq in publisher.take_acknowledged().items():
+                journal.mark_delivered(feed, seq)
+            journal.close()
+    log.info("stopped")
+    return 0
+
+
+def cmd_diag(args: argparse.Namespace) -> int:
+    from rfid_table.diag import diag
+
+    config = _with_broker(_load_or_exit(args.config), args)
+    return diag(config.mqtt, config.table_id, args.plain, args.timeout)
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -159,7 +217,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run the daemon on the table's readers")
     p.add_argument("--config", required=True)
+    p.add_argument("--journal", default=None, help="journal file (default: [journal] path of the configuration)")
+    broker_options(p)
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("diag", help="live diagnostics of a running table: links, antennas, frame counters")
+    p.add_argument("--config", required=True)
+    broker_options(p)
+    p.add_argument("--plain", action="store_true", help="print reports one after another (no screen redraw)")
+    p.add_argument("--timeout", type=float, default=None, help="stop after this many seconds")
+    p.set_defaults(func=cmd_diag)
 
     p = sub.add_parser("watch", help="live view of a table in the terminal")
     p.add_argument("--config", help="table configuration: broker and table id from it")

@@ -14,6 +14,7 @@ from controller import DomainEvent, TableController
 from hal.readers import ReaderBackend
 from hal.zones import ZoneTracker
 from rfid_table.config import TableConfig
+from rfid_table.diag import DiagnosticsCollector
 from rfid_table.journal import Journal, device_input, replay, tick_input, zone_input
 
 log = logging.getLogger(__name__)
@@ -28,6 +29,8 @@ class Sink(Protocol):
 
     def take_acknowledged(self) -> dict[str, int]:
         """Feed → highest event seq the broker has acknowledged since the last call."""
+
+    def publish_diagnostics(self, report: dict) -> None: ...
 
 
 class TablePipeline:
@@ -44,6 +47,7 @@ class TablePipeline:
         self.journal = journal
         self._snapshot_due = False
         self._snapshot_at = float("-inf")
+        self.diagnostics = DiagnosticsCollector()
 
     def restore(self, now: float) -> int:
         """Rebuild the controller from the journal (it is deterministic: replaying its inputs restores it).
@@ -92,6 +96,7 @@ class TablePipeline:
                 events.extend(produced)
                 caused_by.extend([len(inputs) - 1] * len(produced))
             for cycle in cycles:
+                self.diagnostics.count_cycle(cycle)
                 for zone_event in self.tracker.feed(cycle):
                     produced = self.controller.handle(zone_event)
                     inputs.append(zone_input(zone_event))
@@ -115,6 +120,9 @@ class TablePipeline:
                 self.sink.publish_snapshots(self.controller.snapshot(secure=False),
                                             self.controller.snapshot(secure=True))
                 self._snapshot_due, self._snapshot_at = False, now
+            report = self.diagnostics.report(now, self.readers, self.tracker, self.controller)
+            if report is not None:
+                self.sink.publish_diagnostics(report)
         for event in events:
             if event.type == "hand_ended":
                 log.info("hand %s ended: board %s, live seats %s", event.hand,
@@ -134,6 +142,16 @@ class StopFlag:
 
     def is_set(self) -> bool:
         return self.event.is_set()
+
+
+def run_realtime(step: Callable[[float], object], period_s: float, stop: StopFlag, wait: Callable[[float], None]) -> None:
+    """The hardware loop: step on the wall clock every ``period_s``; ``wait`` sleeps until then or until a
+    reader or the broker has something to say."""
+    next_step = time.monotonic()
+    while not stop.is_set():
+        step(time.time())
+        next_step = max(next_step + period_s, time.monotonic())
+        wait(max(0.0, next_step - time.monotonic()))
 
 
 def run_cycles(

@@ -45,6 +45,10 @@ class Topics:
     def events(self, secure: bool) -> str:
         return f"{self.base}/{'secure' if secure else 'public'}/events"
 
+    @property
+    def diagnostics(self) -> str:
+        return f"{self.base}/public/diag"
+
 
 def encode(payload: dict) -> bytes:
     return json.dumps(payload, separators=(",", ":")).encode()
@@ -177,6 +181,9 @@ class MqttPublisher:
     def publish_snapshots(self, public_snapshot: dict, secure_snapshot: dict) -> None:
         for secure, snapshot in ((False, public_snapshot), (True, secure_snapshot)):
             self._publish(self.topics.snapshot(secure), encode({**snapshot, "epoch": self.epoch}), retain=True)
+
+    def publish_diagnostics(self, report: dict) -> None:
+        self._publish(self.topics.diagnostics, encode(report), retain=True)
 
     def stop(self, timeout_s: float = 5.0) -> None:
         """Send what is queued, say ``offline`` (the will covers a crash) and disconnect."""

@@ -39,7 +39,7 @@ class Recorder:
 
     def __init__(self, settings: MqttSettings, topic: str, username: str | None = None, password: str | None = None):
         self.messages: list[tuple[str, bytes, bool]] = []  # topic, payload, retained
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # predicates given to wait_for may read the recorder again
         self.subscribed = threading.Event()
         self.client = make_client(MqttSettings(host=settings.host, port=settings.port, username=username,
                                                password=password), f"test-recorder-{time.monotonic_ns()}")

@@ -16,6 +16,9 @@ class ListSink:
     def take_acknowledged(self):
         return {}
 
+    def publish_diagnostics(self, report):
+        self.diagnostics = report
+
 
 def run(table, t, seconds):
     end = t + seconds

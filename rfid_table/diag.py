@@ -1,0 +1,123 @@
+"""Diagnostics for technicians: what every reader and antenna is doing, live.
+
+The daemon collects per-antenna read rates, tags present per zone, antenna faults and the link's frame
+counters, and publishes them once a second (retained) on ``<prefix>/<table>/public/diag``: counts only, no tag
+identities, so it may go to anyone who may see the public feed. ``rfid-table diag`` draws them.
+"""
+
+import json
+import sys
+import threading
+import time
+from collections import Counter
+
+from rfid_table.config import MqttSettings
+from rfid_table.publisher import QOS, Topics, make_client
+
+
+class DiagnosticsCollector:
+    """Counts what the pipeline sees between two reports."""
+
+    INTERVAL_S = 1.0
+
+    def __init__(self) -> None:
+        self._reads: Counter = Counter()  # (reader, antenna) → reads since the last report
+        self._cycles: Counter = Counter()  # reader → cycles since the last report
+        self._since: float | None = None
+
+    def count_cycle(self, cycle) -> None:
+        self._cycles[cycle.reader] += 1
+        reads = self._reads
+        for read in cycle.reads:
+            reads[(cycle.reader, read.antenna)] += read.read_count
+
+    def report(self, now: float, readers: list, tracker, controller) -> dict | None:
+        """The report for the interval ending ``now``, or None before the interval is over."""
+        if self._since is None:
+            self._since = now
+            return None
+        elapsed = now - self._since
+        if elapsed < self.INTERVAL_S:
+            return None
+        report: dict = {"t": round(now, 3), "readers": {}, "zones": {}, "unmapped_reads": tracker.unmapped_reads}
+        for reader in readers:
+            link = getattr(reader, "link", None)
+            entry: dict = {"link": "simulated (in-process)" if link is None else link.stats.state,
+                           "cycles_per_s": round(self._cycles[reader.name] / elapsed, 1),
+                           "reads_per_s": {str(antenna): round(count / elapsed, 1)
+                                           for (name, antenna), count in sorted(self._reads.items())
+                                           if name == reader.name},
+                           "faulted_antennas": sorted(getattr(reader, "faulted_antennas", ()))}
+            if link is not None:
+                stats = link.stats
+                entry["frames"] = {"ok": stats.frames_ok, "rejected": stats.frames_rejected,
+                                   "crc_errors": stats.crc_errors, "cobs_errors": stats.cobs_errors,
+                                   "malformed": stats.malformed, "lost": stats.frames_lost,
+                                   "duplicates": stats.duplicates, "retransmits": stats.retransmits}
+                entry["reconnects"] = stats.reconnects
+                entry["transport"] = stats.transport
+                entry["last_error"] = stats.last_error
+                if link.identity is not None:
+                    entry["reader_serial"] = link.identity.serial
+            report["readers"][reader.name] = entry
+        report["zones"] = {zone: len(tags) for zone, tags in sorted(tracker.present().items())}
+        report["hand"] = controller.hand or None
+        self._reads.clear()
+        self._cycles.clear()
+        self._since = now
+        return report
+
+
+def render(report: dict | None, status: str) -> str:
+    lines = [f"table status: {status}"]
+    if report is None:
+        return "\n".join(lines + ["waiting for the daemon's diagnostics …"])
+    lines.append(f"hand {report.get('hand') or '-'}   reads on unassigned antennas: {report.get('unmapped_reads', 0)}")
+    for name, reader in report.get("readers", {}).items():
+        lines.append(f"reader {name}: link {reader.get('link')}   {reader.get('transport', '')}   "
+                     f"{reader.get('cycles_per_s', 0)} cycles/s   reconnects {reader.get('reconnects', 0)}")
+        frames = reader.get("frames")
+        if frames:
+            lines.append("  frames: " + "  ".join(f"{k} {v}" for k, v in frames.items()))
+        if reader.get("last_error"):
+            lines.append(f"  last error: {reader['last_error']}")
+        faulted = reader.get("faulted_antennas") or []
+        rates = reader.get("reads_per_s", {})
+        lines.append("  antenna reads/s: " + ("  ".join(f"{a}:{r:g}" for a, r in rates.items()) or "none")
+                     + (f"   FAULTED: {', '.join(map(str, faulted))}" if faulted else ""))
+    lines.append("tags present: " + "  ".join(f"{zone} {n}" for zone, n in report.get("zones", {}).items() if n)
+                 or "tags present: none")
+    return "\n".join(lines)
+
+
+def diag(settings: MqttSettings, table_id: str, plain: bool, timeout_s: float | None, out=sys.stdout) -> int:
+    topics = Topics.for_table(settings.topic_prefix, table_id)
+    state = {"report": None, "status": "unknown"}
+    changed = threading.Event()
+
+    def on_message(client, userdata, message):
+        if message.topic == topics.status:
+            state["status"] = message.payload.decode(errors="replace")
+        else:
+            state["report"] = json.loads(message.payload)
+        changed.set()
+
+    client = make_client(settings, f"rfid-table-diag-{table_id}-{time.monotonic_ns() % 100000}")
+    client.on_connect = lambda c, u, f, rc, p: c.subscribe([(topics.status, QOS), (topics.diagnostics, QOS)])
+    client.on_message = on_message
+    client.connect_async(settings.host, settings.port, keepalive=settings.keepalive)
+    client.loop_start()
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    try:
+        while deadline is None or time.monotonic() < deadline:
+            if changed.wait(0.5):
+                changed.clear()
+                frame = render(state["report"], state["status"])
+                out.write(frame + "\n\n" if plain else "\033[H\033[2J" + frame + "\n")
+                out.flush()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    return 0

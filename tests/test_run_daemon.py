@@ -72,6 +72,11 @@ def test_the_daemon_reads_a_serial_reader_publishes_diagnostics_and_stops_cleanl
         main = report["readers"]["main"]
         assert main["link"] == "up" and main["cycles_per_s"] > 5 and main["frames"]["ok"] > 0
         assert report["zones"]["seat1.cards"] == 2 and report["zones"]["seat2.cards"] == 2
+        view = subprocess.run(RFID_TABLE + ["diag", "--config", str(table_file), "--host", broker.host, "--port",
+                                            str(broker.port), "--plain", "--timeout", "2"],
+                              capture_output=True, text=True, timeout=30)
+        assert "reader main: link up" in view.stdout and "frames: ok" in view.stdout, view.stdout + view.stderr
+        assert "seat1.cards 2" in view.stdout
 
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(15) == 0

@@ -45,7 +45,9 @@ def cmd_sim(args: argparse.Namespace) -> int:
 
     config = _with_broker(_load_or_exit(args.config), args)
     options = SimOptions(hands=args.hands or None, seed=args.seed, speed=args.speed, pace_s=args.pace,
-                         players=args.players, link=args.link, noise=args.noise, faults_per_minute=args.faults)
+                         players=args.players, link=args.link, noise=args.noise, faults_per_minute=args.faults,
+                         missed_read=args.missed_read, cross_read=args.cross_read, flicker=args.flicker,
+                         stack_limit=args.stack_limit)
     journal = _open_journal(args.journal) if args.journal else None
     epoch = journal.epoch if journal is not None else f"{int(time.time()):x}"
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch)
@@ -208,6 +210,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--noise", type=float, default=0.0, metavar="P",
                    help="realistic RF noise: missed reads, cross reads, flicker at zone edges with probability P, "
                         "and a stack read limit (e.g. 0.05)")
+    p.add_argument("--missed-read", type=float, default=None, metavar="P",
+                   help="chance that a tag on an antenna is not read in a cycle (overrides the --noise mix)")
+    p.add_argument("--cross-read", type=float, default=None, metavar="P",
+                   help="chance that the neighbouring antenna also reads a tag, more weakly")
+    p.add_argument("--flicker", type=float, default=None, metavar="P",
+                   help="share of cards and chips placed at a zone edge, read only in some cycles")
+    p.add_argument("--stack-limit", type=int, default=None, metavar="N",
+                   help="tags one antenna reads per cycle at most (stacks are read in turns)")
     p.add_argument("--faults", type=float, default=0.0, metavar="PER_MINUTE",
                    help="inject link faults (bit flips, dropped, duplicated, truncated frames, garbage) at this rate")
     p.add_argument("--journal", default=None, help="SQLite journal: every event is stored before it is published, "

@@ -45,7 +45,25 @@ class SimOptions:
     fold_chance: float = 0.3
     link: str = "pty"  # "pty": firmware emulator over a pseudo-terminal; "direct": in-process
     noise: float = 0.0  # realistic RF noise mix (missed reads, cross reads, flicker, stack limit); pty only
+    # Each effect on its own (override the mix): probabilities per tag and cycle, tags per antenna and cycle.
+    missed_read: float | None = None
+    cross_read: float | None = None
+    flicker: float | None = None
+    stack_limit: int | None = None
     faults_per_minute: float = 0.0  # injected link faults (bit flips, drops, duplicates, truncation, garbage)
+
+
+    def noise_model(self) -> NoiseModel | None:
+        """The RF noise the emulated readers add: the realistic mix of ``noise``, any single effect overridden."""
+        effects = {"missed_read": self.missed_read, "cross_read": self.cross_read, "flicker": self.flicker,
+                   "stack_limit": self.stack_limit}
+        if not self.noise and all(v is None for v in effects.values()):
+            return None
+        mix = NoiseModel.realistic(self.noise, seed=self.seed or 0) if self.noise else NoiseModel(seed=self.seed or 0)
+        chosen = {"missed_read": mix.missed_read, "cross_read": mix.cross_read, "flicker": mix.flicker,
+                  "stack_limit": mix.stack_limit}
+        chosen.update({k: v for k, v in effects.items() if v is not None})
+        return NoiseModel(**chosen, seed=self.seed or 0)
 
 
 class SimulatedTable:
@@ -57,7 +75,7 @@ class SimulatedTable:
             raise ValueError(f"--players must be from 2 to {config.seats} (the table's seats), not {len(players)}")
         if options.link not in ("pty", "direct"):
             raise ValueError(f"--link must be pty or direct, not {options.link!r}")
-        if options.link == "direct" and (options.noise or options.faults_per_minute):
+        if options.link == "direct" and (options.noise_model() or options.faults_per_minute):
             raise ValueError("--noise and --faults need the firmware emulator: use --link pty")
         self.config = config
         self.options = options
@@ -83,7 +101,7 @@ class SimulatedTable:
             return SimulatedReader(settings.name, settings.antennas, self.field)
         if self._links_dir is None:
             self._links_dir = tempfile.TemporaryDirectory(prefix="rfid-table-sim-")
-        noise = NoiseModel.realistic(self.options.noise, seed=self.options.seed or 0) if self.options.noise else None
+        noise = self.options.noise_model()
         emulator = FirmwareEmulator(
             self.field, reader=settings.name, antenna_count=settings.antennas, cycle_s=settings.cycle_s,
             noise=noise, link_path=Path(self._links_dir.name) / f"reader-{settings.name}",

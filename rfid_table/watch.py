@@ -82,6 +82,13 @@ class TableView:
                     self._add_event(body)
             self.changed.set()
 
+    def caught_up(self) -> bool:
+        """The snapshot includes every event seen (snapshots trail the event stream by up to 0.25 s)."""
+        with self.lock:
+            snap = self.secure_snapshot if self.want_secure and not self.secure_refused else self.snapshot
+            snap = snap or self.snapshot
+            return snap is not None and self.last_seq is not None and snap.get("seq", 0) >= self.last_seq
+
     def events_topic(self) -> str:
         return self.topics.events(self.want_secure and not self.secure_refused)
 
@@ -167,7 +174,7 @@ def watch(settings: MqttSettings, table_id: str, secure: bool, plain: bool, exit
             frame = view.render(colour)
             out.write(frame + "\n\n" if plain else "\033[H\033[2J" + frame + "\n")
             out.flush()
-            if exit_after_hands is not None and view.hands_ended >= exit_after_hands:
+            if exit_after_hands is not None and view.hands_ended >= exit_after_hands and view.caught_up():
                 break
             time.sleep(0.05)  # at most ~20 frames a second
     except KeyboardInterrupt:

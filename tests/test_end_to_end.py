@@ -129,7 +129,8 @@ def test_the_demo_commands_sim_and_watch_show_the_table_live(broker):
         first_frame.append(line)
     assert first_frame[0].startswith("Table rfid-table/main-1"), first_frame
     sim = subprocess.run(rfid_table_command() + ["sim", "--config", str(TABLE_10), *port, "--hands", "2",
-                                                 "--seed", "5", "--speed", "0", "--pace", "0.5"],
+                                                 "--seed", "5", "--speed", "0", "--pace", "0.5",
+                                                 "--missed-read", "0.1", "--cross-read", "0.05", "--stack-limit", "8"],
                          capture_output=True, text=True, timeout=60)
     assert sim.returncode == 0, sim.stderr
     assert "hand 2 ended" in sim.stderr

@@ -48,7 +48,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
                          players=args.players, link=args.link, noise=args.noise, faults_per_minute=args.faults,
                          missed_read=args.missed_read, cross_read=args.cross_read, flicker=args.flicker,
                          stack_limit=args.stack_limit)
-    journal = _open_journal(args.journal) if args.journal else None
+    journal = _open_journal(args.journal, config.journal_retention, bool(config.broadcast_delay_s)) \
+        if args.journal else None
     epoch = journal.epoch if journal is not None else f"{int(time.time()):x}"
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch)
     try:
@@ -77,7 +78,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open_journal(path: str):
+def _open_journal(path: str, retention: int = 200_000, delayed: bool = False):
     from rfid_table.journal import Journal
 
     try:
@@ -85,7 +86,8 @@ def _open_journal(path: str):
     except OSError as exc:
         print(f"rfid-table: cannot create the journal's directory for {path}: {exc.strerror}", file=sys.stderr)
         raise SystemExit(EX_JOURNAL)
-    journal = Journal(path)
+    journal = Journal(path, retention_events=retention, feeds=("public", "secure", "delayed") if delayed
+                      else ("public", "secure"))
     check = journal.open()
     if not check.ok:
         print(f"rfid-table: the journal {path} failed its self-check; refusing to publish from it:\n  "
@@ -108,7 +110,8 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"run the simulated table with 'rfid-table sim --config {args.config}'", file=sys.stderr)
         return EX_CONFIG
     journal_path = args.journal or config.journal_path
-    journal = _open_journal(journal_path) if journal_path else None
+    journal = _open_journal(journal_path, config.journal_retention, bool(config.broadcast_delay_s)) \
+        if journal_path else None
     readers = [open_reader(r.name, r.backend, r.antennas, r.link) for r in config.readers.values()]
     epoch = journal.epoch if journal is not None else f"{int(time.time()):x}"
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch)

@@ -95,6 +95,8 @@ class TableConfig:
     name: str = ""
     journal_path: str | None = None
     journal_retention: int = 200_000
+    broadcast_delay_s: float = 0.0  # 0: no delayed feed
+    broadcast_release: str = "hand"
 
     def debounce_by_zone(self) -> dict[str, DebounceSettings]:
         return {zone: self.debounce[zone_kind(zone)] for zone in self.zones}
@@ -274,7 +276,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     c = _Checker(text)
     top = {"table": "the table", "game": "the game", "mqtt": "the broker", "readers": "the readers",
            "zones": "the antenna zones", "decks": "the card decks", "hal": "tag debouncing",
-           "journal": "the event journal"}
+           "journal": "the event journal",
+           "broadcast": "the delayed feed for broadcast overlays"}
     for key in doc:
         if key not in top:
             c.problem((key,), f"unknown key (expected one of: {', '.join(top)})")
@@ -333,6 +336,15 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     journal_path = c.value(j, ("journal", "path"), str, "a file path", None, bool)
     retention = c.value(j, ("journal", "retention_events"), int, "events from 1,000 to 100,000,000", 200_000,
                         lambda v: 1_000 <= v <= 100_000_000)
+
+    # [broadcast]: the secure feed released to overlays after a delay
+    b = c.table(doc, ("broadcast",), {"delay_s": "seconds", "release": "'time' or 'hand'"})
+    delay_s = c.value(b, ("broadcast", "delay_s"), (int, float), "seconds from 0 to 86400", 0,
+                      lambda v: 0 <= v <= 86400)
+    release = c.value(b, ("broadcast", "release"), str, "'time' (each event delay_s after it happened) or 'hand' "
+                      "(a whole hand, delay_s after it ended)", "hand", ("time", "hand").__contains__)
+    if delay_s and not journal_path:
+        c.problem(("broadcast", "delay_s"), "the delayed feed needs [journal] path (the delay must survive a restart)")
 
     # [readers.NAME]
     readers: dict[str, ReaderSettings] = {}
@@ -461,7 +473,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     if c.problems:
         raise ConfigError(path, c.problems)
     return TableConfig(path, table_id, seats, GameSettings(variant, small, big), mqtt, readers, zones, decks, active,
-                       debounce, float(clear_after_s), name, journal_path, retention)
+                       debounce, float(clear_after_s), name, journal_path, retention, float(delay_s), release)
 
 
 def zone_kind(zone: str) -> str:

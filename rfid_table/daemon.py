@@ -32,6 +32,8 @@ class Sink(Protocol):
 
     def publish_diagnostics(self, report: dict) -> None: ...
 
+    def publish_delayed(self, events: list[DomainEvent]) -> None: ...
+
 
 class TablePipeline:
     # Snapshots are retained copies for late subscribers; the event stream is what is live. Publishing them
@@ -48,6 +50,9 @@ class TablePipeline:
         self._snapshot_due = False
         self._snapshot_at = float("-inf")
         self.diagnostics = DiagnosticsCollector()
+        self.broadcast_delay_s = config.broadcast_delay_s
+        self.broadcast_release = config.broadcast_release
+        self._delayed_upto = 0  # the last seq handed to the delayed feed (the journal keeps what was acked)
 
     def restore(self, now: float) -> int:
         """Rebuild the controller from the journal (it is deterministic: replaying its inputs restores it).
@@ -64,6 +69,31 @@ class TablePipeline:
             log.info("restored hand %s (seq %s) from %d journaled inputs", self.controller.hand,
                      self.controller.seq, replayed.inputs)
         return replayed.inputs
+
+    def _release_delayed(self, now: float) -> None:
+        """Hand the delayed feed every journaled event whose delay is over, in order.
+
+        The journal's mark for the ``delayed`` feed says what the broker has acknowledged, so after a restart
+        the release goes on where it stopped and never early. ``time``: an event goes out ``delay`` seconds
+        after it happened; ``hand``: a hand's events go out together, ``delay`` seconds after the hand ended
+        (events outside any hand, like a reader going down, follow the time rule).
+        """
+        start = max(self._delayed_upto, self.journal.delivered("delayed"))
+        due = []
+        ended_at: dict[int, float | None] = {}
+        for event in self.journal.events_after(start, limit=500):
+            if self.broadcast_release == "hand" and event.hand is not None:
+                if event.hand not in ended_at:
+                    ended_at[event.hand] = self.journal.hand_ended_at(event.hand)
+                at = ended_at[event.hand]
+            else:
+                at = event.t
+            if at is None or at > now - self.broadcast_delay_s:
+                break
+            due.append(event.domain_event())
+        if due:
+            self.sink.publish_delayed(due)
+            self._delayed_upto = due[-1].seq
 
     def publish_backlog(self) -> int:
         """Hand the sink every journaled event some feed has not had acknowledged yet, oldest first.
@@ -120,6 +150,8 @@ class TablePipeline:
                 self.sink.publish_snapshots(self.controller.snapshot(secure=False),
                                             self.controller.snapshot(secure=True))
                 self._snapshot_due, self._snapshot_at = False, now
+            if self.broadcast_delay_s and self.journal is not None:
+                self._release_delayed(now)
             report = self.diagnostics.report(now, self.readers, self.tracker, self.controller)
             if report is not None:
                 self.sink.publish_diagnostics(report)

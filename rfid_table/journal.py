@@ -449,6 +449,13 @@ class Journal:
                                     "WHERE seq > ? ORDER BY seq LIMIT ?", (seq, limit)).fetchall()
         return [JournaledEvent(s, ty, t, h, json.loads(p), json.loads(x), i) for s, ty, t, h, p, x, i in rows]
 
+    def hand_ended_at(self, hand: int) -> float | None:
+        """When hand ``hand`` ended (its ``hand_ended`` event), or None while it runs."""
+        with self._lock:
+            row = self._db.execute("SELECT t FROM events WHERE type = 'hand_ended' AND hand = ? LIMIT 1",
+                                   (hand,)).fetchone()
+        return row[0] if row else None
+
     def delivered(self, feed: str) -> int:
         with self._lock:
             row = self._db.execute("SELECT seq FROM delivery WHERE feed = ?", (feed,)).fetchone()

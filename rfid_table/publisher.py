@@ -7,6 +7,7 @@ Per table, under ``<prefix>/<table id>/`` (see docs/mqtt.md, the contract):
 * ``public/events``    every domain event, without secrets
 * ``secure/snapshot``  retained, with hole and burn cards
 * ``secure/events``    every domain event, with secrets
+* ``delayed/events``   the secure events, released to broadcast overlays after the broadcast delay
 
 Hole cards only ever go to ``secure/``; the public payloads are built from the events' public parts alone.
 """
@@ -44,6 +45,10 @@ class Topics:
 
     def events(self, secure: bool) -> str:
         return f"{self.base}/{'secure' if secure else 'public'}/events"
+
+    @property
+    def delayed_events(self) -> str:
+        return f"{self.base}/delayed/events"
 
     @property
     def diagnostics(self) -> str:
@@ -181,6 +186,14 @@ class MqttPublisher:
     def publish_snapshots(self, public_snapshot: dict, secure_snapshot: dict) -> None:
         for secure, snapshot in ((False, public_snapshot), (True, secure_snapshot)):
             self._publish(self.topics.snapshot(secure), encode({**snapshot, "epoch": self.epoch}), retain=True)
+
+    def publish_delayed(self, events: list[DomainEvent]) -> None:
+        """The secure payloads, released to broadcast overlays after the delay."""
+        for event in events:
+            body = event.payload(True)
+            body["epoch"] = self.epoch
+            mid = self._publish(self.topics.delayed_events, encode(body))
+            self._awaiting[mid] = ("delayed", event.seq)
 
     def publish_diagnostics(self, report: dict) -> None:
         self._publish(self.topics.diagnostics, encode(report), retain=True)

@@ -74,7 +74,7 @@ def case(id, old, new, key, at, expected):
 
 @pytest.mark.parametrize("old, new, key, at, expected", [
     case("unknown top-level key", "[table]\n", 'colour = "green"\n\n[table]\n', "colour", "colour =",
-         "unknown key (expected one of: table, game, mqtt, readers, zones, decks, hal, journal)"),
+         "unknown key (expected one of: table, game, mqtt, readers, zones, decks, hal, journal, broadcast)"),
     case("unknown key in [table]", "seats = 6\n", "seats = 6\nplayers = 6\n", "table.players", "players =",
          f"unknown key (expected one of: {TABLE_KEYS})"),
     case("unknown key in [mqtt]", "port = 1883\n", "port = 1883\ntls = true\n", "mqtt.tls", "tls =",
@@ -245,3 +245,10 @@ def test_hardware_readers_need_their_link_settings(tmp_path, capsys, reader, key
 def test_a_serial_reader_with_a_stable_port_is_accepted(tmp_path, capsys):
     text = edited('backend = "sim"', 'backend = "serial"\nport = "/dev/serial/by-id/usb-Table_Reader_0001-if00"')
     assert main(["check-config", str(write(tmp_path, text))]) == 0
+
+
+def test_a_broadcast_delay_needs_a_journal(tmp_path, capsys):
+    text = edited('path = "/var/lib/rfid-table/sixmax-1.journal"\n', "")
+    err = check_config_fails(write(tmp_path, text), capsys)
+    assert err[1].endswith("broadcast.delay_s: the delayed feed needs [journal] path "
+                           "(the delay must survive a restart)"), err

@@ -30,6 +30,8 @@ class TableSetup:
     deck: Mapping[str, str]  # tag UID → card name
     hole_cards: int = 2
     clear_after_s: float = 1.0
+    decks: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # every registered deck, by id
+    deck_id: str = ""  # the id of ``deck``
 
 
 @dataclass
@@ -56,6 +58,7 @@ class TableController:
         self.now = 0.0
         self._on_table: dict[str, str] = {}  # uid → zone, everything the antennas report now
         self.readers: dict[str, dict[str, Any]] = {}  # reader → link state and faulted antennas
+        self.deck_id, self.deck = setup.deck_id, setup.deck
         self._cleared_at: float | None = None
         self._new_hand_state()
 
@@ -83,7 +86,7 @@ class TableController:
         self._on_table[event.uid] = event.zone
         self._cleared_at = None
 
-        card = self.setup.deck.get(event.uid)
+        card = self.deck.get(event.uid)
         if card is None:
             self._emit(out, "unknown_tag", {"zone": event.zone, "uid": event.uid})
             return out
@@ -120,6 +123,26 @@ class TableController:
             self._emit(out, "antenna", {"reader": event.reader, "state": "fault" if event.kind == "antenna_fault"
                                         else "ok", **detail})
         return out
+
+    def handle_command(self, command: dict[str, Any], t: float) -> tuple[list[DomainEvent], str | None]:
+        """A validated command from the floor or the dealer console; returns its events, or why it was refused
+        in the current state (nothing changes then)."""
+        self.now = t
+        out: list[DomainEvent] = []
+        by = {"by": f"{command['role']}/{command['user']}"}
+        name = command["command"]
+        if name == "select_deck":
+            if self.in_hand:
+                return out, "a hand is running: the deck can be changed between hands"
+            self.deck_id, self.deck = command["deck"], self.setup.decks[command["deck"]]
+            self._emit(out, "deck_selected", {"deck": self.deck_id, **by})
+        elif name == "declare":
+            if not self.in_hand:
+                return out, "no hand is running"
+            extra = {"amount": command["amount"]} if "amount" in command else {}
+            self._emit(out, "declaration", {"seat": command["seat"], "declaration": command["declaration"],
+                                            **extra, **by})
+        return out, None
 
     def tick(self, now: float) -> list[DomainEvent]:
         """Let time pass: ends the hand once the table has stayed clear long enough."""
@@ -267,6 +290,7 @@ class TableController:
             "burns": len(self.burns),
             "mucked": len(self.mucked),
             "readers": {name: dict(state) for name, state in self.readers.items()},
+            "deck": self.deck_id,
         }
         if secure:
             snap["burn_cards"] = list(self.burns)

@@ -108,6 +108,8 @@ class TableConfig:
             table_id=self.table_id,
             seats=self.seats,
             deck=self.decks[self.active_deck],
+            decks=self.decks,
+            deck_id=self.active_deck,
             hole_cards=self.game.hole_cards,
             clear_after_s=self.clear_after_s,
         )

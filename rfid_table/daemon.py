@@ -13,6 +13,7 @@ from typing import Callable, Protocol
 from controller import DomainEvent, TableController
 from hal.readers import ReaderBackend
 from hal.zones import ZoneTracker
+from rfid_table.commands import CommandError, parse_command, sender
 from rfid_table.config import TableConfig
 from rfid_table.diag import DiagnosticsCollector
 from rfid_table.journal import Journal, device_input, replay, tick_input, zone_input
@@ -34,6 +35,11 @@ class Sink(Protocol):
 
     def publish_delayed(self, events: list[DomainEvent]) -> None: ...
 
+    def take_commands(self) -> list[tuple[str, bytes]]:
+        """Commands received since the last call: (topic, raw payload)."""
+
+    def publish_reply(self, role: str, user: str, body: dict) -> None: ...
+
 
 class TablePipeline:
     # Snapshots are retained copies for late subscribers; the event stream is what is live. Publishing them
@@ -53,6 +59,8 @@ class TablePipeline:
         self.broadcast_delay_s = config.broadcast_delay_s
         self.broadcast_release = config.broadcast_release
         self._delayed_upto = 0  # the last seq handed to the delayed feed (the journal keeps what was acked)
+        self._base = f"{config.mqtt.topic_prefix}/{config.table_id}"
+        self._refused = 0  # commands refused as malformed or unauthorised
 
     def restore(self, now: float) -> int:
         """Rebuild the controller from the journal (it is deterministic: replaying its inputs restores it).
@@ -69,6 +77,38 @@ class TablePipeline:
             log.info("restored hand %s (seq %s) from %d journaled inputs", self.controller.hand,
                      self.controller.seq, replayed.inputs)
         return replayed.inputs
+
+    def _commands(self, now: float, inputs: list, events: list, caused_by: list) -> list[tuple[str, str, dict]]:
+        """Validate and apply the commands received since the last cycle; return the replies to send."""
+        replies = []
+        if self.sink is None:
+            return replies
+        for topic, payload in self.sink.take_commands():
+            try:
+                command = parse_command(topic, payload, self._base, self.controller.setup.seats,
+                                        tuple(self.controller.setup.decks))
+            except CommandError as exc:
+                who = sender(topic, self._base)
+                self._refused += 1
+                if self._refused <= 20 or self._refused % 1000 == 0:  # a flood must not flood the log too
+                    log.warning("refused a command from %s: %s (%d refused so far)", "/".join(who) if who else topic,
+                                exc, self._refused)
+                if who is not None:
+                    replies.append((*who, {"id": exc.command_id, "ok": False, "field": exc.field,
+                                           "error": exc.message}))
+                continue
+            body = command.as_input()
+            produced, refusal = self.controller.handle_command(body, now)
+            if refusal is None:
+                inputs.append(("command", now, body))
+                events.extend(produced)
+                caused_by.extend([len(inputs) - 1] * len(produced))
+                replies.append((command.role, command.user, {"id": command.id, "ok": True,
+                                                             "seq": produced[-1].seq if produced else None}))
+            else:
+                replies.append((command.role, command.user, {"id": command.id, "ok": False, "field": "command",
+                                                             "error": refusal}))
+        return replies
 
     def _release_delayed(self, now: float) -> None:
         """Hand the delayed feed every journaled event whose delay is over, in order.
@@ -118,6 +158,7 @@ class TablePipeline:
         events: list[DomainEvent] = []
         inputs: list = []
         caused_by: list[int] = []
+        replies = self._commands(now, inputs, events, caused_by)
         for reader in self.readers:
             cycles = reader.poll(now)
             for device_event in reader.device_events() if hasattr(reader, "device_events") else ():
@@ -139,6 +180,8 @@ class TablePipeline:
             caused_by.extend([len(inputs) - 1] * len(produced))
         if self.journal is not None and inputs:
             self.journal.record(inputs, events, caused_by=caused_by)
+        for role, user, body in replies:  # answered once the command's effect is on disk
+            self.sink.publish_reply(role, user, body)
         if self.sink is not None:
             if self.journal is not None:
                 for feed, seq in self.sink.take_acknowledged().items():

@@ -40,7 +40,7 @@ import sqlite3
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -635,8 +635,7 @@ class Replayed:
     mismatches: list[str]  # empty when the replay re-created exactly the journaled events
 
 
-def replay(journal: Journal, controller: Any, checkpoint: Checkpoint | int | None = None,
-           command: Callable[[Any, JournaledInput], list[DomainEvent]] | None = None) -> Replayed:
+def replay(journal: Journal, controller: Any, checkpoint: Checkpoint | int | None = None) -> Replayed:
     """Feed the journaled inputs since ``checkpoint`` to ``controller`` (already restored to that checkpoint).
 
     The events this re-creates are already journaled (and published or queued), so they are compared with the
@@ -653,10 +652,8 @@ def replay(journal: Journal, controller: Any, checkpoint: Checkpoint | int | Non
             produced += controller.tick(item.t)
         elif item.kind == "device":
             produced += controller.handle_device(item.device_event())
-        elif command is not None:
-            produced += command(controller, item)
-        else:
-            raise JournalError(f"input {item.id} is a command and no command handler was given")
+        elif item.kind == "command":
+            produced += controller.handle_command(item.body, item.t)[0]
     mismatches = []
     if produced:
         stored = {e.seq: e for e in journal.events_after(produced[0].seq - 1, limit=len(produced))}

@@ -47,6 +47,13 @@ class Topics:
         return f"{self.base}/{'secure' if secure else 'public'}/events"
 
     @property
+    def commands(self) -> str:
+        return f"{self.base}/commands/#"
+
+    def reply(self, role: str, user: str) -> str:
+        return f"{self.base}/replies/{role}/{user}"
+
+    @property
     def delayed_events(self) -> str:
         return f"{self.base}/delayed/events"
 
@@ -85,6 +92,8 @@ class MqttPublisher:
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_publish = self._on_publish
+        self.client.on_message = self._on_message
+        self._commands: list[tuple[str, bytes]] = []  # (topic, payload) received, not yet handled
         self._sent = 0
         self._acked = 0
         self._awaiting: dict[int, tuple[str, int]] = {}  # message id → (feed, seq) of an event not yet acked
@@ -102,6 +111,7 @@ class MqttPublisher:
         log.info("connected to broker %s:%s", self.settings.host, self.settings.port)
         self.connected, self._backoff_s = True, 1.0
         self._publish(self.topics.status, b"online", retain=True)
+        client.subscribe(self.topics.commands, qos=QOS)
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         self.connected = False
@@ -158,6 +168,17 @@ class MqttPublisher:
             feed, seq = feed_seq
             if seq > self._acked_seq.get(feed, 0):
                 self._acked_seq[feed] = seq
+
+    def _on_message(self, client, userdata, message) -> None:
+        self._commands.append((message.topic, message.payload))
+
+    def take_commands(self) -> list[tuple[str, bytes]]:
+        """Commands received since the last call, in order of arrival (topic, raw payload)."""
+        commands, self._commands = self._commands, []
+        return commands
+
+    def publish_reply(self, role: str, user: str, body: dict) -> None:
+        self._publish(self.topics.reply(role, user), encode(body))
 
     def take_acknowledged(self) -> dict[str, int]:
         """Feed → highest event seq the broker acknowledged since the last call (for the journal's marks)."""

@@ -30,6 +30,12 @@ class RecordingSink:
             acked["delayed"] = self.delayed[-1][1].seq
         return acked
 
+    def take_commands(self):
+        return []
+
+    def publish_reply(self, role, user, body):
+        pass
+
     def publish_diagnostics(self, report):
         pass
 

@@ -16,6 +16,12 @@ class ListSink:
     def take_acknowledged(self):
         return {}
 
+    def take_commands(self):
+        return []
+
+    def publish_reply(self, role, user, body):
+        pass
+
     def publish_diagnostics(self, report):
         self.diagnostics = report
 

@@ -1,0 +1,149 @@
+"""Commands to the table over the real broker: validated, answered, journaled; bad ones change nothing."""
+
+import json
+import random
+import time
+
+import pytest
+
+from rfid_table.config import MqttSettings
+from rfid_table.publisher import MqttPublisher, make_client
+from rfid_table.simulate import SimOptions, SimulatedTable
+
+BASE = "rfid-table/main-1"
+
+
+def state(table) -> dict:
+    """The table's state, less the clock (time passes whatever commands arrive)."""
+    snapshot = table.sim.pipeline.controller.snapshot(secure=True)
+    snapshot.pop("t")
+    return snapshot
+
+
+class Table:
+    """The daemon's pipeline with its publisher, stepped by the test on a table clock."""
+
+    def __init__(self, config):
+        self.publisher = MqttPublisher(config.mqtt, config.table_id, epoch="commands")
+        self.sim = SimulatedTable(config, SimOptions(hands=None, link="direct"), self.publisher)
+        assert self.publisher.start()
+        self.t = 1000.0
+        self.uid = {card: uid for uid, card in config.decks["A"].items()}
+
+    def run(self, seconds: float) -> None:
+        end = self.t + seconds
+        while self.t < end:
+            self.sim.step(self.t)
+            self.publisher.service(0.002)
+            self.t += self.sim.cycle_s
+
+    def run_until(self, condition, timeout_s: float = 10.0) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while not condition():
+            if time.monotonic() > deadline:
+                return False
+            self.run(0.05)
+        return True
+
+    def close(self):
+        self.publisher.stop()
+        self.sim.close()
+
+
+@pytest.fixture
+def table(table_config):
+    running = Table(table_config)
+    yield running
+    running.close()
+
+
+@pytest.fixture
+def console(mqtt_settings):
+    """A floor tablet: publishes commands and collects the replies."""
+    replies: list[dict] = []
+    client = make_client(MqttSettings(host=mqtt_settings.host, port=mqtt_settings.port), "floor-tablet")
+    client.on_message = lambda c, u, m: replies.append(json.loads(m.payload))
+    client.connect(mqtt_settings.host, mqtt_settings.port)
+    client.subscribe(f"{BASE}/replies/#", qos=1)
+    client.loop_start()
+    time.sleep(0.2)
+
+    def send(payload, role="floor", user="alice") -> None:
+        raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        client.publish(f"{BASE}/commands/{role}/{user}", raw, qos=1)
+
+    yield send, replies
+    client.disconnect()
+    client.loop_stop()
+
+
+def test_commands_are_answered_and_bad_ones_name_the_field_and_change_nothing(table, console):
+    send, replies = console
+    send({"id": "1", "command": "ping"})
+    send({"id": "2", "command": "select_deck", "deck": "B"})
+    assert table.run_until(lambda: len(replies) == 2)
+    assert replies[0] == {"id": "1", "ok": True, "seq": None}
+    assert replies[1]["ok"] and table.sim.pipeline.controller.snapshot(secure=False)["deck"] == "B"
+
+    before = state(table)
+    bad = [
+        (b"not json", "payload"),
+        ({"command": "ping"}, "id"),
+        ({"id": "3", "command": "reboot"}, "command"),
+        ({"id": "4", "command": "select_deck"}, "deck"),
+        ({"id": "5", "command": "select_deck", "deck": "Z"}, "deck"),
+        ({"id": "6", "command": "declare", "seat": 11, "declaration": "raise"}, "seat"),
+        ({"id": "7", "command": "declare", "seat": "3", "declaration": "raise"}, "seat"),
+        ({"id": "8", "command": "declare", "seat": 3, "declaration": "raise", "amount": -5}, "amount"),
+        ({"id": "9", "command": "ping", "please": True}, "please"),
+    ]
+    for payload, _field in bad:
+        send(payload)
+    send({"id": "10", "command": "select_deck", "deck": "A"}, role="dealer", user="bob")  # not the dealer's call
+    assert table.run_until(lambda: len(replies) == 2 + len(bad) + 1)
+    answers = replies[2:]
+    assert [(a["ok"], a["field"]) for a in answers] == [(False, f) for _, f in bad] + [(False, "role")]
+    assert all(a["error"] for a in answers)
+    assert state(table) == before
+
+
+def test_a_command_the_state_does_not_allow_is_refused(table, console):
+    send, replies = console
+    table.sim.field.place(table.uid["As"], "seat1.cards")
+    table.run(0.5)
+    send({"id": "d", "command": "select_deck", "deck": "B"})
+    send({"id": "e", "command": "declare", "seat": 1, "declaration": "raise", "amount": 300})
+    assert table.run_until(lambda: len(replies) == 2)
+    assert replies[0] == {"id": "d", "ok": False, "field": "command",
+                          "error": "a hand is running: the deck can be changed between hands"}
+    assert replies[1]["ok"]
+    assert state(table)["deck"] == "A"
+
+
+def test_ten_thousand_malformed_commands_leave_the_daemon_running_and_the_state_unchanged(table, console):
+    send, replies = console
+    rng = random.Random(7)
+    valid = json.dumps({"id": "x", "command": "declare", "seat": 3, "declaration": "raise", "amount": 300}).encode()
+    before = state(table)
+    sent = 0
+    for batch in range(20):
+        for _ in range(500):
+            kind = rng.random()
+            if kind < 0.3:
+                payload = rng.randbytes(rng.randrange(0, 80))
+            elif kind < 0.7:  # a valid command with bytes flipped, cut or doubled
+                data = bytearray(valid)
+                for _ in range(rng.randrange(1, 4)):
+                    data[rng.randrange(len(data))] = rng.randrange(256)
+                payload = bytes(data[: rng.randrange(1, len(data))]) if rng.random() < 0.3 else bytes(data)
+            else:  # well-formed JSON with wrong fields, types and ranges (no hand runs: declare is refused too)
+                payload = json.dumps({"id": str(rng.randrange(10**6)), "command": rng.choice(
+                    ["declare", "select_deck", "ping", "nope", 5]), rng.choice(["seat", "deck", "amount", "x"]):
+                    rng.choice([0, 11, -1, "Z", None, [], 10**12, 2.5])}).encode()
+            send(payload)
+            sent += 1
+        assert table.run_until(lambda: len(replies) >= sent, 30), f"batch {batch}: {len(replies)}/{sent} answered"
+    assert sent == 10_000 and len(replies) == 10_000
+    ok = [r for r in replies if r["ok"]]
+    assert all(r["seq"] is None for r in ok)  # only pings can succeed here, and they change nothing
+    assert state(table) == before

@@ -13,6 +13,7 @@ from typing import Any
 
 from controller.cards import FULL_DECK, parse_card
 from controller.table import TableSetup
+from hal.gpio import PinMap, parse_pin_map, validate_pin_map
 from hal.zones import DebounceSettings
 
 EX_CONFIG = 78  # sysexits.h: configuration error
@@ -97,6 +98,7 @@ class TableConfig:
     journal_retention: int = 200_000
     broadcast_delay_s: float = 0.0  # 0: no delayed feed
     broadcast_release: str = "hand"
+    gpio: PinMap | None = None
 
     def debounce_by_zone(self) -> dict[str, DebounceSettings]:
         return {zone: self.debounce[zone_kind(zone)] for zone in self.zones}
@@ -279,7 +281,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     top = {"table": "the table", "game": "the game", "mqtt": "the broker", "readers": "the readers",
            "zones": "the antenna zones", "decks": "the card decks", "hal": "tag debouncing",
            "journal": "the event journal",
-           "broadcast": "the delayed feed for broadcast overlays"}
+           "broadcast": "the delayed feed for broadcast overlays",
+           "gpio": "the GPIO pins (buttons, seat lights and sensors)"}
     for key in doc:
         if key not in top:
             c.problem((key,), f"unknown key (expected one of: {', '.join(top)})")
@@ -347,6 +350,15 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                       "(a whole hand, delay_s after it ended)", "hand", ("time", "hand").__contains__)
     if delay_s and not journal_path:
         c.problem(("broadcast", "delay_s"), "the delayed feed needs [journal] path (the delay must survive a restart)")
+
+    # [gpio]: the dealer console's buttons, seat lights and sensors on the Pi's header
+    gpio_section, pin_map = doc.get("gpio"), None
+    if gpio_section is not None:
+        before = len(c.problems)
+        for key_path, message in validate_pin_map(gpio_section, seats=seats or None, reserved={}):
+            c.problem(tuple(key_path), message)
+        if len(c.problems) == before:
+            pin_map = parse_pin_map(gpio_section, seats or None)
 
     # [readers.NAME]
     readers: dict[str, ReaderSettings] = {}
@@ -475,7 +487,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     if c.problems:
         raise ConfigError(path, c.problems)
     return TableConfig(path, table_id, seats, GameSettings(variant, small, big), mqtt, readers, zones, decks, active,
-                       debounce, float(clear_after_s), name, journal_path, retention, float(delay_s), release)
+                       debounce, float(clear_after_s), name, journal_path, retention, float(delay_s), release,
+                       pin_map)
 
 
 def zone_kind(zone: str) -> str:

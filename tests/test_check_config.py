@@ -74,7 +74,7 @@ def case(id, old, new, key, at, expected):
 
 @pytest.mark.parametrize("old, new, key, at, expected", [
     case("unknown top-level key", "[table]\n", 'colour = "green"\n\n[table]\n', "colour", "colour =",
-         "unknown key (expected one of: table, game, mqtt, readers, zones, decks, hal, journal, broadcast)"),
+         "unknown key (expected one of: table, game, mqtt, readers, zones, decks, hal, journal, broadcast, gpio)"),
     case("unknown key in [table]", "seats = 6\n", "seats = 6\nplayers = 6\n", "table.players", "players =",
          f"unknown key (expected one of: {TABLE_KEYS})"),
     case("unknown key in [mqtt]", "port = 1883\n", "port = 1883\ntls = true\n", "mqtt.tls", "tls =",
@@ -252,3 +252,23 @@ def test_a_broadcast_delay_needs_a_journal(tmp_path, capsys):
     err = check_config_fails(write(tmp_path, text), capsys)
     assert err[1].endswith("broadcast.delay_s: the delayed feed needs [journal] path "
                            "(the delay must survive a restart)"), err
+
+
+GPIO = """
+[gpio]
+backend = "sim"
+[gpio.buttons]
+new_hand = { pin = 17 }
+misdeal = { pin = 17 }
+[gpio.seats.1]
+light = 12
+"""
+
+
+def test_the_gpio_pin_map_is_checked_with_the_rest(tmp_path, capsys):
+    text = SIXMAX + GPIO
+    err = check_config_fails(write(tmp_path, text), capsys)
+    assert len(err) == 2 and err[1].startswith(f"  {tmp_path / 'table.toml'}:{line_of(text, 'misdeal')}: "
+                                               "gpio.buttons.misdeal.pin: "), err
+    assert "17" in err[1] and "new_hand" in err[1]  # the pin used twice names its other user
+    assert main(["check-config", str(write(tmp_path, text.replace("misdeal = { pin = 17 }", "misdeal = { pin = 27 }")))]) == 0

@@ -152,7 +152,7 @@ def test_bench_reports_every_figure_as_one_json_object():
     figures = json.loads(done.stdout)
     assert figures["e2e_events"] >= 300 and figures["baseline_messages"] == figures["e2e_events"]
     for key in ("e2e_p50_ms", "e2e_p99_ms", "baseline_p50_ms", "baseline_p99_ms", "rss_mb", "decode_frames_per_s",
-                "tag_reads_per_s", "frame_to_zone_event_p99_ms"):
+                "tag_reads_per_s", "frame_to_zone_event_p99_ms", "journaled_events_per_s", "recovery_s"):
         assert figures[key] > 0, key
     assert figures["e2e_p50_ms"] <= figures["e2e_p99_ms"]
     assert "end to end: tag read" in done.stderr  # progress goes to stderr, the figures alone to stdout

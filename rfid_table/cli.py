@@ -100,6 +100,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     import select
 
     from hal.readers import open_reader
+    from rfid_table import service
     from rfid_table.daemon import StopFlag, TablePipeline, run_realtime
     from rfid_table.publisher import MqttPublisher
 
@@ -119,12 +120,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     stop = StopFlag()
     stop.install()
     if journal is not None:
+        service.status(f"table {config.table_id}: restoring the journal")
         pipeline.restore(time.time())  # before anything new is published
     publisher.start(wait_s=5.0)
     if journal is not None:
         pipeline.publish_backlog()
     log.info("table %r running: %d reader(s), publishing to %s:%s", config.table_id, len(readers),
              config.mqtt.host, config.mqtt.port)
+    monitor = service.ServiceMonitor(config.table_id)  # $WATCHDOG_USEC, $RFID_TABLE_LINK_GRACE_S
+    service.ready(f"table {config.table_id}: running, {len(readers)} reader(s)")
+
+    def step(now: float) -> None:
+        pipeline.step(now)
+        # systemd's watchdog is fed while every reader link is up, or down for less than the grace period.
+        monitor.loop(time.monotonic(), {r.name: r.link.is_up for r in readers}, publisher.connected,
+                     f"hand {pipeline.controller.hand}")
 
     def wait(timeout_s: float) -> None:
         # Wake as soon as a reader sends bytes or the broker answers; otherwise at the next step.
@@ -138,8 +148,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         publisher.service(0)
 
     try:
-        run_realtime(pipeline.step, RUN_PERIOD_S, stop, wait)
+        run_realtime(step, RUN_PERIOD_S, stop, wait)
     finally:
+        service.stopping(f"table {config.table_id}: stopping")
         publisher.stop()
         for reader in readers:
             reader.close()

@@ -117,6 +117,8 @@ class TableController:
             self._emit(out, "reader_link", {"reader": event.reader, "state": "reset", **detail})
         elif event.kind in ("antenna_fault", "antenna_ok"):
             antenna = detail.get("antenna")
+            if (antenna in reader["faulted_antennas"]) == (event.kind == "antenna_fault"):
+                return out  # the reader repeats a lasting fault every few seconds: news only when it changes
             faulted = set(reader["faulted_antennas"])
             faulted.add(antenna) if event.kind == "antenna_fault" else faulted.discard(antenna)
             reader["faulted_antennas"] = sorted(faulted)

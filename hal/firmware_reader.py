@@ -112,7 +112,8 @@ class FirmwareReader:
                               "firmware": f"{identity.firmware_major}.{identity.firmware_minor}."
                                           f"{identity.firmware_patch}"}
             elif event.kind in ("down", "incompatible", "reader_reset"):
-                kind, detail = f"reader_{event.kind}", {"reason": event.reason}
+                kind, detail = {"down": "reader_down", "incompatible": "reader_incompatible",
+                                "reader_reset": "reader_reset"}[event.kind], {"reason": event.reason}
             elif event.kind == "antenna_fault" and event.message is not None:
                 fault = event.message.fault
                 kind = "antenna_ok" if fault == FaultCode.CLEARED else "antenna_fault"

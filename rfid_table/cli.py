@@ -4,6 +4,7 @@ import argparse
 import dataclasses
 import logging
 import sys
+import secrets
 import time
 from pathlib import Path
 
@@ -50,7 +51,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
                          stack_limit=args.stack_limit)
     journal = _open_journal(args.journal, config.journal_retention, bool(config.broadcast_delay_s)) \
         if args.journal else None
-    epoch = journal.epoch if journal is not None else f"{int(time.time()):x}"
+    epoch = journal.epoch if journal is not None else secrets.token_hex(8)
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch)
     try:
         table = SimulatedTable(config, options, publisher, journal)
@@ -114,7 +115,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     journal = _open_journal(journal_path, config.journal_retention, bool(config.broadcast_delay_s)) \
         if journal_path else None
     readers = [open_reader(r.name, r.backend, r.antennas, r.link) for r in config.readers.values()]
-    epoch = journal.epoch if journal is not None else f"{int(time.time()):x}"
+    epoch = journal.epoch if journal is not None else secrets.token_hex(8)
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch)
     pipeline = TablePipeline(config, readers, publisher, journal)
     stop = StopFlag()

@@ -46,7 +46,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rfid_table.broker import PROJECT_ROOT, BrokerError, find_mosquitto, free_port
+from rfid_table.broker import PROJECT_ROOT, BrokerError, PrivateBroker, find_mosquitto, free_port
 from rfid_table.config import TABLE_ID
 
 CARDROOM_CONF = PROJECT_ROOT / "config" / "mosquitto" / "cardroom.conf"
@@ -521,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
 
 # ---- a card-room broker for tests and trials ---------------------------------------------------------------------
 
-class CardRoomBroker:
+class CardRoomBroker(PrivateBroker):
     """Runs the shipped cardroom.conf on free ports, with its files from ``directory`` (made by :func:`setup`),
     included from a main file laid out like Debian's /etc/mosquitto/mosquitto.conf."""
 
@@ -592,22 +592,6 @@ class CardRoomBroker:
         """What ``systemctl reload mosquitto`` does: re-read the password file and the ACL."""
         self._proc.send_signal(signal.SIGHUP)
 
-    def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-        self._proc = None
-
-    def __enter__(self) -> "CardRoomBroker":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-        self._dir.cleanup()
 
 
 if __name__ == "__main__":

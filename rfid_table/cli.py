@@ -282,6 +282,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rss-hands", type=int, default=50, help="hands the memory measurement plays (default 50)")
     p.add_argument("--broker", default=None, help="HOST:PORT of a broker to use instead of a private one")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("soak", add_help=False,
+                       help="N simulated tables against one broker for M minutes: nothing may be lost; throughput, "
+                            "CPU and broker memory (see docs/soak.md)")
+    p.add_argument("options", nargs=argparse.REMAINDER, help="see rfid-table soak --help")
     return parser
 
 
@@ -291,6 +296,10 @@ def main(argv: list[str] | None = None) -> int:
         from rfid_table import broker_setup
 
         return broker_setup.main(argv[1:])
+    if argv[:1] == ["soak"]:  # its own options, its own parser
+        from rfid_table import soak
+
+        return soak.main(argv[1:])
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -6,7 +6,14 @@ Two rules give a clean picture anyway:
 * a tag *arrives* in a zone after it has been read there in ``present_after_cycles`` consecutive cycles,
   and *leaves* after it has not been read there for ``absent_after_s`` seconds;
 * a tag read by several antennas in one cycle belongs to the antenna that reads it most strongly (RSSI),
-  then most often (read count) — never simply the first one that reported it.
+  then most often (read count) — never simply the first one that reported it;
+* with ``min_rssi_dbm``, a read weaker than that is ignored, as a reader's RSSI filter would: a tag read through
+  the neighbouring antenna is far weaker than one lying on it, even at the zone's edge. This matters most for
+  chips, which settle after a single read (a big stack is never read whole in consecutive cycles);
+* with ``order_window_s``, arrivals come out in the order the tags were first read in their new zone, not the order
+  they were confirmed: RF noise can hold a card back for a few cycles, and a dealer's order is a rule the
+  controller checks. An arrival waits only while another tag, first read earlier, is still being confirmed, and
+  never longer than the window.
 
 A tag is in at most one zone: when it settles in a new zone it leaves the old one first.
 """
@@ -20,6 +27,10 @@ from hal.events import InventoryCycle, TagRead, ZoneEvent
 class DebounceSettings:
     present_after_cycles: int = 1
     absent_after_s: float = 0.3
+    # Cycles a new tag may go unread between the reads that make it present (0: the reads must be consecutive).
+    # A tag lying at the edge of its zone is read in only some cycles; with an RSSI floor keeping cross reads
+    # out, a short gap costs nothing and such a tag arrives in a few cycles rather than a second or more.
+    max_gap_cycles: int = 0
 
 
 @dataclass
@@ -30,6 +41,7 @@ class _TagState:
     candidate: str | None = None  # a zone it is being read in but has not settled in yet
     candidate_reader: str | None = None
     candidate_hits: int = 0
+    candidate_misses: int = 0  # cycles in a row the candidate zone's reader did not read it
 
 
 def _strength(read: TagRead) -> tuple[int, int]:
@@ -45,10 +57,19 @@ class ZoneTracker:
         antenna_zones: dict[tuple[str, int], str],
         settings_by_zone: dict[str, DebounceSettings] | None = None,
         default: DebounceSettings = DebounceSettings(),
+        min_rssi_dbm: int | None = None,
+        order_window_s: float = 0.0,
     ):
+        self.min_rssi_dbm = min_rssi_dbm
+        self.order_window_s = order_window_s
+        self._first_read: dict[str, tuple[str, float]] = {}  # uid → (zone, first read there), until it settles
+        self._held: list[tuple[float, int, list[ZoneEvent]]] = []  # confirmed arrivals waiting for earlier ones
+        self._held_count = 0
+        self.weak_reads = 0  # reads ignored as weaker than min_rssi_dbm (cross reads)
         self._antenna_zones = dict(antenna_zones)
         self._settings = {zone: (settings_by_zone or {}).get(zone, default) for zone in self._antenna_zones.values()}
         self._tags: dict[str, _TagState] = {}
+        self._zones_of_reader: dict[str, dict[int, str]] = {}  # reader → antenna → zone, built on first use
         self.unmapped_reads = 0  # reads from antennas that no zone uses (wiring or configuration fault)
 
     def present(self) -> dict[str, set[str]]:
@@ -70,9 +91,17 @@ class ZoneTracker:
                 self._tags[uid] = _TagState(zone=zone, reader=reader_of_zone[zone], last_seen=t)
 
     def feed(self, cycle: InventoryCycle) -> list[ZoneEvent]:
+        zone_of_antenna = self._zones_of_reader.get(cycle.reader)
+        if zone_of_antenna is None:
+            zone_of_antenna = self._zones_of_reader[cycle.reader] = {
+                antenna: zone for (reader, antenna), zone in self._antenna_zones.items() if reader == cycle.reader}
         best: dict[str, tuple[str, TagRead]] = {}
+        floor = self.min_rssi_dbm
         for read in cycle.reads:
-            zone = self._antenna_zones.get((cycle.reader, read.antenna))
+            if floor is not None and read.rssi is not None and read.rssi < floor:
+                self.weak_reads += 1
+                continue
+            zone = zone_of_antenna.get(read.antenna)
             if zone is None:
                 self.unmapped_reads += 1
                 continue
@@ -82,36 +111,68 @@ class ZoneTracker:
 
         events: list[ZoneEvent] = []
         t = cycle.t
+        tags = self._tags
         for uid, (zone, _read) in best.items():
-            state = self._tags.get(uid)
+            state = tags.get(uid)
             if state is None:
-                state = self._tags[uid] = _TagState()
-            if state.zone == zone:
+                state = tags[uid] = _TagState()
+            elif state.zone == zone:  # the steady state: a tag read where it lies
                 state.last_seen = t
-                state.candidate, state.candidate_hits = None, 0
+                if state.candidate is not None:
+                    state.candidate, state.candidate_hits = None, 0
                 continue
+            first = self._first_read.get(uid)
+            if first is None or first[0] != zone:
+                first = self._first_read[uid] = (zone, t)
             if state.candidate == zone:
                 state.candidate_hits += 1
+                state.candidate_misses = 0
             else:
                 state.candidate, state.candidate_reader, state.candidate_hits = zone, cycle.reader, 1
+                state.candidate_misses = 0
             if state.candidate_hits >= self._settings[zone].present_after_cycles:
-                if state.zone is not None:
-                    events.append(ZoneEvent("left", state.zone, uid, t))
-                events.append(ZoneEvent("arrived", zone, uid, t))
+                moved = [ZoneEvent("left", state.zone, uid, t)] if state.zone is not None else []
+                moved.append(ZoneEvent("arrived", zone, uid, t))
+                del self._first_read[uid]
+                if self.order_window_s:
+                    self._held_count += 1
+                    self._held.append((first[1], self._held_count, moved))
+                else:
+                    events += moved
                 state.zone, state.reader, state.last_seen = zone, cycle.reader, t
                 state.candidate, state.candidate_hits = None, 0
 
         # Departures: tags of this reader's zones that have not been read for long enough.
-        for uid, state in list(self._tags.items()):
-            if uid in best:
-                continue
+        for uid in [uid for uid in tags if uid not in best]:  # in the order the tags came: deterministic
+            state = tags[uid]
             if state.candidate_reader == cycle.reader:
-                state.candidate, state.candidate_reader, state.candidate_hits = None, None, 0  # need consecutive cycles
+                state.candidate_misses += 1
+                if state.candidate is None or state.candidate_misses > self._settings[state.candidate].max_gap_cycles:
+                    state.candidate, state.candidate_reader, state.candidate_hits = None, None, 0
+                    state.candidate_misses = 0
             if state.zone is None:
                 if state.candidate is None:
-                    del self._tags[uid]
+                    del tags[uid]
                 continue
             if state.reader == cycle.reader and t - state.last_seen >= self._settings[state.zone].absent_after_s:
                 events.append(ZoneEvent("left", state.zone, uid, t))
-                del self._tags[uid]
+                del tags[uid]
+        if self.order_window_s:
+            events += self._release(t)
+        elif self._first_read:
+            self._first_read.clear()  # only kept to order arrivals
         return events
+
+    def _release(self, t: float) -> list[ZoneEvent]:
+        """The held arrivals no tag first read earlier is still waiting to be confirmed before, oldest first."""
+        horizon = t - self.order_window_s
+        for uid in [uid for uid, (_zone, since) in self._first_read.items() if since < horizon]:
+            del self._first_read[uid]  # read once and never settled (a tag carried over an antenna)
+        if not self._held:
+            return []
+        waiting = min((since for _zone, since in self._first_read.values()), default=float("inf"))
+        self._held.sort()
+        out: list[ZoneEvent] = []
+        while self._held and (self._held[0][0] <= waiting or self._held[0][0] < horizon):
+            out += [ZoneEvent(e.kind, e.zone, e.uid, t) for e in self._held.pop(0)[2]]
+        return out

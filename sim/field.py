@@ -8,10 +8,12 @@ class TableField:
         self._antenna_of_zone = dict(antenna_of_zone)
         self._zone_of_tag: dict[str, str] = {}
         self._tags_on: dict[tuple[str, int], list[str]] = defaultdict(list)
+        self.version = 0  # counts changes, so a reader can tell the table has not moved since its last look
 
     def place(self, uid: str, zone: str) -> None:
         """Put a tag on a zone (moving it from wherever it was)."""
         self.remove(uid)
+        self.version += 1
         self._zone_of_tag[uid] = zone
         self._tags_on[self._antenna_of_zone[zone]].append(uid)
 
@@ -19,6 +21,7 @@ class TableField:
         """Take a tag off the table (into the dealer's hands, the shuffler, a pocket)."""
         zone = self._zone_of_tag.pop(uid, None)
         if zone is not None:
+            self.version += 1
             self._tags_on[self._antenna_of_zone[zone]].remove(uid)
 
     def clear(self) -> None:

@@ -1,0 +1,499 @@
+"""Read the betting from the chips: chip tags in the betting zones and the pot zone → poker actions.
+
+The card controller (``controller.table``) says what the cards do: a hand started, a card was dealt to a seat, a
+board card was turned, a seat folded (its cards reached the muck), the hand ended. This layer adds what the chips
+do and drives the betting engine (``controller.betting.BettingHand``) with both:
+
+* chips are looked up in the table's chip set (tag UID → denomination). A tag that is not in it, or belongs to
+  another chip set, is a ``foreign_chip`` event and never counts toward a bet;
+* chips arriving in ``seatN.bets`` before the deal is complete are the forced bets (blinds, straddles); chips in
+  the pot zone then are the antes. When every dealt seat holds its hole cards the betting hand starts: the button
+  is the dealt seat before the first seat dealt (the deal starts left of the button), the stacks are those the floor
+  entered (``set_stacks``) or carried over from the last hand, or the chips in ``seatN.stack`` zones;
+* a bet is read once its chips have *settled*: no chip arrived in or left that seat's zone for ``settle_s``. All
+  the chips of one settled motion are one push (TDA 45: a bet is made in one motion);
+* checks are never seen: the engine infers them when a later seat bets, and at the next board card the seats still
+  to act with nothing to call are taken to have checked;
+* the dealer collecting the bets (the round is complete and chips leave the betting zones, or the next board card
+  arrives) ends the street; once the pot zone has settled it must hold what the engine says the pot is, otherwise a
+  ``chip_count`` event says by how much it differs;
+* when the card controller ends the hand, the remaining streets are closed, the pots are awarded with the hole
+  cards and the board (``controller.showdown``), and the hand is written as a PHH hand history.
+
+Pure and deterministic like the rest of the controller: inputs and times in, ``(type, public, secret)`` out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from controller import phh as phhlib
+from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
+from controller.rules import profile as rule_profile
+from controller.showdown import award
+
+DEAL_SETTLE_S = 0.5  # the deal is taken as over this long after its last card, unless the betting begins sooner
+UNKNOWN_STACK = 10**9  # no count entered and no stack zone: large enough never to be all-in by accident
+
+Emit = Callable[[str, dict, dict | None], None]
+
+
+@dataclass(frozen=True)
+class BettingSetup:
+    """What the chip layer needs from the table configuration."""
+
+    variant: str = "NLHE"  # a key of controller.betting.VARIANTS
+    small_blind: int = 1
+    big_blind: int = 2
+    ante: int = 0
+    big_blind_ante: int = 0
+    chips: Mapping[str, int] = field(default_factory=dict)  # the active chip set: tag UID → denomination
+    chip_set: str = ""  # its id
+    other_chips: Mapping[str, str] = field(default_factory=dict)  # tags of the other registered sets → set id
+    rules: str = "tda"
+    settle_s: float = 0.5
+    bet_limits: tuple[int, int] | None = None  # fixed limit: (small bet, big bet)
+
+
+@dataclass
+class _Motion:
+    """Chips moving in or out of one seat's betting zone that have not settled into a push yet."""
+
+    arrived: list[str] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)
+    last_change: float = 0.0
+
+
+def zone_seat(zone: str) -> tuple[str, int | None]:
+    """``seat3.bets`` → ``("bets", 3)``; ``pot`` → ``("pot", None)``."""
+    if zone.startswith("seat") and "." in zone:
+        return zone.split(".", 1)[1], int(zone[4 : zone.index(".")])
+    return zone, None
+
+
+class ChipBetting:
+    def __init__(self, setup: BettingSetup, seats: int, hole_cards: int):
+        self.setup = setup
+        self.seats = seats
+        self.hole_cards = hole_cards
+        self.rules = rule_profile(setup.rules)
+        self.variant = VARIANTS[setup.variant]
+        self.chip_values = tuple(sorted(set(setup.chips.values())))
+        self.zones: dict[str, dict[str, int]] = {}  # chip zone → {uid: denomination} lying there now
+        self.stacks: dict[int, int] = {}  # counts the floor entered, carried from hand to hand
+        self.hand: BettingHand | None = None
+        self.finished: dict[str, Any] | None = None  # the last hand's result, for the snapshot
+        self._reset_hand()
+
+    def _reset_hand(self) -> None:
+        self.hand = None
+        self._dealt_order: list[int] = []  # seats in the order their first card arrived
+        self._dealt: dict[int, int] = {}  # seat → hole cards received
+        self._motions: dict[int, _Motion] = {}
+        self._collecting: set[str] = set()  # chips the dealer is moving from betting zones to the pot
+        self._pot_check_due = False
+        self._pot_changed_at = 0.0
+        self._hole: dict[int, list[str]] = {}
+        self._board: list[str] = []
+        self._hand_ended = False
+        self._last_card_at = 0.0
+        self._known_stacks = False
+        self._departed: list[tuple[str, int]] = []  # chips that left a betting zone this cycle
+
+    # ---- chips --------------------------------------------------------------------------------------
+
+    def is_chip(self, uid: str) -> bool:
+        return uid in self.setup.chips or uid in self.setup.other_chips
+
+    def chip_zone_event(self, kind: str, uid: str, zone: str, t: float, emit: Emit) -> None:
+        """A tag arrived in (``kind == "arrived"``) or left a chip zone."""
+        value = self.setup.chips.get(uid)
+        held = self.zones.setdefault(zone, {})
+        if kind == "left":
+            if held.pop(uid, None) is None:
+                return  # a foreign chip leaving: it was never counted
+            self._chip_left(uid, zone, t, emit)
+            return
+        if value is None:
+            other = self.setup.other_chips.get(uid)
+            emit("foreign_chip", {"zone": zone, "uid": uid, "chip_set": other,
+                                  "reason": "chip of another set" if other else "tag not in any chip set"}, None)
+            return
+        if uid in held:
+            return
+        what, seat = zone_seat(zone)
+        if what == "bets":
+            self.start_if_dealt(t, emit)  # a bet after the deal: the betting has begun
+        held[uid] = value
+        if what == "pot":
+            self._pot_changed_at = t
+        elif what == "bets" and self.hand is not None and not self._hand_ended:
+            self._motion(seat, t).arrived.append(uid)
+
+    def _chip_left(self, uid: str, zone: str, t: float, emit: Emit) -> None:
+        what, seat = zone_seat(zone)
+        if what == "pot":
+            self._pot_changed_at = t
+        elif what == "bets" and self.hand is not None and not self._hand_ended:
+            # where the chip went is known only once the whole cycle is in: resolved at the next tick
+            self._departed.append((uid, seat))
+
+    def _resolve_departures(self, t: float, emit: Emit) -> None:
+        """Chips that left a betting zone: moved into the pot (the dealer collects), or taken away."""
+        departed, self._departed = self._departed, []
+        pot = self.zones.get("pot", {})
+        collected = False
+        for uid, seat in departed:
+            if uid in self._collecting:
+                self._collecting.discard(uid)
+                continue
+            if uid in pot:
+                collected = True
+                continue
+            motion = self._motions.get(seat)
+            if motion and uid in motion.arrived:  # put down and picked up again within the motion
+                motion.arrived.remove(uid)
+                motion.last_change = t
+                continue
+            hand = self.hand
+            facing = hand.to_act() == seat and (hand.to_call(seat) > 0 or bool(motion and motion.arrived))
+            if facing:
+                self._motion(seat, t).left.append(uid)  # taken back by the player whose turn it is (TDA 46)
+            # otherwise the dealer gave change or tidied the zone; the engine's amounts stand
+        if collected and self.hand.status == "betting":
+            # chips going from the betting zones into the pot: the dealer is collecting, the round is over
+            self._close_street(t, emit, collected_chips=True)
+            self._collecting.difference_update(uid for uid, _ in departed)
+
+    def _motion(self, seat: int, t: float) -> _Motion:
+        motion = self._motions.setdefault(seat, _Motion())
+        motion.last_change = t
+        return motion
+
+    def _settle(self, seat: int, emit: Emit) -> None:
+        motion = self._motions.pop(seat, None)
+        if motion is None or self.hand is None:
+            return
+        values = self.setup.chips
+        chips = [values[u] for u in motion.arrived]
+        withdrawn = [values[u] for u in motion.left]
+        if not chips and not withdrawn:
+            return
+        self._apply(self.hand.push(seat, chips, withdrawn), emit, chips=chips, withdrawn=withdrawn)
+
+    def _settle_all(self, emit: Emit) -> None:
+        for seat in sorted(self._motions, key=lambda s: self._motions[s].last_change):
+            self._settle(seat, emit)
+
+    # ---- cards (the card controller's events) -----------------------------------------------------------
+
+    def card_event(self, type_: str, public: dict, secret: dict, t: float, emit: Emit) -> None:
+        if type_ == "hand_started":
+            self._reset_hand()
+        elif type_ == "card_dealt":
+            seat = public["seat"]
+            if seat not in self._dealt:
+                self._dealt_order.append(seat)
+            self._dealt[seat] = public["count"]
+            self._hole.setdefault(seat, []).append(secret.get("card", ""))
+            self._last_card_at = t
+        elif type_ == "board_card":
+            self.start_if_dealt(t, emit)
+            self._board.append(public["card"])
+            street = {1: 1, 4: 2, 5: 3}.get(public["position"])
+            if street is not None and self.hand is not None and self.hand.street_index < street:
+                self._close_street(t, emit)  # unless the dealer already collected the bets
+        elif type_ == "fold":
+            self.start_if_dealt(t, emit)
+            if self.hand is not None and not self._hand_ended:
+                self._settle_all(emit)
+                self._apply(self.hand.fold(public["seat"]), emit)
+        elif type_ == "misdeal":
+            self._reset_hand()  # the bets go back; the next deal starts a new betting hand
+        elif type_ == "hand_ended":
+            self.start_if_dealt(t, emit)
+            self._finish(public, secret, t, emit)
+
+    def start_if_dealt(self, t: float, emit: Emit) -> None:
+        """Start the betting once the deal is over: every seat dealt in the first round holds its cards. A card read
+        late (RF noise can hold a card back for a few cycles) must not leave its seat out, so the betting starts at
+        the first betting input after that — a chip pushed, a fold, a board card — or ``DEAL_SETTLE_S`` after the
+        last card, whichever comes first."""
+        if self.hand is None and not self._hand_ended and self._dealt and self._deal_complete():
+            self._start_betting(t, emit)
+
+    def _deal_complete(self) -> bool:
+        if len(self._dealt_order) < 2 or self._dealt[self._dealt_order[0]] < 2:
+            return False  # the first round is not over until the first seat gets its second card
+        return all(self._dealt[s] >= self.hole_cards for s in self._dealt_order)
+
+    def _start_betting(self, t: float, emit: Emit) -> None:
+        seats = sorted(self._dealt_order)
+        bets = {s: self._zone_chips(f"seat{s}.bets") for s in seats}
+        button = self._button_from_blinds(seats, bets)
+        if button is None:
+            first = self._dealt_order[0]
+            button = seats[seats.index(first) - 1]  # the deal starts left of the button
+        stacks, known = {}, True
+        for s in seats:
+            in_zone = sum(bets[s])
+            stack_zone = self.zones.get(f"seat{s}.stack")
+            if stack_zone:
+                stacks[s] = sum(stack_zone.values()) + in_zone
+            elif s in self.stacks:
+                stacks[s] = self.stacks[s]
+            else:
+                stacks[s], known = UNKNOWN_STACK, False
+        order = BettingHand._order_from_button(seats, button)  # noqa: SLF001 (the engine's own seating rule)
+        sb, bb = (order[1], order[0]) if len(order) == 2 else (order[0], order[1])
+        straddles = self._straddles(order, bb, bets)
+        kwargs = {"bets": self.setup.bet_limits} if self.setup.bet_limits else {}
+        try:
+            hand = BettingHand(self.variant, seats, button, stacks, (self.setup.small_blind, self.setup.big_blind),
+                               ante=self.setup.ante, big_blind_ante=self.setup.big_blind_ante, straddles=straddles,
+                               rules=self.rules, chip_values=self.chip_values,
+                               forced_bet_chips={s: bets[s] for s in seats if bets[s]}, **kwargs)
+        except ValueError as exc:
+            emit("betting_unread", {"reason": str(exc), "seats": seats}, None)
+            return
+        self.hand = hand
+        self._known_stacks = known
+        emit("betting_started", {
+            "button": button, "seats": hand.order, "small_blind": self.setup.small_blind,
+            "big_blind": self.setup.big_blind, "ante": self.setup.ante, "big_blind_ante": self.setup.big_blind_ante,
+            "stacks": {str(s): stacks[s] for s in seats} if known else None, "rules": self.rules.name,
+        }, None)
+        for action in hand.actions:
+            self._emit_action(action, emit)
+        for s in hand.order:  # what lies in the forced bettors' zones must match what they posted
+            posted = hand.bets[s]
+            if s in (sb, bb) or any(a.seat == s and a.kind == "straddle" for a in hand.actions):
+                if sum(bets[s]) != posted:
+                    emit("chip_count", {"code": "forced_bet", "seat": s, "expected": posted, "seen": sum(bets[s]),
+                                        "rules": ["DE 9"] if hand.is_all_in(s) else []}, None)
+        antes = sum(a.added for a in hand.actions if a.kind == "ante")
+        in_pot = sum(self.zones.get("pot", {}).values())
+        if antes and in_pot != antes:
+            emit("chip_count", {"code": "antes", "seat": None, "expected": antes, "seen": in_pot, "rules": []}, None)
+        for s in hand.order:  # chips a non-forced seat pushed before the deal was over: its first action
+            if bets[s] and s not in (sb, bb) and not any(a.seat == s and a.kind == "straddle" for a in hand.actions):
+                self._apply(hand.push(s, bets[s]), emit, chips=bets[s], withdrawn=[])
+
+    def _button_from_blinds(self, seats: list[int], bets: Mapping[int, list[int]]) -> int | None:
+        """The button as the blinds show it: the big blind lies in the zone of the seat after the small blind's,
+        and the button sits before the small blind (heads-up, the button posts the small blind). ``None`` when the
+        zones do not show exactly that (a missing or wrong blind is then read against the deal's order)."""
+        sb, bb = self.setup.small_blind, self.setup.big_blind
+        for i, seat in enumerate(seats):
+            after = seats[(i + 1) % len(seats)]
+            if sum(bets[seat]) == sb and sum(bets[after]) == bb and sb != bb:
+                return seat if len(seats) == 2 else seats[i - 1]
+        return None
+
+    def _straddles(self, order: list[int], bb: int, bets: Mapping[int, list[int]]) -> list[Straddle]:
+        """Chips in a seat's zone beyond the blinds before the cards are out: a straddle (CA Actions 1)."""
+        if len(order) < 3:
+            return []
+        out: list[Straddle] = []
+        level, previous = self.setup.big_blind, bb
+        for seat in order[2:] + order[:2]:
+            amount = sum(bets.get(seat, []))
+            if seat in (order[0], order[1]) or amount <= level:
+                continue
+            i = order.index(previous)
+            if order[(i + 1) % len(order)] == seat:
+                kind = "live"
+            elif seat == order[-1]:
+                kind = "button"
+            else:
+                kind = "mississippi"
+            out.append(Straddle(amount, kind, seat))
+            level, previous = amount, seat
+            if kind != "live":
+                break
+        return out
+
+    def _zone_chips(self, zone: str) -> list[int]:
+        return sorted(self.zones.get(zone, {}).values())
+
+    # ---- streets --------------------------------------------------------------------------------------
+
+    def _infer_checks(self, emit: Emit) -> None:
+        hand = self.hand
+        while hand.status == "betting" and (seat := hand.to_act()) is not None and hand.to_call(seat) == 0:
+            ruling = hand.check(seat)
+            if not ruling.ok:
+                break
+            self._apply(ruling, emit)
+
+    def _close_street(self, t: float, emit: Emit, collected_chips: bool = False) -> None:
+        """A board card arrived, or the dealer moved bets into the pot: the betting round must be over."""
+        if self.hand is None or self._hand_ended or self.hand.status != "betting":
+            return
+        self._settle_all(emit)
+        self._infer_checks(emit)
+        if self.hand.status == "betting" and not self.hand.round_complete():
+            if collected_chips:
+                code, message = "collected_before_betting_over", "bets went into the pot before the round was over"
+            else:
+                code, message = "board_before_betting_over", "a board card arrived before the round was over"
+            emit("bet_ruling", {"code": code, "seat": self.hand.to_act(), "message": message,
+                                "rules": ["TDA 38"], "needs_floor": True}, None)
+            return
+        self._end_street(t, emit)
+
+    def _end_street(self, t: float, emit: Emit) -> None:
+        hand = self.hand
+        ruling = hand.end_street()
+        if not ruling.ok:
+            emit("bet_ruling", {"code": ruling.code, "seat": ruling.seat, "message": ruling.message,
+                                "rules": list(ruling.rules), "needs_floor": ruling.needs_floor}, None)
+            return
+        for zone, chips in self.zones.items():
+            if zone_seat(zone)[0] == "bets":
+                self._collecting.update(chips)
+        self._collecting.update(uid for uid, _ in self._departed)  # already on their way to the pot
+        self._motions.clear()
+        collection = ruling.collection
+        emit("pots", {"street": collection.street, "collected": {str(s): v for s, v in collection.into_pot.items()},
+                      "returned": {str(s): v for s, v in collection.returned.items()},
+                      "pots": [{"amount": p.amount, "eligible": list(p.eligible)} for p in collection.pots],
+                      "total": sum(p.amount for p in collection.pots)}, None)
+        self._pot_check_due = True
+        self._pot_changed_at = max(self._pot_changed_at, t)
+
+    def _check_pot(self, emit: Emit) -> None:
+        self._pot_check_due = False
+        expected = sum(p.amount for p in self.hand.pots())
+        seen = sum(self.zones.get("pot", {}).values())
+        if seen != expected:
+            emit("chip_count", {"code": "pot", "seat": None, "expected": expected, "seen": seen,
+                                "rules": []}, None)
+
+    # ---- the end ---------------------------------------------------------------------------------------
+
+    def _finish(self, public: dict, secret: dict, t: float, emit: Emit) -> None:
+        hand = self.hand
+        if hand is None or self._hand_ended:
+            return
+        self._hand_ended = True
+        self._settle_all(emit)
+        if hand.status == "betting":
+            self._infer_checks(emit)
+        while hand.status == "betting" and hand.round_complete():
+            if not hand.end_street().ok:
+                break
+        if hand.status == "betting":
+            emit("bet_ruling", {"code": "hand_ended_in_betting", "seat": hand.to_act(),
+                                "message": "the cards were gathered before the betting was over: no award read",
+                                "rules": [], "needs_floor": True}, None)
+            return
+        board = list(public.get("board", self._board))
+        hole = {int(s): list(cards) for s, cards in secret.get("hole_cards", {}).items()}
+        for s, cards in self._hole.items():
+            hole.setdefault(s, [c for c in cards if c])
+        try:
+            result = award(hand, {s: hole[s] for s in hand.live_seats if s in hole}, board)
+        except (ValueError, KeyError) as exc:
+            emit("bet_ruling", {"code": "showdown_unread", "seat": None, "message": str(exc), "rules": [],
+                                "needs_floor": True}, None)
+            return
+        finishing = dict(result.finishing_stacks)
+        if self._known_stacks:
+            self.stacks.update(finishing)
+        emit("showdown", {
+            "order": list(result.showdown_order),
+            "pots": [{"index": p.index, "amount": p.amount, "eligible": list(p.eligible), "winners": list(p.winners),
+                      "shares": {str(s): v for s, v in p.shares.items()}, "odd_chips": list(p.odd_chips),
+                      "rules": list(p.rules)} for p in result.pots],
+            "payouts": {str(s): v for s, v in result.payouts.items() if v},
+            "finishing_stacks": {str(s): v for s, v in finishing.items()} if self._known_stacks else None,
+        }, {"hands": {str(s): hole.get(s, []) for s in result.showdown_order}} if len(hand.live_seats) > 1 else None)
+        shown = list(result.showdown_order) if len(hand.live_seats) > 1 else []
+        stacks = finishing if self._known_stacks else None
+        try:
+            full = phhlib.to_phh(hand, hole, board, shown, stacks)
+            masked = phhlib.to_phh(hand, None, board, [], stacks)
+        except ValueError as exc:  # a variant PHH has no code for
+            emit("hand_history", {"format": "phh", "phh": None, "reason": str(exc)}, None)
+        else:
+            emit("hand_history", {"format": "phh", "phh": phhlib.dumps(masked)}, {"phh": phhlib.dumps(full)})
+        self.finished = {"payouts": {str(s): v for s, v in result.payouts.items() if v}}
+
+    # ---- inputs from the floor and the console -----------------------------------------------------------
+
+    def set_stacks(self, stacks: Mapping[int, int]) -> None:
+        self.stacks.update(stacks)
+
+    def accepts_declarations(self) -> bool:
+        return self.hand is not None and not self._hand_ended
+
+    def declare(self, seat: int, declaration: str, amount: int | None, emit: Emit) -> None:
+        """A verbal declaration entered at the console (the table cannot hear); the engine rules on it."""
+        self._settle_all(emit)
+        kind = {"all-in": "all_in", "allin": "all_in"}.get(declaration, declaration)
+        self._apply(self.hand.declare(seat, kind, amount), emit)
+
+    # ---- time ------------------------------------------------------------------------------------------
+
+    def tick(self, now: float, emit: Emit) -> None:
+        if self.hand is None and self._dealt and now - self._last_card_at >= DEAL_SETTLE_S:
+            self.start_if_dealt(now, emit)
+        if self._departed:
+            self._resolve_departures(now, emit)
+        for seat in [s for s, m in self._motions.items() if now - m.last_change >= self.setup.settle_s]:
+            self._settle(seat, emit)
+        if (self._pot_check_due and self.hand is not None and now - self._pot_changed_at >= self.setup.settle_s
+                and not self._collecting):
+            self._check_pot(emit)
+
+    # ---- output ----------------------------------------------------------------------------------------
+
+    def _apply(self, ruling: Ruling, emit: Emit, chips: list[int] | None = None,
+               withdrawn: list[int] | None = None) -> None:
+        for action in ruling.actions:
+            self._emit_action(action, emit)
+        if not ruling.actions or not ruling.ok or ruling.needs_floor:
+            body: dict[str, Any] = {"code": ruling.code, "seat": ruling.seat, "message": ruling.message,
+                                    "rules": list(ruling.rules), "needs_floor": ruling.needs_floor}
+            if chips is not None:
+                body["chips"] = list(chips)
+                body["withdrawn"] = list(withdrawn or [])
+            emit("bet_ruling", body, None)
+
+    def _emit_action(self, action: Action, emit: Emit) -> None:
+        hand = self.hand
+        body = {"seat": action.seat, "action": action.kind, "street": action.street, "to": action.to_amount,
+                "added": action.added, "all_in": action.all_in, "rules": list(action.rules)}
+        if action.kind == "all_in":
+            body["as"] = action.base
+        if action.returned:
+            body["returned"] = action.returned
+        if action.owed:
+            body["owed"] = action.owed
+        if action.note:
+            body["note"] = action.note
+        if hand is not None:
+            body["pot"] = hand.pot_total()
+            body["next"] = hand.to_act()
+        emit("action", body, None)
+
+    def snapshot(self) -> dict[str, Any] | None:
+        hand = self.hand
+        if hand is None:
+            return None
+        return {
+            "street": hand.street,
+            "to_act": hand.to_act() if not self._hand_ended else None,
+            "current_bet": hand.current_bet if hand.status == "betting" else 0,
+            "pot": hand.pot_total(),
+            "pots": [{"amount": p.amount, "eligible": list(p.eligible)} for p in hand.pots()],
+            "bets": {str(s): b for s, b in hand.bets.items() if b},
+            "stacks": {str(s): v for s, v in hand.stacks.items()} if self._known_stacks else None,
+            "folded": [s for s in hand.order if s not in hand.live_seats],
+            "all_in": [s for s in hand.live_seats if hand.is_all_in(s)],
+        }
+
+    def on_table(self) -> dict[str, str]:
+        return {uid: zone for zone, chips in self.zones.items() for uid in chips}

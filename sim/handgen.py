@@ -1,0 +1,86 @@
+"""Random, legal hold'em and Omaha hands as PHH hand histories: material for the replay and its benchmark.
+
+2–10 players on random seats of a ten-seat table, random blinds, antes or a big-blind ante, and stacks from very
+short to deep so that short all-ins, several side pots and split pots occur. Each decision is a random legal one
+(fold, check, call, a bet or raise anywhere between the minimum and the maximum, often all-in), made with the
+betting engine as exact declared amounts. One seeded generator: a seed gives the same hands.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Iterator
+
+from controller import phh as phhlib
+from controller.betting import NLHE, PLO, BettingHand
+from controller.cards import FULL_DECK
+from controller.showdown import award
+
+
+def random_hand(rng: random.Random) -> dict[str, Any]:
+    n = rng.randint(2, 10)
+    seats = sorted(rng.sample(range(1, 11), n))
+    button = rng.choice(seats)
+    sb, bb = rng.choice([(1, 2), (5, 10), (25, 50), (50, 100), (100, 200)])
+    ante_kind = rng.choices(["none", "ante", "bba"], [55, 30, 15])[0]
+    ante = max(1, bb // rng.choice([5, 10])) if ante_kind == "ante" else 0
+    bba = bb if ante_kind == "bba" else 0
+    stacks = {}
+    for s in seats:
+        shape = rng.random()
+        if shape < 0.35:
+            stack = rng.randint(bb + ante + bba + 1, bb * 12)
+        elif shape < 0.8:
+            stack = rng.randint(bb * 12, bb * 80)
+        else:
+            stack = rng.randint(bb * 80, bb * 400)
+        if rng.random() < 0.25:  # equal stacks make ties and split side pots more likely
+            stack = bb * 20
+        stacks[s] = stack
+    variant = rng.choice([NLHE, PLO])
+    hand = BettingHand(variant, seats, button, stacks, (sb, bb), ante=ante, big_blind_ante=bba)
+    deck = list(FULL_DECK)
+    rng.shuffle(deck)
+    hole = {s: [deck.pop() for _ in range(variant.hole_cards)] for s in hand.order}
+    board = [deck.pop() for _ in range(5)]
+    while hand.status == "betting":
+        seat = hand.to_act()
+        if seat is None:
+            if not hand.end_street().ok:
+                raise RuntimeError("the engine refused to collect a complete round")
+            continue
+        legal = hand.legal(seat)
+        roll = rng.random()
+        if legal.can_raise and roll < 0.3:
+            if rng.random() < 0.25:
+                target = legal.max_to
+            else:
+                target = rng.randint(legal.min_to, max(legal.min_to, min(legal.max_to, legal.min_to * 3)))
+            ruling = hand.declare(seat, "bet" if hand.current_bet == 0 else "raise", target)
+            if ruling.ok and hand.seat_state(seat)["owed"]:
+                ruling = hand.push(seat, [hand.seat_state(seat)["owed"]])
+        elif legal.can_check:
+            ruling = hand.check(seat)
+        elif roll < 0.75 or not legal.can_fold:
+            ruling = hand.declare(seat, "call")
+            if ruling.ok and hand.seat_state(seat)["owed"]:
+                ruling = hand.push(seat, [hand.seat_state(seat)["owed"]])
+        else:
+            ruling = hand.fold(seat)
+        if not ruling.ok:
+            raise RuntimeError(f"generated an illegal action: {ruling.code} {ruling.message}")
+    result = award(hand, hole if hand.status == "showdown" else None, board)
+    shown = list(result.showdown_order) if len(hand.live_seats) > 1 else []
+    reached = _board_reached(hand)
+    return phhlib.to_phh(hand, hole, board[:reached] if not shown else board, shown, result.finishing_stacks)
+
+
+def _board_reached(hand: BettingHand) -> int:
+    streets = {a.street for a in hand.actions}
+    return 5 if "river" in streets else 4 if "turn" in streets else 3 if "flop" in streets else 0
+
+
+def random_hands(count: int, seed: int = 0) -> Iterator[dict[str, Any]]:
+    rng = random.Random(seed)
+    for _ in range(count):
+        yield random_hand(rng)

@@ -1,0 +1,460 @@
+"""Replay a PHH hand history as physical table activity and read it back with the real controller.
+
+``ReplayTable`` is a ten-seat simulated table (a card zone and a betting zone per seat, board, burn, muck and pot)
+with one deck and a generated chip set. For each hand it
+
+1. enters the starting stacks as the floor would (``set_stacks``) and puts the antes into the pot zone and the
+   blinds and straddles into the posting seats' betting zones, as chips;
+2. deals the hole cards one at a time from the seat left of the button;
+3. plays every action as the hand history gives it: a bet, call or raise is the chips the player adds, pushed into
+   the betting zone in one motion; a check is nothing at all (the table cannot see it); a fold sends the seat's
+   cards to the muck;
+4. at the end of each betting round collects the bets into the pot (an uncalled bet goes back to its owner), burns
+   and turns the board cards;
+5. finally clears the table.
+
+The moves go through the simulated field, the readers (perfect, or with the RF noise model), the HAL's zone
+tracker and the real controller (cards and chips), exactly as at a table. The controller's ``hand_history`` event is
+the reconstruction. Nothing here tells the controller what happened except the tags it reads and the floor's stack
+count.
+
+Chips are made of real denominations so the chip-reading rules stay honest: a raise is never pushed as a single
+chip (a lone overchip is a call, TDA 45) and always contains a chip no larger than the raise itself, so taking
+away the smallest chip still leaves more than a call (the multiple-chip rule reads it as a raise).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from controller import phh as phhlib
+from controller.betting import BettingHand
+from controller.cards import FULL_DECK
+from controller.chip_betting import BettingSetup
+from controller.domain import DomainEvent
+from controller.game import GameController
+from controller.table import TableSetup
+from hal.events import InventoryCycle, TagRead
+from hal.zones import DebounceSettings, ZoneTracker
+from sim.field import TableField
+from sim.noise import NoiseModel
+
+DENOMINATIONS = (1, 5, 25, 100, 500, 1000, 5000, 25000, 100000)
+SEATS = 10
+CYCLE_S = 0.05
+CARD_DEBOUNCE = DebounceSettings(3, 0.6, max_gap_cycles=2)
+PILE_DEBOUNCE = DebounceSettings(1, 1.0)
+PHH_VARIANTS = {"NT": "NLHE", "PO": "PLO", "FT": "FLHE"}
+ORDER_WINDOW_S = 1.0  # arrivals come out in the order the tags were first read (hal.zones)
+MIN_RSSI_DBM = -60  # between a tag at a zone's edge (about -55 dBm) and one read through the next antenna (-65)
+
+
+def card_uid(index: int) -> str:
+    return f"E0040150C3{index + 1:06X}"
+
+
+def chip_uid(denomination_index: int, serial: int) -> str:
+    return f"E00402{denomination_index:02X}{serial:08X}"
+
+
+def table_zones(seats: int = SEATS) -> dict[str, tuple[str, int]]:
+    zones: dict[str, tuple[str, int]] = {}
+    for s in range(1, seats + 1):
+        zones[f"seat{s}.cards"] = ("main", s)
+        zones[f"seat{s}.bets"] = ("main", seats + s)
+    for i, name in enumerate(("board", "burn", "muck", "pot")):
+        zones[name] = ("main", 2 * seats + 1 + i)
+    return zones
+
+
+def chips_for(amount: int, smallest_at_most: int | None = None) -> list[int]:
+    """The chips a player pushes for ``amount``: largest first, and, where ``smallest_at_most`` is given, with at
+    least two chips of which one is no larger than it (a raise must read as a raise, see the module docstring)."""
+    if smallest_at_most is not None:
+        small = max((d for d in DENOMINATIONS if d <= min(smallest_at_most, amount - 1)), default=None)
+        if small is not None:
+            return sorted(chips_for(amount - small) + [small], reverse=True)
+    out = []
+    for chip in reversed(DENOMINATIONS):
+        n, amount = divmod(amount, chip)
+        out += [chip] * n
+    return out
+
+
+class NoisyReader:
+    """A reader over the simulated field through the RF noise model (misses, cross reads, flicker, stack limit)."""
+
+    def __init__(self, name: str, antennas: int, field: TableField, noise: NoiseModel):
+        self.name, self.antennas, self.field, self.noise = name, antennas, field, noise
+        self._cycle = 0
+
+    def poll(self, now: float) -> list[InventoryCycle]:
+        self._cycle += 1
+        tags = {a: self.field.tags_on(self.name, a) for a in range(1, self.antennas + 1)}
+        reads = []
+        for antenna in range(1, self.antennas + 1):
+            around = {n: tags[n] for n in (antenna - 1, antenna + 1) if n in tags}
+            for read in self.noise.antenna_reads(self._cycle, antenna, tags[antenna], around):
+                reads.append(TagRead(antenna, read.uid, read.read_count, read.rssi))
+        return [InventoryCycle(self.name, now, tuple(reads))]
+
+
+class PerfectReader:
+    """Every tag read once per cycle (the reads are built again only when something on the table moved)."""
+
+    def __init__(self, name: str, antennas: int, field: TableField):
+        self.name, self.antennas, self.field = name, antennas, field
+        self._version, self._reads = -1, ()
+
+    def poll(self, now: float) -> list[InventoryCycle]:
+        if self.field.version != self._version:
+            self._version = self.field.version
+            self._reads = tuple(TagRead(a, uid, 3, -45) for a in range(1, self.antennas + 1)
+                                for uid in self.field.tags_on(self.name, a))
+        return [InventoryCycle(self.name, now, self._reads)]
+
+
+@dataclass
+class HandResult:
+    name: str
+    ok: bool
+    reason: str = ""
+    reconstructed: dict[str, Any] | None = None
+    reconstructed_text: str = ""
+    events: list[DomainEvent] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Step:
+    at: float  # table time after the hand's start
+    describe: str
+    apply: Callable[[], None]
+    reads: int = 0  # cycles the readers need to see it: 3 for a card (three reads in a row), 1 for a chip
+
+
+class ReplayTable:
+    """The simulated table the hand histories are replayed on; one controller for the whole run, like a table."""
+
+    def __init__(self, noise: float = 0.0, seed: int = 0, rules: str = "tda", settle_s: float = 0.5,
+                 pace_s: float = 0.8, deal_s: float = 0.3):
+        self.zones = table_zones()
+        self.field = TableField(self.zones)
+        self.deck = {card_uid(i): card for i, card in enumerate(FULL_DECK)}
+        self.uid_of_card = {card: uid for uid, card in self.deck.items()}
+        self._rack = {value: [chip_uid(d, n) for n in range(400)] for d, value in enumerate(DENOMINATIONS)}
+        self.chip_set = {uid: value for value, uids in self._rack.items() for uid in uids}
+        self._free = {value: list(uids) for value, uids in self._rack.items()}
+        self._fine_until = 0.0
+        self.noise = NoiseModel.realistic(noise, seed=seed) if noise else None
+        self.rng = random.Random(seed)
+        self.rules = rules
+        self.settle_s = settle_s
+        self.pace_s = pace_s
+        self.deal_s = max(CYCLE_S, deal_s)  # perfect reads keep the order even one cycle apart
+        antennas = max(a for _, a in self.zones.values())
+        self.reader = (NoisyReader("main", antennas, self.field, self.noise) if self.noise
+                       else PerfectReader("main", antennas, self.field))
+        antenna_zones = {antenna: zone for zone, antenna in self.zones.items()}
+        # Chips and the muck lie in piles bigger than a reader gets through in one cycle: one read must do there.
+        debounce = {zone: PILE_DEBOUNCE if zone.endswith(".bets") or zone in ("pot", "muck") else CARD_DEBOUNCE
+                    for zone in self.zones}
+        self.tracker = ZoneTracker(antenna_zones, debounce, min_rssi_dbm=MIN_RSSI_DBM, order_window_s=ORDER_WINDOW_S)
+        self.t = 0.0
+        self.controller: GameController | None = None
+        self._setup_key: tuple | None = None
+
+    # ---- the controller for a hand's game ------------------------------------------------------------------
+
+    def _controller_for(self, phh: Mapping[str, Any]) -> GameController:
+        variant = PHH_VARIANTS.get(phh["variant"])
+        if variant is None:
+            raise ValueError(f"variant {phh['variant']!r} cannot be replayed (supported: {', '.join(PHH_VARIANTS)})")
+        n = len(phh["starting_stacks"])
+        blinds = list(phh["blinds_or_straddles"]) + [0, 0]
+        antes = phh.get("antes", 0)
+        antes = list(antes) if isinstance(antes, list) else [antes] * n
+        nonzero = [i for i, a in enumerate(antes) if a]
+        ante = bb_ante = 0
+        if nonzero == [1] and (n == 2 or not phh.get("ante_trimming_status", False)):
+            bb_ante = antes[1]
+        elif nonzero:
+            ante = antes[nonzero[0]]
+        sb, bb = (blinds[0], blinds[1])
+        limits = (phh["small_bet"], phh["big_bet"]) if variant == "FLHE" else None
+        hole = 4 if variant == "PLO" else 2
+        key = (variant, sb, bb, ante, bb_ante, limits)
+        if self.controller is None or key != self._setup_key:
+            setup = TableSetup("replay", SEATS, self.deck, hole_cards=hole, clear_after_s=1.0, decks={"A": self.deck},
+                               deck_id="A")
+            betting = BettingSetup(variant=variant, small_blind=sb, big_blind=bb, ante=ante, big_blind_ante=bb_ante,
+                                   chips=self.chip_set, chip_set="replay", rules=self.rules, settle_s=self.settle_s,
+                                   bet_limits=limits)
+            self.controller = GameController(setup, betting)
+            self._setup_key = key
+        return self.controller
+
+    # ---- physical moves ----------------------------------------------------------------------------------
+
+    def _take_chips(self, values: Sequence[int]) -> list[str]:
+        return [self._free[v].pop() for v in values]
+
+    def _place_chips(self, values: Sequence[int], zone: str) -> Callable[[], None]:
+        uids = self._take_chips(values)
+        return lambda: [self.field.place(u, zone) for u in uids]
+
+    def _script(self, phh: Mapping[str, Any], hand: BettingHand, hole: Mapping[int, list[str]],
+                board: Sequence[str]) -> list[Step]:
+        """The physical moves of one hand, from the hand history as the engine read it (exact amounts)."""
+        steps: list[Step] = []
+        t = 0.0
+        pace = self.pace_s
+
+        def at(dt: float, describe: str, apply: Callable[[], None], reads: int = 3) -> None:
+            nonlocal t
+            t += dt
+            steps.append(Step(t, describe, apply, reads))
+
+        deal_s = self.deal_s
+        order = hand.order
+        seat_of = {f"p{i + 1}": s for i, s in enumerate(order)}
+        stacks = phhlib._starting_stacks(hand)  # noqa: SLF001
+        at(0.0, "the floor enters the stacks", lambda: self._command(
+            {"command": "set_stacks", "stacks": {str(s): v for s, v in stacks.items()}}))
+        zone_value: dict[int, int] = {s: 0 for s in order}  # chips in each betting zone, by value
+        zone_uids: dict[int, list[str]] = {s: [] for s in order}
+        pot_uids: list[str] = []
+
+        def push(seat: int, values: list[int], describe: str, dt: float) -> None:
+            uids = self._take_chips(values)
+            zone_uids[seat].extend(uids)
+            zone_value[seat] += sum(values)
+            at(dt, describe, lambda: [self.field.place(u, f"seat{seat}.bets") for u in uids], reads=1)
+
+        forced = [a for a in hand.actions if a.kind in ("ante", "post_sb", "post_bb", "straddle")]
+        for a in forced:
+            if a.kind == "ante" and a.added:
+                uids = self._take_chips(chips_for(a.added))
+                pot_uids.extend(uids)
+                at(0.05, f"seat {a.seat} antes {a.added}", lambda uids=uids: [self.field.place(u, "pot") for u in uids], reads=1)
+            elif a.added:
+                push(a.seat, chips_for(a.added), f"seat {a.seat} posts {a.added}", 0.05)
+
+        # deal: one card at a time from the seat left of the button
+        cards_left = [c for c in FULL_DECK if c not in board and all(c not in h for h in hole.values())]
+        self.rng.shuffle(cards_left)
+        dealt = {s: list(hole.get(s) or []) for s in order}
+        for s in order:
+            while len(dealt[s]) < hand.variant.hole_cards:
+                dealt[s].append(cards_left.pop())
+        for r in range(hand.variant.hole_cards):
+            for s in order:
+                card = dealt[s][r]
+                at(deal_s, f"deal {card} to seat {s}", lambda s=s, card=card: self.field.place(self.uid_of_card[card],
+                                                                                         f"seat{s}.cards"))
+        at(0.3, "the deal is over", lambda: None, reads=0)
+
+        board = list(board)
+        while len(board) < 5:
+            board.append(cards_left.pop())
+        burns = [cards_left.pop() for _ in range(3)]
+        street = 0
+        collected = {c.street: c for c in hand.collections}
+        street_names = ("preflop", "flop", "turn", "river")
+
+        def collect(street_index: int) -> None:
+            """The dealer sweeps every bet into the pot; an uncalled bet goes back to its owner."""
+            c = collected.get(street_names[street_index])
+            returned = dict(c.returned) if c else {}
+            into_pot, back_to_players = [], []
+            for s in order:
+                if zone_uids[s]:
+                    to_player, to_pot = _split_uids(zone_uids[s], self.chip_set, returned.get(s, 0))
+                    into_pot += to_pot
+                    back_to_players += to_player
+                    zone_uids[s], zone_value[s] = [], 0
+            if into_pot or back_to_players:
+                pot_uids.extend(into_pot)
+                at(pace, "the dealer collects the bets", lambda: (
+                    [self.field.place(u, "pot") for u in into_pot], [self.field.remove(u) for u in back_to_players]),
+                   reads=1)
+
+        def next_street() -> None:
+            nonlocal street
+            collect(street)
+            street += 1
+            lo, hi = (0, 3) if street == 1 else (street + 1, street + 2)
+            at(pace * 0.6, f"burn before street {street}", lambda b=burns[street - 1]:
+               self.field.place(self.uid_of_card[b], "burn"))
+            for card in board[lo:hi]:
+                at(deal_s, f"board {card}", lambda card=card: self.field.place(self.uid_of_card[card], "board"))
+            at(0.3, "the board is out", lambda: None, reads=0)
+
+        level = {"preflop": 0}
+        for a in hand.actions:
+            if a.kind in ("ante", "post_sb", "post_bb", "straddle"):
+                continue
+            while street_names.index(a.street) > street:
+                next_street()
+            s = a.seat
+            if a.kind == "fold":
+                for i, card in enumerate(dealt[s]):
+                    at(pace if i == 0 else CYCLE_S, f"seat {s} folds",
+                       lambda card=card: self.field.place(self.uid_of_card[card], "muck"))
+                continue
+            if a.kind == "check" or a.added == 0:
+                continue  # nothing to see
+            facing = max(zone_value.values()) - zone_value[s]
+            raising = a.base in ("bet", "raise") or (a.kind in ("bet", "raise"))
+            values = chips_for(a.added, (a.added - facing) if raising and facing > 0 else None)
+            push(s, values, f"seat {s} {a.kind} to {a.to_amount}", pace)
+        del level
+        # run out the board where the hand went to a showdown
+        if len(hand.live_seats) > 1:
+            while street < 3:
+                next_street()
+        collect(street)
+        at(pace, "the pot is pushed, the cards are gathered", self.field.clear, reads=0)
+        return steps
+
+    def _command(self, body: dict) -> None:
+        events, refusal = self.controller.handle_command({**body, "role": "floor", "user": "replay"}, self.t)
+        if refusal:
+            raise RuntimeError(f"the controller refused {body['command']}: {refusal}")
+        self._events.extend(events)
+
+    # ---- running -------------------------------------------------------------------------------------------
+
+    def _cycle(self, t: float) -> None:
+        self.t = t
+        for cycle in self.reader.poll(t):
+            for zone_event in self.tracker.feed(cycle):
+                self._events.extend(self.controller.handle(zone_event))
+        self._events.extend(self.controller.tick(t))
+
+    def replay(self, phh: Mapping[str, Any], name: str = "") -> HandResult:
+        """Play one hand history on the table and return the controller's reconstruction."""
+        try:
+            hand, hole, board, _shown = phhlib.replay(phh)
+        except (ValueError, KeyError) as exc:
+            return HandResult(name, False, f"the hand history cannot be played: {exc}")
+        self._events: list[DomainEvent] = []
+        controller = self._controller_for(phh)
+        self._free = {value: list(uids) for value, uids in self._rack.items()}  # every chip back in the rack
+        try:
+            steps = self._script(phh, hand, hole, board)
+        except IndexError:
+            return HandResult(name, False, "the hand needs more chips than the simulated rack holds")
+        start = self.t + 1.0
+        fine = self.noise is not None
+        for step in steps:
+            due = start + step.at
+            self._run_until(due, fine)
+            step.apply()
+            self._fine_until = self.t + (step.reads - 0.5) * CYCLE_S
+        # let the last moves settle and the table clear long enough for the hand to end
+        before = len([e for e in self._events if e.type == "hand_history"])
+        end = self.t + 10.0
+        while self.t < end and len([e for e in self._events if e.type == "hand_history"]) == before:
+            self._run_until(self.t + 0.5, fine)
+        self._run_until(self.t + 0.5, fine)  # every tag gone before the next hand
+        events = self._events
+        history = [e for e in events if e.type == "hand_history"]
+        if not history:
+            problems = [f"{e.type} {e.public}" for e in events if e.type in ("bet_ruling", "chip_count",
+                                                                            "betting_unread", "irregular_card")]
+            return HandResult(name, False, "no hand history: " + ("; ".join(problems[:3]) or "the hand never ended"),
+                              events=events)
+        text = history[-1].secret.get("phh")
+        reconstructed = phhlib.loads(text)
+        problems = compare(phh, reconstructed)
+        return HandResult(name, not problems, "; ".join(problems), reconstructed, text, events)
+
+    def _run_until(self, until: float, fine: bool) -> None:
+        """Cycle the readers up to table time ``until``. With perfect reads, the stretches between moves are stepped
+        through every 0.5 s (every tag on the table is still read within its absence time; a bet settling or the
+        table clearing is read up to one step late, and the controller keeps the order of what happened); right
+        after a move, every cycle is run."""
+        t = self.t
+        while t + 1e-9 < until:
+            step = CYCLE_S if fine or t < self._fine_until else 0.5
+            t = min(until, t + step)
+            self._cycle(t)
+        self.t = max(self.t, t)
+
+
+def _split_uids(uids: list[str], values: Mapping[str, int], back: int) -> tuple[list[str], list[str]]:
+    """Choose chips worth ``back`` among ``uids`` to go back to the player (exact when the chips allow it)."""
+    if back <= 0:
+        return [], list(uids)
+    ordered = sorted(uids, key=lambda u: values[u], reverse=True)
+    to_player, left = [], back
+    for u in ordered:
+        if values[u] <= left:
+            to_player.append(u)
+            left -= values[u]
+    if left:
+        return [], list(uids)  # cannot give exact change; the pot check will say so
+    return to_player, [u for u in uids if u not in to_player]
+
+
+def compare(original: Mapping[str, Any], reconstructed: Mapping[str, Any]) -> list[str]:
+    """Differences between a hand history and its reconstruction in the fields the table reads."""
+    problems = []
+    for key in ("variant", "antes", "blinds_or_straddles", "min_bet", "small_bet", "big_bet", "starting_stacks"):
+        if key in original and list_or(original[key]) != list_or(reconstructed.get(key)):
+            problems.append(f"{key}: {original[key]} read as {reconstructed.get(key)}")
+    if core_actions(original["actions"]) != core_actions(reconstructed["actions"]):
+        a, b = core_actions(original["actions"]), core_actions(reconstructed["actions"])
+        i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        problems.append(f"action {i + 1}: {a[i] if i < len(a) else 'none'!r} read as "
+                        f"{b[i] if i < len(b) else 'none'!r}")
+    theirs, ours = known_cards(original["actions"]), known_cards(reconstructed["actions"])
+    if len(theirs) != len(ours) or any(a and a != b for a, b in zip(theirs, ours)):
+        problems.append(f"cards: {_cards_text(theirs)} read as {_cards_text(ours)}")
+    if "finishing_stacks" in original and list(original["finishing_stacks"]) != list(
+            reconstructed.get("finishing_stacks") or []):
+        problems.append(f"finishing_stacks: {original['finishing_stacks']} read as "
+                        f"{reconstructed.get('finishing_stacks')}")
+    return problems
+
+
+def _cards_text(sets: Sequence[frozenset[str]]) -> str:
+    return " ".join("".join(sorted(cards)) or "??" for cards in sets)
+
+
+def list_or(value: Any) -> Any:
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
+def core_actions(actions: Sequence[str]) -> list[str]:
+    """The actions without shows and comments, the cards left out (compared by ``compare_cards``)."""
+    out = []
+    for raw in actions:
+        words = raw.split("#")[0].split()
+        if not words or (len(words) > 1 and words[1] == "sm"):
+            continue
+        if words[:2] == ["d", "dh"]:
+            out.append(f"d dh {words[2]}")
+        elif words[:2] == ["d", "db"]:
+            out.append(f"d db {len(words[2]) // 2 if len(words) > 2 else 0}")
+        else:
+            out.append(" ".join(words))
+    return out
+
+
+def known_cards(actions: Sequence[str]) -> list[frozenset[str]]:
+    """The cards a hand history names, as the sets that matter: each player's hole cards, the flop, the turn and the
+    river (the order within a set is the order they happened to be read in). Unknown cards ('??') are left out."""
+    out = []
+    for raw in actions:
+        words = raw.split("#")[0].split()
+        if len(words) > 2 and words[0] == "d" and words[1] in ("dh", "db"):
+            text = words[3] if words[1] == "dh" and len(words) > 3 else (words[2] if words[1] == "db" else "")
+            out.append(frozenset(text[i:i + 2] for i in range(0, len(text), 2) if "?" not in text[i:i + 2]))
+    return out
+
+
+def iter_phh_files(paths: Sequence[str]) -> Iterator[str]:
+    yield from paths

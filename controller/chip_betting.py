@@ -382,7 +382,9 @@ class ChipBetting:
         if hand.status == "betting":
             self._infer_checks(emit)
         while hand.status == "betting" and hand.round_complete():
-            if not hand.end_street().ok:
+            before = hand.street_index
+            self._end_street(t, emit)
+            if hand.street_index == before and hand.status == "betting":
                 break
         if hand.status == "betting":
             emit("bet_ruling", {"code": "hand_ended_in_betting", "seat": hand.to_act(),

@@ -43,6 +43,7 @@ from controller.betting import NLHE, PLO, BettingHand  # noqa: E402
 from controller.cards import FULL_DECK  # noqa: E402
 from controller.rules import TDA  # noqa: E402
 from controller.showdown import award  # noqa: E402
+from sim.replay import ReplayTable  # noqa: E402
 
 HANDS = int(os.environ.get("BETTING_ORACLE_HANDS", "1000"))
 SEED = int(os.environ.get("BETTING_ORACLE_SEED", "20240611"))
@@ -87,6 +88,10 @@ class Script:
     calls: list
     hole: dict
     board: list
+    phh_text: str = ""  # the hand as PHH (as the engine and pokerkit agreed to play it)
+    pk_finish: dict = field(default_factory=dict)  # pokerkit's finishing stacks
+    house_finish: dict = field(default_factory=dict)  # the house rule's (odd chips, TDA 20-1)
+    pots: list = field(default_factory=list)  # after each street: [(amount, eligible)], checked against pokerkit
 
 
 def _setup(rng: random.Random) -> dict:
@@ -153,6 +158,7 @@ def play_and_compare(rng: random.Random, stats: Stats) -> None:
     pk_pots_before_push = None
     pk_hands: list = []
     pushes = []
+    street_pots: list = []
     stats.variants[setup["variant"].code] += 1
 
     def sync_streets(target_index: int, compare: bool = True) -> None:
@@ -166,6 +172,7 @@ def play_and_compare(rng: random.Random, stats: Stats) -> None:
             pk_pots = [(p.amount, tuple(seat_of[i] for i in p.player_indices)) for p in state.pots]
             mine = [(p.amount, p.eligible) for p in hand.pots()]
             assert mine == pk_pots, (mine, pk_pots)
+            street_pots.append((hand.collections[-1].street, mine))
         if target_index != street_seen:
             street_seen = target_index
             short_all_ins_this_street = 0
@@ -310,10 +317,10 @@ def play_and_compare(rng: random.Random, stats: Stats) -> None:
     else:
         assert dict(result.finishing_stacks) == pk_finish, (result.finishing_stacks, pk_finish)
 
+    shown = list(hand.live_seats) if hand.status == "showdown" else []
+    text = phh.dumps(phh.to_phh(hand, hole, board, shown=shown, finishing_stacks=result.finishing_stacks))
     if stats.hands % 10 == 0:
         # the PHH written for this hand replays to the same result in pokerkit and in the engine
-        shown = list(hand.live_seats) if hand.status == "showdown" else []
-        text = phh.dumps(phh.to_phh(hand, hole, board, shown=shown, finishing_stacks=result.finishing_stacks))
         for pk_state in pokerkit.HandHistory.loads(text):
             pass
         assert {seat_of[i]: v for i, v in enumerate(pk_state.stacks)} == pk_finish
@@ -327,7 +334,7 @@ def play_and_compare(rng: random.Random, stats: Stats) -> None:
     stats.all_ins += sum(1 for a in hand.actions if a.all_in and a.kind not in ("ante",))
     stats.side_pot_hands += len(hand.pots()) > 1
     stats.max_pots = max(stats.max_pots, len(hand.pots()))
-    stats.scripts.append(Script(setup, calls, hole, board))
+    stats.scripts.append(Script(setup, calls, hole, board, text, pk_finish, dict(result.finishing_stacks), street_pots))
 
 
 @pytest.fixture(scope="module")
@@ -376,6 +383,34 @@ def _replay(script: Script) -> None:
     while hand.status == "betting":
         hand.end_street()
     return hand
+
+
+def test_the_table_reads_the_oracle_hands_from_chips_and_cards(oracle_run):
+    """The same hands played as physical table activity (``sim.replay``: cards on the antennas, bets pushed as chips,
+    bets swept into the pot, folds to the muck) and read back by the controller through the zone tracker: the
+    actions, the pots after every street (pokerkit's, as checked above) and the finishing stacks (pokerkit's, or
+    the house rule's where it splits odd chips differently, as counted above) come out the same."""
+    table = ReplayTable(pace_s=0.5, settle_s=0.4, deal_s=0.05)
+    wrong = []
+    started = time.perf_counter()
+    for number, script in enumerate(oracle_run.scripts):
+        result = table.replay(phh.loads(script.phh_text), f"hand {number}")
+        if not result.ok:
+            wrong.append(f"hand {number}: {result.reason}")
+            continue
+        read = result.reconstructed
+        order = read["seats"]
+        finishing = dict(zip(order, read["finishing_stacks"]))
+        if finishing != script.house_finish:  # pokerkit's, but for the counted odd-chip differences
+            wrong.append(f"hand {number}: finishing stacks {finishing}, pokerkit {script.pk_finish}")
+        pots = [(e.public["street"], [(p["amount"], tuple(p["eligible"])) for p in e.public["pots"]])
+                for e in result.events if e.type == "pots"]
+        if pots[: len(script.pots)] != script.pots:
+            wrong.append(f"hand {number}: pots {pots}, pokerkit {script.pots}")
+    elapsed = time.perf_counter() - started
+    print(f"\nphysical replay: {len(oracle_run.scripts)} hands read back from chips and cards in {elapsed:.1f} s "
+          f"({len(oracle_run.scripts) / elapsed:.0f} hands/s), {len(wrong)} wrong")
+    assert not wrong, "\n".join(wrong[:10])
 
 
 def test_engine_speed(oracle_run):

@@ -45,3 +45,42 @@ class DeviceEvent:
     reader: str
     t: float
     detail: tuple[tuple[str, object], ...] = ()
+
+
+# What a seat's electronic-device sensor detects, as configured per sensor (``detects`` in the pin map):
+# ``phone``: a mobile phone as such (a cellular-band detector, a phone-shaped cradle);
+# ``rf``: radio activity of some device (Wi-Fi, Bluetooth, cellular), not known to be a phone;
+# ``device``: an electronic device on the rail, of unknown kind (the default).
+DEVICE_KINDS = ("phone", "rf", "device")
+
+
+@dataclass(frozen=True, slots=True)
+class SensorEvent:
+    """A seat sensor changed, debounced by the HAL (``hal.gpio``).
+
+    ``sensor``: ``presence`` (``active``: a player is seated) or ``device`` (``active``: an electronic device is
+    detected). ``t`` is when the level changed, not when the debounce confirmed it. ``detects`` is what a device
+    sensor detects (one of :data:`DEVICE_KINDS`; None for presence). ``duration_s``: how long the previous state
+    lasted (None when it began before the HAL started).
+    """
+
+    t: float
+    seat: int
+    sensor: Literal["presence", "device"]
+    active: bool
+    detects: str | None = None
+    duration_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonCommand:
+    """A dealer console button was pressed (debounced): ``body`` has the shape of an MQTT command as the
+    controller is fed it (``rfid_table.commands.Command.as_input``): ``{"id", "role", "user", "command", ...}``.
+
+    A ``declare`` or ``start_clock`` body has no ``seat``: the button means the seat whose turn it is, which the
+    controller fills in.
+    """
+
+    t: float
+    button: str
+    body: dict

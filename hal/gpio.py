@@ -1,8 +1,8 @@
 """GPIO: what the Raspberry Pi's header carries besides RFID.
 
 Inputs are the dealer's console buttons (new hand, misdeal, declare raise / all-in / call, undo, floor call,
-confirm) and two sensors per seat (a player is present; an electronic device lies on the rail). Outputs are a
-light per seat ("action on you", steady or blinking) and one table status light.
+confirm, start the clock) and two sensors per seat (a player is present; an electronic device is detected). Outputs
+are a light per seat ("action on you", steady or blinking) and one table status light.
 
 Layers, each usable alone:
 
@@ -18,7 +18,14 @@ Layers, each usable alone:
 * :class:`GpioOutputs` drives the lights from a desired state; blinking is computed from the time given to
   :meth:`GpioOutputs.poll`: no threads, no sleeping.
 
-:func:`open_gpio` wires the three together.
+:func:`open_gpio` wires the three together. On top of them:
+
+* :class:`GpioConsole` turns debounced events into what the controller takes: a :class:`hal.events.ButtonCommand`
+  per button press (a command body of the MQTT commands' shape, :data:`BUTTON_COMMANDS`) and a
+  :class:`hal.events.SensorEvent` per sensor change;
+* :class:`TableLights` says what the lights show from the controller's state (seat to act, the action clock's
+  lights, link down, deck not registered, an irregularity waiting for the floor, game stopped);
+  :meth:`GpioOutputs.show` applies it and :func:`light_levels` computes the pin levels at a given time.
 """
 
 import atexit
@@ -29,12 +36,15 @@ import os
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping, MutableMapping, Protocol
+
+from hal.events import DEVICE_KINDS, ButtonCommand, SensorEvent
 
 # ---- what a table can have ------------------------------------------------------------------------------
 
-BUTTONS = ("new_hand", "misdeal", "declare_raise", "declare_all_in", "declare_call", "undo", "floor_call", "confirm")
+BUTTONS = ("new_hand", "misdeal", "declare_raise", "declare_all_in", "declare_call", "undo", "floor_call", "confirm",
+           "start_clock")
 SEAT_KEYS = ("light", "presence", "device")
 BACKENDS = ("rpi", "sim")
 MAX_SEATS = 10
@@ -112,6 +122,7 @@ class InputPin:
     active_low: bool = True
     pull: Literal["up", "down", "off"] = "up"
     debounce_ms: int = 20
+    detects: str | None = None  # device sensors: what they detect (hal.events.DEVICE_KINDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +235,8 @@ class _Reader:
               kind: str) -> tuple[int, dict] | None:
         """An entry written as a pin number or as an inline table; returns (pin, options) or None."""
         allowed = ("pin", "active_low", "pull", "debounce_ms") if direction == "input" else ("pin", "active_low")
+        if kind == "device":
+            allowed += ("detects",)
         if _is_int(value):
             options, pin_path, raw_pin = {}, path, value
         elif isinstance(value, dict):
@@ -232,6 +245,9 @@ class _Reader:
                     continue
                 if key in ("pull", "debounce_ms"):
                     self.problem(path + (key,), f"{key} applies to inputs only: the {what} is an output "
+                                                f"(expected one of: {', '.join(allowed)})")
+                elif key == "detects":
+                    self.problem(path + (key,), f"detects applies to device sensors only: not to the {what} "
                                                 f"(expected one of: {', '.join(allowed)})")
                 else:
                     self.problem(path + (key,), f"unknown key (expected one of: {', '.join(allowed)})")
@@ -275,6 +291,13 @@ class _Reader:
                 self.problem(path + ("debounce_ms",), f"expected milliseconds from 0 to {MAX_DEBOUNCE_MS}, got {got}")
                 debounce = DEFAULT_DEBOUNCE_MS[kind]
             checked["debounce_ms"] = debounce
+        if kind == "device":
+            detects = options.get("detects", "device")
+            if not isinstance(detects, str) or detects not in DEVICE_KINDS:
+                got = _describe(detects) if not isinstance(detects, str) else repr(detects)
+                self.problem(path + ("detects",), f"expected one of: {', '.join(DEVICE_KINDS)}, got {got}")
+                detects = "device"
+            checked["detects"] = detects
         if pin is None:
             return None
         self.claim(_User(path, pin_path, pin, direction, what))
@@ -338,7 +361,7 @@ class _Reader:
                     if read:
                         pin, o = read
                         self.inputs.append(InputPin(f"seat{seat}.{item}", pin, item, seat, o["active_low"],
-                                                    o["pull"], o["debounce_ms"]))
+                                                    o["pull"], o["debounce_ms"], o.get("detects")))
                 else:
                     self.problem(p, f"unknown key (expected one of: {', '.join(SEAT_KEYS)})")
 
@@ -778,6 +801,54 @@ class GpioInputs:
         state.stable, state.since = state.raw, began
 
 
+# ---- the dealer console and the seat sensors, as the controller takes them ----------------------------------
+
+# What each button asks for: the body of a command of the same shape as the MQTT commands (rfid_table.commands).
+# A declare or start_clock without a seat means the seat whose turn it is: the controller fills it in.
+BUTTON_COMMANDS: Mapping[str, Mapping[str, Any]] = {
+    "new_hand": {"command": "new_hand"},
+    "misdeal": {"command": "misdeal"},
+    "declare_raise": {"command": "declare", "declaration": "raise"},
+    "declare_all_in": {"command": "declare", "declaration": "all_in"},
+    "declare_call": {"command": "declare", "declaration": "call"},
+    "undo": {"command": "undo"},
+    "floor_call": {"command": "floor_call"},
+    "confirm": {"command": "confirm"},
+    "start_clock": {"command": "start_clock"},
+}
+assert set(BUTTON_COMMANDS) == set(BUTTONS)
+
+
+class GpioConsole:
+    """Debounced :class:`GpioInputEvent` in; :class:`ButtonCommand` and :class:`SensorEvent` out.
+
+    A button counts when it is pressed (its release is dropped): each press becomes a command body
+    ``{"id": "console-N", "role": role, "user": user, "command": ..., ...}`` as the controller is fed MQTT
+    commands, numbered from 1 in the order pressed. A presence or device sensor change becomes a
+    :class:`SensorEvent`; a device sensor's event says what the sensor detects (its ``detects`` in the pin map).
+    """
+
+    def __init__(self, pins: Iterable[InputPin] = (), *, role: str = "dealer", user: str = "console"):
+        self._detects = {p.name: p.detects or "device" for p in pins if p.kind == "device"}
+        self.role = role
+        self.user = user
+        self.presses = 0
+
+    def translate(self, events: Iterable[GpioInputEvent]) -> list[ButtonCommand | SensorEvent]:
+        out: list[ButtonCommand | SensorEvent] = []
+        for event in events:
+            if event.kind == "button":
+                if event.value and event.name in BUTTON_COMMANDS:
+                    self.presses += 1
+                    body = {"id": f"console-{self.presses}", "role": self.role, "user": self.user,
+                            **BUTTON_COMMANDS[event.name]}
+                    out.append(ButtonCommand(event.t, event.name, body))
+            elif event.seat is not None:
+                detects = self._detects.get(event.name, "device") if event.kind == "device" else None
+                out.append(SensorEvent(event.t, event.seat, event.kind, event.value, detects, event.duration_s))
+        return out
+
+
 # ---- outputs: lights ------------------------------------------------------------------------------------
 
 
@@ -826,6 +897,13 @@ class GpioOutputs:
     def seat_light(self, seat: int) -> str:
         return self._seat_modes.get(seat, "off")
 
+    def show(self, lights: "TableLights") -> None:
+        """Set every seat light and the status light from the controller's state (:class:`TableLights`)."""
+        seats = {pin.seat for pin in self._pins if pin.seat is not None} | set(self._seat_modes)
+        for seat, mode in lights.seat_modes(seats).items():
+            self.set_seat_light(seat, mode)
+        self.set_status(lights.conditions())
+
     def state(self) -> dict[str, str]:
         """What every configured light shows: "off" / "on" / "blink", or the status condition."""
         return {pin.name: self._pattern_key(pin) for pin in self._pins}
@@ -862,6 +940,68 @@ class GpioOutputs:
         if self._backend is not None:
             self._backend.write(pin.bcm_pin, level)
         self._levels[pin.bcm_pin] = level
+
+
+_MODE_RANK = {"off": 0, "on": 1, "blink": 2}
+
+
+@dataclass(frozen=True)
+class TableLights:
+    """What the lights should show, from the controller's state.
+
+    ``to_act``: the seat whose turn it is (its light is on). ``clock``: the action clock's seat lights
+    (``controller.clock.ActionClock.lights(t)``: "on" while the player thinks, "blink" during the ten-second
+    count); where both speak for a seat the more urgent wins (blink, then on, then off). ``link_down``,
+    ``awaiting_floor``, ``deck_not_registered``, ``game_stopped``: the status light's conditions. While the game
+    is stopped no seat is to act: every seat light is off.
+    """
+
+    to_act: int | None = None
+    clock: Mapping[int, str] = field(default_factory=dict)
+    link_down: bool = False
+    awaiting_floor: bool = False
+    deck_not_registered: bool = False
+    game_stopped: bool = False
+
+    def seat_modes(self, seats: Iterable[int]) -> dict[int, str]:
+        """Each seat light's mode: "off", "on" or "blink"."""
+        modes = {}
+        for seat in sorted(set(seats)):
+            mode = "on" if seat == self.to_act else "off"
+            clock = self.clock.get(seat, "off")
+            if clock not in LIGHT_MODES:
+                raise ValueError(f"clock light of seat {seat}: {clock!r}, expected one of {', '.join(LIGHT_MODES)}")
+            if _MODE_RANK[clock] > _MODE_RANK[mode]:
+                mode = clock
+            modes[seat] = "off" if self.game_stopped else mode
+        return modes
+
+    def conditions(self) -> frozenset[str]:
+        """The status conditions that hold (the status light shows the most urgent, see STATUS_CONDITIONS)."""
+        return frozenset(c for c in STATUS_CONDITIONS if getattr(self, c))
+
+
+def light_levels(lights: TableLights, pins: Iterable[OutputPin], t: float,
+                 since: Mapping[str, float] | None = None) -> dict[int, bool]:
+    """The electrical level of every output pin at time ``t`` (active-low pins included).
+
+    Blinking is computed from time: a pattern is lit for the first part of each period counted from
+    ``since[pin name]`` (when the pattern began; 0 when not given). :class:`GpioOutputs` does the same and keeps
+    ``since`` itself, so a new blink starts lit.
+    """
+    pins = list(pins)
+    modes = lights.seat_modes(p.seat for p in pins if p.seat is not None)
+    shown = next((c for c in STATUS_CONDITIONS if c in lights.conditions()), None)
+    levels = {}
+    for pin in pins:
+        if pin.kind == "status_light":
+            pattern = STATUS_PATTERNS[shown] if shown else "off"
+        else:
+            mode = modes.get(pin.seat, "off")
+            pattern = SEAT_BLINK if mode == "blink" else mode
+        lit = _lit(pattern, t - (since or {}).get(pin.name, 0.0))
+        levels[pin.bcm_pin] = lit != pin.active_low
+    return levels
 
 
 def _lit(pattern: str | tuple[float, float], elapsed: float) -> bool:

@@ -199,6 +199,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return bench(args)
 
 
+def cmd_register_deck(args: argparse.Namespace) -> int:
+    from rfid_table.register import register_deck_command
+
+    return register_deck_command(args)
+
+
+def cmd_register_chips(args: argparse.Namespace) -> int:
+    from rfid_table.register import register_chips_command
+
+    return register_chips_command(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rfid-table", description="RFID poker table controller")
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
@@ -271,6 +283,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--speed", type=float, default=2.0, help="times real time (default 2)")
     p.add_argument("--seed", type=int, default=None)
     p.set_defaults(func=cmd_demo)
+
+    def registration_options(p: argparse.ArgumentParser, what: str) -> None:
+        p.add_argument("--zone", help=f"read the {what} on this zone's antenna (e.g. muck)")
+        p.add_argument("--reader", help="the reader of the registration antenna (default: the table's only reader)")
+        p.add_argument("--antenna", type=int, help="the registration antenna's number on that reader")
+        p.add_argument("--simulate", action="store_true",
+                       help=f"for a reader with backend \"sim\": a virtual technician places new {what}")
+        p.add_argument("--pace", type=float, default=0.3,
+                       help="--simulate: seconds between the virtual technician's moves; 0 = as fast as possible")
+        p.add_argument("--seed", type=int, default=None, help="--simulate: the same seed makes the same tags")
+
+    p = sub.add_parser("register-deck", help="register a deck's 52 card tags into a table configuration, one "
+                                             "card at a time on a reader antenna (see docs/registration.md)")
+    p.add_argument("config", help="table configuration (TOML): the deck is written into it, the rest kept as is")
+    p.add_argument("--deck", required=True, help="deck id, e.g. B: written as [decks.B]")
+    p.add_argument("--replace", action="store_true", help="register a deck of that id again, replacing it")
+    p.add_argument("--registry", default=None, help="chip registry (TOML): refuse tags registered as chips too")
+    registration_options(p, "cards")
+    p.set_defaults(func=cmd_register_deck)
+
+    p = sub.add_parser("register-chips", help="register chip tags with their denomination into a chip registry, "
+                                              "from a reader antenna or a manufacturer's list")
+    p.add_argument("registry", help="chip registry (TOML); made if it does not exist")
+    p.add_argument("--set", required=True, help="chip set id, e.g. main: written as [sets.main]")
+    p.add_argument("--denomination", type=int, default=None,
+                   help="value of the chips about to be placed (with --from-file: of rows without one)")
+    p.add_argument("--count", type=int, default=None,
+                   help="stop after this many new chips (otherwise type 'done' and Enter)")
+    p.add_argument("--config", default=None,
+                   help="table configuration: its readers, and its decks (a card's tag is refused)")
+    p.add_argument("--from-file", default=None, metavar="FILE",
+                   help="import a list instead of reading tags: CSV rows of UID,denomination, or TOML UID = value")
+    registration_options(p, "chips")
+    p.set_defaults(func=cmd_register_chips)
 
     p = sub.add_parser("broker-setup", add_help=False,
                        help="make the card room's Mosquitto users, ACL and TLS files (see docs/broker.md)")

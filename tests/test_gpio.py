@@ -12,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from hal.events import ButtonCommand, SensorEvent
 from hal.gpio import (
+    BUTTON_COMMANDS,
     BUTTONS,
+    GpioConsole,
     GpioError,
     GpioInputEvent,
     GpioInputs,
@@ -24,8 +27,10 @@ from hal.gpio import (
     PinMap,
     RpiGpioBackend,
     SimulatedGpio,
+    TableLights,
     choose_lgpio_chip,
     find_header_gpiochip,
+    light_levels,
     open_gpio,
     parse_pin_map,
     validate_pin_map,
@@ -366,7 +371,7 @@ def test_edges_from_many_threads_are_all_queued():
     poller.join()
     events = inputs.poll(200.0)
     assert inputs.edges_seen == len(pins) * per_thread
-    assert sorted(e.name for e in events) == sorted(BUTTONS)  # one press each, at the last edge
+    assert sorted(e.name for e in events) == sorted(p.name for p in pins_map.inputs if p.kind == "button")  # one each
     assert [e.t for e in events] == pytest.approx([102.0] * len(pins))
     assert all(e.value for e in events)
 
@@ -484,9 +489,9 @@ def test_the_example_parses():
     assert [(p.name, p.bcm_pin) for p in pins.inputs][:8] == list(zip(BUTTONS, (17, 27, 22, 23, 24, 25, 5, 6)))
     assert pins.input("new_hand") == InputPin("new_hand", 17, "button", None, True, "up", 20)
     assert pins.input("seat1.presence") == InputPin("seat1.presence", 16, "presence", 1, True, "up", 500)
-    assert pins.input("seat1.device") == InputPin("seat1.device", 20, "device", 1, True, "up", 200)
+    assert pins.input("seat1.device") == InputPin("seat1.device", 20, "device", 1, True, "up", 200, "device")
     assert pins.input("seat2.presence") == InputPin("seat2.presence", 19, "presence", 2, False, "down", 500)
-    assert pins.input("seat2.device") == InputPin("seat2.device", 21, "device", 2, False, "off", 200)
+    assert pins.input("seat2.device") == InputPin("seat2.device", 21, "device", 2, False, "off", 200, "device")
     assert pins.outputs == (OutputPin("seat1.light", 12, "seat_light", 1, False),
                             OutputPin("seat2.light", 13, "seat_light", 2, True),
                             OutputPin("status_light", 26, "status_light", None, False))
@@ -594,6 +599,17 @@ PIN = "a BCM GPIO number from 2 to 27"
                                                     "output, or another pin)")],
         id="pull-down on an I2C pin"),
     pytest.param("confirm = { pin = 6 }", "confirm = { pin = 14 }", [], id="UART pin free"),
+    pytest.param("confirm = { pin = 6 }", "confirm = { pin = 6 }\nstart_clock = { pin = 18 }", [],
+                 id="start_clock button"),
+    pytest.param("device = { pin = 20 }", 'device = { pin = 20, detects = "phone" }', [], id="device detects phones"),
+    pytest.param("device = { pin = 20 }", 'device = { pin = 20, detects = "laptop" }', [
+        (("gpio", "seats", "1", "device", "detects"), "expected one of: phone, rf, device, got 'laptop'")],
+        id="device detects an unknown kind"),
+    pytest.param("presence = { pin = 16, active_low = true }", 'presence = { pin = 16, detects = "phone" }', [
+        (("gpio", "seats", "1", "presence", "detects"), "detects applies to device sensors only: not to the seat 1 "
+                                                        "presence sensor (expected one of: pin, active_low, pull, "
+                                                        "debounce_ms)")],
+        id="detects on a presence sensor"),
 ])
 def test_each_mistake_is_reported_with_its_key_path_and_what_was_expected(old, new, problems):
     assert validate_pin_map(section(edited(old, new)), seats=6) == problems
@@ -623,3 +639,56 @@ def test_a_section_that_is_not_a_table():
         (("gpio", "seats"), "expected [gpio.seats.N] tables for seats 1 to 10, got int 3")]
     assert validate_pin_map({"backend": "sim", "seats": {"11": {"light": 4}}}) == [
         (("gpio", "seats", "11"), "no seat 11: a table has at most 10 seats (expected 1 … 10)")]
+
+
+# ---- the dealer console and the seat sensors, as the controller takes them ------------------------------
+
+
+def test_each_button_press_becomes_a_command_and_sensors_become_sensor_events(sim):
+    backend, inputs, _ = sim
+    console = GpioConsole(pin_map(backend="sim").inputs)
+    buttons = [p.name for p in pin_map().inputs if p.kind == "button"]
+    for n, name in enumerate(buttons):
+        backend.click(name, 1.0 + n, hold_s=0.1)
+    backend.set_active("seat1.device", True, 20.0)
+    backend.set_active("seat1.presence", True, 21.0)
+    out = console.translate(inputs.poll(30.0))
+    commands = [o for o in out if isinstance(o, ButtonCommand)]
+    assert [c.button for c in commands] == buttons  # presses only: releases are dropped
+    assert commands[2] == ButtonCommand(3.0, "declare_raise", {"id": "console-3", "role": "dealer", "user": "console",
+                                                               "command": "declare", "declaration": "raise"})
+    assert [c.body["command"] for c in commands] == ["new_hand", "misdeal", "declare", "declare", "declare", "undo",
+                                                     "floor_call", "confirm"]
+    assert all("seat" not in c.body for c in commands)  # the controller fills in the seat to act
+    assert [o for o in out if isinstance(o, SensorEvent)] == [
+        SensorEvent(20.0, 1, "device", True, "device", None), SensorEvent(21.0, 1, "presence", True, None, None)]
+    assert set(BUTTON_COMMANDS) == set(BUTTONS) and BUTTON_COMMANDS["start_clock"] == {"command": "start_clock"}
+
+
+def test_a_device_sensor_says_what_it_detects():
+    pins = parse_pin_map(section(TABLE.replace("device = { pin = 20 }", 'device = { pin = 20, detects = "phone" }')))
+    backend = SimulatedGpio(PinMap("sim", pins.inputs, pins.outputs))
+    inputs = GpioInputs(pins.inputs, backend, clock=Clock())
+    backend.set_active("seat1.device", True, 1.0)
+    backend.set_active("seat2.device", True, 1.0)
+    out = GpioConsole(pins.inputs, user="console-2").translate(inputs.poll(2.0))
+    assert sorted((e.seat, e.detects) for e in out) == [(1, "phone"), (2, "device")]
+
+
+def test_the_lights_follow_the_table_state(lights):
+    backend, outputs = lights
+    outputs.show(TableLights(to_act=2, awaiting_floor=True))
+    outputs.poll(0.0)
+    assert outputs.state() == {"seat1.light": "off", "seat2.light": "on", "status_light": "awaiting_floor"}
+    assert backend.levels[13] is False  # seat 2's light is active low: lit when low
+    outputs.show(TableLights(to_act=2, clock={2: "blink"}, deck_not_registered=True))
+    assert lit_at(backend, outputs, "seat2.light", [1.0, 1.4, 1.6, 2.0]) == [True, True, False, True]
+    assert outputs.status_shown == "deck_not_registered"
+    outputs.show(TableLights(to_act=2, game_stopped=True))
+    outputs.poll(3.0)
+    assert outputs.state()["seat2.light"] == "off" and outputs.status_shown == "game_stopped"
+    # the same computed without the outputs object, phase counted from the given start
+    pins = pin_map(backend="sim").outputs
+    levels = light_levels(TableLights(to_act=1, clock={2: "blink"}, link_down=True), pins, 10.7,
+                          since={"seat2.light": 10.0})
+    assert levels == {12: True, 13: True, 26: False}  # seat 2 (active low) dark in its second half, status dark too

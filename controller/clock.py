@@ -1,0 +1,329 @@
+"""The action clock (AC 23): a reasonable time, then one minute, then a ten-second count, then the hand is dead.
+
+AC 23: a player who has not acted within a reasonable time gets at most one minute to decide; when it runs out a
+10-second count begins; a player who has not acted by its end has their cards mucked. Time bank cards (CA GR 5)
+add time. The other rule books stored with the project have no clock procedure; their profiles apply AC 23 and
+say so (``controller.conduct.CONDUCT_PROFILES``, ``clock_ruling``). Poker-Play kills the hand only when it faces a
+bet or a raise (PP Dead hands 1f).
+
+Pure: :class:`ActionClock` reads no clock; every method takes the time. The betting layer says whose turn it is
+(:meth:`ActionClock.turn`), the floor starts the clock (:meth:`ActionClock.start`, from the console's
+``start_clock`` button or a command) unless ``auto_start`` starts it when the reasonable time is up, a player
+uses a time bank (:meth:`ActionClock.time_bank`), and :meth:`ActionClock.tick` reports what the passing time
+brought. :meth:`ActionClock.lights` gives each seat light's mode.
+
+Phases of a turn: ``idle`` (no one to act), ``thinking`` (the reasonable time, and after it until the clock is
+started), ``minute`` (the clock runs), ``count`` (the last ``count_s`` seconds), ``expired``.
+
+Events (:class:`controller.conduct.RuleEvent`; payload fields in docs/conduct.md): ``clock_due`` (the reasonable
+time is up and the clock is not started automatically), ``clock_started``, ``clock_tick`` (every ``tick_every_s``
+of the minute and every second of the count), ``time_bank_used``, ``clock_stopped`` (the player acted, the turn
+moved, or the floor stopped it) and ``clock_expired`` (with the profile's ruling).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
+
+from controller.conduct import CHECK, HAND_DEAD, HAND_DEAD_FACING_BET, RULING_TEXT, RuleEvent, conduct_profile
+
+_EPS = 1e-9
+PHASES = ("idle", "thinking", "minute", "count", "expired")
+
+
+class ClockRefused(ValueError):
+    """The clock cannot do what was asked now (the message says why): a refusal for the command's reply."""
+
+
+@dataclass(frozen=True)
+class ClockSettings:
+    """How the action clock runs. Invalid settings raise ValueError naming each setting (``clock.<name>``)."""
+
+    reasonable_s: float = 30.0  # the "reasonable time" before the clock may be called (AC 23 gives no number)
+    minute_s: float = 60.0  # AC 23: at most one minute
+    count_s: int = 10  # AC 23: a 10-second count
+    tick_every_s: float = 10.0  # a clock_tick this often during the minute (every second during the count)
+    time_bank_s: float = 30.0  # what one time bank adds
+    time_banks: int | None = None  # time banks per seat (None: as many as the floor hands out)
+    auto_start: bool = False  # start the clock by itself when the reasonable time is up (else the floor starts it)
+    profile: str = "allin_club"  # the house rule profile whose ruling applies at expiry
+
+    def __post_init__(self) -> None:
+        problems = _problems(self)
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    @classmethod
+    def from_mapping(cls, section: Mapping[str, Any] | None, root: str = "clock") -> "ClockSettings":
+        """Settings from a configuration table; ValueError names every unknown key and invalid value."""
+        section = dict(section or {})
+        known = [f.name for f in fields(cls)]
+        problems = [f"{root}.{key}: unknown key (expected one of: {', '.join(known)})" for key in section
+                    if key not in known]
+        values = {k: v for k, v in section.items() if k in known}
+        try:
+            settings = cls(**values)
+        except ValueError as exc:
+            problems += [p.replace("clock.", f"{root}.", 1) for p in str(exc).split("; ")]
+            settings = None
+        if problems:
+            raise ValueError("; ".join(problems))
+        assert settings is not None
+        return settings
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _problems(s: ClockSettings) -> list[str]:
+    problems = []
+    for name in ("reasonable_s", "minute_s", "tick_every_s", "time_bank_s"):
+        value = getattr(s, name)
+        if not _is_number(value) or value <= 0:
+            problems.append(f"clock.{name}: expected seconds > 0, got {value!r}")
+    if not isinstance(s.count_s, int) or isinstance(s.count_s, bool) or not 1 <= s.count_s <= 60:
+        problems.append(f"clock.count_s: expected whole seconds from 1 to 60, got {s.count_s!r}")
+    if s.time_banks is not None and (not isinstance(s.time_banks, int) or isinstance(s.time_banks, bool)
+                                     or s.time_banks < 0):
+        problems.append(f"clock.time_banks: expected a count >= 0, or none for no limit, got {s.time_banks!r}")
+    if not isinstance(s.auto_start, bool):
+        problems.append(f"clock.auto_start: expected true or false, got {s.auto_start!r}")
+    try:
+        conduct_profile(s.profile)
+    except (KeyError, TypeError) as exc:
+        problems.append(f"clock.profile: {exc.args[0] if exc.args else exc}")
+    return problems
+
+
+class ActionClock:
+    """The action clock of one table: one turn at a time, one clock at a time."""
+
+    def __init__(self, settings: ClockSettings | None = None, seats: int = 10):
+        self.settings = settings or ClockSettings()
+        self.profile = conduct_profile(self.settings.profile)
+        if not isinstance(seats, int) or isinstance(seats, bool) or not 1 <= seats <= 10:
+            raise ValueError(f"seats: expected a number of seats from 1 to 10, got {seats!r}")
+        self.seats = seats
+        self.seat: int | None = None
+        self.facing_bet: bool | None = None
+        self._turn_t = 0.0
+        self._started_at: float | None = None
+        self._started_by: str | None = None
+        self._deadline = 0.0  # the end of the minute (the count follows)
+        self._last = 0.0  # the time of the last clock event: the next one comes after it
+        self._due_told = False
+        self._expired = False
+        self._auto = self.settings.auto_start  # off for the rest of a turn once the floor stopped the clock
+        self._banks_used: dict[int, int] = {}
+
+    # ---- inputs -------------------------------------------------------------------------------------
+
+    def turn(self, seat: int | None, t: float, *, facing_bet: bool | None = None) -> list[RuleEvent]:
+        """It is ``seat``'s turn from ``t`` (None: no one's, e.g. between betting rounds). Every call begins a new
+        turn — call it after each action, even when the same seat acts again. A running clock stops.
+        ``facing_bet``: whether the player faces a bet or raise (the ruling of PP Dead hands 1f needs it)."""
+        if seat is not None:
+            self._check_seat(seat)
+        out = self.tick(t)
+        if self.seat is not None and self._started_at is not None and not self._expired:
+            out.append(self._stopped(t, "turn_ended" if seat is None else "acted", None))
+        self.seat, self.facing_bet = seat, facing_bet
+        self._turn_t, self._last = t, t
+        self._started_at, self._started_by, self._due_told, self._expired = None, None, False, False
+        self._auto = self.settings.auto_start
+        return out
+
+    def start(self, t: float, by: str) -> list[RuleEvent]:
+        """The floor calls the clock on the player to act (``by``: who, e.g. "floor/anna" or "dealer/console").
+        The reasonable time need not be over: the floor judges. ClockRefused when no one is to act or the clock
+        already runs or ran out."""
+        phase = self.phase(t)  # refusals are decided before anything changes
+        if phase == "idle":
+            raise ClockRefused("no player is to act: the clock starts on the player whose turn it is")
+        if phase == "expired":
+            raise ClockRefused(f"the clock on seat {self.seat} has run out")
+        if phase != "thinking":
+            raise ClockRefused(f"the clock is already running on seat {self.seat}")
+        return self.tick(t) + [self._start(t, by)]
+
+    def stop(self, t: float, by: str) -> list[RuleEvent]:
+        """The floor stops a running clock; the turn goes on, as in ``thinking``, and the clock starts again only
+        when the floor starts it (not automatically). ClockRefused if none runs."""
+        if self.phase(t) not in ("minute", "count"):
+            raise ClockRefused("the clock is not running")
+        out = self.tick(t)
+        out.append(self._stopped(t, "floor", by))
+        self._started_at, self._started_by, self._due_told, self._auto = None, None, True, False
+        self._turn_t, self._last = t, t
+        return out
+
+    def time_bank(self, seat: int, t: float) -> list[RuleEvent]:
+        """``seat`` uses a time bank: ``time_bank_s`` more before the count (during the count, the count stops and
+        ``time_bank_s`` are left before it starts again). Only while the clock runs on that seat; ClockRefused
+        otherwise, or when the seat has no time bank left."""
+        self._check_seat(seat)
+        phase = self.phase(t)
+        if seat != self.seat:
+            raise ClockRefused(f"it is not seat {seat}'s turn" + (f" (seat {self.seat} is to act)" if self.seat
+                                                                 else ""))
+        if phase == "expired":
+            raise ClockRefused(f"the clock on seat {seat} has run out")
+        if phase == "thinking":
+            raise ClockRefused("the clock is not running: no time bank is needed yet")
+        if self.banks_left(seat) == 0:
+            raise ClockRefused(f"seat {seat} has no time bank left")
+        out = self.tick(t)
+        self._banks_used[seat] = self._banks_used.get(seat, 0) + 1
+        added = self.settings.time_bank_s
+        self._deadline = (self._deadline if phase == "minute" else t) + added
+        self._last = t
+        out.append(RuleEvent("time_bank_used", t, {
+            "seat": seat, "added_s": added, "phase": phase, "remaining_s": _r(self._deadline - t),
+            "banks_left": self.banks_left(seat), "rule": "CA GR 5 (time bank cards)"}))
+        return out
+
+    def tick(self, t: float) -> list[RuleEvent]:
+        """Every clock event due by ``t``, in order, each at its own time (a late call loses nothing)."""
+        s = self.settings
+        out: list[RuleEvent] = []
+        while self.seat is not None and not self._expired:
+            if self._started_at is None:
+                due = self._turn_t + s.reasonable_s
+                if t + _EPS < due:
+                    break
+                if self._auto:
+                    out.append(self._start(due, "auto"))
+                    continue
+                if not self._due_told:
+                    self._due_told = True
+                    out.append(RuleEvent("clock_due", due, {"seat": self.seat, "waited_s": _r(due - self._turn_t),
+                                                            "rule": self.profile.cite("clock_ruling")}))
+                break
+            at, kind, remaining = self._next_after(self._last)
+            if t + _EPS < at:
+                break
+            self._last = at
+            if kind == "expired":
+                self._expired = True
+                out.append(self._expiry(at))
+            else:
+                out.append(RuleEvent("clock_tick", at, {"seat": self.seat, "phase": kind, "remaining_s": remaining}))
+        return out
+
+    # ---- state --------------------------------------------------------------------------------------
+
+    def phase(self, t: float) -> str:
+        """The phase at ``t`` (as if :meth:`tick` had run to ``t``)."""
+        if self.seat is None:
+            return "idle"
+        if self._expired:
+            return "expired"
+        deadline = self._deadline_at(t)
+        if deadline is None:
+            return "thinking"
+        if t + _EPS < deadline:
+            return "minute"
+        if t + _EPS < deadline + self.settings.count_s:
+            return "count"
+        return "expired"
+
+    def remaining(self, t: float) -> float | None:
+        """Seconds left in the current phase of the running clock (None when it does not run)."""
+        phase, deadline = self.phase(t), self._deadline_at(t)
+        if deadline is None or phase not in ("minute", "count"):
+            return None
+        end = deadline if phase == "minute" else deadline + self.settings.count_s
+        return _r(end - t)
+
+    def lights(self, t: float) -> dict[int, str]:
+        """Each seat light's mode at ``t``: "on" for the player to act (thinking or the minute), "blink" during
+        the count, "off" otherwise (after expiry too: the hand is dead)."""
+        phase = self.phase(t)
+        mode = {"thinking": "on", "minute": "on", "count": "blink"}.get(phase, "off")
+        return {n: (mode if n == self.seat else "off") for n in range(1, self.seats + 1)}
+
+    def banks_left(self, seat: int) -> int | None:
+        """Time banks ``seat`` has left (None: no limit)."""
+        if self.settings.time_banks is None:
+            return None
+        return max(0, self.settings.time_banks - self._banks_used.get(seat, 0))
+
+    def reset_time_banks(self, seat: int | None = None) -> None:
+        """Give ``seat`` (None: every seat) its full time banks again (a new player, a new session)."""
+        if seat is None:
+            self._banks_used.clear()
+        else:
+            self._banks_used.pop(self._check_seat(seat), None)
+
+    def snapshot(self, t: float) -> dict[str, Any]:
+        return {"seat": self.seat, "phase": self.phase(t), "remaining_s": self.remaining(t),
+                "started_by": self._started_by, "banks_left": {n: self.banks_left(n) for n in range(1, self.seats + 1)}
+                if self.settings.time_banks is not None else None}
+
+    # ---- helpers ------------------------------------------------------------------------------------
+
+    def _check_seat(self, seat: int) -> int:
+        if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= self.seats:
+            raise ValueError(f"seat {seat!r}: expected a seat from 1 to {self.seats}")
+        return seat
+
+    def _deadline_at(self, t: float) -> float | None:
+        if self._started_at is not None:
+            return self._deadline
+        s = self.settings
+        due = self._turn_t + s.reasonable_s
+        if self._auto and t + _EPS >= due:
+            return due + s.minute_s
+        return None
+
+    def _start(self, t: float, by: str) -> RuleEvent:
+        s = self.settings
+        self._started_at, self._started_by = t, by
+        self._deadline, self._last = t + s.minute_s, t
+        return RuleEvent("clock_started", t, {
+            "seat": self.seat, "by": by, "minute_s": s.minute_s, "count_s": s.count_s,
+            "waited_s": _r(t - self._turn_t), "rule": self.profile.cite("clock_ruling")})
+
+    def _next_after(self, last: float) -> tuple[float, str, float]:
+        """The next clock event after ``last``: (time, "minute" | "count" | "expired", remaining seconds)."""
+        s, deadline = self.settings, self._deadline
+        if last + _EPS < deadline:
+            remaining = deadline - last
+            k = math.floor((remaining - _EPS) / s.tick_every_s)  # ticks at whole multiples of tick_every_s left
+            if k >= 1:
+                left = k * s.tick_every_s
+                return deadline - left, "minute", _r(left)
+            return deadline, "count", float(s.count_s)
+        i = math.floor(last - deadline + _EPS) + 1  # seconds of the count gone at the next tick
+        if i >= s.count_s:
+            return deadline + s.count_s, "expired", 0.0
+        return deadline + i, "count", float(s.count_s - i)
+
+    def _stopped(self, t: float, reason: str, by: str | None) -> RuleEvent:
+        public: dict[str, Any] = {"seat": self.seat, "reason": reason, "phase": self.phase(t),
+                                  "remaining_s": self.remaining(t)}
+        if by is not None:
+            public["by"] = by
+        return RuleEvent("clock_stopped", t, public)
+
+    def _expiry(self, t: float) -> RuleEvent:
+        p = self.profile
+        ruling, needs_floor = p.clock_ruling, p.clock_needs_floor
+        if ruling == HAND_DEAD_FACING_BET:
+            if self.facing_bet is True:
+                ruling = HAND_DEAD
+            elif self.facing_bet is False:
+                ruling = CHECK
+            else:
+                needs_floor = True  # the betting layer did not say: the floor checks whether a bet was faced
+        return RuleEvent("clock_expired", t, {
+            "seat": self.seat, "rule": p.cite("clock_ruling"), "ruling": ruling, "ruling_text": RULING_TEXT[ruling],
+            "needs_floor": needs_floor, "profile": p.name, "started_by": self._started_by,
+            "facing_bet": self.facing_bet})
+
+
+def _r(value: float) -> float:
+    return round(float(value), 3)

@@ -1,0 +1,442 @@
+"""`rfid-table register-deck` and `register-chips`: tags read through the real reader link (the firmware
+emulator on a pseudo-terminal, opened by the tool with pyserial like hardware), cards placed on the field by
+the test as a technician would; the chip registry's loader and writer; the configuration file kept byte for
+byte around the deck."""
+
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import TABLE_6
+from controller.cards import FULL_DECK
+from rfid_table.cli import main
+from rfid_table.config import ConfigError, load_config
+from rfid_table.register import Abort, AntennaWatch, DeckSession, deck_section, place_deck, plan_deck
+from rfid_table.registry import ChipRegistry, load_chip_registry, read_chip_list, render_chip_registry
+from sim.field import TableField
+from sim.firmware import FirmwareEmulator
+
+COMMAND = Path(sys.executable).with_name("rfid-table")
+RFID_TABLE = [str(COMMAND)] if COMMAND.exists() else [sys.executable, "-m", "rfid_table.cli"]
+SIXMAX = TABLE_6.read_text(encoding="utf-8")
+DECK_A = {card: uid for uid, card in load_config(TABLE_6).decks["A"].items()}
+NEW = [f"E0040150D100{i:04X}" for i in range(1, 60)]  # tags of the deck being registered
+REGISTER = ["--reader", "main", "--antenna", "12"]  # an antenna no zone of the 6-max table uses
+
+
+def line_of(text: str, fragment: str) -> int:
+    assert text.count(fragment) == 1, fragment
+    return text[: text.index(fragment)].count("\n") + 1
+
+
+@pytest.fixture
+def table(tmp_path):
+    """The 6-max table on a serial reader (the emulator on a pty, on the wall clock, 10 ms cycles) and the
+    field the test places tags on; the registration antenna is antenna 12."""
+    zones = dict(load_config(TABLE_6).zones, register=("main", 12))
+    field = TableField(zones)
+    emulator = FirmwareEmulator(field, reader="main", antenna_count=12, cycle_s=0.01,
+                                link_path=tmp_path / "reader-main")
+    emulator.start()
+    text = SIXMAX.replace('backend = "sim"', f'backend = "serial"\nport = "{emulator.path}"')
+    for absent in ("absent_after_ms = 600", "absent_after_ms = 1000"):  # cards, chips: taken off, gone sooner
+        text = text.replace(absent, "absent_after_ms = 200")
+    path = tmp_path / "table.toml"
+    path.write_text(text, encoding="utf-8")
+    yield field, path
+    emulator.close()
+
+
+class Tool:
+    """The command in a subprocess: its output lines as they come, its stdin to type into."""
+
+    def __init__(self, *args: str):
+        self.process = subprocess.Popen(RFID_TABLE + list(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+        self.lines: list[str] = []
+        self._queue: queue.Queue = queue.Queue()
+        self._seen = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def expect(self, pattern: str, timeout: float = 5.0) -> re.Match:
+        """Wait for the next output line matching ``pattern`` (earlier lines are skipped)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            while self._seen < len(self.lines):
+                match = re.search(pattern, self.lines[self._seen])
+                self._seen += 1
+                if match:
+                    return match
+            try:
+                line = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                line = None
+            if line is None:
+                raise AssertionError(f"no line matching {pattern!r}; output:\n" + "\n".join(self.lines)
+                                     + "\nstderr:\n" + (self.stderr() if self.process.poll() is not None else ""))
+            self.lines.append(line)
+
+    def type(self, text: str) -> None:
+        self.process.stdin.write(text + "\n")
+        self.process.stdin.flush()
+
+    def interrupt(self) -> int:
+        self.process.send_signal(signal.SIGINT)
+        return self.process.wait(timeout=5)
+
+    def wait(self) -> int:
+        return self.process.wait(timeout=10)
+
+    def stderr(self) -> str:
+        return self.process.stderr.read()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture
+def tools():
+    started: list[Tool] = []
+
+    def start(*args) -> Tool:
+        started.append(Tool(*(str(a) for a in args)))
+        return started[-1]
+
+    yield start
+    for tool in started:
+        tool.close()
+
+
+def place_card(field, tool, n: int, uid: str) -> None:
+    field.place(uid, "register")
+    card = FULL_DECK[n - 1]
+    tool.expect(rf"^\s*{n}/52  {card} = {uid}   ")
+
+
+# ---- register-deck over the reader link ------------------------------------------------------------------------
+
+
+def test_a_deck_placed_card_by_card_is_written_to_the_configuration_and_validates(table, tools):
+    field, path = table
+    before = path.read_bytes()
+    tool = tools("register-deck", path, "--deck", "B", *REGISTER)
+    tool.expect(r"^\s*0/52  place 2s$")
+    tool.expect(r"reader main: up — reader EMU-0001")
+    for n, uid in enumerate(NEW[:52], start=1):
+        place_card(field, tool, n, uid)  # cards pile up on the antenna, as on a real pad
+    assert tool.wait() == 0, tool.stderr()
+    first_line = len(before.split(b"\n")) + 1  # after a blank line
+    tool.expect(rf"wrote deck B \(52 cards\) to {re.escape(str(path))}: \[decks\.B\] appended at line "
+                rf"{first_line}$")
+    tool.expect(r": OK — table 'sixmax-1', .* 2 deck\(s\), active deck 'A'$")
+
+    after = path.read_bytes()
+    assert after.startswith(before)  # the rest of the file, byte for byte
+    config = load_config(path)
+    assert config.decks["B"] == {uid: card for uid, card in zip(NEW, FULL_DECK)}
+    assert config.decks["A"] == load_config(TABLE_6).decks["A"]
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+
+
+def test_a_tag_registered_already_is_refused_and_the_registration_goes_on(table, tools):
+    field, path = table
+    before = path.read_bytes()
+    tool = tools("register-deck", path, "--deck", "B", *REGISTER)
+    place_card(field, tool, 1, NEW[0])
+    place_card(field, tool, 2, NEW[1])
+
+    field.place(DECK_A["Kd"], "register")  # a card of deck A
+    tool.expect(rf"refused: tag {DECK_A['Kd']} is registered already, as card Kd of deck 'A': take it off\. Place 4s$")
+    field.remove(DECK_A["Kd"])
+    field.remove(NEW[0])  # 2s of this deck, picked up and put down again
+    time.sleep(0.4)
+    field.place(NEW[0], "register")
+    tool.expect(rf"tag {NEW[0]} is 2s of this deck already: leave it there, and place 4s$")
+
+    place_card(field, tool, 3, NEW[2])  # the next new tag is the card announced
+    tool.type("undo")  # and a mistake taken back
+    tool.expect(rf"^\s*2/52  undone: 4s \(tag {NEW[2]}\); take that card off the antenna, then place 4s$")
+    field.remove(NEW[2])
+    place_card(field, tool, 3, NEW[3])
+    assert tool.interrupt() == 130
+    assert "aborted: nothing written" in tool.stderr()
+    assert path.read_bytes() == before
+
+
+def test_a_stack_of_new_cards_is_refused_until_it_is_taken_off(table, tools):
+    field, path = table
+    before = path.read_bytes()
+    tool = tools("register-deck", path, "--deck", "B", *REGISTER)
+    place_card(field, tool, 1, NEW[0])
+    stack = NEW[1:6]
+    for uid in stack:
+        field.place(uid, "register")
+    tool.expect(r"refused: 5 new tags at once\. Cards are registered one at a time, in order: take them all off "
+                r"the antenna, then place 3s alone$")
+    for uid in stack:
+        field.remove(uid)
+    tool.expect(r"the refused tags are off the antenna: place 3s$")
+    place_card(field, tool, 2, stack[3])  # one of them, alone now
+    taken = [m.group(1) for line in tool.lines if (m := re.search(r"^\s*\d+/52  \w\w = (\w+)", line))]
+    assert taken == [NEW[0], stack[3]]
+    assert tool.interrupt() == 130
+    assert path.read_bytes() == before
+
+
+def test_ctrl_c_writes_nothing(table, tools):
+    field, path = table
+    before = path.read_bytes()
+    tool = tools("register-deck", path, "--deck", "A", "--replace", *REGISTER)
+    for n, uid in enumerate(NEW[:3], start=1):
+        place_card(field, tool, n, uid)
+    assert tool.interrupt() == 130
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["reader-main", "table.toml"]
+
+
+# ---- register-chips over the reader link -----------------------------------------------------------------------
+
+
+def test_chips_are_registered_by_batch_into_a_registry_the_loader_reads_back(table, tools, tmp_path):
+    field, path = table
+    registry = tmp_path / "chips.toml"
+    chips_25 = [f"E0040150E100{i:04X}" for i in range(1, 6)]
+    chips_100 = [f"E0040150E200{i:04X}" for i in range(1, 3)]
+
+    tool = tools("register-chips", registry, "--set", "main", "--denomination", 25, "--count", 5, "--config",
+                 path, *REGISTER)
+    tool.expect(r"^place 25-chips: 5 to register$")
+    field.place(DECK_A["As"], "register")
+    tool.expect(rf"refused: tag {DECK_A['As']} is registered already, as card As of deck 'A': take it off\.$")
+    field.remove(DECK_A["As"])
+    for uid in chips_25:  # a stack at once: fine for chips
+        field.place(uid, "register")
+    tool.expect(r"^\s*5/5  E0040150E100000\d = 25 +25 × 5 = 125$")
+    assert tool.wait() == 0, tool.stderr()
+    tool.expect(rf"{re.escape(str(registry))}: OK — 1 set\(s\), 5 chips$")
+    assert load_chip_registry(registry).sets == {"main": {uid: 25 for uid in chips_25}}
+
+    # A second batch, with the denomination typed while the tool runs and 'done' to finish.
+    tool = tools("register-chips", registry, "--set", "main", "--denomination", 25, "--config", path, *REGISTER)
+    tool.expect(r"^place 25-chips$")
+    tool.type("100")
+    tool.expect(r"now registering 100-chips$")
+    for uid in chips_100:
+        field.place(uid, "register")
+    tool.expect(r"^\s*2  E0040150E200000\d = 100 +100 × 2 = 200$")
+    tool.type("done")
+    assert tool.wait() == 0, tool.stderr()
+    loaded = load_chip_registry(registry, decks=load_config(path).decks)
+    assert loaded.sets["main"] == {**{uid: 25 for uid in chips_25}, **{uid: 100 for uid in chips_100}}
+    assert loaded.lookup(chips_100[0].lower()) == ("main", 100)
+    assert loaded.lookup(chips_25[4]) == ("main", 25)
+    assert loaded.lookup(DECK_A["As"]) is None
+    assert loaded.totals("main") == {25: 5, 100: 2}
+    assert "# 25: 5 chips" in registry.read_text() and "# 100: 2 chips" in registry.read_text()
+
+    # A third run: the chips registered lie on the antenna still, and are refused (in one line: they are many).
+    tool = tools("register-chips", registry, "--set", "other", "--denomination", 5, "--config", path, *REGISTER)
+    tool.expect(r"refused: 7 tags registered already \(7 chips of set 'main'\): take them off\.$")
+    for uid in chips_25 + chips_100[1:]:
+        field.remove(uid)
+    time.sleep(0.4)
+    field.place(DECK_A["3c"], "register")
+    field.remove(chips_100[0])
+    time.sleep(0.4)
+    field.place(chips_100[0], "register")
+    tool.expect(rf"refused: tag {DECK_A['3c']} is registered already, as card 3c of deck 'A': take it off\.$")
+    tool.expect(rf"refused: tag {chips_100[0]} is registered already, as a 100 chip of set 'main': take it off\.$")
+    assert tool.interrupt() == 130
+    assert load_chip_registry(registry).sets == loaded.sets
+
+
+# ---- the simulated backend ---------------------------------------------------------------------------------
+
+
+def test_simulate_registers_a_deck_and_chips_on_a_sim_table(tmp_path, capsys):
+    path = tmp_path / "table.toml"
+    path.write_text(SIXMAX, encoding="utf-8")
+    assert main(["register-deck", str(path), "--deck", "B", "--zone", "muck"]) == 2
+    assert "add --simulate" in capsys.readouterr().err
+    assert main(["register-deck", str(path), "--deck", "B", "--zone", "muck", "--simulate", "--pace", "0",
+                 "--seed", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "52/52  Ac = " in out and "[decks.B] appended" in out
+    assert path.read_text(encoding="utf-8").startswith(SIXMAX)
+    assert len(load_config(path).decks["B"]) == 52
+    assert main(["register-deck", str(path), "--deck", "B", "--zone", "muck", "--simulate"]) == 78
+    assert "deck 'B' is registered already" in capsys.readouterr().err
+
+    registry = tmp_path / "chips.toml"
+    assert main(["register-chips", str(registry), "--set", "main", "--denomination", "25", "--count", "30",
+                 "--config", str(path), "--antenna", "12", "--simulate", "--pace", "0"]) == 0
+    loaded = load_chip_registry(registry, decks=load_config(path).decks)
+    assert list(loaded.sets) == ["main"] and len(loaded.sets["main"]) == 30
+
+
+# ---- the configuration file ------------------------------------------------------------------------------------
+
+
+def test_replacing_a_deck_keeps_the_rest_of_the_file_byte_for_byte():
+    deck_b = {card: uid for card, uid in zip(FULL_DECK, NEW)}
+    text = SIXMAX.replace("\n", "\r\n") + "\r\n# Deck B: bought in March\r\n[decks.B]\r\n" + "".join(
+        f'{uid} = "{card}"\r\n' for card, uid in deck_b.items())
+    new_a = {card: uid.replace("D1", "D2") for card, uid in deck_b.items()}
+    placement = place_deck(text, "A", deck_section("A", new_a, note="note"), replace=True)  # in the file's line ends
+    header = line_of(text, "[decks.A]")
+    start = text.index("[decks.A]")
+    end = text.index('"Ac"\r\n') + len('"Ac"\r\n')
+    assert placement.text == text[:start] + deck_section("A", new_a, "\r\n", "note") + text[end:]
+    assert placement.first_line == header and placement.replaced == (header, header + 53)
+    assert "\r\n# Deck B: bought in March\r\n[decks.B]" in placement.text  # it belongs to deck B
+    with pytest.raises(Abort, match=r"deck 'B' is registered already \(line \d+\): give --replace"):
+        place_deck(text, "B", deck_section("B", new_a), replace=False)
+    appended = place_deck("[table]\nid = 'x'", "C", deck_section("C", new_a), replace=False)
+    assert appended.text == "[table]\nid = 'x'\n\n" + deck_section("C", new_a) and appended.first_line == 4
+    with pytest.raises(Abort, match="not written as a \\[decks.D\\] table"):
+        place_deck('[decks]\nD.E0040150D1000001 = "2s"\n', "D", deck_section("D", new_a), replace=True)
+
+
+def test_a_new_table_without_decks_can_register_its_first_one_and_problems_keep_their_lines(tmp_path):
+    path = tmp_path / "table.toml"
+    path.write_text(SIXMAX[: SIXMAX.index("[decks.A]")], encoding="utf-8")
+    with pytest.raises(ConfigError):
+        load_config(path)  # no deck yet
+    plan = plan_deck(str(path), "A", replace=False)  # valid once the deck is there
+    assert plan.known == {} and plan.config.zones["muck"] == ("main", 9)
+
+    # A problem after the section being replaced is reported at its line in the file as it is.
+    text = SIXMAX + '\n[decks.B]\nE0040150D1000001 = "2x"\n'
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as exc:
+        plan_deck(str(path), "A", replace=True)
+    line = line_of(text, '= "2x"')
+    assert [p.render(exc.value.path) for p in exc.value.problems] == [
+        f"{path}:{line}: decks.B.E0040150D1000001: '2x' is not a card: expected a rank of "
+        "23456789TJQKA and a suit of shdc, like 'As' or 'Td'"]
+
+
+# ---- the chip registry ---------------------------------------------------------------------------------------
+
+
+def test_a_tag_in_two_sets_and_other_registry_problems_keep_their_lines(tmp_path):
+    text = ("[sets.main]\nE0040150D1000001 = 25\nE0040150D1000002 = 0\nE0040150D100ZZ03 = 25\n"
+            "E0040150D1000004 = \"100\"\ne0040150d1000001 = 5\nE0040150C3000001 = 25\n"
+            "[sets.old-series]\nE0040150D1000001 = 100\n[limits]\nmax = 1\n")
+    path = tmp_path / "chips.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as exc:
+        load_chip_registry(path, decks={"A": {"E0040150C3000001": "2s"}})
+    assert [p.render(str(path)) for p in exc.value.problems] == [
+        f"{path}:10: limits: unknown key (expected: sets, as [sets.ID] tables of tag UID = denomination)",
+        f"{path}:3: sets.main.E0040150D1000002: expected a positive denomination up to 1,000,000,000, got 0",
+        f"{path}:4: sets.main.E0040150D100ZZ03: expected a tag UID of 8 to 20 hex digits",
+        f"{path}:5: sets.main.E0040150D1000004: expected a denomination (a whole number of chips' worth, like 25), "
+        "got str '100'",
+        f"{path}:6: sets.main.e0040150d1000001: duplicate UID: tag E0040150D1000001 is already registered in this "
+        "set (line 2)",
+        f"{path}:7: sets.main.E0040150C3000001: tag E0040150C3000001 is a card: 2s of deck 'A' in the table "
+        "configuration",
+        f"{path}:9: sets.old-series.E0040150D1000001: duplicate UID: tag E0040150D1000001 is already registered in "
+        "set 'main' (line 2)",
+    ]
+    path.write_text("[sets.main]\nE0040150D1000001 = 25\nE0040150D1000001 = 50\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as exc:
+        load_chip_registry(path)
+    (problem,) = exc.value.problems
+    assert problem.line == 3 and "a tag UID listed twice?" in problem.message
+    path.write_text("# nothing yet\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="missing: at least one \\[sets.ID\\] table"):
+        load_chip_registry(path)
+
+
+def test_the_written_registry_reads_back_the_same():
+    registry = ChipRegistry({"main": {"E0040150D1000002": 100, "E0040150D1000001": 25},
+                             "old-series": {"E0040150D2000001": 25}})
+    text = render_chip_registry(registry)
+    assert text.splitlines()[0] == "# Chip registry: tag UID = denomination, per chip set"
+    assert text.index("[sets.main]") < text.index("E0040150D1000001 = 25") < text.index("E0040150D1000002 = 100") \
+        < text.index("[sets.old-series]")
+    assert tomllib.loads(text)["sets"] == registry.sets
+    with pytest.raises(ValueError, match="already registered: E0040150D2000001"):
+        registry.add("main", {"e0040150d2000001": 5})
+
+
+def test_a_manufacturers_list_is_imported_whole_or_not_at_all(tmp_path, capsys):
+    path = tmp_path / "table.toml"
+    path.write_text(SIXMAX, encoding="utf-8")
+    registry = tmp_path / "chips.toml"
+    listing = tmp_path / "chips-25.csv"
+    listing.write_text("\ufeffTag UID;Value\nE0:04:01:50:F1:00:00:01;25\nE0040150F1000002;\n\n"
+                       "# box 2\nE0040150F1000003;500\n", encoding="utf-8")
+    assert read_chip_list(listing, 25) == (
+        {"E0040150F1000001": 25, "E0040150F1000002": 25, "E0040150F1000003": 500},
+        {"E0040150F1000001": 2, "E0040150F1000002": 3, "E0040150F1000003": 6})
+    assert main(["register-chips", str(registry), "--set", "main", "--from-file", str(listing),
+                 "--denomination", "25", "--config", str(path)]) == 0
+    assert load_chip_registry(registry).sets == {"main": {"E0040150F1000001": 25, "E0040150F1000002": 25,
+                                                          "E0040150F1000003": 500}}
+    capsys.readouterr()
+
+    before = registry.read_bytes()
+    again = tmp_path / "more.csv"
+    again.write_text(f"E0040150F1000009,25\nE0040150F1000003,25\n{DECK_A['2s']},5\nE00401,25\n"
+                     "E0040150F100000A,-5\nE0040150F1000009,25\nE0040150F100000B\n", encoding="utf-8")
+    assert main(["register-chips", str(registry), "--set", "new", "--from-file", str(again), "--config",
+                 str(path)]) == 78
+    assert capsys.readouterr().err.splitlines() == [
+        "bad chip list (6 problems):",
+        f"  {again}:4: 'E00401' is not a tag UID (expected 8 to 20 hex digits)",
+        f"  {again}:5: E0040150F100000A: expected a positive denomination up to 1,000,000,000, got -5",
+        f"  {again}:6: E0040150F1000009: duplicate UID: listed already (line 1)",
+        f"  {again}:7: E0040150F100000B: no denomination (add the column, or give --denomination)",
+        f"  {again}:2: E0040150F1000003: registered already: a 500 chip of set 'main' in {registry}",
+        f"  {again}:3: {DECK_A['2s']}: a card: 2s of deck 'A' in {path}",
+    ]
+    assert registry.read_bytes() == before
+
+
+# ---- the session's rules, on synthetic cycles --------------------------------------------------------------
+
+
+def test_a_stack_read_in_turns_is_refused_whole_and_a_flickering_card_is_still_taken():
+    lines: list[str] = []
+    session = DeckSession("B", {}, AntennaWatch(present_after_cycles=2, absent_after_s=0.3), lines.append)
+    t, cycle = 0.0, 0
+
+    def run(cycles: int, reads) -> None:
+        nonlocal t, cycle
+        for _ in range(cycles):
+            cycle += 1
+            t += 0.05
+            session.feed(cycle, t, reads(cycle) if callable(reads) else reads)
+
+    pile = [NEW[0]]
+    run(5, pile)
+    assert session.uid_of == {"2s": NEW[0]}
+    stack = NEW[1:6]  # five new cards, the antenna reads two of them per cycle
+    run(12, lambda c: pile + [stack[(2 * c + i) % 5] for i in range(2)])
+    assert session.uid_of == {"2s": NEW[0]} and session.stack == set(stack)
+    assert [line for line in lines if "refused" in line or "one more" in line][0].endswith(
+        "place 3s alone") and sum("refused:" in line for line in lines) == 1
+    run(8, pile)  # taken off
+    assert lines[-1].endswith("the refused tags are off the antenna: place 3s")
+    # A card read in two cycles of three arrives anyway, and is the card announced.
+    run(12, lambda c: pile + ([NEW[7]] if c % 3 else []))
+    assert session.uid_of == {"2s": NEW[0], "3s": NEW[7]}
+    assert lines[-1] == f" 2/52  3s = {NEW[7]}   place 4s"

@@ -10,6 +10,10 @@
   restart from a 10,000-event journal (self-check and replay) to the restored state.
 * ``tag_reads_per_s`` and ``frame_to_zone_event_p99_ms``: tag reads through the pty, the codec, the link, the
   firmware reader and the zone tracker (no MQTT).
+* ``replay_hands_per_s``: random PHH hands played as physical table activity and read back (``sim.replay``: the
+  simulated readers, the zone tracker, the controller with the chip layer; no MQTT), on every core the machine
+  has, one table per core; ``replay_hands_per_s_one_core`` on one; ``engine_hands_per_s`` is the betting engine
+  alone on the same hands (the floor of the work), for the ratio.
 """
 
 import json
@@ -277,6 +281,40 @@ def measure_journal(config_path: str, events: int = 10_000) -> tuple[float, floa
     return journaled / busy_s, recovery_s
 
 
+def _replay_chunk(texts: list[str]) -> tuple[int, float]:
+    from controller import phh  # noqa: PLC0415
+    from sim.replay import ReplayTable  # noqa: PLC0415
+
+    table = ReplayTable(pace_s=0.5, settle_s=0.4, deal_s=0.05)  # a brisk dealer; the readers cycle as ever
+    started = time.perf_counter()
+    exact = sum(table.replay(phh.loads(text)).ok for text in texts)
+    return exact, time.perf_counter() - started
+
+
+def measure_replay(hands: int = 400) -> dict[str, float]:
+    from controller import phh  # noqa: PLC0415
+    from controller.showdown import award  # noqa: PLC0415
+    from sim.handgen import random_hands  # noqa: PLC0415
+
+    texts = [phh.dumps(h) for h in random_hands(hands, seed=20261129)]
+    started = time.perf_counter()
+    for text in texts:
+        hand, hole, board, _ = phh.replay(phh.loads(text))
+        award(hand, hole if hand.status == "showdown" else None, board)
+    engine_rate = hands / (time.perf_counter() - started)
+    exact, one_core_s = _replay_chunk(texts)
+    cores = os.cpu_count() or 1
+    chunks = [texts[i::cores] for i in range(cores)]
+    started = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(cores) as pool:
+        results = pool.map(_replay_chunk, chunks)
+    all_cores_s = time.perf_counter() - started
+    if exact != hands or sum(r[0] for r in results) != hands:
+        raise RuntimeError(f"the replay read {exact} of {hands} hands exactly: the benchmark is not valid")
+    return {"replay_hands_per_s": hands / all_cores_s, "replay_hands_per_s_one_core": hands / one_core_s,
+            "replay_cores": cores, "engine_hands_per_s": engine_rate}
+
+
 def bench(args) -> int:
     config_path = str(PROJECT_ROOT / "config" / "table-10.toml")
     broker = None
@@ -298,6 +336,8 @@ def bench(args) -> int:
         read_rate, read_p99 = measure_tag_reads()
         progress("journal: 10,000 events with durable commits, then a restart from them")
         journal_rate, recovery_s = measure_journal(config_path)
+        progress("replay: 400 random hands as cards and chips on the simulated table, read back")
+        replay = measure_replay()
         progress(f"memory: rfid-table sim playing {args.rss_hands} hands over the emulated reader link")
         rss = measure_rss_mb(config_path, settings, args.rss_hands)
     finally:
@@ -316,6 +356,10 @@ def bench(args) -> int:
         "frame_to_zone_event_p99_ms": round(read_p99, 3),
         "journaled_events_per_s": round(journal_rate),
         "recovery_s": round(recovery_s, 3),
+        "replay_hands_per_s": round(replay["replay_hands_per_s"]),
+        "replay_hands_per_s_one_core": round(replay["replay_hands_per_s_one_core"]),
+        "replay_cores": replay["replay_cores"],
+        "engine_hands_per_s": round(replay["engine_hands_per_s"]),
     }
     result["e2e_p99_over_baseline_p99"] = round(result["e2e_p99_ms"] / result["baseline_p99_ms"], 2)
     if args.json:

@@ -199,6 +199,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return bench(args)
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    from rfid_table import replay  # noqa: PLC0415 (the replay loads the simulator only when asked)
+
+    return replay.run(args)
+
+
 def cmd_register_deck(args: argparse.Namespace) -> int:
     from rfid_table.register import register_deck_command
 
@@ -317,6 +323,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="import a list instead of reading tags: CSV rows of UID,denomination, or TOML UID = value")
     registration_options(p, "chips")
     p.set_defaults(func=cmd_register_chips)
+
+    p = sub.add_parser("replay", help="play PHH hand histories on the simulated table and write what it read")
+    from rfid_table.replay import add_arguments as replay_arguments  # noqa: PLC0415
+
+    replay_arguments(p)
+    p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("broker-setup", add_help=False,
                        help="make the card room's Mosquitto users, ACL and TLS files (see docs/broker.md)")

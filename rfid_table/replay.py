@@ -15,9 +15,7 @@ import time
 import tomllib
 from pathlib import Path
 
-from controller import phh as phhlib
 from controller.rules import PROFILES
-from sim.replay import ReplayTable
 
 EXIT_DIFFERENCES, EXIT_USAGE = 1, 2
 
@@ -32,6 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
+    from controller import phh as phhlib  # noqa: PLC0415 (only the replay needs the simulator)
+    from sim.replay import ReplayTable  # noqa: PLC0415
+
     if not 0.0 <= args.noise <= 0.5:
         print(f"rfid-table replay: --noise must be between 0 and 0.5, not {args.noise}", file=err)
         return EXIT_USAGE

@@ -43,6 +43,16 @@ def random_hand(rng: random.Random) -> dict[str, Any]:
     rng.shuffle(deck)
     hole = {s: [deck.pop() for _ in range(variant.hole_cards)] for s in hand.order}
     board = [deck.pop() for _ in range(5)]
+    play_randomly(hand, rng)
+    result = award(hand, hole if hand.status == "showdown" else None, board)
+    shown = list(result.showdown_order) if len(hand.live_seats) > 1 else []
+    reached = _board_reached(hand)
+    return phhlib.to_phh(hand, hole, board[:reached] if not shown else board, shown, result.finishing_stacks)
+
+
+def play_randomly(hand: BettingHand, rng: random.Random, unit: int = 1) -> None:
+    """Play a hand's betting to its end with random legal decisions, declared as exact amounts. Bets and raises are
+    whole multiples of ``unit`` (the smallest chip) unless they are all-in."""
     while hand.status == "betting":
         seat = hand.to_act()
         if seat is None:
@@ -56,6 +66,7 @@ def random_hand(rng: random.Random) -> dict[str, Any]:
                 target = legal.max_to
             else:
                 target = rng.randint(legal.min_to, max(legal.min_to, min(legal.max_to, legal.min_to * 3)))
+                target = min(legal.max_to, -(-target // unit) * unit)
             ruling = hand.declare(seat, "bet" if hand.current_bet == 0 else "raise", target)
             if ruling.ok and hand.seat_state(seat)["owed"]:
                 ruling = hand.push(seat, [hand.seat_state(seat)["owed"]])
@@ -69,10 +80,6 @@ def random_hand(rng: random.Random) -> dict[str, Any]:
             ruling = hand.fold(seat)
         if not ruling.ok:
             raise RuntimeError(f"generated an illegal action: {ruling.code} {ruling.message}")
-    result = award(hand, hole if hand.status == "showdown" else None, board)
-    shown = list(result.showdown_order) if len(hand.live_seats) > 1 else []
-    reached = _board_reached(hand)
-    return phhlib.to_phh(hand, hole, board[:reached] if not shown else board, shown, result.finishing_stacks)
 
 
 def _board_reached(hand: BettingHand) -> int:

@@ -69,17 +69,21 @@ def table_zones(seats: int = SEATS) -> dict[str, tuple[str, int]]:
     return zones
 
 
-def chips_for(amount: int, smallest_at_most: int | None = None) -> list[int]:
+def chips_for(amount: int, smallest_at_most: int | None = None,
+              denominations: Sequence[int] = DENOMINATIONS) -> list[int]:
     """The chips a player pushes for ``amount``: largest first, and, where ``smallest_at_most`` is given, with at
-    least two chips of which one is no larger than it (a raise must read as a raise, see the module docstring)."""
+    least two chips of which one is no larger than it (a raise must read as a raise, see the module docstring).
+    Raises ``ValueError`` when the denominations cannot make the amount."""
     if smallest_at_most is not None:
-        small = max((d for d in DENOMINATIONS if d <= min(smallest_at_most, amount - 1)), default=None)
+        small = max((d for d in denominations if d <= min(smallest_at_most, amount - 1)), default=None)
         if small is not None:
-            return sorted(chips_for(amount - small) + [small], reverse=True)
+            return sorted(chips_for(amount - small, None, denominations) + [small], reverse=True)
     out = []
-    for chip in reversed(DENOMINATIONS):
+    for chip in sorted(denominations, reverse=True):
         n, amount = divmod(amount, chip)
         out += [chip] * n
+    if amount:
+        raise ValueError(f"chips of {sorted(denominations)} cannot make {sum(out) + amount}")
     return out
 
 
@@ -134,78 +138,32 @@ class Step:
     reads: int = 0  # cycles the readers need to see it: 3 for a card (three reads in a row), 1 for a chip
 
 
-class ReplayTable:
-    """The simulated table the hand histories are replayed on; one controller for the whole run, like a table."""
+class HandScript:
+    """The physical moves of a hand, from the betting engine's reading of it (exact amounts).
 
-    def __init__(self, noise: float = 0.0, seed: int = 0, rules: str = "tda", settle_s: float = 0.5,
-                 pace_s: float = 0.8, deal_s: float = 0.3):
-        self.zones = table_zones()
-        self.field = TableField(self.zones)
-        self.deck = {card_uid(i): card for i, card in enumerate(FULL_DECK)}
-        self.uid_of_card = {card: uid for uid, card in self.deck.items()}
-        self._rack = {value: [chip_uid(d, n) for n in range(400)] for d, value in enumerate(DENOMINATIONS)}
-        self.chip_set = {uid: value for value, uids in self._rack.items() for uid in uids}
-        self._free = {value: list(uids) for value, uids in self._rack.items()}
-        self._fine_until = 0.0
-        self.noise = NoiseModel.realistic(noise, seed=seed) if noise else None
-        self.rng = random.Random(seed)
-        self.rules = rules
-        self.settle_s = settle_s
-        self.pace_s = pace_s
-        self.deal_s = max(CYCLE_S, deal_s)  # perfect reads keep the order even one cycle apart
-        antennas = max(a for _, a in self.zones.values())
-        self.reader = (NoisyReader("main", antennas, self.field, self.noise) if self.noise
-                       else PerfectReader("main", antennas, self.field))
-        antenna_zones = {antenna: zone for zone, antenna in self.zones.items()}
-        # Chips and the muck lie in piles bigger than a reader gets through in one cycle: one read must do there.
-        debounce = {zone: PILE_DEBOUNCE if zone.endswith(".bets") or zone in ("pot", "muck") else CARD_DEBOUNCE
-                    for zone in self.zones}
-        self.tracker = ZoneTracker(antenna_zones, debounce, min_rssi_dbm=MIN_RSSI_DBM, order_window_s=ORDER_WINDOW_S)
-        self.t = 0.0
-        self.controller: GameController | None = None
-        self._setup_key: tuple | None = None
+    ``rack``: the chips at hand, denomination → tag UIDs; ``command``: enters a floor input (the stacks).
+    """
 
-    # ---- the controller for a hand's game ------------------------------------------------------------------
+    def __init__(self, field: TableField, uid_of_card: Mapping[str, str], rack: Mapping[int, Sequence[str]],
+                 command: Callable[[dict], None], rng: random.Random, pace_s: float = 0.8, deal_s: float = 0.3):
+        self.field, self.uid_of_card, self.command, self.rng = field, uid_of_card, command, rng
+        self.pace_s, self.deal_s = pace_s, max(CYCLE_S, deal_s)
+        self.chip_set = {uid: value for value, uids in rack.items() for uid in uids}
+        self.denominations = tuple(sorted(rack))
+        self._rack = {value: list(uids) for value, uids in rack.items()}
+        self.free = {value: list(uids) for value, uids in rack.items()}
 
-    def _controller_for(self, phh: Mapping[str, Any]) -> GameController:
-        variant = PHH_VARIANTS.get(phh["variant"])
-        if variant is None:
-            raise ValueError(f"variant {phh['variant']!r} cannot be replayed (supported: {', '.join(PHH_VARIANTS)})")
-        n = len(phh["starting_stacks"])
-        blinds = list(phh["blinds_or_straddles"]) + [0, 0]
-        antes = phh.get("antes", 0)
-        antes = list(antes) if isinstance(antes, list) else [antes] * n
-        nonzero = [i for i, a in enumerate(antes) if a]
-        ante = bb_ante = 0
-        if nonzero == [1] and (n == 2 or not phh.get("ante_trimming_status", False)):
-            bb_ante = antes[1]
-        elif nonzero:
-            ante = antes[nonzero[0]]
-        sb, bb = (blinds[0], blinds[1])
-        limits = (phh["small_bet"], phh["big_bet"]) if variant == "FLHE" else None
-        hole = 4 if variant == "PLO" else 2
-        key = (variant, sb, bb, ante, bb_ante, limits)
-        if self.controller is None or key != self._setup_key:
-            setup = TableSetup("replay", SEATS, self.deck, hole_cards=hole, clear_after_s=1.0, decks={"A": self.deck},
-                               deck_id="A")
-            betting = BettingSetup(variant=variant, small_blind=sb, big_blind=bb, ante=ante, big_blind_ante=bb_ante,
-                                   chips=self.chip_set, chip_set="replay", rules=self.rules, settle_s=self.settle_s,
-                                   bet_limits=limits)
-            self.controller = GameController(setup, betting)
-            self._setup_key = key
-        return self.controller
-
-    # ---- physical moves ----------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Every chip back in the rack."""
+        self.free = {value: list(uids) for value, uids in self._rack.items()}
 
     def _take_chips(self, values: Sequence[int]) -> list[str]:
-        return [self._free[v].pop() for v in values]
+        try:
+            return [self.free[v].pop() for v in values]
+        except (IndexError, KeyError):
+            raise ValueError("the hand needs more chips than the rack holds") from None
 
-    def _place_chips(self, values: Sequence[int], zone: str) -> Callable[[], None]:
-        uids = self._take_chips(values)
-        return lambda: [self.field.place(u, zone) for u in uids]
-
-    def _script(self, phh: Mapping[str, Any], hand: BettingHand, hole: Mapping[int, list[str]],
-                board: Sequence[str]) -> list[Step]:
+    def steps(self, hand: BettingHand, hole: Mapping[int, list[str]], board: Sequence[str]) -> list[Step]:
         """The physical moves of one hand, from the hand history as the engine read it (exact amounts)."""
         steps: list[Step] = []
         t = 0.0
@@ -220,7 +178,7 @@ class ReplayTable:
         order = hand.order
         seat_of = {f"p{i + 1}": s for i, s in enumerate(order)}
         stacks = phhlib._starting_stacks(hand)  # noqa: SLF001
-        at(0.0, "the floor enters the stacks", lambda: self._command(
+        at(0.0, "the floor enters the stacks", lambda: self.command(
             {"command": "set_stacks", "stacks": {str(s): v for s, v in stacks.items()}}))
         zone_value: dict[int, int] = {s: 0 for s in order}  # chips in each betting zone, by value
         zone_uids: dict[int, list[str]] = {s: [] for s in order}
@@ -235,11 +193,11 @@ class ReplayTable:
         forced = [a for a in hand.actions if a.kind in ("ante", "post_sb", "post_bb", "straddle")]
         for a in forced:
             if a.kind == "ante" and a.added:
-                uids = self._take_chips(chips_for(a.added))
+                uids = self._take_chips(chips_for(a.added, None, self.denominations))
                 pot_uids.extend(uids)
                 at(0.05, f"seat {a.seat} antes {a.added}", lambda uids=uids: [self.field.place(u, "pot") for u in uids], reads=1)
             elif a.added:
-                push(a.seat, chips_for(a.added), f"seat {a.seat} posts {a.added}", 0.05)
+                push(a.seat, chips_for(a.added, None, self.denominations), f"seat {a.seat} posts {a.added}", 0.05)
 
         # deal: one card at a time from the seat left of the button
         cards_left = [c for c in FULL_DECK if c not in board and all(c not in h for h in hole.values())]
@@ -307,7 +265,7 @@ class ReplayTable:
                 continue  # nothing to see
             facing = max(zone_value.values()) - zone_value[s]
             raising = a.base in ("bet", "raise") or (a.kind in ("bet", "raise"))
-            values = chips_for(a.added, (a.added - facing) if raising and facing > 0 else None)
+            values = chips_for(a.added, (a.added - facing) if raising and facing > 0 else None, self.denominations)
             push(s, values, f"seat {s} {a.kind} to {a.to_amount}", pace)
         del level
         # run out the board where the hand went to a showdown
@@ -317,6 +275,71 @@ class ReplayTable:
         collect(street)
         at(pace, "the pot is pushed, the cards are gathered", self.field.clear, reads=0)
         return steps
+
+
+
+class ReplayTable:
+    """The simulated table the hand histories are replayed on; one controller for the whole run, like a table."""
+
+    def __init__(self, noise: float = 0.0, seed: int = 0, rules: str = "tda", settle_s: float = 0.5,
+                 pace_s: float = 0.8, deal_s: float = 0.3):
+        self.zones = table_zones()
+        self.field = TableField(self.zones)
+        self.deck = {card_uid(i): card for i, card in enumerate(FULL_DECK)}
+        self.uid_of_card = {card: uid for uid, card in self.deck.items()}
+        rack = {value: [chip_uid(d, n) for n in range(400)] for d, value in enumerate(DENOMINATIONS)}
+        self.chip_set = {uid: value for value, uids in rack.items() for uid in uids}
+        self._fine_until = 0.0
+        self.noise = NoiseModel.realistic(noise, seed=seed) if noise else None
+        self.rng = random.Random(seed)
+        self.rules = rules
+        self.settle_s = settle_s
+        self.pace_s = pace_s
+        # perfect reads keep the order of cards dealt even one cycle apart
+        self.script = HandScript(self.field, self.uid_of_card, rack, self._command, self.rng, pace_s, deal_s)
+        antennas = max(a for _, a in self.zones.values())
+        self.reader = (NoisyReader("main", antennas, self.field, self.noise) if self.noise
+                       else PerfectReader("main", antennas, self.field))
+        antenna_zones = {antenna: zone for zone, antenna in self.zones.items()}
+        # Chips and the muck lie in piles bigger than a reader gets through in one cycle: one read must do there.
+        debounce = {zone: PILE_DEBOUNCE if zone.endswith(".bets") or zone in ("pot", "muck") else CARD_DEBOUNCE
+                    for zone in self.zones}
+        self.tracker = ZoneTracker(antenna_zones, debounce, min_rssi_dbm=MIN_RSSI_DBM, order_window_s=ORDER_WINDOW_S)
+        self.t = 0.0
+        self.controller: GameController | None = None
+        self._setup_key: tuple | None = None
+
+    # ---- the controller for a hand's game ------------------------------------------------------------------
+
+    def _controller_for(self, phh: Mapping[str, Any]) -> GameController:
+        variant = PHH_VARIANTS.get(phh["variant"])
+        if variant is None:
+            raise ValueError(f"variant {phh['variant']!r} cannot be replayed (supported: {', '.join(PHH_VARIANTS)})")
+        n = len(phh["starting_stacks"])
+        blinds = list(phh["blinds_or_straddles"]) + [0, 0]
+        antes = phh.get("antes", 0)
+        antes = list(antes) if isinstance(antes, list) else [antes] * n
+        nonzero = [i for i, a in enumerate(antes) if a]
+        ante = bb_ante = 0
+        if nonzero == [1] and (n == 2 or not phh.get("ante_trimming_status", False)):
+            bb_ante = antes[1]
+        elif nonzero:
+            ante = antes[nonzero[0]]
+        sb, bb = (blinds[0], blinds[1])
+        limits = (phh["small_bet"], phh["big_bet"]) if variant == "FLHE" else None
+        hole = 4 if variant == "PLO" else 2
+        key = (variant, sb, bb, ante, bb_ante, limits)
+        if self.controller is None or key != self._setup_key:
+            setup = TableSetup("replay", SEATS, self.deck, hole_cards=hole, clear_after_s=1.0, decks={"A": self.deck},
+                               deck_id="A")
+            betting = BettingSetup(variant=variant, small_blind=sb, big_blind=bb, ante=ante, big_blind_ante=bb_ante,
+                                   chips=self.chip_set, chip_set="replay", rules=self.rules, settle_s=self.settle_s,
+                                   bet_limits=limits)
+            self.controller = GameController(setup, betting)
+            self._setup_key = key
+        return self.controller
+
+    # ---- physical moves ----------------------------------------------------------------------------------
 
     def _command(self, body: dict) -> None:
         events, refusal = self.controller.handle_command({**body, "role": "floor", "user": "replay"}, self.t)
@@ -341,11 +364,11 @@ class ReplayTable:
             return HandResult(name, False, f"the hand history cannot be played: {exc}")
         self._events: list[DomainEvent] = []
         controller = self._controller_for(phh)
-        self._free = {value: list(uids) for value, uids in self._rack.items()}  # every chip back in the rack
+        self.script.reset()
         try:
-            steps = self._script(phh, hand, hole, board)
-        except IndexError:
-            return HandResult(name, False, "the hand needs more chips than the simulated rack holds")
+            steps = self.script.steps(hand, hole, board)
+        except ValueError as exc:
+            return HandResult(name, False, str(exc))
         start = self.t + 1.0
         fine = self.noise is not None
         for step in steps:

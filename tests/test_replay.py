@@ -200,7 +200,7 @@ def test_replay_command_writes_the_reconstructed_hands(tmp_path):
     broken = tmp_path / "broken.phh"
     broken.write_text('variant = "NT"\nactions = [\n')
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-m", "rfid_table.replay", str(good), str(broken), "--out", str(out)],
+    run = subprocess.run([sys.executable, "-m", "rfid_table.cli", "replay", str(good), str(broken), "--out", str(out)],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "2 hands: 1 reconstructed exactly, 0 differ, 1 unreadable" in run.stdout
@@ -213,7 +213,7 @@ def test_replay_command_writes_the_reconstructed_hands(tmp_path):
     # AcAd wins the main pot (3 × 1200) and the side pot with QcQd (2 × 1000 + 2 × 800)
     assert written["finishing_stacks"] == [5000 - 3000 + 3600 + 3600, 0, 0, 800]
 
-    alone = subprocess.run([sys.executable, "-m", "rfid_table.replay", str(good), "--out", str(out)],
+    alone = subprocess.run([sys.executable, "-m", "rfid_table.cli", "replay", str(good), "--out", str(out)],
                            capture_output=True, text=True, timeout=120)
     assert alone.returncode == 0, alone.stdout + alone.stderr
 

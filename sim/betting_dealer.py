@@ -1,0 +1,74 @@
+"""A simulated dealer and players who bet with chips: a stream of physical moves of cards and chips.
+
+For tables with a chip set. Each hand: the button moves, the players' stacks carry over (a player who went broke
+buys in again), the floor enters the stacks, the betting is played with random legal decisions (folds, checks,
+calls, bets and raises, all-ins), and ``sim.replay.HandScript`` turns it into moves: blinds and antes as chips,
+cards dealt one by one, bets pushed into the betting zones, folds to the muck, bets swept into the pot, burns and
+board cards, and the table cleared. One seeded generator: a seed replays a run.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Callable, Iterator, Mapping, Sequence
+
+from controller.betting import VARIANTS, BettingHand
+from controller.cards import FULL_DECK
+from sim.dealer import Move
+from sim.field import TableField
+from sim.handgen import play_randomly
+from sim.replay import HandScript
+
+
+class BettingDealer:
+    def __init__(self, field: TableField, deck: Mapping[str, str], chips: Mapping[str, int], players: Sequence[int],
+                 *, variant: str = "NLHE", blinds: tuple[int, int] = (1, 2), ante: int = 0,
+                 buy_in_bb: int = 100, command: Callable[[dict], None], pace_s: float = 1.0,
+                 seed: int | None = None):
+        self.field = field
+        self.uid_of_card = {card: uid for uid, card in deck.items()}
+        rack: dict[int, list[str]] = {}
+        for uid, value in sorted(chips.items()):
+            rack.setdefault(value, []).append(uid)
+        self.unit = min(rack)
+        self.rng = random.Random(seed)
+        self.script = HandScript(field, self.uid_of_card, rack, command, self.rng, pace_s=pace_s,
+                                 deal_s=pace_s * 0.3)
+        self.players = sorted(players)
+        self.variant = VARIANTS[variant]
+        self.blinds = blinds
+        self.ante = ante
+        self.buy_in = blinds[1] * buy_in_bb
+        self.stacks = {seat: self.buy_in for seat in self.players}
+        self.button = self.players[-1]
+        self.hands_dealt = 0
+
+    def hand(self) -> Iterator[Move]:
+        self.button = next((p for p in self.players if p > self.button), self.players[0])
+        self.hands_dealt += 1
+        for seat, stack in self.stacks.items():
+            if stack < self.blinds[1] + self.ante:
+                self.stacks[seat] = self.buy_in  # broke: buys in again
+        hand = BettingHand(self.variant, self.players, self.button, self.stacks, self.blinds, ante=self.ante)
+        play_randomly(hand, self.rng, self.unit)
+        deck = list(FULL_DECK)
+        self.rng.shuffle(deck)
+        hole = {s: [deck.pop() for _ in range(self.variant.hole_cards)] for s in hand.order}
+        board = [deck.pop() for _ in range(5)]
+        from controller.showdown import award  # noqa: PLC0415
+
+        result = award(hand, hole if hand.status == "showdown" else None, board)
+        self.script.reset()
+        steps = self.script.steps(hand, hole, board)
+        self.stacks = dict(result.finishing_stacks)
+        previous = 0.0
+        for step in steps:
+            yield Move(step.at - previous, step.describe, step.apply)
+            previous = step.at
+        yield Move(self.script.pace_s * 2.5, "the table is clear", lambda: None)
+
+    def hands(self, count: int | None) -> Iterator[Move]:
+        played = 0
+        while count is None or played < count:
+            yield from self.hand()
+            played += 1

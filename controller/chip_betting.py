@@ -420,7 +420,7 @@ class ChipBetting:
         except ValueError as exc:  # a variant PHH has no code for
             emit("hand_history", {"format": "phh", "phh": None, "reason": str(exc)}, None)
         else:
-            emit("hand_history", {"format": "phh", "phh": phhlib.dumps(masked)}, {"phh": phhlib.dumps(full)})
+            emit("hand_history", {"format": "phh", "phh": phhlib.dumps(masked)}, {"phh_complete": phhlib.dumps(full)})
         self.finished = {"payouts": {str(s): v for s, v in result.payouts.items() if v}}
 
     # ---- inputs from the floor and the console -----------------------------------------------------------

@@ -6,6 +6,7 @@ rest, so a technician can go straight to it.
 """
 
 import re
+import ssl
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,16 @@ class MqttSettings:
     username: str | None = None
     password: str | None = None
     keepalive: int = 30
+    reconnect_max_s: int = 10  # the longest wait between two connection attempts
+    # Journaled events the broker has not acknowledged (after an outage or a restart) go out at this pace, so
+    # that the queues Mosquitto keeps for slow subscribers do not overflow (docs/mqtt.md, "Delivery").
+    backlog_in_flight: int = 100  # messages sent from the backlog and not yet acknowledged
+    backlog_per_s: int = 200  # messages per second from the backlog
+    tls: bool = False
+    tls_ca_file: str | None = None  # None: the system's certificate authorities
+    tls_cert_file: str | None = None  # a client certificate, for brokers that ask for one
+    tls_key_file: str | None = None
+    tls_insecure: bool = False  # skip the check that the broker's certificate names the host
 
 
 @dataclass(frozen=True)
@@ -310,7 +321,10 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     # [mqtt]
     m = c.table(doc, ("mqtt",), {"host": "a host name", "port": "1 to 65535", "topic_prefix": "a topic prefix",
                                  "client_id": "a client id", "username": "a user name", "password": "a password",
-                                 "keepalive": "seconds"})
+                                 "keepalive": "seconds", "reconnect_max_s": "seconds",
+                                 "backlog_in_flight": "messages", "backlog_per_s": "messages per second",
+                                 "tls": "true or false", "tls_ca_file": "a file", "tls_cert_file": "a file",
+                                 "tls_key_file": "a file", "tls_insecure": "true or false"})
     no_wildcards = lambda v: v and not any(ch in v for ch in "+#")  # noqa: E731
     mqtt = MqttSettings(
         host=c.value(m, ("mqtt", "host"), str, "a host name", "localhost", bool),
@@ -321,6 +335,13 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
         username=c.value(m, ("mqtt", "username"), str, "a user name without '+' or '#'", None, no_wildcards),
         password=c.value(m, ("mqtt", "password"), str, "a password", None),
         keepalive=c.value(m, ("mqtt", "keepalive"), int, "seconds from 5 to 3600", 30, lambda v: 5 <= v <= 3600),
+        reconnect_max_s=c.value(m, ("mqtt", "reconnect_max_s"), int, "seconds from 1 to 300", 10,
+                                lambda v: 1 <= v <= 300),
+        backlog_in_flight=c.value(m, ("mqtt", "backlog_in_flight"), int, "messages from 2 to 10000", 100,
+                                  lambda v: 2 <= v <= 10_000),
+        backlog_per_s=c.value(m, ("mqtt", "backlog_per_s"), int, "messages per second from 2 to 100000", 200,
+                              lambda v: 2 <= v <= 100_000),
+        **_tls_settings(c, m, Path(path).parent),
     )
 
     # [hal.cards], [hal.chips]: debouncing per kind of zone (a chip stack reads differently from a card)
@@ -489,6 +510,60 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     return TableConfig(path, table_id, seats, GameSettings(variant, small, big), mqtt, readers, zones, decks, active,
                        debounce, float(clear_after_s), name, journal_path, retention, float(delay_s), release,
                        pin_map)
+
+
+def _tls_settings(c: _Checker, m: dict, base: Path) -> dict[str, Any]:
+    """The ``tls*`` keys of [mqtt]. Files are loaded here exactly as the MQTT client will load them, so a missing,
+    unreadable or wrong file is reported by check-config instead of stopping the daemon at its first connection.
+    A relative path is taken from the configuration file's directory."""
+    files: dict[str, str | None] = {}
+    for key, what in (("tls_ca_file", "certificate authority"), ("tls_cert_file", "client certificate"),
+                      ("tls_key_file", "client key")):
+        name = c.value(m, ("mqtt", key), str, f"the path of a PEM {what} file", None, bool)
+        files[key] = None if name is None else _readable(c, ("mqtt", key), base / name)
+    insecure = c.value(m, ("mqtt", "tls_insecure"), bool, "true or false", False)
+    # A TLS file or tls_insecure = true means TLS; an explicit tls = false beside them is a mistake.
+    tls = c.value(m, ("mqtt", "tls"), bool, "true or false", any(k in m for k in files) or insecure)
+    if not tls:
+        for key in [*files, "tls_insecure"]:
+            if key in m and m[key] is not False and not any(p.key == f"mqtt.{key}" for p in c.problems):
+                c.problem(("mqtt", key), "not used with tls = false (remove it, or set tls = true)")
+        return {"tls": False}
+    if files["tls_key_file"] and "tls_cert_file" not in m:
+        c.problem(("mqtt", "tls_key_file"), "a client key needs its certificate: add tls_cert_file")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if files["tls_ca_file"]:
+        try:
+            context.load_verify_locations(files["tls_ca_file"])
+        except ssl.SSLError as exc:
+            c.problem(("mqtt", "tls_ca_file"), f"{files['tls_ca_file']} holds no PEM certificate ({exc.reason or exc})")
+    if files["tls_cert_file"]:
+        try:
+            # An encrypted key would make OpenSSL ask for its passphrase on a terminal the daemon does not have.
+            context.load_cert_chain(files["tls_cert_file"], files["tls_key_file"], password=lambda: b"")
+        except ssl.SSLError as exc:
+            c.problem(("mqtt", "tls_cert_file"), f"{files['tls_cert_file']} with "
+                      f"{files['tls_key_file'] or 'no tls_key_file (the key must then be in the same file)'}: "
+                      f"not a PEM certificate and its unencrypted private key ({exc.reason or exc})")
+    return {"tls": True, **files, "tls_insecure": insecure}
+
+
+def _readable(c: _Checker, key: tuple[str, ...], path: Path) -> str | None:
+    """The absolute path of a file the daemon must read, or None (reported) when it cannot."""
+    try:
+        with open(path, "rb"):
+            pass
+    except FileNotFoundError:
+        c.problem(key, f"{path} does not exist")
+    except PermissionError:
+        c.problem(key, f"{path} cannot be read: permission denied")
+    except IsADirectoryError:
+        c.problem(key, f"{path} is a directory (expected a file)")
+    except OSError as exc:
+        c.problem(key, f"{path} cannot be read: {exc.strerror}")
+    else:
+        return str(path.resolve())
+    return None
 
 
 def zone_kind(zone: str) -> str:

@@ -2,6 +2,11 @@
 
 Data flows one way. The loop polls the readers once per cycle, feeds the zone events to the controller,
 lets time pass in the controller, and hands whatever happened to the publisher.
+
+With a journal, nothing is lost to a broker outage: events are journaled before they are published; while the
+broker is away they stay in the journal only; when it is back, new events go out live at once and the
+:class:`Backlog` — a cursor over the journal — sends the ones it missed behind them, oldest first, at the
+publisher's pace (docs/mqtt.md, "Delivery").
 """
 
 import logging
@@ -16,24 +21,32 @@ from hal.zones import ZoneTracker
 from rfid_table.commands import CommandError, parse_command, sender
 from rfid_table.config import TableConfig
 from rfid_table.diag import DiagnosticsCollector
-from rfid_table.journal import Journal, device_input, replay, tick_input, zone_input
+from rfid_table.journal import (Journal, device_input, journal_event, journal_input, replay, tick_input,
+                                zone_input)
 
 log = logging.getLogger(__name__)
 
 
 class Sink(Protocol):
-    """Where the pipeline's output goes (the MQTT publisher; in tests, anything that records)."""
+    """Where the pipeline's output goes (the MQTT publisher; in tests, anything that records).
+
+    Optional, and what the pipeline assumes without them: ``connected`` (True), ``pending`` — messages not yet
+    acknowledged (0), ``resume(marks)`` — the journal's delivery marks at the start, and
+    ``publish_backlog_events(events) -> int`` — publish as many journaled events as the pace allows, return how
+    many (all of them, through :meth:`publish_events`).
+    """
 
     def publish_events(self, events: list[DomainEvent]) -> None: ...
 
     def publish_snapshots(self, public_snapshot: dict, secure_snapshot: dict) -> None: ...
 
     def take_acknowledged(self) -> dict[str, int]:
-        """Feed → highest event seq the broker has acknowledged since the last call."""
+        """Feed → seq up to which the broker has acknowledged every event, where it moved since the last call."""
 
     def publish_diagnostics(self, report: dict) -> None: ...
 
-    def publish_delayed(self, events: list[DomainEvent]) -> None: ...
+    def publish_delayed(self, events: list[DomainEvent]) -> int | None:
+        """Returns how many of ``events`` it took (None: all); the rest is offered again."""
 
     def take_commands(self) -> list[tuple[str, bytes]]:
         """Commands received since the last call: (topic, raw payload)."""
@@ -41,10 +54,58 @@ class Sink(Protocol):
     def publish_reply(self, role: str, user: str, body: dict) -> None: ...
 
 
+class Backlog:
+    """Journaled events that went out neither live nor yet from here: seqs ``next`` to ``end``, oldest first.
+
+    They are read from the journal a batch at a time, never held in paho's memory: an outage of hours costs
+    disk, not RAM, and a crash loses nothing.
+    """
+
+    BATCH = 200
+
+    def __init__(self) -> None:
+        self.next = 1
+        self.end = 0
+        self.batch: list[DomainEvent] = []  # read ahead from the journal, from ``next`` on
+        # The delivery under way, for its log lines: monotonic start (None: none), and its first and last seq.
+        self.started_at: float | None = None
+        self.first = self.upto = 0
+
+    def __bool__(self) -> bool:
+        return self.next <= self.end
+
+    def add(self, first: int, last: int) -> None:
+        if not self:
+            self.next = first
+        self.end = max(self.end, last)
+
+    def take(self, journal: Journal, offer: Callable[[list[DomainEvent]], int]) -> int:
+        """Offer the events from ``next`` on until the publisher takes no more; returns how many it took."""
+        total = 0
+        while self:
+            if not self.batch:
+                read = journal.events_after(self.next - 1, limit=min(self.BATCH, self.end - self.next + 1))
+                self.batch = [e.domain_event() for e in read if e.seq <= self.end]
+                if not self.batch:  # cannot happen (undelivered events are never pruned), but must not spin
+                    self.next = self.end + 1
+                    break
+            taken = offer(self.batch)
+            if not taken:
+                break
+            self.next = self.batch[taken - 1].seq + 1
+            del self.batch[:taken]
+            total += taken
+        return total
+
+
 class TablePipeline:
     # Snapshots are retained copies for late subscribers; the event stream is what is live. Publishing them
     # at most this often (table time) keeps the broker's load and the events' latency low during a deal.
     SNAPSHOT_INTERVAL_S = 0.25
+    # Messages the broker has not acknowledged past which new events wait in the journal instead of paho's
+    # memory: a connection that died without a word (noticed only after 1.5 keepalives) or a broker that stalls.
+    LIVE_PENDING_LIMIT = 1000
+    JOURNAL_CHECK_S = 1.0  # how often (table time) the journal's distance to its limit is looked at
 
     def __init__(self, config: TableConfig, readers: list[ReaderBackend], sink: Sink | None,
                  journal: Journal | None = None):
@@ -61,6 +122,10 @@ class TablePipeline:
         self._delayed_upto = 0  # the last seq handed to the delayed feed (the journal keeps what was acked)
         self._base = f"{config.mqtt.topic_prefix}/{config.table_id}"
         self._refused = 0  # commands refused as malformed or unauthorised
+        self.backlog = Backlog()
+        self._delivery_started = False
+        self._near_limit = False  # the last journal event said near_limit
+        self._limit_checked_at = float("-inf")
 
     def restore(self, now: float) -> int:
         """Rebuild the controller from the journal (it is deterministic: replaying its inputs restores it).
@@ -132,23 +197,118 @@ class TablePipeline:
                 break
             due.append(event.domain_event())
         if due:
-            self.sink.publish_delayed(due)
-            self._delayed_upto = due[-1].seq
+            taken = self.sink.publish_delayed(due)
+            taken = len(due) if taken is None else taken
+            if taken:
+                self._delayed_upto = due[taken - 1].seq
 
     def publish_backlog(self) -> int:
-        """Hand the sink every journaled event some feed has not had acknowledged yet, oldest first.
+        """Start delivering the journaled events some feed has not had acknowledged, oldest first, at the
+        publisher's pace (each :meth:`step` goes on with it). Returns how many there are.
 
         Subscribers may see an event twice (at least once); its seq lets them drop the copy.
         """
-        start = min(self.journal.delivered("public"), self.journal.delivered("secure"))
-        count = 0
-        while batch := self.journal.events_after(start, limit=500):
-            self.sink.publish_events([e.domain_event() for e in batch])
-            start, count = batch[-1].seq, count + len(batch)
-        if count:
-            log.info("published %d journaled events the broker had not acknowledged", count)
-            self._snapshot_due = True
+        self._start_delivery()
+        count = self.backlog.end - self.backlog.next + 1 if self.backlog else 0
+        if self.backlog and self._sink_connected():
+            self._begin_backlog()
+            self._send_backlog()
         return count
+
+    def _start_delivery(self) -> None:
+        """Once, before the first event goes out: acknowledgements count on from the journal's marks, and the
+        events after the lowest mark of the event branches make the first backlog."""
+        if self._delivery_started or self.journal is None:
+            return
+        self._delivery_started = True
+        marks = self.journal.delivery_marks()
+        if hasattr(self.sink, "resume"):
+            self.sink.resume(marks)
+        first = min(marks.get("public", 0), marks.get("secure", 0)) + 1
+        if first <= self.journal.last_seq():
+            self.backlog.add(first, self.journal.last_seq())
+        last = self.journal.last_event("journal")
+        self._near_limit = last is not None and last.public.get("state") == "near_limit"
+        self._snapshot_due = self.journal.last_seq() > 0  # the restored table, for subscribers that come now
+
+    def _sink_connected(self) -> bool:
+        return getattr(self.sink, "connected", True)
+
+    def _begin_backlog(self) -> None:
+        """Note (and log) the start of a delivery: once connected with a backlog that is not under way yet."""
+        backlog = self.backlog
+        if backlog.started_at is not None:
+            return
+        backlog.started_at, backlog.first, backlog.upto = time.monotonic(), backlog.next, backlog.end
+        if hasattr(self.sink, "max_paced_in_flight"):
+            self.sink.max_paced_in_flight = self.sink.paced_in_flight
+        log.info("%d journaled events (seq %d to %d) await the broker's acknowledgement: sending them behind the "
+                 "live events, oldest first", backlog.end - backlog.next + 1, backlog.next, backlog.end)
+
+    def _send_backlog(self) -> None:
+        if not self.backlog or not self._sink_connected():
+            return
+        offer = getattr(self.sink, "publish_backlog_events", None)
+        if offer is None:
+            def offer(events: list[DomainEvent]) -> int:
+                self.sink.publish_events(events)
+                return len(events)
+        self.backlog.take(self.journal, offer)
+
+    def _backlog_delivered(self) -> None:
+        """Log once the broker has acknowledged the delivery under way on both event branches."""
+        backlog = self.backlog
+        if backlog.started_at is None or backlog.next <= backlog.upto:
+            return
+        if min(self.journal.delivered("public"), self.journal.delivered("secure")) < backlog.upto:
+            return
+        log.info("backlog delivered: %d events (seq %d to %d) in %.1f s, at most %s messages in flight",
+                 backlog.upto - backlog.first + 1, backlog.first, backlog.upto, time.monotonic() - backlog.started_at,
+                 getattr(self.sink, "max_paced_in_flight", "?"))
+        backlog.started_at = None
+
+    def _check_journal_limit(self, now: float, inputs: list, events: list, caused_by: list) -> None:
+        """Raise a ``journal`` event once when the undelivered events near the journal's retention limit, and
+        once when they are back below it. Journaled as an input, so a restart neither repeats nor loses it."""
+        if now - self._limit_checked_at < self.JOURNAL_CHECK_S:
+            return
+        self._limit_checked_at = now
+        journal = self.journal
+        if not self._near_limit and journal.near_limit:
+            state = "near_limit"
+        elif self._near_limit and journal.back_from_limit:
+            state = "ok"
+        else:
+            return
+        self._near_limit = state == "near_limit"
+        rows, limit = journal.usage()
+        undelivered = journal.slowest_undelivered()
+        inputs.append(journal_input(now, state, rows, undelivered, limit))
+        events.append(journal_event(self.controller, now, inputs[-1][2]))
+        caused_by.append(len(inputs) - 1)
+        if self._near_limit:
+            log.warning("journal %s: %d events not acknowledged by the broker, near the limit of %d "
+                        "([journal] retention_events); nothing is dropped, the file grows until the broker "
+                        "takes them", journal.path, undelivered, limit)
+        else:
+            log.info("journal %s: back to %d events not acknowledged by the broker (limit %d)", journal.path,
+                     undelivered, limit)
+
+    def _deliver(self, events: list[DomainEvent]) -> None:
+        """With a journal: record the broker's acknowledgements, publish this cycle's events live if the broker
+        can take them now (or leave them to the backlog), then let the backlog go on."""
+        for feed, seq in self.sink.take_acknowledged().items():
+            self.journal.mark_delivered(feed, seq)
+        connected = self._sink_connected()
+        if events:
+            if connected and getattr(self.sink, "pending", 0) < self.LIVE_PENDING_LIMIT:
+                self.sink.publish_events(events)
+            else:
+                self.backlog.add(events[0].seq, events[-1].seq)
+        if connected and self.backlog:
+            self._begin_backlog()
+            self._send_backlog()
+        self._backlog_delivered()
 
     def step(self, now: float) -> list[DomainEvent]:
         """One cycle of the whole chain at time ``now``; returns the domain events it produced.
@@ -158,6 +318,7 @@ class TablePipeline:
         events: list[DomainEvent] = []
         inputs: list = []
         caused_by: list[int] = []
+        self._start_delivery()
         replies = self._commands(now, inputs, events, caused_by)
         for reader in self.readers:
             cycles = reader.poll(now)
@@ -178,22 +339,24 @@ class TablePipeline:
             inputs.append(tick_input(now))
             events.extend(produced)
             caused_by.extend([len(inputs) - 1] * len(produced))
-        if self.journal is not None and inputs:
-            self.journal.record(inputs, events, caused_by=caused_by)
+        if self.journal is not None:
+            self._check_journal_limit(now, inputs, events, caused_by)
+            if inputs:
+                self.journal.record(inputs, events, caused_by=caused_by)
         for role, user, body in replies:  # answered once the command's effect is on disk
             self.sink.publish_reply(role, user, body)
         if self.sink is not None:
             if self.journal is not None:
-                for feed, seq in self.sink.take_acknowledged().items():
-                    self.journal.mark_delivered(feed, seq)
+                self._deliver(events)
+            elif events:
+                self.sink.publish_events(events)  # no journal: paho's memory is all there is
             if events:
-                self.sink.publish_events(events)
                 self._snapshot_due = True
             if self._snapshot_due and now - self._snapshot_at >= self.SNAPSHOT_INTERVAL_S:
                 self.sink.publish_snapshots(self.controller.snapshot(secure=False),
                                             self.controller.snapshot(secure=True))
                 self._snapshot_due, self._snapshot_at = False, now
-            if self.broadcast_delay_s and self.journal is not None:
+            if self.broadcast_delay_s and self.journal is not None and self._sink_connected():
                 self._release_delayed(now)
             report = self.diagnostics.report(now, self.readers, self.tracker, self.controller)
             if report is not None:

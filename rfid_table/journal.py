@@ -6,7 +6,9 @@ has acknowledged them, so publishing is at least once, in order, with the contro
 
 Layout (one SQLite file, WAL, ``synchronous=FULL`` so a commit survives a power cut):
 
-* ``inputs``      what was fed to the controller, in order: ``kind`` is ``zone``, ``tick`` or ``command``;
+* ``inputs``      what was fed to the controller, in order: ``kind`` is ``zone``, ``tick``, ``device``, ``command``,
+                  or ``journal`` (the daemon's own warning that this file is near its limit, numbered like every
+                  event so that replay gives the same seqs);
 * ``events``      the domain events, by ``seq``; ``input_id`` is the input that caused each one;
 * ``delivery``    per feed (``public``, ``secure``, ``delayed``...), the highest ``seq`` the broker acknowledged;
 * ``checkpoints`` an opaque controller state saved at a hand boundary, so that older inputs can be pruned;
@@ -22,7 +24,8 @@ Recovery, for the daemon::
     cp = journal.latest_checkpoint()
     controller = restore(cp.state) if cp else TableController(setup)
     replay(journal, controller, cp)  # feeds the inputs since the checkpoint; the events are already journaled
-    for feed: publish journal.events_after(journal.delivered(feed), ...) then new events as they come
+    # new events go out live; those after the lowest delivered mark go out as a paced backlog, read with
+    # journal.events_after(...), and mark_delivered(feed, seq) follows the broker's contiguous acknowledgements
 
 Threading: one writer (the daemon's loop). Calls are serialised by a lock, so an MQTT callback thread may call
 :meth:`mark_delivered`, but two processes must never write the same journal (seqs would collide; the second
@@ -52,8 +55,11 @@ from hal.events import DeviceEvent, ZoneEvent
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1  # in PRAGMA user_version
-INPUT_KINDS = ("zone", "tick", "device", "command")
+INPUT_KINDS = ("zone", "tick", "device", "command", "journal")
 DEFAULT_FEEDS = ("public", "secure")
+# The near-limit warning clears only once the undelivered events are back below this share of the warning level,
+# so a backlog hovering at the line does not raise and clear it again and again.
+RECOVER_AT = 0.8
 MAX_PROBLEMS = 20  # a badly damaged file would otherwise produce one line per row
 _READ_CHUNK = 1000
 
@@ -188,6 +194,18 @@ def tick_input(now: float) -> tuple[str, float, dict[str, Any]]:
 
 def device_input(event: DeviceEvent) -> tuple[str, float, dict[str, Any]]:
     return "device", event.t, {"kind": event.kind, "reader": event.reader, "detail": dict(event.detail)}
+
+
+def journal_input(t: float, state: str, rows: int, undelivered: int, limit: int) -> tuple[str, float, dict[str, Any]]:
+    """The journal's own state (``near_limit`` or ``ok``), as :meth:`Journal.record` takes it."""
+    return "journal", t, {"state": state, "rows": rows, "undelivered": undelivered, "limit": limit}
+
+
+def journal_event(controller: Any, t: float, body: dict[str, Any]) -> DomainEvent:
+    """The ``journal`` event of a ``journal`` input. The controller numbers it like its own events (the daemon
+    raises it, not the game), so seqs stay one gapless sequence and replay re-creates it with the same seq."""
+    controller.seq += 1
+    return DomainEvent(controller.seq, "journal", t, controller.hand or None, dict(body))
 
 
 # ---- the journal ----------------------------------------------------------------------------------------
@@ -449,6 +467,16 @@ class Journal:
                                     "WHERE seq > ? ORDER BY seq LIMIT ?", (seq, limit)).fetchall()
         return [JournaledEvent(s, ty, t, h, json.loads(p), json.loads(x), i) for s, ty, t, h, p, x, i in rows]
 
+    def last_event(self, type_: str) -> JournaledEvent | None:
+        """The newest retained event of a type (one scan, for the start-up: ``type`` has no index)."""
+        with self._lock:
+            row = self._db.execute("SELECT seq, type, t, hand, public, secret, input_id FROM events WHERE type = ? "
+                                   "ORDER BY seq DESC LIMIT 1", (type_,)).fetchone()
+        if row is None:
+            return None
+        s, ty, t, h, p, x, i = row
+        return JournaledEvent(s, ty, t, h, json.loads(p), json.loads(x), i)
+
     def hand_ended_at(self, hand: int) -> float | None:
         """When hand ``hand`` ended (its ``hand_ended`` event), or None while it runs."""
         with self._lock:
@@ -460,6 +488,11 @@ class Journal:
         with self._lock:
             row = self._db.execute("SELECT seq FROM delivery WHERE feed = ?", (feed,)).fetchone()
         return row[0] if row else 0
+
+    def delivery_marks(self) -> dict[str, int]:
+        """Every feed's mark: the highest seq up to which the broker acknowledged every event."""
+        with self._lock:
+            return dict(self._db.execute("SELECT feed, seq FROM delivery"))
 
     def undelivered_count(self, feed: str) -> int:
         if not self._last_seq:
@@ -474,6 +507,10 @@ class Journal:
         rows = self._last_seq - self._first_seq + 1 if self._last_seq else 0
         return rows, self.retention_events
 
+    def slowest_undelivered(self) -> int:
+        """The undelivered events of the feed furthest behind: what prune cannot remove."""
+        return max((self.undelivered_count(feed) for feed in self._all_feeds()), default=0)
+
     @property
     def near_limit(self) -> bool:
         """The slowest feed's undelivered events exceed ``warn_at * retention_events``.
@@ -481,8 +518,12 @@ class Journal:
         Measured on what prune cannot remove: once the journal has run for a while it always holds exactly
         ``retention_events`` rows (that is what retention means), so the total alone would warn forever.
         """
-        slowest = max((self.undelivered_count(feed) for feed in self._all_feeds()), default=0)
-        return slowest > self.warn_at * self.retention_events
+        return self.slowest_undelivered() > self.warn_at * self.retention_events
+
+    @property
+    def back_from_limit(self) -> bool:
+        """After :attr:`near_limit`: the undelivered events are back below ``RECOVER_AT`` of the warning level."""
+        return self.slowest_undelivered() <= RECOVER_AT * self.warn_at * self.retention_events
 
     def _all_feeds(self) -> list[str]:
         with self._lock:
@@ -654,6 +695,8 @@ def replay(journal: Journal, controller: Any, checkpoint: Checkpoint | int | Non
             produced += controller.handle_device(item.device_event())
         elif item.kind == "command":
             produced += controller.handle_command(item.body, item.t)[0]
+        elif item.kind == "journal":
+            produced.append(journal_event(controller, item.t, item.body))
     mismatches = []
     if produced:
         stored = {e.seq: e for e in journal.events_after(produced[0].seq - 1, limit=len(produced))}

@@ -15,6 +15,7 @@ Hole cards only ever go to ``secure/``; the public payloads are built from the e
 import json
 import logging
 import socket
+import ssl
 import time
 from dataclasses import dataclass
 
@@ -70,16 +71,58 @@ def make_client(settings: MqttSettings, client_id: str) -> mqtt.Client:
     client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
     if settings.username:
         client.username_pw_set(settings.username, settings.password)
-    client.reconnect_delay_set(min_delay=1, max_delay=30)
-    # paho's default of 20 unacknowledged QoS 1 messages stalls a burst (a whole deal arrives in a second).
-    client.max_inflight_messages_set(200)
+    if settings.tls:
+        # TLS 1.2 or newer; the broker's certificate must chain to tls_ca_file (or to the system's authorities)
+        # and, unless tls_insecure, name the host connected to.
+        client.tls_set(ca_certs=settings.tls_ca_file, certfile=settings.tls_cert_file, keyfile=settings.tls_key_file)
+        client.tls_insecure_set(settings.tls_insecure)
+    client.reconnect_delay_set(min_delay=1, max_delay=settings.reconnect_max_s)
+    # paho's default of 20 unacknowledged QoS 1 messages stalls a burst (a whole deal arrives in a second); the
+    # backlog's window comes on top of that.
+    client.max_inflight_messages_set(200 + settings.backlog_in_flight)
     return client
+
+
+class _Acks:
+    """One feed's acknowledgements, turned into a delivery mark that only moves over a gapless run of seqs.
+
+    Live events overtake the backlog after an outage, so the broker may acknowledge seq 900 long before 12; the
+    journal's mark must still stay at 11 until 12 is acknowledged, or a crash would lose 12 to 899.
+    """
+
+    def __init__(self, floor: int | None = None):
+        self.floor = floor  # every seq up to here is acknowledged; None: from the first seq handed over
+        self.outstanding: set[int] = set()  # handed to paho, not acknowledged (paho resends them after a reconnect)
+        self.acked: set[int] = set()  # acknowledged above the floor, waiting for the seqs below them
+        self.reported = floor
+
+    def seen(self, seq: int) -> bool:
+        """Already handed over in this process: paho holds it until the broker acknowledges it."""
+        return (self.floor is not None and seq <= self.floor) or seq in self.outstanding or seq in self.acked
+
+    def handed(self, seq: int) -> None:
+        if self.floor is None:
+            self.floor = self.reported = seq - 1
+        self.outstanding.add(seq)
+
+    def ack(self, seq: int) -> None:
+        self.outstanding.discard(seq)
+        if seq > self.floor:
+            self.acked.add(seq)
+            while self.floor + 1 in self.acked:
+                self.floor += 1
+                self.acked.remove(self.floor)
 
 
 class MqttPublisher:
     """Publishes from the daemon's own thread: no network thread, so an event goes onto the socket the moment
     it is published instead of waiting for another thread to be scheduled. The daemon calls :meth:`service`
     whenever it would otherwise sleep; that reads acknowledgements, keeps the connection alive and reconnects.
+
+    Two kinds of event messages: **live** ones (:meth:`publish_events`) go out at once; **paced** ones — the
+    backlog of journaled events the broker never acknowledged (:meth:`publish_backlog_events`) and the delayed
+    feed (:meth:`publish_delayed`) — go out at most ``backlog_per_s`` a second with at most ``backlog_in_flight``
+    unacknowledged, and only while connected: those methods take what the pace allows and say how much.
     """
 
     def __init__(self, settings: MqttSettings, table_id: str, epoch: str):
@@ -96,11 +139,17 @@ class MqttPublisher:
         self._commands: list[tuple[str, bytes]] = []  # (topic, payload) received, not yet handled
         self._sent = 0
         self._acked = 0
-        self._awaiting: dict[int, tuple[str, int]] = {}  # message id → (feed, seq) of an event not yet acked
-        self._acked_seq: dict[str, int] = {}  # feed → highest seq the broker acknowledged
+        self._awaiting: dict[int, tuple[str, int, bool]] = {}  # message id → (feed, seq, paced) of an event
+        self._feeds: dict[str, _Acks] = {}
+        self._snapshots: tuple[bytes, bytes] | None = None  # the latest, sent again at every (re)connection
         self._socket_open = False
         self._next_attempt = 0.0
         self._backoff_s = 1.0
+        self._failures = 0  # connection attempts failed in a row (only some are logged)
+        self.paced_in_flight = 0
+        self.max_paced_in_flight = 0  # the most seen at once, for the backlog's log line
+        self._tokens = 0.0
+        self._tokens_at = time.monotonic()
 
     # ---- connection -----------------------------------------------------------------------------------
 
@@ -109,16 +158,19 @@ class MqttPublisher:
             log.error("broker %s:%s refused the connection: %s", self.settings.host, self.settings.port, reason_code)
             return
         log.info("connected to broker %s:%s", self.settings.host, self.settings.port)
-        self.connected, self._backoff_s = True, 1.0
+        self.connected, self._backoff_s, self._failures = True, 1.0, 0
         self._publish(self.topics.status, b"online", retain=True)
+        if self._snapshots is not None:  # a broker without persistence lost them; one that kept them gets news
+            for secure, payload in zip((False, True), self._snapshots):
+                self._publish(self.topics.snapshot(secure), payload, retain=True)
         client.subscribe(self.topics.commands, qos=QOS)
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         self.connected = False
         self._socket_open = False
         if reason_code != 0:
-            log.warning("lost the broker %s:%s (%s); reconnecting", self.settings.host, self.settings.port,
-                        reason_code)
+            log.warning("lost the broker %s:%s (%s); reconnecting, journaling meanwhile", self.settings.host,
+                        self.settings.port, reason_code)
 
     def _try_connect(self) -> None:
         try:
@@ -128,10 +180,21 @@ class MqttPublisher:
             # holds the second small packet until the first is acknowledged.
             self.client.socket().setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError as exc:
-            log.warning("no broker at %s:%s (%s); retrying in %.0f s", self.settings.host, self.settings.port,
-                        exc.strerror or exc, self._backoff_s)
+            self._failures += 1
+            if isinstance(exc, ssl.SSLCertVerificationError):
+                why = f"TLS: the broker's certificate was refused: {exc.verify_message}"
+            elif self.settings.tls and isinstance(exc, (ssl.SSLError, ConnectionResetError)):
+                # A plain listener answers a TLS greeting by dropping the connection.
+                why = (f"TLS handshake failed: {getattr(exc, 'reason', None) or exc.strerror or exc} "
+                       f"(is port {self.settings.port} a TLS listener?)")
+            else:
+                why = exc.strerror or str(exc)
+            # The first failures, then one a minute or so: an outage of hours must not fill the log.
+            if self._failures <= 3 or self._failures % max(1, 60 // self.settings.reconnect_max_s) == 0:
+                log.warning("cannot connect to the broker at %s:%s (%s); retrying in %.0f s (attempt %d)",
+                            self.settings.host, self.settings.port, why, self._backoff_s, self._failures)
             self._next_attempt = time.monotonic() + self._backoff_s
-            self._backoff_s = min(self._backoff_s * 2, 30.0)
+            self._backoff_s = min(self._backoff_s * 2, float(self.settings.reconnect_max_s))
 
     def service(self, timeout_s: float) -> None:
         """Do the network work for up to ``timeout_s`` seconds (the daemon's idle time)."""
@@ -163,11 +226,12 @@ class MqttPublisher:
 
     def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:
         self._acked += 1
-        feed_seq = self._awaiting.pop(mid, None)
-        if feed_seq is not None:
-            feed, seq = feed_seq
-            if seq > self._acked_seq.get(feed, 0):
-                self._acked_seq[feed] = seq
+        awaited = self._awaiting.pop(mid, None)
+        if awaited is not None:
+            feed, seq, paced = awaited
+            self._feeds[feed].ack(seq)
+            if paced:
+                self.paced_in_flight -= 1
 
     def _on_message(self, client, userdata, message) -> None:
         self._commands.append((message.topic, message.payload))
@@ -180,10 +244,21 @@ class MqttPublisher:
     def publish_reply(self, role: str, user: str, body: dict) -> None:
         self._publish(self.topics.reply(role, user), encode(body))
 
+    # ---- delivery marks -----------------------------------------------------------------------------------
+
+    def resume(self, delivered: dict[str, int]) -> None:
+        """Feed → the journal's delivery mark: acknowledgements count on from there (see :class:`_Acks`)."""
+        for feed, seq in delivered.items():
+            self._feeds[feed] = _Acks(seq)
+
     def take_acknowledged(self) -> dict[str, int]:
-        """Feed → highest event seq the broker acknowledged since the last call (for the journal's marks)."""
-        acked, self._acked_seq = self._acked_seq, {}
-        return acked
+        """Feed → the seq up to which the broker has acknowledged every event, where it moved since the last call
+        (for the journal's marks)."""
+        moved = {}
+        for feed, acks in self._feeds.items():
+            if acks.floor != acks.reported:
+                moved[feed] = acks.reported = acks.floor
+        return moved
 
     @property
     def pending(self) -> int:
@@ -194,30 +269,80 @@ class MqttPublisher:
         self._sent += 1
         return self.client.publish(topic, payload, qos=QOS, retain=retain).mid
 
+    def _publish_event(self, feed: str, topic: str, body: dict, seq: int, paced: bool = False) -> None:
+        acks = self._feeds.setdefault(feed, _Acks())
+        acks.handed(seq)
+        self._awaiting[self._publish(topic, encode(body))] = (feed, seq, paced)
+        if paced:
+            self.paced_in_flight += 1
+            self.max_paced_in_flight = max(self.max_paced_in_flight, self.paced_in_flight)
+            self._tokens -= 1
+
+    def _room(self) -> int:
+        """How many paced messages may go now: a token bucket refilled at ``backlog_per_s`` (holding a tenth of a
+        second's worth, so no burst beats the rate by much), within the window of ``backlog_in_flight``."""
+        if not self.connected:
+            return 0
+        now = time.monotonic()
+        rate = self.settings.backlog_per_s
+        self._tokens = min(max(2.0, rate / 10), self._tokens + (now - self._tokens_at) * rate)
+        self._tokens_at = now
+        window = max(2, self.settings.backlog_in_flight)  # an event needs two messages, or it never goes
+        return max(0, min(int(self._tokens), window - self.paced_in_flight))
+
     # ---- what the pipeline hands over -------------------------------------------------------------------
 
     def publish_events(self, events: list[DomainEvent]) -> None:
+        """Live events: out at once, on both branches."""
         for event in events:
             for secure in (False, True):
                 body = event.payload(secure)
                 body["epoch"] = self.epoch
-                mid = self._publish(self.topics.events(secure), encode(body))
-                self._awaiting[mid] = ("secure" if secure else "public", event.seq)
+                self._publish_event("secure" if secure else "public", self.topics.events(secure), body, event.seq)
+
+    def publish_backlog_events(self, events: list[DomainEvent]) -> int:
+        """Journaled events the broker has not acknowledged, oldest first, flagged ``replay``: as many as the pace
+        allows now. Returns how many were taken; the caller offers the rest again later. A copy still held by
+        paho from before a lost connection is not sent twice (paho resends it itself)."""
+        room = self._room()
+        taken = 0
+        for event in events:
+            branches = [secure for secure in (False, True)
+                        if not self._feeds.setdefault("secure" if secure else "public", _Acks()).seen(event.seq)]
+            if len(branches) > room:
+                break
+            for secure in branches:
+                body = event.payload(secure)
+                body["epoch"] = self.epoch
+                body["replay"] = True
+                self._publish_event("secure" if secure else "public", self.topics.events(secure), body, event.seq,
+                                    paced=True)
+            room -= len(branches)
+            taken += 1
+        return taken
 
     def publish_snapshots(self, public_snapshot: dict, secure_snapshot: dict) -> None:
-        for secure, snapshot in ((False, public_snapshot), (True, secure_snapshot)):
-            self._publish(self.topics.snapshot(secure), encode({**snapshot, "epoch": self.epoch}), retain=True)
+        self._snapshots = (encode({**public_snapshot, "epoch": self.epoch}),
+                           encode({**secure_snapshot, "epoch": self.epoch}))
+        if self.connected:  # otherwise the latest goes out on connection: paho need not queue every one of them
+            for secure, payload in zip((False, True), self._snapshots):
+                self._publish(self.topics.snapshot(secure), payload, retain=True)
 
-    def publish_delayed(self, events: list[DomainEvent]) -> None:
-        """The secure payloads, released to broadcast overlays after the delay."""
-        for event in events:
+    def publish_delayed(self, events: list[DomainEvent]) -> int:
+        """The secure payloads, released to broadcast overlays after the delay, paced like the backlog (a whole
+        hand is released at once, and after an outage many hands). Returns how many were taken."""
+        room = self._room()
+        taken = 0
+        for event in events[:room]:
             body = event.payload(True)
             body["epoch"] = self.epoch
-            mid = self._publish(self.topics.delayed_events, encode(body))
-            self._awaiting[mid] = ("delayed", event.seq)
+            self._publish_event("delayed", self.topics.delayed_events, body, event.seq, paced=True)
+            taken += 1
+        return taken
 
     def publish_diagnostics(self, report: dict) -> None:
-        self._publish(self.topics.diagnostics, encode(report), retain=True)
+        if self.connected:  # retained and sent every second: a stale one queued during an outage is worth nothing
+            self._publish(self.topics.diagnostics, encode(report), retain=True)
 
     def stop(self, timeout_s: float = 5.0) -> None:
         """Send what is queued, say ``offline`` (the will covers a crash) and disconnect."""

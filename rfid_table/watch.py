@@ -93,6 +93,8 @@ class TableView:
         return self.topics.events(self.want_secure and not self.secure_refused)
 
     def _add_event(self, event: dict) -> None:
+        if event.get("replay"):
+            return  # sent late from the journal after an outage: history, not news
         seq = event.get("seq")
         if self.last_seq is not None and isinstance(seq, int) and seq > self.last_seq + 1:
             self.gaps += 1

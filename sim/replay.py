@@ -389,7 +389,7 @@ class ReplayTable:
                                                                             "betting_unread", "irregular_card")]
             return HandResult(name, False, "no hand history: " + ("; ".join(problems[:3]) or "the hand never ended"),
                               events=events)
-        text = history[-1].secret.get("phh")
+        text = history[-1].secret.get("phh_complete")
         reconstructed = phhlib.loads(text)
         problems = compare(phh, reconstructed)
         return HandResult(name, not problems, "; ".join(problems), reconstructed, text, events)

@@ -21,7 +21,8 @@ LAST_CARD = 'E0040150C3000034 = "Ac"\n'
 DECK_B = "\n[decks.B]\n" + SIXMAX[SIXMAX.index("E0040150C3000001"):].replace("E0040150C3", "E0040150C4").replace(
     'E0040150C4000010 = "4h"', 'E0040150C3000010 = "4h"  # moved from deck A')
 TABLE_KEYS = "id, name, seats, active_deck, clear_after_s"
-MQTT_KEYS = "host, port, topic_prefix, client_id, username, password, keepalive"
+MQTT_KEYS = ("host, port, topic_prefix, client_id, username, password, keepalive, reconnect_max_s, "
+             "backlog_in_flight, backlog_per_s, tls, tls_ca_file, tls_cert_file, tls_key_file, tls_insecure")
 TABLE_ID = "expected letters, digits, '-' or '_' (it is an MQTT topic level), got"
 SEATS = "expected a number of seats from 2 to 10, got"
 UID_TWICE = "Cannot overwrite a value (a key written twice — a tag UID listed twice in a deck?)"
@@ -77,7 +78,7 @@ def case(id, old, new, key, at, expected):
          "unknown key (expected one of: table, game, mqtt, readers, zones, decks, hal, journal, broadcast, gpio)"),
     case("unknown key in [table]", "seats = 6\n", "seats = 6\nplayers = 6\n", "table.players", "players =",
          f"unknown key (expected one of: {TABLE_KEYS})"),
-    case("unknown key in [mqtt]", "port = 1883\n", "port = 1883\ntls = true\n", "mqtt.tls", "tls =",
+    case("unknown key in [mqtt]", "port = 1883\n", "port = 1883\nqos = 2\n", "mqtt.qos", "qos =",
          f"unknown key (expected one of: {MQTT_KEYS})"),
     case("unknown key in a zone", "antenna = 7 }", "antenna = 7, gain = 3 }", "zones.board.gain", "gain = 3",
          "unknown key (expected one of: reader, antenna)"),

@@ -16,8 +16,8 @@ import pytest
 from controller import DomainEvent, TableController, TableSetup
 from controller.cards import FULL_DECK
 from hal.events import ZoneEvent
-from rfid_table.journal import (Checkpoint, Journal, JournalCorrupt, JournalError, _crc, replay, tick_input,
-                                zone_input)
+from rfid_table.journal import (Checkpoint, Journal, JournalCorrupt, JournalError, _crc, journal_event,
+                                journal_input, replay, tick_input, zone_input)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -401,3 +401,41 @@ def test_near_limit_is_raised_by_undelivered_events(path):
         journal.mark_delivered("secure", 291)
         journal.prune()
         assert journal.usage() == (100, 100) and not journal.near_limit  # full, as retention means, but fine
+
+
+def test_the_near_limit_warning_clears_only_well_below_the_line(path):
+    with Journal(path, retention_events=100, warn_at=0.9) as journal:
+        fill(journal, 95)
+        assert journal.near_limit and journal.slowest_undelivered() == 95
+        for feed in ("public", "secure"):
+            journal.mark_delivered(feed, 6)  # 89 left: below the line, but a backlog hovering there must not flap
+        assert not journal.near_limit and not journal.back_from_limit
+        for feed in ("public", "secure"):
+            journal.mark_delivered(feed, 23)  # 72 left = 0.8 of the warning level
+        assert journal.back_from_limit
+        assert journal.delivery_marks() == {"public": 23, "secure": 23}
+
+
+def test_a_journal_event_replays_with_its_seq_and_is_found_at_the_next_start(path):
+    """The daemon's own ``journal`` event is journaled as an input and numbered by the controller like the game's
+    events: a restored controller ends at the same seq, and the next start knows the warning is raised."""
+    setup = TableSetup("t", 6, DECK)
+    original = TableController(setup)
+    with Journal(path) as journal:
+        play(original, journal)
+        raised = journal_input(1005.0, "near_limit", 12, 11, 12)
+        warning = journal_event(original, 1005.0, raised[2])
+        journal.record([raised], [warning])
+        turn = ZoneEvent("arrived", "board", UID["Ts"], 1006.0)
+        journal.record([zone_input(turn)], original.handle(turn))
+    assert warning.type == "journal" and warning.hand == 1
+    assert warning.payload(secure=False) == {"seq": warning.seq, "type": "journal", "t": 1005.0, "hand": 1,
+                                             "state": "near_limit", "rows": 12, "undelivered": 11, "limit": 12}
+    with Journal(path) as journal:
+        assert [e.type for e in journal.events_after(warning.seq - 1)][:2] == ["journal", "board_card"]
+        restored = TableController(setup)
+        result = replay(journal, restored)
+        assert result.mismatches == [] and restored.seq == original.seq == journal.last_seq()
+        kept = journal.last_event("journal")
+        assert (kept.seq, kept.public["state"]) == (warning.seq, "near_limit")
+        assert journal.last_event("hand_ended") is None

@@ -53,6 +53,9 @@ class BettingSetup:
     other_chips: Mapping[str, str] = field(default_factory=dict)  # tags of the other registered sets → set id
     rules: str = "tda"
     settle_s: float = 0.5
+    # A pile of chips is read whole only over several reader passes (a reader gets through some 16 tags per antenna
+    # and pass): the pot is counted once it has not changed for this long.
+    pile_s: float = 2.0
     bet_limits: tuple[int, int] | None = None  # fixed limit: (small bet, big bet)
 
 
@@ -111,8 +114,12 @@ class ChipBetting:
         value = self.setup.chips.get(uid)
         held = self.zones.setdefault(zone, {})
         if kind == "left":
-            if held.pop(uid, None) is None:
+            if uid not in held:
                 return  # a foreign chip leaving: it was never counted
+            if (zone == "pot" and self._pot_check_due and self.hand is not None
+                    and t - self._pot_changed_at >= self.setup.settle_s):
+                self._check_pot(emit)  # the pot is being pushed to the winner: count it as it was
+            held.pop(uid)
             self._chip_left(uid, zone, t, emit)
             return
         if value is None:
@@ -386,6 +393,7 @@ class ChipBetting:
             self._end_street(t, emit)
             if hand.street_index == before and hand.status == "betting":
                 break
+        self._pot_check_due = False  # the cards are gathered: the pot has gone to the winner
         if hand.status == "betting":
             emit("bet_ruling", {"code": "hand_ended_in_betting", "seat": hand.to_act(),
                                 "message": "the cards were gathered before the betting was over: no award read",
@@ -446,7 +454,7 @@ class ChipBetting:
             self._resolve_departures(now, emit)
         for seat in [s for s, m in self._motions.items() if now - m.last_change >= self.setup.settle_s]:
             self._settle(seat, emit)
-        if (self._pot_check_due and self.hand is not None and now - self._pot_changed_at >= self.setup.settle_s
+        if (self._pot_check_due and self.hand is not None and now - self._pot_changed_at >= self.setup.pile_s
                 and not self._collecting):
             self._check_pot(emit)
 

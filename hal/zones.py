@@ -121,9 +121,12 @@ class ZoneTracker:
                 if state.candidate is not None:
                     state.candidate, state.candidate_hits = None, 0
                 continue
+            ordered = self.order_window_s and self._settings[zone].present_after_cycles > 1
             first = self._first_read.get(uid)
             if first is None or first[0] != zone:
-                first = self._first_read[uid] = (zone, t)
+                first = (zone, t)
+                if ordered:  # only zones that take several reads can confirm tags out of order
+                    self._first_read[uid] = first
             if state.candidate == zone:
                 state.candidate_hits += 1
                 state.candidate_misses = 0
@@ -133,8 +136,8 @@ class ZoneTracker:
             if state.candidate_hits >= self._settings[zone].present_after_cycles:
                 moved = [ZoneEvent("left", state.zone, uid, t)] if state.zone is not None else []
                 moved.append(ZoneEvent("arrived", zone, uid, t))
-                del self._first_read[uid]
-                if self.order_window_s:
+                self._first_read.pop(uid, None)
+                if ordered:
                     self._held_count += 1
                     self._held.append((first[1], self._held_count, moved))
                 else:
@@ -157,7 +160,7 @@ class ZoneTracker:
             if state.reader == cycle.reader and t - state.last_seen >= self._settings[state.zone].absent_after_s:
                 events.append(ZoneEvent("left", state.zone, uid, t))
                 del tags[uid]
-        if self.order_window_s:
+        if self._held or self._first_read:
             events += self._release(t)
         elif self._first_read:
             self._first_read.clear()  # only kept to order arrivals

@@ -33,9 +33,10 @@ def _with_broker(config: TableConfig, args: argparse.Namespace) -> TableConfig:
 
 
 def cmd_check_config(args: argparse.Namespace) -> int:
+    from rfid_table.register import config_summary  # noqa: PLC0415
+
     config = _load_or_exit(args.file)
-    print(f"{args.file}: OK — table {config.table_id!r}, {config.seats} seats, {len(config.zones)} zones on "
-          f"{len(config.readers)} reader(s), {len(config.decks)} deck(s), active deck {config.active_deck!r}")
+    print(config_summary(args.file, config))
     return 0
 
 

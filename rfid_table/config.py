@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cards import FULL_DECK, parse_card
+from controller.chip_betting import BettingSetup
 from controller.table import TableSetup
 from hal.gpio import PinMap, parse_pin_map, validate_pin_map
 from hal.zones import DebounceSettings
@@ -23,10 +24,13 @@ READER_BACKENDS = ("sim", "serial", "usb")
 # Debouncing per kind of zone. Cards: three reads in a row and 0.6 s of silence give an exact picture under
 # realistic RF noise (tests/test_noise.py). Chips: a stack larger than what one antenna reads per cycle is
 # never read whole in consecutive cycles, so one read must do, with a longer silence.
-ZONE_KINDS = {"cards": DebounceSettings(3, 0.6), "chips": DebounceSettings(1, 1.0)}
+# Piles (the muck): cards heaped higher than a reader gets through in one cycle, read like chips.
+ZONE_KINDS = {"cards": DebounceSettings(3, 0.6), "chips": DebounceSettings(1, 1.0), "piles": DebounceSettings(1, 1.0)}
+ENGINE_VARIANTS = {"nlhe": "NLHE", "plhe": "PLHE", "flhe": "FLHE", "plo4": "PLO", "plo5": "PLO5", "plo6": "PLO6"}
+RULE_PROFILES = ("tda", "casinos_austria", "poker_play", "allin_club", "club_tournament_de")
 VARIANTS = {"nlhe": 2, "plhe": 2, "flhe": 2, "plo4": 4, "plo5": 5, "plo6": 6}  # variant → hole cards
 FIXED_ZONES = ("board", "burn", "muck", "pot")
-SEAT_ZONE_KINDS = ("cards", "bets")
+SEAT_ZONE_KINDS = ("cards", "bets", "stack")
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # it becomes an MQTT topic level: no '/', '+' or '#'
 UID = re.compile(r"^[0-9A-F]{8,20}$")
 
@@ -85,10 +89,22 @@ class GameSettings:
     variant: str = "nlhe"
     small_blind: int = 1
     big_blind: int = 2
+    ante: int = 0
+    big_blind_ante: int = 0
+    rules: str = "tda"  # the house rule profile (controller/rules.py)
+    settle_s: float = 0.5  # a bet is read once its chips have not moved for this long
 
     @property
     def hole_cards(self) -> int:
         return VARIANTS[self.variant]
+
+
+@dataclass(frozen=True)
+class ChipSettings:
+    registry: str  # the chip registry file (rfid-table register-chips)
+    active_set: str
+    chips: dict[str, int]  # the active set: tag UID → denomination
+    others: dict[str, str]  # tags of the other registered sets → set id (foreign chips)
 
 
 @dataclass(frozen=True)
@@ -110,11 +126,24 @@ class TableConfig:
     broadcast_delay_s: float = 0.0  # 0: no delayed feed
     broadcast_release: str = "hand"
     gpio: PinMap | None = None
+    chips: ChipSettings | None = None
+    min_rssi_dbm: int | None = None  # reads weaker than this are ignored (cross reads); None: no floor
+    order_window_s: float = 1.0  # arrivals are released in the order their tags were first read
 
     def debounce_by_zone(self) -> dict[str, DebounceSettings]:
         return {zone: self.debounce[zone_kind(zone)] for zone in self.zones}
     def antenna_zones(self) -> dict[tuple[str, int], str]:
         return {antenna: zone for zone, antenna in self.zones.items()}
+
+    def betting_setup(self) -> BettingSetup | None:
+        """What the chip layer needs; None when the table has no chip set."""
+        if self.chips is None:
+            return None
+        game = self.game
+        return BettingSetup(variant=ENGINE_VARIANTS[game.variant], small_blind=game.small_blind,
+                            big_blind=game.big_blind, ante=game.ante, big_blind_ante=game.big_blind_ante,
+                            chips=self.chips.chips, chip_set=self.chips.active_set, other_chips=self.chips.others,
+                            rules=game.rules, settle_s=game.settle_s)
 
     def table_setup(self) -> TableSetup:
         return TableSetup(
@@ -290,7 +319,8 @@ def load_config(path: str | Path) -> TableConfig:
 def _validate(path: str, text: str, doc: dict) -> TableConfig:
     c = _Checker(text)
     top = {"table": "the table", "game": "the game", "mqtt": "the broker", "readers": "the readers",
-           "zones": "the antenna zones", "decks": "the card decks", "hal": "tag debouncing",
+           "zones": "the antenna zones", "decks": "the card decks", "chips": "the chip set",
+           "hal": "tag debouncing",
            "journal": "the event journal",
            "broadcast": "the delayed feed for broadcast overlays",
            "gpio": "the GPIO pins (buttons, seat lights and sensors)"}
@@ -310,13 +340,23 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
 
     # [game]
     game = c.table(doc, ("game",), {"variant": f"one of {', '.join(VARIANTS)}", "small_blind": "chips",
-                                    "big_blind": "chips"})
+                                    "big_blind": "chips", "ante": "chips", "big_blind_ante": "chips",
+                                    "rules": f"one of {', '.join(RULE_PROFILES)}", "settle_ms": "milliseconds"})
     variant = c.value(game, ("game", "variant"), str, f"one of {', '.join(VARIANTS)}", "nlhe", VARIANTS.__contains__)
     before = len(c.problems)
     small = c.value(game, ("game", "small_blind"), int, "a positive number of chips", 1, lambda v: v > 0)
     big = c.value(game, ("game", "big_blind"), int, "a positive number of chips", 2, lambda v: v > 0)
     if small > big and len(c.problems) == before:
         c.problem(("game", "small_blind"), f"the small blind ({small}) is larger than the big blind ({big})")
+    ante = c.value(game, ("game", "ante"), int, "chips, 0 or more", 0, lambda v: v >= 0)
+    bb_ante = c.value(game, ("game", "big_blind_ante"), int, "chips, 0 or more", 0, lambda v: v >= 0)
+    if ante and bb_ante:
+        c.problem(("game", "big_blind_ante"), "a table has either an ante from every player or a big-blind ante, "
+                                              "not both (set one of them to 0)")
+    rules = c.value(game, ("game", "rules"), str, f"one of {', '.join(RULE_PROFILES)}", "tda",
+                    RULE_PROFILES.__contains__)
+    settle_ms = c.value(game, ("game", "settle_ms"), int, "milliseconds from 100 to 5000", 500,
+                        lambda v: 100 <= v <= 5000)
 
     # [mqtt]
     m = c.table(doc, ("mqtt",), {"host": "a host name", "port": "1 to 65535", "topic_prefix": "a topic prefix",
@@ -345,17 +385,23 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     )
 
     # [hal.cards], [hal.chips]: debouncing per kind of zone (a chip stack reads differently from a card)
-    h = c.table(doc, ("hal",), {kind: "a table" for kind in ZONE_KINDS})
+    h = c.table(doc, ("hal",), {**{kind: "a table" for kind in ZONE_KINDS}, "min_rssi_dbm": "dBm",
+                                "order_window_ms": "milliseconds"})
     debounce: dict[str, DebounceSettings] = {}
     for kind, default in ZONE_KINDS.items():
-        k = c.table(doc, ("hal", kind), {"present_after_cycles": "cycles", "absent_after_ms": "milliseconds"}) \
-            if kind in h else {}
+        k = c.table(doc, ("hal", kind), {"present_after_cycles": "cycles", "absent_after_ms": "milliseconds",
+                                         "max_gap_cycles": "cycles"}) if kind in h else {}
         debounce[kind] = DebounceSettings(
             present_after_cycles=c.value(k, ("hal", kind, "present_after_cycles"), int, "cycles from 1 to 20",
                                          default.present_after_cycles, lambda v: 1 <= v <= 20),
             absent_after_s=c.value(k, ("hal", kind, "absent_after_ms"), int, "milliseconds from 0 to 10000",
                                    round(default.absent_after_s * 1000), lambda v: 0 <= v <= 10000) / 1000,
+            max_gap_cycles=c.value(k, ("hal", kind, "max_gap_cycles"), int, "cycles from 0 to 10",
+                                   default.max_gap_cycles, lambda v: 0 <= v <= 10),
         )
+    min_rssi = c.value(h, ("hal", "min_rssi_dbm"), int, "dBm from -120 to 0", None, lambda v: -120 <= v <= 0)
+    order_window_ms = c.value(h, ("hal", "order_window_ms"), int, "milliseconds from 0 to 5000", 1000,
+                              lambda v: 0 <= v <= 5000)
 
     # [journal]
     j = c.table(doc, ("journal",), {"path": "a file path", "retention_events": "events"})
@@ -505,11 +551,49 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     if deck_tables and active not in deck_tables:
         c.problem(("table", "active_deck"), f"no deck {active!r} (decks: {', '.join(deck_tables)})")
 
+    chips = _chip_settings(c, doc, Path(path).parent, decks, zones)
+
     if c.problems:
         raise ConfigError(path, c.problems)
-    return TableConfig(path, table_id, seats, GameSettings(variant, small, big), mqtt, readers, zones, decks, active,
-                       debounce, float(clear_after_s), name, journal_path, retention, float(delay_s), release,
-                       pin_map)
+    return TableConfig(path, table_id, seats, GameSettings(variant, small, big, ante, bb_ante, rules,
+                                                           settle_ms / 1000),
+                       mqtt, readers, zones, decks, active, debounce, float(clear_after_s), name, journal_path,
+                       retention, float(delay_s), release, pin_map, chips, min_rssi, order_window_ms / 1000)
+
+
+def _chip_settings(c: _Checker, doc: dict, base: Path, decks: dict, zones: dict) -> ChipSettings | None:
+    """[chips]: the chip registry file and the set in play. Without it, chip zones are not read."""
+    section = c.table(doc, ("chips",), {"registry": "the chip registry file (rfid-table register-chips)",
+                                        "active_set": "a chip set id"})
+    if "chips" not in doc:
+        return None
+    registry_name = c.value(section, ("chips", "registry"), str, "a file path", None, bool)
+    active_set = c.value(section, ("chips", "active_set"), str, "a chip set id", None, bool)
+    for key in ("registry", "active_set"):
+        if key not in section:
+            c.problem(("chips", key), "missing (expected registry = \"FILE\" and active_set = \"ID\")")
+    if not registry_name or not active_set:
+        return None
+    from rfid_table.registry import load_chip_registry  # noqa: PLC0415 (the registry imports this module)
+
+    registry_path = Path(registry_name) if Path(registry_name).is_absolute() else base / registry_name
+    try:
+        registry = load_chip_registry(registry_path, decks=decks)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            c.problem(("chips", "registry"), problem.render(str(registry_path)))
+        return None
+    except OSError as exc:
+        c.problem(("chips", "registry"), f"cannot read {registry_path}: {exc.strerror}")
+        return None
+    if active_set not in registry.sets:
+        c.problem(("chips", "active_set"), f"no chip set {active_set!r} in {registry_path} "
+                                           f"(sets: {', '.join(registry.sets) or 'none'})")
+        return None
+    if not any(zone_kind(z) == "chips" for z in zones):
+        c.problem(("chips",), "a chip set but no chip zone: add seatN.bets and pot zones to [zones]")
+    others = {uid: set_id for set_id, chips in registry.sets.items() if set_id != active_set for uid in chips}
+    return ChipSettings(str(registry_path), active_set, dict(registry.sets[active_set]), others)
 
 
 def _tls_settings(c: _Checker, m: dict, base: Path) -> dict[str, Any]:
@@ -567,8 +651,11 @@ def _readable(c: _Checker, key: tuple[str, ...], path: Path) -> str | None:
 
 
 def zone_kind(zone: str) -> str:
-    """``cards`` for card zones (seat cards, board, burn, muck), ``chips`` for bet and pot zones."""
-    return "chips" if zone == "pot" or zone.endswith(".bets") else "cards"
+    """``cards`` for card zones (seat cards, board, burn), ``piles`` for the muck, ``chips`` for bet, stack and pot
+    zones."""
+    if zone == "muck":
+        return "piles"
+    return "chips" if zone == "pot" or zone.endswith(".bets") or zone.endswith(".stack") else "cards"
 
 
 def _flatten_zones(node: dict, path: tuple[str, ...]):

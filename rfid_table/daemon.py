@@ -15,7 +15,8 @@ import threading
 import time
 from typing import Callable, Protocol
 
-from controller import DomainEvent, TableController
+from controller import DomainEvent
+from controller.game import GameController
 from hal.readers import ReaderBackend
 from hal.zones import ZoneTracker
 from rfid_table.commands import CommandError, parse_command, sender
@@ -110,8 +111,10 @@ class TablePipeline:
     def __init__(self, config: TableConfig, readers: list[ReaderBackend], sink: Sink | None,
                  journal: Journal | None = None):
         self.readers = readers
-        self.tracker = ZoneTracker(config.antenna_zones(), config.debounce_by_zone())
-        self.controller = TableController(config.table_setup())
+        self.tracker = ZoneTracker(config.antenna_zones(), config.debounce_by_zone(),
+                                   min_rssi_dbm=config.min_rssi_dbm, order_window_s=config.order_window_s)
+        self.controller = GameController(config.table_setup(), config.betting_setup())
+        self._console: list[dict] = []  # inputs from the table's own console (GPIO buttons, the simulated floor)
         self.sink = sink
         self.journal = journal
         self._snapshot_due = False
@@ -143,9 +146,23 @@ class TablePipeline:
                      self.controller.seq, replayed.inputs)
         return replayed.inputs
 
+    def submit(self, body: dict) -> None:
+        """A command from the table itself (a console button, the simulated floor): applied and journaled in the
+        next cycle like one from MQTT, without a reply. ``body`` has the shape of ``Command.as_input()``."""
+        self._console.append(body)
+
     def _commands(self, now: float, inputs: list, events: list, caused_by: list) -> list[tuple[str, str, dict]]:
         """Validate and apply the commands received since the last cycle; return the replies to send."""
         replies = []
+        console, self._console = self._console, []
+        for body in console:
+            produced, refusal = self.controller.handle_command(body, now)
+            if refusal is None:
+                inputs.append(("command", now, body))
+                events.extend(produced)
+                caused_by.extend([len(inputs) - 1] * len(produced))
+            else:
+                log.warning("console command %s refused: %s", body.get("command"), refusal)
         if self.sink is None:
             return replies
         for topic, payload in self.sink.take_commands():

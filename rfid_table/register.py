@@ -492,8 +492,11 @@ def write_deck(path: str, deck_id: str, cards: dict[str, str], replace: bool) ->
 
 def config_summary(path: str, config: TableConfig) -> str:
     """The line ``rfid-table check-config`` prints for a good configuration."""
+    chips = (f", chip set {config.chips.active_set!r} ({len(config.chips.chips)} chips)"
+             if config.chips is not None else "")
     return (f"{path}: OK — table {config.table_id!r}, {config.seats} seats, {len(config.zones)} zones on "
-            f"{len(config.readers)} reader(s), {len(config.decks)} deck(s), active deck {config.active_deck!r}")
+            f"{len(config.readers)} reader(s), {len(config.decks)} deck(s), active deck {config.active_deck!r}"
+            + chips)
 
 
 # ---- the reader ------------------------------------------------------------------------------------------------

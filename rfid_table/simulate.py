@@ -20,10 +20,11 @@ from pathlib import Path
 
 from hal.firmware_reader import serial_reader
 from hal.readers import ReaderBackend, SimulatedReader
-from rfid_table.config import TableConfig
+from rfid_table.config import ENGINE_VARIANTS, TableConfig
 from rfid_table.daemon import Sink, StopFlag, TablePipeline, run_cycles
 from rfid_table.journal import Journal
 from rfid_table.publisher import MqttPublisher
+from sim.betting_dealer import BettingDealer
 from sim.dealer import DealerSettings, SimDealer
 from sim.field import TableField
 from sim.firmware import Fault, FirmwareEmulator
@@ -80,12 +81,19 @@ class SimulatedTable:
         self.config = config
         self.options = options
         self.field = TableField(config.zones)
-        self.dealer = SimDealer(
-            self.field,
-            config.decks[config.active_deck],
-            DealerSettings(players, config.game.hole_cards, options.pace_s, options.fold_chance),
-            options.seed,
-        )
+        if config.chips is not None:  # the players bet with the table's chips
+            game = config.game
+            self.dealer = BettingDealer(
+                self.field, config.decks[config.active_deck], config.chips.chips, players,
+                variant=ENGINE_VARIANTS[game.variant], blinds=(game.small_blind, game.big_blind), ante=game.ante,
+                command=self._floor_command, pace_s=options.pace_s, seed=options.seed)
+        else:
+            self.dealer = SimDealer(
+                self.field,
+                config.decks[config.active_deck],
+                DealerSettings(players, config.game.hole_cards, options.pace_s, options.fold_chance),
+                options.seed,
+            )
         self.emulators: list[FirmwareEmulator] = []
         self._links_dir: tempfile.TemporaryDirectory | None = None
         self._rng = random.Random(options.seed)
@@ -95,6 +103,10 @@ class SimulatedTable:
         self._moves = self.dealer.hands(options.hands)
         self._next = next(self._moves, None)
         self._due: float | None = None
+
+    def _floor_command(self, body: dict) -> None:
+        """The simulated floor's input (the stacks it counted), entered as the table's console would."""
+        self.pipeline.submit({**body, "role": "floor", "user": "simulator"})
 
     def _reader(self, settings) -> ReaderBackend:
         if self.options.link == "direct":

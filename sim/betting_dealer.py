@@ -30,7 +30,8 @@ class BettingDealer:
         rack: dict[int, list[str]] = {}
         for uid, value in sorted(chips.items()):
             rack.setdefault(value, []).append(uid)
-        self.unit = min(rack)
+        # Players bet round amounts: in units of the largest chip not above the small blind (25 at 50/100).
+        self.unit = max((v for v in rack if v <= blinds[0]), default=min(rack))
         self.rng = random.Random(seed)
         self.script = HandScript(field, self.uid_of_card, rack, command, self.rng, pace_s=pace_s,
                                  deal_s=pace_s * 0.3)

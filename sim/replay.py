@@ -228,7 +228,15 @@ class HandScript:
             into_pot, back_to_players = [], []
             for s in order:
                 if zone_uids[s]:
-                    to_player, to_pot = _split_uids(zone_uids[s], self.chip_set, returned.get(s, 0))
+                    back = returned.get(s, 0)
+                    to_player, to_pot = _split_uids(zone_uids[s], self.chip_set, back)
+                    if back and not to_player:  # no exact change in the zone: the dealer makes it from the pot
+                        to_player, _ = _split_uids(zone_uids[s] + pot_uids + into_pot, self.chip_set, back)
+                        to_pot = [u for u in zone_uids[s] if u not in to_player]
+                        for u in to_player:
+                            for pile in (pot_uids, into_pot):
+                                if u in pile:
+                                    pile.remove(u)
                     into_pot += to_pot
                     back_to_players += to_player
                     zone_uids[s], zone_value[s] = [], 0
@@ -249,8 +257,8 @@ class HandScript:
                 at(deal_s, f"board {card}", lambda card=card: self.field.place(self.uid_of_card[card], "board"))
             at(0.3, "the board is out", lambda: None, reads=0)
 
-        level = {"preflop": 0}
-        for a in hand.actions:
+        last_push = {(a.seat, a.street): i for i, a in enumerate(hand.actions) if a.added}
+        for i, a in enumerate(hand.actions):
             if a.kind in ("ante", "post_sb", "post_bb", "straddle"):
                 continue
             while street_names.index(a.street) > street:
@@ -265,9 +273,15 @@ class HandScript:
                 continue  # nothing to see
             facing = max(zone_value.values()) - zone_value[s]
             raising = a.base in ("bet", "raise") or (a.kind in ("bet", "raise"))
-            values = chips_for(a.added, (a.added - facing) if raising and facing > 0 else None, self.denominations)
+            smallest = (a.added - facing) if raising and facing > 0 else None
+            back = collected[a.street].returned.get(s, 0) if a.street in collected else 0
+            if back and last_push[(s, a.street)] == i and a.added > back:
+                # the part nobody calls comes back: pushed as its own chips, the dealer can hand them back
+                values = chips_for(a.added - back, smallest, self.denominations) + chips_for(back, None,
+                                                                                            self.denominations)
+            else:
+                values = chips_for(a.added, smallest, self.denominations)
             push(s, values, f"seat {s} {a.kind} to {a.to_amount}", pace)
-        del level
         # run out the board where the hand went to a showdown
         if len(hand.live_seats) > 1:
             while street < 3:
@@ -408,18 +422,22 @@ class ReplayTable:
 
 
 def _split_uids(uids: list[str], values: Mapping[str, int], back: int) -> tuple[list[str], list[str]]:
-    """Choose chips worth ``back`` among ``uids`` to go back to the player (exact when the chips allow it)."""
+    """Choose chips worth exactly ``back`` among ``uids`` to go back to the player (the uncalled part of a bet); the
+    rest goes into the pot. ``([], uids)`` when no set of these chips makes the amount."""
     if back <= 0:
         return [], list(uids)
-    ordered = sorted(uids, key=lambda u: values[u], reverse=True)
-    to_player, left = [], back
-    for u in ordered:
-        if values[u] <= left:
-            to_player.append(u)
-            left -= values[u]
-    if left:
-        return [], list(uids)  # cannot give exact change; the pot check will say so
-    return to_player, [u for u in uids if u not in to_player]
+    reachable: dict[int, tuple[int, ...]] = {0: ()}  # sum → the chips (indexes) that make it
+    for i, uid in enumerate(uids):
+        for total, used in list(reachable.items()):
+            new = total + values[uid]
+            if new <= back and new not in reachable:
+                reachable[new] = used + (i,)
+        if back in reachable:
+            break
+    if back not in reachable:
+        return [], list(uids)
+    chosen = set(reachable[back])
+    return [u for i, u in enumerate(uids) if i in chosen], [u for i, u in enumerate(uids) if i not in chosen]
 
 
 def compare(original: Mapping[str, Any], reconstructed: Mapping[str, Any]) -> list[str]:

@@ -59,7 +59,8 @@ def check_config_fails(path, capsys) -> list[str]:
 
 
 @pytest.mark.parametrize("name, summary", [
-    ("table-10.toml", "table 'main-1', 10 seats, 13 zones on 1 reader(s), 2 deck(s), active deck 'A'"),
+    ("table-10.toml", "table 'main-1', 10 seats, 24 zones on 2 reader(s), 2 deck(s), active deck 'A', "
+                     "chip set 'demo' (960 chips)"),
     ("table-6max.toml", "table 'sixmax-1', 6 seats, 9 zones on 1 reader(s), 1 deck(s), active deck 'A'"),
 ])
 def test_shipped_examples_pass(capsys, name, summary):
@@ -75,7 +76,8 @@ def case(id, old, new, key, at, expected):
 
 @pytest.mark.parametrize("old, new, key, at, expected", [
     case("unknown top-level key", "[table]\n", 'colour = "green"\n\n[table]\n', "colour", "colour =",
-         "unknown key (expected one of: table, game, mqtt, readers, zones, decks, hal, journal, broadcast, gpio)"),
+         "unknown key (expected one of: table, game, mqtt, readers, zones, decks, chips, hal, journal, broadcast, "
+         "gpio)"),
     case("unknown key in [table]", "seats = 6\n", "seats = 6\nplayers = 6\n", "table.players", "players =",
          f"unknown key (expected one of: {TABLE_KEYS})"),
     case("unknown key in [mqtt]", "port = 1883\n", "port = 1883\nqos = 2\n", "mqtt.qos", "qos =",
@@ -273,3 +275,23 @@ def test_the_gpio_pin_map_is_checked_with_the_rest(tmp_path, capsys):
                                                "gpio.buttons.misdeal.pin: "), err
     assert "17" in err[1] and "new_hand" in err[1]  # the pin used twice names its other user
     assert main(["check-config", str(write(tmp_path, text.replace("misdeal = { pin = 17 }", "misdeal = { pin = 27 }")))]) == 0
+
+
+def test_chip_set_problems_name_the_registry_line(tmp_path, capsys):
+    """[chips] points at the chip registry: a missing file, an unknown set, a chip tag that is a card, and a chip
+    set on a table without chip zones are each reported where they are."""
+    chips = CONFIG / "chips-demo.toml"
+    registry = tmp_path / "chips.toml"
+    registry.write_text(chips.read_text() + 'E0040150C3000001 = 5\n')  # 2s of the six-max table's deck
+    text = SIXMAX + '\n[chips]\nregistry = "chips.toml"\nactive_set = "demo"\n'
+    lines = check_config_fails(write(tmp_path, text), capsys)
+    card_line = registry.read_text().count("\n")
+    assert any(f"chips.registry: {registry}:{card_line}: sets.demo.E0040150C3000001: tag E0040150C3000001 is a "
+               "card: 2s of deck 'A'" in line for line in lines), lines
+    registry.write_text(chips.read_text())
+    lines = check_config_fails(write(tmp_path, text.replace('"demo"', '"blue"')), capsys)
+    assert any("chips.active_set: no chip set 'blue'" in line and "(sets: demo)" in line for line in lines), lines
+    lines = check_config_fails(write(tmp_path, text.replace("chips.toml", "missing.toml")), capsys)
+    assert any("chips.registry:" in line and "missing.toml: cannot read the file" in line for line in lines), lines
+    lines = check_config_fails(write(tmp_path, text), capsys)
+    assert any("a chip set but no chip zone" in line for line in lines), lines

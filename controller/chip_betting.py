@@ -102,6 +102,7 @@ class ChipBetting:
         self._hand_ended = False
         self._last_card_at = 0.0
         self._known_stacks = False
+        self._counted_since_start: set[int] = set()  # seats whose stack the floor entered during this hand
         self._departed: list[tuple[str, int]] = []  # chips that left a betting zone this cycle
 
     # ---- chips --------------------------------------------------------------------------------------
@@ -261,8 +262,9 @@ class ChipBetting:
                                ante=self.setup.ante, big_blind_ante=self.setup.big_blind_ante, straddles=straddles,
                                rules=self.rules, chip_values=self.chip_values,
                                forced_bet_chips={s: bets[s] for s in seats if bets[s]}, **kwargs)
-        except ValueError as exc:
-            emit("betting_unread", {"reason": str(exc), "seats": seats}, None)
+        except ValueError as exc:  # e.g. a seat dealt in with no chips: the floor must look
+            emit("bet_ruling", {"code": "betting_unread", "seat": None, "message": f"seats {seats}: {exc}",
+                                "rules": [], "needs_floor": True}, None)
             return
         self.hand = hand
         self._known_stacks = known
@@ -411,7 +413,7 @@ class ChipBetting:
             return
         finishing = dict(result.finishing_stacks)
         if self._known_stacks:
-            self.stacks.update(finishing)
+            self.stacks.update({s: v for s, v in finishing.items() if s not in self._counted_since_start})
         emit("showdown", {
             "order": list(result.showdown_order),
             "pots": [{"index": p.index, "amount": p.amount, "eligible": list(p.eligible), "winners": list(p.winners),
@@ -435,6 +437,22 @@ class ChipBetting:
 
     def set_stacks(self, stacks: Mapping[int, int]) -> None:
         self.stacks.update(stacks)
+        if self.hand is not None and not self._hand_ended:
+            self._counted_since_start.update(stacks)  # the hand's result must not overwrite the count
+
+    def substantial_action(self) -> bool:
+        """Whether a misdeal can no longer be called, by the profile's definition (for the dealing rules)."""
+        return self.hand is not None and self.hand.substantial_action()
+
+    def round_open(self) -> bool:
+        """Whether players still have to act on a bet in this betting round: a board card now is premature. Seats
+        that only have to check are not waiting (checks are never seen), and chips still settling count as the
+        action they are."""
+        hand = self.hand
+        if hand is None or self._hand_ended or hand.status != "betting" or self._motions:
+            return False
+        seat = hand.to_act()
+        return seat is not None and hand.to_call(seat) > 0
 
     def accepts_declarations(self) -> bool:
         return self.hand is not None and not self._hand_ended

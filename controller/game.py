@@ -8,7 +8,6 @@ order it happened, so the stream has one ``seq``.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from controller.chip_betting import BettingSetup, ChipBetting, zone_seat
@@ -27,6 +26,9 @@ class GameController:
         self.cards = TableController(setup)
         self.betting = ChipBetting(betting, setup.seats, setup.hole_cards) if betting and betting.chips else None
         self.seq = 0
+        if self.betting is not None:  # the dealing rules ask the betting how far the hand has gone
+            self.cards.substantial_action = self.betting.substantial_action
+            self.cards.betting_round_open = self.betting.round_open
         self._card_uids = {uid for deck in (setup.decks or {"": setup.deck}).values() for uid in deck} | set(setup.deck)
 
     # the card controller's picture, read by the daemon, the diagnostics and the tests
@@ -62,10 +64,10 @@ class GameController:
                 return out
             if self.betting.is_chip(event.uid):
                 return []  # a chip near the cards (a card protector, a stray chip): nothing to read
-        return self._cards_then_chips(self.cards.handle(event), event.t)
+        return self._cards_then_chips(lambda: self.cards.handle(event))
 
     def handle_device(self, event: DeviceEvent) -> list[DomainEvent]:
-        return self._cards_then_chips(self.cards.handle_device(event), event.t)
+        return self._cards_then_chips(lambda: self.cards.handle_device(event))
 
     def handle_command(self, command: dict[str, Any], t: float) -> tuple[list[DomainEvent], str | None]:
         name = command["command"]
@@ -89,31 +91,45 @@ class GameController:
                                  "by": f"{command['role']}/{command['user']}"}, None)
             self.betting.declare(command["seat"], command["declaration"], command.get("amount"), emit)
             return out, None
-        events, refusal = self.cards.handle_command(command, t)
-        return self._cards_then_chips(events, t), refusal
+        refusal = None
+
+        def command_to_cards() -> list[DomainEvent]:
+            nonlocal refusal
+            events, refusal = self.cards.handle_command(command, t)
+            return events
+
+        events = self._cards_then_chips(command_to_cards)
+        return events, refusal
 
     def tick(self, now: float) -> list[DomainEvent]:
-        out = self._cards_then_chips(self.cards.tick(now), now)
+        out = self._cards_then_chips(lambda: self.cards.tick(now))
         if self.betting is not None:
             self.betting.tick(now, self._emitter(out, now))
         return out
 
     # ---- plumbing -----------------------------------------------------------------------------------
 
-    def _emitter(self, out: list[DomainEvent], t: float):
+    def _emitter(self, out: list[DomainEvent], t: float, hand: int | None = None):
+        """``emit(type, public, secret)`` appending numbered events; ``hand``: the hand they belong to (default:
+        the current one)."""
         def emit(type_: str, public: dict, secret: dict | None) -> None:
             self.seq += 1
-            out.append(DomainEvent(self.seq, type_, t, self.cards.hand or None, public, secret or {}))
+            out.append(DomainEvent(self.seq, type_, t, hand if hand is not None else (self.cards.hand or None),
+                                   public, secret or {}))
         return emit
 
-    def _cards_then_chips(self, events: list[DomainEvent], t: float) -> list[DomainEvent]:
-        out: list[DomainEvent] = []
-        for event in events:
-            self.seq += 1
-            out.append(replace(event, seq=self.seq))
-            if self.betting is not None:
+    def _cards_then_chips(self, call) -> list[DomainEvent]:
+        """Run one input through the card controller, numbering its events in the shared sequence, then hand each
+        to the chip layer; what the chip layer makes of them follows the card events of this input."""
+        self.cards.seq = self.seq
+        events = call()
+        self.seq = self.cards.seq
+        out = list(events)
+        if self.betting is not None:
+            for event in events:
+                # the card controller may already be in the next hand (its first card ended this one)
                 self.betting.card_event(event.type, event.public, event.secret, event.t,
-                                        self._emitter(out, event.t))
+                                        self._emitter(out, event.t, event.hand))
         return out
 
     # ---- the picture --------------------------------------------------------------------------------

@@ -55,6 +55,14 @@ LIMIT_UNCAPPED_EVENT_HEADS_UP = "event_heads_up_only"
 OOT_BINDING_UNLESS_CHANGED = "binding_unless_changed"
 OOT_DECLARATION_DISMISSED = "declaration_dismissed_no_raise"
 
+# A hole card the dealer exposes during the deal that is not the first or second card of the deal.
+EXPOSED_BURN_AFTER_DEAL = "burn_card_replaced_after_deal"  # it is the flop's burn; a replacement after the deal
+EXPOSED_REPLACE_NOW = "replaced_at_once"  # not used: the player gets the next card instead
+
+# The flop was turned without a burn card before it.
+MISSING_FLOP_BURN_MIX_AND_PICK = "mix_and_pick"  # no action yet: the floor picks the burn among the three
+MISSING_FLOP_BURN_PLAY_ON = "play_on"  # the round is played on as dealt
+
 
 @dataclass(frozen=True)
 class RuleProfile:
@@ -72,6 +80,8 @@ class RuleProfile:
     limit_raise_cap_two_rounds: int  # games with only two betting rounds (not used by hold'em)
     limit_heads_up: str
     out_of_turn: str
+    exposed_hole_card: str  # EXPOSED_*: a later hole card exposed by the dealer during the deal
+    missing_flop_burn: str  # MISSING_FLOP_BURN_*: a flop turned without a burn card
     sources: Mapping[str, str] = field(default_factory=dict)
 
     def cite(self, field_name: str) -> str:
@@ -101,6 +111,8 @@ TDA = _profile(
     limit_raise_cap_two_rounds=3,
     limit_heads_up=LIMIT_UNCAPPED_EVENT_HEADS_UP,
     out_of_turn=OOT_BINDING_UNLESS_CHANGED,
+    exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
+    missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     sources={
         "odd_chip": "TDA 20-1",
         "split_unit": "TDA 20",
@@ -112,6 +124,8 @@ TDA = _profile(
         "limit_raise_cap_two_rounds": "TDA 48 (house cap)",
         "limit_heads_up": "TDA 48 (capped even heads-up until the event is down to 2 players)",
         "out_of_turn": "TDA 53",
+        "exposed_hole_card": "TDA (no rule in poker-tda-rules.de.txt: the procedure of DE 3)",
+        "missing_flop_burn": "TDA 39-2",
     },
 )
 
@@ -128,6 +142,8 @@ CASINOS_AUSTRIA = _profile(
     limit_raise_cap_two_rounds=3,
     limit_heads_up=LIMIT_UNCAPPED_HEADS_UP_BEFORE_CAP,
     out_of_turn=OOT_BINDING_UNLESS_CHANGED,
+    exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
+    missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     sources={
         "odd_chip": "CA GR 8 (closest to the button in the betting order; CA Actions 8f gives run-it-twice odd chips "
         "to the worse position instead)",
@@ -140,6 +156,8 @@ CASINOS_AUSTRIA = _profile(
         "limit_raise_cap_two_rounds": "CA Actions 3",
         "limit_heads_up": "CA Actions 3 (two players left before the third raise: unlimited)",
         "out_of_turn": "CA Actions 2",
+        "exposed_hole_card": "CA GR 9 (only the first or second card is named: the procedure of DE 3)",
+        "missing_flop_burn": "CA GR 9 (silent on a missing burn: TDA 39-2)",
     },
 )
 
@@ -156,6 +174,8 @@ POKER_PLAY = _profile(
     limit_raise_cap_two_rounds=4,
     limit_heads_up=LIMIT_UNCAPPED_HEADS_UP_BEFORE_CAP,
     out_of_turn=OOT_DECLARATION_DISMISSED,
+    exposed_hole_card=EXPOSED_REPLACE_NOW,
+    missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     sources={
         "odd_chip": "PP Ties 5a, PP Ties 4 (at most one odd chip per player)",
         "split_unit": "PP Ties 3",
@@ -167,6 +187,9 @@ POKER_PLAY = _profile(
         "limit_raise_cap_two_rounds": "PP Betting 3b (bet and four raises with two betting rounds)",
         "limit_heads_up": "PP Betting 4 (heads-up unlimited unless capped before)",
         "out_of_turn": "PP Betting 10 (out-of-turn declaration dismissed; no raise on the next turn)",
+        "exposed_hole_card": "PP Irregularities 12-13 (an exposed card is not dealt into the hand; no choice to keep "
+        "it)",
+        "missing_flop_burn": "PP Irregularities (silent on a missing burn: TDA 39-2)",
     },
 )
 
@@ -183,6 +206,8 @@ ALLIN_CLUB = _profile(
     limit_raise_cap_two_rounds=3,
     limit_heads_up=LIMIT_UNCAPPED_EVENT_HEADS_UP,
     out_of_turn=OOT_BINDING_UNLESS_CHANGED,
+    exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
+    missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     sources={
         "odd_chip": "AC 15",
         "split_unit": "AC 15 (no unit named: smallest chip, as TDA 20)",
@@ -194,6 +219,8 @@ ALLIN_CLUB = _profile(
         "limit_raise_cap_two_rounds": "AC 39 (limit not covered)",
         "limit_heads_up": "AC 39 (limit not covered: TDA 48)",
         "out_of_turn": "AC 34",
+        "exposed_hole_card": "AC 30 (only the first two cards are named: the procedure of DE 3)",
+        "missing_flop_burn": "AC 32 (four-card flop only; a missing burn: TDA 39-2)",
     },
 )
 
@@ -210,6 +237,8 @@ CLUB_TOURNAMENT_DE = _profile(
     limit_raise_cap_two_rounds=3,
     limit_heads_up=LIMIT_UNCAPPED_EVENT_HEADS_UP,
     out_of_turn=OOT_BINDING_UNLESS_CHANGED,
+    exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
+    missing_flop_burn=MISSING_FLOP_BURN_PLAY_ON,
     sources={
         "odd_chip": "DE 14 (silent: TDA 20-1)",
         "split_unit": "DE 10 (side pots; silent on units: TDA 20)",
@@ -221,6 +250,8 @@ CLUB_TOURNAMENT_DE = _profile(
         "limit_raise_cap_two_rounds": "DE 1 (TDA 48)",
         "limit_heads_up": "DE 13 (TDA 48)",
         "out_of_turn": "DE 14 (silent: TDA 53)",
+        "exposed_hole_card": "DE 3 (the burn card for the flop, shown to all; a new card after the deal)",
+        "missing_flop_burn": "DE 3 (a forgotten burn: the round is played on)",
     },
 )
 

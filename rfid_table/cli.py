@@ -285,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_watch)
 
     p = sub.add_parser("demo", help="private broker + simulated table + live view, in one terminal")
-    p.add_argument("--config", default=None, help="table configuration (default: config/table-10.toml)")
+    p.add_argument("--config", default=None, help="table configuration (default: config/table-chips.toml)")
     p.add_argument("--hands", type=int, default=0, help="hands to play; 0 plays until Ctrl-C (default)")
     p.add_argument("--speed", type=float, default=2.0, help="times real time (default 2)")
     p.add_argument("--seed", type=int, default=None)

@@ -7,9 +7,14 @@ under its own role and name, so the topic says who sent it) as a JSON object::
 
 and is answered on ``<prefix>/<table>/replies/<role>/<user>`` with ``{"id": ..., "ok": true}`` or
 ``{"id": ..., "ok": false, "field": ..., "error": ...}``. A malformed or unauthorised command changes nothing.
+
+Which commands exist, who may send them and their fields: :data:`COMMANDS` (and ``schemas/command.schema.json``,
+which says the same). Whether the table's state allows one is the controller's answer
+(``TableController.handle_command``).
 """
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +22,12 @@ MAX_PAYLOAD = 4096
 ROLES = ("floor", "dealer")
 DECLARATIONS = ("bet", "call", "raise", "all_in")
 MAX_CHIPS = 1_000_000_000
+MAX_NOTE = 200  # characters of a free-text note
+MAX_SEQ = 10**15  # an irregularity is named by the seq of its event
+CARD = re.compile(r"^[2-9TJQKA][shdc]$")
+
+_NOTE = (str, False, f"a note of 1 to {MAX_NOTE} characters")
+_IRREGULARITY = (int, True, "the seq of the irregularity's irregular_card event")
 
 # command → (roles allowed, {field: (type, required, description)})
 COMMANDS: dict[str, tuple[tuple[str, ...], dict[str, tuple[type, bool, str]]]] = {
@@ -25,6 +36,24 @@ COMMANDS: dict[str, tuple[tuple[str, ...], dict[str, tuple[type, bool, str]]]] =
     "declare": (ROLES, {"seat": (int, True, "a seat number"),
                         "declaration": (str, True, f"one of {', '.join(DECLARATIONS)}"),
                         "amount": (int, False, f"chips from 1 to {MAX_CHIPS:,}")}),
+    # The deal and its irregularities (controller.table, docs/events.md).
+    "misdeal": (ROLES, {"note": _NOTE}),
+    "exposed_card": (ROLES, {"seat": (int, False, "the seat whose card the dealer exposed (without: a card found "
+                                                  "face up in the deck)")}),
+    "confirm": (("floor",), {"irregularity": _IRREGULARITY, "note": _NOTE}),
+    "override": (("floor",), {"irregularity": _IRREGULARITY, "note": _NOTE}),
+    "floor_pick": (("floor",), {"irregularity": _IRREGULARITY,
+                                "card": (str, True, "the card picked as the burn card, like 'As' or 'Td'")}),
+    "set_button": (ROLES, {"seat": (int, True, "a seat number")}),
+    "seats": (ROLES, {"seats": (list, True, "the seats dealt in: a list of 2 or more different seat numbers")}),
+    # The chips (controller.chip_betting): the floor's count of each player's stack.
+    "set_stacks": (("floor",), {"stacks": (dict, True, 'seat number → chips, like {"3": 1500}')}),
+    # The dealer console (new_hand and floor_call are published; the others are not available yet).
+    "new_hand": (ROLES, {}),
+    "undo": (ROLES, {}),
+    "floor_call": (ROLES, {"seat": (int, False, "a seat number"), "note": _NOTE}),
+    "start_clock": (ROLES, {"seat": (int, False, "a seat number")}),
+    "time_bank": (ROLES, {"seat": (int, True, "a seat number")}),
 }
 
 
@@ -101,4 +130,29 @@ def parse_command(topic: str, payload: bytes, base: str, seats: int, decks: tupl
         raise CommandError("amount", f"expected chips from 1 to {MAX_CHIPS:,}", command_id)
     if "deck" in args and args["deck"] not in decks:
         raise CommandError("deck", f"no deck {args['deck']!r} (decks: {', '.join(decks)})", command_id)
+    if "note" in args and not 1 <= len(args["note"]) <= MAX_NOTE:
+        raise CommandError("note", f"expected {_NOTE[2]}", command_id)
+    if "irregularity" in args and not 1 <= args["irregularity"] <= MAX_SEQ:
+        raise CommandError("irregularity", f"expected {_IRREGULARITY[2]} (an integer from 1)", command_id)
+    if "card" in args and not CARD.match(args["card"]):
+        raise CommandError("card", "expected a card like 'As' or 'Td': a rank of 23456789TJQKA, then a suit of shdc",
+                           command_id)
+    if "seats" in args:
+        listed = args["seats"]
+        if not all(type(s) is int for s in listed) or not 2 <= len(listed) <= seats or len(set(listed)) != len(listed):
+            raise CommandError("seats", f"expected 2 to {seats} different seat numbers, got {json.dumps(listed)[:40]}",
+                               command_id)
+        wrong = [s for s in listed if not 1 <= s <= seats]
+        if wrong:
+            raise CommandError("seats", f"no seat {wrong[0]}: the table has seats 1 to {seats}", command_id)
+    if "stacks" in args:
+        stacks = args["stacks"]
+        if not stacks:
+            raise CommandError("stacks", "expected at least one seat", command_id)
+        for key, value in stacks.items():
+            if not key.isdigit() or not 1 <= int(key) <= seats:
+                raise CommandError("stacks", f"no seat {key!r}: the table has seats 1 to {seats}", command_id)
+            if type(value) is not int or not 0 <= value <= MAX_CHIPS:
+                raise CommandError("stacks", f"seat {key}: expected chips from 0 to {MAX_CHIPS:,}, got "
+                                   f"{json.dumps(value)[:40]}", command_id)
     return Command(command_id, role, user, name, args)

@@ -29,7 +29,7 @@ ZONE_KINDS = {"cards": DebounceSettings(3, 0.6), "chips": DebounceSettings(1, 1.
 ENGINE_VARIANTS = {"nlhe": "NLHE", "plhe": "PLHE", "flhe": "FLHE", "plo4": "PLO", "plo5": "PLO5", "plo6": "PLO6"}
 RULE_PROFILES = ("tda", "casinos_austria", "poker_play", "allin_club", "club_tournament_de")
 VARIANTS = {"nlhe": 2, "plhe": 2, "flhe": 2, "plo4": 4, "plo5": 5, "plo6": 6}  # variant → hole cards
-FIXED_ZONES = ("board", "burn", "muck", "pot")
+FIXED_ZONES = ("board", "burn", "muck", "pot", "exposed")
 SEAT_ZONE_KINDS = ("cards", "bets", "stack")
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # it becomes an MQTT topic level: no '/', '+' or '#'
 UID = re.compile(r"^[0-9A-F]{8,20}$")
@@ -129,6 +129,9 @@ class TableConfig:
     chips: ChipSettings | None = None
     min_rssi_dbm: int | None = None  # reads weaker than this are ignored (cross reads); None: no floor
     order_window_s: float = 1.0  # arrivals are released in the order their tags were first read
+    button: int | None = None  # the first hand's button (then it moves); None: the highest seat
+    players: tuple[int, ...] | None = None  # the seats dealt in at the start; None: learned from the first deal
+    exposed_by: str = "console"  # an exposed card is reported by the console, or laid on the exposed zone
 
     def debounce_by_zone(self) -> dict[str, DebounceSettings]:
         return {zone: self.debounce[zone_kind(zone)] for zone in self.zones}
@@ -154,6 +157,10 @@ class TableConfig:
             deck_id=self.active_deck,
             hole_cards=self.game.hole_cards,
             clear_after_s=self.clear_after_s,
+            button=self.button,
+            players=self.players,
+            rules=self.game.rules,
+            exposed_by=self.exposed_by,
         )
 
 
@@ -330,13 +337,22 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
 
     # [table]
     table = c.table(doc, ("table",), {"id": "a table id", "name": "a display name", "seats": "2 to 10",
-                                       "active_deck": "a deck id", "clear_after_s": "seconds"}, ("id", "seats"))
+                                       "active_deck": "a deck id", "clear_after_s": "seconds",
+                                       "button": "a seat", "players": "a list of seats",
+                                       "exposed_cards": "'console' or 'zone'"}, ("id", "seats"))
     table_id = c.value(table, ("table", "id"), str, "letters, digits, '-' or '_' (it is an MQTT topic level)",
                        "table", TABLE_ID.fullmatch)
     seats = c.value(table, ("table", "seats"), int, "a number of seats from 2 to 10", 0, lambda v: 2 <= v <= 10)
     name = c.value(table, ("table", "name"), str, "a display name", "")
     clear_after_s = c.value(table, ("table", "clear_after_s"), (int, float), "seconds > 0", 1.0,
                             lambda v: 0 < v < float("inf"))
+    on_table = lambda v: 1 <= v <= (seats or 10)  # noqa: E731
+    button = c.value(table, ("table", "button"), int, f"a seat from 1 to {seats or 10}", None, on_table)
+    players = c.value(table, ("table", "players"), list, f"a list of at least two seats from 1 to {seats or 10}",
+                      None, lambda v: len(v) >= 2 and all(isinstance(x, int) and on_table(x) for x in v)
+                      and len(set(v)) == len(v))
+    exposed_by = c.value(table, ("table", "exposed_cards"), str, "'console' (the dealer reports an exposed card) or "
+                         "'zone' (the dealer lays it on the exposed zone)", "console", ("console", "zone").__contains__)
 
     # [game]
     game = c.table(doc, ("game",), {"variant": f"one of {', '.join(VARIANTS)}", "small_blind": "chips",
@@ -552,13 +568,17 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
         c.problem(("table", "active_deck"), f"no deck {active!r} (decks: {', '.join(deck_tables)})")
 
     chips = _chip_settings(c, doc, Path(path).parent, decks, zones)
+    if exposed_by == "zone" and "exposed" not in zones:
+        c.problem(("table", "exposed_cards"), "'zone' needs an exposed zone in [zones] (exposed = { reader = ..., "
+                                              "antenna = N })")
 
     if c.problems:
         raise ConfigError(path, c.problems)
     return TableConfig(path, table_id, seats, GameSettings(variant, small, big, ante, bb_ante, rules,
                                                            settle_ms / 1000),
                        mqtt, readers, zones, decks, active, debounce, float(clear_after_s), name, journal_path,
-                       retention, float(delay_s), release, pin_map, chips, min_rssi, order_window_ms / 1000)
+                       retention, float(delay_s), release, pin_map, chips, min_rssi, order_window_ms / 1000,
+                       button, tuple(players) if players else None, exposed_by)
 
 
 def _chip_settings(c: _Checker, doc: dict, base: Path, decks: dict, zones: dict) -> ChipSettings | None:

@@ -11,7 +11,7 @@ from rfid_table.watch import watch
 
 
 def demo(config_path: str | None, hands: int, speed: float, seed: int | None) -> int:
-    config_path = config_path or str(PROJECT_ROOT / "config" / "table-10.toml")
+    config_path = config_path or str(PROJECT_ROOT / "config" / "table-chips.toml")
     config = load_config(config_path)
     try:
         broker = PrivateBroker().start()

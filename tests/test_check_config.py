@@ -20,7 +20,7 @@ LAST_CARD = 'E0040150C3000034 = "Ac"\n'
 # A second deck, a copy of deck A on new tags, except one tag that was moved over from deck A.
 DECK_B = "\n[decks.B]\n" + SIXMAX[SIXMAX.index("E0040150C3000001"):].replace("E0040150C3", "E0040150C4").replace(
     'E0040150C4000010 = "4h"', 'E0040150C3000010 = "4h"  # moved from deck A')
-TABLE_KEYS = "id, name, seats, active_deck, clear_after_s"
+TABLE_KEYS = "id, name, seats, active_deck, clear_after_s, button, players, exposed_cards"
 MQTT_KEYS = ("host, port, topic_prefix, client_id, username, password, keepalive, reconnect_max_s, "
              "backlog_in_flight, backlog_per_s, tls, tls_ca_file, tls_cert_file, tls_key_file, tls_insecure")
 TABLE_ID = "expected letters, digits, '-' or '_' (it is an MQTT topic level), got"
@@ -59,8 +59,9 @@ def check_config_fails(path, capsys) -> list[str]:
 
 
 @pytest.mark.parametrize("name, summary", [
-    ("table-10.toml", "table 'main-1', 10 seats, 24 zones on 2 reader(s), 2 deck(s), active deck 'A', "
-                     "chip set 'demo' (960 chips)"),
+    ("table-10.toml", "table 'main-1', 10 seats, 13 zones on 1 reader(s), 2 deck(s), active deck 'A'"),
+    ("table-chips.toml", "table 'main-2', 10 seats, 24 zones on 2 reader(s), 2 deck(s), active deck 'A', "
+                         "chip set 'demo' (960 chips)"),
     ("table-6max.toml", "table 'sixmax-1', 6 seats, 9 zones on 1 reader(s), 1 deck(s), active deck 'A'"),
 ])
 def test_shipped_examples_pass(capsys, name, summary):
@@ -78,7 +79,7 @@ def case(id, old, new, key, at, expected):
     case("unknown top-level key", "[table]\n", 'colour = "green"\n\n[table]\n', "colour", "colour =",
          "unknown key (expected one of: table, game, mqtt, readers, zones, decks, chips, hal, journal, broadcast, "
          "gpio)"),
-    case("unknown key in [table]", "seats = 6\n", "seats = 6\nplayers = 6\n", "table.players", "players =",
+    case("unknown key in [table]", "seats = 6\n", "seats = 6\nchairs = 6\n", "table.chairs", "chairs =",
          f"unknown key (expected one of: {TABLE_KEYS})"),
     case("unknown key in [mqtt]", "port = 1883\n", "port = 1883\nqos = 2\n", "mqtt.qos", "qos =",
          f"unknown key (expected one of: {MQTT_KEYS})"),

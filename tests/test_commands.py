@@ -109,8 +109,9 @@ def test_commands_are_answered_and_bad_ones_name_the_field_and_change_nothing(ta
 
 def test_a_command_the_state_does_not_allow_is_refused(table, console):
     send, replies = console
-    table.sim.field.place(table.uid["As"], "seat1.cards")
-    table.run(0.5)
+    for card, seat in (("As", 1), ("Kd", 2), ("Qs", 1), ("Jd", 2)):  # a hand is running, its deal complete
+        table.sim.field.place(table.uid[card], f"seat{seat}.cards")
+        table.run(0.3)
     send({"id": "d", "command": "select_deck", "deck": "B"})
     send({"id": "e", "command": "declare", "seat": 1, "declaration": "raise", "amount": 300})
     assert table.run_until(lambda: len(replies) == 2)
@@ -147,3 +148,88 @@ def test_ten_thousand_malformed_commands_leave_the_daemon_running_and_the_state_
     ok = [r for r in replies if r["ok"]]
     assert all(r["seq"] is None for r in ok)  # only pings can succeed here, and they change nothing
     assert state(table) == before
+
+
+# ---- the dealing commands, validated before the controller sees them (no broker needed) -----------------------
+
+def parse(payload, role: str = "floor", seats: int = 10):
+    from rfid_table.commands import parse_command
+
+    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return parse_command(f"{BASE}/commands/{role}/ann", raw, BASE, seats, ("A", "B"))
+
+
+@pytest.mark.parametrize("payload, role, args", [
+    ({"id": "1", "command": "misdeal"}, "dealer", {}),
+    ({"id": "1", "command": "misdeal", "note": "two cards stuck"}, "floor", {"note": "two cards stuck"}),
+    ({"id": "1", "command": "exposed_card", "seat": 3}, "dealer", {"seat": 3}),
+    ({"id": "1", "command": "exposed_card"}, "dealer", {}),
+    ({"id": "1", "command": "confirm", "irregularity": 41}, "floor", {"irregularity": 41}),
+    ({"id": "1", "command": "override", "irregularity": 41, "note": "seat 3 was away"}, "floor",
+     {"irregularity": 41, "note": "seat 3 was away"}),
+    ({"id": "1", "command": "floor_pick", "irregularity": 41, "card": "Td"}, "floor",
+     {"irregularity": 41, "card": "Td"}),
+    ({"id": "1", "command": "set_button", "seat": 10}, "dealer", {"seat": 10}),
+    ({"id": "1", "command": "seats", "seats": [1, 4, 9]}, "floor", {"seats": [1, 4, 9]}),
+    ({"id": "1", "command": "new_hand"}, "dealer", {}),
+    ({"id": "1", "command": "undo"}, "dealer", {}),
+    ({"id": "1", "command": "floor_call", "seat": 2, "note": "dispute"}, "dealer", {"seat": 2, "note": "dispute"}),
+    ({"id": "1", "command": "start_clock"}, "dealer", {}),
+    ({"id": "1", "command": "time_bank", "seat": 2}, "dealer", {"seat": 2}),
+])
+def test_the_dealing_and_console_commands_are_accepted(payload, role, args):
+    command = parse(payload, role)
+    assert command.name == payload["command"] and command.args == args
+    assert command.as_input()["command"] == payload["command"]
+
+
+@pytest.mark.parametrize("payload, role, field, error", [
+    ({"id": "1", "command": "confirm", "irregularity": 41}, "dealer", "role", "'dealer' may not send confirm"),
+    ({"id": "1", "command": "override", "irregularity": 4}, "dealer", "role", "may not send override"),
+    ({"id": "1", "command": "floor_pick", "irregularity": 4, "card": "As"}, "dealer", "role", "may not send"),
+    ({"id": "1", "command": "confirm"}, "floor", "irregularity", "missing"),
+    ({"id": "1", "command": "confirm", "irregularity": 0}, "floor", "irregularity", "an integer from 1"),
+    ({"id": "1", "command": "confirm", "irregularity": "41"}, "floor", "irregularity", "expected the seq"),
+    ({"id": "1", "command": "confirm", "irregularity": True}, "floor", "irregularity", "expected the seq"),
+    ({"id": "1", "command": "floor_pick", "irregularity": 4, "card": "10d"}, "floor", "card", "a card like 'As'"),
+    ({"id": "1", "command": "floor_pick", "irregularity": 4, "card": "as"}, "floor", "card", "a card like 'As'"),
+    ({"id": "1", "command": "floor_pick", "irregularity": 4}, "floor", "card", "missing"),
+    ({"id": "1", "command": "exposed_card", "seat": 11}, "dealer", "seat", "no seat 11"),
+    ({"id": "1", "command": "set_button"}, "floor", "seat", "missing"),
+    ({"id": "1", "command": "set_button", "seat": 0}, "floor", "seat", "no seat 0"),
+    ({"id": "1", "command": "seats", "seats": [1]}, "floor", "seats", "2 to 10 different seat numbers"),
+    ({"id": "1", "command": "seats", "seats": [1, 1]}, "floor", "seats", "different seat numbers"),
+    ({"id": "1", "command": "seats", "seats": [1, 12]}, "floor", "seats", "no seat 12"),
+    ({"id": "1", "command": "seats", "seats": [1, "2"]}, "floor", "seats", "different seat numbers"),
+    ({"id": "1", "command": "seats", "seats": "1,2"}, "floor", "seats", "expected the seats dealt in"),
+    ({"id": "1", "command": "misdeal", "note": ""}, "floor", "note", "1 to 200 characters"),
+    ({"id": "1", "command": "misdeal", "note": "x" * 201}, "floor", "note", "1 to 200 characters"),
+    ({"id": "1", "command": "misdeal", "reason": "x"}, "floor", "reason", "unknown field for misdeal"),
+    ({"id": "1", "command": "time_bank"}, "dealer", "seat", "missing"),
+    ({"id": "1", "command": "new_hand", "seat": 1}, "dealer", "seat", "unknown field for new_hand"),
+])
+def test_a_malformed_dealing_command_names_the_field_at_fault(payload, role, field, error):
+    from rfid_table.commands import CommandError
+
+    with pytest.raises(CommandError) as refused:
+        parse(payload, role)
+    assert refused.value.field == field and error in refused.value.message and refused.value.command_id == "1"
+
+
+def test_the_command_schema_names_the_same_commands_fields_and_roles_as_the_table():
+    from jsonschema import Draft202012Validator
+
+    from conftest import ROOT
+    from rfid_table.commands import COMMANDS
+
+    schema = json.loads((ROOT / "schemas" / "command.schema.json").read_text())
+    assert schema["properties"]["command"]["enum"] == list(COMMANDS)
+    for name, (roles, fields) in COMMANDS.items():
+        definition = schema["$defs"][name]
+        assert set(definition["properties"]) == {"id", "command", *fields}, name
+        assert set(definition["required"]) == {"id", "command", *(f for f, (_t, req, _d) in fields.items() if req)}
+        assert ("Floor only" in definition["description"]) == (roles == ("floor",)), name
+    validator = Draft202012Validator(schema)
+    assert validator.is_valid({"id": "1", "command": "floor_pick", "irregularity": 4, "card": "Td"})
+    assert not validator.is_valid({"id": "1", "command": "floor_pick", "irregularity": 4, "card": "10d"})
+    assert not validator.is_valid({"id": "1", "command": "seats", "seats": [3]})

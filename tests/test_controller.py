@@ -135,11 +135,13 @@ def test_the_next_hands_first_card_ends_the_previous_hand_at_once():
     table = Table()
     table.deal({1: ["As", "Kd"], 2: ["7h", "7c"]})
     table.gather()
-    table.deal({2: ["2c", "3c"], 3: ["4c", "5c"]})
+    # The button moved from seat 2 to seat 1: the next deal starts at seat 2.
+    table.deal({2: ["2c", "3c"], 1: ["4c", "5c"]})
     assert types(table.events)[:9] == ["hand_started"] + ["card_dealt"] * 4 + ["hand_ended", "hand_started",
                                                                                "card_dealt", "card_dealt"]
     assert table.controller.hand == 2
     assert {e.hand for e in table.events if e.type == "card_dealt"} == {1, 2}
+    assert "irregular_card" not in types(table.events)
 
 
 @pytest.mark.parametrize("variant_cards", [4, 5, 6])

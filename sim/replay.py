@@ -145,8 +145,10 @@ class HandScript:
     """
 
     def __init__(self, field: TableField, uid_of_card: Mapping[str, str], rack: Mapping[int, Sequence[str]],
-                 command: Callable[[dict], None], rng: random.Random, pace_s: float = 0.8, deal_s: float = 0.3):
+                 command: Callable[[dict], None], rng: random.Random, pace_s: float = 0.8, deal_s: float = 0.3,
+                 announce_seats: bool = False):
         self.field, self.uid_of_card, self.command, self.rng = field, uid_of_card, command, rng
+        self.announce_seats = announce_seats
         self.pace_s, self.deal_s = pace_s, max(CYCLE_S, deal_s)
         self.chip_set = {uid: value for value, uids in rack.items() for uid in uids}
         self.denominations = tuple(sorted(rack))
@@ -180,6 +182,10 @@ class HandScript:
         stacks = phhlib._starting_stacks(hand)  # noqa: SLF001
         at(0.0, "the floor enters the stacks", lambda: self.command(
             {"command": "set_stacks", "stacks": {str(s): v for s, v in stacks.items()}}))
+        if self.announce_seats:  # hands of unrelated tables: the floor says who plays and where the button is
+            at(0.0, "the floor enters the seats", lambda: self.command({"command": "seats", "seats": sorted(order)}))
+            at(0.0, "the floor sets the button", lambda: self.command({"command": "set_button",
+                                                                       "seat": hand.button}))
         zone_value: dict[int, int] = {s: 0 for s in order}  # chips in each betting zone, by value
         zone_uids: dict[int, list[str]] = {s: [] for s in order}
         pot_uids: list[str] = []
@@ -310,7 +316,8 @@ class ReplayTable:
         self.settle_s = settle_s
         self.pace_s = pace_s
         # perfect reads keep the order of cards dealt even one cycle apart
-        self.script = HandScript(self.field, self.uid_of_card, rack, self._command, self.rng, pace_s, deal_s)
+        self.script = HandScript(self.field, self.uid_of_card, rack, self._command, self.rng, pace_s, deal_s,
+                                 announce_seats=True)
         antennas = max(a for _, a in self.zones.values())
         self.reader = (NoisyReader("main", antennas, self.field, self.noise) if self.noise
                        else PerfectReader("main", antennas, self.field))

@@ -1,0 +1,119 @@
+"""The chip layer at a simulated table: chips placed on the betting zones, read through the zone tracker into the
+controller — the situations the generated hands do not reach: a straddle read from the chips before the deal, a
+declaration that turns a single overchip into a raise, a foreign chip in a bet, a late blind."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.chip_betting import BettingSetup
+from controller.game import GameController
+from controller.table import TableSetup
+from hal.zones import ZoneTracker
+from sim.field import TableField
+from sim.replay import CARD_DEBOUNCE, CYCLE_S, PILE_DEBOUNCE, PerfectReader, card_uid, chip_uid, table_zones
+from controller.cards import FULL_DECK
+
+DENOMINATIONS = (5, 25, 100, 500, 1000)
+
+
+class Table:
+    def __init__(self, rules: str = "tda"):
+        self.zones = table_zones()
+        self.field = TableField(self.zones)
+        self.deck = {card_uid(i): card for i, card in enumerate(FULL_DECK)}
+        self.uid_of = {card: uid for uid, card in self.deck.items()}
+        self.rack = {value: [chip_uid(d, n) for n in range(50)] for d, value in enumerate(DENOMINATIONS)}
+        chips = {uid: value for value, uids in self.rack.items() for uid in uids}
+        self.controller = GameController(
+            TableSetup("chips", 10, self.deck, decks={"A": self.deck}, deck_id="A", players=(1, 2, 3, 4), button=4,
+                       rules=rules),
+            BettingSetup(small_blind=50, big_blind=100, chips=chips, chip_set="test", rules=rules,
+                         other_chips={"E0040150EE000001": "old-series"}))
+        antennas = max(a for _, a in self.zones.values())
+        self.reader = PerfectReader("main", antennas, self.field)
+        debounce = {z: PILE_DEBOUNCE if z.endswith(".bets") or z in ("pot", "muck") else CARD_DEBOUNCE
+                    for z in self.zones}
+        self.tracker = ZoneTracker({a: z for z, a in self.zones.items()}, debounce)
+        self.t = 0.0
+        self.events: list = []
+
+    def run(self, seconds: float) -> list:
+        produced = []
+        end = self.t + seconds
+        while self.t < end - 1e-9:
+            self.t += CYCLE_S
+            for cycle in self.reader.poll(self.t):
+                for event in self.tracker.feed(cycle):
+                    produced += self.controller.handle(event)
+            produced += self.controller.tick(self.t)
+        self.events += produced
+        return produced
+
+    def chips(self, seat_or_zone, *values: int) -> list:
+        zone = seat_or_zone if isinstance(seat_or_zone, str) else f"seat{seat_or_zone}.bets"
+        for value in values:
+            self.field.place(self.rack[value].pop(), zone)
+        return self.run(1.0)
+
+    def deal(self, seats=(1, 2, 3, 4)) -> None:
+        cards = iter(FULL_DECK[::-1])
+        for _ in range(2):
+            for seat in seats:
+                self.field.place(self.uid_of[next(cards)], f"seat{seat}.cards")
+                self.run(0.2)
+        self.run(0.6)
+
+    def command(self, body: dict) -> list:
+        events, refusal = self.controller.handle_command({**body, "role": "dealer", "user": "test"}, self.t)
+        assert refusal is None, refusal
+        self.events += events
+        return events
+
+
+def actions(events) -> list[tuple]:
+    return [(e.public["seat"], e.public["action"], e.public["to"]) for e in events if e.type == "action"]
+
+
+def test_a_straddle_is_read_from_the_chips_before_the_deal_and_acts_last():
+    table = Table()
+    table.command({"command": "set_stacks", "stacks": {"1": 5000, "2": 5000, "3": 5000, "4": 5000}})
+    table.chips(1, 25, 25)  # small blind (button 4)
+    table.chips(2, 100)  # big blind
+    table.chips(3, 100, 100)  # a live straddle of 200 by the seat after the big blind
+    table.deal()
+    table.chips(4, 100, 100)  # the button calls the straddle: first to act pre-flop
+    assert actions(table.events) == [(1, "post_sb", 50), (2, "post_bb", 100), (3, "straddle", 200),
+                                     (4, "call", 200)]
+    started = next(e for e in table.events if e.type == "betting_started")
+    assert started.public["button"] == 4
+    snapshot = table.controller.snapshot(secure=False)["betting"]
+    assert snapshot["to_act"] == 1 and snapshot["current_bet"] == 200
+
+
+@pytest.mark.parametrize("declared, expected", [(False, (3, "call", 100)), (True, (3, "raise", 500))])
+def test_a_single_overchip_is_a_call_unless_raise_was_declared(declared, expected):
+    table = Table()
+    table.command({"command": "set_stacks", "stacks": {"1": 5000, "2": 5000, "3": 5000, "4": 5000}})
+    table.chips(1, 25, 25)
+    table.chips(2, 100)
+    table.deal()
+    if declared:
+        table.command({"command": "declare", "seat": 3, "declaration": "raise"})  # entered at the console
+    produced = table.chips(3, 500)  # one 500 chip facing the big blind of 100
+    assert actions(produced)[-1] == expected
+    ruled = [a for a in produced if a.type == "action"][-1]
+    assert ruled.public["rules"], "the action names the rule that shaped it"
+
+
+def test_a_foreign_chip_is_reported_and_never_counts_toward_a_bet():
+    table = Table()
+    table.command({"command": "set_stacks", "stacks": {"1": 5000, "2": 5000, "3": 5000, "4": 5000}})
+    table.chips(1, 25, 25)
+    table.chips(2, 100)
+    table.deal()
+    table.field.place("E0040150EE000001", "seat3.bets")  # a chip of the old series, with a real 100
+    produced = table.chips(3, 100)
+    foreign = [e for e in table.events if e.type == "foreign_chip"]
+    assert len(foreign) == 1 and foreign[0].public["chip_set"] == "old-series"
+    assert actions(produced) == [(3, "call", 100)]

@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping
 from controller import phh as phhlib
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
 from controller.rules import profile as rule_profile
-from controller.showdown import award
+from controller.showdown import award, hand_rank
 
 DEAL_SETTLE_S = 0.5  # the deal is taken as over this long after its last card, unless the betting begins sooner
 UNKNOWN_STACK = 10**9  # no count entered and no stack zone: large enough never to be all-in by accident
@@ -216,7 +216,15 @@ class ChipBetting:
             self.start_if_dealt(t, emit)
             if self.hand is not None and not self._hand_ended:
                 self._settle_all(emit)
-                self._apply(self.hand.fold(public["seat"]), emit)
+                seat, hand = public["seat"], self.hand
+                if hand.status == "showdown":  # the betting is over: the dealer is gathering the losers' cards
+                    self._check_mucked_winner(seat, emit)
+                else:
+                    # on the river with nothing to call the table cannot tell a fold from a hand mucked after
+                    # unseen checks: the fold stands (TDA 54-5), a winning hand goes to the floor
+                    if hand.street == "river" and hand.to_call(seat) == 0:
+                        self._check_mucked_winner(seat, emit)
+                    self._apply(hand.fold(seat), emit)
         elif type_ == "misdeal":
             self._reset_hand()  # the bets go back; the next deal starts a new betting hand
         elif type_ == "hand_ended":
@@ -230,6 +238,24 @@ class ChipBetting:
         last card, whichever comes first."""
         if self.hand is None and not self._hand_ended and self._dealt and self._deal_complete():
             self._start_betting(t, emit)
+
+    def _check_mucked_winner(self, seat: int, emit: Emit) -> None:
+        """At the showdown, a hand that would win (some of) the pot reaching the muck: cards speak, and a clearly
+        winning tabled hand must not be mucked by the dealer (AC 14; CA Actions 9). The award still counts it."""
+        hand = self.hand
+        board = [c for c in self._board if c]
+        live = [s for s in hand.live_seats if self._hole.get(s)]
+        if len(board) < 5 or seat not in live or len(live) < 2:
+            return
+        try:
+            ranks = {s: hand_rank(self.variant, [c for c in self._hole[s] if c], board) for s in live}
+        except ValueError:
+            return
+        if ranks[seat] == min(ranks.values()):
+            emit("bet_ruling", {"code": "winning_hand_mucked", "seat": seat,
+                                "message": f"seat {seat}'s hand wins at the showdown and reached the muck: cards "
+                                           "speak, the floor restores it", "rules": ["AC 14", "CA Actions 9"],
+                                "needs_floor": True}, None)
 
     def _deal_complete(self) -> bool:
         if len(self._dealt_order) < 2 or self._dealt[self._dealt_order[0]] < 2:

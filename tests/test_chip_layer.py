@@ -117,3 +117,32 @@ def test_a_foreign_chip_is_reported_and_never_counts_toward_a_bet():
     foreign = [e for e in table.events if e.type == "foreign_chip"]
     assert len(foreign) == 1 and foreign[0].public["chip_set"] == "old-series"
     assert actions(produced) == [(3, "call", 100)]
+
+
+def test_a_winning_hand_pushed_into_the_muck_at_the_showdown_goes_to_the_floor():
+    table = Table()
+    table.command({"command": "set_stacks", "stacks": {"1": 5000, "2": 5000, "3": 5000, "4": 5000}})
+    table.chips(1, 25, 25)
+    table.chips(2, 100)
+    table.deal()  # from the top of the reversed deck: seat 1 Ac Kc… (FULL_DECK reversed)
+    hole = {s: [e.secret["card"] for e in table.events if e.type == "card_dealt" and e.public["seat"] == s]
+            for s in (1, 2, 3, 4)}
+    for seat in (3, 4):  # two players fold, the blinds check it down
+        for card in hole[seat]:
+            table.field.place(table.uid_of[card], "muck")
+        table.run(0.8)
+    table.chips(1, 25, 25)  # the small blind completes
+    used = {c for cards in hole.values() for c in cards}
+    board = [c for c in FULL_DECK if c not in used][:5]
+    for card in board:
+        table.field.place(table.uid_of[card], "board")
+        table.run(0.3)
+    from controller.betting import NLHE
+    from controller.showdown import hand_rank
+    winner = min((1, 2), key=lambda s: hand_rank(NLHE, hole[s], board))
+    for card in hole[winner]:  # the dealer mucks the winner's cards
+        table.field.place(table.uid_of[card], "muck")
+    produced = table.run(0.8)
+    ruling = [e for e in produced if e.type == "bet_ruling"]
+    assert [r.public["code"] for r in ruling] == ["winning_hand_mucked"] and ruling[0].public["seat"] == winner
+    assert ruling[0].public["needs_floor"] and "AC 14" in ruling[0].public["rules"]

@@ -336,10 +336,11 @@ def bench(args) -> int:
         read_rate, read_p99 = measure_tag_reads()
         progress("journal: 10,000 events with durable commits, then a restart from them")
         journal_rate, recovery_s = measure_journal(config_path)
-        progress("replay: 400 random hands as cards and chips on the simulated table, read back")
-        replay = measure_replay()
+        # Before the replay: a child's peak RSS on Linux includes what its parent held when it forked.
         progress(f"memory: rfid-table sim playing {args.rss_hands} hands over the emulated reader link")
         rss = measure_rss_mb(config_path, settings, args.rss_hands)
+        progress("replay: 400 random hands as cards and chips on the simulated table, read back")
+        replay = measure_replay()
     finally:
         if broker is not None:
             broker.stop()

@@ -111,12 +111,20 @@ class PerfectReader:
     def __init__(self, name: str, antennas: int, field: TableField):
         self.name, self.antennas, self.field = name, antennas, field
         self._version, self._reads = -1, ()
+        self._read_of: dict[tuple[int, str], TagRead] = {}  # reads are immutable: one object per tag and antenna
 
     def poll(self, now: float) -> list[InventoryCycle]:
         if self.field.version != self._version:
             self._version = self.field.version
-            self._reads = tuple(TagRead(a, uid, 3, -45) for a in range(1, self.antennas + 1)
-                                for uid in self.field.tags_on(self.name, a))
+            read_of = self._read_of
+            reads = []
+            for a in range(1, self.antennas + 1):
+                for uid in self.field.tags_on(self.name, a):
+                    read = read_of.get((a, uid))
+                    if read is None:
+                        read = read_of[(a, uid)] = TagRead(a, uid, 3, -45)
+                    reads.append(read)
+            self._reads = tuple(reads)
         return [InventoryCycle(self.name, now, self._reads)]
 
 

@@ -132,6 +132,7 @@ class TableConfig:
     button: int | None = None  # the first hand's button (then it moves); None: the highest seat
     players: tuple[int, ...] | None = None  # the seats dealt in at the start; None: learned from the first deal
     exposed_by: str = "console"  # an exposed card is reported by the console, or laid on the exposed zone
+    audit_hands: int = 50  # every card of the active deck must show up within this many hands
 
     def debounce_by_zone(self) -> dict[str, DebounceSettings]:
         return {zone: self.debounce[zone_kind(zone)] for zone in self.zones}
@@ -339,7 +340,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     table = c.table(doc, ("table",), {"id": "a table id", "name": "a display name", "seats": "2 to 10",
                                        "active_deck": "a deck id", "clear_after_s": "seconds",
                                        "button": "a seat", "players": "a list of seats",
-                                       "exposed_cards": "'console' or 'zone'"}, ("id", "seats"))
+                                       "exposed_cards": "'console' or 'zone'", "audit_hands": "hands"},
+                    ("id", "seats"))
     table_id = c.value(table, ("table", "id"), str, "letters, digits, '-' or '_' (it is an MQTT topic level)",
                        "table", TABLE_ID.fullmatch)
     seats = c.value(table, ("table", "seats"), int, "a number of seats from 2 to 10", 0, lambda v: 2 <= v <= 10)
@@ -351,6 +353,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     players = c.value(table, ("table", "players"), list, f"a list of at least two seats from 1 to {seats or 10}",
                       None, lambda v: len(v) >= 2 and all(isinstance(x, int) and on_table(x) for x in v)
                       and len(set(v)) == len(v))
+    audit_hands = c.value(table, ("table", "audit_hands"), int, "hands from 1 to 10000 (every card of the deck must "
+                          "show up within this many hands)", 50, lambda v: 1 <= v <= 10_000)
     exposed_by = c.value(table, ("table", "exposed_cards"), str, "'console' (the dealer reports an exposed card) or "
                          "'zone' (the dealer lays it on the exposed zone)", "console", ("console", "zone").__contains__)
 
@@ -578,7 +582,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                                                            settle_ms / 1000),
                        mqtt, readers, zones, decks, active, debounce, float(clear_after_s), name, journal_path,
                        retention, float(delay_s), release, pin_map, chips, min_rssi, order_window_ms / 1000,
-                       button, tuple(players) if players else None, exposed_by)
+                       button, tuple(players) if players else None, exposed_by, audit_hands)
 
 
 def _chip_settings(c: _Checker, doc: dict, base: Path, decks: dict, zones: dict) -> ChipSettings | None:

@@ -1,0 +1,49 @@
+"""The deck's life: over a number of hands every card of the active deck should show up.
+
+A card that never appears in ``hands`` hands in a row is missing from the deck (dropped, marked and kept back, or its
+tag dead). Fed with the card controller's events; says so with one ``deck_audit`` event per window of hands in
+which some cards were never seen, naming them (they are cards nobody holds, so the event is public). A change of
+deck starts a new window. The ruling (PP Irregularities 10): the results of the hands played stand, and a new deck is
+brought in from then on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from controller.cards import FULL_DECK
+
+
+class DeckAudit:
+    def __init__(self, hands: int = 50):
+        if hands < 1:
+            raise ValueError("the deck audit needs a window of at least one hand")
+        self.hands = hands
+        self._seen: set[str] = set()
+        self._ended = 0
+
+    def card_event(self, type_: str, public: Mapping[str, Any], secret: Mapping[str, Any]) -> dict | None:
+        """One of the card controller's events; returns the public body of a ``deck_audit`` event when a window of
+        hands ends with cards never seen."""
+        for card in (public.get("card"), secret.get("card")):
+            if card:
+                self._seen.add(card)
+        for cards in (secret.get("cards"), public.get("board")):
+            self._seen.update(cards or ())
+        for cards in (secret.get("hole_cards") or {}).values():
+            self._seen.update(cards)
+        if type_ == "deck_selected":
+            self._seen, self._ended = set(), 0
+        elif type_ == "hand_ended":
+            self._ended += 1
+            if self._ended >= self.hands:
+                missing = [card for card in FULL_DECK if card not in self._seen]
+                seen = len(FULL_DECK) - len(missing)
+                self._seen, self._ended = set(), 0
+                if missing:
+                    return {"hands": self.hands, "distinct_cards": seen, "missing": missing,
+                            "severity": "warning", "ruling": "new_deck", "rules": ["PP Irregularities 10"]}
+        return None
+
+    def state(self) -> dict:
+        return {"hands": self._ended, "window": self.hands, "distinct_cards": len(self._seen)}

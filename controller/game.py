@@ -11,11 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from controller.chip_betting import BettingSetup, ChipBetting, zone_seat
+from controller.clock import ActionClock, ClockRefused, ClockSettings
+from controller.conduct import ConductRules, RuleEvent
 from controller.domain import DomainEvent
 from controller.table import TableController, TableSetup
-from hal.events import DeviceEvent, ZoneEvent
+from hal.events import DeviceEvent, SensorEvent, ZoneEvent
 
 CHIP_ZONES = ("bets", "pot", "stack")
+CONDUCT_SETTLE_S = 0.6  # the absent-at-deal decision waits this long for presence changes still being debounced
 
 
 class GameController:
@@ -30,6 +33,14 @@ class GameController:
             self.cards.substantial_action = self.betting.substantial_action
             self.cards.betting_round_open = self.betting.round_open
         self._card_uids = {uid for deck in (setup.decks or {"": setup.deck}).values() for uid in deck} | set(setup.deck)
+        # the conduct the seat sensors see and the action clock (docs/conduct.md), by the table's house profile
+        self.conduct = ConductRules(setup.rules, setup.seats, settle_s=CONDUCT_SETTLE_S)
+        self.clock = ActionClock(ClockSettings(profile=setup.rules), seats=setup.seats)
+        self._rules_t = float("-inf")  # the latest time given to the rules: their clock never goes back
+        self._turn: int | None = None  # the seat the clock runs for
+        self._dealt: dict[int, int] = {}  # this hand's hole cards per seat, to see when the deal is complete
+        self._deal_done = False
+        self.tick_changed = False
 
     # the card controller's picture, read by the daemon, the diagnostics and the tests
     @property
@@ -61,13 +72,22 @@ class GameController:
                 self.cards.now = event.t
                 out: list[DomainEvent] = []
                 self.betting.chip_zone_event(event.kind, event.uid, event.zone, event.t, self._emitter(out, event.t))
-                return out
+                return self._conduct_after(out, event.t)
             if self.betting.is_chip(event.uid):
                 return []  # a chip near the cards (a card protector, a stray chip): nothing to read
-        return self._cards_then_chips(lambda: self.cards.handle(event))
+        return self._conduct_after(self._cards_then_chips(lambda: self.cards.handle(event)), event.t)
 
     def handle_device(self, event: DeviceEvent) -> list[DomainEvent]:
-        return self._cards_then_chips(lambda: self.cards.handle_device(event))
+        return self._conduct_after(self._cards_then_chips(lambda: self.cards.handle_device(event)), event.t)
+
+    def handle_sensor(self, event: SensorEvent) -> list[DomainEvent]:
+        """A seat sensor changed (``hal.gpio.GpioConsole``): the device and presence rules judge it."""
+        out: list[DomainEvent] = []
+        t = max(self._rules_t, event.t)
+        self.cards.now = max(self.cards.now, event.t)
+        self._emit_rules(out, self.clock.tick(t))  # what the clock had due comes first
+        self._emit_rules(out, self.conduct.sensor(event))
+        return self._conduct_after(out, t)
 
     def handle_command(self, command: dict[str, Any], t: float) -> tuple[list[DomainEvent], str | None]:
         name = command["command"]
@@ -90,7 +110,9 @@ class GameController:
             emit("declaration", {"seat": command["seat"], "declaration": command["declaration"], **extra,
                                  "by": f"{command['role']}/{command['user']}"}, None)
             self.betting.declare(command["seat"], command["declaration"], command.get("amount"), emit)
-            return out, None
+            return self._conduct_after(out, t), None
+        if name in ("start_clock", "time_bank"):
+            return self._clock_command(command, t)
         refusal = None
 
         def command_to_cards() -> list[DomainEvent]:
@@ -99,13 +121,108 @@ class GameController:
             return events
 
         events = self._cards_then_chips(command_to_cards)
-        return events, refusal
+        return (self._conduct_after(events, t) if refusal is None else events), refusal
+
+    def _clock_command(self, command: dict[str, Any], t: float) -> tuple[list[DomainEvent], str | None]:
+        """``start_clock`` (without a seat: on the seat to act) and ``time_bank``; a refusal changes nothing."""
+        name = command["command"]
+        t = max(self._rules_t, t)
+        seat = command.get("seat")
+        if name == "start_clock" and seat is not None and seat != self.clock.seat:
+            return [], (f"seat {seat} is not to act" + (f" (seat {self.clock.seat} is)" if self.clock.seat else
+                                                       ": no player is to act"))
+        try:
+            if name == "start_clock":
+                produced = self.clock.start(t, f"{command['role']}/{command['user']}")
+            else:
+                produced = self.clock.time_bank(seat, t)
+        except ClockRefused as exc:
+            return [], str(exc)
+        self.cards.now = max(self.cards.now, t)
+        out: list[DomainEvent] = []
+        self._emit_rules(out, produced)
+        self._rules_t = t
+        return out, None
 
     def tick(self, now: float) -> list[DomainEvent]:
+        """Let time pass. ``tick_changed`` says whether it changed anything though it gave no event (the
+        daemon journals such a tick too, so that a replay takes the same path)."""
+        before, turn = self._rules_t, self._turn
         out = self._cards_then_chips(lambda: self.cards.tick(now))
         if self.betting is not None:
             self.betting.tick(now, self._emitter(out, now))
+        out = self._conduct_after(out, now)
+        t = max(self._rules_t, now)
+        pending = self._deal_pending()
+        self._emit_rules(out, self.conduct.tick(t))
+        self._emit_rules(out, self.clock.tick(t))
+        self.tick_changed = self._turn != turn or pending != self._deal_pending()
+        self._rules_t = t if out or self.tick_changed else before  # an unjournaled tick leaves no trace
         return out
+
+    # ---- conduct and the clock ----------------------------------------------------------------------
+
+    def _conduct_after(self, events: list[DomainEvent], t: float) -> list[DomainEvent]:
+        """Give the rules what this input did to the hand (docs/conduct.md, "Wiring it into the controller"), then
+        the clock the seat to act; their events follow the input's, in the same sequence."""
+        out = list(events)
+        for event in events:
+            self._hand_progress(out, event)
+        t = max(self._rules_t, t)
+        seat = self._to_act()
+        acted = any(e.type in ("action", "betting_started", "fold", "hand_ended", "misdeal") for e in events)
+        if seat != self._turn or (acted and seat is not None):
+            self._turn = seat
+            facing = None
+            if seat is not None and self.betting is not None and self.betting.hand is not None:
+                facing = self.betting.hand.to_call(seat) > 0
+            self._emit_rules(out, self.clock.turn(seat, t, facing_bet=facing))
+        self._rules_t = t
+        return out
+
+    def _hand_progress(self, out: list[DomainEvent], event: DomainEvent) -> None:
+        t = max(self._rules_t, event.t)
+        conduct = self.conduct
+        if event.type == "hand_started":
+            self._dealt, self._deal_done = {}, False
+            self._emit_rules(out, conduct.hand_started(t, event.hand))
+        elif event.type == "card_dealt":
+            seat = event.public["seat"]
+            self._dealt[seat] = event.public.get("count", self._dealt.get(seat, 0) + 1)
+            self._emit_rules(out, conduct.card_dealt(seat, t, event.hand))
+            if (not self._deal_done and len(self._dealt) >= 2
+                    and all(n >= self.cards.setup.hole_cards for n in self._dealt.values())):
+                self._deal_complete(out, t)
+        elif event.type in ("betting_started", "board_card", "burn"):
+            if not self._deal_done and self._dealt:
+                self._deal_complete(out, t)
+        elif event.type == "fold":
+            self._emit_rules(out, conduct.folded(event.public["seat"], t))
+        elif event.type in ("hand_ended", "misdeal"):
+            self._dealt, self._deal_done = {}, False
+            self._emit_rules(out, conduct.hand_ended(t))
+        self._rules_t = t
+
+    def _deal_complete(self, out: list[DomainEvent], t: float) -> None:
+        self._deal_done = True
+        self._emit_rules(out, self.conduct.deal_complete(t, sorted(self._dealt)))
+
+    def _deal_pending(self) -> bool:
+        """Whether the rules still wait to decide who was absent at the deal (their settle time)."""
+        rules = self.conduct
+        return rules.in_hand and rules._deal_t is not None and not rules._deal_decided
+
+    def _to_act(self) -> int | None:
+        hand = self.betting.hand if self.betting is not None else None
+        return hand.to_act() if hand is not None and self.betting.accepts_declarations() else None
+
+    def _emit_rules(self, out: list[DomainEvent], produced: list[RuleEvent]) -> None:
+        for rule_event in produced:  # outside a hand (a player sitting down between hands) the hand is null
+            hand = rule_event.hand if rule_event.hand is not None else (
+                (self.cards.hand or None) if self.cards.in_hand or rule_event.type.startswith(("clock", "time"))
+                else None)
+            self.seq += 1
+            out.append(DomainEvent(self.seq, rule_event.type, rule_event.t, hand, dict(rule_event.public), {}))
 
     # ---- plumbing -----------------------------------------------------------------------------------
 
@@ -145,4 +262,9 @@ class GameController:
         snap["seq"] = self.seq
         if self.betting is not None:
             snap["betting"] = self.betting.snapshot()
+        clock = self.clock.snapshot(max(self._rules_t, self.cards.now))
+        if clock["banks_left"] is not None:
+            clock["banks_left"] = {str(seat): left for seat, left in clock["banks_left"].items()}
+        snap["clock"] = clock
+        snap["conduct"] = self.conduct.snapshot()
         return snap

@@ -49,7 +49,9 @@ def cmd_sim(args: argparse.Namespace) -> int:
     options = SimOptions(hands=args.hands or None, seed=args.seed, speed=args.speed, pace_s=args.pace,
                          players=args.players, link=args.link, noise=args.noise, faults_per_minute=args.faults,
                          missed_read=args.missed_read, cross_read=args.cross_read, flicker=args.flicker,
-                         stack_limit=args.stack_limit)
+                         stack_limit=args.stack_limit, devices_per_hour=args.devices_per_hour,
+                         devices_per_hand=args.devices_per_hand, absences_per_hour=args.absences_per_hour,
+                         absences_per_hand=args.absences_per_hand)
     journal = _open_journal(args.journal, config.journal_retention, bool(config.broadcast_delay_s)) \
         if args.journal else None
     epoch = journal.epoch if journal is not None else secrets.token_hex(8)
@@ -118,7 +120,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     readers = [open_reader(r.name, r.backend, r.antennas, r.link) for r in config.readers.values()]
     epoch = journal.epoch if journal is not None else secrets.token_hex(8)
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch)
-    pipeline = TablePipeline(config, readers, publisher, journal)
+    gpio = None
+    if config.gpio is not None:  # the seat sensors, console buttons and lights: [gpio] backend (rpi on the table)
+        from hal.gpio import GpioError
+        from rfid_table.daemon import TableGpio
+
+        try:
+            gpio = TableGpio(config.gpio, config.gpio.backend, clock=time.time)
+        except GpioError as exc:
+            print(f"rfid-table run: [gpio]: {exc}", file=sys.stderr)
+            for reader in readers:
+                reader.close()
+            return EX_CONFIG
+    pipeline = TablePipeline(config, readers, publisher, journal, gpio=gpio)
     stop = StopFlag()
     stop.install()
     if journal is not None:
@@ -156,6 +170,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         publisher.stop()
         for reader in readers:
             reader.close()
+        if gpio is not None:
+            gpio.close()  # the lights off, the pins released
         if journal is not None:
             for feed, seq in publisher.take_acknowledged().items():
                 journal.mark_delivered(feed, seq)
@@ -256,6 +272,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="inject link faults (bit flips, dropped, duplicated, truncated frames, garbage) at this rate")
     p.add_argument("--journal", default=None, help="SQLite journal: every event is stored before it is published, "
                                                     "and a restart continues the hand from it")
+    p.add_argument("--devices-per-hour", type=float, default=0.0, metavar="R",
+                   help="seat sensors on the simulated GPIO: a player uses an electronic device R times per hour "
+                        "(per occupied seat; the device rule of the house profile judges it)")
+    p.add_argument("--devices-per-hand", type=float, default=0.0, metavar="P",
+                   help="chance per seat and hand that a device is used during the hand")
+    p.add_argument("--absences-per-hour", type=float, default=0.0, metavar="R",
+                   help="a player leaves the seat for a while R times per hour (the presence rule judges it)")
+    p.add_argument("--absences-per-hand", type=float, default=0.0, metavar="P",
+                   help="chance per seat and hand that the player leaves during the hand")
     broker_options(p)
     p.set_defaults(func=cmd_sim)
 

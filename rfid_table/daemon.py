@@ -17,13 +17,15 @@ from typing import Callable, Protocol
 
 from controller import DomainEvent
 from controller.game import GameController
+from hal.events import ButtonCommand, SensorEvent
+from hal.gpio import GpioConsole, PinMap, TableLights, open_gpio
 from hal.readers import ReaderBackend
 from hal.zones import ZoneTracker
-from rfid_table.commands import CommandError, parse_command, sender
+from rfid_table.commands import COMMANDS, CommandError, parse_command, sender
 from rfid_table.config import TableConfig
 from rfid_table.diag import DiagnosticsCollector
-from rfid_table.journal import (Journal, device_input, journal_event, journal_input, replay, tick_input,
-                                zone_input)
+from rfid_table.journal import (Journal, device_input, journal_event, journal_input, replay, sensor_input,
+                                tick_input, zone_input)
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +101,41 @@ class Backlog:
         return total
 
 
+class TableGpio:
+    """The table's own GPIO (docs/gpio.md): the seat sensors and the dealer console's buttons in, the seat lights
+    and the status light out. ``backend``: "sim" (the simulated pins, what ``rfid-table sim`` drives) or "rpi";
+    ``clock`` stamps edges that come without a time, in the pipeline's time base."""
+
+    def __init__(self, pin_map: PinMap, backend: str, clock: Callable[[], float] = time.time):
+        self.pin_map = pin_map
+        self.inputs, self.outputs, self.backend = open_gpio(backend, pin_map, clock=clock)
+        self.console = GpioConsole(pin_map.inputs)
+        self._sensors = {p.name: p for p in pin_map.inputs if p.kind in ("presence", "device") and p.seat}
+        # how long a level needs to count: the sensors' state at start-up is read once this has passed
+        self.settle_s = max((p.debounce_ms for p in self._sensors.values()), default=0) / 1000 + 0.05
+
+    def poll(self, now: float) -> list[ButtonCommand | SensorEvent]:
+        """The buttons pressed and the sensors changed by ``now`` (debounced), in time order."""
+        return self.console.translate(self.inputs.poll(now))
+
+    def sensors(self, now: float) -> list[SensorEvent]:
+        """Every seat sensor's debounced state now, as events (to bring the rules up to date at start-up)."""
+        states = self.inputs.states()
+        return [SensorEvent(now, pin.seat, pin.kind, bool(states.get(name)),
+                            (pin.detects or "device") if pin.kind == "device" else None)
+                for name, pin in self._sensors.items()]
+
+    def show(self, lights: TableLights, now: float) -> None:
+        self.outputs.show(lights)
+        self.outputs.poll(now)
+
+    def close(self) -> None:
+        try:
+            self.outputs.close()
+        finally:
+            self.backend.close()
+
+
 class TablePipeline:
     # Snapshots are retained copies for late subscribers; the event stream is what is live. Publishing them
     # at most this often (table time) keeps the broker's load and the events' latency low during a deal.
@@ -109,7 +146,7 @@ class TablePipeline:
     JOURNAL_CHECK_S = 1.0  # how often (table time) the journal's distance to its limit is looked at
 
     def __init__(self, config: TableConfig, readers: list[ReaderBackend], sink: Sink | None,
-                 journal: Journal | None = None):
+                 journal: Journal | None = None, gpio: TableGpio | None = None):
         self.readers = readers
         self.tracker = ZoneTracker(config.antenna_zones(), config.debounce_by_zone(),
                                    min_rssi_dbm=config.min_rssi_dbm, order_window_s=config.order_window_s)
@@ -129,6 +166,9 @@ class TablePipeline:
         self._delivery_started = False
         self._near_limit = False  # the last journal event said near_limit
         self._limit_checked_at = float("-inf")
+        self.gpio = gpio  # the seat sensors, console buttons and lights (None: the table has none)
+        self._gpio_synced = False
+        self._gpio_since: float | None = None  # the first cycle with the GPIO
 
     def restore(self, now: float) -> int:
         """Rebuild the controller from the journal (it is deterministic: replaying its inputs restores it).
@@ -150,6 +190,54 @@ class TablePipeline:
         """A command from the table itself (a console button, the simulated floor): applied and journaled in the
         next cycle like one from MQTT, without a reply. ``body`` has the shape of ``Command.as_input()``."""
         self._console.append(body)
+
+    def _gpio_inputs(self, now: float, inputs: list, events: list, caused_by: list) -> None:
+        """The seat sensors' changes (journaled as ``sensor`` inputs, judged by the conduct rules) and the
+        console's button presses (queued as console commands for the next cycle). The first cycle tells the
+        rules what the sensors show where it differs from what they know (a player already seated at start-up, a
+        device switched off while the daemon was down)."""
+        polled: list = self.gpio.poll(now)
+        if not self._gpio_synced:
+            if self._gpio_since is None:
+                self._gpio_since = now
+            if now - self._gpio_since >= self.gpio.settle_s:  # the levels at start-up are through the debounce
+                self._gpio_synced = True
+                conduct = self.controller.conduct
+                for event in self.gpio.sensors(now):
+                    known = conduct.present(event.seat) if event.sensor == "presence" else \
+                        event.detects in conduct.snapshot()["seats"][event.seat - 1]["devices"]
+                    if (known is None and event.active) or (known is not None and known != event.active):
+                        polled.append(event)
+        for item in polled:
+            if isinstance(item, SensorEvent):
+                produced = self.controller.handle_sensor(item)
+                inputs.append(sensor_input(item))
+                events.extend(produced)
+                caused_by.extend([len(inputs) - 1] * len(produced))
+                continue
+            body = dict(item.body)
+            if body["command"] == "declare" and "seat" not in body:
+                to_act = self.controller.clock.seat
+                if to_act is not None:
+                    body["seat"] = to_act
+            _roles, fields = COMMANDS[body["command"]]
+            missing = [key for key, (_kind, required, _what) in fields.items() if required and key not in body]
+            if body["role"] not in _roles or missing:
+                log.warning("console button %s ignored: %s", item.button,
+                            f"{', '.join(missing)} not known at the console" if missing else
+                            f"the console may not send {body['command']}")
+                continue
+            self.submit(body)
+
+    def _show_lights(self, now: float) -> None:
+        """The seat lights and the status light from the controller's state."""
+        controller = self.controller
+        t = max(now, getattr(controller, "_rules_t", now))
+        link_down = any(not getattr(r.link, "is_up", True) for r in self.readers if hasattr(r, "link"))
+        clock = controller.clock
+        to_act = clock.seat if clock.phase(t) != "expired" else None  # run out: the hand is dead, the light off
+        self.gpio.show(TableLights(to_act=to_act, clock=clock.lights(t),
+                                   link_down=link_down, awaiting_floor=bool(controller.cards.pending)), now)
 
     def _commands(self, now: float, inputs: list, events: list, caused_by: list) -> list[tuple[str, str, dict]]:
         """Validate and apply the commands received since the last cycle; return the replies to send."""
@@ -337,6 +425,8 @@ class TablePipeline:
         caused_by: list[int] = []
         self._start_delivery()
         replies = self._commands(now, inputs, events, caused_by)
+        if self.gpio is not None:
+            self._gpio_inputs(now, inputs, events, caused_by)
         for reader in self.readers:
             cycles = reader.poll(now)
             for device_event in reader.device_events() if hasattr(reader, "device_events") else ():
@@ -352,7 +442,8 @@ class TablePipeline:
                     events.extend(produced)
                     caused_by.extend([len(inputs) - 1] * len(produced))
         produced = self.controller.tick(now)
-        if produced:  # a tick that changes nothing need not be journaled: the next input moves the clock
+        if produced or getattr(self.controller, "tick_changed", False):
+            # a tick that changes nothing need not be journaled: the next input moves the clock
             inputs.append(tick_input(now))
             events.extend(produced)
             caused_by.extend([len(inputs) - 1] * len(produced))
@@ -360,6 +451,8 @@ class TablePipeline:
             self._check_journal_limit(now, inputs, events, caused_by)
             if inputs:
                 self.journal.record(inputs, events, caused_by=caused_by)
+        if self.gpio is not None:
+            self._show_lights(now)
         for role, user, body in replies:  # answered once the command's effect is on disk
             self.sink.publish_reply(role, user, body)
         if self.sink is not None:

@@ -9,6 +9,9 @@ from rfid_table.broker import PROJECT_ROOT, BrokerError, PrivateBroker
 from rfid_table.config import MqttSettings, load_config
 from rfid_table.watch import watch
 
+DEMO_DEVICES_PER_HAND = 0.05  # chance per seat and hand
+DEMO_ABSENCES_PER_HAND = 0.02
+
 
 def demo(config_path: str | None, hands: int, speed: float, seed: int | None) -> int:
     config_path = config_path or str(PROJECT_ROOT / "config" / "table-chips.toml")
@@ -20,7 +23,9 @@ def demo(config_path: str | None, hands: int, speed: float, seed: int | None) ->
         return 1
     log = Path(tempfile.gettempdir()) / "rfid-table-demo.log"
     command = [sys.executable, "-m", "rfid_table.cli", "sim", "--config", config_path, "--host", broker.host,
-               "--port", str(broker.port), "--hands", str(hands), "--speed", str(speed)]
+               "--port", str(broker.port), "--hands", str(hands), "--speed", str(speed),
+               # players now and then on the phone or away from the seat, for the conduct rules to judge
+               "--devices-per-hand", str(DEMO_DEVICES_PER_HAND), "--absences-per-hand", str(DEMO_ABSENCES_PER_HAND)]
     if seed is not None:
         command += ["--seed", str(seed)]
     print(f"private broker on {broker.host}:{broker.port}; simulated table log: {log}")

@@ -7,8 +7,8 @@ has acknowledged them, so publishing is at least once, in order, with the contro
 Layout (one SQLite file, WAL, ``synchronous=FULL`` so a commit survives a power cut):
 
 * ``inputs``      what was fed to the controller, in order: ``kind`` is ``zone``, ``tick``, ``device``, ``command``,
-                  or ``journal`` (the daemon's own warning that this file is near its limit, numbered like every
-                  event so that replay gives the same seqs);
+                  ``sensor`` (a seat sensor's change from the GPIO), or ``journal`` (the daemon's own warning that
+                  this file is near its limit, numbered like every event so that replay gives the same seqs);
 * ``events``      the domain events, by ``seq``; ``input_id`` is the input that caused each one;
 * ``delivery``    per feed (``public``, ``secure``, ``delayed``...), the highest ``seq`` the broker acknowledged;
 * ``checkpoints`` an opaque controller state saved at a hand boundary, so that older inputs can be pruned;
@@ -50,12 +50,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from controller.domain import DomainEvent
-from hal.events import DeviceEvent, ZoneEvent
+from hal.events import DeviceEvent, SensorEvent, ZoneEvent
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1  # in PRAGMA user_version
-INPUT_KINDS = ("zone", "tick", "device", "command", "journal")
+INPUT_KINDS = ("zone", "tick", "device", "command", "journal", "sensor")
 DEFAULT_FEEDS = ("public", "secure")
 # The near-limit warning clears only once the undelivered events are back below this share of the warning level,
 # so a backlog hovering at the line does not raise and clear it again and again.
@@ -194,6 +194,16 @@ def tick_input(now: float) -> tuple[str, float, dict[str, Any]]:
 
 def device_input(event: DeviceEvent) -> tuple[str, float, dict[str, Any]]:
     return "device", event.t, {"kind": event.kind, "reader": event.reader, "detail": dict(event.detail)}
+
+
+def sensor_input(event: SensorEvent) -> tuple[str, float, dict[str, Any]]:
+    """A seat sensor's change (``hal.gpio``), as :meth:`Journal.record` takes it."""
+    return "sensor", event.t, {"seat": event.seat, "sensor": event.sensor, "active": event.active,
+                               "detects": event.detects, "duration_s": event.duration_s}
+
+
+def sensor_event(t: float, body: dict[str, Any]) -> SensorEvent:
+    return SensorEvent(t, body["seat"], body["sensor"], body["active"], body.get("detects"), body.get("duration_s"))
 
 
 def journal_input(t: float, state: str, rows: int, undelivered: int, limit: int) -> tuple[str, float, dict[str, Any]]:
@@ -697,6 +707,8 @@ def replay(journal: Journal, controller: Any, checkpoint: Checkpoint | int | Non
             produced += controller.handle_command(item.body, item.t)[0]
         elif item.kind == "journal":
             produced.append(journal_event(controller, item.t, item.body))
+        elif item.kind == "sensor":
+            produced += controller.handle_sensor(sensor_event(item.t, item.body))
     mismatches = []
     if produced:
         stored = {e.seq: e for e in journal.events_after(produced[0].seq - 1, limit=len(produced))}

@@ -21,10 +21,11 @@ from pathlib import Path
 from hal.firmware_reader import serial_reader
 from hal.readers import ReaderBackend, SimulatedReader
 from rfid_table.config import ENGINE_VARIANTS, TableConfig
-from rfid_table.daemon import Sink, StopFlag, TablePipeline, run_cycles
+from rfid_table.daemon import Sink, StopFlag, TableGpio, TablePipeline, run_cycles
 from rfid_table.journal import Journal
 from rfid_table.publisher import MqttPublisher
 from sim.betting_dealer import BettingDealer
+from sim.conduct import ConductInjector, ConductSimOptions, simulated_pin_map
 from sim.dealer import DealerSettings, SimDealer
 from sim.field import TableField
 from sim.firmware import Fault, FirmwareEmulator
@@ -52,6 +53,19 @@ class SimOptions:
     flicker: float | None = None
     stack_limit: int | None = None
     faults_per_minute: float = 0.0  # injected link faults (bit flips, drops, duplicates, truncation, garbage)
+    # Conduct at the seats (sim/conduct.py), on the simulated GPIO: device episodes and absences per occupied seat
+    # per hour of table time, and chances per seat and hand. Any of them opens the simulated GPIO (with the
+    # table's [gpio] pin map, or every sensor, button and light when it has none).
+    devices_per_hour: float = 0.0
+    devices_per_hand: float = 0.0
+    absences_per_hour: float = 0.0
+    absences_per_hand: float = 0.0
+    gpio: bool = False  # the simulated GPIO even without injected conduct (buttons pressed by tests, lights)
+
+    def conduct(self) -> ConductSimOptions:
+        return ConductSimOptions(device_per_hour=self.devices_per_hour, device_per_hand=self.devices_per_hand,
+                                 absence_per_hour=self.absences_per_hour, absence_per_hand=self.absences_per_hand,
+                                 seed=self.seed)
 
 
     def noise_model(self) -> NoiseModel | None:
@@ -78,6 +92,15 @@ class SimulatedTable:
             raise ValueError(f"--link must be pty or direct, not {options.link!r}")
         if options.link == "direct" and (options.noise_model() or options.faults_per_minute):
             raise ValueError("--noise and --faults need the firmware emulator: use --link pty")
+        try:
+            conduct = options.conduct()
+        except ValueError as exc:  # named as the command's options
+            message = str(exc)
+            for field, option in (("device_per_hour", "--devices-per-hour"), ("device_per_hand", "--devices-per-hand"),
+                                  ("absence_per_hour", "--absences-per-hour"),
+                                  ("absence_per_hand", "--absences-per-hand")):
+                message = message.replace(f"{field}:", f"{option}:")
+            raise ValueError(message) from None
         self.config = config
         self.options = options
         self.field = TableField(config.zones)
@@ -98,7 +121,13 @@ class SimulatedTable:
         self._links_dir: tempfile.TemporaryDirectory | None = None
         self._rng = random.Random(options.seed)
         readers = [self._reader(r) for r in config.readers.values()]
-        self.pipeline = TablePipeline(config, readers, sink, journal)
+        self.gpio: TableGpio | None = None
+        self.injector: ConductInjector | None = None
+        self._t = 0.0  # the table time of the cycle under way (the simulated pins' clock)
+        if config.gpio is not None or conduct.enabled or options.gpio:
+            self.gpio = TableGpio(config.gpio or simulated_pin_map(config.seats), "sim", clock=lambda: self._t)
+            self.injector = ConductInjector(self.gpio.backend, players, conduct)
+        self.pipeline = TablePipeline(config, readers, sink, journal, gpio=self.gpio)
         self.cycle_s = min(r.cycle_s for r in config.readers.values())
         self._moves = self.dealer.hands(options.hands)
         self._next = next(self._moves, None)
@@ -135,7 +164,12 @@ class SimulatedTable:
         return self._next is not None or self.pipeline.controller.in_hand
 
     def step(self, t: float) -> list:
-        """One cycle at table time ``t``: the readers (emulated firmware) report, the daemon reads."""
+        """One cycle at table time ``t``: the readers (emulated firmware) report, the seat sensors change as the
+        simulated players do, the daemon reads."""
+        self._t = t
+        if self.injector is not None:
+            self.injector.start(t)  # the players sit down (once)
+            self.injector.advance(t)
         for emulator, reader in zip(self.emulators, self.pipeline.readers):
             if self.options.faults_per_minute and self._rng.random() < self.options.faults_per_minute * self.cycle_s / 60:
                 emulator.inject(self._rng.choice(LINK_FAULTS))
@@ -145,6 +179,10 @@ class SimulatedTable:
                 _wait_readable(reader.link.transport)
         written = [reader.link.bytes_sent for reader in self.pipeline.readers if hasattr(reader, "link")]
         events = self.pipeline.step(t)
+        if self.injector is not None:
+            for event in events:
+                if event.type == "hand_started":
+                    self.injector.hand_started(event.t)
         for emulator, reader, before in zip(self.emulators, self.pipeline.readers, written):
             if reader.link.bytes_sent != before and emulator.master_fd is not None:
                 _wait_fd(emulator.master_fd)  # a command is on its way to the reader
@@ -173,6 +211,9 @@ class SimulatedTable:
         for emulator in self.emulators:
             emulator.close()
         self.emulators = []
+        if self.gpio is not None:
+            self.gpio.close()
+            self.gpio = self.pipeline.gpio = None
         if self._links_dir is not None:
             self._links_dir.cleanup()
             self._links_dir = None

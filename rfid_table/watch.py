@@ -48,7 +48,46 @@ def describe_event(event: dict) -> str:
         return f"IRREGULAR {event.get('code')} at {event.get('zone')}{card}"
     if kind == "unknown_tag":
         return f"UNKNOWN TAG {event.get('uid')} at {event.get('zone')}"
+    floor = " (floor)" if event.get("needs_floor") else ""
+    if kind == "device_breach":
+        return f"DEVICE seat {seat} {event.get('device')} {event.get('state')}: {event.get('ruling')}{floor}"
+    if kind == "device_seen":
+        return f"seat {seat} {event.get('device')} {event.get('state')} ({event.get('reason')})"
+    if kind == "absent_at_deal":
+        return f"ABSENT AT DEAL seat {seat}: {event.get('ruling')}{floor}"
+    if kind == "seat_left":
+        return f"seat {seat} LEFT during the hand: {event.get('ruling')}{floor}"
+    if kind == "seat_returned":
+        return f"seat {seat} back after {event.get('away_s')} s"
+    if kind == "seat_presence":
+        return f"seat {seat} {'seated' if event.get('present') else 'away'}"
+    if kind in ("clock_due", "clock_started", "clock_stopped"):
+        return f"{kind.replace('_', ' ')} on seat {seat}" + (f" by {event['by']}" if "by" in event else "")
+    if kind == "clock_tick":
+        return f"clock seat {seat}: {event.get('remaining_s'):g} s ({event.get('phase')})"
+    if kind == "time_bank_used":
+        return f"seat {seat} time bank +{event.get('added_s'):g} s"
+    if kind == "clock_expired":
+        return f"CLOCK EXPIRED seat {seat}: {event.get('ruling')}{floor}"
     return str(kind)
+
+
+def seat_conduct(snap: dict, seat: int) -> str:
+    """What the seat sensors and the action clock say of a seat (empty on tables without them)."""
+    marks = []
+    for state in (snap.get("conduct") or {}).get("seats", []):
+        if state.get("seat") == seat:
+            if state.get("present") is False:
+                marks.append("away")
+            if state.get("devices"):
+                marks.append("device: " + ",".join(state["devices"]))
+    clock = snap.get("clock") or {}
+    if clock.get("seat") == seat and clock.get("phase") == "thinking":
+        marks.append("to act")
+    elif clock.get("seat") == seat and clock.get("phase") not in (None, "idle"):
+        left = clock.get("remaining_s")
+        marks.append(f"clock {clock['phase']}" + (f" {left:g} s" if left is not None else ""))
+    return "".join(f"  [{m}]" for m in marks)
 
 
 class TableView:
@@ -129,6 +168,7 @@ class TableView:
                 else:
                     cards = " ".join(["##"] * count)
                 state = "folded" if seat.get("folded") else ("in hand" if count else "")
+                state += seat_conduct(snap, seat["seat"])
                 padding = " " * max(0, 14 - len(ANSI.sub("", cards)))  # colour codes take no room on screen
                 lines.append(f"seat {seat['seat']:>2}  {cards}{padding} {state}")
             lines.append("last events:")

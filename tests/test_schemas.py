@@ -69,7 +69,9 @@ EVENT_TYPES = {"hand_started", "card_dealt", "burn", "board_card", "fold", "hand
                "unknown_tag", "reader_link", "antenna", "deck_selected", "declaration", "journal",
                "stacks_set", "betting_started", "action", "bet_ruling", "pots", "chip_count", "foreign_chip",
                "showdown", "hand_history", "misdeal", "floor_ruling", "irregularity_resolved", "board_corrected",
-               "button_set", "seats_set", "new_hand", "floor_call"}
+               "button_set", "seats_set", "new_hand", "floor_call",
+               "device_breach", "device_seen", "absent_at_deal", "seat_left", "seat_returned", "seat_presence",
+               "clock_due", "clock_started", "clock_tick", "time_bank_used", "clock_stopped", "clock_expired"}
 UNKNOWN_UID = "E004015000FF0001"  # a tag of no registered deck
 
 
@@ -246,9 +248,9 @@ def play(config, hands: int, seed: int, journal_path: Path | None = None, **opti
 class HandDriven:
     """A SimulatedTable stepped by hand on the table clock, publishing to the broker: the test places the cards."""
 
-    def __init__(self, config, link: str):
+    def __init__(self, config, link: str, **options):
         self.publisher = MqttPublisher(config.mqtt, config.table_id, epoch="schemas-by-hand")
-        self.table = SimulatedTable(config, SimOptions(link=link, hands=None, seed=1), self.publisher)
+        self.table = SimulatedTable(config, SimOptions(link=link, hands=None, seed=1, **options), self.publisher)
         self.uid = {deck: {card: uid for uid, card in cards.items()} for deck, cards in config.decks.items()}
         self.t = time.time()
         self.events: list = []
@@ -316,6 +318,61 @@ def chip_situations(config) -> None:
         table.run(3.0)  # the pot is counted once it has settled
         assert {"betting_started", "chip_count.forced_bet", "chip_count.antes", "pots", "chip_count.pot"} <= set(
             types(table.events)), types(table.events)
+        table.table.field.clear()
+        table.run(3.0)
+    finally:
+        table.close()
+
+
+def conduct_situations(config) -> None:
+    """The seat sensors and the action clock (docs/conduct.md), on the simulated GPIO: players sitting down, a
+    device between hands, a seat empty at the end of the deal, a phone at a live seat, a player leaving a live seat
+    and coming back, a device after a fold; the clock started by the floor, a time bank, the clock stopped by an
+    action, due, and run out."""
+    table = HandDriven(config, link="direct", gpio=True)
+    sensors = table.table.gpio.backend
+    controller = table.table.pipeline.controller
+    rack: dict[int, list[str]] = defaultdict(list)
+    for uid, value in sorted(config.chips.chips.items()):
+        rack[value].append(uid)
+
+    def sensor(name: str, active: bool, settle_s: float = 0.8) -> list[str]:
+        sensors.set_active(name, active, table.t)
+        return [e.type for e in table.run(settle_s)]
+
+    def command(name: str, **fields) -> list[str]:
+        table.table.pipeline.submit({"id": name, "command": name, "role": "floor", "user": "schemas", **fields})
+        return [e.type for e in table.run(0.2)]
+
+    try:
+        assert [e.type for e in table.run(0.8)] == ["seat_presence"] * 10  # the simulated players sit down
+        assert sensor("seat4.device", True) == ["device_seen"]  # no hand at seat 4
+        assert sensor("seat4.device", False) == ["device_seen"]
+        assert "stacks_set" in command("set_stacks", stacks={"1": 1000, "2": 1000, "3": 1000})
+        for zone, value in (("seat1.bets", 25), ("seat1.bets", 25), ("seat2.bets", 100)):  # the blinds
+            table.table.field.place(rack[value].pop(), zone)
+        table.run(0.7)
+        assert sensor("seat3.presence", False) == ["seat_presence"]  # seat 3 leaves before the deal
+        for card, seat in (("As", 1), ("Kd", 2), ("7h", 3), ("Ac", 1), ("Kc", 2), ("7c", 3)):
+            table.place(card, f"seat{seat}.cards", 0.2)
+        assert "absent_at_deal" in [e.type for e in table.run(1.0)]
+        assert sensor("seat3.presence", True) == ["seat_presence"]
+        assert sensor("seat1.device", True) == ["device_breach"]  # a phone at a live seat
+        assert sensor("seat1.device", False) == ["device_breach"]
+        assert sensor("seat2.presence", False) == ["seat_left"]
+        assert sensor("seat2.presence", True) == ["seat_returned"]
+        to_act = controller.clock.seat
+        assert to_act == 3, controller.snapshot(secure=False)["betting"]
+        assert command("start_clock") == ["clock_started"]
+        assert command("time_bank", seat=to_act) == ["time_bank_used"]
+        for card in ("7h", "7c"):  # seat 3 folds: the clock stops
+            table.table.field.place(table.uid["A"][card], "muck")
+        assert "clock_stopped" in [e.type for e in table.run(1.0)]
+        assert sensor("seat3.device", True) == ["device_seen"]  # after the fold: no rule broken
+        assert "clock_due" in [e.type for e in table.run(30.0)]
+        assert command("start_clock") == ["clock_started"]
+        produced = [e.type for e in table.run(75.0)]
+        assert "clock_tick" in produced and "clock_expired" in produced, produced
         table.table.field.clear()
         table.run(3.0)
     finally:
@@ -553,6 +610,9 @@ def session(broker, tmp_path_factory):
         config = table_config(settings, "schemas-dealing")
         tables.append(config.table_id)
         dealing_situations(config)
+        config = table_config(settings, "schemas-conduct")
+        tables.append(config.table_id)
+        conduct_situations(config)
         config = table_config(settings, "schemas-journal")
         tables.append(config.table_id)
         journal_situations(config, tmp_path_factory.mktemp("journal-limit") / "j.db")

@@ -480,6 +480,27 @@ class ChipBetting:
         seat = hand.to_act()
         return seat is not None and hand.to_call(seat) > 0
 
+    def dead_hand(self, seat: int, rule: str, emit: Emit) -> None:
+        """A rule killed the seat's hand (the action clock ran out, the player was away): it is folded."""
+        hand = self.hand
+        if hand is None or self._hand_ended or hand.status != "betting" or seat not in hand.live_seats:
+            return
+        self._settle_all(emit)
+        ruling = hand.fold(seat)
+        if ruling.ok:
+            self._apply(ruling, emit)
+            emit("bet_ruling", {"code": "hand_dead", "seat": seat, "message": f"seat {seat}'s hand is dead: folded",
+                                "rules": [rule] if rule else [], "needs_floor": False}, None)
+
+    def ruled_check(self, seat: int, rule: str, emit: Emit) -> None:
+        """The clock ran out on a seat with nothing to call and the profile checks it (PP Dead hands 1f)."""
+        hand = self.hand
+        if hand is None or self._hand_ended or hand.status != "betting" or hand.to_act() != seat:
+            return
+        self._settle_all(emit)
+        if hand.to_call(seat) == 0:
+            self._apply(hand.check(seat), emit)
+
     def accepts_declarations(self) -> bool:
         return self.hand is not None and not self._hand_ended
 

@@ -13,6 +13,8 @@ from typing import Any, Mapping
 
 from controller.cards import FULL_DECK
 
+SEEN_IN = ("card_dealt", "burn", "board_card", "fold", "hand_ended")
+
 
 class DeckAudit:
     def __init__(self, hands: int = 50):
@@ -25,13 +27,14 @@ class DeckAudit:
     def card_event(self, type_: str, public: Mapping[str, Any], secret: Mapping[str, Any]) -> dict | None:
         """One of the card controller's events; returns the public body of a ``deck_audit`` event when a window of
         hands ends with cards never seen."""
-        for card in (public.get("card"), secret.get("card")):
-            if card:
-                self._seen.add(card)
-        for cards in (secret.get("cards"), public.get("board")):
-            self._seen.update(cards or ())
-        for cards in (secret.get("hole_cards") or {}).values():
-            self._seen.update(cards)
+        if type_ in SEEN_IN:  # cards of the active deck in play (not a foreign card an irregularity names)
+            for card in (public.get("card"), secret.get("card")):
+                if card:
+                    self._seen.add(card)
+            for cards in (secret.get("cards"), public.get("board")):
+                self._seen.update(cards or ())
+            for cards in (secret.get("hole_cards") or {}).values():
+                self._seen.update(cards)
         if type_ == "deck_selected":
             self._seen, self._ended = set(), 0
         elif type_ == "hand_ended":
@@ -41,7 +44,7 @@ class DeckAudit:
                 seen = len(FULL_DECK) - len(missing)
                 self._seen, self._ended = set(), 0
                 if missing:
-                    return {"hands": self.hands, "distinct_cards": seen, "missing": missing,
+                    return {"audit_hands": self.hands, "distinct_cards": seen, "missing": missing,
                             "severity": "warning", "ruling": "new_deck", "rules": ["PP Irregularities 10"]}
         return None
 

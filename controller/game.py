@@ -13,6 +13,7 @@ from typing import Any
 from controller.chip_betting import BettingSetup, ChipBetting, zone_seat
 from controller.clock import ActionClock, ClockRefused, ClockSettings
 from controller.conduct import ConductRules, RuleEvent
+from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
 from controller.table import TableController, TableSetup
 from hal.events import DeviceEvent, SensorEvent, ZoneEvent
@@ -25,8 +26,9 @@ class GameController:
     """The interface of ``TableController`` (``handle``, ``handle_device``, ``handle_command``, ``tick``,
     ``snapshot``, ``on_table``), over cards and chips."""
 
-    def __init__(self, setup: TableSetup, betting: BettingSetup | None = None):
+    def __init__(self, setup: TableSetup, betting: BettingSetup | None = None, audit_hands: int = 50):
         self.cards = TableController(setup)
+        self.deck_audit = DeckAudit(audit_hands)  # every card of the deck must show up within audit_hands hands
         self.betting = ChipBetting(betting, setup.seats, setup.hole_cards) if betting and betting.chips else None
         self.seq = 0
         if self.betting is not None:  # the dealing rules ask the betting how far the hand has gone
@@ -223,6 +225,21 @@ class GameController:
                 else None)
             self.seq += 1
             out.append(DomainEvent(self.seq, rule_event.type, rule_event.t, hand, dict(rule_event.public), {}))
+            self._apply_conduct_ruling(out, rule_event)
+
+    def _apply_conduct_ruling(self, out: list[DomainEvent], rule_event: RuleEvent) -> None:
+        """A ruling the rule applies by itself (no floor): the clock ran out or a player was away at the end of the
+        deal, and the profile says the hand is dead (or, PP Dead hands 1f, checked): the betting follows."""
+        public = rule_event.public
+        if (self.betting is None or rule_event.type not in ("clock_expired", "absent_at_deal")
+                or public.get("needs_floor") or "seat" not in public):
+            return
+        rule = public.get("rule") or ""
+        emit = self._emitter(out, rule_event.t)
+        if public.get("ruling") == "hand_dead":
+            self.betting.dead_hand(public["seat"], rule, emit)
+        elif public.get("ruling") == "check":
+            self.betting.ruled_check(public["seat"], rule, emit)
 
     # ---- plumbing -----------------------------------------------------------------------------------
 
@@ -242,6 +259,10 @@ class GameController:
         events = call()
         self.seq = self.cards.seq
         out = list(events)
+        for event in events:
+            report = self.deck_audit.card_event(event.type, event.public, event.secret)
+            if report is not None:
+                self._emitter(out, event.t, event.hand)("deck_audit", report, None)
         if self.betting is not None:
             for event in events:
                 # the card controller may already be in the next hand (its first card ended this one)

@@ -144,13 +144,14 @@ class TablePipeline:
     # memory: a connection that died without a word (noticed only after 1.5 keepalives) or a broker that stalls.
     LIVE_PENDING_LIMIT = 1000
     JOURNAL_CHECK_S = 1.0  # how often (table time) the journal's distance to its limit is looked at
+    JOURNAL_PRUNE_S = 60.0  # how often (table time) delivered events past the retention are removed
 
     def __init__(self, config: TableConfig, readers: list[ReaderBackend], sink: Sink | None,
                  journal: Journal | None = None, gpio: TableGpio | None = None):
         self.readers = readers
         self.tracker = ZoneTracker(config.antenna_zones(), config.debounce_by_zone(),
                                    min_rssi_dbm=config.min_rssi_dbm, order_window_s=config.order_window_s)
-        self.controller = GameController(config.table_setup(), config.betting_setup())
+        self.controller = GameController(config.table_setup(), config.betting_setup(), config.audit_hands)
         self._console: list[dict] = []  # inputs from the table's own console (GPIO buttons, the simulated floor)
         self.sink = sink
         self.journal = journal
@@ -166,6 +167,7 @@ class TablePipeline:
         self._delivery_started = False
         self._near_limit = False  # the last journal event said near_limit
         self._limit_checked_at = float("-inf")
+        self._pruned_at = float("-inf")
         self.gpio = gpio  # the seat sensors, console buttons and lights (None: the table has none)
         self._gpio_synced = False
         self._gpio_since: float | None = None  # the first cycle with the GPIO
@@ -379,6 +381,13 @@ class TablePipeline:
             return
         self._limit_checked_at = now
         journal = self.journal
+        if now - self._pruned_at >= self.JOURNAL_PRUNE_S:
+            # retention: events every feed has delivered and older than the newest retention_events go
+            self._pruned_at = now
+            pruned = journal.prune()
+            if pruned.events:
+                log.info("journal %s: %d delivered events past the retention of %d removed", journal.path,
+                         pruned.events, journal.retention_events)
         if not self._near_limit and journal.near_limit:
             state = "near_limit"
         elif self._near_limit and journal.back_from_limit:

@@ -170,6 +170,11 @@ def test_the_action_clock_runs_out_and_the_seat_light_follows_it():
         assert expired.public["seat"] == 3 and expired.public["ruling"] == "hand_dead"
         assert expired.public["started_by"] == "dealer/console"
         assert not table.sensors.output_active("seat3.light")
+        # the profile kills the hand: the betting folds seat 3 and moves on
+        dead = [e for e in table.events if e.type == "bet_ruling" and e.public["code"] == "hand_dead"]
+        assert [e.public["seat"] for e in dead] == [3] and dead[0].public["rules"] == [expired.public["rule"]]
+        assert 3 in table.controller.snapshot(secure=False)["betting"]["folded"]
+        assert table.controller.clock.seat != 3
     finally:
         table.close()
 

@@ -43,5 +43,5 @@ def test_a_card_missing_from_the_deck_is_reported_after_the_window():
     assert audit_of(DECK, hands=20, window=20) == []
     short = {uid: card for uid, card in DECK.items() if card != "Qh"}  # the queen of hearts' tag reads no more
     reports = audit_of(short, hands=20, window=20)
-    assert len(reports) == 1 and reports[0]["missing"] == ["Qh"] and reports[0]["distinct_cards"] == 51
+    assert len(reports) == 1 and reports[0]["missing"] == ["Qh"] and reports[0]["distinct_cards"] == 51 and reports[0]["audit_hands"] == 20
     assert reports[0]["ruling"] == "new_deck" and reports[0]["rules"] == ["PP Irregularities 10"]

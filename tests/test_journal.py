@@ -439,3 +439,37 @@ def test_a_journal_event_replays_with_its_seq_and_is_found_at_the_next_start(pat
         kept = journal.last_event("journal")
         assert (kept.seq, kept.public["state"]) == (warning.seq, "near_limit")
         assert journal.last_event("hand_ended") is None
+
+
+def test_the_running_daemon_removes_delivered_events_past_the_retention(tmp_path):
+    """[journal] retention_events bounds the file: once a minute the daemon removes the events every feed has had
+    acknowledged beyond the newest retention_events; undelivered events always stay."""
+    from rfid_table.config import load_config
+    from rfid_table.simulate import SimOptions, SimulatedTable
+
+    config = load_config(Path(__file__).resolve().parent.parent / "config" / "table-6max.toml")
+    journal = Journal(tmp_path / "journal.db", retention_events=20, feeds=("public", "secure"))
+    assert journal.open().ok
+    table = SimulatedTable(config, SimOptions(hands=None, seed=4, speed=0, pace_s=0.5, link="direct"), None, journal)
+    try:
+        t = 1000.0
+        for _ in range(int(30 / table.cycle_s)):
+            table.advance(t)
+            table.step(t)
+            t += table.cycle_s
+        rows, _limit = journal.usage()
+        assert rows > 20  # nothing acknowledged yet: all kept
+        delivered = journal.last_seq() - 5
+        for feed in ("public", "secure"):
+            journal.mark_delivered(feed, delivered)
+        for _ in range(int(61 / table.cycle_s)):
+            table.advance(t)
+            table.step(t)
+            t += table.cycle_s
+        kept = journal.events_after(0, limit=100_000)
+        assert journal.last_seq() - 20 > delivered  # so the acknowledged events are the ones that may go
+        assert kept[0].seq == delivered + 1 and kept[-1].seq == journal.last_seq()
+        assert journal.usage()[0] == len(kept)
+    finally:
+        table.close()
+        journal.close()

@@ -69,7 +69,7 @@ EVENT_TYPES = {"hand_started", "card_dealt", "burn", "board_card", "fold", "hand
                "unknown_tag", "reader_link", "antenna", "deck_selected", "declaration", "journal",
                "stacks_set", "betting_started", "action", "bet_ruling", "pots", "chip_count", "foreign_chip",
                "showdown", "hand_history", "misdeal", "floor_ruling", "irregularity_resolved", "board_corrected",
-               "button_set", "seats_set", "new_hand", "floor_call",
+               "button_set", "seats_set", "new_hand", "floor_call", "deck_audit",
                "device_breach", "device_seen", "absent_at_deal", "seat_left", "seat_returned", "seat_presence",
                "clock_due", "clock_started", "clock_tick", "time_bank_used", "clock_stopped", "clock_expired"}
 UNKNOWN_UID = "E004015000FF0001"  # a tag of no registered deck
@@ -589,8 +589,8 @@ def session(broker, tmp_path_factory):
     recorder = FullRecorder(settings, f"{PREFIX}/#")
     tables = []
     try:
-        for seed in (3, 7, 11):
-            config = table_config(settings, f"schemas-direct-{seed}")
+        for seed in (3, 7, 11):  # one of them audits its deck after every hand: a hand never shows all 52
+            config = table_config(settings, f"schemas-direct-{seed}", audit_hands=1 if seed == 3 else 50)
             tables.append(config.table_id)
             play(config, hands=5, seed=seed, link="direct")
         # As the daemon runs: with a journal, and the delayed feed released a second after each hand.

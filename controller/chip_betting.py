@@ -103,6 +103,8 @@ class ChipBetting:
         self._last_card_at = 0.0
         self._known_stacks = False
         self._counted_since_start: set[int] = set()  # seats whose stack the floor entered during this hand
+        self._pot_chips: set[str] = set()  # chips that lay in the pot this hand
+        self._pushed: dict[int, int] = {}  # pot chips that reached a seat's stack zone, by seat
         self._departed: list[tuple[str, int]] = []  # chips that left a betting zone this cycle
 
     # ---- chips --------------------------------------------------------------------------------------
@@ -136,8 +138,11 @@ class ChipBetting:
         held[uid] = value
         if what == "pot":
             self._pot_changed_at = t
+            self._pot_chips.add(uid)
         elif what == "bets" and self.hand is not None and not self._hand_ended:
             self._motion(seat, t).arrived.append(uid)
+        elif what == "stack" and uid in self._pot_chips:  # the dealer pushes the pot to a player
+            self._pushed[seat] = self._pushed.get(seat, 0) + value
 
     def _chip_left(self, uid: str, zone: str, t: float, emit: Emit) -> None:
         what, seat = zone_seat(zone)
@@ -458,6 +463,12 @@ class ChipBetting:
         else:
             emit("hand_history", {"format": "phh", "phh": phhlib.dumps(masked)}, {"phh_complete": phhlib.dumps(full)})
         self.finished = {"payouts": {str(s): v for s, v in result.payouts.items() if v}}
+        if self._pushed:  # stack zones saw where the pot went: it must be where the award says
+            for s in sorted(set(self._pushed) | {s for s, v in result.payouts.items() if v}):
+                expected, seen = result.payouts.get(s, 0), self._pushed.get(s, 0)
+                if expected != seen:
+                    emit("chip_count", {"code": "award", "seat": s, "expected": expected, "seen": seen,
+                                        "rules": ["CA Actions 7", "TDA 20-5"]}, None)
 
     # ---- inputs from the floor and the console -----------------------------------------------------------
 

@@ -20,6 +20,7 @@ DENOMINATIONS = (5, 25, 100, 500, 1000)
 class Table:
     def __init__(self, rules: str = "tda"):
         self.zones = table_zones()
+        self.zones.update({f"seat{s}.stack": ("main", 24 + s) for s in range(1, 11)})  # stack zones too
         self.field = TableField(self.zones)
         self.deck = {card_uid(i): card for i, card in enumerate(FULL_DECK)}
         self.uid_of = {card: uid for uid, card in self.deck.items()}
@@ -32,7 +33,7 @@ class Table:
                          other_chips={"E0040150EE000001": "old-series"}))
         antennas = max(a for _, a in self.zones.values())
         self.reader = PerfectReader("main", antennas, self.field)
-        debounce = {z: PILE_DEBOUNCE if z.endswith(".bets") or z in ("pot", "muck") else CARD_DEBOUNCE
+        debounce = {z: PILE_DEBOUNCE if z.endswith((".bets", ".stack")) or z in ("pot", "muck") else CARD_DEBOUNCE
                     for z in self.zones}
         self.tracker = ZoneTracker({a: z for z, a in self.zones.items()}, debounce)
         self.t = 0.0
@@ -119,8 +120,8 @@ def test_a_foreign_chip_is_reported_and_never_counts_toward_a_bet():
     assert actions(produced) == [(3, "call", 100)]
 
 
-def test_a_winning_hand_pushed_into_the_muck_at_the_showdown_goes_to_the_floor():
-    table = Table()
+def checked_down(table: "Table") -> tuple[dict, list, int]:
+    """Seats 3 and 4 fold, the blinds check it down to the showdown: (hole cards, board, winner)."""
     table.command({"command": "set_stacks", "stacks": {"1": 5000, "2": 5000, "3": 5000, "4": 5000}})
     table.chips(1, 25, 25)
     table.chips(2, 100)
@@ -133,16 +134,42 @@ def test_a_winning_hand_pushed_into_the_muck_at_the_showdown_goes_to_the_floor()
         table.run(0.8)
     table.chips(1, 25, 25)  # the small blind completes
     used = {c for cards in hole.values() for c in cards}
-    board = [c for c in FULL_DECK if c not in used][:5]
+    board = [c for c in ("2c", "7d", "9h", "Js", "4s", "3h", "8c", "Td") if c not in used][:5]  # a dry board
     for card in board:
         table.field.place(table.uid_of[card], "board")
         table.run(0.3)
     from controller.betting import NLHE
     from controller.showdown import hand_rank
-    winner = min((1, 2), key=lambda s: hand_rank(NLHE, hole[s], board))
+    ranks = {s: hand_rank(NLHE, hole[s], board) for s in (1, 2)}
+    assert ranks[1] != ranks[2], "the board must not split the pot"
+    return hole, board, min(ranks, key=ranks.get)
+
+
+def test_a_winning_hand_pushed_into_the_muck_at_the_showdown_goes_to_the_floor():
+    table = Table()
+    hole, _board, winner = checked_down(table)
     for card in hole[winner]:  # the dealer mucks the winner's cards
         table.field.place(table.uid_of[card], "muck")
     produced = table.run(0.8)
     ruling = [e for e in produced if e.type == "bet_ruling"]
     assert [r.public["code"] for r in ruling] == ["winning_hand_mucked"] and ruling[0].public["seat"] == winner
     assert ruling[0].public["needs_floor"] and "AC 14" in ruling[0].public["rules"]
+
+
+@pytest.mark.parametrize("to_the_winner", [True, False])
+def test_a_pot_pushed_to_the_wrong_player_is_reported_where_stack_zones_see_it(to_the_winner):
+    table = Table()
+    hole, _board, winner = checked_down(table)
+    loser = 3 - winner
+    for uid in list(table.field.tags_in("seat1.bets")) + list(table.field.tags_in("seat2.bets")):
+        table.field.place(uid, "pot")  # the dealer collects the river (nothing was bet: the pot as it is)
+    table.run(1.0)
+    for uid in table.field.tags_in("pot"):  # and pushes the pot of 200
+        table.field.place(uid, f"seat{winner if to_the_winner else loser}.stack")
+    table.run(1.0)
+    table.field.clear()
+    produced = table.run(3.0)
+    assert "showdown" in [e.type for e in produced]
+    award = [(e.public["seat"], e.public["expected"], e.public["seen"]) for e in produced
+             if e.type == "chip_count" and e.public["code"] == "award"]
+    assert award == ([] if to_the_winner else sorted([(winner, 200, 0), (loser, 0, 200)]))

@@ -76,8 +76,10 @@ def zone_seat(zone: str) -> tuple[str, int | None]:
 
 
 class ChipBetting:
-    def __init__(self, setup: BettingSetup, seats: int, hole_cards: int):
+    def __init__(self, setup: BettingSetup, seats: int, hole_cards: int,
+                 button_hint: Callable[[], int | None] = lambda: None):
         self.setup = setup
+        self.button_hint = button_hint  # where the card controller has the button (it knows a dead one)
         self.seats = seats
         self.hole_cards = hole_cards
         self.rules = rule_profile(setup.rules)
@@ -274,6 +276,9 @@ class ChipBetting:
         if button is None:
             first = self._dealt_order[0]
             button = seats[seats.index(first) - 1]  # the deal starts left of the button
+        hint = self.button_hint()
+        if hint is not None and hint not in seats and button == self._seat_before(seats, hint):
+            button = hint  # a dead button (tournaments): on a seat nobody plays, the blinds after it
         stacks, known = {}, True
         for s in seats:
             in_zone = sum(bets[s])
@@ -319,6 +324,12 @@ class ChipBetting:
         for s in hand.order:  # chips a non-forced seat pushed before the deal was over: its first action
             if bets[s] and s not in (sb, bb) and not any(a.seat == s and a.kind == "straddle" for a in hand.actions):
                 self._apply(hand.push(s, bets[s]), emit, chips=bets[s], withdrawn=[])
+
+    @staticmethod
+    def _seat_before(seats: list[int], seat: int) -> int:
+        """The seat in play that comes last before ``seat`` clockwise (the button a live seat would hold)."""
+        before = [s for s in seats if s < seat]
+        return before[-1] if before else seats[-1]
 
     def _button_from_blinds(self, seats: list[int], bets: Mapping[int, list[int]]) -> int | None:
         """The button as the blinds show it: the big blind lies in the zone of the seat after the small blind's,

@@ -29,7 +29,8 @@ class GameController:
     def __init__(self, setup: TableSetup, betting: BettingSetup | None = None, audit_hands: int = 50):
         self.cards = TableController(setup)
         self.deck_audit = DeckAudit(audit_hands)  # every card of the deck must show up within audit_hands hands
-        self.betting = ChipBetting(betting, setup.seats, setup.hole_cards) if betting and betting.chips else None
+        self.betting = (ChipBetting(betting, setup.seats, setup.hole_cards, button_hint=lambda: self.cards.button)
+                        if betting and betting.chips else None)
         self.seq = 0
         if self.betting is not None:  # the dealing rules ask the betting how far the hand has gone
             self.cards.substantial_action = self.betting.substantial_action

@@ -173,3 +173,17 @@ def test_a_pot_pushed_to_the_wrong_player_is_reported_where_stack_zones_see_it(t
     award = [(e.public["seat"], e.public["expected"], e.public["seen"]) for e in produced
              if e.type == "chip_count" and e.public["code"] == "award"]
     assert award == ([] if to_the_winner else sorted([(winner, 200, 0), (loser, 0, 200)]))
+
+
+def test_a_dead_button_set_by_the_floor_places_the_blinds_after_the_empty_seat():
+    table = Table()
+    table.command({"command": "seats", "seats": [1, 2, 3, 6, 7]})
+    table.command({"command": "set_button", "seat": 5})  # the button's player busted: the button stays on seat 5
+    table.command({"command": "set_stacks", "stacks": {s: 5000 for s in ("1", "2", "3", "6", "7")}})
+    table.chips(6, 25, 25)  # small blind: the first seat after the dead button
+    table.chips(7, 100)  # big blind
+    table.deal(seats=(6, 7, 1, 2, 3))
+    table.chips(1, 100)  # first to act after the big blind
+    started = next(e for e in table.events if e.type == "betting_started")
+    assert started.public["button"] == 5 and started.public["seats"] == [6, 7, 1, 2, 3]
+    assert actions(table.events) == [(6, "post_sb", 50), (7, "post_bb", 100), (1, "call", 100)]

@@ -29,7 +29,7 @@ class GameController:
     def __init__(self, setup: TableSetup, betting: BettingSetup | None = None, audit_hands: int = 50):
         self.cards = TableController(setup)
         self.deck_audit = DeckAudit(audit_hands)  # every card of the deck must show up within audit_hands hands
-        self.betting = (ChipBetting(betting, setup.seats, setup.hole_cards, button_hint=lambda: self.cards.button)
+        self.betting = (ChipBetting(betting, setup.seats, setup.hole_cards, button_hint=self._card_button)
                         if betting and betting.chips else None)
         self.seq = 0
         if self.betting is not None:  # the dealing rules ask the betting how far the hand has gone
@@ -44,6 +44,9 @@ class GameController:
         self._dealt: dict[int, int] = {}  # this hand's hole cards per seat, to see when the deal is complete
         self._deal_done = False
         self.tick_changed = False
+
+    def _card_button(self) -> int | None:
+        return self.cards.button
 
     # the card controller's picture, read by the daemon, the diagnostics and the tests
     @property

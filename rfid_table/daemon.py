@@ -21,6 +21,7 @@ from hal.events import ButtonCommand, SensorEvent
 from hal.gpio import GpioConsole, PinMap, TableLights, open_gpio
 from hal.readers import ReaderBackend
 from hal.zones import ZoneTracker
+from rfid_table.checkpoint import controller_from, state_of
 from rfid_table.commands import COMMANDS, CommandError, parse_command, sender
 from rfid_table.config import TableConfig
 from rfid_table.diag import DiagnosticsCollector
@@ -179,7 +180,10 @@ class TablePipeline:
         daemon was down leaves after the usual absence time instead of staying on the table for ever.
         Returns how many inputs were replayed.
         """
-        replayed = replay(self.journal, self.controller)
+        checkpoint = self.journal.latest_checkpoint()
+        if checkpoint is not None:  # the state at the end of a hand: only the inputs since are replayed
+            self.controller = controller_from(checkpoint.state)
+        replayed = replay(self.journal, self.controller, checkpoint)
         for problem in replayed.mismatches:
             log.error("journal replay differs from what was journaled: %s", problem)
         self.tracker.seed(self.controller.on_table(), now)
@@ -460,6 +464,9 @@ class TablePipeline:
             self._check_journal_limit(now, inputs, events, caused_by)
             if inputs:
                 self.journal.record(inputs, events, caused_by=caused_by)
+                if any(e.type == "hand_ended" for e in events):
+                    # a hand boundary: a restart starts from here, and the retention may drop the inputs before
+                    self.journal.save_checkpoint(self.journal.last_input_id(), state_of(self.controller))
         if self.gpio is not None:
             self._show_lights(now)
         for role, user, body in replies:  # answered once the command's effect is on disk

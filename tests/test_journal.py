@@ -473,3 +473,44 @@ def test_the_running_daemon_removes_delivered_events_past_the_retention(tmp_path
     finally:
         table.close()
         journal.close()
+
+
+def test_a_restart_starts_from_the_last_hand_boundary_and_the_inputs_before_it_go(tmp_path):
+    """At each hand's end the controller is checkpointed; the retention then drops the inputs the checkpoint
+    covers, so the journal and the restart time stay bounded, and a restart restores the same table."""
+    from rfid_table.config import load_config
+    from rfid_table.simulate import SimOptions, SimulatedTable
+
+    config = load_config(Path(__file__).resolve().parent.parent / "config" / "table-chips.toml")
+    path = tmp_path / "journal.db"
+    journal = Journal(path, retention_events=50, feeds=("public", "secure"))
+    assert journal.open().ok
+    table = SimulatedTable(config, SimOptions(hands=None, seed=6, speed=0, pace_s=0.5, link="direct"), None, journal)
+    try:
+        t = 1000.0
+        for _ in range(int(70 / table.cycle_s)):
+            table.advance(t)
+            table.step(t)
+            t += table.cycle_s
+            if journal.last_seq():
+                for feed in ("public", "secure"):
+                    journal.mark_delivered(feed, journal.last_seq())
+        checkpoint = journal.latest_checkpoint()
+        assert checkpoint is not None and table.pipeline.controller.hand >= 2
+        kept_inputs = list(journal.inputs_since(None))
+        assert kept_inputs and kept_inputs[0].id > 1  # the inputs before a checkpoint were removed
+        snapshot = table.pipeline.controller.snapshot(secure=True)
+        last_input = journal.last_input_id()
+    finally:
+        table.close()
+        journal.close()
+    journal = Journal(path, retention_events=50, feeds=("public", "secure"))
+    assert journal.open().ok
+    restarted = SimulatedTable(config, SimOptions(hands=None, seed=6, speed=0, link="direct"), None, journal)
+    try:
+        replayed = restarted.pipeline.restore(t)
+        assert replayed == last_input - journal.latest_checkpoint().input_id < len(kept_inputs) + 1
+        assert restarted.pipeline.controller.snapshot(secure=True) == snapshot
+    finally:
+        restarted.close()
+        journal.close()

@@ -226,6 +226,10 @@ class TablePipeline:
                 to_act = self.controller.clock.seat
                 if to_act is not None:
                     body["seat"] = to_act
+            if body["command"] == "confirm" and "irregularity" not in body and self.controller.cards.pending:
+                # the confirm key is the floor's: it confirms the oldest irregularity waiting for the floor
+                body["irregularity"] = min(self.controller.cards.pending)
+                body["role"] = "floor"
             _roles, fields = COMMANDS[body["command"]]
             missing = [key for key, (_kind, required, _what) in fields.items() if required and key not in body]
             if body["role"] not in _roles or missing:

@@ -273,3 +273,20 @@ def test_without_a_pin_map_or_conduct_options_there_is_no_gpio():
         assert table.gpio is None and table.pipeline.gpio is None and table.injector is None
     finally:
         table.close()
+
+
+def test_the_confirm_key_confirms_the_irregularity_waiting_for_the_floor():
+    table = seated()
+    try:
+        table.deal()
+        deck_b = {card: uid for uid, card in table.config.decks["B"].items()}
+        table.table.field.place(deck_b["9d"], "seat3.cards")  # a card of the other deck reaches a seat
+        table.run(0.8)
+        [foreign] = [e for e in table.events if e.type == "irregular_card" and e.public["code"] == "foreign_card"]
+        assert foreign.public["needs_floor"] and foreign.seq in table.controller.cards.pending
+        table.sensors.click("confirm", table.t)  # the floor turns the confirm key at the dealer console
+        ruled = of(table.run(0.5), "floor_ruling")
+        assert [(e.public["irregularity"], e.public["decision"]) for e in ruled] == [(foreign.seq, "confirmed")]
+        assert foreign.seq not in table.controller.cards.pending
+    finally:
+        table.close()

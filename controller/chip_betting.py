@@ -88,7 +88,6 @@ class ChipBetting:
         self.zones: dict[str, dict[str, int]] = {}  # chip zone → {uid: denomination} lying there now
         self.stacks: dict[int, int] = {}  # counts the floor entered, carried from hand to hand
         self.hand: BettingHand | None = None
-        self.finished: dict[str, Any] | None = None  # the last hand's result, for the snapshot
         self._reset_hand()
 
     def _reset_hand(self) -> None:
@@ -473,7 +472,6 @@ class ChipBetting:
             emit("hand_history", {"format": "phh", "phh": None, "reason": str(exc)}, None)
         else:
             emit("hand_history", {"format": "phh", "phh": phhlib.dumps(masked)}, {"phh_complete": phhlib.dumps(full)})
-        self.finished = {"payouts": {str(s): v for s, v in result.payouts.items() if v}}
         if self._pushed:  # stack zones saw where the pot went: it must be where the award says
             for s in sorted(set(self._pushed) | {s for s, v in result.payouts.items() if v}):
                 expected, seen = result.payouts.get(s, 0), self._pushed.get(s, 0)

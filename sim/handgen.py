@@ -17,7 +17,8 @@ from controller.cards import FULL_DECK
 from controller.showdown import award
 
 
-def random_hand(rng: random.Random) -> dict[str, Any]:
+def random_setup(rng: random.Random) -> dict[str, Any]:
+    """A random table for one hand: seats, button, blinds, antes or a big-blind ante, stacks and the variant."""
     n = rng.randint(2, 10)
     seats = sorted(rng.sample(range(1, 11), n))
     button = rng.choice(seats)
@@ -38,7 +39,15 @@ def random_hand(rng: random.Random) -> dict[str, Any]:
             stack = bb * 20
         stacks[s] = stack
     variant = rng.choice([NLHE, PLO])
-    hand = BettingHand(variant, seats, button, stacks, (sb, bb), ante=ante, big_blind_ante=bba)
+    return {"variant": variant, "seats": seats, "button": button, "stacks": stacks, "blinds": (sb, bb),
+            "ante": ante, "big_blind_ante": bba}
+
+
+def random_hand(rng: random.Random) -> dict[str, Any]:
+    setup = random_setup(rng)
+    variant = setup["variant"]
+    hand = BettingHand(variant, setup["seats"], setup["button"], setup["stacks"], setup["blinds"],
+                       ante=setup["ante"], big_blind_ante=setup["big_blind_ante"])
     deck = list(FULL_DECK)
     rng.shuffle(deck)
     hole = {s: [deck.pop() for _ in range(variant.hole_cards)] for s in hand.order}

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from controller import phh as phhlib
 from controller.betting import BettingHand
@@ -510,7 +510,3 @@ def known_cards(actions: Sequence[str]) -> list[frozenset[str]]:
             text = words[3] if words[1] == "dh" and len(words) > 3 else (words[2] if words[1] == "db" else "")
             out.append(frozenset(text[i:i + 2] for i in range(0, len(text), 2) if "?" not in text[i:i + 2]))
     return out
-
-
-def iter_phh_files(paths: Sequence[str]) -> Iterator[str]:
-    yield from paths

@@ -43,6 +43,7 @@ from controller.betting import NLHE, PLO, BettingHand  # noqa: E402
 from controller.cards import FULL_DECK  # noqa: E402
 from controller.rules import TDA  # noqa: E402
 from controller.showdown import award  # noqa: E402
+from sim.handgen import random_setup  # noqa: E402
 from sim.replay import ReplayTable  # noqa: E402
 
 HANDS = int(os.environ.get("BETTING_ORACLE_HANDS", "1000"))
@@ -94,31 +95,6 @@ class Script:
     pots: list = field(default_factory=list)  # after each street: [(amount, eligible)], checked against pokerkit
 
 
-def _setup(rng: random.Random) -> dict:
-    n = rng.randint(2, 10)
-    seats = sorted(rng.sample(range(1, 11), n))
-    button = rng.choice(seats)
-    sb, bb = rng.choice([(1, 2), (5, 10), (25, 50), (50, 100), (100, 200)])
-    ante_kind = rng.choices(["none", "ante", "bba"], [55, 30, 15])[0]
-    ante = max(1, bb // rng.choice([5, 10])) if ante_kind == "ante" else 0
-    bba = bb if ante_kind == "bba" else 0
-    stacks = {}
-    for s in seats:
-        shape = rng.random()
-        if shape < 0.35:
-            stack = rng.randint(bb + ante + bba + 1, bb * 12)
-        elif shape < 0.8:
-            stack = rng.randint(bb * 12, bb * 80)
-        else:
-            stack = rng.randint(bb * 80, bb * 400)
-        if rng.random() < 0.25:  # equal stacks make exact ties and split side pots more likely
-            stack = bb * 20
-        stacks[s] = stack
-    variant = rng.choice([NLHE, PLO])
-    return {"variant": variant, "seats": seats, "button": button, "stacks": stacks, "blinds": (sb, bb),
-            "ante": ante, "big_blind_ante": bba}
-
-
 def _pokerkit_state(setup: dict, order: list[int]):
     sb, bb = setup["blinds"]
     n = len(order)
@@ -140,7 +116,7 @@ def _expected_shares(amount: int, winners_clockwise: list[int]) -> dict[int, int
 
 
 def play_and_compare(rng: random.Random, stats: Stats) -> None:
-    setup = _setup(rng)
+    setup = random_setup(rng)
     hand = BettingHand(setup["variant"], setup["seats"], setup["button"], setup["stacks"], setup["blinds"],
                        ante=setup["ante"], big_blind_ante=setup["big_blind_ante"], rules=TDA, chip_values=CHIPS)
     order = hand.order

@@ -25,6 +25,7 @@ Pure and deterministic like the rest of the controller: inputs and times in, ``(
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -36,7 +37,7 @@ from controller.showdown import award, hand_rank
 DEAL_SETTLE_S = 0.5  # the deal is taken as over this long after its last card, unless the betting begins sooner
 UNKNOWN_STACK = 10**9  # no count entered and no stack zone: large enough never to be all-in by accident
 
-Emit = Callable[[str, dict, dict | None], None]
+Emit = Callable[[str, dict, dict | None], int | None]  # returns the event's seq where the caller numbers events
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,21 @@ class _Motion:
     arrived: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)
     last_change: float = 0.0
+    undone: bool = False  # the chips of an undone push: a declaration entered now comes before them
+
+
+@dataclass
+class _UndoPoint:
+    """What one betting input did, so that the dealer's ``undo`` can take it back: the engine as it was before,
+    the chip tags of the push (back in motion after an undo) and the events it published."""
+
+    before: BettingHand
+    seat: int | None
+    what: str  # "push" or "declaration"
+    arrived: list[str] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)
+    actions: list[dict] = field(default_factory=list)  # {"seq", "seat", "action", "to"} of each published action
+    declaration: str | None = None
 
 
 def zone_seat(zone: str) -> tuple[str, int | None]:
@@ -88,6 +104,8 @@ class ChipBetting:
         self.zones: dict[str, dict[str, int]] = {}  # chip zone → {uid: denomination} lying there now
         self.stacks: dict[int, int] = {}  # counts the floor entered, carried from hand to hand
         self.hand: BettingHand | None = None
+        self._void_chips: dict[str, dict[str, int]] = {}  # after a misdeal: the wagers still to go back, by zone
+        self._void_total: dict[str, int] = {}  # what lay in each of those zones at the misdeal
         self._reset_hand()
 
     def _reset_hand(self) -> None:
@@ -107,6 +125,9 @@ class ChipBetting:
         self._pot_chips: set[str] = set()  # chips that lay in the pot this hand
         self._pushed: dict[int, int] = {}  # pot chips that reached a seat's stack zone, by seat
         self._departed: list[tuple[str, int]] = []  # chips that left a betting zone this cycle
+        self._undo: list[_UndoPoint] = []  # this betting round's inputs the dealer can take back, latest last
+        self._recording: _UndoPoint | None = None  # the input whose actions are being published
+        self._fixed: Action | None = None  # the latest action that cannot be undone (a fold, a ruling)
 
     # ---- chips --------------------------------------------------------------------------------------
 
@@ -125,6 +146,10 @@ class ChipBetting:
                 self._check_pot(emit)  # the pot is being pushed to the winner: count it as it was
             held.pop(uid)
             self._chip_left(uid, zone, t, emit)
+            if uid in self._void_chips.get(zone, ()):
+                self._void_chips[zone].pop(uid)
+                if not any(self._void_chips.values()):
+                    self._chips_returned(emit)
             return
         if value is None:
             other = self.setup.other_chips.get(uid)
@@ -194,16 +219,20 @@ class ChipBetting:
         withdrawn = [values[u] for u in motion.left]
         if not chips and not withdrawn:
             return
-        self._apply(self.hand.push(seat, chips, withdrawn), emit, chips=chips, withdrawn=withdrawn)
+        point = _UndoPoint(self._copy_hand(), seat, "push", list(motion.arrived), list(motion.left))
+        self._apply(self.hand.push(seat, chips, withdrawn), emit, chips=chips, withdrawn=withdrawn, undo=point)
 
-    def _settle_all(self, emit: Emit) -> None:
+    def _settle_all(self, emit: Emit, keep_undone: bool = False) -> None:
         for seat in sorted(self._motions, key=lambda s: self._motions[s].last_change):
-            self._settle(seat, emit)
+            if not (keep_undone and self._motions[seat].undone):
+                self._settle(seat, emit)
 
     # ---- cards (the card controller's events) -----------------------------------------------------------
 
     def card_event(self, type_: str, public: dict, secret: dict, t: float, emit: Emit) -> None:
         if type_ == "hand_started":
+            if self._void_chips:  # dealt again before every wager of the void hand went back
+                self._chips_returned(emit)
             self._reset_hand()
         elif type_ == "card_dealt":
             seat = public["seat"]
@@ -233,9 +262,21 @@ class ChipBetting:
                     self._apply(hand.fold(seat), emit)
         elif type_ == "misdeal":
             self._reset_hand()  # the bets go back; the next deal starts a new betting hand
+            self._void_chips = {zone: dict(chips) for zone, chips in self.zones.items()
+                                if chips and zone_seat(zone)[0] in ("bets", "pot")}
+            self._void_total = {zone: sum(chips.values()) for zone, chips in self._void_chips.items()}
         elif type_ == "hand_ended":
             self.start_if_dealt(t, emit)
             self._finish(public, secret, t, emit)
+
+    def _chips_returned(self, emit: Emit) -> None:
+        """A misdeal voids the bets: say what went back from each zone, and what still lies there at the new deal
+        (``complete`` false: those chips count as the next hand's, e.g. the blinds left in place)."""
+        kept = {zone: sum(chips.values()) for zone, chips in self._void_chips.items() if chips}
+        returned = {zone: total - kept.get(zone, 0) for zone, total in self._void_total.items()}
+        emit("chips_returned", {"complete": not kept, "returned": {z: v for z, v in returned.items() if v},
+                                "left_in_place": kept}, None)
+        self._void_chips, self._void_total = {}, {}
 
     def start_if_dealt(self, t: float, emit: Emit) -> None:
         """Start the betting once the deal is over: every seat dealt in the first round holds its cards. A card read
@@ -405,6 +446,8 @@ class ChipBetting:
                 self._collecting.update(chips)
         self._collecting.update(uid for uid, _ in self._departed)  # already on their way to the pot
         self._motions.clear()
+        self._undo.clear()  # the round is over: its actions stand
+        self._fixed = None
         collection = ruling.collection
         emit("pots", {"street": collection.street, "collected": {str(s): v for s, v in collection.into_pot.items()},
                       "returned": {str(s): v for s, v in collection.returned.items()},
@@ -526,9 +569,45 @@ class ChipBetting:
 
     def declare(self, seat: int, declaration: str, amount: int | None, emit: Emit) -> None:
         """A verbal declaration entered at the console (the table cannot hear); the engine rules on it."""
-        self._settle_all(emit)
+        self._settle_all(emit, keep_undone=True)
         kind = {"all-in": "all_in", "allin": "all_in"}.get(declaration, declaration)
-        self._apply(self.hand.declare(seat, kind, amount), emit)
+        point = _UndoPoint(self._copy_hand(), seat, "declaration", declaration=kind)
+        self._apply(self.hand.declare(seat, kind, amount), emit, undo=point)
+
+    def _copy_hand(self) -> BettingHand:
+        """The engine as it is now, for an undo; the rule profile and the variant are shared (immutable)."""
+        hand = self.hand
+        return copy.deepcopy(hand, {id(hand.rules): hand.rules, id(hand.variant): hand.variant})
+
+    def undo(self, by: str, t: float, emit: Emit) -> str | None:
+        """The dealer's ``undo``: take back the latest betting input of this round (a push read from the chips,
+        with the checks it implied, or a declaration entered at the console). The engine returns to its state before
+        it; the chips of an undone push are back in motion, so the push is read again once the player has put right
+        what lies in the zone. A fold (the cards are in the muck), a forced bet or a closed round cannot be undone.
+        Returns why nothing was undone, or None."""
+        hand = self.hand
+        if hand is None or self._hand_ended:
+            return "no betting is running: nothing to undo"
+        if hand.status == "betting":
+            self._settle_all(emit)  # a push still settling is read first: it is the latest action
+        if hand.status != "betting" or not self._undo:
+            fixed = self._fixed
+            if fixed is not None and fixed.kind == "fold" and hand.status == "betting":
+                return (f"the latest action is seat {fixed.seat}'s fold: its cards are in the muck and the hand is "
+                        "dead; the floor rules on it")
+            return "nothing to undo in this betting round (forced bets, folds and closed rounds are the floor's)"
+        point = self._undo.pop()
+        self.hand = point.before
+        if point.what == "push" and point.seat is not None:
+            motion = self._motions.setdefault(point.seat, _Motion())
+            in_zone = self.zones.get(f"seat{point.seat}.bets", {})
+            motion.arrived[:0] = [u for u in point.arrived if u in in_zone and u not in motion.arrived]
+            motion.left[:0] = [u for u in point.left if u not in in_zone and u not in motion.left]
+            motion.last_change, motion.undone = max(motion.last_change, t), True
+        emit("action_undone", {"seat": point.seat, "undone": point.actions, "declaration": point.declaration,
+                               "street": hand.street if hand.status == "betting" else None,
+                               "pot": self.hand.pot_total(), "next": self.hand.to_act(), "by": by}, None)
+        return None
 
     # ---- time ------------------------------------------------------------------------------------------
 
@@ -546,9 +625,18 @@ class ChipBetting:
     # ---- output ----------------------------------------------------------------------------------------
 
     def _apply(self, ruling: Ruling, emit: Emit, chips: list[int] | None = None,
-               withdrawn: list[int] | None = None) -> None:
-        for action in ruling.actions:
-            self._emit_action(action, emit)
+               withdrawn: list[int] | None = None, undo: _UndoPoint | None = None) -> None:
+        if undo is not None and (ruling.actions or (ruling.ok and undo.what == "declaration")):
+            self._recording = undo  # the actions published now are the ones an undo names
+            self._undo.append(undo)
+        elif ruling.actions:  # a fold or a ruling stands: what came before it can no longer be taken back
+            self._undo.clear()
+            self._fixed = ruling.actions[-1]
+        try:
+            for action in ruling.actions:
+                self._emit_action(action, emit)
+        finally:
+            self._recording = None
         if not ruling.actions or not ruling.ok or ruling.needs_floor:
             body: dict[str, Any] = {"code": ruling.code, "seat": ruling.seat, "message": ruling.message,
                                     "rules": list(ruling.rules), "needs_floor": ruling.needs_floor}
@@ -572,7 +660,10 @@ class ChipBetting:
         if hand is not None:
             body["pot"] = hand.pot_total()
             body["next"] = hand.to_act()
-        emit("action", body, None)
+        seq = emit("action", body, None)
+        if self._recording is not None:
+            self._recording.actions.append({"seq": seq, "seat": action.seat, "action": action.kind,
+                                            "to": action.to_amount})
 
     def snapshot(self) -> dict[str, Any] | None:
         hand = self.hand

@@ -19,6 +19,9 @@ from controller.table import TableController, TableSetup
 from hal.events import DeviceEvent, SensorEvent, ZoneEvent
 
 CHIP_ZONES = ("bets", "pot", "stack")
+UNREGISTERED_RUN = 3  # this many unknown tags in a row on the card zones, and no registered card: a deck not registered
+# Rulings of the seat sensors and the clock that kill the hand once the floor confirms them (docs/conduct.md).
+FLOOR_KILLS = ("hand_may_be_dead", "hand_dead", "floor_decides", "hand_dead_facing_bet")
 CONDUCT_SETTLE_S = 0.6  # the absent-at-deal decision waits this long for presence changes still being debounced
 
 
@@ -44,6 +47,12 @@ class GameController:
         self._dealt: dict[int, int] = {}  # this hand's hole cards per seat, to see when the deal is complete
         self._deal_done = False
         self.tick_changed = False
+        # Rulings of the seat sensors, the clock and the betting that wait for the floor, by their seq (the card
+        # controller keeps its own irregularities in cards.pending): answered by confirm / override, or dropped
+        # when their hand ends.
+        self.floor_waits: dict[int, dict[str, Any]] = {}
+        self._check_or_fold: set[int] = set()  # absent players whose hand is checked or folded on their turn (DE 6)
+        self._unknown_run = 0  # unknown tags on card zones since the last registered card
 
     def _card_button(self) -> int | None:
         return self.cards.button
@@ -119,6 +128,15 @@ class GameController:
             return self._conduct_after(out, t), None
         if name in ("start_clock", "time_bank"):
             return self._clock_command(command, t)
+        if name in ("confirm", "override") and command.get("irregularity") in self.floor_waits:
+            return self._floor_answer(command, t), None
+        if name == "undo":
+            if self.betting is None:
+                return [], "this table does not read the chips: there is no betting action to undo"
+            self.cards.now = max(self.cards.now, t)
+            out = []
+            refusal = self.betting.undo(f"{command['role']}/{command['user']}", t, self._emitter(out, t))
+            return (self._conduct_after(out, t) if refusal is None else []), refusal
         refusal = None
 
         def command_to_cards() -> list[DomainEvent]:
@@ -150,6 +168,41 @@ class GameController:
         self._rules_t = t
         return out, None
 
+    def _floor_answer(self, command: dict[str, Any], t: float) -> list[DomainEvent]:
+        """The floor confirms or overrides a ruling of the seat sensors, the clock or the betting. Confirming a
+        ruling that may kill the hand kills it (the betting folds it); overriding lets play go on."""
+        ident = command["irregularity"]
+        wait = self.floor_waits.pop(ident)
+        confirmed = command["command"] == "confirm"
+        result = "play_on"
+        if confirmed:
+            result = "dead_hand" if wait.get("ruling") in FLOOR_KILLS else "none"
+        self.cards.now = max(self.cards.now, t)
+        out: list[DomainEvent] = []
+        note = {"note": command["note"]} if command.get("note") else {}
+        emit = self._emitter(out, t, wait["hand"])
+        emit("floor_ruling", {"irregularity": ident, "code": wait["code"],
+                              "decision": "confirmed" if confirmed else "overridden", "result": result, **note,
+                              "by": f"{command['role']}/{command['user']}"}, None)
+        if result == "dead_hand" and self.betting is not None and wait.get("seat") is not None:
+            self._kill(out, wait["seat"], wait.get("rule") or "", t)
+        return self._conduct_after(out, t)
+
+    def floor_pending(self) -> list[int]:
+        """Every ruling waiting for the floor, oldest first: the card controller's irregularities and the rest."""
+        return sorted([*self.cards.pending, *self.floor_waits])
+
+    @property
+    def game_stopped(self) -> bool:
+        """The hand is void (a misdeal): no one is to act until the cards are dealt again. (An irregularity that
+        stops the game until the floor rules is ``floor_pending``, the status light's more urgent condition.)"""
+        return self.cards.in_hand and self.cards.void
+
+    @property
+    def deck_unregistered(self) -> bool:
+        """The cards being dealt are tags of no registered deck (a new deck nobody registered)."""
+        return self._unknown_run >= UNREGISTERED_RUN
+
     def tick(self, now: float) -> list[DomainEvent]:
         """Let time pass. ``tick_changed`` says whether it changed anything though it gave no event (the
         daemon journals such a tick too, so that a replay takes the same path)."""
@@ -176,7 +229,19 @@ class GameController:
             self._hand_progress(out, event)
         t = max(self._rules_t, t)
         seat = self._to_act()
-        acted = any(e.type in ("action", "betting_started", "fold", "hand_ended", "misdeal") for e in events)
+        while seat is not None and seat in self._check_or_fold:  # an absent player's turn (DE 6): check or fold
+            self._check_or_fold.discard(seat)
+            emit = self._emitter(out, t)
+            rule = self.conduct.profile.cite("absent_at_deal")
+            if self.betting.hand.to_call(seat) == 0:
+                self.betting.ruled_check(seat, rule, emit)
+                self._check_or_fold.add(seat)  # still away: checked again on the next street, folded facing a bet
+            else:
+                self._kill(out, seat, rule, t)
+            if self._to_act() == seat:
+                break
+            seat = self._to_act()
+        acted = any(e.type in ("action", "betting_started", "fold", "hand_ended", "misdeal") for e in out)
         if seat != self._turn or (acted and seat is not None):
             self._turn = seat
             facing = None
@@ -206,6 +271,9 @@ class GameController:
             self._emit_rules(out, conduct.folded(event.public["seat"], t))
         elif event.type in ("hand_ended", "misdeal"):
             self._dealt, self._deal_done = {}, False
+            self._check_or_fold.clear()
+            for ident in [i for i, wait in self.floor_waits.items() if wait["hand"] in (event.hand, None)]:
+                del self.floor_waits[ident]  # the hand is over: nothing left to rule on
             self._emit_rules(out, conduct.hand_ended(t))
         self._rules_t = t
 
@@ -229,19 +297,35 @@ class GameController:
                 else None)
             self.seq += 1
             out.append(DomainEvent(self.seq, rule_event.type, rule_event.t, hand, dict(rule_event.public), {}))
+            self._note_floor_wait(self.seq, rule_event.type, rule_event.public, hand)
             self._apply_conduct_ruling(out, rule_event)
+
+    def _kill(self, out: list[DomainEvent], seat: int, rule: str, t: float) -> None:
+        """A ruling killed the seat's hand: the betting folds it and the conduct rules treat the seat as folded."""
+        self.betting.dead_hand(seat, rule, self._emitter(out, t))
+        self._emit_rules(out, self.conduct.folded(seat, max(self._rules_t, t)))
+
+    def _note_floor_wait(self, seq: int, type_: str, public: dict, hand: int | None) -> None:
+        """Keep a ruling that waits for the floor (``needs_floor``) until the floor answers or its hand ends."""
+        if public.get("needs_floor") and public.get("state", "started") == "started":
+            self.floor_waits[seq] = {"code": public.get("code", type_), "seat": public.get("seat"), "hand": hand,
+                                     "ruling": public.get("ruling"), "rule": public.get("rule")}
 
     def _apply_conduct_ruling(self, out: list[DomainEvent], rule_event: RuleEvent) -> None:
         """A ruling the rule applies by itself (no floor): the clock ran out or a player was away at the end of the
         deal, and the profile says the hand is dead (or, PP Dead hands 1f, checked): the betting follows."""
         public = rule_event.public
-        if (self.betting is None or rule_event.type not in ("clock_expired", "absent_at_deal")
+        if rule_event.type == "seat_returned":
+            self._check_or_fold.discard(public.get("seat"))  # back in time to act: the player plays the hand
+        if (self.betting is None or rule_event.type not in ("clock_expired", "absent_at_deal", "seat_left")
                 or public.get("needs_floor") or "seat" not in public):
             return
         rule = public.get("rule") or ""
         emit = self._emitter(out, rule_event.t)
-        if public.get("ruling") == "hand_dead":
-            self.betting.dead_hand(public["seat"], rule, emit)
+        if public.get("ruling") == "check_or_fold":  # DE 6: on the seat's turn (see _conduct_after)
+            self._check_or_fold.add(public["seat"])
+        elif public.get("ruling") == "hand_dead":
+            self._kill(out, public["seat"], rule, rule_event.t)
         elif public.get("ruling") == "check":
             self.betting.ruled_check(public["seat"], rule, emit)
 
@@ -250,10 +334,12 @@ class GameController:
     def _emitter(self, out: list[DomainEvent], t: float, hand: int | None = None):
         """``emit(type, public, secret)`` appending numbered events; ``hand``: the hand they belong to (default:
         the current one)."""
-        def emit(type_: str, public: dict, secret: dict | None) -> None:
+        def emit(type_: str, public: dict, secret: dict | None) -> int:
             self.seq += 1
-            out.append(DomainEvent(self.seq, type_, t, hand if hand is not None else (self.cards.hand or None),
-                                   public, secret or {}))
+            of = hand if hand is not None else (self.cards.hand or None)
+            out.append(DomainEvent(self.seq, type_, t, of, public, secret or {}))
+            self._note_floor_wait(self.seq, type_, public, of)
+            return self.seq
         return emit
 
     def _cards_then_chips(self, call) -> list[DomainEvent]:
@@ -264,6 +350,10 @@ class GameController:
         self.seq = self.cards.seq
         out = list(events)
         for event in events:
+            if event.type == "unknown_tag" and not self._is_chip_zone(event.public.get("zone")):
+                self._unknown_run += 1
+            elif event.type in ("card_dealt", "board_card", "burn"):
+                self._unknown_run = 0
             report = self.deck_audit.card_event(event.type, event.public, event.secret)
             if report is not None:
                 self._emitter(out, event.t, event.hand)("deck_audit", report, None)
@@ -273,6 +363,10 @@ class GameController:
                 self.betting.card_event(event.type, event.public, event.secret, event.t,
                                         self._emitter(out, event.t, event.hand))
         return out
+
+    @staticmethod
+    def _is_chip_zone(zone: str | None) -> bool:
+        return zone is not None and zone_seat(zone)[0] in CHIP_ZONES
 
     # ---- the picture --------------------------------------------------------------------------------
 

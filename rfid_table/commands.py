@@ -27,7 +27,7 @@ MAX_SEQ = 10**15  # an irregularity is named by the seq of its event
 CARD = re.compile(r"^[2-9TJQKA][shdc]$")
 
 _NOTE = (str, False, f"a note of 1 to {MAX_NOTE} characters")
-_IRREGULARITY = (int, True, "the seq of the irregularity's irregular_card event")
+_IRREGULARITY = (int, True, "the seq of the event waiting for the floor (an irregular_card or a needs_floor ruling)")
 
 # command → (roles allowed, {field: (type, required, description)})
 COMMANDS: dict[str, tuple[tuple[str, ...], dict[str, tuple[type, bool, str]]]] = {

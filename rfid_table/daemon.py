@@ -226,9 +226,10 @@ class TablePipeline:
                 to_act = self.controller.clock.seat
                 if to_act is not None:
                     body["seat"] = to_act
-            if body["command"] == "confirm" and "irregularity" not in body and self.controller.cards.pending:
-                # the confirm key is the floor's: it confirms the oldest irregularity waiting for the floor
-                body["irregularity"] = min(self.controller.cards.pending)
+            waiting = self.controller.floor_pending()
+            if body["command"] == "confirm" and "irregularity" not in body and waiting:
+                # the confirm key is the floor's: it confirms the oldest ruling waiting for the floor
+                body["irregularity"] = waiting[0]
                 body["role"] = "floor"
             _roles, fields = COMMANDS[body["command"]]
             missing = [key for key, (_kind, required, _what) in fields.items() if required and key not in body]
@@ -246,8 +247,10 @@ class TablePipeline:
         link_down = any(not getattr(r.link, "is_up", True) for r in self.readers if hasattr(r, "link"))
         clock = controller.clock
         to_act = clock.seat if clock.phase(t) != "expired" else None  # run out: the hand is dead, the light off
-        self.gpio.show(TableLights(to_act=to_act, clock=clock.lights(t),
-                                   link_down=link_down, awaiting_floor=bool(controller.cards.pending)), now)
+        self.gpio.show(TableLights(to_act=to_act, clock=clock.lights(t), link_down=link_down,
+                                   awaiting_floor=bool(controller.floor_pending()),
+                                   deck_not_registered=controller.deck_unregistered,
+                                   game_stopped=controller.game_stopped), now)
 
     def _commands(self, now: float, inputs: list, events: list, caused_by: list) -> list[tuple[str, str, dict]]:
         """Validate and apply the commands received since the last cycle; return the replies to send."""

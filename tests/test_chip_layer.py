@@ -187,3 +187,98 @@ def test_a_dead_button_set_by_the_floor_places_the_blinds_after_the_empty_seat()
     started = next(e for e in table.events if e.type == "betting_started")
     assert started.public["button"] == 5 and started.public["seats"] == [6, 7, 1, 2, 3]
     assert actions(table.events) == [(6, "post_sb", 50), (7, "post_bb", 100), (1, "call", 100)]
+
+
+def undo(table: "Table") -> tuple[list, str | None]:
+    """The dealer's undo key (or the tablet's ``undo`` command)."""
+    events, refusal = table.controller.handle_command({"command": "undo", "role": "dealer", "user": "test"}, table.t)
+    table.events += events
+    return events, refusal
+
+
+def started_hand(table: "Table") -> None:
+    table.command({"command": "set_stacks", "stacks": {"1": 5000, "2": 5000, "3": 5000, "4": 5000}})
+    table.chips(1, 25, 25)
+    table.chips(2, 100)
+    table.deal()
+
+
+def test_undo_takes_back_a_push_read_as_a_call_and_the_chips_are_read_again_with_the_declaration():
+    table = Table()
+    started_hand(table)
+    table.chips(3, 500)  # one overchip: read as a call, but the player had said "raise"
+    call = [e for e in table.events if e.type == "action"][-1]
+    assert (call.public["seat"], call.public["action"]) == (3, "call")
+    undone, refusal = undo(table)
+    assert refusal is None
+    assert [e.type for e in undone] == ["action_undone"]
+    assert undone[0].public["undone"] == [{"seq": call.seq, "seat": 3, "action": "call", "to": 100}]
+    assert undone[0].public["next"] == 3 and undone[0].public["pot"] == 150  # seat 3 is to act again
+    assert table.controller.snapshot(secure=False)["betting"]["to_act"] == 3
+    table.command({"command": "declare", "seat": 3, "declaration": "raise"})
+    produced = table.run(1.0)  # the 500 chip still lies in the zone: read again, now with the declaration
+    assert actions(produced) == [(3, "raise", 500)]
+    assert table.controller.snapshot(secure=False)["betting"]["to_act"] == 4
+
+
+def test_undo_takes_back_a_declaration_entered_by_mistake():
+    table = Table()
+    started_hand(table)
+    table.command({"command": "declare", "seat": 3, "declaration": "all-in"})  # the wrong key
+    undone, refusal = undo(table)
+    assert refusal is None and undone[0].public["declaration"] == "all_in"
+    produced = table.chips(3, 100)
+    assert actions(produced) == [(3, "call", 100)]  # a call, not an all-in
+
+
+def test_a_fold_a_closed_round_and_an_empty_round_cannot_be_undone():
+    table = Table()
+    table.command({"command": "set_stacks", "stacks": {"1": 5000, "2": 5000, "3": 5000, "4": 5000}})
+    assert "no betting is running" in undo(table)[1]
+    table.chips(1, 25, 25)
+    table.chips(2, 100)
+    table.deal()
+    assert "nothing to undo" in undo(table)[1]  # only the blinds so far: they are forced
+    hole = [e.secret["card"] for e in table.events if e.type == "card_dealt" and e.public["seat"] == 3]
+    for card in hole:
+        table.field.place(table.uid_of[card], "muck")
+    table.run(0.8)
+    events, refusal = undo(table)
+    assert events == [] and "fold" in refusal and "muck" in refusal
+    assert table.controller.snapshot(secure=False)["betting"]["folded"] == [3]
+
+
+@pytest.mark.parametrize("returned", [True, False])
+def test_after_a_misdeal_the_table_follows_the_wagers_going_back(returned):
+    table = Table()
+    started_hand(table)
+    table.chips(3, 100)  # seat 3 calls: one action, not yet substantial
+    misdeal = table.command({"command": "misdeal"})
+    assert "misdeal" in [e.type for e in misdeal]
+    if returned:  # the dealer hands every wager back
+        for zone in ("seat1.bets", "seat2.bets", "seat3.bets"):
+            for uid in list(table.field.tags_in(zone)):
+                table.field.remove(uid)
+        produced = table.run(2.0)  # a pile is taken as gone after 1 s unread
+        back = [e for e in produced if e.type == "chips_returned"]
+        assert [e.public for e in back] == [{"complete": True, "left_in_place": {},
+                                             "returned": {"seat1.bets": 50, "seat2.bets": 100, "seat3.bets": 100}}]
+    else:  # the call is returned, the blinds stay where they are for the new deal (the button does not move)
+        for uid in list(table.field.tags_in("seat3.bets")):
+            table.field.remove(uid)
+        table.run(2.0)
+        assert "chips_returned" not in [e.type for e in table.events]
+    for uid in [u for u in list(table.field.tags_in("muck")) + [u for s in (1, 2, 3, 4)
+                                                                for u in table.field.tags_in(f"seat{s}.cards")]]:
+        table.field.remove(uid)  # the cards are gathered
+    table.run(3.0)
+    before = len(table.events)
+    table.deal()
+    again = table.events[before:]
+    back = [e.public for e in again if e.type == "chips_returned"]
+    if returned:
+        assert back == []
+    else:
+        assert back == [{"complete": False, "returned": {"seat3.bets": 100},
+                         "left_in_place": {"seat1.bets": 50, "seat2.bets": 100}}]
+        assert actions(again)[:2] == [(1, "post_sb", 50), (2, "post_bb", 100)]  # the blinds left in place

@@ -290,3 +290,96 @@ def test_the_confirm_key_confirms_the_irregularity_waiting_for_the_floor():
         assert foreign.seq not in table.controller.cards.pending
     finally:
         table.close()
+
+
+def test_a_device_breach_waits_for_the_floor_and_the_confirm_key_kills_the_hand():
+    table = seated()  # Casinos Austria: the floor may declare the hand void (CA GR 5)
+    try:
+        table.deal()
+        assert not table.sensors.output_active("status_light")
+        [breach] = of(table.sensor("seat3.device", True), "device_breach")
+        assert breach.public["needs_floor"] and table.controller.floor_pending() == [breach.seq]
+        assert table.sensors.output_active("status_light")  # steady: a ruling waits for the floor
+        table.sensors.click("confirm", table.t)  # the floor confirms: the hand is dead
+        produced = table.run(0.5)
+        [ruled] = of(produced, "floor_ruling")
+        assert ruled.public == {"irregularity": breach.seq, "code": "device_breach", "decision": "confirmed",
+                                "result": "dead_hand", "by": "floor/console"}
+        assert [(e.public["seat"], e.public["action"]) for e in of(produced, "action")] == [(3, "fold")]
+        assert [e.public["reason"] for e in of(produced, "device_breach")] == ["folded"]  # no longer live
+        assert table.controller.floor_pending() == [] and not table.sensors.output_active("status_light")
+        assert 3 in table.controller.snapshot(secure=False)["betting"]["folded"]
+    finally:
+        table.close()
+
+
+def test_the_floor_may_override_a_breach_and_play_goes_on():
+    table = seated()
+    try:
+        table.deal()
+        [breach] = of(table.sensor("seat3.device", True), "device_breach")
+        [ruled] = of(table.command("override", irregularity=breach.seq, note="warned"), "floor_ruling")
+        assert (ruled.public["decision"], ruled.public["result"], ruled.public["note"]) == (
+            "overridden", "play_on", "warned")
+        assert of(table.events, "action")[-1].public["action"] == "post_bb"  # no fold: seat 3 is still to act
+        assert table.controller.clock.seat == 3 and table.controller.floor_pending() == []
+    finally:
+        table.close()
+
+
+def test_de_profile_checks_an_absent_players_hand_and_folds_it_facing_a_bet():
+    table = seated(chips_config("club_tournament_de"))
+    try:
+        table.sensor("seat1.presence", False)  # the small blind is away when the deal completes
+        dealt = table.deal()
+        [absent] = of(dealt, "absent_at_deal")
+        assert absent.public["ruling"] == "check_or_fold" and absent.public["rule"].startswith("DE 6")
+        table.chips("seat3.bets", 100)  # seat 3 calls; the small blind's turn: it faces 50 more: folded
+        produced = table.run(1.0)
+        assert [(e.public["seat"], e.public["action"]) for e in of(produced, "action")] == [(3, "call"), (1, "fold")]
+        [dead] = of(produced, "bet_ruling")
+        assert dead.public["code"] == "hand_dead" and dead.public["rules"] == [absent.public["rule"]]
+        assert table.controller.clock.seat == 2  # the big blind acts next
+    finally:
+        table.close()
+
+
+def test_the_status_light_says_the_deck_is_not_registered_when_unknown_cards_are_dealt():
+    table = seated()
+    try:
+        table.chips("seat1.bets", 25, 25)
+        table.chips("seat2.bets", 100)
+        table.run(0.7)
+        for n, seat in enumerate((1, 2, 3)):  # a new deck nobody registered: tags of no deck
+            table.table.field.place(f"E00401500AAA{n:04X}", f"seat{seat}.cards")
+            table.run(0.3)
+        assert len(of(table.events, "unknown_tag")) == 3 and table.controller.deck_unregistered
+        lit = set()
+        for _ in range(8):  # a slow blink
+            table.run(0.25)
+            lit.add(table.sensors.output_active("status_light"))
+        assert lit == {True, False}
+        table.table.field.place(table.uid["As"], "seat1.cards")  # a registered card: the warning ends
+        table.run(1.0)
+        assert not table.controller.deck_unregistered
+    finally:
+        table.close()
+
+
+def test_after_a_misdeal_the_game_is_stopped_until_the_cards_are_dealt_again():
+    table = seated()
+    try:
+        table.deal()
+        assert table.sensors.output_active("seat3.light")  # under the gun is to act
+        table.sensors.click("misdeal", table.t)  # the dealer's key
+        assert "misdeal" in [e.type for e in table.run(0.5)]
+        outputs = table.table.gpio.outputs
+        assert table.controller.game_stopped and outputs.status_shown == "game_stopped"
+        assert not any(table.sensors.output_active(f"seat{s}.light") for s in range(1, 11))  # no one is to act
+        table.table.field.clear()  # the dealer gathers everything
+        table.run(4.0)
+        table.deal()  # and deals again
+        assert not table.controller.game_stopped and outputs.status_shown is None
+        assert table.sensors.output_active("seat3.light")
+    finally:
+        table.close()

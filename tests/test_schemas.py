@@ -67,7 +67,8 @@ IRREGULAR_CODES = {  # every code of docs/mqtt.md (test_the_contract_and_the_sch
 }
 EVENT_TYPES = {"hand_started", "card_dealt", "burn", "board_card", "fold", "hand_ended", "irregular_card",
                "unknown_tag", "reader_link", "antenna", "deck_selected", "declaration", "journal",
-               "stacks_set", "betting_started", "action", "bet_ruling", "pots", "chip_count", "foreign_chip",
+               "stacks_set", "betting_started", "action", "action_undone", "bet_ruling", "pots", "chip_count",
+               "foreign_chip", "chips_returned",
                "showdown", "hand_history", "misdeal", "floor_ruling", "irregularity_resolved", "board_corrected",
                "button_set", "seats_set", "new_hand", "floor_call", "deck_audit",
                "device_breach", "device_seen", "absent_at_deal", "seat_left", "seat_returned", "seat_presence",
@@ -284,7 +285,8 @@ class HandDriven:
 
 def chip_situations(config) -> None:
     """What the chip layer says beyond plain actions, from chips placed by hand: the floor's stack count, a foreign
-    chip, a short big blind, short antes, a string bet, and a pot that does not hold what the bets made it."""
+    chip, a short big blind, short antes, a call undone and read again, a string bet, a pot that does not hold what
+    the bets made it, and the wagers going back after a misdeal."""
     config = dataclasses.replace(config, game=dataclasses.replace(config.game, ante=10))
     table = HandDriven(config, link="direct")
     rack: dict[int, list[str]] = defaultdict(list)
@@ -310,6 +312,8 @@ def chip_situations(config) -> None:
         for card, seat in (("As", 1), ("Kd", 2), ("7h", 3), ("Ac", 1), ("Kc", 2), ("7c", 3)):
             table.place(card, f"seat{seat}.cards", 0.2)
         chips("seat3.bets", 100)  # seat 3 calls
+        table.table.pipeline.submit({"command": "undo", "role": "dealer", "user": "schemas"})
+        assert types(table.run(1.0)) == ["action_undone", "action"]  # taken back, and read again as it lies
         assert "bet_ruling" in types(chips("seat3.bets", 25))  # and pushes again: a string bet (CA Actions 2)
         chips("seat1.bets", 25, 25)  # the small blind calls
         for zone in ("seat1.bets", "seat2.bets", "seat3.bets"):  # the big blind checks; the dealer collects
@@ -320,13 +324,26 @@ def chip_situations(config) -> None:
             types(table.events)), types(table.events)
         table.table.field.clear()
         table.run(3.0)
+        chips("seat2.bets", 25, 25)  # the next hand: blinds, a deal, a misdeal, and the wagers go back
+        chips("seat3.bets", 100)
+        for card, seat in (("Qs", 2), ("Jd", 3), ("9h", 1), ("Qc", 2), ("Jc", 3), ("9c", 1)):
+            table.place(card, f"seat{seat}.cards", 0.2)
+        table.table.pipeline.submit({"command": "misdeal", "role": "dealer", "user": "schemas"})
+        assert "misdeal" in types(table.run(0.2))
+        for zone in ("seat2.bets", "seat3.bets", "pot"):
+            for uid in table.table.field.tags_in(zone):
+                table.table.field.remove(uid)
+        assert "chips_returned" in types(table.run(2.0))
+        table.table.field.clear()
+        table.run(3.0)
     finally:
         table.close()
 
 
 def conduct_situations(config) -> None:
     """The seat sensors and the action clock (docs/conduct.md), on the simulated GPIO: players sitting down, a
-    device between hands, a seat empty at the end of the deal, a phone at a live seat, a player leaving a live seat
+    device between hands, a seat empty at the end of the deal, a phone at a live seat (the floor overrides the ruling),
+    a player leaving a live seat
     and coming back, a device after a fold; the clock started by the floor, a time bank, the clock stopped by an
     action, due, and run out."""
     table = HandDriven(config, link="direct", gpio=True)
@@ -359,6 +376,9 @@ def conduct_situations(config) -> None:
         assert sensor("seat3.presence", True) == ["seat_presence"]
         assert sensor("seat1.device", True) == ["device_breach"]  # a phone at a live seat
         assert sensor("seat1.device", False) == ["device_breach"]
+        breach = max(controller.floor_waits)  # the breach waits for the floor, which lets play go on
+        assert controller.floor_waits[breach]["code"] == "device_breach"
+        assert command("override", irregularity=breach) == ["floor_ruling"]
         assert sensor("seat2.presence", False) == ["seat_left"]
         assert sensor("seat2.presence", True) == ["seat_returned"]
         to_act = controller.clock.seat

@@ -69,6 +69,25 @@ def describe_event(event: dict) -> str:
         return f"seat {seat} time bank +{event.get('added_s'):g} s"
     if kind == "clock_expired":
         return f"CLOCK EXPIRED seat {seat}: {event.get('ruling')}{floor}"
+    if kind == "action":
+        amount = f" to {event['to']}" if event.get("action") not in ("check", "fold") else ""
+        return f"seat {seat} {event.get('action')}{amount}" + (" (all-in)" if event.get("all_in") else "")
+    if kind == "action_undone":
+        undone = ", ".join(f"seat {a['seat']} {a['action']}" for a in event.get("undone", []))
+        return f"UNDONE by {event.get('by')}: {undone or event.get('declaration')}; seat {event.get('next')} to act"
+    if kind in ("bet_ruling", "chip_count"):
+        return f"{kind.upper()} {event.get('code')}" + (f" seat {seat}" if seat else "") + floor
+    if kind == "pots":
+        return f"pots after the {event.get('street')}: {event.get('total')}"
+    if kind == "showdown":
+        return f"showdown: paid {event.get('payouts')}"
+    if kind == "misdeal":
+        return f"MISDEAL ({event.get('reason')}): deal again, the button stays on seat {event.get('button')}"
+    if kind == "chips_returned":
+        kept = event.get("left_in_place") or {}
+        return "wagers returned" + (f", left in place: {kept}" if kept else "")
+    if kind == "floor_ruling":
+        return f"FLOOR {event.get('decision')} {event.get('code')}: {event.get('result')}"
     return str(kind)
 
 

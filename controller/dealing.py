@@ -116,6 +116,9 @@ CODES: dict[str, Code] = {
                          "the stub or the discards, the action stands", ("PP Irregularities 3",)),
     "duplicate_card": Code("two cards of the same rank and suit in play: all action is void",
                            ("PP Irregularities 4",)),
+    # -- the hand's cards (RULES.md has no rule: the table rules nothing, the dealer or the floor decides) --
+    "card_missing": Code("a card of the hand stayed off every antenna for missing_card_s while the hand went on "
+                         "(taken off the table, hidden, fallen): no rule, the floor decides", (), WARNING),
 }
 
 # Codes the controller reported before it ruled on them: their events keep ``zone``, ``seat``, ``from_seat`` and

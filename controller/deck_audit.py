@@ -5,6 +5,9 @@ tag dead). Fed with the card controller's events; says so with one ``deck_audit`
 which some cards were never seen, naming them (they are cards nobody holds, so the event is public). A change of
 deck starts a new window. The ruling (PP Irregularities 10): the results of the hands played stand, and a new deck is
 brought in from then on.
+
+A card that went missing during a hand and was still missing when it ended (the hand's ``hand_audit``) is gone from
+the deck even though the window saw it: it counts as unseen until it shows up again.
 """
 
 from __future__ import annotations
@@ -17,6 +20,10 @@ SEEN_IN = ("card_dealt", "burn", "board_card", "fold", "hand_ended")
 
 
 class DeckAudit:
+    # Missing at the end of the hand that is ending (its hand_audit). A class default, replaced rather than changed
+    # in place, so that a checkpoint pickled before it existed still loads.
+    _lost: frozenset[str] = frozenset()
+
     def __init__(self, hands: int = 50):
         if hands < 1:
             raise ValueError("the deck audit needs a window of at least one hand")
@@ -35,9 +42,13 @@ class DeckAudit:
                 self._seen.update(cards or ())
             for cards in (secret.get("hole_cards") or {}).values():
                 self._seen.update(cards)
+        if type_ == "hand_audit":  # it comes just before its hand's hand_ended
+            self._lost = self._lost | set((secret.get("cards") or {}).get("missing") or ())
         if type_ == "deck_selected":
-            self._seen, self._ended = set(), 0
+            self._seen, self._lost, self._ended = set(), frozenset(), 0
         elif type_ == "hand_ended":
+            self._seen -= self._lost  # seen in the hand, but gone from the deck when it ended
+            self._lost = frozenset()
             self._ended += 1
             if self._ended >= self.hands:
                 missing = [card for card in FULL_DECK if card not in self._seen]

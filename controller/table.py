@@ -20,7 +20,10 @@ How the hand is read:
 * the hand ends when nothing has been on any antenna for ``clear_after_s`` seconds (the dealer gathered the
   cards), or at once when the next hand's first card arrives on a cleared table. After a misdeal the next card to
   a seat while no seat holds a card starts the new deal (the button has not moved).
-A card lifted off its zone and put back (a player looking at their cards) changes nothing.
+A card lifted off its zone and put back (a player looking at their cards) changes nothing. A card of the hand
+that stays off every antenna for ``missing_card_s`` while the hand goes on is missing (``card_missing``, once; its
+return resolves it), and a hand that ends with cards still missing says where every card of it ended
+(``hand_audit``): see ``_watch_cards``.
 
 An irregularity that needs the floor waits in ``pending`` (and in the snapshot) until a ``confirm``, ``override``
 or ``floor_pick`` command, or the end of its hand. Whether a misdeal can still be called asks
@@ -50,6 +53,7 @@ from controller.dealing import (
     REMOVE_CARD,
     REPLACE_CARD,
     RETURN_AND_REDEAL,
+    WARNING,
     Deal,
     Held,
     next_seat,
@@ -70,6 +74,13 @@ EXPOSED_ZONE = "exposed"  # where a table with an exposed-card zone has the deal
 EXPOSED_BY = ("console", "zone")
 NOT_AVAILABLE = "not available on this table"
 
+# A card of the hand gone from every antenna while the hand goes on (docs/events.md). RULES.md has no rule for it:
+# the table rules nothing and the dealer, or the floor, decides; a card still missing when the hand ends is missing
+# from the deck (``hand_audit``: PP Irregularities 10).
+CARD_MISSING = "card_missing"
+RETURNED = "returned"  # the resolution of a card_missing whose card came back
+HAND_AUDIT_RULES = ["PP Irregularities 10"]  # cards missing from the deck: results stand, a new deck from then on
+
 
 def _never() -> bool:
     return False
@@ -88,6 +99,9 @@ class TableSetup:
     players: tuple[int, ...] | None = None  # the seats dealt in at the start; None: learned from the first deal
     rules: str = "tda"  # the house rule profile (controller.rules.PROFILES)
     exposed_by: str = "console"  # an exposed card is reported by the console (exposed_card) or on the zone
+    # A card of the hand off every antenna this long while the hand goes on is missing (card_missing); 0: not checked.
+    # Well above the time a player looks at their cards; the dealer's gathering at the end is never counted.
+    missing_card_s: float = 10.0
 
 
 @dataclass
@@ -131,6 +145,8 @@ class TableController:
             raise ValueError(f"button {setup.button}: the table has seats 1 to {setup.seats}")
         if setup.players is not None and not all(1 <= s <= setup.seats for s in setup.players):
             raise ValueError(f"players {list(setup.players)}: the table has seats 1 to {setup.seats}")
+        if not setup.missing_card_s >= 0:
+            raise ValueError(f"missing_card_s must be 0 (not checked) or more seconds, not {setup.missing_card_s!r}")
         self.setup = setup
         self.profile = rule_profile(setup.rules)
         self.seq = 0
@@ -179,6 +195,10 @@ class TableController:
         self._early_since = 0.0
         self._close_due: float | None = None  # a burn or a fold while the deal was not complete
         self._burn_due: list[tuple[float, int]] = []  # (when, board position): was there a burn before it?
+        # Cards gone from the table (_watch_cards):
+        self._off_since: dict[str, tuple[float, str]] = {}  # card of this hand off every antenna → (since, last zone)
+        self._missing: dict[str, int] = {}  # card reported missing and not back → its card_missing irregularity
+        self._watch_from: float | None = None  # absences count from here; None: not now (no hand, a hold)
 
     def _other_decks(self) -> dict[str, tuple[str, str]]:
         return {uid: (deck_id, card) for deck_id, deck in self.setup.decks.items() if deck_id != self.deck_id
@@ -190,6 +210,13 @@ class TableController:
         """Apply one zone event; return the domain events it causes, in order."""
         self.now = event.t
         out: list[DomainEvent] = []
+        if self.in_hand:
+            self._watch_cards(out)  # what went missing up to now
+        self._zone_event(out, event)
+        self._note_hold()
+        return out
+
+    def _zone_event(self, out: list, event: ZoneEvent) -> None:
         if event.kind == "left":
             self._on_table.pop(event.uid, None)
             card = self.deck.get(event.uid)
@@ -199,14 +226,17 @@ class TableController:
             if event.zone == "board" and card in self._early_board:
                 self._early_board.remove(card)
                 self._returned.add(card)
+            if self.in_hand and card is not None and self._uids.get(card) == event.uid:
+                self._off_since[card] = (event.t, event.zone)  # off every antenna (a move arrives at once)
             if not self._on_table and self.in_hand:
                 self._cleared_at = event.t
-            return out
+            return
 
         if self.in_hand and not self._on_table and self._cleared_at is not None:
             self._end_hand(out)  # the next hand's first card landed on a cleared table
         if self.in_hand:
             self._decide_late(out)
+            self._card_back(out, event.uid)
         self._on_table[event.uid] = event.zone
         self._cleared_at = None
 
@@ -218,16 +248,16 @@ class TableController:
                 self._emit(out, "unknown_tag", {"zone": event.zone, "uid": event.uid})
             else:
                 self._stray(out, event.uid, other, event.zone, kind, seat)
-            return out
+            return
         if self.in_hand and self.void:
             if kind == "seat" and not any(zone.endswith(".cards") for uid, zone in self._on_table.items()
                                           if uid != event.uid):
                 self._end_hand(out)  # the new deal after a misdeal
             else:
-                return out
+                return
         if self.in_hand and self._uids.get(card, event.uid) != event.uid:
             self._duplicate(out, event.uid, card, event.zone, kind, seat)
-            return out
+            return
         if kind == "seat":
             self._card_to_seat(out, card, seat, event.zone)
         elif kind == "board":
@@ -242,7 +272,6 @@ class TableController:
             self._irregular(out, "card_in_chip_zone", event.zone, card)
         if self.in_hand:
             self._uids.setdefault(card, event.uid)
-        return out
 
     def handle_device(self, event: DeviceEvent) -> list[DomainEvent]:
         """A reader link went up or down, an antenna faulted or recovered: published for the floor and the
@@ -265,11 +294,17 @@ class TableController:
             reader["faulted_antennas"] = sorted(faulted)
             self._emit(out, "antenna", {"reader": event.reader, "state": "fault" if event.kind == "antenna_fault"
                                         else "ok", **detail})
+        self._note_hold()
         return out
 
     def handle_command(self, command: dict[str, Any], t: float) -> tuple[list[DomainEvent], str | None]:
         """A validated command from the floor or the dealer console; returns its events, or why it was refused
         in the current state (nothing changes then)."""
+        result = self._command(command, t)
+        self._note_hold()
+        return result
+
+    def _command(self, command: dict[str, Any], t: float) -> tuple[list[DomainEvent], str | None]:
         self.now = t
         out: list[DomainEvent] = []
         by = {"by": f"{command['role']}/{command['user']}"}
@@ -325,13 +360,17 @@ class TableController:
         return out, None
 
     def tick(self, now: float) -> list[DomainEvent]:
-        """Let time pass: ends the hand once the table has stayed clear long enough."""
+        """Let time pass: reports the cards that went missing, ends the hand once the table has stayed clear long
+        enough."""
         self.now = now
         out: list[DomainEvent] = []
         if self.in_hand:
             self._decide_late(out)
+        if self.in_hand:
+            self._watch_cards(out)
         if self.in_hand and self._cleared_at is not None and now - self._cleared_at >= self.setup.clear_after_s:
             self._end_hand(out)
+        self._note_hold()  # changes with an event only (a ruling, the hand's end): a tick without one leaves no trace
         return out
 
     def _decide_late(self, out: list, now: float | None = None) -> None:
@@ -378,6 +417,9 @@ class TableController:
             self._pick = new
         if self.deal.fix == old:
             self.deal.fix = new
+        for card, ident in self._missing.items():
+            if ident == old:
+                self._missing[card] = new
 
     # ---- the cards ----------------------------------------------------------------------------------
 
@@ -996,6 +1038,94 @@ class TableController:
         self.burns.append(card)
         self._emit(out, "burn", {"count": len(self.burns)}, {"card": card})
 
+    # ---- cards gone from the table --------------------------------------------------------------------
+
+    def _watch_cards(self, out: list) -> None:
+        """A card of this hand in play — a hole card, a board card, a burn card, not a card that reached the muck —
+        that has been off every antenna for ``missing_card_s`` while the hand goes on is missing: one
+        ``card_missing`` for it (the card on the secure branch only), resolved (``returned``) when it comes back.
+
+        The hand goes on while two seats are still live and a card of the hand lies on a seat or the board: the
+        dealer gathering the cards at the end (the board, the winner's cards, the muck) is never counted, nor is
+        anything after the last live seat but one has folded. A player looking at their cards puts them back well
+        within the time. Nothing counts while the table cannot tell (a reader down, an antenna faulted), while an
+        irregularity of the hand waits for the floor, or in a void hand; absences count again from the moment that
+        ends. Times are the events' (a card is off from its ``left`` event), so a journal replay finds the same."""
+        limit = self.setup.missing_card_s
+        if not self._off_since or limit <= 0 or self._watch_from is None or self._holding():
+            return
+        if len(self._live_seats()) < 2:
+            return  # the hand is decided: what leaves the table now is the gathering
+        if not any(parse_zone(zone)[0] in ("seat", "board") and self.deck.get(uid) in self._uids
+                   for uid, zone in self._on_table.items()):
+            return  # nothing of the hand lies on a seat or the board any more: the dealer is gathering
+        for card, (since, zone) in list(self._off_since.items()):
+            if card in self._missing or not self._in_play(card) or self.now - max(since, self._watch_from) < limit:
+                continue
+            owner = self._owner.get(card)
+            seats = [owner] if owner is not None and card not in self.board and card not in self.burns else []
+            self._missing[card] = self._report(out, CARD_MISSING, NO_RULING, seats=seats, cards=[card], zone=zone,
+                                               extra={"absent_s": round(self.now - since, 1)})
+
+    def _in_play(self, card: str) -> bool:
+        """A card the hand needs on the table until the end: not one in the muck (accounted for), nor one out of
+        the play (exposed, extra or boxed cards set aside, premature cards taken back to the stub)."""
+        return card not in self.mucked and (card in self._owner or card in self.board or card in self.burns)
+
+    def _holding(self) -> bool:
+        """Absences do not count now: no hand, a void one, the floor to rule, or the table not seeing all its
+        antennas."""
+        return (not self.in_hand or self.void or any(p.hand == self.hand for p in self.pending.values())
+                or any(r["link"] in ("down", "incompatible") or r["faulted_antennas"] for r in self.readers.values()))
+
+    def _note_hold(self) -> None:
+        """After every input: absences count from the end of a hold (or the hand's start), not from before it."""
+        if self._holding():
+            self._watch_from = None
+        elif self._watch_from is None:
+            self._watch_from = self.now
+
+    def _card_back(self, out: list, uid: str) -> None:
+        """A card of the hand is read again: it is no longer off the table, and if it was reported missing, that
+        is resolved."""
+        card = self.deck.get(uid)
+        if card is None or self._uids.get(card) != uid:
+            return
+        self._off_since.pop(card, None)
+        ident = self._missing.pop(card, None)
+        if ident is not None:
+            self._resolved(out, ident, RETURNED)
+
+    def _audit(self, out: list) -> None:
+        """The hand ends with cards missing: where every card the hand saw ended (``hand_audit``; counts public,
+        cards secure). A missing card is missing from the deck (PP Irregularities 10)."""
+        places: dict[str, Any] = {"seats": {}, "board": [], "burn": [], "muck": [], "other": []}
+        missing: list[str] = []
+        for card in self._uids:  # in the order the hand saw them
+            if card in self._missing:
+                missing.append(card)
+            elif card in self.mucked:
+                places["muck"].append(card)
+            elif card in self.board:
+                places["board"].append(card)
+            elif card in self.burns:
+                places["burn"].append(card)
+            elif card in self._owner:
+                places["seats"].setdefault(self._owner[card], []).append(card)
+            else:  # out of the play: set aside (exposed, extra, boxed), taken back to the stub, or never played
+                places["other"].append(card)
+        seats = places["seats"]
+        places["seats"] = {str(seat): seats[seat] for seat in sorted(seats)}
+        counts = {place: sum(map(len, cards.values())) if place == "seats" else len(cards)
+                  for place, cards in places.items()}
+        lost_from = sorted({self._owner[card] for card in missing if card in self._owner
+                            and card not in self.board and card not in self.burns})
+        self._emit(out, "hand_audit",
+                   {"seen": len(self._uids), "places": counts, "missing": len(missing), "seats": lost_from,
+                    "irregularities": [self._missing[card] for card in missing], "severity": WARNING,
+                    "ruling": "new_deck", "rules": list(HAND_AUDIT_RULES)},
+                   {"cards": {**places, "missing": missing}})
+
     # ---- the hand -----------------------------------------------------------------------------------
 
     def _start_hand(self, out: list) -> None:
@@ -1009,6 +1139,8 @@ class TableController:
         self._decide_late(out, now=float("inf"))
         if not self.void and (deal.held or deal.fix is not None):
             self._close_deal(out)
+        if self._missing:
+            self._audit(out)
         live = self._live_seats()
         self._emit(
             out,

@@ -133,6 +133,7 @@ class TableConfig:
     players: tuple[int, ...] | None = None  # the seats dealt in at the start; None: learned from the first deal
     exposed_by: str = "console"  # an exposed card is reported by the console, or laid on the exposed zone
     audit_hands: int = 50  # every card of the active deck must show up within this many hands
+    missing_card_s: float = 10.0  # a card of the hand off the table this long while the hand goes on is missing; 0: off
 
     def debounce_by_zone(self) -> dict[str, DebounceSettings]:
         return {zone: self.debounce[zone_kind(zone)] for zone in self.zones}
@@ -162,6 +163,7 @@ class TableConfig:
             players=self.players,
             rules=self.game.rules,
             exposed_by=self.exposed_by,
+            missing_card_s=self.missing_card_s,
         )
 
 
@@ -340,7 +342,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     table = c.table(doc, ("table",), {"id": "a table id", "name": "a display name", "seats": "2 to 10",
                                        "active_deck": "a deck id", "clear_after_s": "seconds",
                                        "button": "a seat", "players": "a list of seats",
-                                       "exposed_cards": "'console' or 'zone'", "audit_hands": "hands"},
+                                       "exposed_cards": "'console' or 'zone'", "audit_hands": "hands",
+                                       "missing_card_s": "seconds"},
                     ("id", "seats"))
     table_id = c.value(table, ("table", "id"), str, "letters, digits, '-' or '_' (it is an MQTT topic level)",
                        "table", TABLE_ID.fullmatch)
@@ -355,6 +358,9 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                       and len(set(v)) == len(v))
     audit_hands = c.value(table, ("table", "audit_hands"), int, "hands from 1 to 10000 (every card of the deck must "
                           "show up within this many hands)", 50, lambda v: 1 <= v <= 10_000)
+    missing_card_s = c.value(table, ("table", "missing_card_s"), (int, float), "seconds from 1 to 600 (a card of the "
+                             "hand off the table this long while the hand goes on is missing), or 0 (not checked)",
+                             10.0, lambda v: v == 0 or 1 <= v <= 600)
     exposed_by = c.value(table, ("table", "exposed_cards"), str, "'console' (the dealer reports an exposed card) or "
                          "'zone' (the dealer lays it on the exposed zone)", "console", ("console", "zone").__contains__)
 
@@ -511,7 +517,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                 c.problem(zpath, "expected both reader and antenna")
             continue
         if reader_tables is not None and reader not in reader_tables:  # no [readers]: reported already
-            c.problem(zpath + ("reader",), f"no reader named {reader!r} (readers: {', '.join(reader_tables) or 'none'})")
+            c.problem(zpath + ("reader",),
+                      f"no reader named {reader!r} (readers: {', '.join(reader_tables) or 'none'})")
             continue
         if reader in readers and not 1 <= antenna <= readers[reader].antennas:
             c.problem(zpath + ("antenna",),
@@ -582,7 +589,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                                                            settle_ms / 1000),
                        mqtt, readers, zones, decks, active, debounce, float(clear_after_s), name, journal_path,
                        retention, float(delay_s), release, pin_map, chips, min_rssi, order_window_ms / 1000,
-                       button, tuple(players) if players else None, exposed_by, audit_hands)
+                       button, tuple(players) if players else None, exposed_by, audit_hands,
+                       float(missing_card_s))
 
 
 def _chip_settings(c: _Checker, doc: dict, base: Path, decks: dict, zones: dict) -> ChipSettings | None:

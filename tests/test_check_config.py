@@ -20,7 +20,7 @@ LAST_CARD = 'E0040150C3000034 = "Ac"\n'
 # A second deck, a copy of deck A on new tags, except one tag that was moved over from deck A.
 DECK_B = "\n[decks.B]\n" + SIXMAX[SIXMAX.index("E0040150C3000001"):].replace("E0040150C3", "E0040150C4").replace(
     'E0040150C4000010 = "4h"', 'E0040150C3000010 = "4h"  # moved from deck A')
-TABLE_KEYS = "id, name, seats, active_deck, clear_after_s, button, players, exposed_cards, audit_hands"
+TABLE_KEYS = "id, name, seats, active_deck, clear_after_s, button, players, exposed_cards, audit_hands, missing_card_s"
 MQTT_KEYS = ("host, port, topic_prefix, client_id, username, password, keepalive, reconnect_max_s, "
              "backlog_in_flight, backlog_per_s, tls, tls_ca_file, tls_cert_file, tls_key_file, tls_insecure")
 TABLE_ID = "expected letters, digits, '-' or '_' (it is an MQTT topic level), got"

@@ -990,11 +990,20 @@ def every_kind_of_event() -> list:
     play(Table(), lambda t: t.command("set_button", seat=2), lambda t: t.command("seats", seats=[1, 2, 3, 5]),
          lambda t: t.command("new_hand", role="dealer"), lambda t: t.command("floor_call", role="dealer", seat=3),
          lambda t: t.deal([3, 5, 1, 2]), lambda t: t.command("misdeal", note="cards stuck together"))
+
+    def lose_two_cards(table: Table) -> None:  # card_missing twice, one returned, and the hand's audit
+        lost, found = table.hole(1)[0], table.hole(2)[0]
+        table.take(lost)
+        table.take(found)
+        table.wait(11.0)
+        table.put(found, "seat2.cards")
+
+    play(Table(), lambda t: t.deal(), lambda t: t.burn(), lambda t: t.board(3), lose_two_cards, lambda t: t.gather())
     return events
 
 
 DEAL_EVENT_TYPES = ("misdeal", "floor_ruling", "irregularity_resolved", "board_corrected", "button_set", "seats_set",
-                    "new_hand", "floor_call")
+                    "new_hand", "floor_call", "hand_audit")
 
 
 def event_definitions(branch: str) -> dict:

@@ -64,13 +64,14 @@ IRREGULAR_CODES = {  # every code of docs/mqtt.md (test_the_contract_and_the_sch
     "first_cards_exposed", "cards_exposed", "hole_card_exposed", "wrong_card_count", "card_out_of_sequence",
     "first_card_wrong_seat", "button_misplaced", "card_to_ineligible_seat", "player_dealt_out", "boxed_card",
     "premature_board_card", "four_card_flop", "flop_without_burn", "missing_burn", "foreign_card", "duplicate_card",
+    "card_missing",
 }
 EVENT_TYPES = {"hand_started", "card_dealt", "burn", "board_card", "fold", "hand_ended", "irregular_card",
                "unknown_tag", "reader_link", "antenna", "deck_selected", "declaration", "journal",
                "stacks_set", "betting_started", "action", "action_undone", "bet_ruling", "pots", "chip_count",
                "foreign_chip", "chips_returned",
                "showdown", "hand_history", "misdeal", "floor_ruling", "irregularity_resolved", "board_corrected",
-               "button_set", "seats_set", "new_hand", "floor_call", "deck_audit",
+               "button_set", "seats_set", "new_hand", "floor_call", "deck_audit", "hand_audit",
                "device_breach", "device_seen", "absent_at_deal", "seat_left", "seat_returned", "seat_presence",
                "clock_due", "clock_started", "clock_tick", "time_bank_used", "clock_stopped", "clock_expired"}
 UNKNOWN_UID = "E004015000FF0001"  # a tag of no registered deck

@@ -383,3 +383,20 @@ def test_after_a_misdeal_the_game_is_stopped_until_the_cards_are_dealt_again():
         assert table.sensors.output_active("seat3.light")
     finally:
         table.close()
+
+
+def test_de_profile_checks_an_absent_players_hand_when_it_has_nothing_to_call():
+    table = seated(chips_config("club_tournament_de"))
+    try:
+        table.sensor("seat2.presence", False)  # the big blind is away when the deal completes
+        [absent] = of(table.deal(), "absent_at_deal")
+        assert absent.public["seat"] == 2 and absent.public["ruling"] == "check_or_fold"
+        table.chips("seat3.bets", 100)  # seat 3 calls
+        table.run(1.0)
+        table.chips("seat1.bets", 25, 25)  # the small blind completes: the big blind has the option, nothing to call
+        produced = table.run(1.0)
+        assert [(e.public["seat"], e.public["action"]) for e in of(produced, "action")] == [(1, "call"), (2, "check")]
+        assert of(produced, "bet_ruling") == []  # checked, not dead: the hand stays in (DE 6)
+        assert 2 not in table.controller.snapshot(secure=False)["betting"]["folded"]
+    finally:
+        table.close()

@@ -327,11 +327,15 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--seed", type=int, default=None, help="--simulate: the same seed makes the same tags")
 
     p = sub.add_parser("register-deck", help="register a deck's 52 card tags into a table configuration, one "
-                                             "card at a time on a reader antenna (see docs/registration.md)")
+                                             "card at a time on a reader antenna, or as a stack checked against the "
+                                             "deck maker's list (see docs/registration.md)")
     p.add_argument("config", help="table configuration (TOML): the deck is written into it, the rest kept as is")
     p.add_argument("--deck", required=True, help="deck id, e.g. B: written as [decks.B]")
     p.add_argument("--replace", action="store_true", help="register a deck of that id again, replacing it")
     p.add_argument("--registry", default=None, help="chip registry (TOML): refuse tags registered as chips too")
+    p.add_argument("--from-file", default=None, metavar="LIST",
+                   help="the deck maker's list of UID,card (CSV or TOML): place the deck as a stack, in any order; "
+                        "it is written once every listed tag has been read")
     registration_options(p, "cards")
     p.set_defaults(func=cmd_register_deck)
 

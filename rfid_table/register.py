@@ -51,6 +51,7 @@ from rfid_table.registry import (
     ChipRegistry,
     chip_list,
     load_chip_registry,
+    read_deck_list,
     write_atomically,
     write_chip_registry,
 )
@@ -60,6 +61,7 @@ EX_ABORTED = 130  # the shell's code for a command ended by Ctrl-C
 EX_CANTCREAT = 73  # sysexits.h: the file cannot be written
 DECK_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 SETTLE_CYCLES = 2  # cycles after a new tag counts as present before it is taken: another one may join it
+STALL_S = 5.0  # a stack registration that stops short this long names the cards still unread
 POLL_S = 0.01  # the longest wait between two polls of a firmware reader
 WAITING_HINT_S = 3.0  # a reader not up this long after the start: say why
 REGISTER_ZONE = "register"  # the registration antenna's zone in the simulated field
@@ -264,6 +266,73 @@ class DeckSession:
                      f"antenna, then place {card}")
             return
         self.say(f"        '{line.strip()}'? Type 'undo' and Enter to take back the last card; Ctrl-C aborts")
+
+
+class StackSession:
+    """Registering a deck from its manufacturer's list (``--from-file``): the list says which tag is which card,
+    so the deck may be placed as a stack, or in handfuls, in any order. Every listed tag read on the antenna counts
+    (a big stack is read in turns, a few tags per cycle, so one read is enough); the deck is complete when all 52
+    were read — the deck in hand is the deck on the list, every tag alive.
+
+    A tag not on the list, or registered already, is pointed out once. When the count stops short for
+    ``STALL_S``, the cards still unread are named: a card with a dead tag, or one the stack hides from the antenna.
+    """
+
+    def __init__(self, deck_id: str, listed: dict[str, str], list_name: str, known: Known, watch: AntennaWatch,
+                 say: Callable[[str], None]):
+        self.deck_id = deck_id
+        self.listed = listed  # tag → card
+        self.list_name = list_name
+        self.known = known
+        self.watch = watch
+        self.say = say
+        self.read: set[str] = set()
+        self._pointed_out: set[str] = set()
+        self._progress_t: float | None = None  # when the count last grew (or the first read)
+        self._stall_said = False
+
+    @property
+    def done(self) -> bool:
+        return len(self.read) == DECK_SIZE
+
+    @property
+    def uid_of(self) -> dict[str, str]:
+        """card → tag, in the deck's order (what is written)."""
+        by_card = {card: uid for uid, card in self.listed.items()}
+        return {card: by_card[card] for card in FULL_DECK}
+
+    def start(self) -> None:
+        self.say(f"{0:2d}/{DECK_SIZE}  place the deck on the antenna (a stack, or a handful at a time)")
+
+    def feed(self, cycle: int, t: float, uids: Iterable[str]) -> None:
+        uids = set(uids)
+        self.watch.feed(cycle, t, uids)
+        new = sorted((uid for uid in uids if uid in self.listed and uid not in self.read),
+                     key=lambda uid: FULL_DECK.index(self.listed[uid]))
+        strangers = sorted(uid for uid in uids - self.listed.keys() if uid not in self._pointed_out)
+        self._pointed_out.update(strangers)
+        refuse([uid for uid in strangers if uid in self.known], self.known, self.say)
+        for uid in (uid for uid in strangers if uid not in self.known):
+            self.say(f"     !  tag {uid} is not on {self.list_name}: a card of another deck? Take it off")
+        if new:
+            self.read.update(new)
+            self._progress_t, self._stall_said = t, False
+            self.say(f"{len(self.read):2d}/{DECK_SIZE}  read " + " ".join(self.listed[uid] for uid in new)
+                     + ("   the deck is complete" if self.done else ""))
+        elif self._progress_t is None and uids:
+            self._progress_t = t
+        if (not self.done and self._progress_t is not None and not self._stall_said
+                and t - self._progress_t >= STALL_S):
+            self._stall_said = True
+            unread = [card for card in FULL_DECK if card not in {self.listed[u] for u in self.read}]
+            shown = " ".join(unread[:12]) + (" …" if len(unread) > 12 else "")
+            self.say(f"     !  still unread ({len(unread)}): {shown} — spread the stack or place those cards alone; "
+                     "a card never read has a dead tag")
+
+    def command(self, line: str) -> None:
+        if line.strip():
+            self.say(f"        '{line.strip()}'? The list says which tag is which card: there is nothing to undo. "
+                     "Ctrl-C aborts")
 
 
 # ---- the chips ---------------------------------------------------------------------------------------------
@@ -584,6 +653,24 @@ class DeckTechnician:
             self.due = None
 
 
+class StackTechnician:
+    """The simulated technician of a registration from a list: the listed tags go down in handfuls."""
+
+    def __init__(self, field: TableField, rng: random.Random, pace_s: float, uids: list[str]):
+        self.field, self.rng, self.pace_s = field, rng, pace_s
+        self.left = list(uids)
+        rng.shuffle(self.left)
+        self._next = 0.0
+
+    def step(self, now: float, session) -> None:
+        if now < self._next or not self.left:
+            return
+        self._next = now + self.pace_s
+        handful, self.left = self.left[:13], self.left[13:]
+        for uid in handful:
+            self.field.place(uid, REGISTER_ZONE)
+
+
 class ChipTechnician(DeckTechnician):
     """Puts new chips on the antenna in stacks of up to ``stack`` chips."""
 
@@ -717,19 +804,30 @@ def register_deck_command(args) -> int:
             except ConfigError as exc:
                 return _report_problems(exc, "chip registry")
         plan = plan_deck(args.config, args.deck, args.replace, registry)
+        from_file = getattr(args, "from_file", None)
+        listed = _deck_list(from_file, plan.known) if from_file else None  # a bad list stops before the reader
         name, antenna, where = registration_antenna(plan.config, args.zone, args.reader, args.antenna)
         reader, field = open_registration_reader(plan.config, name, antenna, args.simulate)
         debounce = plan.config.debounce["cards"]
         watch = AntennaWatch(debounce.present_after_cycles, debounce.absent_after_s)
-        session = DeckSession(args.deck, plan.known, watch, _say)
         technician = None
-        if field is not None:
-            technician = DeckTechnician(field, random.Random(args.seed), args.pace, set(plan.known))
-        print(f"Registering deck {args.deck} into {args.config}, on {where}.", flush=True)
-        print(f"Place the {DECK_SIZE} cards one at a time, in this order: 2s 3s … Ks As, then the hearts, "
-              "diamonds and clubs the same way (2h … Ah, 2d … Ad, 2c … Ac).", flush=True)
-        print("Type 'undo' and Enter to take back the last card. Ctrl-C aborts without writing anything."
-              + (" (Simulated: a virtual technician places new cards.)" if field is not None else ""), flush=True)
+        if listed is not None:
+            session = StackSession(args.deck, listed, from_file, plan.known, watch, _say)
+            if field is not None:
+                technician = StackTechnician(field, random.Random(args.seed), args.pace, list(listed))
+            print(f"Registering deck {args.deck} from {from_file} into {args.config}, on {where}.", flush=True)
+            print(f"Place the deck on the antenna: the {DECK_SIZE} tags of the list must all be read. Ctrl-C aborts "
+                  "without writing anything.", flush=True)
+        else:
+            session = DeckSession(args.deck, plan.known, watch, _say)
+            if field is not None:
+                technician = DeckTechnician(field, random.Random(args.seed), args.pace, set(plan.known))
+            print(f"Registering deck {args.deck} into {args.config}, on {where}.", flush=True)
+            print(f"Place the {DECK_SIZE} cards one at a time, in this order: 2s 3s … Ks As, then the hearts, "
+                  "diamonds and clubs the same way (2h … Ah, 2d … Ad, 2c … Ac).", flush=True)
+            print("Type 'undo' and Enter to take back the last card. Ctrl-C aborts without writing anything."
+                  + (" (Simulated: a virtual technician places new cards.)" if field is not None else ""),
+                  flush=True)
         run_session(session, reader, antenna, _say, console=Console(), technician=technician,
                     cycle_s=plan.config.readers[name].cycle_s, virtual_clock=field is not None and args.pace <= 0)
         reader = _close(reader)
@@ -745,7 +843,8 @@ def register_deck_command(args) -> int:
         print(config_summary(args.config, config), flush=True)
         return 0
     except ConfigError as exc:
-        return _report_problems(exc)
+        return _report_problems(exc, "deck list" if getattr(args, "from_file", None) and exc.path == args.from_file
+                                else "configuration")
     except Abort as exc:
         print(f"{tool}: {exc}", file=sys.stderr)
         return exc.code
@@ -754,6 +853,15 @@ def register_deck_command(args) -> int:
         return EX_ABORTED
     finally:
         _close(reader)
+
+
+def _deck_list(path: str, known: Known) -> dict[str, str]:
+    """The manufacturer's list (``read_deck_list``), refused whole when a tag on it is registered already."""
+    listed, lines = read_deck_list(path)
+    taken = [Problem(uid, f"registered already, as {known[uid][0]}", lines[uid]) for uid in listed if uid in known]
+    if taken:
+        raise ConfigError(path, taken)
+    return listed
 
 
 def register_chips_command(args) -> int:

@@ -293,6 +293,77 @@ def _csv_chip_list(path: str, text: str, default: int | None
     return chips, lines, problems
 
 
+# ---- a manufacturer's deck list ----------------------------------------------------------------------------
+
+_CARD_COLUMNS = ("card", "cards", "rank and suit", "face")
+
+
+def read_deck_list(path: str | Path) -> tuple[dict[str, str], dict[str, int]]:
+    """A manufacturer's list of a deck's tags: UID and card per row, as CSV or as TOML.
+
+    CSV (any file that is not ``.toml``): ``UID,card`` a row (``;`` or a tab also separate; an optional header row
+    names the columns ``uid``/``tag`` and ``card``; blank rows and ``#`` rows are skipped; UIDs may have ``:``,
+    ``-`` or spaces between the bytes). TOML: ``UID = "card"`` at the top level, as in a ``[decks.ID]`` table.
+    The list must name each of the 52 cards once, with distinct tags.
+
+    Returns ({UID → card}, {UID → line}); raises :class:`ConfigError` listing every bad row.
+    """
+    from controller.cards import FULL_DECK, parse_card  # noqa: PLC0415
+
+    path = str(path)
+    text = _read_text(path)
+    problems: list[Problem] = []
+    rows: list[tuple[int, str, str]] = []  # (line, raw UID, raw card)
+    if path.lower().endswith(".toml"):
+        doc = _parse_toml(path, text)
+        c = _Checker(text)
+        for raw_uid, raw_card in doc.items():
+            card_text = raw_card if isinstance(raw_card, str) else repr(raw_card)
+            rows.append((c.line_of((raw_uid,)) or 0, raw_uid, card_text))
+    else:
+        text = text.removeprefix("\ufeff")
+        records = [(n, row) for n, row in _csv_rows(text) if any(cell.strip() for cell in row)
+                   and not row[0].lstrip().startswith("#")]
+        uid_col, card_col = 0, 1
+        if records:
+            names = [cell.strip().lower() for cell in records[0][1]]
+            if any(name in _UID_COLUMNS + _CARD_COLUMNS for name in names):  # a header row
+                records = records[1:]
+                uid_col = next((i for i, n in enumerate(names) if n in _UID_COLUMNS), 0)
+                card_col = next((i for i, n in enumerate(names) if n in _CARD_COLUMNS), 1 if uid_col == 0 else 0)
+        for number, row in records:
+            rows.append((number, row[uid_col].strip() if uid_col < len(row) else "",
+                         row[card_col].strip() if card_col < len(row) else ""))
+    cards: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    line_of_card: dict[str, int] = {}
+    for number, raw_uid, raw_card in rows:
+        uid = UID_SEPARATORS.sub("", raw_uid).upper()
+        if not UID.fullmatch(uid):
+            problems.append(Problem("", f"{raw_uid!r} is not a tag UID (expected 8 to 20 hex digits)", number))
+            continue
+        try:
+            card = parse_card(raw_card)
+        except ValueError as exc:
+            problems.append(Problem(uid, str(exc) if raw_card else "no card (expected UID,card like E004…,As)",
+                                    number))
+            continue
+        if uid in cards:
+            problems.append(Problem(uid, f"duplicate UID: listed already (line {lines[uid]})", number))
+            continue
+        if card in line_of_card:
+            problems.append(Problem(uid, f"duplicate card: {card} is listed already (line {line_of_card[card]})",
+                                    number))
+            continue
+        cards[uid], lines[uid], line_of_card[card] = card, number, number
+    missing = [card for card in FULL_DECK if card not in line_of_card]
+    if missing and not problems:
+        problems.append(Problem("", f"the list has {len(cards)} cards, a deck has 52 (missing: {' '.join(missing)})"))
+    if problems:
+        raise ConfigError(path, problems)
+    return cards, lines
+
+
 def _csv_rows(text: str):
     """(line number, cells) per CSV record; the delimiter is the first of , ; tab the file uses."""
     sample = "\n".join(line for line in text.splitlines()[:20] if not line.lstrip().startswith("#"))

@@ -440,3 +440,64 @@ def test_a_stack_read_in_turns_is_refused_whole_and_a_flickering_card_is_still_t
     run(12, lambda c: pile + ([NEW[7]] if c % 3 else []))
     assert session.uid_of == {"2s": NEW[0], "3s": NEW[7]}
     assert lines[-1] == f" 2/52  3s = {NEW[7]}   place 4s"
+
+
+# ---- register-deck from the deck maker's list ------------------------------------------------------------------
+
+
+def makers_list(path: Path, uids: list[str]) -> Path:
+    """The list a deck maker ships: a header, ';' between columns, UIDs printed with ':' between the bytes."""
+    rows = ["Tag UID;Card"] + [f"{':'.join(uid[i:i + 2] for i in range(0, 16, 2))};{card}"
+                               for uid, card in zip(uids, FULL_DECK)]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_deck_placed_as_a_stack_is_checked_against_the_makers_list(table, tools, tmp_path):
+    field, path = table
+    listing = makers_list(tmp_path / "deck-B.csv", NEW[:52])
+    tool = tools("register-deck", path, "--deck", "B", "--from-file", listing, *REGISTER)
+    tool.expect(r"^\s*0/52  place the deck on the antenna")
+    dead = NEW[51 - 7]  # one card's tag does not answer: 7c (index 44 of the deck's order)
+    field.place(NEW[55], "register")  # a card of some other deck lies there too
+    for uid in NEW[:52]:
+        if uid != dead:
+            field.place(uid, "register")
+    tool.expect(rf"tag {NEW[55]} is not on {re.escape(str(listing))}: a card of another deck\? Take it off$")
+    tool.expect(r"^51/52  read ", timeout=10)
+    tool.expect(r"still unread \(1\): 7c — spread the stack or place those cards alone", timeout=10)
+    field.place(dead, "register")  # the technician finds the card and lays it alone on the antenna
+    tool.expect(r"^52/52  read 7c   the deck is complete$")
+    assert tool.wait() == 0, tool.stderr()
+    tool.expect(r"wrote deck B \(52 cards\)")
+    assert load_config(path).decks["B"] == {uid: card for uid, card in zip(NEW, FULL_DECK)}
+
+
+def test_a_makers_list_with_mistakes_is_refused_with_its_lines_before_any_card_is_read(tmp_path, capsys):
+    path = tmp_path / "table.toml"
+    path.write_text(SIXMAX, encoding="utf-8")
+    uids = NEW[:52]
+    listing = makers_list(tmp_path / "deck-B.csv", uids)
+    lines = listing.read_text().splitlines()
+    lines[3] = lines[3].replace("4s", "2s")  # line 4: 4s printed as 2s: 2s twice, 4s missing
+    lines[10] = "E004015Z;9s"  # line 11: not a UID
+    a_card, a_uid = next(iter(DECK_A.items()))
+    lines[20] = f"{a_uid};{FULL_DECK[19]}"  # line 21: the tag of a card of deck A
+    listing.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = path.read_bytes()
+    assert main(["register-deck", str(path), "--deck", "B", "--from-file", str(listing), "--zone", "muck",
+                 "--simulate", "--pace", "0"]) == 78
+    err = capsys.readouterr().err
+    assert f"{listing}:4: {uids[2]}: duplicate card: 2s is listed already (line 2)" in err
+    assert f"{listing}:11: 'E004015Z' is not a tag UID" in err
+    assert path.read_bytes() == before
+    lines[3], lines[10] = lines[3].replace(";2s", ";4s"), f"{uids[9]};{FULL_DECK[9]}"  # fixed; the deck A tag stays
+    listing.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["register-deck", str(path), "--deck", "B", "--from-file", str(listing), "--zone", "muck",
+                 "--simulate", "--pace", "0"]) == 78
+    assert f"{listing}:21: {a_uid}: registered already, as card {a_card} of deck 'A'" in capsys.readouterr().err
+    lines[20] = f"{uids[19]};{FULL_DECK[19]}"
+    listing.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["register-deck", str(path), "--deck", "B", "--from-file", str(listing), "--zone", "muck",
+                 "--simulate", "--pace", "0", "--seed", "3"]) == 0
+    assert load_config(path).decks["B"] == {uid: card for uid, card in zip(uids, FULL_DECK)}

@@ -11,6 +11,8 @@ Layers, each usable alone:
 * a **backend** (:class:`GpioBackend`) chosen by name: ``rpi`` drives the pins through the ``RPi.GPIO`` module
   (RPi.GPIO itself on a Pi 2-4, or the drop-in rpi-lgpio on any Pi 2-5), imported only when that backend is
   opened, so this module imports on any laptop; ``sim`` keeps the pins in memory for the simulator and the tests;
+  pins on MCP23017 **port expanders** (``[gpio.expanders]``) go through :mod:`hal.expander` over I2C instead of the
+  header's backend (their pin numbers are :func:`expander_pin` numbers, 1000 and up: see there);
 * :class:`GpioInputs` debounces raw edges into :class:`GpioInputEvent` presses, releases and sensor changes.
   Debouncing lives here, not in the library (whose ``bouncetime`` means different things in RPi.GPIO and
   rpi-lgpio), so a table behaves the same on every Pi. Edges arrive on the library's thread; they are queued and
@@ -80,6 +82,21 @@ PHYSICAL_PINS = {
     33: "BCM 13", 34: "ground", 35: "BCM 19", 36: "BCM 16", 37: "BCM 26", 38: "BCM 20", 39: "ground", 40: "BCM 21",
 }
 
+# MCP23017 port expanders on I2C (hal/expander.py drives them). Each chip has 16 pins: GPA0-7 are pins 0-7, GPB0-7
+# are pins 8-15. Its address is 0x20 plus its A2 A1 A0 pins. Its only internal resistors are 100 kΩ pull-ups.
+# Since revision D (2022) of the datasheet GPA7 and GPB7 are output only: an input there can corrupt SDA.
+EXPANDER_ADDRESSES = range(0x20, 0x28)
+EXPANDER_PINS = 16
+EXPANDER_OUTPUT_ONLY = {7: "GPA7", 15: "GPB7"}
+EXPANDER_BUS = 1  # I2C1, on BCM 2 (SDA) and 3 (SCL): /dev/i2c-1
+# Inside the HAL an expander pin is an int like a BCM number, out of the header's range: EXPANDER_PIN_BASE plus
+# EXPANDER_PIN_STRIDE times the expander's position in [gpio.expanders] (0 for the first) plus its pin (0-15).
+# The first expander's A7 is 1007, the second's B0 is 1108. Only the HAL sees these numbers: configurations name
+# the expander and its pin.
+EXPANDER_PIN_BASE = 1000
+EXPANDER_PIN_STRIDE = 100
+_EXPANDER_PIN_NAME = re.compile(r"(?:GP)?([AB])([0-7])", re.IGNORECASE)
+
 InputKind = Literal["button", "presence", "device"]
 OutputKind = Literal["seat_light", "status_light"]
 
@@ -134,11 +151,72 @@ class OutputPin:
     active_low: bool = False  # True: the light is on when the pin is low (many relay boards)
 
 
+@dataclass(frozen=True, slots=True)
+class Expander:
+    """An MCP23017 port expander of ``[gpio.expanders]``: ``name = { address = 0x20, bus = 1 }``.
+
+    ``index`` is its position in the section (0 for the first written): its pins are numbered from
+    ``EXPANDER_PIN_BASE + EXPANDER_PIN_STRIDE * index`` (:func:`expander_pin`).
+    """
+
+    name: str
+    address: int
+    bus: int = EXPANDER_BUS
+    index: int = 0
+
+    def pin(self, number: int) -> int:
+        """The HAL's number of this expander's pin ``number`` (0-15: GPA0-7, GPB0-7)."""
+        return expander_pin(self.index, number)
+
+    @property
+    def device(self) -> str:
+        return f"/dev/i2c-{self.bus}"
+
+    def __str__(self) -> str:
+        return f"expander '{self.name}' (MCP23017 at 0x{self.address:02X} on {self.device})"
+
+
+def expander_pin(index: int, pin: int) -> int:
+    """The HAL's number of pin ``pin`` (0-15) of the expander at position ``index`` of [gpio.expanders]."""
+    if not 0 <= pin < EXPANDER_PINS or index < 0:
+        raise ValueError(f"expander pin {pin} of expander #{index}: expected a pin from 0 to {EXPANDER_PINS - 1}")
+    return EXPANDER_PIN_BASE + EXPANDER_PIN_STRIDE * index + pin
+
+
+def split_expander_pin(number: int) -> tuple[int, int] | None:
+    """(expander index, pin 0-15) of an expander pin number, None for a header (BCM) pin."""
+    if number < EXPANDER_PIN_BASE:
+        return None
+    index, pin = divmod(number - EXPANDER_PIN_BASE, EXPANDER_PIN_STRIDE)
+    return (index, pin) if pin < EXPANDER_PINS else None
+
+
+def expander_pin_name(pin: int) -> str:
+    """The datasheet's name of an expander pin without its "GP": 0 → "A0", 15 → "B7"."""
+    return f"{'AB'[pin // 8]}{pin % 8}"
+
+
+def pin_label(number: int, expanders: Iterable[Expander] = ()) -> str:
+    """A pin as people name it: "BCM 17", or "expander 'x1' pin 7 (A7)" for an expander pin."""
+    split = split_expander_pin(number)
+    if split is None:
+        return f"BCM {number}"
+    index, pin = split
+    name = next((e.name for e in expanders if e.index == index), None)
+    chip = f"expander {name!r}" if name is not None else f"expander #{index + 1}"
+    return f"{chip} pin {pin} ({expander_pin_name(pin)})"
+
+
 @dataclass(frozen=True)
 class PinMap:
     backend: str = "sim"
     inputs: tuple[InputPin, ...] = ()
     outputs: tuple[OutputPin, ...] = ()
+    expanders: tuple[Expander, ...] = ()  # [gpio.expanders]: the MCP23017s some of the pins are on
+
+    def label(self, number: int) -> str:
+        """A pin as people name it (:func:`pin_label`)."""
+        return pin_label(number, self.expanders)
 
     def input(self, name: str) -> InputPin:
         for pin in self.inputs:
@@ -200,17 +278,24 @@ class _User:
     what: str  # "the new_hand button", "seat 2 light"
 
 
+_EXPANDER_PINS_EXPECTED = "0 to 15, or A0 to A7 and B0 to B7 (GPA0-GPA7 are 0-7, GPB0-GPB7 are 8-15)"
+
+
 class _Reader:
     def __init__(self, seats: int | None, reserved: Mapping[int, str]):
         self.seats = seats
-        self.reserved = reserved
+        self.reserved = dict(reserved)
         self.problems: list[tuple[KeyPath, str]] = []
         self.users: list[_User] = []
         self.inputs: list[InputPin] = []
         self.outputs: list[OutputPin] = []
+        self.expanders: dict[str, Expander] = {}  # every one written, by name (a wrong one too: its pins are checked)
 
     def problem(self, path: KeyPath, message: str) -> None:
         self.problems.append((path, message))
+
+    def label(self, pin: int) -> str:
+        return pin_label(pin, self.expanders.values())
 
     def pin_number(self, value: Any, path: KeyPath) -> int | None:
         expected = f"a BCM GPIO number from {HEADER_GPIO.start} to {HEADER_GPIO.stop - 1}"
@@ -231,12 +316,91 @@ class _Reader:
             return None
         return value
 
+    # [gpio.expanders]
+    def read_expanders(self, value: Any, path: KeyPath) -> None:
+        if not isinstance(value, dict):
+            self.problem(path, f"expected a table of name = {{ address = 0x20 }}, got {_describe(value)}")
+            return
+        taken: dict[tuple[int, int], str] = {}  # (bus, address) → the expander written there first
+        for index, (name, entry) in enumerate(value.items()):
+            p = path + (name,)
+            address, bus = None, EXPANDER_BUS
+            if not isinstance(entry, dict):
+                self.problem(p, "expected { address = 0x20 } (with bus = N when the chip is not on I2C bus 1), got "
+                                f"{_describe(entry)}")
+            else:
+                for key in entry:
+                    if key not in ("address", "bus"):
+                        self.problem(p + (key,), "unknown key (expected one of: address, bus)")
+                raw = entry.get("address")
+                if "address" not in entry:
+                    self.problem(p + ("address",), "missing (expected the chip's I2C address, 0x20 to 0x27, as its "
+                                                   "A2 A1 A0 pins select it)")
+                elif not _is_int(raw) or raw not in EXPANDER_ADDRESSES:
+                    got = f"0x{raw:02X}" if _is_int(raw) and raw >= 0 else _describe(raw)
+                    self.problem(p + ("address",), "expected an MCP23017 address from 0x20 to 0x27 (0x20 plus what "
+                                                   f"its A2 A1 A0 pins add), got {got}")
+                else:
+                    address = raw
+                raw = entry.get("bus", EXPANDER_BUS)
+                if not _is_int(raw) or not 0 <= raw <= 99:
+                    got = _describe(raw) if not _is_int(raw) else repr(raw)
+                    self.problem(p + ("bus",), "expected an I2C bus number, the N of /dev/i2c-N (1: the header's SDA "
+                                               f"and SCL on BCM 2 and 3), got {got}")
+                else:
+                    bus = raw
+                if address is not None:
+                    where = taken.setdefault((bus, address), ".".join(p))
+                    if where != ".".join(p):
+                        self.problem(p + ("address",), f"0x{address:02X} on I2C bus {bus} is already the address of "
+                                                       f"{where} (expected another address: give each chip on a bus "
+                                                       "its own A2 A1 A0 setting)")
+            self.expanders[name] = Expander(name, EXPANDER_ADDRESSES.start if address is None else address, bus, index)
+        if any(e.bus == EXPANDER_BUS for e in self.expanders.values()):
+            for pin, what in I2C_PULLED_UP.items():  # the bus's own pins cannot also be inputs or outputs
+                self.reserved.setdefault(pin, f"the port expanders' I2C bus ({what}, {'.'.join(path)})")
+
+    def expander_named(self, value: Any, path: KeyPath) -> Expander | None:
+        if not isinstance(value, str):
+            self.problem(path, f"expected the name of an expander of [gpio.expanders], got {_describe(value)}")
+            return None
+        if value in self.expanders:
+            return self.expanders[value]
+        if not self.expanders:
+            self.problem(path, f"unknown expander {value!r}: there is no [gpio.expanders] section (expected "
+                               f"{value} = {{ address = 0x20 }} in [gpio.expanders])")
+        else:
+            self.problem(path, f"unknown expander {value!r} (expected one of: {', '.join(self.expanders)})")
+        return None
+
+    def expander_pin_number(self, value: Any, path: KeyPath, expander: Expander | None, direction: str,
+                            what: str) -> int | None:
+        chip = f"expander {expander.name!r}" if expander else "an expander"
+        if _is_int(value):
+            pin = value
+        elif isinstance(value, str) and (named := _EXPANDER_PIN_NAME.fullmatch(value.strip())):
+            pin = 8 * "AB".index(named.group(1).upper()) + int(named.group(2))
+        else:
+            self.problem(path, f"expected a pin of {chip}: {_EXPANDER_PINS_EXPECTED}, got {_describe(value)}")
+            return None
+        if not 0 <= pin < EXPANDER_PINS:
+            self.problem(path, f"{chip} has no pin {pin} (expected {_EXPANDER_PINS_EXPECTED})")
+            return None
+        if direction == "input" and pin in EXPANDER_OUTPUT_ONLY:
+            self.problem(path, f"pin {pin} ({EXPANDER_OUTPUT_ONLY[pin]}) of {chip} is output only: the MCP23017's "
+                               "datasheet (revision D) forbids GPA7 and GPB7 as inputs, which can corrupt the I2C "
+                               f"bus (expected another pin for the {what}; pins 7 and 15 can drive lights)")
+            return None
+        return None if expander is None else expander.pin(pin)
+
     def entry(self, value: Any, path: KeyPath, direction: Literal["input", "output"], what: str,
               kind: str) -> tuple[int, dict] | None:
         """An entry written as a pin number or as an inline table; returns (pin, options) or None."""
-        allowed = ("pin", "active_low", "pull", "debounce_ms") if direction == "input" else ("pin", "active_low")
+        allowed = ("pin", "expander", "active_low", "pull", "debounce_ms") if direction == "input" else (
+            "pin", "expander", "active_low")
         if kind == "device":
             allowed += ("detects",)
+        on_expander, expander = False, None
         if _is_int(value):
             options, pin_path, raw_pin = {}, path, value
         elif isinstance(value, dict):
@@ -251,15 +415,26 @@ class _Reader:
                                                 f"(expected one of: {', '.join(allowed)})")
                 else:
                     self.problem(path + (key,), f"unknown key (expected one of: {', '.join(allowed)})")
+            if "expander" in value:
+                on_expander = True
+                expander = self.expander_named(value["expander"], path + ("expander",))
             if "pin" not in value:
-                self.problem(path + ("pin",), f"missing (expected the BCM GPIO number of the {what})")
+                if on_expander:
+                    chip = f"expander {expander.name!r}" if expander else "the expander"
+                    self.problem(path + ("pin",), f"missing (expected the pin of the {what} on {chip}: "
+                                                  f"{_EXPANDER_PINS_EXPECTED})")
+                else:
+                    self.problem(path + ("pin",), f"missing (expected the BCM GPIO number of the {what})")
                 return None
             options, pin_path, raw_pin = value, path + ("pin",), value["pin"]
         else:
             example = "{ pin = N, active_low = true }" if direction == "input" else "{ pin = N }"
             self.problem(path, f"expected a BCM pin number or {example}, got {_describe(value)}")
             return None
-        pin = self.pin_number(raw_pin, pin_path)
+        if on_expander:
+            pin = self.expander_pin_number(raw_pin, pin_path, expander, direction, what)
+        else:
+            pin = self.pin_number(raw_pin, pin_path)
         # Options are checked even when the pin is wrong: every problem is reported at once.
         checked: dict = {}
         active_low = options.get("active_low", direction == "input")
@@ -273,6 +448,17 @@ class _Reader:
                 got = _describe(pull) if not isinstance(pull, str) else repr(pull)
                 self.problem(path + ("pull",), f"expected one of: {', '.join(PULLS)}, got {got}")
                 pull = "up" if active_low else "down"
+            elif on_expander and pull == "down":
+                if "pull" in options:
+                    self.problem(path + ("pull",), "pull = \"down\" on an expander pin: the MCP23017 has internal "
+                                                   "pull-ups only, no pull-downs (expected \"up\", or \"off\" with an "
+                                                   "external pull-down resistor or a sensor that drives the line both "
+                                                   "ways)")
+                else:
+                    self.problem(path + ("pull",), "missing: with active_low = false the pull would be \"down\", and "
+                                                   "the MCP23017 has internal pull-ups only, no pull-downs (expected "
+                                                   "pull = \"off\" with an external pull-down resistor or a sensor "
+                                                   "that drives the line both ways, or the input wired active low)")
             elif active_low and pull == "down" or not active_low and pull == "up":
                 wanted = "up" if active_low else "down"
                 self.problem(path + ("pull",),
@@ -308,12 +494,13 @@ class _Reader:
             if first.pin != user.pin:
                 continue
             where = ".".join(first.path)
+            pin = self.label(user.pin)
             if first.direction != user.direction:
-                self.problem(user.pin_path, f"BCM {user.pin} is an {user.direction} here ({user.what}) but an "
+                self.problem(user.pin_path, f"{pin} is an {user.direction} here ({user.what}) but an "
                                             f"{first.direction} at {where} ({first.what}): a pin is either an input "
                                             "or an output (expected another pin)")
             else:
-                self.problem(user.pin_path, f"BCM {user.pin} is already used by {where} ({first.what}) (expected "
+                self.problem(user.pin_path, f"{pin} is already used by {where} ({first.what}) (expected "
                                             "another pin: each pin serves one function)")
             return
         self.users.append(user)
@@ -379,10 +566,14 @@ def _read_pin_map(section: Any, seats: int | None, reserved: Mapping[int, str],
     if not isinstance(section, dict):
         r.problem(root, f"expected a table, got {_describe(section)}")
         return PinMap(), r.problems
-    keys = ("backend", "buttons", "seats", "status_light")
+    keys = ("backend", "buttons", "seats", "status_light", "expanders")
     backend = "sim"
+    if "expanders" in section:  # first, wherever it is written: the pins refer to them
+        r.read_expanders(section["expanders"], root + ("expanders",))
     for key, value in section.items():  # in the order written, so a pin used twice names the first user
         path = root + (key,)
+        if key == "expanders":
+            continue
         if key == "backend":
             if not isinstance(value, str):
                 r.problem(path, f"expected one of: {', '.join(BACKENDS)}, got {_describe(value)}")
@@ -401,7 +592,7 @@ def _read_pin_map(section: Any, seats: int | None, reserved: Mapping[int, str],
     if "backend" not in section:
         r.problem(root + ("backend",), f"missing (expected one of: {', '.join(BACKENDS)}; \"rpi\" on the table, "
                                        "\"sim\" on a laptop)")
-    return PinMap(backend, tuple(r.inputs), tuple(r.outputs)), r.problems
+    return PinMap(backend, tuple(r.inputs), tuple(r.outputs), tuple(r.expanders.values())), r.problems
 
 
 # ---- backends -------------------------------------------------------------------------------------------
@@ -410,7 +601,12 @@ EdgeCallback = Callable[[int, bool, float | None], None]  # (BCM pin, level, t o
 
 
 class GpioBackend(Protocol):
-    """Pins by BCM number; levels are electrical (True = high), whatever is active."""
+    """Pins by BCM number (or :func:`expander_pin` number); levels are electrical (True = high), whatever is active.
+
+    A backend whose pins cannot call back by themselves (the I2C port expanders of :mod:`hal.expander`) also has
+    ``poll(now)``: :meth:`GpioInputs.poll` calls it first; it reads the pins and calls the watchers of those that
+    changed, stamped ``now``, on the caller's thread.
+    """
 
     name: str
 
@@ -592,6 +788,8 @@ class RpiGpioBackend:
 class SimulatedGpio:
     """Pins in memory: the simulator and the tests set input levels; outputs are recorded.
 
+    Expander pins (:func:`expander_pin` numbers) are pins like the others here: no I2C.
+
     ``set_level`` calls the watchers at once, on the caller's thread, with the time given (None: the receiver
     stamps it). Input pins start at their inactive level.
     """
@@ -627,13 +825,13 @@ class SimulatedGpio:
     def read(self, pin: int) -> bool:
         with self._lock:
             if pin not in self.levels:
-                raise GpioError(f"BCM {pin} is not set up")
+                raise GpioError(f"{self.pin_map.label(pin)} is not set up")
             return self.levels[pin]
 
     def write(self, pin: int, level: bool) -> None:
         with self._lock:
             if self.directions.get(pin) != "output":
-                raise GpioError(f"BCM {pin} is not set up as an output")
+                raise GpioError(f"{self.pin_map.label(pin)} is not set up as an output")
             self.levels[pin] = bool(level)
             self.writes.append((pin, bool(level)))
 
@@ -649,7 +847,7 @@ class SimulatedGpio:
         """Drive an input pin to an electrical level (an edge if it changes)."""
         with self._lock:
             if self.directions.get(pin) != "input":
-                raise GpioError(f"BCM {pin} is not set up as an input")
+                raise GpioError(f"{self.pin_map.label(pin)} is not set up as an input")
             if self.levels[pin] == bool(level):
                 return
             self.levels[pin] = bool(level)
@@ -714,7 +912,9 @@ class GpioInputs:
 
     ``clock`` stamps edges that arrive without a time; it must count in the same time base as the ``now`` given
     to :meth:`poll`. Edges stamped later than ``now`` wait for a later poll. With a backend and ``resync``, each
-    poll also reads the pins, so an edge the library dropped is noticed at the next poll.
+    poll also reads the pins, so an edge the library dropped is noticed at the next poll. A backend with a
+    ``poll(now)`` (I2C expanders, whose pins cannot call back) is sampled first in each poll: its pins' changes
+    arrive as edges stamped ``now`` and are debounced like the others.
     """
 
     _EPSILON = 1e-9  # float tolerance when comparing a stable period with the window
@@ -749,6 +949,9 @@ class GpioInputs:
 
     def poll(self, now: float) -> list[GpioInputEvent]:
         """The debounced changes that completed by ``now``, in time order."""
+        sample = getattr(self._backend, "poll", None)
+        if sample is not None:  # polled pins (I2C expanders): their changes arrive as edges stamped now
+            sample(now)
         with self._lock:
             incoming, self._incoming = self._incoming, []
         for pin, level, t in incoming:
@@ -1016,15 +1219,30 @@ def _lit(pattern: str | tuple[float, float], elapsed: float) -> bool:
 # ---- wiring ---------------------------------------------------------------------------------------------
 
 
+def open_backend(backend_name: str, pin_map: PinMap) -> GpioBackend:
+    """The backend for a pin map: ``GPIO_BACKENDS[backend_name]``, with the map's expanders.
+
+    On ``sim`` expander pins live in memory like the header's. On another backend, when the map has expanders, the
+    header's pins go through that backend (opened only if the map uses any) and the expanders' through
+    :class:`hal.expander.ExpandedGpio`, over I2C.
+    """
+    if backend_name not in GPIO_BACKENDS:
+        raise ValueError(f"unknown GPIO backend {backend_name!r} (expected one of: {', '.join(GPIO_BACKENDS)})")
+    factory = GPIO_BACKENDS[backend_name]
+    if not pin_map.expanders or backend_name == "sim":
+        return factory(pin_map)
+    from hal.expander import ExpandedGpio  # here: hal.expander imports this module
+
+    return ExpandedGpio.open(factory, pin_map)
+
+
 def open_gpio(backend_name: str, pin_map: PinMap, *, clock: Callable[[], float] = time.monotonic,
               ) -> tuple[GpioInputs, GpioOutputs, GpioBackend]:
     """Open the backend, set up every pin (lights off first), and return (inputs, outputs, backend).
 
     The caller closes them on exit: ``outputs.close()`` (lights off), then ``backend.close()``.
     """
-    if backend_name not in GPIO_BACKENDS:
-        raise ValueError(f"unknown GPIO backend {backend_name!r} (expected one of: {', '.join(GPIO_BACKENDS)})")
-    backend = GPIO_BACKENDS[backend_name](pin_map)
+    backend = open_backend(backend_name, pin_map)
     try:
         outputs = GpioOutputs(pin_map.outputs, backend)
         inputs = GpioInputs(pin_map.inputs, backend, clock=clock)

@@ -516,7 +516,7 @@ PIN = "a BCM GPIO number from 2 to 27"
 
 @pytest.mark.parametrize("old, new, problems", [
     pytest.param('backend = "rpi"\n', 'backend = "rpi"\ncolour = "green"\n', [
-        (("gpio", "colour"), "unknown key (expected one of: backend, buttons, seats, status_light)")],
+        (("gpio", "colour"), "unknown key (expected one of: backend, buttons, seats, status_light, expanders)")],
         id="unknown key in [gpio]"),
     pytest.param("confirm = { pin = 6 }", "shuffle = { pin = 6 }", [
         (("gpio", "buttons", "shuffle"), f"unknown button (expected one of: {', '.join(BUTTONS)})")],
@@ -541,7 +541,7 @@ PIN = "a BCM GPIO number from 2 to 27"
         id="status light on a sensor's pin"),
     pytest.param("light = 12", 'light = { pin = 12, pull = "up" }', [
         (("gpio", "seats", "1", "light", "pull"), "pull applies to inputs only: the seat 1 light is an output "
-                                                  "(expected one of: pin, active_low)")],
+                                                  "(expected one of: pin, expander, active_low)")],
         id="input option on an output"),
     pytest.param("device = { pin = 20 }", "device = { pin = 29 }", [
         (("gpio", "seats", "1", "device", "pin"), f"BCM 29 is not a GPIO of the 40-pin header (expected {PIN}; "
@@ -607,8 +607,8 @@ PIN = "a BCM GPIO number from 2 to 27"
         id="device detects an unknown kind"),
     pytest.param("presence = { pin = 16, active_low = true }", 'presence = { pin = 16, detects = "phone" }', [
         (("gpio", "seats", "1", "presence", "detects"), "detects applies to device sensors only: not to the seat 1 "
-                                                        "presence sensor (expected one of: pin, active_low, pull, "
-                                                        "debounce_ms)")],
+                                                        "presence sensor (expected one of: pin, expander, active_low, "
+                                                        "pull, debounce_ms)")],
         id="detects on a presence sensor"),
 ])
 def test_each_mistake_is_reported_with_its_key_path_and_what_was_expected(old, new, problems):

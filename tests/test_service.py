@@ -332,12 +332,13 @@ def test_the_unit_has_the_settings_the_daemon_relies_on():
     publisher_wait = inspect.signature(MqttPublisher.stop).parameters["timeout_s"].default
     assert publisher_wait + 5 <= float(s["TimeoutStopSec"])  # the offline message has time to go out
     assert s["User"] == s["Group"] == "rfid-table"
-    assert set(s["SupplementaryGroups"].split()) == {"dialout", "gpio", "plugdev"}
+    assert set(s["SupplementaryGroups"].split()) == {"dialout", "gpio", "i2c", "plugdev"}
     assert s["StateDirectory"] == "rfid-table" and s["WorkingDirectory"] == "/var/lib/rfid-table"
     assert load_config(TABLE_10).journal_path.startswith("/var/lib/rfid-table/")
     assert "PrivateDevices" not in s and s["DevicePolicy"] == "closed"
     assert set(unit["Service"]["DeviceAllow"]) == {"char-ttyACM rw", "char-ttyUSB rw", "char-ttyAMA rw",
-                                                    "char-usb_device rw", "char-gpiochip rw", "char-*gpiomem* rw"}
+                                                    "char-usb_device rw", "char-gpiochip rw", "char-*gpiomem* rw",
+                                                    "char-i2c rw"}
     for key in ("ProtectHome", "PrivateTmp", "NoNewPrivileges", "ProtectKernelTunables", "ProtectKernelModules",
                 "ProtectControlGroups", "RestrictRealtime", "LockPersonality", "MemoryDenyWriteExecute"):
         assert s[key] == "yes", key

@@ -491,7 +491,7 @@ class TablePipeline:
                 self._snapshot_due, self._snapshot_at = False, now
             if self.broadcast_delay_s and self.journal is not None and self._sink_connected():
                 self._release_delayed(now)
-            report = self.diagnostics.report(now, self.readers, self.tracker, self.controller)
+            report = self.diagnostics.report(now, self.readers, self.tracker, self.controller, self.gpio)
             if report is not None:
                 self.sink.publish_diagnostics(report)
         for event in events:

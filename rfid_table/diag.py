@@ -31,8 +31,9 @@ class DiagnosticsCollector:
         for read in cycle.reads:
             reads[(cycle.reader, read.antenna)] += read.read_count
 
-    def report(self, now: float, readers: list, tracker, controller) -> dict | None:
-        """The report for the interval ending ``now``, or None before the interval is over."""
+    def report(self, now: float, readers: list, tracker, controller, gpio=None) -> dict | None:
+        """The report for the interval ending ``now``, or None before the interval is over. ``gpio``: the table's
+        GPIO (``rfid_table.daemon.TableGpio``), whose port expanders are reported when it has any."""
         if self._since is None:
             self._since = now
             return None
@@ -62,6 +63,11 @@ class DiagnosticsCollector:
             report["readers"][reader.name] = entry
         report["zones"] = {zone: len(tags) for zone, tags in sorted(tracker.present().items())}
         report["hand"] = controller.hand or None
+        expanders = gpio.pin_map.expanders if gpio is not None else ()
+        if expanders:  # a seat sensor board that stops answering leaves the conduct rules blind: say so
+            faults = getattr(gpio.backend, "faults", {})
+            report["gpio"] = {"expanders": {e.name: f"down: {faults[e.name]}" if e.name in faults else "ok"
+                                            for e in expanders}}
         self._reads.clear()
         self._cycles.clear()
         self._since = now
@@ -85,6 +91,8 @@ def render(report: dict | None, status: str) -> str:
         rates = reader.get("reads_per_s", {})
         lines.append("  antenna reads/s: " + ("  ".join(f"{a}:{r:g}" for a, r in rates.items()) or "none")
                      + (f"   FAULTED: {', '.join(map(str, faulted))}" if faulted else ""))
+    for name, state in (report.get("gpio") or {}).get("expanders", {}).items():
+        lines.append(f"GPIO expander {name}: {state}")
     lines.append("tags present: " + "  ".join(f"{zone} {n}" for zone, n in report.get("zones", {}).items() if n)
                  or "tags present: none")
     return "\n".join(lines)

@@ -6,6 +6,7 @@ status light on the header, thirty seat pins on two expanders — on the simulat
 
 import dataclasses
 import errno
+import json
 import logging
 import re
 import subprocess
@@ -46,7 +47,10 @@ from hal.gpio import (
     split_expander_pin,
     validate_pin_map,
 )
+from hal.zones import ZoneTracker
+from jsonschema import Draft202012Validator
 from rfid_table.cli import main
+from rfid_table.diag import DiagnosticsCollector, render
 from rfid_table.config import load_config
 from test_conduct_daemon import Driven, of
 
@@ -289,6 +293,18 @@ def test_a_sensor_on_an_expander_gives_on_and_off_with_durations(i2c):
     backend.close()
 
 
+DIAG_SCHEMA = json.loads((ROOT / "schemas" / "diag.schema.json").read_text(encoding="utf-8"))
+
+
+def diag_report(pins, backend) -> dict:
+    """The daemon's diagnostics report for a table with this GPIO and no reader."""
+    collector = DiagnosticsCollector()
+    gpio = types.SimpleNamespace(pin_map=pins, backend=backend)  # what the daemon's TableGpio holds
+    controller = types.SimpleNamespace(hand=0)
+    collector.report(0.0, [], ZoneTracker({}, {}), controller, gpio)
+    return collector.report(1.0, [], ZoneTracker({}, {}), controller, gpio)
+
+
 def test_a_chip_that_stops_answering_is_set_up_again_when_it_answers(i2c, caplog):
     pins = one_chip()
     chip = i2c.chips[0x20]
@@ -304,6 +320,10 @@ def test_a_chip_that_stops_answering_is_set_up_again_when_it_answers(i2c, caplog
     assert list(backend.faults) == ["x1"]
     assert "no chip answers at 0x20" in backend.faults["x1"] and "i2cdetect -y 1" in backend.faults["x1"]
     assert len([r for r in caplog.records if "Remote I/O error" in r.getMessage()]) == 1  # logged once
+    report = diag_report(pins, backend)  # what `rfid-table diag` shows the technician meanwhile
+    assert report["gpio"]["expanders"]["x1"].startswith("down: ") and "no chip answers at 0x20" in render(
+        report, "online")
+    assert list(Draft202012Validator(DIAG_SCHEMA).iter_errors(report)) == []
     chip.power_on()  # plugged back in: its registers are at their power-on values
     chip.answers = True
     chip.drive(0, False)  # and seat 1 sat down meanwhile
@@ -313,6 +333,7 @@ def test_a_chip_that_stops_answering_is_set_up_again_when_it_answers(i2c, caplog
     written = {(register, value) for _, register, value in i2c.writes()}
     assert {(OLATA, 0b0010_0000), (IODIRA, 0b0101_1111), (GPPUA, 0b0101_1111)} <= written  # the lights as they are now
     assert backend.faults == {} and any("answers again" in r.getMessage() for r in caplog.records)
+    assert diag_report(pins, backend)["gpio"] == {"expanders": {"x1": "ok"}}
     assert inputs.poll(2.5) == [GpioInputEvent("seat1.presence", "presence", 1, True, 2.0, None)]
     backend.close()
 

@@ -126,7 +126,7 @@ class GameController:
                                  "by": f"{command['role']}/{command['user']}"}, None)
             self.betting.declare(command["seat"], command["declaration"], command.get("amount"), emit)
             return self._conduct_after(out, t), None
-        if name in ("start_clock", "time_bank"):
+        if name in ("start_clock", "stop_clock", "time_bank"):
             return self._clock_command(command, t)
         if name in ("confirm", "override") and command.get("irregularity") in self.floor_waits:
             return self._floor_answer(command, t), None
@@ -152,12 +152,30 @@ class GameController:
         name = command["command"]
         t = max(self._rules_t, t)
         seat = command.get("seat")
-        if name == "start_clock" and seat is not None and seat != self.clock.seat:
+        by = f"{command['role']}/{command['user']}"
+        produced: list[RuleEvent] = []
+        if name == "start_clock" and self.betting is None:
+            # Without the chips the table does not know whose turn it is: the floor names the seat it calls the
+            # clock on, and the clock runs for that seat until it is stopped, the seat folds or the hand ends.
+            if seat is None:
+                return [], ("this table does not read the betting, so it does not know whose turn it is: name the "
+                            "seat (start_clock with seat)")
+            place = self.cards.seats.get(seat)
+            if not self.cards.in_hand or place is None or not place.cards or place.folded:
+                return [], f"seat {seat} has no live hand"
+            if seat != self.clock.seat or self.clock.phase(t) == "idle":
+                if self.clock.phase(t) in ("minute", "count"):
+                    return [], f"the clock is already running on seat {self.clock.seat}"
+                produced = self.clock.turn(seat, t)
+                self._turn = seat
+        elif name in ("start_clock", "stop_clock") and seat is not None and seat != self.clock.seat:
             return [], (f"seat {seat} is not to act" + (f" (seat {self.clock.seat} is)" if self.clock.seat else
                                                        ": no player is to act"))
         try:
             if name == "start_clock":
-                produced = self.clock.start(t, f"{command['role']}/{command['user']}")
+                produced = produced + self.clock.start(t, by)
+            elif name == "stop_clock":
+                produced = self.clock.stop(t, by)
             else:
                 produced = self.clock.time_bank(seat, t)
         except ClockRefused as exc:
@@ -184,7 +202,7 @@ class GameController:
         emit("floor_ruling", {"irregularity": ident, "code": wait["code"],
                               "decision": "confirmed" if confirmed else "overridden", "result": result, **note,
                               "by": f"{command['role']}/{command['user']}"}, None)
-        if result == "dead_hand" and self.betting is not None and wait.get("seat") is not None:
+        if result == "dead_hand" and wait.get("seat") is not None:
             self._kill(out, wait["seat"], wait.get("rule") or "", t)
         return self._conduct_after(out, t)
 
@@ -228,6 +246,13 @@ class GameController:
         for event in events:
             self._hand_progress(out, event)
         t = max(self._rules_t, t)
+        if self.betting is None:  # the clock runs where the floor called it, until that seat folds or the hand ends
+            if self._turn is not None and any(e.type in ("hand_ended", "misdeal") or (
+                    e.type == "fold" and e.public.get("seat") == self._turn) for e in events):
+                self._turn = None
+                self._emit_rules(out, self.clock.turn(None, t))
+            self._rules_t = t
+            return out
         seat = self._to_act()
         while seat is not None and seat in self._check_or_fold:  # an absent player's turn (DE 6): check or fold
             self._check_or_fold.discard(seat)
@@ -301,8 +326,12 @@ class GameController:
             self._apply_conduct_ruling(out, rule_event)
 
     def _kill(self, out: list[DomainEvent], seat: int, rule: str, t: float) -> None:
-        """A ruling killed the seat's hand: the betting folds it and the conduct rules treat the seat as folded."""
-        self.betting.dead_hand(seat, rule, self._emitter(out, t))
+        """A ruling killed the seat's hand: the betting folds it (without chips: the card controller takes the
+        seat out of the hand) and the conduct rules treat the seat as folded."""
+        if self.betting is not None:
+            self.betting.dead_hand(seat, rule, self._emitter(out, t))
+        else:
+            self.cards.hand_dead(seat)
         self._emit_rules(out, self.conduct.folded(seat, max(self._rules_t, t)))
 
     def _note_floor_wait(self, seq: int, type_: str, public: dict, hand: int | None) -> None:
@@ -317,8 +346,12 @@ class GameController:
         public = rule_event.public
         if rule_event.type == "seat_returned":
             self._check_or_fold.discard(public.get("seat"))  # back in time to act: the player plays the hand
-        if (self.betting is None or rule_event.type not in ("clock_expired", "absent_at_deal", "seat_left")
+        if (rule_event.type not in ("clock_expired", "absent_at_deal", "seat_left")
                 or public.get("needs_floor") or "seat" not in public):
+            return
+        if self.betting is None:  # no betting to fold: the card controller takes the seat out of the hand
+            if public.get("ruling") == "hand_dead":
+                self._kill(out, public["seat"], public.get("rule") or "", rule_event.t)
             return
         rule = public.get("rule") or ""
         emit = self._emitter(out, rule_event.t)

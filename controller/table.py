@@ -701,6 +701,12 @@ class TableController:
         else:
             self._misdeal(out, "wrong_card_count", self._rules_of(ident), ident)
 
+    def hand_dead(self, seat: int) -> None:
+        """A rule beyond the cards (the action clock, the floor confirming a device breach) killed the seat's hand
+        on a table that does not read the chips: the seat is out of the hand, as if it had folded."""
+        if self.in_hand:
+            self._kill(seat)
+
     def _kill(self, *seats: int) -> None:
         for seat in seats:
             if seat in self.seats:

@@ -53,6 +53,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], dict[str, tuple[type, bool, str]]]] =
     "undo": (ROLES, {}),
     "floor_call": (ROLES, {"seat": (int, False, "a seat number"), "note": _NOTE}),
     "start_clock": (ROLES, {"seat": (int, False, "a seat number")}),
+    "stop_clock": (ROLES, {"seat": (int, False, "a seat number")}),
     "time_bank": (ROLES, {"seat": (int, True, "a seat number")}),
 }
 

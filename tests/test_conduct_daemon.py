@@ -4,7 +4,7 @@ pipeline (journaled as ``sensor`` inputs), into the controller, and back out as 
 import dataclasses
 from collections import defaultdict
 
-from conftest import ROOT
+from conftest import ROOT, TABLE_10
 from rfid_table.config import load_config
 from rfid_table.journal import Journal
 from rfid_table.simulate import SimOptions, SimulatedTable
@@ -28,7 +28,7 @@ class Driven:
                                     None, journal)
         self.uid = {card: uid for uid, card in config.decks[config.active_deck].items()}
         self.rack: dict[int, list[str]] = defaultdict(list)
-        for uid, value in sorted(config.chips.chips.items()):
+        for uid, value in sorted(config.chips.chips.items() if config.chips else ()):
             self.rack[value].append(uid)
         self.t = t
         self.events: list = []
@@ -398,5 +398,52 @@ def test_de_profile_checks_an_absent_players_hand_when_it_has_nothing_to_call():
         assert [(e.public["seat"], e.public["action"]) for e in of(produced, "action")] == [(1, "call"), (2, "check")]
         assert of(produced, "bet_ruling") == []  # checked, not dead: the hand stays in (DE 6)
         assert 2 not in table.controller.snapshot(secure=False)["betting"]["folded"]
+    finally:
+        table.close()
+
+
+def test_the_floor_stops_the_clock_by_command_and_a_second_stop_is_refused():
+    table = seated()
+    try:
+        table.deal()
+        assert [e.type for e in table.command("start_clock")] == ["clock_started"]
+        [stopped] = table.command("stop_clock", seat=3)  # the player acted in a way the table cannot read
+        assert (stopped.type, stopped.public["reason"], stopped.public["by"]) == ("clock_stopped", "floor",
+                                                                                 "floor/anna")
+        _, refusal = table.controller.handle_command(
+            {"id": "x", "command": "stop_clock", "role": "floor", "user": "anna"}, table.t)
+        assert refusal == "the clock is not running"
+    finally:
+        table.close()
+
+
+def test_on_a_table_without_chips_the_floor_calls_the_clock_on_a_named_seat():
+    config = dataclasses.replace(load_config(TABLE_10), journal_path=None, broadcast_delay_s=0.0)
+    table = Driven(config)
+    try:
+        table.run(0.8)
+        _, refusal = table.controller.handle_command(
+            {"id": "x", "command": "start_clock", "seat": 3, "role": "floor", "user": "anna"}, table.t)
+        assert refusal == "seat 3 has no live hand"
+        for card, seat in zip(("As", "Kd", "7h", "Ac", "Kc", "7c"), (1, 2, 3, 1, 2, 3)):
+            table.table.field.place(table.uid[card], f"seat{seat}.cards")
+            table.run(0.2)
+        table.run(1.0)
+        table.sensors.click("start_clock", table.t)  # the console's key names no seat: refused, nothing runs
+        table.run(0.5)
+        assert of(table.events, "clock_started") == [] and table.controller.clock.seat is None
+        [started] = table.command("start_clock", seat=3)
+        assert started.type == "clock_started" and started.public["seat"] == 3
+        assert table.sensors.output_active("seat3.light")
+        table.run(72.0)  # the minute and the ten-second count
+        [expired] = of(table.events, "clock_expired")
+        assert expired.public["seat"] == 3 and expired.public["ruling"] == "hand_dead"
+        seats = table.controller.snapshot(secure=False)["seats"]
+        assert seats[2]["folded"] is True and not table.sensors.output_active("seat3.light")
+        [started] = table.command("start_clock", seat=2)  # now on seat 2, which folds: the clock stops
+        for card in ("Kd", "Kc"):
+            table.table.field.place(table.uid[card], "muck")
+        stopped = of(table.run(1.5), "clock_stopped")
+        assert [(e.public["seat"], e.public["reason"]) for e in stopped] == [(2, "turn_ended")]
     finally:
         table.close()

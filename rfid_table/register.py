@@ -34,7 +34,7 @@ import tomllib
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Callable, Iterable, TextIO
+from typing import Any, Callable, Iterable, TextIO
 
 from controller.cards import FULL_DECK
 from hal.readers import ReaderBackend, SimulatedReader, open_reader
@@ -790,9 +790,27 @@ def _report_problems(exc: ConfigError, what: str = "configuration") -> int:
     return EX_CONFIG
 
 
+def _run_tool(tool: str, list_kind: str, args, body: Callable[[Any], int]) -> int:
+    """Run a registration command: bad files, refusals and Ctrl-C become its messages and exit status."""
+    try:
+        return body(args)
+    except ConfigError as exc:
+        listed = getattr(args, "from_file", None)
+        return _report_problems(exc, list_kind if listed and exc.path == listed else "configuration")
+    except Abort as exc:
+        print(f"{tool}: {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        print(f"\n{tool}: aborted: nothing written", file=sys.stderr, flush=True)
+        return EX_ABORTED
+
+
 def register_deck_command(args) -> int:
     """``rfid-table register-deck CONFIG --deck ID (--zone NAME | [--reader R] --antenna N) [--replace]``."""
-    tool = "rfid-table register-deck"
+    return _run_tool("rfid-table register-deck", "deck list", args, _register_deck)
+
+
+def _register_deck(args) -> int:
     reader = None
     try:
         if not DECK_ID.fullmatch(args.deck):
@@ -842,15 +860,6 @@ def register_deck_command(args) -> int:
         print(f"wrote deck {args.deck} ({DECK_SIZE} cards) to {args.config}: [decks.{args.deck}] {how}", flush=True)
         print(config_summary(args.config, config), flush=True)
         return 0
-    except ConfigError as exc:
-        return _report_problems(exc, "deck list" if getattr(args, "from_file", None) and exc.path == args.from_file
-                                else "configuration")
-    except Abort as exc:
-        print(f"{tool}: {exc}", file=sys.stderr)
-        return exc.code
-    except KeyboardInterrupt:
-        print(f"\n{tool}: aborted: nothing written", file=sys.stderr, flush=True)
-        return EX_ABORTED
     finally:
         _close(reader)
 
@@ -866,7 +875,10 @@ def _deck_list(path: str, known: Known) -> dict[str, str]:
 
 def register_chips_command(args) -> int:
     """``rfid-table register-chips REGISTRY --set ID (--denomination V --config TABLE ... | --from-file FILE)``."""
-    tool = "rfid-table register-chips"
+    return _run_tool("rfid-table register-chips", "chip list", args, _register_chips)
+
+
+def _register_chips(args) -> int:
     reader = None
     try:
         if not DECK_ID.fullmatch(args.set):
@@ -947,15 +959,6 @@ def register_chips_command(args) -> int:
             print(line, flush=True)
         print(f"{path}: OK — {len(written.sets)} set(s), {len(written)} chips", flush=True)
         return 0
-    except ConfigError as exc:
-        return _report_problems(exc, "chip list" if getattr(args, "from_file", None) and exc.path == args.from_file
-                                else "configuration")
-    except Abort as exc:
-        print(f"{tool}: {exc}", file=sys.stderr)
-        return exc.code
-    except KeyboardInterrupt:
-        print(f"\n{tool}: aborted: nothing written", file=sys.stderr, flush=True)
-        return EX_ABORTED
     finally:
         _close(reader)
 

@@ -245,28 +245,14 @@ _VALUE_COLUMNS = ("denomination", "value", "denom", "face value", "face_value", 
 
 def _csv_chip_list(path: str, text: str, default: int | None
                    ) -> tuple[dict[str, int], dict[str, int], list[Problem]]:
-    text = text.removeprefix("\ufeff")  # a spreadsheet's byte order mark
-    rows = [(number, row) for number, row in _csv_rows(text) if any(cell.strip() for cell in row)
-            and not row[0].lstrip().startswith("#")]
     problems: list[Problem] = []
-    uid_col, value_col = 0, 1
-    if rows:
-        number, first = rows[0]
-        names = [cell.strip().lower() for cell in first]
-        if any(name in _UID_COLUMNS + _VALUE_COLUMNS for name in names):  # a header row
-            rows = rows[1:]
-            uid_col = next((i for i, n in enumerate(names) if n in _UID_COLUMNS), 0)
-            value_col = next((i for i, n in enumerate(names) if n in _VALUE_COLUMNS),
-                             1 if uid_col == 0 else 0)
     chips: dict[str, int] = {}
     lines: dict[str, int] = {}
-    for number, row in rows:
-        raw = row[uid_col].strip() if uid_col < len(row) else ""
+    for number, raw, cell in _uid_rows(text, _VALUE_COLUMNS):
         uid = UID_SEPARATORS.sub("", raw).upper()
         if not UID.fullmatch(uid):
             problems.append(Problem("", f"{raw!r} is not a tag UID (expected 8 to 20 hex digits)", number))
             continue
-        cell = row[value_col].strip() if value_col < len(row) else ""
         if not cell:
             if default is None:
                 problems.append(Problem(uid, "no denomination (add the column, or give --denomination)", number))
@@ -321,19 +307,7 @@ def read_deck_list(path: str | Path) -> tuple[dict[str, str], dict[str, int]]:
             card_text = raw_card if isinstance(raw_card, str) else repr(raw_card)
             rows.append((c.line_of((raw_uid,)) or 0, raw_uid, card_text))
     else:
-        text = text.removeprefix("\ufeff")
-        records = [(n, row) for n, row in _csv_rows(text) if any(cell.strip() for cell in row)
-                   and not row[0].lstrip().startswith("#")]
-        uid_col, card_col = 0, 1
-        if records:
-            names = [cell.strip().lower() for cell in records[0][1]]
-            if any(name in _UID_COLUMNS + _CARD_COLUMNS for name in names):  # a header row
-                records = records[1:]
-                uid_col = next((i for i, n in enumerate(names) if n in _UID_COLUMNS), 0)
-                card_col = next((i for i, n in enumerate(names) if n in _CARD_COLUMNS), 1 if uid_col == 0 else 0)
-        for number, row in records:
-            rows.append((number, row[uid_col].strip() if uid_col < len(row) else "",
-                         row[card_col].strip() if card_col < len(row) else ""))
+        rows = list(_uid_rows(text, _CARD_COLUMNS))
     cards: dict[str, str] = {}
     lines: dict[str, int] = {}
     line_of_card: dict[str, int] = {}
@@ -362,6 +336,24 @@ def read_deck_list(path: str | Path) -> tuple[dict[str, str], dict[str, int]]:
     if problems:
         raise ConfigError(path, problems)
     return cards, lines
+
+
+def _uid_rows(text: str, value_columns: tuple[str, ...]):
+    """(line, UID cell, value cell) per row of a manufacturer's CSV list: blank and ``#`` rows skipped; a header
+    row naming the columns (``uid``/``tag``…, and one of ``value_columns``) is optional and picks them."""
+    text = text.removeprefix("\ufeff")  # a spreadsheet's byte order mark
+    rows = [(number, row) for number, row in _csv_rows(text) if any(cell.strip() for cell in row)
+            and not row[0].lstrip().startswith("#")]
+    uid_col, value_col = 0, 1
+    if rows:
+        names = [cell.strip().lower() for cell in rows[0][1]]
+        if any(name in _UID_COLUMNS + value_columns for name in names):  # a header row
+            rows = rows[1:]
+            uid_col = next((i for i, n in enumerate(names) if n in _UID_COLUMNS), 0)
+            value_col = next((i for i, n in enumerate(names) if n in value_columns), 1 if uid_col == 0 else 0)
+    for number, row in rows:
+        yield (number, row[uid_col].strip() if uid_col < len(row) else "",
+               row[value_col].strip() if value_col < len(row) else "")
 
 
 def _csv_rows(text: str):

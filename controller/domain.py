@@ -11,6 +11,10 @@ class DomainEvent:
     ``public`` may be shown to anyone. ``secret`` holds what only the secure feed may carry (hole cards,
     burn cards, the identity of a card in the wrong place); it is kept apart so that a public payload
     cannot contain it by construction.
+
+    ``t`` is table time (monotonic, what every rule measures intervals on); ``wall`` is the room's clock at that
+    moment, stamped by the daemon (rfid_table.timebase). Subscribers see ``wall`` as ``t``; without a stamp
+    (a bare controller in a test or a replay) they see the table time.
     """
 
     seq: int
@@ -19,9 +23,11 @@ class DomainEvent:
     hand: int | None
     public: dict[str, Any] = field(default_factory=dict)
     secret: dict[str, Any] = field(default_factory=dict)
+    wall: float | None = None
 
     def payload(self, secure: bool) -> dict[str, Any]:
-        body = {"seq": self.seq, "type": self.type, "t": round(self.t, 3), "hand": self.hand, **self.public}
+        t = self.t if self.wall is None else self.wall
+        body = {"seq": self.seq, "type": self.type, "t": round(t, 3), "hand": self.hand, **self.public}
         if secure:
             body.update(self.secret)
         return body

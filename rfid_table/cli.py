@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from rfid_table.config import EX_CONFIG, ConfigError, TableConfig, load_config
+from rfid_table.timebase import system_clock
 
 RUN_PERIOD_S = 0.01  # how often the hardware loop polls the readers at the latest
 EX_JOURNAL = 65  # sysexits.h EX_DATAERR: the journal on disk is damaged
@@ -65,13 +66,15 @@ def cmd_sim(args: argparse.Namespace) -> int:
     stop.install()
     log.info("simulated table %r: %s hands, seed %s, speed %s, publishing to %s:%s", config.table_id,
              args.hands or "endless", args.seed, args.speed or "max", config.mqtt.host, config.mqtt.port)
+    clock = system_clock()
     if journal is not None:
-        table.pipeline.restore(time.time())
+        clock.resume(journal)
+        table.pipeline.restore(clock.now())
     publisher.start()
     try:
         if journal is not None:
             table.pipeline.publish_backlog()
-        table.run(stop, publisher)
+        table.run(stop, publisher, clock)
     finally:
         publisher.stop()
         if journal is not None:
@@ -120,13 +123,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     readers = [open_reader(r.name, r.backend, r.antennas, r.link) for r in config.readers.values()]
     epoch = journal.epoch if journal is not None else secrets.token_hex(8)
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch)
+    clock = system_clock()  # table time for every timer and the delay; the wall clock only stamps events
+    if journal is not None:
+        clock.resume(journal)
     gpio = None
     if config.gpio is not None:  # the seat sensors, console buttons and lights: [gpio] backend (rpi on the table)
         from hal.gpio import GpioError
         from rfid_table.daemon import TableGpio
 
         try:
-            gpio = TableGpio(config.gpio, config.gpio.backend, clock=time.time)
+            gpio = TableGpio(config.gpio, config.gpio.backend, clock=clock.now)
         except GpioError as exc:
             print(f"rfid-table run: [gpio]: {exc}", file=sys.stderr)
             for reader in readers:
@@ -137,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     stop.install()
     if journal is not None:
         service.status(f"table {config.table_id}: restoring the journal")
-        pipeline.restore(time.time())  # before anything new is published
+        pipeline.restore(clock.now())  # before anything new is published
     publisher.start(wait_s=5.0)
     if journal is not None:
         pipeline.publish_backlog()
@@ -146,8 +152,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     monitor = service.ServiceMonitor(config.table_id)  # $WATCHDOG_USEC, $RFID_TABLE_LINK_GRACE_S
     service.ready(f"table {config.table_id}: running, {len(readers)} reader(s)")
 
-    def step(now: float) -> None:
-        pipeline.step(now)
+    def step(now: float, wall: float) -> None:
+        pipeline.step(now, wall)
         # systemd's watchdog is fed while every reader link is up, or down for less than the grace period.
         monitor.loop(time.monotonic(), {r.name: r.link.is_up for r in readers}, publisher.connected,
                      f"hand {pipeline.controller.hand}")
@@ -164,7 +170,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         publisher.service(0)
 
     try:
-        run_realtime(step, RUN_PERIOD_S, stop, wait)
+        run_realtime(step, RUN_PERIOD_S, stop, wait, clock)
     finally:
         service.stopping(f"table {config.table_id}: stopping")
         publisher.stop()

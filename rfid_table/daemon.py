@@ -27,6 +27,7 @@ from rfid_table.config import TableConfig
 from rfid_table.diag import DiagnosticsCollector
 from rfid_table.journal import (Journal, device_input, journal_event, journal_input, replay, sensor_input,
                                 tick_input, zone_input)
+from rfid_table.timebase import TableClock
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ class TableGpio:
     and the status light out. ``backend``: "sim" (the simulated pins, what ``rfid-table sim`` drives) or "rpi";
     ``clock`` stamps edges that come without a time, in the pipeline's time base."""
 
-    def __init__(self, pin_map: PinMap, backend: str, clock: Callable[[], float] = time.time):
+    def __init__(self, pin_map: PinMap, backend: str, clock: Callable[[], float] = time.monotonic):
         self.pin_map = pin_map
         self.inputs, self.outputs, self.backend = open_gpio(backend, pin_map, clock=clock)
         self.console = GpioConsole(pin_map.inputs)
@@ -435,9 +436,11 @@ class TablePipeline:
             self._send_backlog()
         self._backlog_delivered()
 
-    def step(self, now: float) -> list[DomainEvent]:
-        """One cycle of the whole chain at time ``now``; returns the domain events it produced.
+    def step(self, now: float, wall: float | None = None) -> list[DomainEvent]:
+        """One cycle of the whole chain at table time ``now``; returns the domain events it produced.
 
+        ``now`` is table time (rfid_table.timebase): every timer, debounce and delay runs on it. ``wall``, the
+        room's clock, only stamps the cycle's events and snapshots (None: they carry the table time).
         With a journal, the cycle's inputs and events are committed to disk before anything is published.
         """
         events: list[DomainEvent] = []
@@ -469,6 +472,9 @@ class TablePipeline:
             caused_by.extend([len(inputs) - 1] * len(produced))
         if self.journal is not None:
             self._check_journal_limit(now, inputs, events, caused_by)
+        if wall is not None and events:
+            events = [DomainEvent(e.seq, e.type, e.t, e.hand, e.public, e.secret, wall) for e in events]
+        if self.journal is not None:
             if inputs:
                 self.journal.record(inputs, events, caused_by=caused_by)
                 if any(e.type == "hand_ended" for e in events):
@@ -486,8 +492,10 @@ class TablePipeline:
             if events:
                 self._snapshot_due = True
             if self._snapshot_due and now - self._snapshot_at >= self.SNAPSHOT_INTERVAL_S:
-                self.sink.publish_snapshots(self.controller.snapshot(secure=False),
-                                            self.controller.snapshot(secure=True))
+                public, secure = self.controller.snapshot(secure=False), self.controller.snapshot(secure=True)
+                if wall is not None:
+                    public["t"] = secure["t"] = round(wall, 3)
+                self.sink.publish_snapshots(public, secure)
                 self._snapshot_due, self._snapshot_at = False, now
             if self.broadcast_delay_s and self.journal is not None and self._sink_connected():
                 self._release_delayed(now)
@@ -515,40 +523,44 @@ class StopFlag:
         return self.event.is_set()
 
 
-def run_realtime(step: Callable[[float], object], period_s: float, stop: StopFlag, wait: Callable[[float], None]) -> None:
-    """The hardware loop: step on the wall clock every ``period_s``; ``wait`` sleeps until then or until a
-    reader or the broker has something to say."""
-    next_step = time.monotonic()
+def run_realtime(step: Callable[[float, float], object], period_s: float, stop: StopFlag,
+                 wait: Callable[[float], None], clock: TableClock) -> None:
+    """The hardware loop: ``step(table time, wall time)`` every ``period_s`` of table time; ``wait`` sleeps until
+    then or until a reader or the broker has something to say."""
+    next_step = clock.now()
     while not stop.is_set():
-        step(time.time())
-        next_step = max(next_step + period_s, time.monotonic())
-        wait(max(0.0, next_step - time.monotonic()))
+        step(clock.now(), clock.wall())
+        next_step = max(next_step + period_s, clock.now())
+        wait(max(0.0, next_step - clock.now()))
 
 
 def run_cycles(
-    step: Callable[[float], object],
+    step: Callable[[float, float], object],
     cycle_s: float,
     stop: StopFlag,
     speed: float = 1.0,
     before_step: Callable[[float], bool] | None = None,
     idle: Callable[[float], None] | None = None,
+    clock: TableClock | None = None,
 ) -> None:
-    """Call ``step(t)`` (a pipeline's) every ``cycle_s`` of table time until ``stop`` (or ``before_step``
-    returns False).
+    """Call ``step(t, wall)`` (a pipeline's) every ``cycle_s`` of simulated table time until ``stop`` (or
+    ``before_step`` returns False).
 
-    Table time runs ``speed`` times faster than the wall clock; ``speed=0`` runs as fast as possible
-    (simulation only: a real reader sets its own pace). Time between cycles goes to ``idle`` (the
-    publisher's network work) or is slept.
+    Table time starts at ``clock``'s (continuing a journal's) and runs ``speed`` times faster than the monotonic
+    clock; ``speed=0`` runs as fast as possible (simulation only: a real reader sets its own pace). The events'
+    wall stamps run with it from the wall time at the start, so a fast simulation reads like a real table. Time
+    between cycles goes to ``idle`` (the publisher's network work) or is slept.
     """
-    start_wall = time.monotonic()
-    start_table = time.time()
-    t = start_table
+    clock = clock or TableClock()
+    start_mono = time.monotonic()
+    start_table = t = clock.now()
+    start_wall = clock.wall()
     while not stop.is_set():
         if before_step is not None and not before_step(t):
             break
-        step(t)
+        step(t, start_wall + (t - start_table))
         t += cycle_s
-        delay = start_wall + (t - start_table) / speed - time.monotonic() if speed > 0 else 0.0
+        delay = start_mono + (t - start_table) / speed - time.monotonic() if speed > 0 else 0.0
         if idle is not None:
             idle(max(delay, 0.0))
         elif delay > 0:

@@ -6,10 +6,11 @@ has acknowledged them, so publishing is at least once, in order, with the contro
 
 Layout (one SQLite file, WAL, ``synchronous=FULL`` so a commit survives a power cut):
 
-* ``inputs``      what was fed to the controller, in order: ``kind`` is ``zone``, ``tick``, ``device``, ``command``,
+* ``inputs``      what was fed to the controller, in order, at its table time ``t`` (rfid_table.timebase): ``kind`` is ``zone``, ``tick``, ``device``, ``command``,
                   ``sensor`` (a seat sensor's change from the GPIO), or ``journal`` (the daemon's own warning that
                   this file is near its limit, numbered like every event so that replay gives the same seqs);
-* ``events``      the domain events, by ``seq``; ``input_id`` is the input that caused each one;
+* ``events``      the domain events, by ``seq``; ``input_id`` is the input that caused each one; ``t`` is table
+                  time (what delays are measured on), ``wall`` the room's clock that stamps it on MQTT;
 * ``delivery``    per feed (``public``, ``secure``, ``delayed``...), the highest ``seq`` the broker acknowledged;
 * ``checkpoints`` an opaque controller state saved at a hand boundary, so that older inputs can be pruned;
 * ``meta``        key/value: the journal's ``epoch`` (tells a new journal from a restart), ``start_count``...
@@ -54,7 +55,9 @@ from hal.events import DeviceEvent, SensorEvent, ZoneEvent
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1  # in PRAGMA user_version
+SCHEMA_VERSION = 2  # in PRAGMA user_version
+# What turns an older file into this version, applied at open: version 2 added the events' wall-clock stamp.
+_MIGRATIONS = {1: ("ALTER TABLE events ADD COLUMN wall REAL",)}
 INPUT_KINDS = ("zone", "tick", "device", "command", "journal", "sensor")
 DEFAULT_FEEDS = ("public", "secure")
 # The near-limit warning clears only once the undelivered events are back below this share of the warning level,
@@ -67,7 +70,8 @@ _SCHEMA = """
 CREATE TABLE inputs (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, t REAL NOT NULL, body TEXT NOT NULL,
                      crc INTEGER NOT NULL);
 CREATE TABLE events (seq INTEGER PRIMARY KEY, type TEXT NOT NULL, t REAL NOT NULL, hand INTEGER,
-                     public TEXT NOT NULL, secret TEXT NOT NULL, input_id INTEGER, crc INTEGER NOT NULL);
+                     public TEXT NOT NULL, secret TEXT NOT NULL, input_id INTEGER, crc INTEGER NOT NULL,
+                     wall REAL);
 CREATE TABLE delivery (feed TEXT PRIMARY KEY, seq INTEGER NOT NULL, crc INTEGER NOT NULL);
 CREATE TABLE checkpoints (id INTEGER PRIMARY KEY, input_id INTEGER NOT NULL, state TEXT NOT NULL,
                           crc INTEGER NOT NULL);
@@ -77,7 +81,7 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL, crc INTEGER NOT NU
 # Column order is the order _crc() sees the fields in: the checksum is always the last column.
 _COLUMNS = {
     "inputs": ("id", "kind", "t", "body", "crc"),
-    "events": ("seq", "type", "t", "hand", "input_id", "public", "secret", "crc"),
+    "events": ("seq", "type", "t", "hand", "input_id", "public", "secret", "wall", "crc"),
     "checkpoints": ("id", "input_id", "state", "crc"),
     "delivery": ("feed", "seq", "crc"),
     "meta": ("key", "value", "crc"),
@@ -139,12 +143,13 @@ class JournaledEvent:
     public: dict[str, Any]
     secret: dict[str, Any]
     input_id: int | None = None
+    wall: float | None = None
 
     def payload(self, secure: bool) -> dict[str, Any]:
         return self.domain_event().payload(secure)
 
     def domain_event(self) -> DomainEvent:
-        return DomainEvent(self.seq, self.type, self.t, self.hand, self.public, self.secret)
+        return DomainEvent(self.seq, self.type, self.t, self.hand, self.public, self.secret, self.wall)
 
 
 class Checkpoint(NamedTuple):
@@ -180,7 +185,12 @@ def _field(value: Any) -> bytes:
 
 
 def _crc(*fields: Any) -> int:
-    return zlib.crc32(b"\x1f".join(map(_field, fields)))
+    # Columns added by a later schema version come last and are NULL in older rows: an absent trailing field
+    # does not count, so the rows written before the migration keep their checksums.
+    end = len(fields)
+    while end and fields[end - 1] is None:
+        end -= 1
+    return zlib.crc32(b"\x1f".join(map(_field, fields[:end])))
 
 
 def zone_input(event: ZoneEvent) -> tuple[str, float, dict[str, Any]]:
@@ -267,6 +277,8 @@ class Journal:
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version == 0 and not self._db.execute("SELECT 1 FROM sqlite_schema").fetchone():
                 self._create()
+            else:
+                self._migrate(version)
         except sqlite3.DatabaseError as exc:  # e.g. "file is not a database": the header itself is damaged
             return self._fail(CheckResult(False, [f"journal {self.path} cannot be opened: {exc}"]))
         result = self.self_check()
@@ -284,6 +296,16 @@ class Journal:
             for key, value in (("epoch", secrets.token_hex(8)), ("created_at", repr(time.time())),
                                ("start_count", "0")):
                 self._db.execute("INSERT INTO meta VALUES (?, ?, ?)", (key, value, _crc(key, value)))
+
+    def _migrate(self, version: int) -> None:
+        """Bring a file written by an older version up to this one (its rows and checksums stay as they are)."""
+        while version in _MIGRATIONS:
+            with self._transaction():
+                for statement in _MIGRATIONS[version]:
+                    self._db.execute(statement)
+                version += 1
+                self._db.execute(f"PRAGMA user_version={version}")
+            log.info("%s: journal upgraded to schema version %d", self.path, version)
 
     def _load_counters(self) -> None:
         db = self._db
@@ -366,8 +388,9 @@ class Journal:
                     raise JournalError(f"event seq {event.seq} does not follow the journal's {self._last_seq + k}")
                 input_id = first_id + caused_by[k] if caused_by is not None else (last_id or None)
                 t, public, secret = float(event.t), _dumps(event.public), _dumps(event.secret)
-                crc = _crc(event.seq, event.type, t, event.hand, input_id, public, secret)
-                event_rows.append((event.seq, event.type, t, event.hand, input_id, public, secret, crc))
+                wall = None if event.wall is None else float(event.wall)
+                crc = _crc(event.seq, event.type, t, event.hand, input_id, public, secret, wall)
+                event_rows.append((event.seq, event.type, t, event.hand, input_id, public, secret, wall, crc))
 
             cp_row = None
             if checkpoint is not None:
@@ -378,8 +401,8 @@ class Journal:
                 if input_rows:
                     self._db.executemany("INSERT INTO inputs VALUES (?, ?, ?, ?, ?)", input_rows)
                 if event_rows:
-                    self._db.executemany("INSERT INTO events (seq, type, t, hand, input_id, public, secret, crc) "
-                                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", event_rows)
+                    self._db.executemany("INSERT INTO events (seq, type, t, hand, input_id, public, secret, wall, "
+                                         "crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", event_rows)
                 if cp_row:
                     self._db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?)", cp_row)
             # Only now, once committed: a failed commit leaves the counters where the file is.
@@ -473,19 +496,27 @@ class Journal:
 
     def events_after(self, seq: int, limit: int = 1000) -> list[JournaledEvent]:
         with self._lock:
-            rows = self._db.execute("SELECT seq, type, t, hand, public, secret, input_id FROM events "
+            rows = self._db.execute("SELECT seq, type, t, hand, public, secret, input_id, wall FROM events "
                                     "WHERE seq > ? ORDER BY seq LIMIT ?", (seq, limit)).fetchall()
-        return [JournaledEvent(s, ty, t, h, json.loads(p), json.loads(x), i) for s, ty, t, h, p, x, i in rows]
+        return [JournaledEvent(s, ty, t, h, json.loads(p), json.loads(x), i, w) for s, ty, t, h, p, x, i, w in rows]
 
     def last_event(self, type_: str) -> JournaledEvent | None:
         """The newest retained event of a type (one scan, for the start-up: ``type`` has no index)."""
         with self._lock:
-            row = self._db.execute("SELECT seq, type, t, hand, public, secret, input_id FROM events WHERE type = ? "
-                                   "ORDER BY seq DESC LIMIT 1", (type_,)).fetchone()
+            row = self._db.execute("SELECT seq, type, t, hand, public, secret, input_id, wall FROM events "
+                                   "WHERE type = ? ORDER BY seq DESC LIMIT 1", (type_,)).fetchone()
         if row is None:
             return None
-        s, ty, t, h, p, x, i = row
-        return JournaledEvent(s, ty, t, h, json.loads(p), json.loads(x), i)
+        s, ty, t, h, p, x, i, w = row
+        return JournaledEvent(s, ty, t, h, json.loads(p), json.loads(x), i, w)
+
+    def latest_t(self) -> float | None:
+        """The newest table time in the journal (its last input or event), or None for a new journal."""
+        with self._lock:
+            times = [row[0] for row in (
+                self._db.execute("SELECT t FROM inputs ORDER BY id DESC LIMIT 1").fetchone(),
+                self._db.execute("SELECT t FROM events ORDER BY seq DESC LIMIT 1").fetchone()) if row]
+        return max(times, default=None)
 
     def hand_ended_at(self, hand: int) -> float | None:
         """When hand ``hand`` ended (its ``hand_ended`` event), or None while it runs."""

@@ -22,6 +22,7 @@ from hal.firmware_reader import serial_reader
 from hal.readers import ReaderBackend, SimulatedReader
 from rfid_table.config import ENGINE_VARIANTS, TableConfig
 from rfid_table.daemon import Sink, StopFlag, TableGpio, TablePipeline, run_cycles
+from rfid_table.timebase import TableClock
 from rfid_table.journal import Journal
 from rfid_table.publisher import MqttPublisher
 from sim.betting_dealer import BettingDealer
@@ -163,9 +164,9 @@ class SimulatedTable:
             self._due = None if self._next is None else self._due + self._next.delay_s
         return self._next is not None or self.pipeline.controller.in_hand
 
-    def step(self, t: float) -> list:
-        """One cycle at table time ``t``: the readers (emulated firmware) report, the seat sensors change as the
-        simulated players do, the daemon reads."""
+    def step(self, t: float, wall: float | None = None) -> list:
+        """One cycle at table time ``t`` (``wall`` stamps its events): the readers (emulated firmware) report,
+        the seat sensors change as the simulated players do, the daemon reads."""
         self._t = t
         if self.injector is not None:
             self.injector.start(t)  # the players sit down (once)
@@ -178,7 +179,7 @@ class SimulatedTable:
             if emulator.stats.bytes_sent != sent:
                 _wait_readable(reader.link.transport)
         written = [reader.link.bytes_sent for reader in self.pipeline.readers if hasattr(reader, "link")]
-        events = self.pipeline.step(t)
+        events = self.pipeline.step(t, wall)
         if self.injector is not None:
             for event in events:
                 if event.type == "hand_started":
@@ -188,7 +189,7 @@ class SimulatedTable:
                 _wait_fd(emulator.master_fd)  # a command is on its way to the reader
         return events
 
-    def run(self, stop: StopFlag, publisher: MqttPublisher | None = None) -> None:
+    def run(self, stop: StopFlag, publisher: MqttPublisher | None = None, clock: TableClock | None = None) -> None:
         """Play until the last hand is over, giving the publisher the time between cycles. A table running
         faster than real time pauses while many messages still wait for the broker, so memory stays bounded."""
 
@@ -199,7 +200,7 @@ class SimulatedTable:
 
         try:
             run_cycles(self.step, self.cycle_s, stop, self.options.speed, before_step=before_step,
-                       idle=publisher.service if publisher is not None else None)
+                       idle=publisher.service if publisher is not None else None, clock=clock)
         finally:
             self.close()
 

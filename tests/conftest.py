@@ -67,6 +67,25 @@ class Recorder:
             time.sleep(0.02)
         return False
 
+    def sync(self, timeout_s: float = 10.0) -> None:
+        """Wait until everything the broker had for this recorder when called has arrived.
+
+        Mosquitto handles one packet at a time and queues a subscriber's messages in that order: a message this
+        recorder publishes to itself now arrives after every message the broker took before it (live ones, and
+        the retained ones a subscription brought). A condition to wait on, where a sleep would only guess.
+        """
+        token = f"sync-{time.monotonic_ns()}".encode()
+        topic = f"rfid-table-test-sync/{id(self)}"
+        arrived = threading.Event()
+        self.client.message_callback_add(topic, lambda c, u, m: arrived.set() if m.payload == token else None)
+        try:
+            self.client.subscribe(topic, qos=1)
+            self.client.publish(topic, token, qos=1)
+            assert arrived.wait(timeout_s), "the broker did not echo the recorder's sync message"
+        finally:
+            self.client.message_callback_remove(topic)
+            self.client.unsubscribe(topic)
+
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()

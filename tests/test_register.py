@@ -38,21 +38,41 @@ def line_of(text: str, fragment: str) -> int:
 
 
 @pytest.fixture
-def table(tmp_path):
-    """The 6-max table on a serial reader (the emulator on a pty, on the wall clock, 10 ms cycles) and the
-    field the test places tags on; the registration antenna is antenna 12."""
+def reader(tmp_path):
+    """The reader: the emulator on a pty, on the wall clock, 10 ms cycles; the registration antenna is
+    antenna 12."""
     zones = dict(load_config(TABLE_6).zones, register=("main", 12))
     field = TableField(zones)
     emulator = FirmwareEmulator(field, reader="main", antenna_count=12, cycle_s=0.01,
                                 link_path=tmp_path / "reader-main")
     emulator.start()
+    yield field, emulator
+    emulator.close()
+
+
+def keep_off(reader, seconds: float = 0.4) -> None:
+    """Leave the antenna empty of what was taken off for ``seconds`` of cycles the reader really ran: on a busy
+    machine a bare sleep may pass without a single inventory, and the tool would never see the tag gone."""
+    _field, emulator = reader
+    started, cycles = time.monotonic(), emulator.stats.cycles
+    deadline = started + 10
+    while time.monotonic() < deadline:
+        if time.monotonic() - started >= seconds and emulator.stats.cycles - cycles >= seconds / 0.01 / 2:
+            return
+        time.sleep(0.01)
+    raise AssertionError("the reader ran no inventory for 10 s")
+
+
+@pytest.fixture
+def table(tmp_path, reader):
+    """The 6-max table on the serial reader and the field the test places tags on."""
+    field, emulator = reader
     text = SIXMAX.replace('backend = "sim"', f'backend = "serial"\nport = "{emulator.path}"')
     for absent in ("absent_after_ms = 600", "absent_after_ms = 1000"):  # cards, chips: taken off, gone sooner
         text = text.replace(absent, "absent_after_ms = 200")
     path = tmp_path / "table.toml"
     path.write_text(text, encoding="utf-8")
-    yield field, path
-    emulator.close()
+    return field, path
 
 
 class Tool:
@@ -153,7 +173,7 @@ def test_a_deck_placed_card_by_card_is_written_to_the_configuration_and_validate
     assert [p.name for p in path.parent.iterdir() if p.name.startswith(".")] == []  # no temporary file left
 
 
-def test_a_tag_registered_already_is_refused_and_the_registration_goes_on(table, tools):
+def test_a_tag_registered_already_is_refused_and_the_registration_goes_on(table, reader, tools):
     field, path = table
     before = path.read_bytes()
     tool = tools("register-deck", path, "--deck", "B", *REGISTER)
@@ -164,7 +184,7 @@ def test_a_tag_registered_already_is_refused_and_the_registration_goes_on(table,
     tool.expect(rf"refused: tag {DECK_A['Kd']} is registered already, as card Kd of deck 'A': take it off\. Place 4s$")
     field.remove(DECK_A["Kd"])
     field.remove(NEW[0])  # 2s of this deck, picked up and put down again
-    time.sleep(0.4)
+    keep_off(reader)
     field.place(NEW[0], "register")
     tool.expect(rf"tag {NEW[0]} is 2s of this deck already: leave it there, and place 4s$")
 
@@ -212,7 +232,7 @@ def test_ctrl_c_writes_nothing(table, tools):
 # ---- register-chips over the reader link -----------------------------------------------------------------------
 
 
-def test_chips_are_registered_by_batch_into_a_registry_the_loader_reads_back(table, tools, tmp_path):
+def test_chips_are_registered_by_batch_into_a_registry_the_loader_reads_back(table, reader, tools, tmp_path):
     field, path = table
     registry = tmp_path / "chips.toml"
     chips_25 = [f"E0040150E100{i:04X}" for i in range(1, 6)]
@@ -254,10 +274,10 @@ def test_chips_are_registered_by_batch_into_a_registry_the_loader_reads_back(tab
     tool.expect(r"refused: 7 tags registered already \(7 chips of set 'main'\): take them off\.$")
     for uid in chips_25 + chips_100[1:]:
         field.remove(uid)
-    time.sleep(0.4)
+    keep_off(reader)
     field.place(DECK_A["3c"], "register")
     field.remove(chips_100[0])
-    time.sleep(0.4)
+    keep_off(reader)
     field.place(chips_100[0], "register")
     tool.expect(rf"refused: tag {DECK_A['3c']} is registered already, as card 3c of deck 'A': take it off\.$")
     tool.expect(rf"refused: tag {chips_100[0]} is registered already, as a 100 chip of set 'main': take it off\.$")

@@ -649,7 +649,7 @@ def session(broker, tmp_path_factory):
                 >= set(tables)
 
         assert recorder.wait_for(all_offline, 20), "not every table said offline"
-        time.sleep(0.2)  # MQTT orders messages per topic only: let the last ones of other topics arrive
+        recorder.sync()  # MQTT orders messages per topic only: the last ones of other topics may follow
         live = [Message(topic.split("/")[1], topic.split("/", 2)[2], *rest) for topic, *rest in recorder.messages
                 if topic.split("/")[1] in tables]
     finally:
@@ -659,7 +659,7 @@ def session(broker, tmp_path_factory):
     try:
         expected = len(tables) * sum(1 for _f, _j, retained in TOPICS.values() if retained)  # one per topic
         late.wait_for(lambda m: len([x for x in m if x[0].split("/")[1] in tables]) >= expected, 10)
-        time.sleep(0.3)
+        late.sync()  # every retained message the subscription brought, more than expected too
         retained = [Message(topic.split("/")[1], topic.split("/", 2)[2], *rest)
                     for topic, *rest in late.messages if topic.split("/")[1] in tables]
     finally:

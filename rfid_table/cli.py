@@ -12,7 +12,11 @@ from rfid_table.config import EX_CONFIG, ConfigError, TableConfig, load_config
 from rfid_table.timebase import system_clock
 
 RUN_PERIOD_S = 0.01  # how often the hardware loop polls the readers at the latest
-EX_JOURNAL = 65  # sysexits.h EX_DATAERR: the journal on disk is damaged
+EX_JOURNAL = 65  # sysexits.h EX_DATAERR: the journal on disk is damaged, empty, or another table's
+EX_JOURNAL_DISK = 74  # sysexits.h EX_IOERR: the journal cannot be written (the disk is full); not restarted
+
+NEW_JOURNAL_HELP = ("an empty file at the journal's path becomes a new journal (without it the daemon refuses an "
+                    "empty journal: the hand it held is gone, and someone should know why)")
 
 log = logging.getLogger("rfid_table")
 
@@ -53,8 +57,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
                          stack_limit=args.stack_limit, devices_per_hour=args.devices_per_hour,
                          devices_per_hand=args.devices_per_hand, absences_per_hour=args.absences_per_hour,
                          absences_per_hand=args.absences_per_hand)
-    journal = _open_journal(args.journal, config.journal_retention, bool(config.broadcast_delay_s)) \
-        if args.journal else None
+    journal = _open_journal(args.journal, config, args.new_journal) if args.journal else None
     epoch = journal.epoch if journal is not None else secrets.token_hex(8)
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch)
     try:
@@ -85,17 +88,26 @@ def cmd_sim(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open_journal(path: str, retention: int = 200_000, delayed: bool = False):
-    from rfid_table.journal import Journal
+def _open_journal(path: str, config: TableConfig, fresh: bool = False):
+    """The table's journal, checked; exits with a clear message (never a traceback) when it cannot be used."""
+    from rfid_table.journal import Journal, JournalRefused, JournalWriteFailed
 
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         print(f"rfid-table: cannot create the journal's directory for {path}: {exc.strerror}", file=sys.stderr)
         raise SystemExit(EX_JOURNAL)
-    journal = Journal(path, retention_events=retention, feeds=("public", "secure", "delayed") if delayed
-                      else ("public", "secure"))
-    check = journal.open()
+    journal = Journal(path, retention_events=config.journal_retention, table_id=config.table_id, fresh=fresh,
+                      feeds=("public", "secure", "delayed") if config.broadcast_delay_s else ("public", "secure"))
+    try:
+        check = journal.open()
+    except JournalWriteFailed as exc:
+        print(f"rfid-table: {exc}. The table cannot start without writing its journal: free space on the journal's "
+              f"file system (df -h {Path(path).parent}), then start it again", file=sys.stderr)
+        raise SystemExit(EX_JOURNAL_DISK)
+    except JournalRefused as exc:
+        print(f"rfid-table: refusing the journal: {exc}", file=sys.stderr)
+        raise SystemExit(EX_JOURNAL)
     if not check.ok:
         print(f"rfid-table: the journal {path} failed its self-check; refusing to publish from it:\n  "
               + "\n  ".join(check.problems), file=sys.stderr)
@@ -118,8 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"run the simulated table with 'rfid-table sim --config {args.config}'", file=sys.stderr)
         return EX_CONFIG
     journal_path = args.journal or config.journal_path
-    journal = _open_journal(journal_path, config.journal_retention, bool(config.broadcast_delay_s)) \
-        if journal_path else None
+    journal = _open_journal(journal_path, config, args.new_journal) if journal_path else None
     readers = [open_reader(r.name, r.backend, r.antennas, r.link) for r in config.readers.values()]
     epoch = journal.epoch if journal is not None else secrets.token_hex(8)
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch)
@@ -278,6 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="inject link faults (bit flips, dropped, duplicated, truncated frames, garbage) at this rate")
     p.add_argument("--journal", default=None, help="SQLite journal: every event is stored before it is published, "
                                                     "and a restart continues the hand from it")
+    p.add_argument("--new-journal", action="store_true", help=NEW_JOURNAL_HELP)
     p.add_argument("--devices-per-hour", type=float, default=0.0, metavar="R",
                    help="seat sensors on the simulated GPIO: a player uses an electronic device R times per hour "
                         "(per occupied seat; the device rule of the house profile judges it)")
@@ -293,6 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run the daemon on the table's readers")
     p.add_argument("--config", required=True)
     p.add_argument("--journal", default=None, help="journal file (default: [journal] path of the configuration)")
+    p.add_argument("--new-journal", action="store_true", help=NEW_JOURNAL_HELP)
     broker_options(p)
     p.set_defaults(func=cmd_run)
 

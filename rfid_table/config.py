@@ -5,12 +5,14 @@ expected)``. The line comes from the TOML parser for syntax errors and from a sc
 rest, so a technician can go straight to it.
 """
 
+import os
 import re
 import ssl
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from controller.cards import FULL_DECK, parse_card
 from controller.chip_betting import BettingSetup
@@ -33,6 +35,14 @@ FIXED_ZONES = ("board", "burn", "muck", "pot", "exposed")
 SEAT_ZONE_KINDS = ("cards", "bets", "stack")
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # it becomes an MQTT topic level: no '/', '+' or '#'
 UID = re.compile(r"^[0-9A-F]{8,20}$")
+# What a configuration, a chip registry or a TLS file may be: the largest real one (a registry of tens of
+# thousands of chips) is well under a megabyte, and a bound keeps /dev/zero or a runaway file from eating the RAM.
+MAX_FILE_BYTES = 8 * 1024 * 1024
+# Tables within tables: a real configuration goes four deep ([zones] seat1.cards = { ... }); a parsed document
+# deeper than this is refused before anything walks it (a walk would run out of stack).
+MAX_NESTING = 32
+_NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                (stat.S_ISSOCK, "a socket"))
 
 
 @dataclass(frozen=True)
@@ -294,17 +304,39 @@ def _zone_names(seats: int) -> str:
     return f"seat1.cards … seat{seats}.cards, seat1.bets … seat{seats}.bets, {', '.join(FIXED_ZONES)}"
 
 
-def load_config(path: str | Path) -> TableConfig:
-    """Read and validate a table configuration; raise :class:`ConfigError` listing every problem."""
-    path = str(path)
+class UnreadableFile(OSError):
+    """A file that is not a regular file, or is larger than :data:`MAX_FILE_BYTES`."""
+
+
+def read_bounded(path: str | Path) -> bytes:
+    """A whole regular file of at most :data:`MAX_FILE_BYTES`. A FIFO, device or socket is refused without
+    waiting for a writer (O_NONBLOCK) and without reading it: check-config must end, whatever the path names."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as file:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(21, "it is a directory", str(path))
+        kind = next((what for test, what in _NOT_REGULAR if test(mode)), None)
+        if kind is not None or not stat.S_ISREG(mode):
+            raise UnreadableFile(f"not a regular file ({kind or 'not a file'})")
+        data = file.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise UnreadableFile(f"larger than {MAX_FILE_BYTES:,} bytes")
+    return data
+
+
+def read_config_text(path: str) -> str:
+    """The UTF-8 text of a configuration or registry file; every reason it cannot be read is a ConfigError."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return read_bounded(path).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(path, [Problem("", "cannot read the file: it does not exist")]) from None
     except PermissionError:
         raise ConfigError(path, [Problem("", "cannot read the file: permission denied")]) from None
     except IsADirectoryError:
         raise ConfigError(path, [Problem("", "cannot read the file: it is a directory")]) from None
+    except UnreadableFile as exc:
+        raise ConfigError(path, [Problem("", f"cannot read the file: {exc}")]) from None
     except UnicodeDecodeError as exc:  # exc.object: the file's bytes
         line = exc.object.count(b"\n", 0, exc.start) + 1
         column = exc.start - exc.object.rfind(b"\n", 0, exc.start)
@@ -312,17 +344,53 @@ def load_config(path: str | Path) -> TableConfig:
         raise ConfigError(path, [Problem("", message, line, column)]) from None
     except OSError as exc:
         raise ConfigError(path, [Problem("", f"cannot read the file: {exc.strerror}")]) from None
+
+
+def _nesting(doc: dict) -> int:
+    """How deep tables and arrays go (iteratively: the document may be deeper than the stack)."""
+    deepest, todo = 0, [(doc, 1)]
+    while todo:
+        node, depth = todo.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_NESTING:
+            break
+        children = node.values() if isinstance(node, dict) else node
+        todo.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
+
+def _twice_in_config(key: str) -> str:
+    return "a key written twice — a tag UID listed twice in a deck?" if key.startswith("decks.") \
+        else "a key written twice?"
+
+
+def parse_toml(path: str, text: str, twice: Callable[[str], str] = _twice_in_config) -> dict:
+    """The parsed document; invalid TOML, or nesting deeper than :data:`MAX_NESTING`, is a ConfigError.
+    ``twice(key)``: the likely cause of a key written twice, for the message."""
+    too_deep = ConfigError(path, [Problem("", f"not valid TOML: nested too deeply (at most {MAX_NESTING} levels "
+                                              f"of tables and arrays)")])
     try:
         doc = tomllib.loads(text)
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise too_deep from None
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
         line, column = (int(match.group(1)), int(match.group(2))) if match else (None, None)
         key = _key_at(text, line)
         if "overwrite" in message:
-            message += (" (a key written twice — a tag UID listed twice in a deck?)" if key.startswith("decks.")
-                        else " (a key written twice?)")
+            message += f" ({twice(key)})"
         raise ConfigError(path, [Problem(key, f"not valid TOML: {message}", line, column)]) from None
+    if _nesting(doc) > MAX_NESTING:
+        raise too_deep
+    return doc
+
+
+def load_config(path: str | Path) -> TableConfig:
+    """Read and validate a table configuration; raise :class:`ConfigError` listing every problem."""
+    path = str(path)
+    text = read_config_text(path)
+    doc = parse_toml(path, text)
     return _validate(path, text, doc)
 
 
@@ -665,16 +733,18 @@ def _tls_settings(c: _Checker, m: dict, base: Path) -> dict[str, Any]:
 
 
 def _readable(c: _Checker, key: tuple[str, ...], path: Path) -> str | None:
-    """The absolute path of a file the daemon must read, or None (reported) when it cannot."""
+    """The absolute path of a file the daemon must read, or None (reported) when it cannot. A FIFO or device
+    is refused here: OpenSSL would block on it, or read it without end."""
     try:
-        with open(path, "rb"):
-            pass
+        read_bounded(path)
     except FileNotFoundError:
         c.problem(key, f"{path} does not exist")
     except PermissionError:
         c.problem(key, f"{path} cannot be read: permission denied")
     except IsADirectoryError:
         c.problem(key, f"{path} is a directory (expected a file)")
+    except UnreadableFile as exc:
+        c.problem(key, f"{path} is {exc}")
     except OSError as exc:
         c.problem(key, f"{path} cannot be read: {exc.strerror}")
     else:

@@ -13,7 +13,9 @@ import logging
 import signal
 import threading
 import time
-from typing import Callable, Protocol
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
 
 from controller import DomainEvent
 from controller.game import GameController
@@ -25,8 +27,8 @@ from rfid_table.checkpoint import controller_from, state_of
 from rfid_table.commands import COMMANDS, CommandError, parse_command, sender
 from rfid_table.config import TableConfig
 from rfid_table.diag import DiagnosticsCollector
-from rfid_table.journal import (Journal, device_input, journal_event, journal_input, replay, sensor_input,
-                                tick_input, zone_input)
+from rfid_table.journal import (Journal, JournalWriteFailed, device_input, journal_event, journal_input, replay,
+                                sensor_input, tick_input, zone_input)
 from rfid_table.timebase import TableClock
 
 log = logging.getLogger(__name__)
@@ -103,6 +105,18 @@ class Backlog:
         return total
 
 
+@dataclass
+class UnjournaledStep:
+    """A cycle's inputs, events and replies the journal could not take yet (a full disk): nothing of it goes out
+    until it is on disk. ``checkpoint``: the controller's state after it, when it ended a hand."""
+
+    inputs: list
+    events: list[DomainEvent]
+    caused_by: list[int]
+    checkpoint: dict[str, Any] | None
+    replies: list[tuple[str, str, dict]]
+
+
 class TableGpio:
     """The table's own GPIO (docs/gpio.md): the seat sensors and the dealer console's buttons in, the seat lights
     and the status light out. ``backend``: "sim" (the simulated pins, what ``rfid-table sim`` drives) or "rpi";
@@ -147,6 +161,8 @@ class TablePipeline:
     LIVE_PENDING_LIMIT = 1000
     JOURNAL_CHECK_S = 1.0  # how often (table time) the journal's distance to its limit is looked at
     JOURNAL_PRUNE_S = 60.0  # how often (table time) delivered events past the retention are removed
+    JOURNAL_RETRY_S = 1.0  # while the journal cannot be written: how often (table time) it is tried again
+    JOURNAL_REMIND_S = 60.0  # ... and how often the log says so again
 
     def __init__(self, config: TableConfig, readers: list[ReaderBackend], sink: Sink | None,
                  journal: Journal | None = None, gpio: TableGpio | None = None):
@@ -170,6 +186,11 @@ class TablePipeline:
         self._near_limit = False  # the last journal event said near_limit
         self._limit_checked_at = float("-inf")
         self._pruned_at = float("-inf")
+        # A journal that cannot be written (disk full): the steps wait here, in order, and are written (then
+        # published) as soon as it can; the table meanwhile goes on reading. (message, since, last try, last log)
+        self._unjournaled: deque[UnjournaledStep] = deque()
+        self._journal_failure: tuple[str, float, float, float] | None = None
+        self._unwritten_marks: dict[str, int] = {}  # acknowledgements the journal could not take yet
         self.gpio = gpio  # the seat sensors, console buttons and lights (None: the table has none)
         self._gpio_synced = False
         self._gpio_since: float | None = None  # the first cycle with the GPIO
@@ -249,6 +270,7 @@ class TablePipeline:
         clock = controller.clock
         to_act = clock.seat if clock.phase(t) != "expired" else None  # run out: the hand is dead, the light off
         self.gpio.show(TableLights(to_act=to_act, clock=clock.lights(t), link_down=link_down,
+                                   journal_failing=self._journal_failure is not None,
                                    awaiting_floor=bool(controller.floor_pending()),
                                    deck_not_registered=controller.deck_unregistered,
                                    game_stopped=controller.game_stopped), now)
@@ -396,8 +418,11 @@ class TablePipeline:
         if now - self._pruned_at >= self.JOURNAL_PRUNE_S:
             # retention: events every feed has delivered and older than the newest retention_events go
             self._pruned_at = now
-            pruned = journal.prune()
-            if pruned.events:
+            try:
+                pruned = journal.prune()
+            except JournalWriteFailed:  # a full disk: reported by the write of the step, pruned next time
+                pruned = None
+            if pruned and pruned.events:
                 log.info("journal %s: %d delivered events past the retention of %d removed", journal.path,
                          pruned.events, journal.retention_events)
         if not self._near_limit and journal.near_limit:
@@ -420,11 +445,68 @@ class TablePipeline:
             log.info("journal %s: back to %d events not acknowledged by the broker (limit %d)", journal.path,
                      undelivered, limit)
 
+    def _write_journal(self, now: float) -> tuple[list[DomainEvent], list[tuple[str, str, dict]]]:
+        """Journal the steps waiting, oldest first; return the events and replies of those now on disk.
+
+        A full disk (or an I/O error) stops here, not the table: the steps wait in memory, in order, and are
+        tried again every ``JOURNAL_RETRY_S``; once the journal takes them they are published, late but whole.
+        """
+        events: list[DomainEvent] = []
+        replies: list[tuple[str, str, dict]] = []
+        failure = self._journal_failure
+        if failure is not None and now - failure[2] < self.JOURNAL_RETRY_S:
+            return events, replies
+        while self._unjournaled:
+            step = self._unjournaled[0]
+            if step.inputs:
+                try:
+                    self.journal.record(step.inputs, step.events, caused_by=step.caused_by,
+                                        checkpoint=step.checkpoint)
+                except JournalWriteFailed as exc:
+                    self._journal_failed(now, str(exc))
+                    return events, replies
+            self._unjournaled.popleft()
+            events += step.events
+            replies += step.replies
+        if failure is not None:
+            self._journal_failure = None
+            log.warning("journal %s written again after %.0f s: the %d events that waited are journaled and go "
+                        "out now", self.journal.path, now - failure[1], len(events))
+        return events, replies
+
+    def _journal_failed(self, now: float, message: str) -> None:
+        waiting = sum(len(step.events) for step in self._unjournaled)
+        failure = self._journal_failure
+        if failure is None:
+            log.error("%s. Nothing more is published until the journal takes it; the table goes on reading, "
+                      "keeps what it sees in memory and journals and publishes it by itself once there is room "
+                      "(a crash meanwhile loses it): free space on %s", message, self.journal.path.parent)
+            self._journal_failure = (message, now, now, now)
+        elif now - failure[3] >= self.JOURNAL_REMIND_S:
+            log.error("%s, for %.0f s now: %d events wait to be journaled and published", message, now - failure[1],
+                      waiting)
+            self._journal_failure = (message, failure[1], now, now)
+        else:
+            self._journal_failure = (message, failure[1], now, failure[3])
+
+    def journal_state(self) -> dict:
+        """The journal as diagnostics show it: ``ok``, or ``cannot_write`` with why, since when and what waits."""
+        if self._journal_failure is None:
+            return {"state": "ok"}
+        message, since, _tried, _logged = self._journal_failure
+        return {"state": "cannot_write", "error": message, "since": round(since, 3),
+                "waiting_events": sum(len(step.events) for step in self._unjournaled)}
+
     def _deliver(self, events: list[DomainEvent]) -> None:
         """With a journal: record the broker's acknowledgements, publish this cycle's events live if the broker
         can take them now (or leave them to the backlog), then let the backlog go on."""
-        for feed, seq in self.sink.take_acknowledged().items():
-            self.journal.mark_delivered(feed, seq)
+        self._unwritten_marks.update(self.sink.take_acknowledged())
+        for feed, seq in list(self._unwritten_marks.items()):
+            try:
+                self.journal.mark_delivered(feed, seq)
+            except JournalWriteFailed:  # kept, and written once the disk has room (a mark never goes back)
+                break
+            del self._unwritten_marks[feed]
         connected = self._sink_connected()
         if events:
             if connected and getattr(self.sink, "pending", 0) < self.LIVE_PENDING_LIMIT:
@@ -470,28 +552,31 @@ class TablePipeline:
             inputs.append(tick_input(now))
             events.extend(produced)
             caused_by.extend([len(inputs) - 1] * len(produced))
+        journaled = events
         if self.journal is not None:
             self._check_journal_limit(now, inputs, events, caused_by)
         if wall is not None and events:
             events = [DomainEvent(e.seq, e.type, e.t, e.hand, e.public, e.secret, wall) for e in events]
+            journaled = events
         if self.journal is not None:
-            if inputs:
-                self.journal.record(inputs, events, caused_by=caused_by)
-                if any(e.type == "hand_ended" for e in events):
-                    # a hand boundary: a restart starts from here, and the retention may drop the inputs before
-                    self.journal.save_checkpoint(self.journal.last_input_id(), state_of(self.controller))
+            # a hand boundary: a restart starts from here, and the retention may drop the inputs before
+            checkpoint = state_of(self.controller) if any(e.type == "hand_ended" for e in events) else None
+            if inputs or replies or self._unjournaled:
+                self._unjournaled.append(UnjournaledStep(inputs, events, caused_by, checkpoint, replies))
+            journaled, replies = self._write_journal(now)
         if self.gpio is not None:
             self._show_lights(now)
         for role, user, body in replies:  # answered once the command's effect is on disk
             self.sink.publish_reply(role, user, body)
         if self.sink is not None:
             if self.journal is not None:
-                self._deliver(events)
+                self._deliver(journaled)
             elif events:
                 self.sink.publish_events(events)  # no journal: paho's memory is all there is
-            if events:
+            if journaled:
                 self._snapshot_due = True
-            if self._snapshot_due and now - self._snapshot_at >= self.SNAPSHOT_INTERVAL_S:
+            # the snapshots wait with the events: they would show what the journal does not hold
+            if self._snapshot_due and not self._unjournaled and now - self._snapshot_at >= self.SNAPSHOT_INTERVAL_S:
                 public, secure = self.controller.snapshot(secure=False), self.controller.snapshot(secure=True)
                 if wall is not None:
                     public["t"] = secure["t"] = round(wall, 3)
@@ -501,6 +586,8 @@ class TablePipeline:
                 self._release_delayed(now)
             report = self.diagnostics.report(now, self.readers, self.tracker, self.controller, self.gpio)
             if report is not None:
+                if self.journal is not None:
+                    report["journal"] = self.journal_state()
                 self.sink.publish_diagnostics(report)
         for event in events:
             if event.type == "hand_ended":

@@ -79,6 +79,10 @@ def render(report: dict | None, status: str) -> str:
     if report is None:
         return "\n".join(lines + ["waiting for the daemon's diagnostics …"])
     lines.append(f"hand {report.get('hand') or '-'}   reads on unassigned antennas: {report.get('unmapped_reads', 0)}")
+    journal = report.get("journal") or {}
+    if journal.get("state", "ok") != "ok":
+        lines.append(f"JOURNAL CANNOT BE WRITTEN: {journal.get('error')}; {journal.get('waiting_events', 0)} events "
+                     "wait, nothing is published until it can (free space on its disk)")
     for name, reader in report.get("readers", {}).items():
         lines.append(f"reader {name}: link {reader.get('link')}   {reader.get('transport', '')}   "
                      f"{reader.get('cycles_per_s', 0)} cycles/s   reconnects {reader.get('reconnects', 0)}")

@@ -13,7 +13,13 @@ Layout (one SQLite file, WAL, ``synchronous=FULL`` so a commit survives a power 
                   time (what delays are measured on), ``wall`` the room's clock that stamps it on MQTT;
 * ``delivery``    per feed (``public``, ``secure``, ``delayed``...), the highest ``seq`` the broker acknowledged;
 * ``checkpoints`` an opaque controller state saved at a hand boundary, so that older inputs can be pruned;
-* ``meta``        key/value: the journal's ``epoch`` (tells a new journal from a restart), ``start_count``...
+* ``meta``        key/value: the journal's ``epoch`` (tells a new journal from a restart), the ``table_id`` it
+                  belongs to (another table's journal is refused), ``start_count``...
+
+The file and its ``-wal`` and ``-shm`` companions are mode 0600 whatever the umask: they hold hole cards. A new
+journal is built under a temporary name and renamed into place, so a file at the journal's path is always a
+whole journal: an empty one there was truncated or replaced, and is refused unless the caller says to start
+afresh (``fresh=True``, ``rfid-table run --new-journal``).
 
 Every row carries ``crc``, a CRC-32 of its canonical content (:func:`_crc`), so a flipped byte that SQLite's own
 ``quick_check`` cannot see (it checks the b-trees, not the data in them) is still found by :meth:`self_check`.
@@ -35,12 +41,14 @@ one gets an ``IntegrityError``).
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
 import re
 import secrets
 import sqlite3
+import stat
 import threading
 import time
 import zlib
@@ -91,6 +99,20 @@ _KEY = {"inputs": "id", "events": "seq", "checkpoints": "id", "delivery": "feed"
 
 class JournalError(Exception):
     """The journal cannot be used as asked (wrong sequence, no WAL on this file system...)."""
+
+
+class JournalRefused(JournalError):
+    """The file at the journal's path is not this table's journal (another table's, empty, a directory...)."""
+
+
+class JournalWriteFailed(JournalError):
+    """SQLite could not write (the disk is full, an I/O error): nothing of the write is in the file."""
+
+
+def _write_failure(exc: sqlite3.Error) -> bool:
+    """A failure of the disk rather than of the caller: full (SQLITE_FULL), or an I/O error (SQLITE_IOERR_*)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and (code == sqlite3.SQLITE_FULL or code & 0xFF == sqlite3.SQLITE_IOERR)
 
 
 class JournalCorrupt(JournalError):
@@ -242,13 +264,17 @@ class Journal:
     """
 
     def __init__(self, path: str | os.PathLike, retention_events: int = 200_000, warn_at: float = 0.9,
-                 feeds: Sequence[str] = DEFAULT_FEEDS):
+                 feeds: Sequence[str] = DEFAULT_FEEDS, table_id: str | None = None, fresh: bool = False):
+        """``table_id``: the table this journal belongs to (stored in a new one; another table's is refused; None:
+        not checked). ``fresh``: an empty file at ``path`` is replaced by a new journal instead of refused."""
         if retention_events < 1:
             raise ValueError("retention_events must be at least 1 (the newest event is what seq continues from)")
         self.path = Path(path)
         self.retention_events = retention_events
         self.warn_at = warn_at
         self.feeds = tuple(feeds)
+        self.table_id = table_id
+        self.fresh = fresh
         self._db: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._corrupt: list[str] = []
@@ -265,8 +291,12 @@ class Journal:
         """Open or create the file, then run :meth:`self_check`. Never raises on a damaged file: the result says.
 
         On failure the journal stays open for reading (forensics) but every write raises :class:`JournalCorrupt`.
+        Raises :class:`JournalRefused` when the path is not this table's journal (a directory, an empty file,
+        another table's journal) and :class:`JournalWriteFailed` when the disk cannot take the start-up's write.
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._create_if_missing()
+        self._restrict_mode()
         # isolation_level=None: transactions are ours (BEGIN IMMEDIATE ... COMMIT), not the module's guesses.
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         try:
@@ -276,25 +306,120 @@ class Journal:
             self._db.execute("PRAGMA synchronous=FULL")
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version == 0 and not self._db.execute("SELECT 1 FROM sqlite_schema").fetchone():
-                self._create()
-            else:
-                self._migrate(version)
+                self.close()
+                raise JournalRefused(f"{self.path} is an SQLite file without a journal in it; move it away, or "
+                                     "start a new journal there with --new-journal")
+            self._migrate(version)
         except sqlite3.DatabaseError as exc:  # e.g. "file is not a database": the header itself is damaged
+            if _write_failure(exc):
+                self.close()
+                raise JournalWriteFailed(f"cannot open the journal {self.path}: {exc}") from exc
             return self._fail(CheckResult(False, [f"journal {self.path} cannot be opened: {exc}"]))
+        self._restrict_mode()  # the -wal and -shm files SQLite has just made
         result = self.self_check()
         if result.ok:
+            self._check_table()
             self._load_counters()
             self.set_meta("start_count", str(int(self.meta("start_count") or 0) + 1))
             log.info("%s: %s", self.path, result)
         return result
+
+    def _create_if_missing(self) -> None:
+        """A new journal when there is none; refuse what is at the path when it cannot be one."""
+        try:
+            info = os.stat(self.path)
+        except FileNotFoundError:
+            self._create_file()
+            return
+        if stat.S_ISDIR(info.st_mode):
+            raise JournalRefused(f"{self.path} is a directory, not a journal file (the journal's path names the "
+                                 "file itself, e.g. /var/lib/rfid-table/main-1.journal)")
+        if not stat.S_ISREG(info.st_mode):
+            raise JournalRefused(f"{self.path} is not a regular file")
+        if info.st_size == 0:  # SQLite writes the header before anything else in WAL mode: this is no journal
+            if not self.fresh:
+                raise JournalRefused(
+                    f"{self.path} is empty (0 bytes): it should hold this table's journal, and the hand in progress "
+                    "with it (a new journal is never left empty: the file was truncated or replaced). Find out what "
+                    "happened to it; to start a new journal there, run once with --new-journal")
+            log.warning("%s is empty: starting a new journal there, as asked (--new-journal)", self.path)
+            for stale in (Path(f"{self.path}-wal"), Path(f"{self.path}-shm")):
+                stale.unlink(missing_ok=True)
+            self._create_file()
+
+    def _create_file(self) -> None:
+        """Build the new journal under a temporary name, then rename it into place: whoever finds a file at the
+        path finds a whole journal (a crash half-way leaves only the temporary file, replaced next time)."""
+        building = self.path.with_name(self.path.name + ".new")
+        for leftover in (building, Path(f"{building}-wal"), Path(f"{building}-shm")):
+            leftover.unlink(missing_ok=True)
+        try:
+            fd = os.open(building, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            os.fchmod(fd, 0o600)  # the umask only ever removes bits; this sets exactly owner read/write
+            os.close(fd)
+            db = sqlite3.connect(building, isolation_level=None)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=FULL")
+                self._db = db
+                self._create()
+            finally:
+                self._db = None
+                db.close()  # folds the WAL into the file and removes it
+            fd = os.open(building, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(building, self.path)
+            fd = os.open(self.path.parent, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                os.fsync(fd)  # the rename itself survives a power cut
+            finally:
+                os.close(fd)
+        except sqlite3.Error as exc:
+            building.unlink(missing_ok=True)
+            if _write_failure(exc):
+                raise JournalWriteFailed(f"cannot create the journal {self.path}: {exc}") from exc
+            raise
+        except OSError as exc:
+            building.unlink(missing_ok=True)
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise JournalWriteFailed(f"cannot create the journal {self.path}: {exc.strerror}") from exc
+            raise JournalRefused(f"cannot create the journal {self.path}: {exc.strerror}") from exc
+
+    def _restrict_mode(self) -> None:
+        """Owner read/write only, on the journal and its WAL and shared-memory files (they hold hole cards)."""
+        for name in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")):
+            try:
+                if stat.S_IMODE(os.stat(name).st_mode) != 0o600:
+                    os.chmod(name, 0o600)
+            except FileNotFoundError:
+                pass
+            except PermissionError:
+                log.warning("%s: cannot make it private (mode 0600): not its owner", name)
+
+    def _check_table(self) -> None:
+        """Refuse another table's journal; a journal from before table ids were stored is this table's."""
+        if self.table_id is None:
+            return
+        owner = self.meta("table_id")
+        if owner is None:
+            self.set_meta("table_id", self.table_id)
+        elif owner != self.table_id:
+            self.close()
+            raise JournalRefused(f"{self.path} is the journal of table {owner!r}, not of table {self.table_id!r}: "
+                                 "refusing to play another table's hands on; check [table] id and [journal] path")
 
     def _create(self) -> None:
         with self._transaction():
             for statement in filter(str.strip, _SCHEMA.split(";")):
                 self._db.execute(statement)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            for key, value in (("epoch", secrets.token_hex(8)), ("created_at", repr(time.time())),
-                               ("start_count", "0")):
+            meta = [("epoch", secrets.token_hex(8)), ("created_at", repr(time.time())), ("start_count", "0")]
+            if self.table_id is not None:
+                meta.append(("table_id", self.table_id))
+            for key, value in meta:
                 self._db.execute("INSERT INTO meta VALUES (?, ?, ?)", (key, value, _crc(key, value)))
 
     def _migrate(self, version: int) -> None:
@@ -339,14 +464,25 @@ class Journal:
     @contextmanager
     def _transaction(self) -> Iterator[None]:
         # IMMEDIATE takes the write lock up front: a step never fails half-way for want of it.
-        with self._lock:
+        with self._lock, self._disk_errors():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # SQLite has rolled back by itself after some errors (a full disk)
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
+
+    @contextmanager
+    def _disk_errors(self) -> Iterator[None]:
+        """A full disk or an I/O error as :class:`JournalWriteFailed`, naming the file."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            if _write_failure(exc):
+                raise JournalWriteFailed(f"cannot write the journal {self.path}: {exc}") from exc
+            raise
 
     def _writable(self) -> None:
         if self._db is None:
@@ -444,8 +580,9 @@ class Journal:
                 return current
             self._db.execute("PRAGMA synchronous=NORMAL")
             try:
-                self._db.execute("INSERT INTO delivery VALUES (?, ?, ?) ON CONFLICT(feed) DO UPDATE "
-                                 "SET seq = excluded.seq, crc = excluded.crc", (feed, seq, _crc(feed, seq)))
+                with self._disk_errors():
+                    self._db.execute("INSERT INTO delivery VALUES (?, ?, ?) ON CONFLICT(feed) DO UPDATE "
+                                     "SET seq = excluded.seq, crc = excluded.crc", (feed, seq, _crc(feed, seq)))
             finally:
                 self._db.execute("PRAGMA synchronous=FULL")
             return seq

@@ -28,12 +28,12 @@ import io
 import os
 import re
 import tempfile
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from rfid_table.config import UID, ConfigError, Problem, _Checker, _describe, _key_at
+from rfid_table.config import (UID, ConfigError, Problem, _Checker, _describe, parse_toml,
+                               read_config_text)
 
 SET_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # a bare TOML key; the daemon may name it in MQTT payloads
 MAX_DENOMINATION = 1_000_000_000
@@ -88,36 +88,8 @@ class ChipRegistry:
 # ---- reading ----------------------------------------------------------------------------------------------
 
 
-def _read_text(path: str) -> str:
-    """The file's text; unreadable files are a ConfigError, as in ``load_config``."""
-    try:
-        return Path(path).read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise ConfigError(path, [Problem("", "cannot read the file: it does not exist")]) from None
-    except PermissionError:
-        raise ConfigError(path, [Problem("", "cannot read the file: permission denied")]) from None
-    except IsADirectoryError:
-        raise ConfigError(path, [Problem("", "cannot read the file: it is a directory")]) from None
-    except UnicodeDecodeError as exc:
-        line = exc.object.count(b"\n", 0, exc.start) + 1
-        column = exc.start - exc.object.rfind(b"\n", 0, exc.start)
-        message = f"cannot read the file: byte 0x{exc.object[exc.start]:02X} is not UTF-8 (expected UTF-8 text)"
-        raise ConfigError(path, [Problem("", message, line, column)]) from None
-    except OSError as exc:
-        raise ConfigError(path, [Problem("", f"cannot read the file: {exc.strerror}")]) from None
-
-
 def _parse_toml(path: str, text: str) -> dict:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        match = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
-        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
-        line, column = (int(match.group(1)), int(match.group(2))) if match else (None, None)
-        key = _key_at(text, line)
-        if "overwrite" in message:
-            message += " (a key written twice — a tag UID listed twice?)"
-        raise ConfigError(path, [Problem(key, f"not valid TOML: {message}", line, column)]) from None
+    return parse_toml(path, text, lambda key: "a key written twice — a tag UID listed twice?")
 
 
 def _denomination(value: object) -> str | None:
@@ -140,7 +112,7 @@ def load_chip_registry(path: str | Path, *, decks: Mapping[str, Mapping[str, str
     is a problem too.
     """
     path = str(path)
-    text = _read_text(path)
+    text = read_config_text(path)
     doc = _parse_toml(path, text)
     c = _Checker(text)
     for key in doc:
@@ -209,7 +181,7 @@ def chip_list(path: str | Path, default_denomination: int | None = None
     """:func:`read_chip_list` that returns the good rows with the problems of the others (an unreadable file,
     or TOML that does not parse, is still a ConfigError)."""
     path = str(path)
-    text = _read_text(path)
+    text = read_config_text(path)
     if path.lower().endswith(".toml"):
         return _toml_chip_list(path, text)
     return _csv_chip_list(path, text, default_denomination)
@@ -297,7 +269,7 @@ def read_deck_list(path: str | Path) -> tuple[dict[str, str], dict[str, int]]:
     from controller.cards import FULL_DECK, parse_card  # noqa: PLC0415
 
     path = str(path)
-    text = _read_text(path)
+    text = read_config_text(path)
     problems: list[Problem] = []
     rows: list[tuple[int, str, str]] = []  # (line, raw UID, raw card)
     if path.lower().endswith(".toml"):

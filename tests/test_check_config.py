@@ -296,3 +296,72 @@ def test_chip_set_problems_name_the_registry_line(tmp_path, capsys):
     assert any("chips.registry:" in line and "missing.toml: cannot read the file" in line for line in lines), lines
     lines = check_config_fails(write(tmp_path, text), capsys)
     assert any("a chip set but no chip zone" in line for line in lines), lines
+
+
+# ---- hostile files: exit 78 with the reason, in bounded time and memory ---------------------------------------
+
+
+def check_config_bounded(path: Path) -> subprocess.CompletedProcess:
+    """check-config in a child with 30 s and 1 GiB of address space: a hang or a read without end fails here."""
+    import resource  # noqa: PLC0415
+
+    def limit_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    return subprocess.run([sys.executable, "-m", "rfid_table.cli", "check-config", str(path)], capture_output=True,
+                          text=True, timeout=30, preexec_fn=limit_memory, cwd=Path(__file__).resolve().parents[1])
+
+
+@pytest.mark.parametrize("nesting", [
+    pytest.param("x = " + "[" * 5000 + "]" * 5000 + "\n", id="arrays"),
+    pytest.param("x = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n", id="inline tables"),
+])
+def test_deeply_nested_toml_is_refused_with_exit_78(tmp_path, nesting):
+    path = write(tmp_path, SIXMAX + nesting)
+    result = check_config_bounded(path)
+    assert result.returncode == 78, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"{path}: not valid TOML: nested too deeply" in result.stderr
+
+
+def test_a_deep_dotted_key_is_refused_with_exit_78(tmp_path):
+    path = write(tmp_path, SIXMAX.replace("[zones]\n", "[zones]\n" + ".".join(["seat1"] * 5000) + " = 1\n"))
+    result = check_config_bounded(path)
+    assert result.returncode == 78, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "nested too deeply" in result.stderr
+
+
+def test_a_chip_registry_that_never_ends_is_refused_with_exit_78(tmp_path):
+    path = write(tmp_path, SIXMAX + '\n[chips]\nregistry = "/dev/zero"\nactive_set = "demo"\n')
+    result = check_config_bounded(path)
+    assert result.returncode == 78, result.stderr
+    assert "chips.registry: /dev/zero: cannot read the file: not a regular file (a character device)" \
+        in result.stderr
+
+
+def test_a_configuration_larger_than_the_limit_is_refused(tmp_path):
+    from rfid_table.config import MAX_FILE_BYTES  # noqa: PLC0415
+
+    path = write(tmp_path, SIXMAX + ("#" * 99 + "\n") * (MAX_FILE_BYTES // 100 + 1))
+    result = check_config_bounded(path)
+    assert result.returncode == 78, result.stderr
+    assert f"{path}: cannot read the file: larger than {MAX_FILE_BYTES:,} bytes" in result.stderr
+
+
+@pytest.mark.parametrize("key", ["tls_ca_file", "tls_cert_file"])
+def test_a_fifo_as_a_tls_file_is_refused_without_waiting_for_a_writer(tmp_path, key):
+    fifo = tmp_path / "ca.pem"
+    os.mkfifo(fifo)
+    path = write(tmp_path, SIXMAX.replace("[mqtt]\n", f'[mqtt]\ntls = true\n{key} = "ca.pem"\n'))
+    result = check_config_bounded(path)
+    assert result.returncode == 78, result.stderr
+    assert f"mqtt.{key}: {fifo} is not a regular file (a FIFO)" in result.stderr
+
+
+def test_the_configuration_itself_as_a_fifo_is_refused(tmp_path):
+    fifo = tmp_path / "table.toml"
+    os.mkfifo(fifo)
+    result = check_config_bounded(fifo)
+    assert result.returncode == 78, result.stderr
+    assert f"{fifo}: cannot read the file: not a regular file (a FIFO)" in result.stderr

@@ -458,7 +458,8 @@ def test_lights_refuse_unknown_modes_and_conditions(lights):
     _, outputs = lights
     with pytest.raises(ValueError, match="expected one of off, on, blink"):
         outputs.set_seat_light(1, "flash")
-    with pytest.raises(ValueError, match="unknown status condition.*expected link_down, awaiting_floor"):
+    with pytest.raises(ValueError,
+                       match="unknown status condition.*expected link_down, journal_failing, awaiting_floor"):
         outputs.set_status({"on_fire"})
     outputs.set_seat_light(9, "on")  # a seat without a light: remembered, nothing to drive
     outputs.poll(0.0)

@@ -325,7 +325,8 @@ def test_the_unit_has_the_settings_the_daemon_relies_on():
     assert s["WatchdogSec"] == "10" and s["WatchdogSignal"] == "SIGTERM"
     assert s["Restart"] == "on-failure" and s["RestartSec"] == "2"
     # The exit statuses that need a human are the ones the code uses.
-    assert set(s["RestartPreventExitStatus"].split()) == {str(EX_CONFIG), str(cli.EX_JOURNAL)} == {"78", "65"}
+    assert set(s["RestartPreventExitStatus"].split()) == {str(EX_CONFIG), str(cli.EX_JOURNAL),
+                                                          str(cli.EX_JOURNAL_DISK)} == {"78", "65", "74"}
     # RestartPreventExitStatus= ignores ExecStartPre= (systemd #11868): "run" checks the configuration itself.
     assert "ExecStartPre" not in unit["Service"]
     assert s["KillSignal"] == "SIGTERM" and s["TimeoutStopSec"] == "15"

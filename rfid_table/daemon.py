@@ -586,6 +586,8 @@ class TablePipeline:
                 self._release_delayed(now)
             report = self.diagnostics.report(now, self.readers, self.tracker, self.controller, self.gpio)
             if report is not None:
+                if wall is not None:
+                    report["t"] = round(wall, 3)  # a stamp, like the events'
                 if self.journal is not None:
                     report["journal"] = self.journal_state()
                 self.sink.publish_diagnostics(report)

@@ -413,9 +413,9 @@ class GameController:
 
     def checkpoint_state(self) -> dict[str, Any]:
         """What carries over from this hand's end to the next hand, as JSON: numbering, button, players, deck,
-        stacks, the tags lying on the table, the deck audit, the time banks, what the seat sensors show. The
-        journal keeps it with each hand's end (``rfid_table.checkpoint``); it is the state code of another version
-        starts from, replaying the inputs since."""
+        stacks, the tags lying on the table, the deck audit, the time banks, what the seat sensors show. Taken
+        between hands (``in_hand`` false); the journal keeps it with the hand's end (``rfid_table.checkpoint``),
+        and another version of the program restarts from it, replaying the inputs since."""
         return {"seq": self.seq, "rules_t": self._rules_t if self._rules_t != float("-inf") else None,
                 "cards": self.cards.checkpoint_state(), "deck_audit": self.deck_audit.checkpoint_state(),
                 "betting": self.betting.checkpoint_state() if self.betting is not None else None,

@@ -69,7 +69,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     log.info("simulated table %r: %s hands, seed %s, speed %s, publishing to %s:%s", config.table_id,
              args.hands or "endless", args.seed, args.speed or "max", config.mqtt.host, config.mqtt.port)
     if journal is not None:
-        table.pipeline.restore(time.time())
+        _restore_or_exit(table.pipeline, args.journal)
     publisher.start()
     try:
         if journal is not None:
@@ -78,9 +78,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     finally:
         publisher.stop()
         if journal is not None:
-            for feed, seq in publisher.take_acknowledged().items():
-                journal.mark_delivered(feed, seq)
-            journal.close()
+            _close_journal(journal, publisher)
     log.info("done: %d hands", table.pipeline.controller.hand)
     return 0
 
@@ -110,6 +108,29 @@ def _open_journal(path: str, config: TableConfig, fresh: bool = False):
               + "\n  ".join(check.problems), file=sys.stderr)
         raise SystemExit(EX_JOURNAL)
     return journal
+
+
+def _restore_or_exit(pipeline, path: str) -> None:
+    """The table restored from its journal, or a clear message and EX_JOURNAL when no checkpoint can be used."""
+    from rfid_table.checkpoint import CheckpointUnusable
+
+    try:
+        pipeline.restore(time.time())
+    except CheckpointUnusable as exc:
+        print(f"rfid-table: cannot restore the table from the journal {path}: {exc}", file=sys.stderr)
+        raise SystemExit(EX_JOURNAL)
+
+
+def _close_journal(journal, publisher) -> None:
+    """The broker's last acknowledgements into the journal, then close it."""
+    from rfid_table.journal import JournalWriteFailed
+
+    try:
+        for feed, seq in publisher.take_acknowledged().items():
+            journal.mark_delivered(feed, seq)
+    except JournalWriteFailed as exc:
+        log.error("%s: the last acknowledgements are not journaled; those events go out again at the next start", exc)
+    journal.close()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -148,7 +169,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     stop.install()
     if journal is not None:
         service.status(f"table {config.table_id}: restoring the journal")
-        pipeline.restore(time.time())  # before anything new is published
+        _restore_or_exit(pipeline, journal_path)  # before anything new is published
     publisher.start(wait_s=5.0)
     if journal is not None:
         pipeline.publish_backlog()
@@ -184,9 +205,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if gpio is not None:
             gpio.close()  # the lights off, the pins released
         if journal is not None:
-            for feed, seq in publisher.take_acknowledged().items():
-                journal.mark_delivered(feed, seq)
-            journal.close()
+            _close_journal(journal, publisher)
     log.info("stopped")
     return 0
 

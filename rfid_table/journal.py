@@ -26,10 +26,9 @@ Every row carries ``crc``, a CRC-32 of its canonical content (:func:`_crc`), so 
 
 Recovery, for the daemon::
 
-    journal = Journal(path); check = journal.open()
+    journal = Journal(path, table_id=table_id); check = journal.open()  # JournalRefused: not this table's
     if not check.ok: ...            # refuse to publish; the problems name table and row
-    cp = journal.latest_checkpoint()
-    controller = restore(cp.state) if cp else TableController(setup)
+    controller, cp, how = rfid_table.checkpoint.restore(journal, GameController(...))
     replay(journal, controller, cp)  # feeds the inputs since the checkpoint; the events are already journaled
     # new events go out live; those after the lowest delivered mark go out as a paced backlog, read with
     # journal.events_after(...), and mark_delivered(feed, seq) follows the broker's contiguous acknowledgements

@@ -587,3 +587,52 @@ def test_a_checkpoint_of_another_program_version_is_never_unpickled_the_table_re
     finally:
         restarted.close()
         journal.close()
+
+
+def test_a_checkpoint_from_before_version_stamps_is_loaded_and_an_unloadable_one_is_refused_clearly(tmp_path):
+    """A journal written before checkpoints had a version stamp holds only a pickle, and the retention had removed
+    the inputs before it: that pickle is the only state there is. If it cannot be loaded, the start-up says why."""
+    import base64
+    import pickle
+    import sqlite3
+
+    from rfid_table.checkpoint import CheckpointUnusable
+    from rfid_table.config import load_config
+    from rfid_table.simulate import SimOptions, SimulatedTable
+
+    config = load_config(Path(__file__).resolve().parent.parent / "config" / "table-6max.toml")
+    path = tmp_path / "journal.db"
+    journal = Journal(path)
+    assert journal.open().ok
+    table = SimulatedTable(config, SimOptions(hands=None, seed=2, speed=0, pace_s=0.5, link="direct"), None, journal)
+    try:
+        t = 1000.0
+        while table.pipeline.controller.hand < 2:
+            table.advance(t)
+            table.step(t)
+            t += table.cycle_s
+        legacy = {"format": "pickle-v1",
+                  "controller": base64.b64encode(pickle.dumps(table.pipeline.controller)).decode()}
+        journal.save_checkpoint(journal.last_input_id(), legacy)
+        snapshot = table.pipeline.controller.snapshot(secure=True)
+        last_input = journal.last_input_id()
+    finally:
+        table.close()
+        journal.close()
+    with sqlite3.connect(path) as db:  # what the retention of that version did
+        db.execute("DELETE FROM inputs WHERE id <= ?", (last_input,))
+    for pickled, expected in ((legacy["controller"], "restored"), (base64.b64encode(b"junk").decode(), "refused")):
+        journal = Journal(path)
+        assert journal.open().ok
+        journal.save_checkpoint(last_input, {**legacy, "controller": pickled})
+        restarted = SimulatedTable(config, SimOptions(hands=None, seed=2, speed=0, link="direct"), None, journal)
+        try:
+            if expected == "restored":
+                assert restarted.pipeline.restore(t) == 0
+                assert restarted.pipeline.controller.snapshot(secure=True) == snapshot
+            else:
+                with pytest.raises(CheckpointUnusable, match="without a version stamp, cannot be loaded"):
+                    restarted.pipeline.restore(t)
+        finally:
+            restarted.close()
+            journal.close()

@@ -679,6 +679,17 @@ class ChipBetting:
             self._recording.actions.append({"seq": seq, "seat": action.seat, "action": action.kind,
                                             "to": action.to_amount})
 
+    def checkpoint_state(self) -> dict[str, Any]:
+        """What carries over to the next hand, as JSON: the stacks the floor counted (with the hands' results)
+        and the chips lying on each chip zone."""
+        return {"stacks": {str(seat): amount for seat, amount in self.stacks.items()},
+                "zones": {zone: dict(chips) for zone, chips in self.zones.items()}}
+
+    def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
+        self.stacks = {int(seat): int(amount) for seat, amount in state["stacks"].items()}
+        self.zones = {zone: dict(chips) for zone, chips in state["zones"].items()}
+        self._reset_hand()
+
     def snapshot(self) -> dict[str, Any] | None:
         hand = self.hand
         if hand is None:

@@ -258,6 +258,13 @@ class ActionClock:
         else:
             self._banks_used.pop(self._check_seat(seat), None)
 
+    def checkpoint_state(self) -> dict[str, Any]:
+        """The time banks used so far (they last the session), as JSON."""
+        return {"banks_used": {str(seat): used for seat, used in self._banks_used.items()}}
+
+    def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
+        self._banks_used = {int(seat): int(used) for seat, used in state["banks_used"].items()}
+
     def snapshot(self, t: float) -> dict[str, Any]:
         return {"seat": self.seat, "phase": self.phase(t), "remaining_s": self.remaining(t),
                 "started_by": self._started_by, "banks_left": {n: self.banks_left(n) for n in range(1, self.seats + 1)}

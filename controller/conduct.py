@@ -468,6 +468,20 @@ class ConductRules:
         """Has ``seat`` a live hand (dealt, not folded, hand running)?"""
         return self.in_hand and self._seat(seat).live()
 
+    def checkpoint_state(self) -> dict[str, Any]:
+        """What the sensors showed at a hand's end (who is seated, which devices are on), as JSON."""
+        return {"hand": self.hand, "seats": {
+            str(n): {"present": s.present, "present_since": s.present_since, "devices": dict(s.devices),
+                     "breaches": dict(s.breaches)} for n, s in self._seats.items()}}
+
+    def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
+        self.hand, self.in_hand = state["hand"], False
+        for n, saved in state["seats"].items():
+            seat = self._seat(int(n))
+            seat.present = seat.present_at_hand_start = saved["present"]
+            seat.present_since = saved["present_since"]
+            seat.devices, seat.breaches = dict(saved["devices"]), dict(saved["breaches"])
+
     def snapshot(self) -> dict[str, Any]:
         """The seats as the sensors see them, for the controller's snapshot."""
         return {

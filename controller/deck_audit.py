@@ -59,5 +59,12 @@ class DeckAudit:
                             "severity": "warning", "ruling": "new_deck", "rules": ["PP Irregularities 10"]}
         return None
 
+    def checkpoint_state(self) -> dict[str, Any]:
+        """The window so far, as JSON (a checkpoint between hands)."""
+        return {"seen": sorted(self._seen), "ended": self._ended}
+
+    def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
+        self._seen, self._ended, self._lost = set(state["seen"]), int(state["ended"]), frozenset()
+
     def state(self) -> dict:
         return {"hands": self._ended, "window": self.hands, "distinct_cards": len(self._seen)}

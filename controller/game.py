@@ -409,6 +409,29 @@ class GameController:
             tags.update(self.betting.on_table())
         return tags
 
+    # ---- checkpoints -------------------------------------------------------------------------------
+
+    def checkpoint_state(self) -> dict[str, Any]:
+        """What carries over from this hand's end to the next hand, as JSON: numbering, button, players, deck,
+        stacks, the tags lying on the table, the deck audit, the time banks, what the seat sensors show. Taken
+        between hands (``in_hand`` false); the journal keeps it with the hand's end (``rfid_table.checkpoint``),
+        and another version of the program restarts from it, replaying the inputs since."""
+        return {"seq": self.seq, "rules_t": self._rules_t if self._rules_t != float("-inf") else None,
+                "cards": self.cards.checkpoint_state(), "deck_audit": self.deck_audit.checkpoint_state(),
+                "betting": self.betting.checkpoint_state() if self.betting is not None else None,
+                "clock": self.clock.checkpoint_state(), "conduct": self.conduct.checkpoint_state()}
+
+    def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
+        """Take over :meth:`checkpoint_state` on a controller just made from this table's setup."""
+        self.cards.restore_checkpoint_state(state["cards"])
+        self.seq = int(state["seq"])
+        self._rules_t = float("-inf") if state["rules_t"] is None else float(state["rules_t"])
+        self.deck_audit.restore_checkpoint_state(state["deck_audit"])
+        if self.betting is not None and state["betting"] is not None:
+            self.betting.restore_checkpoint_state(state["betting"])
+        self.clock.restore_checkpoint_state(state["clock"])
+        self.conduct.restore_checkpoint_state(state["conduct"])
+
     def snapshot(self, secure: bool) -> dict[str, Any]:
         snap = self.cards.snapshot(secure)
         snap["seq"] = self.seq

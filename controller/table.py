@@ -1262,6 +1262,33 @@ class TableController:
             return "waiting"
         return STREETS.get(len(self.board), "preflop") if self.board else "preflop"
 
+    # ---- checkpoints: what carries over from one hand to the next, as plain data ------------------------
+
+    def checkpoint_state(self) -> dict[str, Any]:
+        """The state a hand's end leaves for the next hand, as JSON (the hand's own state starts afresh)."""
+        return {"seq": self.seq, "hand": self.hand, "now": self.now, "button": self.button,
+                "next_button": self._next_button, "eligible": None if self.eligible is None else list(self.eligible),
+                "next_players": None if self._next_players is None else list(self._next_players),
+                "deck_id": self.deck_id, "on_table": dict(self._on_table),
+                "readers": {name: {"link": state["link"], "faulted_antennas": list(state["faulted_antennas"])}
+                            for name, state in self.readers.items()}}
+
+    def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
+        """Take over :meth:`checkpoint_state` on a controller just made from the same setup."""
+        self.seq, self.hand, self.now = int(state["seq"]), int(state["hand"]), float(state["now"])
+        self.in_hand = False
+        self.button = int(state["button"])
+        self._next_button = state["next_button"]
+        self.eligible = None if state["eligible"] is None else tuple(state["eligible"])
+        self._next_players = None if state["next_players"] is None else tuple(state["next_players"])
+        if state["deck_id"] != self.deck_id:
+            self.deck_id, self.deck = state["deck_id"], self.setup.decks[state["deck_id"]]
+            self._others = self._other_decks()
+        self._on_table = dict(state["on_table"])
+        self.readers = {name: {"link": r["link"], "faulted_antennas": list(r["faulted_antennas"])}
+                        for name, r in state["readers"].items()}
+        self._new_hand_state()  # the next deal's plan, from the button and the players above
+
     def snapshot(self, secure: bool) -> dict[str, Any]:
         """The table as it is now; hole and burn cards only when ``secure``."""
         seats = []

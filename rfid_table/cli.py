@@ -72,7 +72,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     clock = system_clock()
     if journal is not None:
         clock.resume(journal)
-        table.pipeline.restore(clock.now())
+        _restore_or_exit(table.pipeline, args.journal, clock.now())
     publisher.start()
     try:
         if journal is not None:
@@ -81,9 +81,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     finally:
         publisher.stop()
         if journal is not None:
-            for feed, seq in publisher.take_acknowledged().items():
-                journal.mark_delivered(feed, seq)
-            journal.close()
+            _close_journal(journal, publisher)
     log.info("done: %d hands", table.pipeline.controller.hand)
     return 0
 
@@ -113,6 +111,30 @@ def _open_journal(path: str, config: TableConfig, fresh: bool = False):
               + "\n  ".join(check.problems), file=sys.stderr)
         raise SystemExit(EX_JOURNAL)
     return journal
+
+
+def _restore_or_exit(pipeline, path: str, now: float) -> None:
+    """The table restored from its journal at table time ``now``, or a clear message and EX_JOURNAL when no
+    checkpoint can be used."""
+    from rfid_table.checkpoint import CheckpointUnusable
+
+    try:
+        pipeline.restore(now)
+    except CheckpointUnusable as exc:
+        print(f"rfid-table: cannot restore the table from the journal {path}: {exc}", file=sys.stderr)
+        raise SystemExit(EX_JOURNAL)
+
+
+def _close_journal(journal, publisher) -> None:
+    """The broker's last acknowledgements into the journal, then close it."""
+    from rfid_table.journal import JournalWriteFailed
+
+    try:
+        for feed, seq in publisher.take_acknowledged().items():
+            journal.mark_delivered(feed, seq)
+    except JournalWriteFailed as exc:
+        log.error("%s: the last acknowledgements are not journaled; those events go out again at the next start", exc)
+    journal.close()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -154,7 +176,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     stop.install()
     if journal is not None:
         service.status(f"table {config.table_id}: restoring the journal")
-        pipeline.restore(clock.now())  # before anything new is published
+        _restore_or_exit(pipeline, journal_path, clock.now())  # before anything new is published
     publisher.start(wait_s=5.0)
     if journal is not None:
         pipeline.publish_backlog()
@@ -190,9 +212,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if gpio is not None:
             gpio.close()  # the lights off, the pins released
         if journal is not None:
-            for feed, seq in publisher.take_acknowledged().items():
-                journal.mark_delivered(feed, seq)
-            journal.close()
+            _close_journal(journal, publisher)
     log.info("stopped")
     return 0
 

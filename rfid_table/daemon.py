@@ -23,7 +23,7 @@ from hal.events import ButtonCommand, SensorEvent
 from hal.gpio import GpioConsole, PinMap, TableLights, open_gpio
 from hal.readers import ReaderBackend
 from hal.zones import ZoneTracker
-from rfid_table.checkpoint import controller_from, state_of
+from rfid_table.checkpoint import restore as restore_controller, state_of
 from rfid_table.commands import COMMANDS, CommandError, parse_command, sender
 from rfid_table.config import TableConfig
 from rfid_table.diag import DiagnosticsCollector
@@ -202,9 +202,12 @@ class TablePipeline:
         daemon was down leaves after the usual absence time instead of staying on the table for ever.
         Returns how many inputs were replayed.
         """
-        checkpoint = self.journal.latest_checkpoint()
-        if checkpoint is not None:  # the state at the end of a hand: only the inputs since are replayed
-            self.controller = controller_from(checkpoint.state)
+        # the state at the end of a hand: only the inputs since are replayed
+        self.controller, checkpoint, how = restore_controller(self.journal, self.controller)
+        if how in ("state", "legacy"):
+            log.warning("the journal's last checkpoint was written by another version of the program: the table "
+                        "restarts from the %s at the end of hand %s and replays the inputs since",
+                        "explicit state" if how == "state" else "unversioned pickle", self.controller.hand)
         replayed = replay(self.journal, self.controller, checkpoint)
         for problem in replayed.mismatches:
             log.error("journal replay differs from what was journaled: %s", problem)

@@ -12,7 +12,8 @@ Layout (one SQLite file, WAL, ``synchronous=FULL`` so a commit survives a power 
 * ``events``      the domain events, by ``seq``; ``input_id`` is the input that caused each one; ``t`` is table
                   time (what delays are measured on), ``wall`` the room's clock that stamps it on MQTT;
 * ``delivery``    per feed (``public``, ``secure``, ``delayed``...), the highest ``seq`` the broker acknowledged;
-* ``checkpoints`` an opaque controller state saved at a hand boundary, so that older inputs can be pruned;
+* ``checkpoints`` a controller state saved at a hand boundary, so that older inputs can be pruned (only up to a
+                  checkpoint marked ``"base": true``, see :meth:`Journal.prune`);
 * ``meta``        key/value: the journal's ``epoch`` (tells a new journal from a restart), the ``table_id`` it
                   belongs to (another table's journal is refused), ``start_count``...
 
@@ -26,10 +27,9 @@ Every row carries ``crc``, a CRC-32 of its canonical content (:func:`_crc`), so 
 
 Recovery, for the daemon::
 
-    journal = Journal(path); check = journal.open()
+    journal = Journal(path, table_id=table_id); check = journal.open()  # JournalRefused: not this table's
     if not check.ok: ...            # refuse to publish; the problems name table and row
-    cp = journal.latest_checkpoint()
-    controller = restore(cp.state) if cp else TableController(setup)
+    controller, cp, how = rfid_table.checkpoint.restore(journal, GameController(...))
     replay(journal, controller, cp)  # feeds the inputs since the checkpoint; the events are already journaled
     # new events go out live; those after the lowest delivered mark go out as a paced backlog, read with
     # journal.events_after(...), and mark_delivered(feed, seq) follows the broker's contiguous acknowledgements
@@ -94,6 +94,8 @@ _COLUMNS = {
     "delivery": ("feed", "seq", "crc"),
     "meta": ("key", "value", "crc"),
 }
+# A base checkpoint (see Journal.prune); json_extract is built into SQLite since 3.38 (Bookworm has 3.40).
+_BASE = "WHERE json_extract(state, '$.base') = 1"
 _KEY = {"inputs": "id", "events": "seq", "checkpoints": "id", "delivery": "feed", "meta": "key"}
 
 
@@ -626,10 +628,17 @@ class Journal:
                 return
             after = rows[-1][0]
 
-    def latest_checkpoint(self) -> Checkpoint | None:
+    def latest_checkpoint(self, base: bool = False) -> Checkpoint | None:
+        """The newest checkpoint; ``base``: the newest one whose state says ``"base": true`` (see :meth:`prune`)."""
         with self._lock:
-            row = self._db.execute("SELECT input_id, state FROM checkpoints ORDER BY id DESC LIMIT 1").fetchone()
+            row = self._db.execute(f"SELECT input_id, state FROM checkpoints {_BASE if base else ''} "
+                                   "ORDER BY id DESC LIMIT 1").fetchone()
         return Checkpoint(row[0], json.loads(row[1])) if row else None
+
+    def first_input_id(self) -> int | None:
+        """The oldest input retained (1 while nothing was pruned); None when none is."""
+        with self._lock:
+            return self._db.execute("SELECT min(id) FROM inputs").fetchone()[0]
 
     def events_after(self, seq: int, limit: int = 1000) -> list[JournaledEvent]:
         with self._lock:
@@ -711,19 +720,24 @@ class Journal:
         """Delete what is no longer needed, in one transaction; returns how many rows of each kind went.
 
         * events every feed has delivered *and* older than the newest ``retention_events``;
-        * inputs up to the latest checkpoint (the checkpoint holds their effect), and older checkpoints.
+        * inputs up to the newest *base* checkpoint — one whose state says ``"base": true``: any version of the
+          program can restart from it (``rfid_table.checkpoint``) — and the checkpoints older than it, or between
+          it and the newest one. Without a base checkpoint no input goes: the inputs are what a program that
+          cannot load a checkpoint rebuilds the table from.
         """
         self._writable()
         with self._lock:
             delivered = [self.delivered(feed) for feed in self._all_feeds()]
             cut = min(min(delivered, default=0), self._last_seq - self.retention_events)
-            latest = self._db.execute("SELECT id, input_id FROM checkpoints ORDER BY id DESC LIMIT 1").fetchone()
+            latest = self._db.execute("SELECT id FROM checkpoints ORDER BY id DESC LIMIT 1").fetchone()
+            base = self._db.execute(f"SELECT id, input_id FROM checkpoints {_BASE} ORDER BY id DESC LIMIT 1").fetchone()
             with self._transaction():
                 events = self._db.execute("DELETE FROM events WHERE seq <= ?", (cut,)).rowcount if cut > 0 else 0
                 inputs = checkpoints = 0
-                if latest:
-                    inputs = self._db.execute("DELETE FROM inputs WHERE id <= ?", (latest[1],)).rowcount
-                    checkpoints = self._db.execute("DELETE FROM checkpoints WHERE id < ?", (latest[0],)).rowcount
+                if base:
+                    inputs = self._db.execute("DELETE FROM inputs WHERE id <= ?", (base[1],)).rowcount
+                    checkpoints = self._db.execute("DELETE FROM checkpoints WHERE id < ? AND id != ?",
+                                                   (latest[0], base[0])).rowcount
             if events:
                 self._first_seq = cut + 1
         return Pruned(events, inputs, checkpoints)

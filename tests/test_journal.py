@@ -361,25 +361,42 @@ def test_prune_keeps_undelivered_events_and_inputs_after_the_checkpoint(path):
         assert journal.events_after(0)[0].seq == 21 and journal.undelivered_count("secure") == 30
         assert len(list(journal.inputs_since())) == 50
 
-        journal.save_checkpoint(30, {"hand": 3})
-        journal.save_checkpoint(40, {"hand": 4})
+        journal.save_checkpoint(30, {"hand": 3, "base": True})
+        journal.save_checkpoint(40, {"hand": 4, "base": True})
         with pytest.raises(JournalError):  # backwards: inputs 31-40 may already be gone
             journal.save_checkpoint(35, {"hand": 3})
         assert journal.prune() == (0, 40, 1)
-        assert journal.latest_checkpoint() == Checkpoint(40, {"hand": 4})
+        assert journal.latest_checkpoint() == Checkpoint(40, {"hand": 4, "base": True})
         assert [x.id for x in journal.inputs_since(journal.latest_checkpoint())] == list(range(41, 51))
 
         journal.mark_delivered("public", 50)
         journal.mark_delivered("secure", 50)
         assert journal.prune().events == 20  # everything delivered: the newest 10 stay
         assert journal.usage() == (10, 10) and journal.events_after(0)[0].seq == 41
-        journal.record([zone(51)], [event(51)], checkpoint={"hand": 5})
+        journal.record([zone(51)], [event(51)], checkpoint={"hand": 5, "base": True})
         assert journal.prune().inputs == 11  # all of them: the checkpoint covers the last one
 
     with Journal(path, retention_events=10) as journal:  # the numbering survives an empty inputs table
         assert journal.self_check().ok and journal.last_seq() == 51 and journal.last_input_id() == 51
         journal.record([zone(52)], [event(52)])
         assert [x.id for x in journal.inputs_since(journal.latest_checkpoint())] == [52]
+        assert journal.self_check().ok
+
+
+def test_prune_keeps_the_inputs_since_the_last_checkpoint_any_version_can_restart_from(path):
+    """A checkpoint that is not a base (its hand ended by the next hand's first card: no moment between hands)
+    does not let the inputs before it go; older checkpoints between the base and the newest do go."""
+    with Journal(path) as journal:
+        fill(journal, 30)
+        journal.save_checkpoint(10, {"hand": 1, "base": False})
+        assert journal.prune().inputs == 0  # no base yet: every input stays
+        journal.save_checkpoint(15, {"hand": 2, "base": True})
+        journal.save_checkpoint(20, {"hand": 3, "base": False})
+        journal.save_checkpoint(25, {"hand": 4, "base": False})
+        assert journal.prune() == (0, 15, 2)  # hands 1 and 3 go; the base and the newest stay
+        assert journal.first_input_id() == 16
+        assert journal.latest_checkpoint(base=True) == Checkpoint(15, {"hand": 2, "base": True})
+        assert journal.latest_checkpoint() == Checkpoint(25, {"hand": 4, "base": False})
         assert journal.self_check().ok
 
 
@@ -477,7 +494,8 @@ def test_the_running_daemon_removes_delivered_events_past_the_retention(tmp_path
 
 def test_a_restart_starts_from_the_last_hand_boundary_and_the_inputs_before_it_go(tmp_path):
     """At each hand's end the controller is checkpointed; the retention then drops the inputs the checkpoint
-    covers, so the journal and the restart time stay bounded, and a restart restores the same table."""
+    covers, so the journal and the restart time stay bounded, and a restart restores the same table. (The dealer
+    takes two seconds to shuffle: the table is clear between hands, so each hand's end is a base checkpoint.)"""
     from rfid_table.config import load_config
     from rfid_table.simulate import SimOptions, SimulatedTable
 
@@ -485,10 +503,10 @@ def test_a_restart_starts_from_the_last_hand_boundary_and_the_inputs_before_it_g
     path = tmp_path / "journal.db"
     journal = Journal(path, retention_events=50, feeds=("public", "secure"))
     assert journal.open().ok
-    table = SimulatedTable(config, SimOptions(hands=None, seed=6, speed=0, pace_s=0.5, link="direct"), None, journal)
+    table = SimulatedTable(config, SimOptions(hands=None, seed=6, speed=0, pace_s=1.0, link="direct"), None, journal)
     try:
         t = 1000.0
-        for _ in range(int(70 / table.cycle_s)):
+        for _ in range(int(140 / table.cycle_s)):
             table.advance(t)
             table.step(t)
             t += table.cycle_s
@@ -499,7 +517,7 @@ def test_a_restart_starts_from_the_last_hand_boundary_and_the_inputs_before_it_g
         assert checkpoint is not None and table.pipeline.controller.hand >= 2
         kept_inputs = list(journal.inputs_since(None))
         assert kept_inputs and kept_inputs[0].id > 1  # the inputs before a checkpoint were removed
-        snapshot = table.pipeline.controller.snapshot(secure=True)
+        snapshot = {**table.pipeline.controller.snapshot(secure=True), "t": None}  # a tick without change: not kept
         last_input = journal.last_input_id()
     finally:
         table.close()
@@ -510,7 +528,111 @@ def test_a_restart_starts_from_the_last_hand_boundary_and_the_inputs_before_it_g
     try:
         replayed = restarted.pipeline.restore(t)
         assert replayed == last_input - journal.latest_checkpoint().input_id < len(kept_inputs) + 1
+        assert {**restarted.pipeline.controller.snapshot(secure=True), "t": None} == snapshot
+    finally:
+        restarted.close()
+        journal.close()
+
+
+def test_a_checkpoint_of_another_program_version_is_never_unpickled_the_table_restarts_from_its_explicit_state(
+        tmp_path, caplog):
+    """After an upgrade the pickled controller of the last hand's end is not loaded (its classes may have changed):
+    a new controller takes over the checkpoint's explicit JSON state (stacks, button, numbering, tags on the table,
+    deck audit...) and the hand in progress is rebuilt from its journaled inputs, to exactly the same table."""
+    import base64
+
+    from rfid_table.checkpoint import STATE_VERSION
+    from rfid_table.config import load_config
+    from rfid_table.simulate import SimOptions, SimulatedTable
+
+    config = load_config(Path(__file__).resolve().parent.parent / "config" / "table-chips.toml")
+    path = tmp_path / "journal.db"
+    journal = Journal(path, retention_events=50)
+    assert journal.open().ok
+    table = SimulatedTable(config, SimOptions(hands=None, seed=11, speed=0, pace_s=1.0, link="direct"), None, journal)
+    controller = table.pipeline.controller
+    try:
+        t = 1000.0
+        while not (controller.hand >= 3 and controller.in_hand and journal.latest_checkpoint(base=True) is not None
+                   and journal.last_input_id() - journal.latest_checkpoint(base=True).input_id > 20):
+            table.advance(t)
+            table.step(t)
+            t += table.cycle_s
+            for feed in ("public", "secure"):
+                journal.mark_delivered(feed, journal.last_seq())
+            assert t < 1000 + 600, "three hands did not come"
+        snapshot = controller.snapshot(secure=True)
+        base = journal.latest_checkpoint(base=True)
+        assert base.state["state_version"] == STATE_VERSION
+        assert base.state["state"]["betting"]["stacks"]  # the chips' counts are in the explicit state
+        # as another version of the program would find it: its pickles unloadable, its code not this code
+        latest = journal.latest_checkpoint()
+        journal.save_checkpoint(latest.input_id, {**latest.state, "code": "another-version",
+                                                  "controller": base64.b64encode(b"junk").decode()})
+        journal.prune()
+        assert journal.first_input_id() == base.input_id + 1  # the inputs since the base are kept
+    finally:
+        table.close()
+        journal.close()
+    journal = Journal(path, retention_events=50)
+    assert journal.open().ok
+    restarted = SimulatedTable(config, SimOptions(hands=None, seed=11, speed=0, link="direct"), None, journal)
+    try:
+        with caplog.at_level("WARNING"):
+            replayed = restarted.pipeline.restore(t)
+        assert replayed == journal.last_input_id() - base.input_id
+        assert any("another version of the program" in r.getMessage() for r in caplog.records)
+        assert not [r for r in caplog.records if r.levelname == "ERROR"]  # the replay gave the journaled events
         assert restarted.pipeline.controller.snapshot(secure=True) == snapshot
     finally:
         restarted.close()
         journal.close()
+
+
+def test_a_checkpoint_from_before_version_stamps_is_loaded_and_an_unloadable_one_is_refused_clearly(tmp_path):
+    """A journal written before checkpoints had a version stamp holds only a pickle, and the retention had removed
+    the inputs before it: that pickle is the only state there is. If it cannot be loaded, the start-up says why."""
+    import base64
+    import pickle
+    import sqlite3
+
+    from rfid_table.checkpoint import CheckpointUnusable
+    from rfid_table.config import load_config
+    from rfid_table.simulate import SimOptions, SimulatedTable
+
+    config = load_config(Path(__file__).resolve().parent.parent / "config" / "table-6max.toml")
+    path = tmp_path / "journal.db"
+    journal = Journal(path)
+    assert journal.open().ok
+    table = SimulatedTable(config, SimOptions(hands=None, seed=2, speed=0, pace_s=0.5, link="direct"), None, journal)
+    try:
+        t = 1000.0
+        while table.pipeline.controller.hand < 2:
+            table.advance(t)
+            table.step(t)
+            t += table.cycle_s
+        legacy = {"format": "pickle-v1",
+                  "controller": base64.b64encode(pickle.dumps(table.pipeline.controller)).decode()}
+        journal.save_checkpoint(journal.last_input_id(), legacy)
+        snapshot = table.pipeline.controller.snapshot(secure=True)
+        last_input = journal.last_input_id()
+    finally:
+        table.close()
+        journal.close()
+    with sqlite3.connect(path) as db:  # what the retention of that version did
+        db.execute("DELETE FROM inputs WHERE id <= ?", (last_input,))
+    for pickled, expected in ((legacy["controller"], "restored"), (base64.b64encode(b"junk").decode(), "refused")):
+        journal = Journal(path)
+        assert journal.open().ok
+        journal.save_checkpoint(last_input, {**legacy, "controller": pickled})
+        restarted = SimulatedTable(config, SimOptions(hands=None, seed=2, speed=0, link="direct"), None, journal)
+        try:
+            if expected == "restored":
+                assert restarted.pipeline.restore(t) == 0
+                assert restarted.pipeline.controller.snapshot(secure=True) == snapshot
+            else:
+                with pytest.raises(CheckpointUnusable, match="without a version stamp, cannot be loaded"):
+                    restarted.pipeline.restore(t)
+        finally:
+            restarted.close()
+            journal.close()

@@ -21,12 +21,22 @@ from dataclasses import dataclass
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from controller.domain import DomainEvent
 from rfid_table.config import MqttSettings
 
 log = logging.getLogger(__name__)
 QOS = 1
+
+
+@dataclass(frozen=True)
+class ReceivedCommand:
+    """A message on the commands topic, as the broker delivered it."""
+
+    topic: str
+    payload: bytes
+    retained: bool  # published with the retain flag (see the subscription in _on_connect)
 
 
 @dataclass(frozen=True)
@@ -136,7 +146,7 @@ class MqttPublisher:
         self.client.on_disconnect = self._on_disconnect
         self.client.on_publish = self._on_publish
         self.client.on_message = self._on_message
-        self._commands: list[tuple[str, bytes]] = []  # (topic, payload) received, not yet handled
+        self._commands: list[ReceivedCommand] = []  # received, not yet handled
         self._sent = 0
         self._acked = 0
         self._awaiting: dict[int, tuple[str, int, bool]] = {}  # message id → (feed, seq, paced) of an event
@@ -163,7 +173,9 @@ class MqttPublisher:
         if self._snapshots is not None:  # a broker without persistence lost them; one that kept them gets news
             for secure, payload in zip((False, True), self._snapshots):
                 self._publish(self.topics.snapshot(secure), payload, retain=True)
-        client.subscribe(self.topics.commands, qos=QOS)
+        # retainAsPublished: a command published retained keeps its flag even when it arrives live, so the table can
+        # refuse it; one already retained arrives with it at every (re)subscription and is refused again.
+        client.subscribe(self.topics.commands, options=SubscribeOptions(qos=QOS, retainAsPublished=True))
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         self.connected = False
@@ -234,10 +246,10 @@ class MqttPublisher:
                 self.paced_in_flight -= 1
 
     def _on_message(self, client, userdata, message) -> None:
-        self._commands.append((message.topic, message.payload))
+        self._commands.append(ReceivedCommand(message.topic, message.payload, bool(message.retain)))
 
-    def take_commands(self) -> list[tuple[str, bytes]]:
-        """Commands received since the last call, in order of arrival (topic, raw payload)."""
+    def take_commands(self) -> list[ReceivedCommand]:
+        """Commands received since the last call, in order of arrival."""
         commands, self._commands = self._commands, []
         return commands
 

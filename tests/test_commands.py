@@ -68,9 +68,11 @@ def console(mqtt_settings):
     client.loop_start()
     time.sleep(0.2)
 
-    def send(payload, role="floor", user="alice") -> None:
+    def send(payload, role="floor", user="alice", retain=False) -> None:
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-        client.publish(f"{BASE}/commands/{role}/{user}", raw, qos=1)
+        info = client.publish(f"{BASE}/commands/{role}/{user}", raw, qos=1, retain=retain)
+        if retain:  # stored by the broker before the table (re)subscribes
+            info.wait_for_publish(5)
 
     yield send, replies
     client.disconnect()
@@ -141,7 +143,7 @@ def test_ten_thousand_malformed_commands_leave_the_daemon_running_and_the_state_
                 payload = json.dumps({"id": str(rng.randrange(10**6)), "command": rng.choice(
                     ["declare", "select_deck", "ping", "nope", 5]), rng.choice(["seat", "deck", "amount", "x"]):
                     rng.choice([0, 11, -1, "Z", None, [], 10**12, 2.5])}).encode()
-            send(payload)
+            send(payload, user=f"console-{sent % 250}")  # many users: the rate limit of each stays out of the way
             sent += 1
         assert table.run_until(lambda: len(replies) >= sent, 30), f"batch {batch}: {len(replies)}/{sent} answered"
     assert sent == 10_000 and len(replies) == 10_000
@@ -233,3 +235,80 @@ def test_the_command_schema_names_the_same_commands_fields_and_roles_as_the_tabl
     assert validator.is_valid({"id": "1", "command": "floor_pick", "irregularity": 4, "card": "Td"})
     assert not validator.is_valid({"id": "1", "command": "floor_pick", "irregularity": 4, "card": "10d"})
     assert not validator.is_valid({"id": "1", "command": "seats", "seats": [3]})
+
+
+# ---- hostile commands over the real broker ----------------------------------------------------------------------
+
+HOSTILE = [  # (payload, the field the refusal names)
+    (b'{"id": "n1", "command": "ping", "x": ' + b"[" * 1500 + b"]" * 1500 + b"}", "payload"),
+    (b"[" * 1500 + b"]" * 1500, "payload"),
+    ({"id": "n2", "command": "set_stacks", "stacks": {"\u00b2": 100}}, "stacks"),
+    ({"id": "n3", "command": "set_stacks", "stacks": {"\u0663": 100}}, "stacks"),  # an Arabic-Indic 3
+    ({"id": "n4", "command": "set_stacks", "stacks": {"3\n": 100}}, "stacks"),
+    (b'{"id": "n5", "command": "declare", "seat": 3, "declaration": "bet", "amount": 1' + b"0" * 4000 + b"}", "amount"),
+    ({"id": "n6", "command": "set_button", "seat": 3.0}, "seat"),
+    (b'{"id": "n7", "command": "set_button", "seat": NaN}', "seat"),
+    (b'{"id": "n8", "command": "set_button", "seat": Infinity}', "seat"),
+    (b'{"id": "n9", "command": "set_button", "seat": 1e400}', "seat"),
+    (b'{"id": "n10", "command": "misdeal", "note": "caf\xe9"}', "payload"),  # Latin-1, not UTF-8
+    (b'{"id": "n11", "command": "misdeal", "note": "\\ud800"}', "note"),  # a lone surrogate
+    ({"id": "x" * 3000, "command": "ping"}, "id"),
+    (b'{"id": "n12", "command": "ping", "command": "floor_call"}', "command"),  # given twice
+    ({"id": "n13", "command": ["ping"]}, "command"),
+    ({"id": "n14", "command": "ping", "": 1}, "payload"),
+]
+
+
+def test_hostile_commands_are_refused_by_field_and_the_table_keeps_answering(table, console):
+    send, replies = console
+    before = state(table)
+    for payload, _field in HOSTILE:
+        send(payload)
+    send({"id": "after", "command": "ping"})
+    assert table.run_until(lambda: len(replies) == len(HOSTILE) + 1), replies
+    assert [(r["ok"], r["field"]) for r in replies[:-1]] == [(False, field) for _, field in HOSTILE]
+    assert all(r["error"] and len(r["error"]) < 400 for r in replies[:-1])
+    assert replies[-1] == {"id": "after", "ok": True, "seq": None}
+    assert state(table) == before
+
+
+def test_a_retained_command_is_refused_and_never_executed_at_arrival_or_at_a_restart(table_config, console):
+    send, replies = console
+    first = Table(table_config)
+    try:
+        seq = first.sim.pipeline.controller.seq
+        send({"id": "r1", "command": "ping"}, retain=True)
+        send({"id": "r2", "command": "floor_call", "note": "retained"}, retain=True)
+        assert first.run_until(lambda: len(replies) == 2)
+        assert [(r["id"], r["ok"], r["field"]) for r in replies] == [("r1", False, "retain"), ("r2", False, "retain")]
+        assert "retain" in replies[0]["error"] and "not executed" in replies[0]["error"]
+        assert first.sim.pipeline.controller.seq == seq  # no floor_call event
+    finally:
+        first.close()
+    again = Table(table_config)  # a restart: the broker hands the retained command over at the subscription
+    try:
+        assert again.run_until(lambda: len(replies) == 3)
+        assert (replies[2]["id"], replies[2]["ok"], replies[2]["field"]) == ("r2", False, "retain")
+        send({"id": "live", "command": "floor_call", "note": "not retained"})
+        assert again.run_until(lambda: len(replies) == 4)
+        assert replies[3]["ok"] and replies[3]["seq"] == again.sim.pipeline.controller.seq
+        assert again.sim.pipeline.diagnostics.commands["retained"] == 1
+    finally:
+        send(b"", retain=True)  # clears the retained message (refused like any other)
+        again.run_until(lambda: len(replies) == 5)
+        again.close()
+
+
+def test_network_values_in_the_log_are_escaped_and_cannot_forge_a_line(table, console, caplog):
+    send, replies = console
+    forged = "x\nERROR rfid_table.journal: journal corrupt"
+    with caplog.at_level("WARNING", logger="rfid_table.daemon"):
+        send({"id": "l1", "command": "ping", forged: 1})
+        # Mosquitto refuses control characters in a topic; a Unicode line separator gets through
+        send({"id": "l2", "command": "reboot"}, user="eve\u2028ERROR forged")
+        assert table.run_until(lambda: len(replies) == 2)
+    refusals = [r.getMessage() for r in caplog.records if "refused a command" in r.getMessage()]
+    assert len(refusals) == 2, refusals
+    assert all("\n" not in line and "\u2028" not in line for line in refusals)
+    assert "x\\nERROR rfid_table.journal: journal corrupt" in refusals[0]
+    assert "eve\\u2028ERROR forged" in refusals[1]

@@ -321,6 +321,11 @@ class CommandRateLimit:
                              if t + (now - a) * self.per_s < self.burst}
         return allowed
 
+    @property
+    def senders(self) -> int:
+        """How many senders' buckets are kept (bounded by MAX_SENDERS, whatever the number of users)."""
+        return len(self._buckets)
+
 
 class CommandGate:
     """What every command from the network passes before the controller sees it: the retain flag, the rate limit

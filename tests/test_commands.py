@@ -6,7 +6,10 @@ import time
 
 import pytest
 
+from rfid_table.commands import CommandGate, CommandRateLimit
 from rfid_table.config import MqttSettings
+from rfid_table.daemon import TablePipeline
+from rfid_table.journal import Journal
 from rfid_table.publisher import MqttPublisher, make_client
 from rfid_table.simulate import SimOptions, SimulatedTable
 
@@ -312,3 +315,119 @@ def test_network_values_in_the_log_are_escaped_and_cannot_forge_a_line(table, co
     assert all("\n" not in line and "\u2028" not in line for line in refusals)
     assert "x\\nERROR rfid_table.journal: journal corrupt" in refusals[0]
     assert "eve\\u2028ERROR forged" in refusals[1]
+
+
+# ---- the rate limit and the last line of defence, with the journal on disk --------------------------------------
+
+class SteppedClock:
+    """A monotonic clock that moves only when the test says."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_flood_from_one_user_is_rate_limited_and_the_journal_takes_only_what_the_limit_lets_through(
+        table_config, console, tmp_path):
+    send, replies = console
+    clock = SteppedClock()
+    journal = Journal(tmp_path / "journal.db")
+    journal.open()
+    publisher = MqttPublisher(table_config.mqtt, table_config.table_id, epoch=journal.epoch)
+    gate = CommandGate(BASE, CommandRateLimit(per_s=10, burst=40, clock=clock))
+    pipeline = TablePipeline(table_config, [], publisher, journal, command_gate=gate)
+    assert publisher.start()
+    t = 1000.0
+
+    def run_until(condition) -> bool:
+        nonlocal t
+        deadline = time.monotonic() + 30
+        while not condition() and time.monotonic() < deadline:
+            pipeline.step(t)
+            publisher.service(0.002)
+            t += 0.05
+        return condition()
+
+    try:
+        for i in range(2000):  # all within one instant of the (stepped) monotonic clock
+            send({"id": f"f{i}", "command": "floor_call"})
+        assert run_until(lambda: len(replies) == 2000), len(replies)
+        accepted = [r for r in replies if r["ok"]]
+        refused = [r for r in replies if not r["ok"]]
+        assert len(accepted) == 40 and journal.last_seq() == 40  # the burst, and nothing more on disk
+        assert {r["field"] for r in refused} == {"rate"} and refused[0]["id"] == "f40"
+        assert "commands a second from floor/alice" in refused[0]["error"]
+        clock.now += 1.0  # a second later: ten more
+        for i in range(30):
+            send({"id": f"g{i}", "command": "floor_call"})
+        send({"id": "bob-1", "command": "floor_call"}, user="bob")  # another user has his own allowance
+        assert run_until(lambda: len(replies) == 2031)
+        assert [r["ok"] for r in replies[2000:2030]].count(True) == 10
+        assert replies[-1]["id"] == "bob-1" and replies[-1]["ok"]
+        assert journal.last_seq() == 51
+        assert pipeline.diagnostics.commands["rate_limited"] == 1960 + 20
+        assert pipeline.diagnostics.commands["accepted"] == 51
+    finally:
+        publisher.stop()
+        journal.close()
+
+
+def test_a_token_bucket_refills_with_time_and_forgets_senders_whose_bucket_is_full():
+    clock = SteppedClock()
+    limit = CommandRateLimit(per_s=2, burst=3, clock=clock)
+    assert [limit.allow(("floor", "a")) for _ in range(4)] == [True, True, True, False]
+    clock.now += 0.5
+    assert [limit.allow(("floor", "a")) for _ in range(2)] == [True, False]
+    for i in range(CommandRateLimit.MAX_SENDERS + 10):  # many users, each sending once
+        limit.allow(("dealer", f"u{i}"))
+    clock.now += 10
+    limit.allow(("dealer", "last"))
+    assert limit.senders <= CommandRateLimit.MAX_SENDERS
+
+
+def test_an_input_that_raises_is_skipped_counted_and_logged_once_and_the_table_goes_on(
+        table_config, console, tmp_path, caplog, recorder_factory):
+    """The table's own console hands its commands to the controller without the MQTT parser; a console body
+    without the seat its command needs makes the controller raise. Such an input is skipped: the table keeps
+    what it journaled, keeps answering, and says so in diag and (once) in the log."""
+    send, replies = console
+    diag = recorder_factory(f"{BASE}/public/diag")
+    journal = Journal(tmp_path / "journal.db")
+    journal.open()
+    publisher = MqttPublisher(table_config.mqtt, table_config.table_id, epoch=journal.epoch)
+    sim = SimulatedTable(table_config, SimOptions(hands=None, link="direct"), publisher, journal)
+    assert publisher.start()
+    t = 1000.0
+
+    def run_until(condition) -> bool:
+        nonlocal t
+        deadline = time.monotonic() + 15
+        while not condition() and time.monotonic() < deadline:
+            sim.step(t)
+            publisher.service(0.002)
+            t += sim.cycle_s
+        return condition()
+
+    try:
+        send({"id": "1", "command": "floor_call", "note": "before"})
+        assert run_until(lambda: len(replies) == 1) and replies[0]["ok"]
+        broken = {"id": "c1", "role": "dealer", "user": "console", "command": "set_button"}  # no seat
+        with caplog.at_level("ERROR", logger="rfid_table.daemon"):
+            sim.pipeline.submit(broken)
+            sim.pipeline.submit({**broken, "id": "c2"})
+            send({"id": "2", "command": "floor_call", "note": "after"})
+            assert run_until(lambda: len(replies) == 2) and replies[1]["ok"]
+        failures = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+        assert len(failures) == 1, failures  # once, however often it happens
+        assert "console input raised KeyError" in failures[0] and "\n" not in failures[0]
+        assert [e.public.get("note") for e in journal.events_after(0)] == ["before", "after"]
+        assert run_until(lambda: any(json.loads(p).get("input_errors") for _, p, _ in diag.messages))
+        report = [json.loads(p) for _, p, _ in diag.messages if json.loads(p).get("input_errors")][-1]
+        assert report["input_errors"] == {"console": 2} and report["last_input_error"].startswith("console: KeyError")
+        assert report["commands"]["accepted"] == 2
+    finally:
+        publisher.stop()
+        sim.close()
+        journal.close()

@@ -54,11 +54,12 @@ PULLS = ("up", "down", "off")
 LIGHT_MODES = ("off", "on", "blink")
 
 # Status conditions, most urgent first: the light shows the first one that is active.
-STATUS_CONDITIONS = ("link_down", "awaiting_floor", "deck_not_registered", "game_stopped")
+STATUS_CONDITIONS = ("link_down", "awaiting_floor", "broker_refuses", "deck_not_registered", "game_stopped")
 # How each one looks: "on" (steady) or (period_s, lit_s) — lit for the first lit_s of every period.
 STATUS_PATTERNS: dict[str, str | tuple[float, float]] = {
     "link_down": (0.25, 0.125),  # fast blink, 4 Hz: the table cannot see the cards
     "awaiting_floor": "on",  # steady: an irregularity waits for the floor; do not go on
+    "broker_refuses": (0.5, 0.25),  # 2 Hz: the broker refuses the events (its ACL); they wait in the journal
     "deck_not_registered": (1.0, 0.5),  # slow blink, 1 Hz
     "game_stopped": (2.0, 0.2),  # a short flash every 2 s
 }
@@ -1155,14 +1156,15 @@ class TableLights:
     ``to_act``: the seat whose turn it is (its light is on). ``clock``: the action clock's seat lights
     (``controller.clock.ActionClock.lights(t)``: "on" while the player thinks, "blink" during the ten-second
     count); where both speak for a seat the more urgent wins (blink, then on, then off). ``link_down``,
-    ``awaiting_floor``, ``deck_not_registered``, ``game_stopped``: the status light's conditions. While the game
-    is stopped no seat is to act: every seat light is off.
+    ``awaiting_floor``, ``broker_refuses``, ``deck_not_registered``, ``game_stopped``: the status light's
+    conditions. While the game is stopped no seat is to act: every seat light is off.
     """
 
     to_act: int | None = None
     clock: Mapping[int, str] = field(default_factory=dict)
     link_down: bool = False
     awaiting_floor: bool = False
+    broker_refuses: bool = False
     deck_not_registered: bool = False
     game_stopped: bool = False
 

@@ -91,6 +91,8 @@ def _commands_from_schema() -> dict[str, tuple[tuple[str, ...], dict[str, tuple[
         definition = SCHEMA["$defs"][name]
         fields = {key: (_type_of(prop), key in definition["required"], _expected(prop))
                   for key, prop in definition["properties"].items() if key not in ("id", "command")}
+        if "x-roles" not in definition:
+            raise KeyError(f"{SCHEMA_FILE}: $defs/{name} has no x-roles (the roles that may send {name})")
         commands[name] = (tuple(definition["x-roles"]), fields)
     return commands
 

@@ -260,6 +260,7 @@ class TablePipeline:
         self.gpio.show(TableLights(to_act=to_act, clock=clock.lights(t), link_down=link_down,
                                    awaiting_floor=bool(controller.floor_pending()),
                                    deck_not_registered=controller.deck_unregistered,
+                                   broker_refuses=bool(getattr(self.sink, "refusing", False)),
                                    game_stopped=controller.game_stopped), now)
 
     def _commands(self, now: float, inputs: list, events: list, caused_by: list) -> list[tuple[str, str, dict]]:
@@ -538,7 +539,8 @@ class TablePipeline:
                 self._snapshot_due, self._snapshot_at = False, now
             if self.broadcast_delay_s and self.journal is not None and self._sink_connected():
                 self._release_delayed(now)
-            report = self.diagnostics.report(now, self.readers, self.tracker, self.controller, self.gpio)
+            delivery = self.sink.delivery_report() if hasattr(self.sink, "delivery_report") else None
+            report = self.diagnostics.report(now, self.readers, self.tracker, self.controller, self.gpio, delivery)
             if report is not None:
                 self.sink.publish_diagnostics(report)
         for event in events:

@@ -45,9 +45,11 @@ class DiagnosticsCollector:
         for read in cycle.reads:
             reads[(cycle.reader, read.antenna)] += read.read_count
 
-    def report(self, now: float, readers: list, tracker, controller, gpio=None) -> dict | None:
+    def report(self, now: float, readers: list, tracker, controller, gpio=None, delivery: dict | None = None
+               ) -> dict | None:
         """The report for the interval ending ``now``, or None before the interval is over. ``gpio``: the table's
-        GPIO (``rfid_table.daemon.TableGpio``), whose port expanders are reported when it has any."""
+        GPIO (``rfid_table.daemon.TableGpio``), whose port expanders are reported when it has any. ``delivery``:
+        what the broker refused (``MqttPublisher.delivery_report``)."""
         if self._since is None:
             self._since = now
             return None
@@ -80,6 +82,8 @@ class DiagnosticsCollector:
         report["commands"] = {outcome: self.commands[outcome] for outcome in COMMAND_OUTCOMES}
         report["input_errors"] = dict(sorted(self.input_errors.items()))
         report["last_input_error"] = self.last_input_error
+        if delivery is not None:
+            report["broker_refused"] = delivery
         expanders = gpio.pin_map.expanders if gpio is not None else ()
         if expanders:  # a seat sensor board that stops answering leaves the conduct rules blind: say so
             faults = getattr(gpio.backend, "faults", {})
@@ -114,6 +118,10 @@ def render(report: dict | None, status: str) -> str:
     if report.get("input_errors"):
         lines.append("INPUTS SKIPPED (their handling failed): " + "  ".join(
             f"{kind} {n}" for kind, n in report["input_errors"].items()) + f"   last: {report.get('last_input_error')}")
+    refused = report.get("broker_refused") or {}
+    if refused.get("topics"):
+        lines.append(f"BROKER REFUSES: {refused['events_waiting']} events wait undelivered   " + "  ".join(
+            f"{topic}: {reason}" for topic, reason in refused["topics"].items()))
     for name, state in (report.get("gpio") or {}).get("expanders", {}).items():
         lines.append(f"GPIO expander {name}: {state}")
     lines.append("tags present: " + "  ".join(f"{zone} {n}" for zone, n in report.get("zones", {}).items() if n)

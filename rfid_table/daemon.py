@@ -525,7 +525,10 @@ class TablePipeline:
         if self.gpio is not None:
             self._show_lights(now)
         for role, user, body in replies:  # answered once the command's effect is on disk
-            self.sink.publish_reply(role, user, body)
+            try:
+                self.sink.publish_reply(role, user, body)
+            except Exception as exc:  # noqa: BLE001 - the last line of defence: the command itself is journaled
+                self._input_failed("command", f"reply to {role}/{user}", exc)
         if self.sink is not None:
             if self.journal is not None:
                 self._deliver(events)

@@ -319,6 +319,21 @@ def test_network_values_in_the_log_are_escaped_and_cannot_forge_a_line(table, co
 
 # ---- the rate limit and the last line of defence, with the journal on disk --------------------------------------
 
+class Stepper:
+    """Steps a pipeline (or a simulated table) on a table clock, with the publisher's network work between."""
+
+    def __init__(self, step, publisher, cycle_s: float = 0.05):
+        self.step, self.publisher, self.cycle_s, self.t = step, publisher, cycle_s, 1000.0
+
+    def until(self, condition, timeout_s: float = 30.0) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while not condition() and time.monotonic() < deadline:
+            self.step(self.t)
+            self.publisher.service(0.002)
+            self.t += self.cycle_s
+        return condition()
+
+
 class SteppedClock:
     """A monotonic clock that moves only when the test says."""
 
@@ -339,16 +354,7 @@ def test_a_flood_from_one_user_is_rate_limited_and_the_journal_takes_only_what_t
     gate = CommandGate(BASE, CommandRateLimit(per_s=10, burst=40, clock=clock))
     pipeline = TablePipeline(table_config, [], publisher, journal, command_gate=gate)
     assert publisher.start()
-    t = 1000.0
-
-    def run_until(condition) -> bool:
-        nonlocal t
-        deadline = time.monotonic() + 30
-        while not condition() and time.monotonic() < deadline:
-            pipeline.step(t)
-            publisher.service(0.002)
-            t += 0.05
-        return condition()
+    run_until = Stepper(pipeline.step, publisher).until
 
     try:
         for i in range(2000):  # all within one instant of the (stepped) monotonic clock
@@ -399,16 +405,7 @@ def test_an_input_that_raises_is_skipped_counted_and_logged_once_and_the_table_g
     publisher = MqttPublisher(table_config.mqtt, table_config.table_id, epoch=journal.epoch)
     sim = SimulatedTable(table_config, SimOptions(hands=None, link="direct"), publisher, journal)
     assert publisher.start()
-    t = 1000.0
-
-    def run_until(condition) -> bool:
-        nonlocal t
-        deadline = time.monotonic() + 15
-        while not condition() and time.monotonic() < deadline:
-            sim.step(t)
-            publisher.service(0.002)
-            t += sim.cycle_s
-        return condition()
+    run_until = Stepper(sim.step, publisher, sim.cycle_s).until
 
     try:
         send({"id": "1", "command": "floor_call", "note": "before"})

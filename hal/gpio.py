@@ -1156,15 +1156,15 @@ class TableLights:
     ``to_act``: the seat whose turn it is (its light is on). ``clock``: the action clock's seat lights
     (``controller.clock.ActionClock.lights(t)``: "on" while the player thinks, "blink" during the ten-second
     count); where both speak for a seat the more urgent wins (blink, then on, then off). ``link_down``,
-    ``awaiting_floor``, ``broker_refuses``, ``deck_not_registered``, ``game_stopped``: the status light's
-    conditions. While the game is stopped no seat is to act: every seat light is off.
+    ``awaiting_floor``, ``deck_not_registered``, ``game_stopped``: the status light's conditions. While the game
+    is stopped no seat is to act: every seat light is off.
     """
 
     to_act: int | None = None
     clock: Mapping[int, str] = field(default_factory=dict)
     link_down: bool = False
     awaiting_floor: bool = False
-    broker_refuses: bool = False
+    broker_refuses: bool = False  # a status light condition too: the broker refuses the events (they wait)
     deck_not_registered: bool = False
     game_stopped: bool = False
 

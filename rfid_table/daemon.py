@@ -13,7 +13,6 @@ import logging
 import signal
 import threading
 import time
-import traceback
 from typing import Callable, Protocol
 
 from controller import DomainEvent
@@ -331,7 +330,8 @@ class TablePipeline:
             return
         self._failures_logged.add(key)
         log.error("a %s input raised %s and was skipped; the table goes on (input: %s; %s)", kind,
-                  type(exc).__name__, loggable(what)[:300], loggable("".join(traceback.format_exception(exc))))
+                  type(exc).__name__, loggable(what)[:300],
+                  loggable(logging.Formatter().formatException((type(exc), exc, exc.__traceback__))))
 
     def _release_delayed(self, now: float) -> None:
         """Hand the delayed feed every journaled event whose delay is over, in order.

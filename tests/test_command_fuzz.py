@@ -99,6 +99,7 @@ def mutated(draw) -> bytes:
             stacks[draw(st.sampled_from(HOSTILE_KEYS + ["1", "10", "11"]))] = draw(st.sampled_from(HOSTILE_VALUES
                                                                                                   + [100]))
             body = {"id": body.get("id", "s"), "command": "set_stacks", "stacks": stacks}
+            break  # the seat's key is the point: no later round spoils the command around it
         elif how == "nest":
             body[draw(st.sampled_from(keys or ["x"]))] = "NEST"
     raw = json.dumps(body, ensure_ascii=draw(st.booleans()))

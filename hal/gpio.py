@@ -54,12 +54,14 @@ PULLS = ("up", "down", "off")
 LIGHT_MODES = ("off", "on", "blink")
 
 # Status conditions, most urgent first: the light shows the first one that is active.
-STATUS_CONDITIONS = ("link_down", "journal_failing", "awaiting_floor", "deck_not_registered", "game_stopped")
+STATUS_CONDITIONS = ("link_down", "journal_failing", "awaiting_floor", "broker_refuses", "deck_not_registered",
+                     "game_stopped")
 # How each one looks: "on" (steady) or (period_s, lit_s) — lit for the first lit_s of every period.
 STATUS_PATTERNS: dict[str, str | tuple[float, float]] = {
     "link_down": (0.25, 0.125),  # fast blink, 4 Hz: the table cannot see the cards
     "journal_failing": (1.0, 0.75),  # long on, short off: nothing is journaled (disk full), nothing published
     "awaiting_floor": "on",  # steady: an irregularity waits for the floor; do not go on
+    "broker_refuses": (0.5, 0.25),  # 2 Hz: the broker refuses the events (its ACL); they wait in the journal
     "deck_not_registered": (1.0, 0.5),  # slow blink, 1 Hz
     "game_stopped": (2.0, 0.2),  # a short flash every 2 s
 }
@@ -1166,6 +1168,7 @@ class TableLights:
     link_down: bool = False
     journal_failing: bool = False
     awaiting_floor: bool = False
+    broker_refuses: bool = False  # a status light condition too: the broker refuses the events (they wait)
     deck_not_registered: bool = False
     game_stopped: bool = False
 

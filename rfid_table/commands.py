@@ -8,54 +8,103 @@ under its own role and name, so the topic says who sent it) as a JSON object::
 and is answered on ``<prefix>/<table>/replies/<role>/<user>`` with ``{"id": ..., "ok": true}`` or
 ``{"id": ..., "ok": false, "field": ..., "error": ...}``. A malformed or unauthorised command changes nothing.
 
-Which commands exist, who may send them and their fields: :data:`COMMANDS` (and ``schemas/command.schema.json``,
-which says the same). Whether the table's state allows one is the controller's answer
-(``TableController.handle_command``).
+Which commands exist, who may send them and their fields: ``schemas/command.schema.json``, the published schema;
+:data:`COMMANDS` is read from it, and every command is validated against it. Nothing a client sends makes the parser
+raise anything but :class:`CommandError`: bad UTF-8, deep nesting, duplicate keys, floats or huge numbers where
+integers belong, NaN and Infinity all become a refusal naming the field. Whether the table's state allows a command
+is the controller's answer (``GameController.handle_command``).
 """
 
 import json
-import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
+from jsonschema import Draft202012Validator, validators
+
 MAX_PAYLOAD = 4096
+MAX_DEPTH = 8  # commands nest 2 deep (a command, its stacks); json.loads recurses once per level
+MAX_USER = 128  # characters of the user in a command's topic
 ROLES = ("floor", "dealer")
-DECLARATIONS = ("bet", "call", "raise", "all_in")
-MAX_CHIPS = 1_000_000_000
-MAX_NOTE = 200  # characters of a free-text note
-MAX_SEQ = 10**15  # an irregularity is named by the seq of its event
-CARD = re.compile(r"^[2-9TJQKA][shdc]$")
+SCHEMA_FILE = "command.schema.json"
+_PY_TYPES = {"string": str, "integer": int, "array": list, "object": dict}
 
-_NOTE = (str, False, f"a note of 1 to {MAX_NOTE} characters")
-_IRREGULARITY = (int, True, "the seq of the event waiting for the floor (an irregular_card or a needs_floor ruling)")
 
-# command → (roles allowed, {field: (type, required, description)})
-COMMANDS: dict[str, tuple[tuple[str, ...], dict[str, tuple[type, bool, str]]]] = {
-    "ping": (ROLES, {}),
-    "select_deck": (("floor",), {"deck": (str, True, "a registered deck id")}),
-    "declare": (ROLES, {"seat": (int, True, "a seat number"),
-                        "declaration": (str, True, f"one of {', '.join(DECLARATIONS)}"),
-                        "amount": (int, False, f"chips from 1 to {MAX_CHIPS:,}")}),
-    # The deal and its irregularities (controller.table, docs/events.md).
-    "misdeal": (ROLES, {"note": _NOTE}),
-    "exposed_card": (ROLES, {"seat": (int, False, "the seat whose card the dealer exposed (without: a card found "
-                                                  "face up in the deck)")}),
-    "confirm": (("floor",), {"irregularity": _IRREGULARITY, "note": _NOTE}),
-    "override": (("floor",), {"irregularity": _IRREGULARITY, "note": _NOTE}),
-    "floor_pick": (("floor",), {"irregularity": _IRREGULARITY,
-                                "card": (str, True, "the card picked as the burn card, like 'As' or 'Td'")}),
-    "set_button": (ROLES, {"seat": (int, True, "a seat number")}),
-    "seats": (ROLES, {"seats": (list, True, "the seats dealt in: a list of 2 or more different seat numbers")}),
-    # The chips (controller.chip_betting): the floor's count of each player's stack.
-    "set_stacks": (("floor",), {"stacks": (dict, True, 'seat number → chips, like {"3": 1500}')}),
-    # The dealer console (new_hand and floor_call are published; the others are not available yet).
-    "new_hand": (ROLES, {}),
-    "undo": (ROLES, {}),
-    "floor_call": (ROLES, {"seat": (int, False, "a seat number"), "note": _NOTE}),
-    "start_clock": (ROLES, {"seat": (int, False, "a seat number")}),
-    "stop_clock": (ROLES, {"seat": (int, False, "a seat number")}),
-    "time_bank": (ROLES, {"seat": (int, True, "a seat number")}),
-}
+def _schema_text() -> str:
+    """The published command schema. An installed copy carries it in the package (pyproject maps schemas/ to
+    rfid_table.schemas); a checkout, installed editable, reads it where it is published."""
+    try:
+        return resources.files("rfid_table.schemas").joinpath(SCHEMA_FILE).read_text()
+    except ModuleNotFoundError:
+        return (Path(__file__).resolve().parents[1] / "schemas" / SCHEMA_FILE).read_text()
+
+
+SCHEMA: dict = json.loads(_schema_text())
+# JSON Schema's "integer" takes 3.0; a seat or an amount must be written as an integer.
+_StrictValidator = validators.extend(
+    Draft202012Validator,
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", lambda _checker, value: type(value) is int))
+VALIDATOR = _StrictValidator(SCHEMA)
+# Once the command is known, its own definition is all that applies (as the schema's if/then says): faster.
+_BY_COMMAND = {name: _StrictValidator({**SCHEMA["$defs"][name], "$defs": SCHEMA["$defs"]})
+               for name in SCHEMA["properties"]["command"]["enum"]}
+_ID_VALIDATOR = _StrictValidator(SCHEMA["$defs"]["command_id"])
+
+
+def _resolve(prop: dict) -> dict:
+    """A property's schema with its local $ref followed (the property's own keywords win)."""
+    if "$ref" in prop:
+        target = SCHEMA
+        for part in prop["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        return {**_resolve(target), **{k: v for k, v in prop.items() if k != "$ref"}}
+    return prop
+
+
+def _expected(prop: dict) -> str:
+    """What a field must hold, for people, from its schema: "a seat number, from 1 (an integer from 1)"."""
+    prop = _resolve(prop)
+    what = prop.get("description", "").rstrip(".")
+    what = what[:1].lower() + what[1:]
+    if "enum" in prop:
+        limits = "one of " + ", ".join(map(str, prop["enum"]))
+    elif prop.get("type") == "integer" and "maximum" in prop:
+        limits = f"an integer from {prop.get('minimum', 0):,} to {prop['maximum']:,}"
+    elif prop.get("type") == "string" and "maxLength" in prop:
+        limits = f"{prop.get('minLength', 0)} to {prop['maxLength']} characters"
+    else:
+        limits = ""
+    return f"{what} ({limits})" if what and limits else what or limits
+
+
+def _type_of(prop: dict) -> type:
+    prop = _resolve(prop)
+    return _PY_TYPES[prop["type"]] if "type" in prop else type(prop["enum"][0])
+
+
+def _commands_from_schema() -> dict[str, tuple[tuple[str, ...], dict[str, tuple[type, bool, str]]]]:
+    commands = {}
+    for name in SCHEMA["properties"]["command"]["enum"]:
+        definition = SCHEMA["$defs"][name]
+        fields = {key: (_type_of(prop), key in definition["required"], _expected(prop))
+                  for key, prop in definition["properties"].items() if key not in ("id", "command")}
+        if "x-roles" not in definition:
+            raise KeyError(f"{SCHEMA_FILE}: $defs/{name} has no x-roles (the roles that may send {name})")
+        commands[name] = (tuple(definition["x-roles"]), fields)
+    return commands
+
+
+# command → (roles allowed, {field: (type, required, what it must hold)}): read from the published schema, whose
+# "x-roles" says who may send each command.
+COMMANDS = _commands_from_schema()
+
+
+def loggable(text: object) -> str:
+    """A value from the network, fit for one log line: control characters and line breaks escaped."""
+    return repr(str(text))[1:-1]
 
 
 @dataclass(frozen=True)
@@ -72,11 +121,16 @@ class Command:
 
 
 class CommandError(ValueError):
-    def __init__(self, field: str, message: str, command_id: str | None = None):
+    """A command the table refuses before it is applied. ``kind``: why, for the counters in diagnostics —
+    ``malformed`` (the parser's or the schema's refusal), ``retained`` or ``rate_limited``."""
+
+    def __init__(self, field: str, message: str, command_id: str | None = None, kind: str = "malformed"):
+        field = field or "payload"  # a key "" names no field a client could find
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
         self.command_id = command_id
+        self.kind = kind
 
 
 def sender(topic: str, base: str) -> tuple[str, str] | None:
@@ -87,73 +141,217 @@ def sender(topic: str, base: str) -> tuple[str, str] | None:
     return None
 
 
+class _Refused(Exception):
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    body = {}
+    for key, value in pairs:
+        if key in body:  # json.loads would keep the last: which one the sender meant is anybody's guess
+            raise _Refused(key, "given twice")
+        body[key] = value
+    return body
+
+
+def _depth(text: str) -> int:
+    """How deep the arrays and objects of a JSON text nest, without recursing (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _bad_string(value: Any, path: str) -> str | None:
+    """The path of the first string (key or value) that is no text (a lone surrogate from a \\ud800 escape)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path
+    elif isinstance(value, list):
+        for item in value:
+            if (bad := _bad_string(item, path)) is not None:
+                return bad
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if (bad := _bad_string(key, path or key) or _bad_string(item, path or key)) is not None:
+                return bad
+    return None
+
+
+def read_body(payload: bytes) -> dict:
+    """The payload as a JSON object, or :class:`CommandError` (field ``payload``, or the key at fault)."""
+    if len(payload) > MAX_PAYLOAD:
+        raise CommandError("payload", f"{len(payload)} bytes, expected at most {MAX_PAYLOAD}")
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CommandError("payload", f"not UTF-8 text (byte {exc.start})") from None
+    if _depth(text) > MAX_DEPTH:  # before json.loads, which would recurse into it
+        raise CommandError("payload", f"nested more than {MAX_DEPTH} deep")
+    try:
+        body = json.loads(text, object_pairs_hook=_no_duplicates)
+    except _Refused as exc:
+        raise CommandError(exc.field, str(exc)) from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, or an integer past Python's digit limit
+        raise CommandError("payload", f"not a JSON object ({exc})") from None
+    if not isinstance(body, dict):
+        raise CommandError("payload", "expected a JSON object")
+    bad = _bad_string(body, "")
+    if bad is not None:
+        raise CommandError(bad or "payload", "not UTF-8 text (a lone surrogate escape)")
+    return body
+
+
+def command_id_of(body: dict) -> str | None:
+    """The command's id when it is a valid one (to echo in a reply), else None."""
+    command_id = body.get("id")
+    return command_id if _ID_VALIDATOR.is_valid(command_id) else None
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value)[:40]
+
+
+def _schema_refusal(body: dict, name: str, command_id: str) -> CommandError | None:
+    """The schema's first complaint, on the field it concerns (in the order of the body, missing fields last)."""
+    fields = COMMANDS[name][1]
+    order = list(body)
+    found: list[tuple[int, CommandError]] = []
+    for error in _BY_COMMAND[name].iter_errors(body):
+        path = list(error.absolute_path)
+        if path:
+            key = str(path[0])
+            what = fields[key][2] if key in fields else "?"
+            found.append((order.index(key), CommandError(key, f"expected {what}, got {_shown(body[key])}",
+                                                         command_id)))
+        elif error.validator == "required":
+            for key in error.validator_value:
+                if key not in body:
+                    found.append((len(order), CommandError(key, f"missing (expected {fields[key][2]})", command_id)))
+        elif error.validator == "additionalProperties":
+            for key in body:
+                if key not in ("id", "command") and key not in fields:
+                    found.append((order.index(key), CommandError(
+                        key, f"unknown field for {name} (expected: {', '.join(fields) or 'none'})", command_id)))
+        else:
+            found.append((len(order), CommandError("payload", error.message[:200], command_id)))
+    return min(found, key=lambda pair: pair[0])[1] if found else None
+
+
 def parse_command(topic: str, payload: bytes, base: str, seats: int, decks: tuple[str, ...]) -> Command:
-    """The validated command, or :class:`CommandError` naming the field that is wrong."""
+    """The validated command, or :class:`CommandError` naming the field that is wrong.
+
+    The payload is checked against the published schema (``schemas/command.schema.json``), then against what only
+    the table knows: its seats and decks. Nothing the network sends raises anything else."""
     who = sender(topic, base)
     if who is None:
         raise CommandError("topic", f"expected {base}/commands/<role>/<user>")
     role, user = who
-    if len(payload) > MAX_PAYLOAD:
-        raise CommandError("payload", f"{len(payload)} bytes, expected at most {MAX_PAYLOAD}")
-    try:
-        body = json.loads(payload)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CommandError("payload", f"not a JSON object ({exc})") from None
-    if not isinstance(body, dict):
-        raise CommandError("payload", "expected a JSON object")
-    command_id = body.get("id")
-    if not isinstance(command_id, str) or not 1 <= len(command_id) <= 64:
+    if len(user) > MAX_USER:
+        raise CommandError("topic", f"a user of {len(user)} characters, expected at most {MAX_USER}")
+    body = read_body(payload)
+    command_id = command_id_of(body)
+    if command_id is None:
         raise CommandError("id", "expected a string of 1 to 64 characters (it is echoed in the reply)")
     name = body.get("command")
-    if name not in COMMANDS:
+    if not isinstance(name, str) or name not in COMMANDS:
         raise CommandError("command", f"expected one of {', '.join(COMMANDS)}", command_id)
-    roles, fields = COMMANDS[name]
+    roles, _fields = COMMANDS[name]
     if role not in roles:
         raise CommandError("role", f"{role!r} may not send {name} (allowed: {', '.join(roles)})", command_id)
-    args: dict[str, Any] = {}
-    for key, value in body.items():
-        if key in ("id", "command"):
-            continue
-        if key not in fields:
-            raise CommandError(key, f"unknown field for {name} (expected: {', '.join(fields) or 'none'})", command_id)
-        kind, _required, what = fields[key]
-        if type(value) is not kind:  # bool is not an int here
-            raise CommandError(key, f"expected {what}, got {json.dumps(value)[:40]}", command_id)
-        args[key] = value
-    for key, (_kind, required, what) in fields.items():
-        if required and key not in args:
-            raise CommandError(key, f"missing (expected {what})", command_id)
+    refusal = _schema_refusal(body, name, command_id)
+    if refusal is not None:
+        raise refusal
+    args = {key: value for key, value in body.items() if key not in ("id", "command")}
     if "seat" in args and not 1 <= args["seat"] <= seats:
         raise CommandError("seat", f"no seat {args['seat']}: the table has seats 1 to {seats}", command_id)
-    if "declaration" in args and args["declaration"] not in DECLARATIONS:
-        raise CommandError("declaration", f"expected one of {', '.join(DECLARATIONS)}", command_id)
-    if "amount" in args and not 1 <= args["amount"] <= MAX_CHIPS:
-        raise CommandError("amount", f"expected chips from 1 to {MAX_CHIPS:,}", command_id)
     if "deck" in args and args["deck"] not in decks:
         raise CommandError("deck", f"no deck {args['deck']!r} (decks: {', '.join(decks)})", command_id)
-    if "note" in args and not 1 <= len(args["note"]) <= MAX_NOTE:
-        raise CommandError("note", f"expected {_NOTE[2]}", command_id)
-    if "irregularity" in args and not 1 <= args["irregularity"] <= MAX_SEQ:
-        raise CommandError("irregularity", f"expected {_IRREGULARITY[2]} (an integer from 1)", command_id)
-    if "card" in args and not CARD.match(args["card"]):
-        raise CommandError("card", "expected a card like 'As' or 'Td': a rank of 23456789TJQKA, then a suit of shdc",
-                           command_id)
     if "seats" in args:
-        listed = args["seats"]
-        if not all(type(s) is int for s in listed) or not 2 <= len(listed) <= seats or len(set(listed)) != len(listed):
-            raise CommandError("seats", f"expected 2 to {seats} different seat numbers, got {json.dumps(listed)[:40]}",
+        if len(args["seats"]) > seats:
+            raise CommandError("seats", f"expected 2 to {seats} different seat numbers, got {_shown(args['seats'])}",
                                command_id)
-        wrong = [s for s in listed if not 1 <= s <= seats]
+        wrong = [s for s in args["seats"] if not 1 <= s <= seats]
         if wrong:
             raise CommandError("seats", f"no seat {wrong[0]}: the table has seats 1 to {seats}", command_id)
-    if "stacks" in args:
-        stacks = args["stacks"]
-        if not stacks:
-            raise CommandError("stacks", "expected at least one seat", command_id)
-        for key, value in stacks.items():
-            if not key.isdigit() or not 1 <= int(key) <= seats:
-                raise CommandError("stacks", f"no seat {key!r}: the table has seats 1 to {seats}", command_id)
-            if type(value) is not int or not 0 <= value <= MAX_CHIPS:
-                raise CommandError("stacks", f"seat {key}: expected chips from 0 to {MAX_CHIPS:,}, got "
-                                   f"{json.dumps(value)[:40]}", command_id)
+    for key in args.get("stacks", {}):
+        # the schema's pattern, as Python's re reads it, lets a final newline through ("3\n")
+        if not (key.isascii() and key.isdigit() and 1 <= int(key) <= seats):
+            raise CommandError("stacks", f"no seat {key!r}: the table has seats 1 to {seats}", command_id)
     return Command(command_id, role, user, name, args)
+
+
+class CommandRateLimit:
+    """At most ``per_s`` commands a second from each sender (role and user), in bursts of up to ``burst``: a
+    token bucket on the monotonic ``clock``. A login that sends thousands a second gets refusals, and the journal
+    only what the limit lets through."""
+
+    PER_S = 10.0
+    BURST = 40
+    MAX_SENDERS = 1024  # buckets kept; full ones are dropped past this (they are as good as new)
+
+    def __init__(self, per_s: float = PER_S, burst: int = BURST, clock: Callable[[], float] = time.monotonic):
+        self.per_s, self.burst, self.clock = per_s, burst, clock
+        self._buckets: dict[tuple[str, str], tuple[float, float]] = {}  # sender → (tokens, at)
+
+    def allow(self, who: tuple[str, str]) -> bool:
+        now = self.clock()
+        tokens, at = self._buckets.get(who, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + max(0.0, now - at) * self.per_s)
+        allowed = tokens >= 1.0
+        self._buckets[who] = (tokens - 1.0 if allowed else tokens, now)
+        if len(self._buckets) > self.MAX_SENDERS:
+            self._buckets = {s: (t, a) for s, (t, a) in self._buckets.items()
+                             if t + (now - a) * self.per_s < self.burst}
+        return allowed
+
+    @property
+    def senders(self) -> int:
+        """How many senders' buckets are kept (bounded by MAX_SENDERS, whatever the number of users)."""
+        return len(self._buckets)
+
+
+class CommandGate:
+    """What every command from the network passes before the controller sees it: the retain flag, the rate limit
+    and :func:`parse_command`. Raises :class:`CommandError` (with its ``kind``) for what it refuses."""
+
+    def __init__(self, base: str, rate_limit: CommandRateLimit | None = None):
+        self.base = base
+        self.rate_limit = rate_limit or CommandRateLimit()
+
+    def admit(self, topic: str, payload: bytes, retained: bool, seats: int, decks: tuple[str, ...]) -> Command:
+        who = sender(topic, self.base)
+        if who is not None and not self.rate_limit.allow(who):
+            raise CommandError("rate", f"more than {self.rate_limit.per_s:g} commands a second from "
+                               f"{'/'.join(who)}: refused, send again later", _id_or_none(payload), "rate_limited")
+        if retained:
+            # A retained command would be delivered again at every start and reconnection of the table.
+            raise CommandError("retain", "a command must not be published retained (it would run again at every "
+                               "restart of the table): not executed; clear the retained message and send it "
+                               "without the retain flag", _id_or_none(payload), "retained")
+        return parse_command(topic, payload, self.base, seats, decks)
+
+
+def _id_or_none(payload: bytes) -> str | None:
+    try:
+        return command_id_of(read_body(payload))
+    except CommandError:
+        return None

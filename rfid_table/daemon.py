@@ -24,7 +24,7 @@ from hal.gpio import GpioConsole, PinMap, TableLights, open_gpio
 from hal.readers import ReaderBackend
 from hal.zones import ZoneTracker
 from rfid_table.checkpoint import restore as restore_controller, state_of
-from rfid_table.commands import COMMANDS, CommandError, parse_command, sender
+from rfid_table.commands import COMMANDS, CommandError, CommandGate, loggable, sender
 from rfid_table.config import TableConfig
 from rfid_table.diag import DiagnosticsCollector
 from rfid_table.journal import (Journal, JournalWriteFailed, device_input, journal_event, journal_input, replay,
@@ -55,8 +55,9 @@ class Sink(Protocol):
     def publish_delayed(self, events: list[DomainEvent]) -> int | None:
         """Returns how many of ``events`` it took (None: all); the rest is offered again."""
 
-    def take_commands(self) -> list[tuple[str, bytes]]:
-        """Commands received since the last call: (topic, raw payload)."""
+    def take_commands(self) -> list:
+        """Commands received since the last call: each with ``topic``, ``payload`` (raw bytes) and ``retained``
+        (:class:`rfid_table.publisher.ReceivedCommand`)."""
 
     def publish_reply(self, role: str, user: str, body: dict) -> None: ...
 
@@ -165,7 +166,8 @@ class TablePipeline:
     JOURNAL_REMIND_S = 60.0  # ... and how often the log says so again
 
     def __init__(self, config: TableConfig, readers: list[ReaderBackend], sink: Sink | None,
-                 journal: Journal | None = None, gpio: TableGpio | None = None):
+                 journal: Journal | None = None, gpio: TableGpio | None = None,
+                 command_gate: CommandGate | None = None):
         self.readers = readers
         self.tracker = ZoneTracker(config.antenna_zones(), config.debounce_by_zone(),
                                    min_rssi_dbm=config.min_rssi_dbm, order_window_s=config.order_window_s)
@@ -181,6 +183,9 @@ class TablePipeline:
         self._delayed_upto = 0  # the last seq handed to the delayed feed (the journal keeps what was acked)
         self._base = f"{config.mqtt.topic_prefix}/{config.table_id}"
         self._refused = 0  # commands refused as malformed or unauthorised
+        # the retain flag, the rate limit per user and the parser, before a command reaches the controller
+        self.command_gate = command_gate or CommandGate(self._base)
+        self._failures_logged: set[tuple[str, str]] = set()  # (input kind, exception) already in the log
         self.backlog = Backlog()
         self._delivery_started = False
         self._near_limit = False  # the last journal event said near_limit
@@ -241,7 +246,11 @@ class TablePipeline:
                         polled.append(event)
         for item in polled:
             if isinstance(item, SensorEvent):
-                produced = self.controller.handle_sensor(item)
+                try:
+                    produced = self.controller.handle_sensor(item)
+                except Exception as exc:  # noqa: BLE001 - the last line of defence
+                    self._input_failed("gpio", item, exc)
+                    continue
                 inputs.append(sensor_input(item))
                 events.extend(produced)
                 caused_by.extend([len(inputs) - 1] * len(produced))
@@ -276,6 +285,7 @@ class TablePipeline:
                                    journal_failing=self._journal_failure is not None,
                                    awaiting_floor=bool(controller.floor_pending()),
                                    deck_not_registered=controller.deck_unregistered,
+                                   broker_refuses=bool(getattr(self.sink, "refusing", False)),
                                    game_stopped=controller.game_stopped), now)
 
     def _commands(self, now: float, inputs: list, events: list, caused_by: list) -> list[tuple[str, str, dict]]:
@@ -283,7 +293,11 @@ class TablePipeline:
         replies = []
         console, self._console = self._console, []
         for body in console:
-            produced, refusal = self.controller.handle_command(body, now)
+            try:
+                produced, refusal = self.controller.handle_command(body, now)
+            except Exception as exc:  # noqa: BLE001 - the last line of defence
+                self._input_failed("console", body, exc)
+                continue
             if refusal is None:
                 inputs.append(("command", now, body))
                 events.extend(produced)
@@ -292,32 +306,58 @@ class TablePipeline:
                 log.warning("console command %s refused: %s", body.get("command"), refusal)
         if self.sink is None:
             return replies
-        for topic, payload in self.sink.take_commands():
+        for received in self.sink.take_commands():
+            who = sender(received.topic, self._base)
             try:
-                command = parse_command(topic, payload, self._base, self.controller.setup.seats,
-                                        tuple(self.controller.setup.decks))
-            except CommandError as exc:
-                who = sender(topic, self._base)
-                self._refused += 1
-                if self._refused <= 20 or self._refused % 1000 == 0:  # a flood must not flood the log too
-                    log.warning("refused a command from %s: %s (%d refused so far)", "/".join(who) if who else topic,
-                                exc, self._refused)
-                if who is not None:
-                    replies.append((*who, {"id": exc.command_id, "ok": False, "field": exc.field,
-                                           "error": exc.message}))
-                continue
-            body = command.as_input()
-            produced, refusal = self.controller.handle_command(body, now)
-            if refusal is None:
-                inputs.append(("command", now, body))
-                events.extend(produced)
-                caused_by.extend([len(inputs) - 1] * len(produced))
-                replies.append((command.role, command.user, {"id": command.id, "ok": True,
-                                                             "seq": produced[-1].seq if produced else None}))
-            else:
-                replies.append((command.role, command.user, {"id": command.id, "ok": False, "field": "command",
-                                                             "error": refusal}))
+                reply = self._command(received, now, inputs, events, caused_by)
+            except Exception as exc:  # noqa: BLE001 - the last line of defence: skipped, counted, logged once
+                self._input_failed("command", received.topic, exc)
+                reply = who and (*who, {"id": None, "ok": False, "field": "command",
+                                        "error": "the table could not handle this command (an internal error, "
+                                                 "logged): it was not applied"})
+            if reply:
+                replies.append(reply)
         return replies
+
+    def _command(self, received, now: float, inputs: list, events: list, caused_by: list) -> tuple | None:
+        """One command from the network: admitted (retain flag, rate limit, parser), applied; returns its reply."""
+        setup = self.controller.setup
+        try:
+            command = self.command_gate.admit(received.topic, received.payload, received.retained, setup.seats,
+                                              tuple(setup.decks))
+        except CommandError as exc:
+            who = sender(received.topic, self._base)
+            self._refused += 1
+            self.diagnostics.count_command(exc.kind)
+            if self._refused <= 20 or self._refused % 1000 == 0:  # a flood must not flood the log too
+                log.warning("refused a command from %s: %s: %s (%d refused so far)",
+                            loggable("/".join(who) if who else received.topic), loggable(exc.field),
+                            loggable(exc.message), self._refused)
+            return who and (*who, {"id": exc.command_id, "ok": False, "field": exc.field, "error": exc.message})
+        body = command.as_input()
+        produced, refusal = self.controller.handle_command(body, now)
+        if refusal is None:
+            self.diagnostics.count_command("accepted")
+            inputs.append(("command", now, body))
+            events.extend(produced)
+            caused_by.extend([len(inputs) - 1] * len(produced))
+            return command.role, command.user, {"id": command.id, "ok": True,
+                                                "seq": produced[-1].seq if produced else None}
+        self.diagnostics.count_command("not_allowed")
+        return command.role, command.user, {"id": command.id, "ok": False, "field": "command", "error": refusal}
+
+    def _input_failed(self, kind: str, what: object, exc: Exception) -> None:
+        """The last line of defence: an input whose handling raised is skipped and counted (``input_errors`` in
+        diagnostics); the first failure of each kind and exception goes to the log, escaped on one line, with
+        its traceback. What is journaled stays journaled, and the table goes on."""
+        self.diagnostics.count_input_error(kind, f"{type(exc).__name__}: {loggable(exc)}"[:200])
+        key = (kind, type(exc).__name__)
+        if key in self._failures_logged:
+            return
+        self._failures_logged.add(key)
+        log.error("a %s input raised %s and was skipped; the table goes on (input: %s; %s)", kind,
+                  type(exc).__name__, loggable(what)[:300],
+                  loggable(logging.Formatter().formatException((type(exc), exc, exc.__traceback__))))
 
     def _release_delayed(self, now: float) -> None:
         """Hand the delayed feed every journaled event whose delay is over, in order.
@@ -538,14 +578,22 @@ class TablePipeline:
         for reader in self.readers:
             cycles = reader.poll(now)
             for device_event in reader.device_events() if hasattr(reader, "device_events") else ():
-                produced = self.controller.handle_device(device_event)
+                try:
+                    produced = self.controller.handle_device(device_event)
+                except Exception as exc:  # noqa: BLE001 - the last line of defence
+                    self._input_failed("device", device_event, exc)
+                    continue
                 inputs.append(device_input(device_event))
                 events.extend(produced)
                 caused_by.extend([len(inputs) - 1] * len(produced))
             for cycle in cycles:
                 self.diagnostics.count_cycle(cycle)
                 for zone_event in self.tracker.feed(cycle):
-                    produced = self.controller.handle(zone_event)
+                    try:
+                        produced = self.controller.handle(zone_event)
+                    except Exception as exc:  # noqa: BLE001 - the last line of defence
+                        self._input_failed("zone", zone_event, exc)
+                        continue
                     inputs.append(zone_input(zone_event))
                     events.extend(produced)
                     caused_by.extend([len(inputs) - 1] * len(produced))
@@ -570,7 +618,10 @@ class TablePipeline:
         if self.gpio is not None:
             self._show_lights(now)
         for role, user, body in replies:  # answered once the command's effect is on disk
-            self.sink.publish_reply(role, user, body)
+            try:
+                self.sink.publish_reply(role, user, body)
+            except Exception as exc:  # noqa: BLE001 - the last line of defence: the command itself is journaled
+                self._input_failed("command", f"reply to {role}/{user}", exc)
         if self.sink is not None:
             if self.journal is not None:
                 self._deliver(journaled)
@@ -587,7 +638,8 @@ class TablePipeline:
                 self._snapshot_due, self._snapshot_at = False, now
             if self.broadcast_delay_s and self.journal is not None and self._sink_connected():
                 self._release_delayed(now)
-            report = self.diagnostics.report(now, self.readers, self.tracker, self.controller, self.gpio)
+            delivery = self.sink.delivery_report() if hasattr(self.sink, "delivery_report") else None
+            report = self.diagnostics.report(now, self.readers, self.tracker, self.controller, self.gpio, delivery)
             if report is not None:
                 if wall is not None:
                     report["t"] = round(wall, 3)  # a stamp, like the events'

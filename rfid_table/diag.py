@@ -15,6 +15,9 @@ from rfid_table.config import MqttSettings
 from rfid_table.publisher import QOS, Topics, make_client
 
 
+COMMAND_OUTCOMES = ("accepted", "not_allowed", "malformed", "retained", "rate_limited")
+
+
 class DiagnosticsCollector:
     """Counts what the pipeline sees between two reports."""
 
@@ -24,6 +27,17 @@ class DiagnosticsCollector:
         self._reads: Counter = Counter()  # (reader, antenna) → reads since the last report
         self._cycles: Counter = Counter()  # reader → cycles since the last report
         self._since: float | None = None
+        # Totals since the start, not per interval: a refusal or a failure seen once must stay visible.
+        self.commands: Counter = Counter()  # accepted, not_allowed (by the state), malformed, retained, rate_limited
+        self.input_errors: Counter = Counter()  # input kind → inputs whose handling raised (skipped)
+        self.last_input_error: str | None = None
+
+    def count_command(self, outcome: str) -> None:
+        self.commands[outcome] += 1
+
+    def count_input_error(self, kind: str, error: str) -> None:
+        self.input_errors[kind] += 1
+        self.last_input_error = f"{kind}: {error}"
 
     def count_cycle(self, cycle) -> None:
         self._cycles[cycle.reader] += 1
@@ -31,9 +45,11 @@ class DiagnosticsCollector:
         for read in cycle.reads:
             reads[(cycle.reader, read.antenna)] += read.read_count
 
-    def report(self, now: float, readers: list, tracker, controller, gpio=None) -> dict | None:
+    def report(self, now: float, readers: list, tracker, controller, gpio=None, delivery: dict | None = None
+               ) -> dict | None:
         """The report for the interval ending ``now``, or None before the interval is over. ``gpio``: the table's
-        GPIO (``rfid_table.daemon.TableGpio``), whose port expanders are reported when it has any."""
+        GPIO (``rfid_table.daemon.TableGpio``), whose port expanders are reported when it has any. ``delivery``:
+        what the broker refused (``MqttPublisher.delivery_report``)."""
         if self._since is None:
             self._since = now
             return None
@@ -63,6 +79,11 @@ class DiagnosticsCollector:
             report["readers"][reader.name] = entry
         report["zones"] = {zone: len(tags) for zone, tags in sorted(tracker.present().items())}
         report["hand"] = controller.hand or None
+        report["commands"] = {outcome: self.commands[outcome] for outcome in COMMAND_OUTCOMES}
+        report["input_errors"] = dict(sorted(self.input_errors.items()))
+        report["last_input_error"] = self.last_input_error
+        if delivery is not None:
+            report["broker_refused"] = delivery
         expanders = gpio.pin_map.expanders if gpio is not None else ()
         if expanders:  # a seat sensor board that stops answering leaves the conduct rules blind: say so
             faults = getattr(gpio.backend, "faults", {})
@@ -95,6 +116,16 @@ def render(report: dict | None, status: str) -> str:
         rates = reader.get("reads_per_s", {})
         lines.append("  antenna reads/s: " + ("  ".join(f"{a}:{r:g}" for a, r in rates.items()) or "none")
                      + (f"   FAULTED: {', '.join(map(str, faulted))}" if faulted else ""))
+    commands = report.get("commands")
+    if commands:
+        lines.append("commands: " + "  ".join(f"{outcome.replace('_', ' ')} {n}" for outcome, n in commands.items()))
+    if report.get("input_errors"):
+        lines.append("INPUTS SKIPPED (their handling failed): " + "  ".join(
+            f"{kind} {n}" for kind, n in report["input_errors"].items()) + f"   last: {report.get('last_input_error')}")
+    refused = report.get("broker_refused") or {}
+    if refused.get("topics"):
+        lines.append(f"BROKER REFUSES: {refused['events_waiting']} events wait undelivered   " + "  ".join(
+            f"{topic}: {reason}" for topic, reason in refused["topics"].items()))
     for name, state in (report.get("gpio") or {}).get("expanders", {}).items():
         lines.append(f"GPIO expander {name}: {state}")
     lines.append("tags present: " + "  ".join(f"{zone} {n}" for zone, n in report.get("zones", {}).items() if n)

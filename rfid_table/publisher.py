@@ -21,12 +21,23 @@ from dataclasses import dataclass
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from controller.domain import DomainEvent
+from rfid_table.commands import loggable
 from rfid_table.config import MqttSettings
 
 log = logging.getLogger(__name__)
 QOS = 1
+
+
+@dataclass(frozen=True)
+class ReceivedCommand:
+    """A message on the commands topic, as the broker delivered it."""
+
+    topic: str
+    payload: bytes
+    retained: bool  # published with the retain flag (see the subscription in _on_connect)
 
 
 @dataclass(frozen=True)
@@ -125,7 +136,14 @@ class MqttPublisher:
     unacknowledged, and only while connected: those methods take what the pace allows and say how much.
     """
 
-    def __init__(self, settings: MqttSettings, table_id: str, epoch: str):
+    # A message the broker refuses (PUBACK reason code 0x80 or more: its ACL, a quota) is not delivered. Refused
+    # events are offered again this often (by default), oldest first, at most DENIED_BATCH at a time; at most DENIED_KEPT are kept
+    # in memory (the journal keeps all of them undelivered: a restart sends the rest).
+    DENIED_RETRY_S = 30.0
+    DENIED_BATCH = 100
+    DENIED_KEPT = 10_000
+
+    def __init__(self, settings: MqttSettings, table_id: str, epoch: str, denied_retry_s: float = DENIED_RETRY_S):
         self.settings = settings
         self.topics = Topics.for_table(settings.topic_prefix, table_id)
         self.epoch = epoch
@@ -136,10 +154,17 @@ class MqttPublisher:
         self.client.on_disconnect = self._on_disconnect
         self.client.on_publish = self._on_publish
         self.client.on_message = self._on_message
-        self._commands: list[tuple[str, bytes]] = []  # (topic, payload) received, not yet handled
+        self._commands: list[ReceivedCommand] = []  # received, not yet handled
         self._sent = 0
         self._acked = 0
-        self._awaiting: dict[int, tuple[str, int, bool]] = {}  # message id → (feed, seq, paced) of an event
+        self._awaiting: dict[int, tuple[str, int, bool, bytes]] = {}  # message id → (feed, seq, paced, payload)
+        self._topic_of: dict[int, str] = {}  # message id → topic, of every message not yet acknowledged
+        # (feed, seq) → (topic, payload): events the broker refused, offered again every DENIED_RETRY_S
+        self._denied: dict[tuple[str, int], tuple[str, bytes]] = {}
+        self._denied_retry_at = 0.0
+        self.denied_retry_s = denied_retry_s
+        self.refusals: dict[str, str] = {}  # topic → the broker's reason, while it refuses that topic
+        self.refused_total = 0  # messages the broker refused since the start
         self._feeds: dict[str, _Acks] = {}
         self._snapshots: tuple[bytes, bytes] | None = None  # the latest, sent again at every (re)connection
         self._socket_open = False
@@ -163,7 +188,9 @@ class MqttPublisher:
         if self._snapshots is not None:  # a broker without persistence lost them; one that kept them gets news
             for secure, payload in zip((False, True), self._snapshots):
                 self._publish(self.topics.snapshot(secure), payload, retain=True)
-        client.subscribe(self.topics.commands, qos=QOS)
+        # retainAsPublished: a command published retained keeps its flag even when it arrives live, so the table can
+        # refuse it; one already retained arrives with it at every (re)subscription and is refused again.
+        client.subscribe(self.topics.commands, options=SubscribeOptions(qos=QOS, retainAsPublished=True))
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         self.connected = False
@@ -206,6 +233,7 @@ class MqttPublisher:
             self._try_connect()
             if not self._socket_open:
                 return
+        self._retry_denied()
         deadline = time.monotonic() + timeout_s
         while True:
             # loop() returns early whenever something was published (paho wakes its select through a socket
@@ -227,17 +255,62 @@ class MqttPublisher:
     def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:
         self._acked += 1
         awaited = self._awaiting.pop(mid, None)
+        topic = self._topic_of.pop(mid, "?")
+        if awaited is not None and awaited[2]:
+            self.paced_in_flight -= 1
+        if reason_code.is_failure:  # a PUBACK that refuses the message: it was not delivered
+            self._refused(topic, reason_code, awaited)
+            return
+        if topic in self.refusals:
+            del self.refusals[topic]
+            log.info("the broker accepts messages on %s again", loggable(topic))
         if awaited is not None:
-            feed, seq, paced = awaited
+            feed, seq, _paced, _payload = awaited
             self._feeds[feed].ack(seq)
-            if paced:
-                self.paced_in_flight -= 1
+
+    def _refused(self, topic: str, reason_code, awaited: tuple[str, int, bool, bytes] | None) -> None:
+        """The broker refused a message. An event stays unacknowledged (the journal keeps it undelivered) and is
+        offered again every DENIED_RETRY_S; the refusal is logged once for its topic and reason."""
+        self.refused_total += 1
+        reason = f"{reason_code} (0x{reason_code.value:02x})"
+        if self.refusals.get(topic) != reason:
+            self.refusals[topic] = reason
+            log.error("the broker refused the message on %s: %s. Its ACL does not let this table's user publish "
+                      "there (check [mqtt] topic_prefix and the user's rights in the broker); events stay "
+                      "undelivered in the journal and are offered again every %.0f s", loggable(topic), reason,
+                      self.denied_retry_s)
+        if awaited is None:
+            return  # a snapshot, the status, a reply or diagnostics: the next one replaces it
+        feed, seq, _paced, payload = awaited
+        if len(self._denied) < self.DENIED_KEPT:
+            self._denied[(feed, seq)] = (topic, payload)
+            self._denied_retry_at = max(self._denied_retry_at, time.monotonic() + self.denied_retry_s)
+
+    def _retry_denied(self) -> None:
+        """Offer the oldest refused events again (the ACL may have been fixed and the broker reloaded)."""
+        if not self._denied or not self.connected or time.monotonic() < self._denied_retry_at:
+            return
+        self._denied_retry_at = time.monotonic() + self.denied_retry_s
+        for key in sorted(self._denied, key=lambda k: k[1])[:self.DENIED_BATCH]:
+            topic, payload = self._denied.pop(key)
+            feed, seq = key
+            self._awaiting[self._publish(topic, payload)] = (feed, seq, False, payload)
+
+    @property
+    def refusing(self) -> bool:
+        """The broker refuses what the table publishes (events wait undelivered): for the status light."""
+        return bool(self.refusals)
+
+    def delivery_report(self) -> dict:
+        """What diagnostics show of the broker's refusals."""
+        return {"refused": self.refused_total, "events_waiting": len(self._denied),
+                "topics": {topic: reason for topic, reason in sorted(self.refusals.items())}}
 
     def _on_message(self, client, userdata, message) -> None:
-        self._commands.append((message.topic, message.payload))
+        self._commands.append(ReceivedCommand(message.topic, message.payload, bool(message.retain)))
 
-    def take_commands(self) -> list[tuple[str, bytes]]:
-        """Commands received since the last call, in order of arrival (topic, raw payload)."""
+    def take_commands(self) -> list[ReceivedCommand]:
+        """Commands received since the last call, in order of arrival."""
         commands, self._commands = self._commands, []
         return commands
 
@@ -267,12 +340,15 @@ class MqttPublisher:
 
     def _publish(self, topic: str, payload: bytes, retain: bool = False) -> int:
         self._sent += 1
-        return self.client.publish(topic, payload, qos=QOS, retain=retain).mid
+        mid = self.client.publish(topic, payload, qos=QOS, retain=retain).mid
+        self._topic_of[mid] = topic
+        return mid
 
     def _publish_event(self, feed: str, topic: str, body: dict, seq: int, paced: bool = False) -> None:
         acks = self._feeds.setdefault(feed, _Acks())
         acks.handed(seq)
-        self._awaiting[self._publish(topic, encode(body))] = (feed, seq, paced)
+        payload = encode(body)
+        self._awaiting[self._publish(topic, payload)] = (feed, seq, paced, payload)
         if paced:
             self.paced_in_flight += 1
             self.max_paced_in_flight = max(self.max_paced_in_flight, self.paced_in_flight)

@@ -29,6 +29,7 @@ from rfid_table.broker_setup import (CARDROOM_CONF, CardRoom, CardRoomBroker, Se
                                      main, render_acl)
 from rfid_table.config import MqttSettings, load_config
 from rfid_table.daemon import StopFlag
+from rfid_table.journal import Journal
 from rfid_table.publisher import MqttPublisher
 from rfid_table.simulate import SimOptions, SimulatedTable
 
@@ -490,3 +491,81 @@ def test_the_shipped_configuration_keeps_its_security_settings():
         assert required in lines, required
     text = CARDROOM_CONF.read_text()
     assert text.count("use_username_as_clientid true") == text.count("\nlistener ") == 3
+
+
+# ---- what the broker refuses -------------------------------------------------------------------------------------
+
+def test_events_the_broker_refuses_stay_undelivered_in_the_journal_and_go_out_once_the_topics_are_right(
+        room, tmp_path, caplog):
+    """A topic_prefix the ACL does not cover: Mosquitto answers every event with PUBACK 0x87 (not authorized). None
+    is marked delivered, the refusal is logged once per topic, diag and the status light say so, the events are
+    offered again at a slow pace; started again with the right prefix, the table delivers every one of them."""
+    config = load_config(TABLE_10)
+    wrong = MqttSettings(host=room.broker.host, port=room.broker.mqtt_port, username="table-main-1",
+                         password=room.passwords["table-main-1"], topic_prefix="elsewhere")
+    config = type(config)(**{**config.__dict__, "mqtt": wrong})
+    uid = {card: tag for tag, card in config.decks["A"].items()}
+    journal = Journal(tmp_path / "journal.db")
+    journal.open()
+    publisher = MqttPublisher(wrong, config.table_id, epoch=journal.epoch, denied_retry_s=0.5)
+    sim = SimulatedTable(config, SimOptions(hands=None, link="direct", gpio=True), publisher, journal)
+    t = 1000.0
+
+    def run_until(condition, timeout_s: float = 15.0) -> bool:
+        nonlocal t
+        deadline = time.monotonic() + timeout_s
+        while not condition() and time.monotonic() < deadline:
+            sim.step(t)
+            publisher.service(0.005)
+            t += sim.cycle_s
+        return condition()
+
+    try:
+        with caplog.at_level("ERROR", logger="rfid_table.publisher"):
+            assert publisher.start(), "the table could not log in"
+            for card, seat in (("As", 1), ("Kd", 2), ("Qs", 1), ("Jd", 2)):
+                sim.field.place(uid[card], f"seat{seat}.cards")
+                assert run_until(lambda: journal.last_seq() >= 1)
+            assert run_until(lambda: journal.last_seq() >= 5 and publisher.delivery_report()["events_waiting"]
+                             >= 2 * journal.last_seq())
+            first = publisher.refused_total
+            assert run_until(lambda: publisher.refused_total > first + 10)  # offered again, refused again
+        marks = journal.delivery_marks()
+        assert marks.get("public", 0) == marks.get("secure", 0) == 0  # nothing counted as delivered
+        refusals = [r.getMessage() for r in caplog.records if "the broker refused" in r.getMessage()]
+        for branch in ("public", "secure"):  # once per topic, however many events and retries
+            assert sum(f"elsewhere/{MAIN}/{branch}/events: Not authorized (0x87)" in line for line in refusals) == 1
+        report = publisher.delivery_report()
+        assert report["topics"][f"elsewhere/{MAIN}/secure/events"] == "Not authorized (0x87)"
+        diag = sim.pipeline.diagnostics.report(t + 5, sim.pipeline.readers, sim.pipeline.tracker,
+                                               sim.pipeline.controller, sim.gpio, report)
+        assert diag["broker_refused"]["events_waiting"] >= 10
+        assert sim.gpio.outputs.status_shown == "broker_refuses"
+        produced = journal.last_seq()
+    finally:
+        publisher.stop()
+        sim.close()
+        journal.close()
+
+    # The prefix put right: what the journal kept undelivered goes out, every event once or more.
+    right = MqttSettings(**{**wrong.__dict__, "topic_prefix": P})
+    floor = Client(room, "floor-1")
+    floor.subscribe(f"{P}/{MAIN}/secure/events")
+    journal = Journal(tmp_path / "journal.db")
+    journal.open()
+    publisher = MqttPublisher(right, config.table_id, epoch=journal.epoch)
+    sim = SimulatedTable(type(config)(**{**config.__dict__, "mqtt": right}), SimOptions(hands=None, link="direct"),
+                         publisher, journal)
+    try:
+        assert publisher.start()
+        sim.pipeline.restore(t)
+        assert sim.pipeline.publish_backlog() >= produced
+        assert run_until(lambda: journal.delivered("secure") >= produced)
+        seqs = {json.loads(p)["seq"] for topic, p, _, _ in floor.messages if topic.endswith("/secure/events")}
+        assert set(range(1, produced + 1)) <= seqs
+        assert publisher.refused_total == 0 and not publisher.refusing
+    finally:
+        floor.close()
+        publisher.stop()
+        sim.close()
+        journal.close()

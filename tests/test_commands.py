@@ -6,7 +6,10 @@ import time
 
 import pytest
 
+from rfid_table.commands import CommandGate, CommandRateLimit
 from rfid_table.config import MqttSettings
+from rfid_table.daemon import TablePipeline
+from rfid_table.journal import Journal
 from rfid_table.publisher import MqttPublisher, make_client
 from rfid_table.simulate import SimOptions, SimulatedTable
 
@@ -68,9 +71,11 @@ def console(mqtt_settings):
     client.loop_start()
     time.sleep(0.2)
 
-    def send(payload, role="floor", user="alice") -> None:
+    def send(payload, role="floor", user="alice", retain=False) -> None:
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-        client.publish(f"{BASE}/commands/{role}/{user}", raw, qos=1)
+        info = client.publish(f"{BASE}/commands/{role}/{user}", raw, qos=1, retain=retain)
+        if retain:  # stored by the broker before the table (re)subscribes
+            info.wait_for_publish(5)
 
     yield send, replies
     client.disconnect()
@@ -141,7 +146,7 @@ def test_ten_thousand_malformed_commands_leave_the_daemon_running_and_the_state_
                 payload = json.dumps({"id": str(rng.randrange(10**6)), "command": rng.choice(
                     ["declare", "select_deck", "ping", "nope", 5]), rng.choice(["seat", "deck", "amount", "x"]):
                     rng.choice([0, 11, -1, "Z", None, [], 10**12, 2.5])}).encode()
-            send(payload)
+            send(payload, user=f"console-{sent % 250}")  # many users: the rate limit of each stays out of the way
             sent += 1
         assert table.run_until(lambda: len(replies) >= sent, 30), f"batch {batch}: {len(replies)}/{sent} answered"
     assert sent == 10_000 and len(replies) == 10_000
@@ -188,16 +193,16 @@ def test_the_dealing_and_console_commands_are_accepted(payload, role, args):
     ({"id": "1", "command": "override", "irregularity": 4}, "dealer", "role", "may not send override"),
     ({"id": "1", "command": "floor_pick", "irregularity": 4, "card": "As"}, "dealer", "role", "may not send"),
     ({"id": "1", "command": "confirm"}, "floor", "irregularity", "missing"),
-    ({"id": "1", "command": "confirm", "irregularity": 0}, "floor", "irregularity", "an integer from 1"),
+    ({"id": "1", "command": "confirm", "irregularity": 0}, "floor", "irregularity", "an integer from 1 to"),
     ({"id": "1", "command": "confirm", "irregularity": "41"}, "floor", "irregularity", "expected the seq"),
     ({"id": "1", "command": "confirm", "irregularity": True}, "floor", "irregularity", "expected the seq"),
-    ({"id": "1", "command": "floor_pick", "irregularity": 4, "card": "10d"}, "floor", "card", "a card like 'As'"),
-    ({"id": "1", "command": "floor_pick", "irregularity": 4, "card": "as"}, "floor", "card", "a card like 'As'"),
+    ({"id": "1", "command": "floor_pick", "irregularity": 4, "card": "10d"}, "floor", "card", "a card, rank then suit"),
+    ({"id": "1", "command": "floor_pick", "irregularity": 4, "card": "as"}, "floor", "card", "a card, rank then suit"),
     ({"id": "1", "command": "floor_pick", "irregularity": 4}, "floor", "card", "missing"),
     ({"id": "1", "command": "exposed_card", "seat": 11}, "dealer", "seat", "no seat 11"),
     ({"id": "1", "command": "set_button"}, "floor", "seat", "missing"),
-    ({"id": "1", "command": "set_button", "seat": 0}, "floor", "seat", "no seat 0"),
-    ({"id": "1", "command": "seats", "seats": [1]}, "floor", "seats", "2 to 10 different seat numbers"),
+    ({"id": "1", "command": "set_button", "seat": 0}, "floor", "seat", "expected a seat number, from 1, got 0"),
+    ({"id": "1", "command": "seats", "seats": [1]}, "floor", "seats", "a list of 2 or more different seat numbers"),
     ({"id": "1", "command": "seats", "seats": [1, 1]}, "floor", "seats", "different seat numbers"),
     ({"id": "1", "command": "seats", "seats": [1, 12]}, "floor", "seats", "no seat 12"),
     ({"id": "1", "command": "seats", "seats": [1, "2"]}, "floor", "seats", "different seat numbers"),
@@ -233,3 +238,193 @@ def test_the_command_schema_names_the_same_commands_fields_and_roles_as_the_tabl
     assert validator.is_valid({"id": "1", "command": "floor_pick", "irregularity": 4, "card": "Td"})
     assert not validator.is_valid({"id": "1", "command": "floor_pick", "irregularity": 4, "card": "10d"})
     assert not validator.is_valid({"id": "1", "command": "seats", "seats": [3]})
+
+
+# ---- hostile commands over the real broker ----------------------------------------------------------------------
+
+HOSTILE = [  # (payload, the field the refusal names)
+    (b'{"id": "n1", "command": "ping", "x": ' + b"[" * 1500 + b"]" * 1500 + b"}", "payload"),
+    (b"[" * 1500 + b"]" * 1500, "payload"),
+    ({"id": "n2", "command": "set_stacks", "stacks": {"\u00b2": 100}}, "stacks"),
+    ({"id": "n3", "command": "set_stacks", "stacks": {"\u0663": 100}}, "stacks"),  # an Arabic-Indic 3
+    ({"id": "n4", "command": "set_stacks", "stacks": {"3\n": 100}}, "stacks"),
+    (b'{"id": "n5", "command": "declare", "seat": 3, "declaration": "bet", "amount": 1' + b"0" * 4000 + b"}", "amount"),
+    ({"id": "n6", "command": "set_button", "seat": 3.0}, "seat"),
+    (b'{"id": "n7", "command": "set_button", "seat": NaN}', "seat"),
+    (b'{"id": "n8", "command": "set_button", "seat": Infinity}', "seat"),
+    (b'{"id": "n9", "command": "set_button", "seat": 1e400}', "seat"),
+    (b'{"id": "n10", "command": "misdeal", "note": "caf\xe9"}', "payload"),  # Latin-1, not UTF-8
+    (b'{"id": "n11", "command": "misdeal", "note": "\\ud800"}', "note"),  # a lone surrogate
+    ({"id": "x" * 3000, "command": "ping"}, "id"),
+    (b'{"id": "n12", "command": "ping", "command": "floor_call"}', "command"),  # given twice
+    ({"id": "n13", "command": ["ping"]}, "command"),
+    ({"id": "n14", "command": "ping", "": 1}, "payload"),
+]
+
+
+def test_hostile_commands_are_refused_by_field_and_the_table_keeps_answering(table, console):
+    send, replies = console
+    before = state(table)
+    for payload, _field in HOSTILE:
+        send(payload)
+    send({"id": "after", "command": "ping"})
+    assert table.run_until(lambda: len(replies) == len(HOSTILE) + 1), replies
+    assert [(r["ok"], r["field"]) for r in replies[:-1]] == [(False, field) for _, field in HOSTILE]
+    assert all(r["error"] and len(r["error"]) < 400 for r in replies[:-1])
+    assert replies[-1] == {"id": "after", "ok": True, "seq": None}
+    assert state(table) == before
+
+
+def test_a_retained_command_is_refused_and_never_executed_at_arrival_or_at_a_restart(table_config, console):
+    send, replies = console
+    first = Table(table_config)
+    try:
+        seq = first.sim.pipeline.controller.seq
+        send({"id": "r1", "command": "ping"}, retain=True)
+        send({"id": "r2", "command": "floor_call", "note": "retained"}, retain=True)
+        assert first.run_until(lambda: len(replies) == 2)
+        assert [(r["id"], r["ok"], r["field"]) for r in replies] == [("r1", False, "retain"), ("r2", False, "retain")]
+        assert "retain" in replies[0]["error"] and "not executed" in replies[0]["error"]
+        assert first.sim.pipeline.controller.seq == seq  # no floor_call event
+    finally:
+        first.close()
+    again = Table(table_config)  # a restart: the broker hands the retained command over at the subscription
+    try:
+        assert again.run_until(lambda: len(replies) == 3)
+        assert (replies[2]["id"], replies[2]["ok"], replies[2]["field"]) == ("r2", False, "retain")
+        send({"id": "live", "command": "floor_call", "note": "not retained"})
+        assert again.run_until(lambda: len(replies) == 4)
+        assert replies[3]["ok"] and replies[3]["seq"] == again.sim.pipeline.controller.seq
+        assert again.sim.pipeline.diagnostics.commands["retained"] == 1
+    finally:
+        send(b"", retain=True)  # clears the retained message (refused like any other)
+        again.run_until(lambda: len(replies) == 5)
+        again.close()
+
+
+def test_network_values_in_the_log_are_escaped_and_cannot_forge_a_line(table, console, caplog):
+    send, replies = console
+    forged = "x\nERROR rfid_table.journal: journal corrupt"
+    with caplog.at_level("WARNING", logger="rfid_table.daemon"):
+        send({"id": "l1", "command": "ping", forged: 1})
+        # Mosquitto refuses control characters in a topic; a Unicode line separator gets through
+        send({"id": "l2", "command": "reboot"}, user="eve\u2028ERROR forged")
+        assert table.run_until(lambda: len(replies) == 2)
+    refusals = [r.getMessage() for r in caplog.records if "refused a command" in r.getMessage()]
+    assert len(refusals) == 2, refusals
+    assert all("\n" not in line and "\u2028" not in line for line in refusals)
+    assert "x\\nERROR rfid_table.journal: journal corrupt" in refusals[0]
+    assert "eve\\u2028ERROR forged" in refusals[1]
+
+
+# ---- the rate limit and the last line of defence, with the journal on disk --------------------------------------
+
+class Stepper:
+    """Steps a pipeline (or a simulated table) on a table clock, with the publisher's network work between."""
+
+    def __init__(self, step, publisher, cycle_s: float = 0.05):
+        self.step, self.publisher, self.cycle_s, self.t = step, publisher, cycle_s, 1000.0
+
+    def until(self, condition, timeout_s: float = 30.0) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while not condition() and time.monotonic() < deadline:
+            self.step(self.t)
+            self.publisher.service(0.002)
+            self.t += self.cycle_s
+        return condition()
+
+
+class SteppedClock:
+    """A monotonic clock that moves only when the test says."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_flood_from_one_user_is_rate_limited_and_the_journal_takes_only_what_the_limit_lets_through(
+        table_config, console, tmp_path):
+    send, replies = console
+    clock = SteppedClock()
+    journal = Journal(tmp_path / "journal.db")
+    journal.open()
+    publisher = MqttPublisher(table_config.mqtt, table_config.table_id, epoch=journal.epoch)
+    gate = CommandGate(BASE, CommandRateLimit(per_s=10, burst=40, clock=clock))
+    pipeline = TablePipeline(table_config, [], publisher, journal, command_gate=gate)
+    assert publisher.start()
+    run_until = Stepper(pipeline.step, publisher).until
+
+    try:
+        for i in range(2000):  # all within one instant of the (stepped) monotonic clock
+            send({"id": f"f{i}", "command": "floor_call"})
+        assert run_until(lambda: len(replies) == 2000), len(replies)
+        accepted = [r for r in replies if r["ok"]]
+        refused = [r for r in replies if not r["ok"]]
+        assert len(accepted) == 40 and journal.last_seq() == 40  # the burst, and nothing more on disk
+        assert {r["field"] for r in refused} == {"rate"} and refused[0]["id"] == "f40"
+        assert "commands a second from floor/alice" in refused[0]["error"]
+        clock.now += 1.0  # a second later: ten more
+        for i in range(30):
+            send({"id": f"g{i}", "command": "floor_call"})
+        send({"id": "bob-1", "command": "floor_call"}, user="bob")  # another user has his own allowance
+        assert run_until(lambda: len(replies) == 2031)
+        assert [r["ok"] for r in replies[2000:2030]].count(True) == 10
+        assert replies[-1]["id"] == "bob-1" and replies[-1]["ok"]
+        assert journal.last_seq() == 51
+        assert pipeline.diagnostics.commands["rate_limited"] == 1960 + 20
+        assert pipeline.diagnostics.commands["accepted"] == 51
+    finally:
+        publisher.stop()
+        journal.close()
+
+
+def test_a_token_bucket_refills_with_time_and_forgets_senders_whose_bucket_is_full():
+    clock = SteppedClock()
+    limit = CommandRateLimit(per_s=2, burst=3, clock=clock)
+    assert [limit.allow(("floor", "a")) for _ in range(4)] == [True, True, True, False]
+    clock.now += 0.5
+    assert [limit.allow(("floor", "a")) for _ in range(2)] == [True, False]
+    for i in range(CommandRateLimit.MAX_SENDERS + 10):  # many users, each sending once
+        limit.allow(("dealer", f"u{i}"))
+    clock.now += 10
+    limit.allow(("dealer", "last"))
+    assert limit.senders <= CommandRateLimit.MAX_SENDERS
+
+
+def test_an_input_that_raises_is_skipped_counted_and_logged_once_and_the_table_goes_on(
+        table_config, console, tmp_path, caplog, recorder_factory):
+    """The table's own console hands its commands to the controller without the MQTT parser; a console body
+    without the seat its command needs makes the controller raise. Such an input is skipped: the table keeps
+    what it journaled, keeps answering, and says so in diag and (once) in the log."""
+    send, replies = console
+    diag = recorder_factory(f"{BASE}/public/diag")
+    journal = Journal(tmp_path / "journal.db")
+    journal.open()
+    publisher = MqttPublisher(table_config.mqtt, table_config.table_id, epoch=journal.epoch)
+    sim = SimulatedTable(table_config, SimOptions(hands=None, link="direct"), publisher, journal)
+    assert publisher.start()
+    run_until = Stepper(sim.step, publisher, sim.cycle_s).until
+
+    try:
+        send({"id": "1", "command": "floor_call", "note": "before"})
+        assert run_until(lambda: len(replies) == 1) and replies[0]["ok"]
+        broken = {"id": "c1", "role": "dealer", "user": "console", "command": "set_button"}  # no seat
+        with caplog.at_level("ERROR", logger="rfid_table.daemon"):
+            sim.pipeline.submit(broken)
+            sim.pipeline.submit({**broken, "id": "c2"})
+            send({"id": "2", "command": "floor_call", "note": "after"})
+            assert run_until(lambda: len(replies) == 2) and replies[1]["ok"]
+        failures = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+        assert len(failures) == 1, failures  # once, however often it happens
+        assert "console input raised KeyError" in failures[0] and "\n" not in failures[0]
+        assert [e.public.get("note") for e in journal.events_after(0)] == ["before", "after"]
+        assert run_until(lambda: any(json.loads(p).get("input_errors") for _, p, _ in diag.messages))
+        report = [json.loads(p) for _, p, _ in diag.messages if json.loads(p).get("input_errors")][-1]
+        assert report["input_errors"] == {"console": 2} and report["last_input_error"].startswith("console: KeyError")
+        assert report["commands"]["accepted"] == 2
+    finally:
+        publisher.stop()
+        sim.close()
+        journal.close()

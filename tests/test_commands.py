@@ -1,6 +1,7 @@
 """Commands to the table over the real broker: validated, answered, journaled; bad ones change nothing."""
 
 import json
+import threading
 import random
 import time
 
@@ -66,10 +67,12 @@ def console(mqtt_settings):
     replies: list[dict] = []
     client = make_client(MqttSettings(host=mqtt_settings.host, port=mqtt_settings.port), "floor-tablet")
     client.on_message = lambda c, u, m: replies.append(json.loads(m.payload))
+    subscribed = threading.Event()
+    client.on_subscribe = lambda c, u, mid, codes, p: subscribed.set()
     client.connect(mqtt_settings.host, mqtt_settings.port)
     client.subscribe(f"{BASE}/replies/#", qos=1)
     client.loop_start()
-    time.sleep(0.2)
+    assert subscribed.wait(10), "the floor tablet could not subscribe to its replies"
 
     def send(payload, role="floor", user="alice", retain=False) -> None:
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()

@@ -1,7 +1,9 @@
 """A simulated dealer and players who bet with chips: a stream of physical moves of cards and chips.
 
 For tables with a chip set. Each hand: the button moves, the players' stacks carry over (a player who went broke
-buys in again), the floor enters the stacks, the betting is played with random legal decisions (folds, checks,
+buys in again; a player whose stack grew past ``max_buy_ins`` buy-ins racks up and leaves, and a newcomer buys in
+for the seat, so the chips in play stay within what the table's chip set can make however long the table runs),
+the floor enters the stacks, the betting is played with random legal decisions (folds, checks,
 calls, bets and raises, all-ins), and ``sim.replay.HandScript`` turns it into moves: blinds and antes as chips,
 cards dealt one by one, bets pushed into the betting zones, folds to the muck, bets swept into the pot, burns and
 board cards, and the table cleared. One seeded generator: a seed replays a run.
@@ -23,7 +25,7 @@ from sim.replay import HandScript
 class BettingDealer:
     def __init__(self, field: TableField, deck: Mapping[str, str], chips: Mapping[str, int], players: Sequence[int],
                  *, variant: str = "NLHE", blinds: tuple[int, int] = (1, 2), ante: int = 0,
-                 buy_in_bb: int = 100, command: Callable[[dict], None], pace_s: float = 1.0,
+                 buy_in_bb: int = 100, max_buy_ins: int = 5, command: Callable[[dict], None], pace_s: float = 1.0,
                  seed: int | None = None):
         self.field = field
         self.uid_of_card = {card: uid for uid, card in deck.items()}
@@ -40,6 +42,11 @@ class BettingDealer:
         self.blinds = blinds
         self.ante = ante
         self.buy_in = blinds[1] * buy_in_bb
+        # Rebuys add chips to the table and nothing takes them away: without a ceiling, one stack would grow until
+        # a single all-in needs more chips than the set has. Half the set's value over the seats leaves room for
+        # every bet and its change.
+        rack_value = sum(value * len(uids) for value, uids in rack.items())
+        self.max_stack = max(self.buy_in, min(self.buy_in * max_buy_ins, rack_value // (2 * len(self.players))))
         self.stacks = {seat: self.buy_in for seat in self.players}
         self.button = self.players[-1]
         self.hands_dealt = 0
@@ -50,6 +57,10 @@ class BettingDealer:
         for seat, stack in self.stacks.items():
             if stack < self.blinds[1] + self.ante:
                 self.stacks[seat] = self.buy_in  # broke: buys in again
+            elif stack > self.max_stack:
+                self.stacks[seat] = self.buy_in  # racks up and leaves; a newcomer takes the seat
+                yield Move(0.0, f"seat {seat} racks up {stack} and leaves; a new player buys in for {self.buy_in}",
+                           lambda: None)
         hand = BettingHand(self.variant, self.players, self.button, self.stacks, self.blinds, ante=self.ante)
         play_randomly(hand, self.rng, self.unit)
         deck = list(FULL_DECK)

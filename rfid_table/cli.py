@@ -8,8 +8,10 @@ import secrets
 import time
 from pathlib import Path
 
+from rfid_table.broker_login import PASSWORD_ENV, PASSWORD_HELP
 from rfid_table.config import EX_CONFIG, ConfigError, TableConfig, load_config
 
+DEMO_DEALER_ERRORS = 0.1  # a misdeal or an exposed card every few minutes of the demo
 RUN_PERIOD_S = 0.01  # how often the hardware loop polls the readers at the latest
 EX_JOURNAL = 65  # sysexits.h EX_DATAERR: the journal on disk is damaged
 
@@ -41,11 +43,17 @@ def cmd_check_config(args: argparse.Namespace) -> int:
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
+    from rfid_table.broker_login import EX_NOPERM, probe_login
     from rfid_table.daemon import StopFlag
     from rfid_table.publisher import MqttPublisher
     from rfid_table.simulate import SimOptions, SimulatedTable
 
     config = _with_broker(_load_or_exit(args.config), args)
+    refusal = probe_login(config.mqtt)
+    if refusal:  # playing on would publish nothing, and look like success
+        print(f"rfid-table sim: {refusal} (user {config.mqtt.username or '(none)'} at {config.mqtt.host}:"
+              f"{config.mqtt.port}; [mqtt] of {args.config})", file=sys.stderr)
+        return EX_NOPERM
     options = SimOptions(hands=args.hands or None, seed=args.seed, speed=args.speed, pace_s=args.pace,
                          players=args.players, link=args.link, noise=args.noise, faults_per_minute=args.faults,
                          missed_read=args.missed_read, cross_read=args.cross_read, flicker=args.flicker,
@@ -184,7 +192,24 @@ def cmd_diag(args: argparse.Namespace) -> int:
     from rfid_table.diag import diag
 
     config = _with_broker(_load_or_exit(args.config), args)
-    return diag(config.mqtt, config.table_id, args.plain, args.timeout)
+    settings = _with_login(config.mqtt, args, "diag")
+    return diag(settings, config.table_id, args.plain, args.timeout)
+
+
+def _with_login(settings, args: argparse.Namespace, command: str):
+    """The broker settings with the login of the command line (--username, --password-file, the environment)."""
+    from rfid_table.broker_login import LoginError, with_login  # noqa: PLC0415
+
+    try:
+        settings = with_login(settings, args.username, args.password_file)
+    except LoginError as exc:
+        print(f"rfid-table {command}: {exc}", file=sys.stderr)
+        raise SystemExit(2)
+    if getattr(args, "password", None) is not None:
+        print(f"rfid-table {command}: --password is visible to every user of this machine (ps); use "
+              f"--password-file or ${PASSWORD_ENV}", file=sys.stderr)
+        settings = dataclasses.replace(settings, password=args.password)
+    return settings
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -199,8 +224,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
             print("rfid-table watch: give --config FILE or --table ID", file=sys.stderr)
             return 2
         settings, table_id = MqttSettings(host=args.host or "localhost", port=args.port or 1883), args.table
-    if args.username:
-        settings = dataclasses.replace(settings, username=args.username, password=args.password)
+    settings = _with_login(settings, args, "watch")
     return watch(settings, table_id, args.secure, args.plain, args.exit_after_hands, args.timeout)
 
 
@@ -234,9 +258,19 @@ def cmd_register_chips(args: argparse.Namespace) -> int:
     return register_chips_command(args)
 
 
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return version("rfid-table")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rfid-table", description="RFID poker table controller")
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("check-config", help="validate a table configuration (exit 78 when it is bad)")
@@ -246,6 +280,12 @@ def build_parser() -> argparse.ArgumentParser:
     def broker_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--host", help="broker host (overrides [mqtt] host)")
         p.add_argument("--port", type=int, help="broker port (overrides [mqtt] port)")
+
+    def login_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--username", help="log in to the broker as this user (overrides [mqtt] username)")
+        p.add_argument("--password-file", metavar="FILE",
+                       help=f"read the password from the first line of FILE (otherwise ${PASSWORD_ENV}, or the "
+                            "configuration's [mqtt] password)")
 
     p = sub.add_parser("sim", help="run the daemon on a simulated table")
     p.add_argument("--config", required=True, help="table configuration (TOML)")
@@ -290,20 +330,24 @@ def build_parser() -> argparse.ArgumentParser:
     broker_options(p)
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("diag", help="live diagnostics of a running table: links, antennas, frame counters")
-    p.add_argument("--config", required=True)
+    p = sub.add_parser("diag", help="live diagnostics of a running table: links, antennas, frame counters",
+                       epilog=PASSWORD_HELP)
+    p.add_argument("--config", required=True, help="table configuration (TOML): the broker, the login and the "
+                                                   "table id from it")
     broker_options(p)
+    login_options(p)
     p.add_argument("--plain", action="store_true", help="print reports one after another (no screen redraw)")
     p.add_argument("--timeout", type=float, default=None, help="stop after this many seconds")
     p.set_defaults(func=cmd_diag)
 
-    p = sub.add_parser("watch", help="live view of a table in the terminal")
+    p = sub.add_parser("watch", help="live view of a table in the terminal", epilog=PASSWORD_HELP)
     p.add_argument("--config", help="table configuration: broker and table id from it")
     p.add_argument("--table", help="table id (default: from --config)")
     broker_options(p)
     p.add_argument("--secure", action="store_true", help="also show hole cards, where the credentials allow")
-    p.add_argument("--username")
-    p.add_argument("--password")
+    login_options(p)
+    p.add_argument("--password", help="the password on the command line, where ps shows it to every user of the "
+                                      "machine: prefer --password-file or $RFID_TABLE_PASSWORD")
     p.add_argument("--plain", action="store_true", help="print frames one after another (no screen redraw)")
     p.add_argument("--exit-after-hands", type=int, default=None, help="stop after this many hands ended")
     p.add_argument("--timeout", type=float, default=None, help="stop after this many seconds")
@@ -313,7 +357,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default=None, help="table configuration (default: config/table-chips.toml)")
     p.add_argument("--hands", type=int, default=0, help="hands to play; 0 plays until Ctrl-C (default)")
     p.add_argument("--speed", type=float, default=2.0, help="times real time (default 2)")
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--seed", type=int, default=None,
+                   help="random seed of the simulated table: the same seed plays the same hands (default: random)")
+    p.add_argument("--dealer-errors", type=float, default=DEMO_DEALER_ERRORS, metavar="P",
+                   help=f"chance per deal that the simulated dealer makes a dealing error (default {DEMO_DEALER_ERRORS})")
     p.set_defaults(func=cmd_demo)
 
     def registration_options(p: argparse.ArgumentParser, what: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from rfid_table.broker_login import PASSWORD_ENV, PASSWORD_HELP
 from rfid_table.config import EX_CONFIG, ConfigError, TableConfig, load_config
 
-DEMO_DEALER_ERRORS = 0.1  # a misdeal or an exposed card every few minutes of the demo
+DEMO_DEALER_ERRORS = 0.2  # a misdeal or an exposed card every couple of minutes of the demo
 RUN_PERIOD_S = 0.01  # how often the hardware loop polls the readers at the latest
 EX_JOURNAL = 65  # sysexits.h EX_DATAERR: the journal on disk is damaged
 
@@ -59,7 +59,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
                          missed_read=args.missed_read, cross_read=args.cross_read, flicker=args.flicker,
                          stack_limit=args.stack_limit, devices_per_hour=args.devices_per_hour,
                          devices_per_hand=args.devices_per_hand, absences_per_hour=args.absences_per_hour,
-                         absences_per_hand=args.absences_per_hand)
+                         absences_per_hand=args.absences_per_hand, dealer_errors=args.dealer_errors,
+                         floor_answer_s=args.floor_answers)
     journal = _open_journal(args.journal, config.journal_retention, bool(config.broadcast_delay_s)) \
         if args.journal else None
     epoch = journal.epoch if journal is not None else secrets.token_hex(8)
@@ -231,7 +232,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from rfid_table.demo import demo
 
-    return demo(args.config, args.hands, args.speed, args.seed)
+    return demo(args.config, args.hands, args.speed, args.seed, args.dealer_errors)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -321,6 +322,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a player leaves the seat for a while R times per hour (the presence rule judges it)")
     p.add_argument("--absences-per-hand", type=float, default=0.0, metavar="P",
                    help="chance per seat and hand that the player leaves during the hand")
+    p.add_argument("--dealer-errors", type=float, default=0.0, metavar="P",
+                   help="chance per deal that the simulated dealer makes a dealing error: an exposed card (the first "
+                        "or second one a misdeal), and on tables without chips also extra or misplaced cards and a "
+                        "board turned too early (default 0)")
+    p.add_argument("--floor-answers", type=float, default=None, metavar="SECONDS",
+                   help="a simulated floor answers each ruling that waits for it this long after it was reported: "
+                        "it confirms the dealing rulings and overrides the seat sensors' (default: nobody answers "
+                        "but a floor console)")
     broker_options(p)
     p.set_defaults(func=cmd_sim)
 

@@ -16,7 +16,8 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 from controller.betting import VARIANTS, BettingHand
 from controller.cards import FULL_DECK
-from sim.dealer import Move
+from controller.rules import EXPOSED_BURN_AFTER_DEAL
+from sim.dealer import FLOOR_S, InjectedError, Move
 from sim.field import TableField
 from sim.handgen import play_randomly
 from sim.replay import HandScript
@@ -26,7 +27,8 @@ class BettingDealer:
     def __init__(self, field: TableField, deck: Mapping[str, str], chips: Mapping[str, int], players: Sequence[int],
                  *, variant: str = "NLHE", blinds: tuple[int, int] = (1, 2), ante: int = 0,
                  buy_in_bb: int = 100, max_buy_ins: int = 5, command: Callable[[dict], None], pace_s: float = 1.0,
-                 seed: int | None = None):
+                 seed: int | None = None, error_rate: float = 0.0,
+                 exposed_procedure: str = EXPOSED_BURN_AFTER_DEAL):
         self.field = field
         self.uid_of_card = {card: uid for uid, card in deck.items()}
         rack: dict[int, list[str]] = {}
@@ -50,6 +52,14 @@ class BettingDealer:
         self.stacks = {seat: self.buy_in for seat in self.players}
         self.button = self.players[-1]
         self.hands_dealt = 0
+        if not 0.0 <= error_rate <= 1.0:
+            raise ValueError(f"the dealer's error rate is a chance per deal from 0 to 1, not {error_rate}")
+        # The dealer's errors: an exposed card in the deal at this chance per deal, half of them the first or second
+        # card (a misdeal). A generator of their own: a run without errors is the same as ever for a seed.
+        self.error_rate = error_rate
+        self.exposed_procedure = exposed_procedure
+        self.error_rng = random.Random(None if seed is None else f"dealing-errors/{seed}")
+        self.errors: list[InjectedError] = []
 
     def hand(self) -> Iterator[Move]:
         self.button = next((p for p in self.players if p > self.button), self.players[0])
@@ -71,7 +81,18 @@ class BettingDealer:
 
         result = award(hand, hole if hand.status == "showdown" else None, board)
         self.script.reset()
-        steps = self.script.steps(hand, hole, board)
+        exposed_at = None
+        if self.error_rate and self.error_rng.random() < self.error_rate:
+            cards = len(hand.order) * self.variant.hole_cards
+            exposed_at = self.error_rng.randrange(2) if self.error_rng.random() < 0.5 else \
+                self.error_rng.randrange(2, cards)
+            seat = hand.order[exposed_at % len(hand.order)]
+            self.errors.append(InjectedError(self.hands_dealt, "exposed_card", seat, f"position {exposed_at + 1}",
+                                             void=exposed_at <= 1))
+            if exposed_at <= 1:
+                self.hands_dealt += 1  # the deal again is a hand of its own for the table
+        steps = self.script.steps(hand, hole, board, exposed_at=exposed_at, exposed_procedure=self.exposed_procedure,
+                                  floor_s=FLOOR_S * 1.5)
         self.stacks = dict(result.finishing_stacks)
         previous = 0.0
         for step in steps:

@@ -469,6 +469,8 @@ def watch(settings: MqttSettings, table_id: str, secure: bool, plain: bool, exit
             view.changed.clear()
             if stop.is_set():
                 break
+            # decided before drawing, so that the last frame drawn holds everything the decision saw
+            done = exit_after_hands is not None and view.hands_ended >= exit_after_hands and view.caught_up()
             frame = view.render()
             if live is not None:
                 live.update(frame, refresh=True)
@@ -478,7 +480,7 @@ def watch(settings: MqttSettings, table_id: str, secure: bool, plain: bool, exit
                     out.write(text + "\n\n")
                     out.flush()
                     last_plain = text
-            if exit_after_hands is not None and view.hands_ended >= exit_after_hands and view.caught_up():
+            if done:
                 break
             time.sleep(0.05)  # at most ~20 frames a second
     except KeyboardInterrupt:

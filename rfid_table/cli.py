@@ -37,8 +37,41 @@ def _with_broker(config: TableConfig, args: argparse.Namespace) -> TableConfig:
 def cmd_check_config(args: argparse.Namespace) -> int:
     from rfid_table.register import config_summary  # noqa: PLC0415
 
+    if _is_chip_registry(args.file):
+        return _check_chip_registry(args.file)
     config = _load_or_exit(args.file)
     print(config_summary(args.file, config))
+    return 0
+
+
+def _is_chip_registry(path: str) -> bool:
+    """A file of [sets.ID] tables only: what register-chips writes, not a table configuration."""
+    import tomllib  # noqa: PLC0415
+
+    try:
+        with open(path, "rb") as file:
+            doc = tomllib.load(file)
+    except (OSError, ValueError):
+        return False  # the table configuration's own checks say what is wrong with it
+    return bool(doc) and set(doc) == {"sets"}
+
+
+def _check_chip_registry(path: str) -> int:
+    from rfid_table.registry import load_chip_registry  # noqa: PLC0415
+
+    how = (f"a table uses it with [chips] registry = \"{Path(path).name}\" and active_set = \"ID\"; "
+           "'rfid-table check-config TABLE.toml' checks it together with that table's decks")
+    try:
+        registry = load_chip_registry(path)
+    except ConfigError as exc:
+        print(f"{path}: a chip registry (not a table configuration), with {len(exc.problems)} problem"
+              f"{'s' if len(exc.problems) != 1 else ''}:", file=sys.stderr)
+        for problem in exc.problems:
+            print("  " + problem.render(exc.path), file=sys.stderr)
+        print(f"  ({how})", file=sys.stderr)
+        return EX_CONFIG
+    sets = ", ".join(f"{set_id} ({len(chips)} chips)" for set_id, chips in registry.sets.items())
+    print(f"{path}: OK — a chip registry (not a table configuration): set(s) {sets}.\n  {how[0].upper()}{how[1:]}.")
     return 0
 
 

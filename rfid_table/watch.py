@@ -84,7 +84,8 @@ def describe_event(event: dict) -> str:
         return f"the floor counted the stacks of {len(event.get('stacks') or {})} seats"
     if kind == "irregular_card":
         where = f" at seat {seat}" if seat else (f" on the {event['zone']}" if event.get("zone") else "")
-        return f"IRREGULARITY {words(event.get('code'))}{where}: {ruling or 'for the record'}{floor}"
+        severity = f" ({event['severity']})" if event.get("severity") else ""
+        return f"IRREGULARITY {words(event.get('code'))}{where}{severity}: {ruling or 'for the record'}{floor}"
     if kind == "unknown_tag":
         return f"unknown tag on {event.get('zone')}"
     if kind == "device_breach":
@@ -151,21 +152,36 @@ def describe_event(event: dict) -> str:
         return "the dealer calls the floor" + (f" to seat {seat}" if seat else "") + (
             f": {event['note']}" if event.get("note") else "")
     if kind in ("button_set", "seats_set", "new_hand"):
-        return {"button_set": f"button set on seat {seat}", "seats_set": f"seats set: {event.get('seats')}",
+        return {"button_set": f"button set on seat {seat}", "seats_set": f"seats set: {', '.join(map(str, event.get('seats') or []))}",
                 "new_hand": "new hand called"}[kind] + (f" by {event['by']}" if event.get("by") else "")
+    if kind == "reader_link":
+        state = event.get("state")
+        detail = f" ({event['reason']})" if event.get("reason") else ""
+        return {"up": f"reader {event.get('reader')} up", "down": f"READER {event.get('reader')} DOWN{detail}",
+                "incompatible": f"reader {event.get('reader')} refused: incompatible firmware{detail}",
+                "reset": f"reader {event.get('reader')} rebooted{detail}"}.get(state, f"reader {event.get('reader')} {state}")
+    if kind == "deck_selected":
+        return f"deck {event.get('deck')} selected" + (f" by {event['by']}" if event.get("by") else "")
+    if kind == "foreign_chip":
+        return f"a chip that does not count on {event.get('zone')}: {event.get('reason')}"
+    if kind == "hand_audit":
+        return f"{event.get('missing')} card(s) of the hand missing — {ruling}"
+    if kind == "deck_audit":
+        missing = event.get("missing") or []
+        return f"{len(missing)} card(s) of the deck not seen in {event.get('audit_hands')} hands — {ruling}"
     if kind == "board_corrected":
         return f"board corrected by the floor: {' '.join(event.get('board') or [])}"
     return words(kind)
 
 
 # Events the live view leaves out of the list: drawn elsewhere (the table, the clock) or the machine's record.
-QUIET_EVENTS = {"hand_history", "clock_tick", "card_dealt", "hand_cards", "deck_audit"}
+QUIET_EVENTS = {"hand_history", "clock_tick", "card_dealt"}
 
 
 def floor_item(event: dict) -> dict:
     """An entry of the floor panel from an event that waits for the floor."""
     if event.get("type") == "irregular_card":
-        what = words(event.get("code"))
+        what = words(event.get("code")) + (f" ({event['severity']})" if event.get("severity") else "")
     elif event.get("type") in ("bet_ruling", "chip_count"):
         what = f"{words(event.get('type'))}: {words(event.get('code'))}"
     else:

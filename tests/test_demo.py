@@ -65,9 +65,9 @@ def test_the_simulated_dealer_errs_at_the_rate_asked_and_the_floor_answers(broke
     assert sim.returncode == 0, sim.stderr
     assert watcher.proc.wait(120) == 0, watcher.proc.stderr.read()
     seen = "\n".join(watcher.frames)
-    assert re.search(r"IRREGULARITY first cards exposed: misdeal", seen)
+    assert re.search(r"IRREGULARITY first cards exposed \(stop\): misdeal", seen)
     assert re.search(r"MISDEAL \(first cards exposed\): deal again, the button stays on seat \d+", seen)
-    assert re.search(r"IRREGULARITY hole card exposed: burn card", seen)
+    assert re.search(r"IRREGULARITY hole card exposed \(warning\): burn card", seen)
     assert re.search(r"FLOOR (confirmed|overridden) .* \(#\d+\)", seen)
     assert "bet ruling" not in seen and "chip count" not in seen  # the table read every hand dealt again
 

@@ -229,3 +229,13 @@ def test_help_says_where_the_password_comes_from_and_the_version_is_known():
     assert "--username" in run("watch", "--help").stdout
     version = run("--version")
     assert version.returncode == 0 and re.fullmatch(r"rfid-table \d+\.\d+\.\d+\n", version.stdout)
+
+
+def test_broker_setup_without_a_target_directory_writes_nothing_and_says_what_is_missing():
+    system = Path("/etc/mosquitto/cardroom")
+    before = sorted(system.iterdir()) if system.exists() else None
+    done = subprocess.run(rfid_table_command() + ["broker-setup", "--table", "main-9"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2
+    assert "the following arguments are required: --dir" in done.stderr
+    assert (sorted(system.iterdir()) if system.exists() else None) == before

@@ -10,6 +10,7 @@ and the viewers say what they are waiting for.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import threading
@@ -53,8 +54,6 @@ def read_password(password_file: str | None, environ: dict | None = None) -> str
 
 def with_login(settings: MqttSettings, username: str | None, password_file: str | None) -> MqttSettings:
     """``settings`` with the login of the command line; the configuration's own otherwise."""
-    import dataclasses  # noqa: PLC0415
-
     password = read_password(password_file)
     if username:
         return dataclasses.replace(settings, username=username, password=password)
@@ -84,6 +83,18 @@ class LinkState:
             return (f"waiting for the broker at {self.host}:{self.port}: {self.unreachable} "
                     "(is Mosquitto running there? retrying)")
         return f"connecting to the broker at {self.host}:{self.port} …"
+
+
+    def exit_status(self, command: str, username: str | None, err) -> int:
+        """At the end of a viewer: a refused login or a broker never reached is said once and is the exit status."""
+        if self.refused:
+            print(f"rfid-table {command}: {self.refused} (user {username or '(none)'} at {self.host}:{self.port})",
+                  file=err)
+            return EX_NOPERM
+        if not self.connected and self.unreachable:
+            print(f"rfid-table {command}: gave up: {self.waiting_for()}", file=err)
+            return EX_UNAVAILABLE
+        return 0
 
 
 def refused_text(reason_code) -> str:

@@ -11,7 +11,7 @@ import threading
 import time
 from collections import Counter
 
-from rfid_table.broker_login import EX_NOPERM, EX_UNAVAILABLE, LinkState, connect_viewer, refused_text
+from rfid_table.broker_login import LinkState, connect_viewer, refused_text
 from rfid_table.config import MqttSettings
 from rfid_table.publisher import QOS, Topics, make_client
 
@@ -180,11 +180,4 @@ def diag(settings: MqttSettings, table_id: str, plain: bool, timeout_s: float | 
         stop.set()
         client.disconnect()
         client.loop_stop()
-    if link.refused:
-        print(f"rfid-table diag: {link.refused} (user {settings.username or '(none)'} at "
-              f"{settings.host}:{settings.port})", file=err)
-        return EX_NOPERM
-    if not link.connected and link.unreachable:
-        print(f"rfid-table diag: gave up: {link.waiting_for()}", file=err)
-        return EX_UNAVAILABLE
-    return 0
+    return link.exit_status("diag", settings.username, err)

@@ -30,7 +30,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from rfid_table.broker_login import EX_NOPERM, EX_UNAVAILABLE, LinkState, connect_viewer, refused_text
+from rfid_table.broker_login import LinkState, connect_viewer, refused_text
 from rfid_table.config import MqttSettings
 from rfid_table.publisher import QOS, Topics, make_client
 
@@ -507,11 +507,4 @@ def watch(settings: MqttSettings, table_id: str, secure: bool, plain: bool, exit
             live.stop()
         client.disconnect()
         client.loop_stop()
-    if link.refused:
-        print(f"rfid-table watch: {link.refused} (user {settings.username or '(none)'} at "
-              f"{settings.host}:{settings.port})", file=err)
-        return EX_NOPERM
-    if not link.connected and link.unreachable:
-        print(f"rfid-table watch: gave up: {link.waiting_for()}", file=err)
-        return EX_UNAVAILABLE
-    return 0
+    return link.exit_status("watch", settings.username, err)

@@ -1,6 +1,6 @@
 """Set up the card room's Mosquitto: users, passwords, ACL and TLS files for config/mosquitto/cardroom.conf.
 
-    rfid-table broker-setup [--dir /etc/mosquitto/cardroom] [--prefix rfid-table]
+    rfid-table broker-setup --dir /etc/mosquitto/cardroom [--prefix rfid-table]
         [--table ID ...] [--user ROLE:NAME[:TABLE,...] ...] [--password NAME=SECRET ...]
         [--remove-table ID ...] [--remove-user NAME ...]
         [--tls] [--tls-host NAME ...] [--tls-ip ADDRESS ...] [--tls-renew] [--install-conf PATH]
@@ -469,7 +469,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rfid-table broker-setup",
         description="Create or update the card room broker's password file, ACL and TLS certificates "
                     "(for config/mosquitto/cardroom.conf). See docs/broker.md.")
-    p.add_argument("--dir", type=Path, default=DEFAULT_DIR, help=f"the files' directory (default {DEFAULT_DIR})")
+    # Required: a run without it would write into the system's Mosquitto directory unasked.
+    p.add_argument("--dir", type=Path, required=True,
+                   help=f"the files' directory (the card room's broker: {DEFAULT_DIR}, which cardroom.conf names)")
     p.add_argument("--prefix", help="the tables' MQTT topic prefix (default rfid-table, or what was set before)")
     p.add_argument("--table", action="append", default=[], metavar="ID", help="add a table and its user table-ID")
     p.add_argument("--user", action="append", default=[], metavar="ROLE:NAME[:TABLE,...]",

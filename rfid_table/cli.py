@@ -8,9 +8,11 @@ import secrets
 import time
 from pathlib import Path
 
+from rfid_table.broker_login import PASSWORD_ENV, PASSWORD_HELP
 from rfid_table.config import EX_CONFIG, ConfigError, TableConfig, load_config
 from rfid_table.timebase import system_clock
 
+DEMO_DEALER_ERRORS = 0.2  # a misdeal or an exposed card every couple of minutes of the demo
 RUN_PERIOD_S = 0.01  # how often the hardware loop polls the readers at the latest
 EX_JOURNAL = 65  # sysexits.h EX_DATAERR: the journal on disk is damaged, empty, or another table's
 EX_JOURNAL_DISK = 74  # sysexits.h EX_IOERR: the journal cannot be written (the disk is full); not restarted
@@ -40,23 +42,63 @@ def _with_broker(config: TableConfig, args: argparse.Namespace) -> TableConfig:
 def cmd_check_config(args: argparse.Namespace) -> int:
     from rfid_table.register import config_summary  # noqa: PLC0415
 
+    if _is_chip_registry(args.file):
+        return _check_chip_registry(args.file)
     config = _load_or_exit(args.file)
     print(config_summary(args.file, config))
     return 0
 
 
+def _is_chip_registry(path: str) -> bool:
+    """A file of [sets.ID] tables only: what register-chips writes, not a table configuration. Read with the
+    configuration's own bounded reader, so a hostile file is refused here as it is there."""
+    from rfid_table.config import parse_toml, read_config_text  # noqa: PLC0415
+
+    try:
+        doc = parse_toml(path, read_config_text(path))
+    except ConfigError:
+        return False  # the table configuration's own checks say what is wrong with it
+    return bool(doc) and set(doc) == {"sets"}
+
+
+def _check_chip_registry(path: str) -> int:
+    from rfid_table.registry import load_chip_registry  # noqa: PLC0415
+
+    how = (f"a table uses it with [chips] registry = \"{Path(path).name}\" and active_set = \"ID\"; "
+           "'rfid-table check-config TABLE.toml' checks it together with that table's decks")
+    try:
+        registry = load_chip_registry(path)
+    except ConfigError as exc:
+        print(f"{path}: a chip registry (not a table configuration), with {len(exc.problems)} problem"
+              f"{'s' if len(exc.problems) != 1 else ''}:", file=sys.stderr)
+        for problem in exc.problems:
+            print("  " + problem.render(exc.path), file=sys.stderr)
+        print(f"  ({how})", file=sys.stderr)
+        return EX_CONFIG
+    sets = ", ".join(f"{set_id} ({len(chips)} chips)" for set_id, chips in registry.sets.items())
+    print(f"{path}: OK — a chip registry (not a table configuration): set(s) {sets}.\n  {how[0].upper()}{how[1:]}.")
+    return 0
+
+
 def cmd_sim(args: argparse.Namespace) -> int:
+    from rfid_table.broker_login import EX_NOPERM, probe_login
     from rfid_table.daemon import StopFlag
     from rfid_table.publisher import MqttPublisher
     from rfid_table.simulate import SimOptions, SimulatedTable
 
     config = _with_broker(_load_or_exit(args.config), args)
+    refusal = probe_login(config.mqtt)
+    if refusal:  # playing on would publish nothing, and look like success
+        print(f"rfid-table sim: {refusal} (user {config.mqtt.username or '(none)'} at {config.mqtt.host}:"
+              f"{config.mqtt.port}; [mqtt] of {args.config})", file=sys.stderr)
+        return EX_NOPERM
     options = SimOptions(hands=args.hands or None, seed=args.seed, speed=args.speed, pace_s=args.pace,
                          players=args.players, link=args.link, noise=args.noise, faults_per_minute=args.faults,
                          missed_read=args.missed_read, cross_read=args.cross_read, flicker=args.flicker,
                          stack_limit=args.stack_limit, devices_per_hour=args.devices_per_hour,
                          devices_per_hand=args.devices_per_hand, absences_per_hour=args.absences_per_hour,
-                         absences_per_hand=args.absences_per_hand)
+                         absences_per_hand=args.absences_per_hand, dealer_errors=args.dealer_errors,
+                         floor_answer_s=args.floor_answers)
     journal = _open_journal(args.journal, config, args.new_journal) if args.journal else None
     epoch = journal.epoch if journal is not None else secrets.token_hex(8)
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch)
@@ -221,7 +263,24 @@ def cmd_diag(args: argparse.Namespace) -> int:
     from rfid_table.diag import diag
 
     config = _with_broker(_load_or_exit(args.config), args)
-    return diag(config.mqtt, config.table_id, args.plain, args.timeout)
+    settings = _with_login(config.mqtt, args, "diag")
+    return diag(settings, config.table_id, args.plain, args.timeout)
+
+
+def _with_login(settings, args: argparse.Namespace, command: str):
+    """The broker settings with the login of the command line (--username, --password-file, the environment)."""
+    from rfid_table.broker_login import LoginError, with_login  # noqa: PLC0415
+
+    try:
+        settings = with_login(settings, args.username, args.password_file)
+    except LoginError as exc:
+        print(f"rfid-table {command}: {exc}", file=sys.stderr)
+        raise SystemExit(2)
+    if getattr(args, "password", None) is not None:
+        print(f"rfid-table {command}: --password is visible to every user of this machine (ps); use "
+              f"--password-file or ${PASSWORD_ENV}", file=sys.stderr)
+        settings = dataclasses.replace(settings, password=args.password)
+    return settings
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -236,15 +295,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
             print("rfid-table watch: give --config FILE or --table ID", file=sys.stderr)
             return 2
         settings, table_id = MqttSettings(host=args.host or "localhost", port=args.port or 1883), args.table
-    if args.username:
-        settings = dataclasses.replace(settings, username=args.username, password=args.password)
+    settings = _with_login(settings, args, "watch")
     return watch(settings, table_id, args.secure, args.plain, args.exit_after_hands, args.timeout)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from rfid_table.demo import demo
 
-    return demo(args.config, args.hands, args.speed, args.seed)
+    return demo(args.config, args.hands, args.speed, args.seed, args.dealer_errors)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -271,9 +329,19 @@ def cmd_register_chips(args: argparse.Namespace) -> int:
     return register_chips_command(args)
 
 
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return version("rfid-table")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rfid-table", description="RFID poker table controller")
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("check-config", help="validate a table configuration (exit 78 when it is bad)")
@@ -283,6 +351,12 @@ def build_parser() -> argparse.ArgumentParser:
     def broker_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--host", help="broker host (overrides [mqtt] host)")
         p.add_argument("--port", type=int, help="broker port (overrides [mqtt] port)")
+
+    def login_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--username", help="log in to the broker as this user (overrides [mqtt] username)")
+        p.add_argument("--password-file", metavar="FILE",
+                       help=f"read the password from the first line of FILE (otherwise ${PASSWORD_ENV}, or the "
+                            "configuration's [mqtt] password)")
 
     p = sub.add_parser("sim", help="run the daemon on a simulated table")
     p.add_argument("--config", required=True, help="table configuration (TOML)")
@@ -319,6 +393,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a player leaves the seat for a while R times per hour (the presence rule judges it)")
     p.add_argument("--absences-per-hand", type=float, default=0.0, metavar="P",
                    help="chance per seat and hand that the player leaves during the hand")
+    p.add_argument("--dealer-errors", type=float, default=0.0, metavar="P",
+                   help="chance per deal that the simulated dealer makes a dealing error: an exposed card (the first "
+                        "or second one a misdeal), and on tables without chips also extra or misplaced cards and a "
+                        "board turned too early (default 0)")
+    p.add_argument("--floor-answers", type=float, default=None, metavar="SECONDS",
+                   help="a simulated floor answers each ruling that waits for it this long after it was reported: "
+                        "it confirms the dealing rulings and overrides the seat sensors' (default: nobody answers "
+                        "but a floor console)")
     broker_options(p)
     p.set_defaults(func=cmd_sim)
 
@@ -329,20 +411,24 @@ def build_parser() -> argparse.ArgumentParser:
     broker_options(p)
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("diag", help="live diagnostics of a running table: links, antennas, frame counters")
-    p.add_argument("--config", required=True)
+    p = sub.add_parser("diag", help="live diagnostics of a running table: links, antennas, frame counters",
+                       epilog=PASSWORD_HELP)
+    p.add_argument("--config", required=True, help="table configuration (TOML): the broker, the login and the "
+                                                   "table id from it")
     broker_options(p)
+    login_options(p)
     p.add_argument("--plain", action="store_true", help="print reports one after another (no screen redraw)")
     p.add_argument("--timeout", type=float, default=None, help="stop after this many seconds")
     p.set_defaults(func=cmd_diag)
 
-    p = sub.add_parser("watch", help="live view of a table in the terminal")
+    p = sub.add_parser("watch", help="live view of a table in the terminal", epilog=PASSWORD_HELP)
     p.add_argument("--config", help="table configuration: broker and table id from it")
     p.add_argument("--table", help="table id (default: from --config)")
     broker_options(p)
     p.add_argument("--secure", action="store_true", help="also show hole cards, where the credentials allow")
-    p.add_argument("--username")
-    p.add_argument("--password")
+    login_options(p)
+    p.add_argument("--password", help="the password on the command line, where ps shows it to every user of the "
+                                      "machine: prefer --password-file or $RFID_TABLE_PASSWORD")
     p.add_argument("--plain", action="store_true", help="print frames one after another (no screen redraw)")
     p.add_argument("--exit-after-hands", type=int, default=None, help="stop after this many hands ended")
     p.add_argument("--timeout", type=float, default=None, help="stop after this many seconds")
@@ -352,7 +438,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default=None, help="table configuration (default: config/table-chips.toml)")
     p.add_argument("--hands", type=int, default=0, help="hands to play; 0 plays until Ctrl-C (default)")
     p.add_argument("--speed", type=float, default=2.0, help="times real time (default 2)")
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--seed", type=int, default=None,
+                   help="random seed of the simulated table: the same seed plays the same hands (default: random)")
+    p.add_argument("--dealer-errors", type=float, default=DEMO_DEALER_ERRORS, metavar="P",
+                   help=f"chance per deal that the simulated dealer makes a dealing error (default {DEMO_DEALER_ERRORS})")
     p.set_defaults(func=cmd_demo)
 
     def registration_options(p: argparse.ArgumentParser, what: str) -> None:

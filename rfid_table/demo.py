@@ -1,5 +1,6 @@
 """``rfid-table demo``: a private broker, the simulated table and the live view in one terminal."""
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -11,9 +12,10 @@ from rfid_table.watch import watch
 
 DEMO_DEVICES_PER_HAND = 0.05  # chance per seat and hand
 DEMO_ABSENCES_PER_HAND = 0.02
+DEMO_FLOOR_ANSWER_S = 6.0  # the floor comes to the table and confirms what waits for it
 
 
-def demo(config_path: str | None, hands: int, speed: float, seed: int | None) -> int:
+def demo(config_path: str | None, hands: int, speed: float, seed: int | None, dealer_errors: float = 0.0) -> int:
     config_path = config_path or str(PROJECT_ROOT / "config" / "table-chips.toml")
     config = load_config(config_path)
     try:
@@ -21,11 +23,16 @@ def demo(config_path: str | None, hands: int, speed: float, seed: int | None) ->
     except BrokerError as exc:
         print(f"rfid-table demo: {exc}", file=sys.stderr)
         return 1
-    log = Path(tempfile.gettempdir()) / "rfid-table-demo.log"
+    # A log of its own: two demos on one machine must not write into one file.
+    handle, name = tempfile.mkstemp(prefix="rfid-table-demo-", suffix=".log")
+    os.close(handle)
+    log = Path(name)
     command = [sys.executable, "-m", "rfid_table.cli", "sim", "--config", config_path, "--host", broker.host,
                "--port", str(broker.port), "--hands", str(hands), "--speed", str(speed),
                # players now and then on the phone or away from the seat, for the conduct rules to judge
-               "--devices-per-hand", str(DEMO_DEVICES_PER_HAND), "--absences-per-hand", str(DEMO_ABSENCES_PER_HAND)]
+               "--devices-per-hand", str(DEMO_DEVICES_PER_HAND), "--absences-per-hand", str(DEMO_ABSENCES_PER_HAND),
+               # and a dealer who now and then exposes a card, for the rules and the floor to answer
+               "--dealer-errors", str(dealer_errors), "--floor-answers", str(DEMO_FLOOR_ANSWER_S)]
     if seed is not None:
         command += ["--seed", str(seed)]
     print(f"private broker on {broker.host}:{broker.port}; simulated table log: {log}")

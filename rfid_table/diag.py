@@ -11,6 +11,7 @@ import threading
 import time
 from collections import Counter
 
+from rfid_table.broker_login import LinkState, connect_viewer, refused_text
 from rfid_table.config import MqttSettings
 from rfid_table.publisher import QOS, Topics, make_client
 
@@ -133,34 +134,85 @@ def render(report: dict | None, status: str) -> str:
     return "\n".join(lines)
 
 
-def diag(settings: MqttSettings, table_id: str, plain: bool, timeout_s: float | None, out=sys.stdout) -> int:
+def waiting_text(link: LinkState, status: str | None, subscribed: bool, topics: Topics) -> str | None:
+    """What diag waits for while no report has come, or None."""
+    line = link.waiting_for()
+    if line:
+        return line
+    if not subscribed:
+        return f"connected to {link.host}:{link.port}; subscribing …"
+    if status == "offline":
+        return f"the table {topics.base} is offline (its daemon stopped or lost the broker); waiting for it"
+    return (f"waiting for the daemon's diagnostics on {topics.diagnostics}: nothing published yet. Is the table's "
+            "daemon running against this broker, with this table id and topic prefix?")
+
+
+def diag(settings: MqttSettings, table_id: str, plain: bool, timeout_s: float | None, out=sys.stdout,
+         err=sys.stderr) -> int:
     topics = Topics.for_table(settings.topic_prefix, table_id)
-    state = {"report": None, "status": "unknown"}
+    state = {"report": None, "status": None, "subscribed": False}
+    link = LinkState(settings.host, settings.port)
     changed = threading.Event()
+    stop = threading.Event()
 
     def on_message(client, userdata, message):
         if message.topic == topics.status:
             state["status"] = message.payload.decode(errors="replace")
         else:
-            state["report"] = json.loads(message.payload)
+            try:
+                state["report"] = json.loads(message.payload)
+            except ValueError:
+                return
+        changed.set()
+
+    def on_connect(client, userdata, flags, reason_code, properties):
+        if reason_code.is_failure:
+            link.refused = refused_text(reason_code)
+            stop.set()
+        else:
+            link.connected = True
+            client.subscribe([(topics.status, QOS), (topics.diagnostics, QOS)])
+        changed.set()
+
+    def on_subscribe(client, userdata, mid, reason_codes, properties):
+        state["subscribed"] = True
+        changed.set()
+
+    def on_disconnect(client, userdata, flags, reason_code, properties):
+        link.connected = False
+        if not stop.is_set():
+            link.unreachable = f"lost the connection ({reason_code}); reconnecting"
         changed.set()
 
     client = make_client(settings, f"rfid-table-diag-{table_id}-{time.monotonic_ns() % 100000}")
-    client.on_connect = lambda c, u, f, rc, p: c.subscribe([(topics.status, QOS), (topics.diagnostics, QOS)])
+    client.on_connect = on_connect
+    client.on_subscribe = on_subscribe
+    client.on_disconnect = on_disconnect
     client.on_message = on_message
-    client.connect_async(settings.host, settings.port, keepalive=settings.keepalive)
-    client.loop_start()
+    connect_viewer(client, settings, link, changed, stop)
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    last = None
     try:
-        while deadline is None or time.monotonic() < deadline:
+        while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
             if changed.wait(0.5):
                 changed.clear()
-                frame = render(state["report"], state["status"])
+                if stop.is_set():
+                    break
+                waiting = waiting_text(link, state["status"], state["subscribed"], topics)
+                frame = render(state["report"], state["status"] or "unknown")
+                if state["report"] is None and waiting:
+                    frame = f"table status: {state['status'] or 'unknown'}\n{waiting}"
+                elif waiting:
+                    frame += "\n" + waiting
+                if plain and frame == last:
+                    continue
+                last = frame
                 out.write(frame + "\n\n" if plain else "\033[H\033[2J" + frame + "\n")
                 out.flush()
     except KeyboardInterrupt:
         pass
     finally:
+        stop.set()
         client.disconnect()
         client.loop_stop()
-    return 0
+    return link.exit_status("diag", settings.username, err)

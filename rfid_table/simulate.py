@@ -20,6 +20,7 @@ from pathlib import Path
 
 from hal.firmware_reader import serial_reader
 from hal.readers import ReaderBackend, SimulatedReader
+from controller.rules import profile as rule_profile
 from rfid_table.config import ENGINE_VARIANTS, TableConfig
 from rfid_table.daemon import Sink, StopFlag, TableGpio, TablePipeline, run_cycles
 from rfid_table.timebase import TableClock
@@ -62,6 +63,13 @@ class SimOptions:
     absences_per_hour: float = 0.0
     absences_per_hand: float = 0.0
     gpio: bool = False  # the simulated GPIO even without injected conduct (buttons pressed by tests, lights)
+    # The dealer's errors: the chance per deal of a dealing error (sim.dealer for tables without chips: exposed,
+    # extra and misplaced cards and a premature board; sim.betting_dealer for tables with chips: exposed cards,
+    # half of them a misdeal).
+    dealer_errors: float = 0.0
+    # The simulated floor answers what waits for it this long after it was reported; None: nobody answers (a floor
+    # console or a test does).
+    floor_answer_s: float | None = None
 
     def conduct(self) -> ConductSimOptions:
         return ConductSimOptions(device_per_hour=self.devices_per_hour, device_per_hand=self.devices_per_hand,
@@ -105,19 +113,28 @@ class SimulatedTable:
         self.config = config
         self.options = options
         self.field = TableField(config.zones)
+        if not 0.0 <= options.dealer_errors <= 1.0:
+            raise ValueError(f"--dealer-errors must be a chance per deal from 0 to 1, not {options.dealer_errors}")
+        exposed_procedure = rule_profile(config.game.rules).exposed_hole_card
         if config.chips is not None:  # the players bet with the table's chips
             game = config.game
             self.dealer = BettingDealer(
                 self.field, config.decks[config.active_deck], config.chips.chips, players,
                 variant=ENGINE_VARIANTS[game.variant], blinds=(game.small_blind, game.big_blind), ante=game.ante,
-                command=self._floor_command, pace_s=options.pace_s, seed=options.seed)
+                command=self._floor_command, pace_s=options.pace_s, seed=options.seed,
+                error_rate=options.dealer_errors, exposed_procedure=exposed_procedure)
         else:
+            each = options.dealer_errors / 4  # the errors a single deck can make, equally often
             self.dealer = SimDealer(
                 self.field,
                 config.decks[config.active_deck],
-                DealerSettings(players, config.game.hole_cards, options.pace_s, options.fold_chance),
+                DealerSettings(players, config.game.hole_cards, options.pace_s, options.fold_chance,
+                               exposed_rate=each, extra_card_rate=each, wrong_seat_rate=each,
+                               premature_board_rate=each, exposed_procedure=exposed_procedure,
+                               exposed_by=config.exposed_by),
                 options.seed,
             )
+        self._floor_answers: list[tuple[float, int, str]] = []  # (table time due, seq, confirm or override)
         self.emulators: list[FirmwareEmulator] = []
         self._links_dir: tempfile.TemporaryDirectory | None = None
         self._rng = random.Random(options.seed)
@@ -160,6 +177,8 @@ class SimulatedTable:
                 break
             log.debug("%s", self._next.describe)
             self._next.apply()
+            if self._next.command is not None:  # the dealer's console input made with the move
+                self._floor_command(self._next.command)
             self._next = next(self._moves, None)
             self._due = None if self._next is None else self._due + self._next.delay_s
         return self._next is not None or self.pipeline.controller.in_hand
@@ -184,10 +203,23 @@ class SimulatedTable:
             for event in events:
                 if event.type == "hand_started":
                     self.injector.hand_started(event.t)
+        if self.options.floor_answer_s is not None:
+            self._answer_the_floor(t, events)
         for emulator, reader, before in zip(self.emulators, self.pipeline.readers, written):
             if reader.link.bytes_sent != before and emulator.master_fd is not None:
                 _wait_fd(emulator.master_fd)  # a command is on its way to the reader
         return events
+
+    def _answer_the_floor(self, t: float, events: list) -> None:
+        """The simulated floor comes to the table and answers each ruling that waits for it: it confirms the
+        dealing rulings, and overrides the others (the simulated players play on as dealt, whatever the seat
+        sensors saw, so the floor lets them)."""
+        self._floor_answers += [(t + self.options.floor_answer_s, e.seq,
+                                 "confirm" if e.type == "irregular_card" else "override")
+                                for e in events if e.public.get("needs_floor")]
+        while self._floor_answers and self._floor_answers[0][0] <= t:
+            _, seq, answer = self._floor_answers.pop(0)
+            self._floor_command({"command": answer, "irregularity": seq, "note": "simulated floor"})
 
     def run(self, stop: StopFlag, publisher: MqttPublisher | None = None, clock: TableClock | None = None) -> None:
         """Play until the last hand is over, giving the publisher the time between cycles. A table running

@@ -1,7 +1,9 @@
 """A simulated dealer and players who bet with chips: a stream of physical moves of cards and chips.
 
 For tables with a chip set. Each hand: the button moves, the players' stacks carry over (a player who went broke
-buys in again), the floor enters the stacks, the betting is played with random legal decisions (folds, checks,
+buys in again; a player whose stack grew past ``max_buy_ins`` buy-ins racks up and leaves, and a newcomer buys in
+for the seat, so the chips in play stay within what the table's chip set can make however long the table runs),
+the floor enters the stacks, the betting is played with random legal decisions (folds, checks,
 calls, bets and raises, all-ins), and ``sim.replay.HandScript`` turns it into moves: blinds and antes as chips,
 cards dealt one by one, bets pushed into the betting zones, folds to the muck, bets swept into the pot, burns and
 board cards, and the table cleared. One seeded generator: a seed replays a run.
@@ -14,7 +16,8 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 from controller.betting import VARIANTS, BettingHand
 from controller.cards import FULL_DECK
-from sim.dealer import Move
+from controller.rules import EXPOSED_BURN_AFTER_DEAL
+from sim.dealer import FLOOR_S, InjectedError, Move
 from sim.field import TableField
 from sim.handgen import play_randomly
 from sim.replay import HandScript
@@ -23,8 +26,9 @@ from sim.replay import HandScript
 class BettingDealer:
     def __init__(self, field: TableField, deck: Mapping[str, str], chips: Mapping[str, int], players: Sequence[int],
                  *, variant: str = "NLHE", blinds: tuple[int, int] = (1, 2), ante: int = 0,
-                 buy_in_bb: int = 100, command: Callable[[dict], None], pace_s: float = 1.0,
-                 seed: int | None = None):
+                 buy_in_bb: int = 100, max_buy_ins: int = 5, command: Callable[[dict], None], pace_s: float = 1.0,
+                 seed: int | None = None, error_rate: float = 0.0,
+                 exposed_procedure: str = EXPOSED_BURN_AFTER_DEAL):
         self.field = field
         self.uid_of_card = {card: uid for uid, card in deck.items()}
         rack: dict[int, list[str]] = {}
@@ -40,9 +44,22 @@ class BettingDealer:
         self.blinds = blinds
         self.ante = ante
         self.buy_in = blinds[1] * buy_in_bb
+        # Rebuys add chips to the table and nothing takes them away: without a ceiling, one stack would grow until
+        # a single all-in needs more chips than the set has. Half the set's value over the seats leaves room for
+        # every bet and its change.
+        rack_value = sum(value * len(uids) for value, uids in rack.items())
+        self.max_stack = max(self.buy_in, min(self.buy_in * max_buy_ins, rack_value // (2 * len(self.players))))
         self.stacks = {seat: self.buy_in for seat in self.players}
         self.button = self.players[-1]
         self.hands_dealt = 0
+        if not 0.0 <= error_rate <= 1.0:
+            raise ValueError(f"the dealer's error rate is a chance per deal from 0 to 1, not {error_rate}")
+        # The dealer's errors: an exposed card in the deal at this chance per deal, half of them the first or second
+        # card (a misdeal). A generator of their own: a run without errors is the same as ever for a seed.
+        self.error_rate = error_rate
+        self.exposed_procedure = exposed_procedure
+        self.error_rng = random.Random(None if seed is None else f"dealing-errors/{seed}")
+        self.errors: list[InjectedError] = []
 
     def hand(self) -> Iterator[Move]:
         self.button = next((p for p in self.players if p > self.button), self.players[0])
@@ -50,6 +67,10 @@ class BettingDealer:
         for seat, stack in self.stacks.items():
             if stack < self.blinds[1] + self.ante:
                 self.stacks[seat] = self.buy_in  # broke: buys in again
+            elif stack > self.max_stack:
+                self.stacks[seat] = self.buy_in  # racks up and leaves; a newcomer takes the seat
+                yield Move(0.0, f"seat {seat} racks up {stack} and leaves; a new player buys in for {self.buy_in}",
+                           lambda: None)
         hand = BettingHand(self.variant, self.players, self.button, self.stacks, self.blinds, ante=self.ante)
         play_randomly(hand, self.rng, self.unit)
         deck = list(FULL_DECK)
@@ -60,7 +81,18 @@ class BettingDealer:
 
         result = award(hand, hole if hand.status == "showdown" else None, board)
         self.script.reset()
-        steps = self.script.steps(hand, hole, board)
+        exposed_at = None
+        if self.error_rate and self.error_rng.random() < self.error_rate:
+            cards = len(hand.order) * self.variant.hole_cards
+            exposed_at = self.error_rng.randrange(2) if self.error_rng.random() < 0.5 else \
+                self.error_rng.randrange(2, cards)
+            seat = hand.order[exposed_at % len(hand.order)]
+            self.errors.append(InjectedError(self.hands_dealt, "exposed_card", seat, f"position {exposed_at + 1}",
+                                             void=exposed_at <= 1))
+            if exposed_at <= 1:
+                self.hands_dealt += 1  # the deal again is a hand of its own for the table
+        steps = self.script.steps(hand, hole, board, exposed_at=exposed_at, exposed_procedure=self.exposed_procedure,
+                                  floor_s=FLOOR_S * 1.5)
         self.stacks = dict(result.finishing_stacks)
         previous = 0.0
         for step in steps:

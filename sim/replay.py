@@ -35,6 +35,7 @@ from controller.cards import FULL_DECK
 from controller.chip_betting import BettingSetup
 from controller.domain import DomainEvent
 from controller.game import GameController
+from controller.rules import EXPOSED_BURN_AFTER_DEAL
 from controller.table import TableSetup
 from hal.events import InventoryCycle, TagRead
 from hal.zones import DebounceSettings, ZoneTracker
@@ -173,8 +174,15 @@ class HandScript:
         except (IndexError, KeyError):
             raise ValueError("the hand needs more chips than the rack holds") from None
 
-    def steps(self, hand: BettingHand, hole: Mapping[int, list[str]], board: Sequence[str]) -> list[Step]:
-        """The physical moves of one hand, from the hand history as the engine read it (exact amounts)."""
+    def steps(self, hand: BettingHand, hole: Mapping[int, list[str]], board: Sequence[str],
+              exposed_at: int | None = None, exposed_procedure: str = EXPOSED_BURN_AFTER_DEAL,
+              floor_s: float = 4.5) -> list[Step]:
+        """The physical moves of one hand, from the hand history as the engine read it (exact amounts).
+
+        ``exposed_at``: the dealer exposes the card of this position of the deal (0 is the first card), and the
+        dealer's console reports it. The first or second card is a misdeal (TDA 35): after ``floor_s`` for the floor,
+        the dealer gathers the cards, the bets go back, and the hand is dealt again. A later card is taken away and
+        replaced as the house's ``exposed_procedure`` says (controller.rules.EXPOSED_*)."""
         steps: list[Step] = []
         t = 0.0
         pace = self.pace_s
@@ -220,17 +228,36 @@ class HandScript:
         for s in order:
             while len(dealt[s]) < hand.variant.hole_cards:
                 dealt[s].append(cards_left.pop())
-        for r in range(hand.variant.hole_cards):
-            for s in order:
-                card = dealt[s][r]
-                at(deal_s, f"deal {card} to seat {s}", lambda s=s, card=card: self.field.place(self.uid_of_card[card],
-                                                                                         f"seat{s}.cards"))
+        plan = [(s, dealt[s][r]) for r in range(hand.variant.hole_cards) for s in order]
+        exposed_burn: str | None = None  # an exposed card that is to be the flop's burn
+        position = 0
+        while position < len(plan):
+            s, card = plan[position]
+            if position == exposed_at:
+                shown = cards_left.pop()
+                uid = self.uid_of_card[shown]
+                at(deal_s, f"deal {shown} to seat {s}", lambda s=s, uid=uid: self.field.place(uid, f"seat{s}.cards"))
+                at(pace * 0.25, f"seat {s}'s card was exposed",
+                   lambda s=s: self.command({"command": "exposed_card", "seat": s}), reads=0)
+                at(pace * 0.1, "the dealer takes the exposed card", lambda uid=uid: self.field.remove(uid), reads=0)
+                if position <= 1:
+                    return self._misdeal(steps, t, hand, hole, board, floor_s)
+                if exposed_procedure == EXPOSED_BURN_AFTER_DEAL:
+                    exposed_burn = shown
+                    plan.append((s, card))  # the replacement comes after the deal
+                    position += 1
+                    continue
+            at(deal_s, f"deal {card} to seat {s}", lambda s=s, card=card: self.field.place(self.uid_of_card[card],
+                                                                                     f"seat{s}.cards"))
+            position += 1
         at(0.3, "the deal is over", lambda: None, reads=0)
 
         board = list(board)
         while len(board) < 5:
             board.append(cards_left.pop())
         burns = [cards_left.pop() for _ in range(3)]
+        if exposed_burn is not None:
+            burns[0] = exposed_burn
         street = 0
         collected = {c.street: c for c in hand.collections}
         street_names = ("preflop", "flop", "turn", "river")
@@ -303,6 +330,18 @@ class HandScript:
         collect(street)
         at(pace, "the pot is pushed, the cards are gathered", self.field.clear, reads=0)
         return steps
+
+    def _misdeal(self, steps: list[Step], t: float, hand: BettingHand, hole: Mapping[int, list[str]],
+                 board: Sequence[str], floor_s: float) -> list[Step]:
+        """The void deal's steps so far, the floor's time, the cards gathered and the bets handed back, then the
+        hand dealt again (the button stays)."""
+        steps.append(Step(t + floor_s, "misdeal: the floor rules", lambda: None, 0))
+        steps.append(Step(t + floor_s + self.pace_s, "the dealer gathers the cards, the bets go back",
+                          self.field.clear, 1))
+        again_at = t + floor_s + 3 * self.pace_s  # shuffled
+        self.reset()  # every chip of the void deal is off the table by then
+        return steps + [Step(again_at + step.at, step.describe, step.apply, step.reads)
+                        for step in self.steps(hand, hole, board)]
 
 
 

@@ -365,3 +365,16 @@ def test_the_configuration_itself_as_a_fifo_is_refused(tmp_path):
     result = check_config_bounded(fifo)
     assert result.returncode == 78, result.stderr
     assert f"{fifo}: cannot read the file: not a regular file (a FIFO)" in result.stderr
+def test_check_config_on_a_chip_registry_says_what_it_is_and_how_a_table_checks_it(tmp_path):
+    done = rfid_table("check-config", str(Path(__file__).resolve().parents[1] / "config" / "chips-demo.toml"))
+    assert done.returncode == 0, done.stderr
+    assert "OK — a chip registry (not a table configuration): set(s) demo (960 chips)" in done.stdout
+    assert "[chips] registry = \"chips-demo.toml\"" in done.stdout and "check-config TABLE.toml" in done.stdout
+    broken = tmp_path / "chips.toml"
+    broken.write_text('[sets.main]\nE0040150D1000001 = 25\nE0040150D1000001 = 5\n'.replace(
+        "E0040150D1000001 = 5", "e0040150d1000001 = 5"))
+    done = rfid_table("check-config", str(broken))
+    assert done.returncode == 78
+    assert "a chip registry (not a table configuration), with 1 problem" in done.stderr
+    assert f"{broken}:3:" in done.stderr and "duplicate UID" in done.stderr
+    assert "missing [table]" not in done.stderr and "missing table [table]" not in done.stderr

@@ -217,7 +217,7 @@ def test_undo_takes_back_a_push_read_as_a_call_and_the_chips_are_read_again_with
     assert table.controller.snapshot(secure=False)["betting"]["to_act"] == 3
     from rfid_table.watch import describe_event  # what the live view shows the floor
     assert [describe_event({"type": e.type, **e.public}) for e in (call, undone[0])] == [
-        "seat 3 call to 100", "UNDONE by dealer/test: seat 3 call; seat 3 to act"]
+        "seat 3 calls 100", "undone by dealer/test: seat 3 call; seat 3 to act"]
     table.command({"command": "declare", "seat": 3, "declaration": "raise"})
     produced = table.run(1.0)  # the 500 chip still lies in the zone: read again, now with the declaration
     assert actions(produced) == [(3, "raise", 500)]

@@ -202,9 +202,9 @@ def test_replay_command_writes_the_reconstructed_hands(tmp_path):
     out = tmp_path / "out"
     run = subprocess.run([sys.executable, "-m", "rfid_table.cli", "replay", str(good), str(broken), "--out", str(out)],
                          capture_output=True, text=True, timeout=120)
-    assert run.returncode == 1, run.stdout + run.stderr
-    assert "2 hands: 1 reconstructed exactly, 0 differ, 1 unreadable" in run.stdout
-    assert f"{broken}: not a PHH file" in run.stdout
+    assert run.returncode == 2, run.stdout + run.stderr  # bad input, not a hand read back wrong
+    assert "2 hands: 1 reconstructed exactly, 0 differ, 1 bad input" in run.stdout
+    assert f"{broken}:2: not a PHH file" in run.stderr
     written = phh.loads((out / "side-pots.phh").read_text())
     original = phh.loads(HAND)
     for key in ("variant", "antes", "blinds_or_straddles", "min_bet", "starting_stacks"):
@@ -236,3 +236,24 @@ def test_reading_stays_exact_with_rf_noise():
         if not result.ok:
             wrong.append(f"hand {number}: {result.reason}\n{text}")
     assert not wrong, wrong[0]
+
+
+def replay_command(*argv) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rfid_table.cli", "replay", *map(str, argv)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_bad_input_is_an_input_error_with_file_and_line_not_a_hand_read_back_wrong(tmp_path):
+    invalid = tmp_path / "invalid-action.phh"
+    invalid.write_text(HAND.replace('"p4 f"', '"p4 zz"'))
+    line = next(n for n, text in enumerate(HAND.splitlines(), start=1) if '"p4 f"' in text)
+    fixed_limit = tmp_path / "fixed-limit.phh"
+    fixed_limit.write_text(HAND.replace('variant = "NT"', 'variant = "FT"'))
+    missing = tmp_path / "missing.phh"
+    run = replay_command(invalid, fixed_limit, missing, "--out", tmp_path / "out")
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"{invalid}:{line}: the hand history cannot be played: unsupported PHH action 'p4 zz'" in run.stderr
+    assert f"{fixed_limit}: not a playable PHH hand: no small_bet, big_bet" in run.stderr
+    assert f"{missing}: cannot read: No such file or directory" in run.stderr
+    assert "0 differ, 3 bad input" in run.stdout
+    assert "hands/s" not in run.stdout and "written to" not in run.stdout  # nothing was replayed or written

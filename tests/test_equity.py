@@ -1,0 +1,133 @@
+"""Equity and outs against an independent exhaustive enumeration, on a few hundred random spots.
+
+The reference below enumerates every runout itself and ranks every hand as the best five-card combination it can
+make (Hold'em: any five of the seven; Omaha: exactly two hole and three board cards), with phevaluator's
+five-card evaluation only and phevaluator's own card ids: none of controller.equity's code is used.
+"""
+
+import random
+from itertools import combinations
+
+import pytest
+from phevaluator import Card, evaluate_cards
+
+from controller.cards import FULL_DECK
+from controller.equity import equity
+
+
+def best(hole, board, omaha):
+    if omaha:
+        return min(evaluate_cards(*two, *three) for two in combinations(hole, 2) for three in combinations(board, 3))
+    return min(evaluate_cards(*five) for five in combinations(list(hole) + list(board), 5))
+
+
+def reference(hole, board, dead, omaha):
+    ids = {s: [Card(c).id_ for c in cards] for s, cards in hole.items()}
+    board_ids = [Card(c).id_ for c in board]
+    used = {Card(c).id_ for c in [*board, *dead, *(c for cards in hole.values() for c in cards)]}
+    stub = [i for i in range(52) if i not in used]
+    wins = {s: 0 for s in hole}
+    ties = {s: 0 for s in hole}
+    n = 0
+    for extra in combinations(stub, 5 - len(board)):
+        ranks = {s: best(h, board_ids + list(extra), omaha) for s, h in ids.items()}
+        top = min(ranks.values())
+        leaders = [s for s, r in ranks.items() if r == top]
+        for s in leaders:
+            (wins if len(leaders) == 1 else ties)[s] += 1
+        n += 1
+    outs = {}
+    if len(board) in (3, 4):
+        now = {s: best(h, board_ids, omaha) for s, h in ids.items()}
+        behind = [s for s, r in now.items() if r != min(now.values())]
+        for s in behind:
+            outs[s] = []
+        for card in stub:
+            ranks = {s: best(h, board_ids + [card], omaha) for s, h in ids.items()}
+            top = min(ranks.values())
+            leaders = [s for s, r in ranks.items() if r == top]
+            if len(leaders) == 1 and leaders[0] in outs:
+                outs[leaders[0]].append(str(Card(card)))
+    return {s: wins[s] / n for s in hole}, {s: ties[s] / n for s in hole}, outs, n
+
+
+def random_spot(rng, seats, board_cards, hole_count, dead_count):
+    deck = list(FULL_DECK)
+    rng.shuffle(deck)
+    hole = {seat: [deck.pop() for _ in range(hole_count)] for seat in rng.sample(range(1, 11), seats)}
+    board = [deck.pop() for _ in range(board_cards)]
+    dead = [deck.pop() for _ in range(dead_count)]
+    return hole, board, dead
+
+
+def canonical(card):
+    return card[0].upper() + card[1].lower()
+
+
+SPOTS = (
+    # (omaha, hole cards, seats range, board cards, how many spots)
+    [(False, 2, (2, 9), 4, 100), (False, 2, (2, 4), 3, 50), (False, 2, (2, 9), 5, 40)]
+    + [(True, 4, (2, 5), 4, 50), (True, 4, (2, 2), 3, 15), (True, 5, (2, 3), 4, 15), (True, 6, (2, 3), 5, 15)]
+)
+
+
+@pytest.mark.parametrize("omaha,hole_count,seat_range,board_cards,count", SPOTS)
+def test_equity_and_outs_match_an_exhaustive_enumeration(omaha, hole_count, seat_range, board_cards, count):
+    rng = random.Random(hash((omaha, hole_count, board_cards)) & 0xFFFF)
+    for _ in range(count):
+        hole, board, dead = random_spot(rng, rng.randint(*seat_range), board_cards, hole_count, rng.randint(0, 6))
+        got = equity(hole, board, dead, omaha=omaha)
+        wins, ties, outs, n = reference(hole, board, dead, omaha)
+        assert got.exact and got.runouts == n and got.stderr == 0
+        for seat in got.seats:
+            where = f"{hole} board {board} dead {dead}: seat {seat.seat}"
+            assert seat.win == pytest.approx(wins[seat.seat], abs=1e-12), where
+            assert seat.tie == pytest.approx(ties[seat.seat], abs=1e-12), where
+            if board_cards == 5:
+                assert seat.outs is None, where
+            else:
+                expected = outs.get(seat.seat)
+                assert (None if seat.outs is None else sorted(seat.outs)) == \
+                    (None if expected is None else sorted(canonical(c) for c in expected)), where
+
+
+def test_dead_cards_are_not_outs():
+    # Seat 2 draws to the nut flush: nine hearts, two of them mucked by a folded player and one burned.
+    hole = {1: ["As", "Ad"], 2: ["Kh", "Qh"]}
+    board = ["2h", "7h", "9c"]
+    live = equity(hole, board)
+    assert len(live.seats[1].outs) >= 9
+    dead = equity(hole, board, dead=["3h", "4h", "5h"])
+    assert not {"3h", "4h", "5h"} & set(dead.seats[1].outs)
+    assert len(dead.seats[1].outs) == len(live.seats[1].outs) - 3
+    assert dead.seats[1].win < live.seats[1].win
+    assert live.seats[0].outs is None  # the leader has no outs to name
+
+
+def test_preflop_is_sampled_within_its_stated_error():
+    # Forced to sample a flop spot, the answer stays within four of its standard errors of the exact one.
+    rng = random.Random(5)
+    for _ in range(10):
+        hole, board, dead = random_spot(rng, 3, 3, 2, 2)
+        exact = equity(hole, board, dead)
+        sampled = equity(hole, board, dead, exact_limit=0, samples=3000)
+        assert not sampled.exact and sampled.runouts == 3000 and 0 < sampled.stderr <= 0.5 / 3000 ** 0.5 + 1e-9
+        for a, b in zip(exact.seats, sampled.seats):
+            assert abs(a.win - b.win) <= 4 * sampled.stderr + 1e-9
+            assert abs(a.tie - b.tie) <= 4 * sampled.stderr + 1e-9
+    pre = equity({1: ["As", "Ah"], 2: ["Ks", "Kh"]})
+    assert pre.street == "preflop" and not pre.exact
+    assert pre.seats[0].win == pytest.approx(0.82, abs=4 * pre.stderr + 0.005)  # aces over kings, about 82 %
+    assert pre.as_dict() == equity({2: ["Ks", "Kh"], 1: ["As", "Ah"]}).as_dict()  # the same spot, the same draw
+
+
+@pytest.mark.parametrize("hole,board,dead,message", [
+    ({1: ["As", "Ah"]}, [], [], "two live seats"),
+    ({1: ["As", "Ah"], 2: ["As", "Kh"]}, [], [], "As is given twice"),
+    ({1: ["As", "Ah"], 2: ["Ks", "Kh"]}, ["2c", "3c"], [], "0, 3, 4 or 5 cards"),
+    ({1: ["As", "Ah"], 2: ["Ks", "Kh"]}, ["2c", "3c", "4c"], ["2c"], "2c is given twice"),
+    ({1: ["As", "Ah"], 2: ["Ks", "Xh"]}, [], [], "'Xh' is not a card"),
+])
+def test_bad_spots_are_refused_with_what_is_wrong(hole, board, dead, message):
+    with pytest.raises(ValueError, match=message):
+        equity(hole, board, dead)

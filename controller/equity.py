@@ -71,7 +71,7 @@ class Equity:
 
     def as_dict(self) -> dict:
         return {"street": self.street, "exact": self.exact, "runouts": self.runouts,
-                "stderr": round(self.stderr, 4), "seats": [s.as_dict() for s in self.seats]}
+                "stderr": round(self.stderr, 4), "hands": [s.as_dict() for s in self.seats]}
 
 
 STREETS = {0: "preflop", 3: "flop", 4: "turn", 5: "river"}

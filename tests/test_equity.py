@@ -131,3 +131,88 @@ def test_preflop_is_sampled_within_its_stated_error():
 def test_bad_spots_are_refused_with_what_is_wrong(hole, board, dead, message):
     with pytest.raises(ValueError, match=message):
         equity(hole, board, dead)
+
+
+# ---- the equity event, computed by the daemon's worker process ------------------------------------------------
+
+import dataclasses  # noqa: E402
+
+from rfid_table.journal import Journal, replay  # noqa: E402
+from rfid_table.simulate import SimOptions, SimulatedTable  # noqa: E402
+from controller.game import GameController  # noqa: E402
+
+
+class Sink:
+    def __init__(self):
+        self.live = []
+
+    def publish_events(self, events):
+        self.live += events
+
+    def publish_snapshots(self, public_snapshot, secure_snapshot):
+        pass
+
+    def take_acknowledged(self):
+        return {}
+
+    def take_commands(self):
+        return []
+
+    def publish_reply(self, role, user, body):
+        pass
+
+    def publish_diagnostics(self, report):
+        pass
+
+    def publish_delayed(self, events):
+        return 0
+
+
+def test_the_daemon_publishes_equity_after_every_change_secret_on_the_public_branch(table_config, tmp_path):
+    config = dataclasses.replace(table_config, broadcast_equity=True, broadcast_delay_s=0.0)
+    journal = Journal(tmp_path / "journal.db")
+    journal.open()
+    sink = Sink()
+    table = SimulatedTable(config, SimOptions(hands=3, seed=11, speed=0, pace_s=0.3, link="direct", players=6,
+                                              fold_chance=0.15), sink, journal)
+    worker = table.pipeline.equity
+    t = 1000.0
+    while table.advance(t):
+        table.step(t)
+        if worker.pending:  # let the worker answer before the dealer's next card (a dealer is slower than it)
+            assert worker.wait(10), "the equity worker did not answer within 10 s"
+            table.step(t)
+        t += table.cycle_s
+    table.close()
+    events = sink.live
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))  # one gapless sequence, equity included
+    equities = [e for e in events if e.type == "equity"]
+    assert {e.public["street"] for e in equities} >= {"preflop", "flop", "turn", "river"}
+    hole, board, dead, checked = {}, [], [], 0
+    for event in events:
+        if event.type == "hand_started":
+            hole, board, dead, folded = {}, [], [], set()
+        elif event.type == "card_dealt":
+            hole.setdefault(event.public["seat"], []).append(event.secret["card"])
+        elif event.type == "burn":
+            dead.append(event.secret["card"])
+        elif event.type == "board_card":
+            board.append(event.public["card"])
+        elif event.type == "fold":
+            folded.add(event.public["seat"])
+            dead += hole[event.public["seat"]]
+        elif event.type == "equity":
+            assert set(event.public) == {"street"}  # public/events: nothing that reveals a hole card
+            assert "win" not in str(event.payload(secure=False))
+            live = {s: c for s, c in hole.items() if s not in folded}
+            expected = equity(live, board, dead).as_dict()
+            assert event.secret["hands"] == expected["hands"], f"hand {event.hand} seq {event.seq}"
+            assert event.secret["exact"] == (len(board) >= 3)
+            assert sorted(event.secret["dead"]) == sorted(dead)
+            checked += 1
+    assert checked == len(equities) >= 3 * 2
+    # The events are journaled inputs: a restart replays them with the same seqs and the same numbers.
+    again = GameController(config.table_setup(), config.betting_setup(), config.audit_hands)
+    replayed = replay(journal, again)
+    assert replayed.mismatches == [] and again.seq == events[-1].seq
+    journal.close()

@@ -25,6 +25,10 @@ MAX_CHIPS = 1_000_000_000
 MAX_NOTE = 200  # characters of a free-text note
 MAX_SEQ = 10**15  # an irregularity is named by the seq of its event
 CARD = re.compile(r"^[2-9TJQKA][shdc]$")
+MAX_NAME = 32  # characters of a player's display name (a broadcast overlay's name plate)
+# letters and digits of any script (and _), single spaces between words, and . - ' & ( ): what the schema says
+NAME = re.compile(r"^[\w.'&()-]+( [\w.'&()-]+)*$")
+PLAYER_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 
 _NOTE = (str, False, f"a note of 1 to {MAX_NOTE} characters")
 _IRREGULARITY = (int, True, "the seq of the event waiting for the floor (an irregular_card or a needs_floor ruling)")
@@ -55,6 +59,13 @@ COMMANDS: dict[str, tuple[tuple[str, ...], dict[str, tuple[type, bool, str]]]] =
     "start_clock": (ROLES, {"seat": (int, False, "a seat number")}),
     "stop_clock": (ROLES, {"seat": (int, False, "a seat number")}),
     "time_bank": (ROLES, {"seat": (int, True, "a seat number")}),
+    # Who sits where: the names a broadcast shows and the hand histories keep.
+    "seat_player": (("floor",), {"seat": (int, True, "a seat number"),
+                                 "name": (str, True, f"a display name of 1 to {MAX_NAME} characters: letters, "
+                                                     "digits, single spaces and . - ' & ( )"),
+                                 "player_id": (str, False, "the card room's id of the player: 1 to 64 of A-Z a-z "
+                                                           "0-9 . _ : -")}),
+    "clear_seat": (("floor",), {"seat": (int, True, "a seat number")}),
 }
 
 
@@ -138,6 +149,13 @@ def parse_command(topic: str, payload: bytes, base: str, seats: int, decks: tupl
     if "card" in args and not CARD.match(args["card"]):
         raise CommandError("card", "expected a card like 'As' or 'Td': a rank of 23456789TJQKA, then a suit of shdc",
                            command_id)
+    if "name" in args:
+        problem = name_problem(args["name"])
+        if problem:
+            raise CommandError("name", f"{problem} (expected {fields['name'][2]})", command_id)
+    if "player_id" in args and not PLAYER_ID.match(args["player_id"]):
+        raise CommandError("player_id", f"expected {fields['player_id'][2]}, got {json.dumps(args['player_id'])[:40]}",
+                           command_id)
     if "seats" in args:
         listed = args["seats"]
         if not all(type(s) is int for s in listed) or not 2 <= len(listed) <= seats or len(set(listed)) != len(listed):
@@ -157,3 +175,14 @@ def parse_command(topic: str, payload: bytes, base: str, seats: int, decks: tupl
                 raise CommandError("stacks", f"seat {key}: expected chips from 0 to {MAX_CHIPS:,}, got "
                                    f"{json.dumps(value)[:40]}", command_id)
     return Command(command_id, role, user, name, args)
+
+
+def name_problem(name: str) -> str | None:
+    """What is wrong with a player's display name, or None: it goes on screen as it is, so no control characters,
+    no markup, no leading, trailing or double spaces."""
+    if not 1 <= len(name) <= MAX_NAME:
+        return f"{len(name)} characters"
+    if not NAME.fullmatch(name):
+        bad = next((ch for ch in name if not NAME.fullmatch(ch) and ch != " "), None)
+        return f"the character {bad!r} is not allowed" if bad else "leading, trailing or double spaces"
+    return None

@@ -40,11 +40,19 @@ def _card_id(card: str) -> int:
 
 
 def _evaluators():
+    """(evaluate 5 to 7 card ids, evaluate Omaha: 5 board + 4 hole ids). phevaluator 0.6's native functions when it
+    has them (its public wrappers convert every card again, which costs more than the evaluation), else the
+    public functions (the pure-Python wheel)."""
     try:
         from phevaluator import evaluate_cards, evaluate_omaha_cards  # noqa: PLC0415 (lazy: the controller imports without it)
     except ImportError as exc:  # pragma: no cover - depends on the machine
         raise ImportError("equity needs phevaluator: pip install 'phevaluator>=0.5.3.1'") from exc
-    return evaluate_cards, evaluate_omaha_cards
+    try:
+        from phevaluator import _pheval  # noqa: PLC0415
+    except ImportError:
+        return evaluate_cards, evaluate_omaha_cards
+    by_count = {5: _pheval.evaluate_5cards, 6: _pheval.evaluate_6cards, 7: _pheval.evaluate_7cards}
+    return (lambda *cards: by_count[len(cards)](*cards)), _pheval.evaluate_omaha_cards
 
 
 @dataclass(frozen=True)

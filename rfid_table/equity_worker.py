@@ -166,3 +166,27 @@ class EquityWorker:
             self._process.join(2)
             if self._process.is_alive():
                 self._process.terminate()
+
+
+def measure_equity(spots: int = 30, seed: int = 20261201) -> dict[str, float]:
+    """``rfid-table bench``: p99 of one equity computation (what the worker process does per spot), for 2, 6 and
+    9 live seats on the flop and preflop, on random Hold'em spots with two dead cards."""
+    import random  # noqa: PLC0415
+
+    from controller.cards import FULL_DECK  # noqa: PLC0415
+
+    rng = random.Random(seed)
+    compute((1, ((1, ("As", "Ad")), (2, ("Kc", "Kd"))), ("2c", "7h", "9s"), ()), omaha=False)  # evaluator loaded
+    result = {}
+    for street, board_cards in (("flop", 3), ("preflop", 0)):
+        for seats in (2, 6, 9):
+            times = []
+            for _ in range(spots):
+                deck = list(FULL_DECK)
+                rng.shuffle(deck)
+                live = tuple((s, (deck.pop(), deck.pop())) for s in range(1, seats + 1))
+                board = tuple(deck.pop() for _ in range(board_cards))
+                times.append(compute((1, live, board, (deck.pop(), deck.pop())), omaha=False)["ms"])
+            times.sort()
+            result[f"equity_ms_p99_{street}_{seats}"] = times[min(len(times) - 1, int(0.99 * len(times)))]
+    return result

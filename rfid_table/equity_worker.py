@@ -42,10 +42,13 @@ def spot_of(snapshot: dict, hole_cards: int) -> tuple | None:
     players = snapshot.get("players") or sorted(dealt)
     if any(len(s["hole_cards"]) != hole_cards for s in dealt.values()) or any(p not in dealt for p in players):
         return None  # still dealing (or a seat holds a wrong number of cards: the floor sorts it out first)
-    live = tuple((n, tuple(s["hole_cards"])) for n, s in sorted(dealt.items()) if not s["folded"])
+    # a hand the betting folded (a dead hand ruled by the floor or the clock) may still lie at the seat
+    betting_folded = set((snapshot.get("betting") or {}).get("folded") or ())
+    folded = {n for n, s in dealt.items() if s["folded"] or n in betting_folded}
+    live = tuple((n, tuple(s["hole_cards"])) for n, s in sorted(dealt.items()) if n not in folded)
     if len(live) < 2:
         return None
-    dead = tuple(sorted([c for s in dealt.values() if s["folded"] for c in s["hole_cards"]]
+    dead = tuple(sorted([c for n, s in dealt.items() if n in folded for c in s["hole_cards"]]
                         + list(snapshot.get("burn_cards", ()))))
     return snapshot["hand"], live, board, dead
 
@@ -102,6 +105,7 @@ class EquityWorker:
         self._sent: tuple | None = None  # the last spot handed to the worker
         self._done: tuple | None = None  # the last spot whose equity went out
         self._changed = False  # the last cycle may have changed the spot
+        self._ready: dict[tuple, dict] = {}  # results received, by spot, not yet journaled
         self.last_ms: float | None = None  # the worker's time for the last result
 
     def _start(self) -> None:
@@ -114,26 +118,30 @@ class EquityWorker:
         child.close()
 
     def collect(self, controller: Any, now: float, events: list[DomainEvent], inputs: list, caused_by: list) -> None:
-        """After a cycle's inputs: a result for the spot as it still is becomes an ``equity`` input and event
-        (appended to the cycle's). ``events`` that may have changed the spot make every result waiting stale."""
-        if any(e.type in SPOT_EVENTS for e in events):
-            self._spot, self._changed = None, True
+        """After a cycle's inputs: the worker's result for the spot as it still is becomes an ``equity`` input and
+        event (appended to the cycle's). A cycle whose events may have changed the spot emits none: its result
+        waits for :meth:`offer` to tell the spot now, and goes out in the next cycle if it still fits."""
         while self._connection is not None and self._connection.poll():
             try:
                 spot, body = self._connection.recv()
             except (EOFError, OSError):
                 self._connection = self._process = None
                 break
-            if spot != self._spot or spot == self._done:
-                continue  # the hand moved on meanwhile
-            self._done = spot
-            if "error" in body:
-                log.warning("no equity for hand %s: %s", spot[0], body["error"])
-                continue
-            self.last_ms = body.pop("ms", None)
-            inputs.append(("equity", now, body))
-            events.append(equity_event(controller, now, body))
-            caused_by.append(len(inputs) - 1)
+            self._ready[spot] = body
+        if any(e.type in SPOT_EVENTS for e in events):
+            self._changed = True
+            return
+        body = self._ready.pop(self._spot, None) if self._spot is not None and self._spot != self._done else None
+        if body is None:
+            return
+        self._done = self._spot
+        if "error" in body:  # a card twice (an irregular deal): nothing to compute
+            log.warning("no equity for hand %s: %s", self._spot[0], body["error"])
+            return
+        self.last_ms = body.pop("ms", None)
+        inputs.append(("equity", now, body))
+        events.append(equity_event(controller, now, body))
+        caused_by.append(len(inputs) - 1)
 
     def offer(self, controller: Any) -> None:
         """After the cycle went out: the spot, if the cycle may have changed it, to the worker."""
@@ -141,6 +149,7 @@ class EquityWorker:
             return
         self._changed = False
         self._spot = spot_of(controller.snapshot(secure=True), self.hole_cards)
+        self._ready = {spot: body for spot, body in self._ready.items() if spot == self._spot}  # the rest is stale
         if self._spot is None or self._spot in (self._sent, self._done):
             return
         if self._process is None or not self._process.is_alive():
@@ -152,8 +161,8 @@ class EquityWorker:
 
     @property
     def pending(self) -> bool:
-        """A spot was handed to the worker and its result has not been taken yet."""
-        return self._sent is not None and self._sent != self._done and self._sent == self._spot
+        """The spot now was handed to the worker and its equity has not gone out yet."""
+        return self._spot is not None and self._sent == self._spot and self._done != self._spot
 
     def wait(self, timeout_s: float) -> bool:
         """Wait until a result can be taken (or ``timeout_s`` passed); for tests and the benchmark."""

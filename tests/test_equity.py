@@ -6,6 +6,7 @@ five-card evaluation only and phevaluator's own card ids: none of controller.equ
 """
 
 import random
+import time
 from itertools import combinations
 
 import pytest
@@ -216,3 +217,64 @@ def test_the_daemon_publishes_equity_after_every_change_secret_on_the_public_bra
     replayed = replay(journal, again)
     assert replayed.mismatches == [] and again.seq == events[-1].seq
     journal.close()
+
+
+class Table:
+    """A controller's picture for the worker: a secure snapshot that the test changes, and the event numbering."""
+
+    def __init__(self):
+        self.seq, self.hand = 10, 1
+        self.seats = {1: ["As", "Ah"], 2: ["Kd", "Qd"], 3: ["7c", "2s"]}
+        self.folded: set[int] = set()
+        self.board = ["Ts", "9d", "3h"]
+
+    def snapshot(self, secure):
+        return {"phase": "flop", "hand": self.hand, "misdeal": False, "board": list(self.board), "burn_cards": ["8c"],
+                "players": sorted(self.seats), "betting": None,
+                "seats": [{"seat": n, "cards": 2, "folded": n in self.folded, "hole_cards": c}
+                          for n, c in self.seats.items()]}
+
+
+def cycle(worker, table, *types):
+    """One daemon cycle: its events (of these types), the worker's result if any, then the offer."""
+    from controller.domain import DomainEvent
+
+    events = [DomainEvent(table.seq + i + 1, kind, 1.0, table.hand) for i, kind in enumerate(types)]
+    table.seq += len(events)
+    inputs, caused_by = [], []
+    worker.collect(table, 2.0, events, inputs, caused_by)
+    worker.offer(table)
+    return [e for e in events if e.type == "equity"]
+
+
+def test_a_result_survives_a_cycle_of_other_events_and_a_stale_one_is_dropped():
+    from rfid_table.equity_worker import EquityWorker
+
+    table = Table()
+    worker = EquityWorker(hole_cards=2, omaha=False)
+    try:
+        assert cycle(worker, table, "board_card") == [] and worker.pending
+        assert worker.wait(20)
+        # the result is back, but this cycle has a betting action (the spot may have changed): it waits a cycle
+        assert cycle(worker, table, "action") == []
+        (first,) = cycle(worker, table)
+        assert first.public == {"street": "flop"} and [h["seat"] for h in first.secret["hands"]] == [1, 2, 3]
+        assert first.secret["dead"] == ["8c"] and not worker.pending
+        # seat 3 folds; before its equity is journaled the turn comes: only the equity of the spot now goes out
+        table.folded.add(3)
+        assert cycle(worker, table, "fold") == [] and worker.pending
+        assert worker.wait(20)  # the fold's result is back ...
+        table.board.append("4c")
+        assert cycle(worker, table, "board_card") == []  # ... and stale now
+        assert worker.wait(20)
+        (turn,) = cycle(worker, table)
+        assert turn.public == {"street": "turn"} and [h["seat"] for h in turn.secret["hands"]] == [1, 2]
+        assert sorted(turn.secret["dead"]) == ["2s", "7c", "8c"]
+        assert turn.secret["hands"] == equity({1: ["As", "Ah"], 2: ["Kd", "Qd"]}, table.board,
+                                              ["8c", "7c", "2s"]).as_dict()["hands"]
+        assert not worker.pending and cycle(worker, table) == []
+        # seat 2 folds too: one live seat, nothing to compute
+        table.folded.add(2)
+        assert cycle(worker, table, "fold") == [] and not worker.pending
+    finally:
+        worker.close()

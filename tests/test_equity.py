@@ -5,6 +5,7 @@ make (Hold'em: any five of the seven; Omaha: exactly two hole and three board ca
 five-card evaluation only and phevaluator's own card ids: none of controller.equity's code is used.
 """
 
+import dataclasses
 import random
 import time
 from itertools import combinations
@@ -12,8 +13,14 @@ from itertools import combinations
 import pytest
 from phevaluator import Card, evaluate_cards
 
+from conftest import ListSink
 from controller.cards import FULL_DECK
+from controller.domain import DomainEvent
 from controller.equity import equity
+from controller.game import GameController
+from rfid_table.equity_worker import EquityWorker
+from rfid_table.journal import Journal, replay
+from rfid_table.simulate import SimOptions, SimulatedTable
 
 
 def best(hole, board, omaha):
@@ -136,44 +143,13 @@ def test_bad_spots_are_refused_with_what_is_wrong(hole, board, dead, message):
 
 # ---- the equity event, computed by the daemon's worker process ------------------------------------------------
 
-import dataclasses  # noqa: E402
-
-from rfid_table.journal import Journal, replay  # noqa: E402
-from rfid_table.simulate import SimOptions, SimulatedTable  # noqa: E402
-from controller.game import GameController  # noqa: E402
-
-
-class Sink:
-    def __init__(self):
-        self.live = []
-
-    def publish_events(self, events):
-        self.live += events
-
-    def publish_snapshots(self, public_snapshot, secure_snapshot):
-        pass
-
-    def take_acknowledged(self):
-        return {}
-
-    def take_commands(self):
-        return []
-
-    def publish_reply(self, role, user, body):
-        pass
-
-    def publish_diagnostics(self, report):
-        pass
-
-    def publish_delayed(self, events):
-        return 0
 
 
 def test_the_daemon_publishes_equity_after_every_change_secret_on_the_public_branch(table_config, tmp_path):
     config = dataclasses.replace(table_config, broadcast_equity=True, broadcast_delay_s=0.0)
     journal = Journal(tmp_path / "journal.db")
     journal.open()
-    sink = Sink()
+    sink = ListSink()
     table = SimulatedTable(config, SimOptions(hands=3, seed=11, speed=0, pace_s=0.3, link="direct", players=6,
                                               fold_chance=0.15), sink, journal)
     worker = table.pipeline.equity
@@ -185,7 +161,7 @@ def test_the_daemon_publishes_equity_after_every_change_secret_on_the_public_bra
             table.step(t)
         t += table.cycle_s
     table.close()
-    events = sink.live
+    events = sink.events
     assert [e.seq for e in events] == list(range(1, len(events) + 1))  # one gapless sequence, equity included
     equities = [e for e in events if e.type == "equity"]
     assert {e.public["street"] for e in equities} >= {"preflop", "flop", "turn", "river"}
@@ -237,8 +213,6 @@ class Table:
 
 def cycle(worker, table, *types):
     """One daemon cycle: its events (of these types), the worker's result if any, then the offer."""
-    from controller.domain import DomainEvent
-
     events = [DomainEvent(table.seq + i + 1, kind, 1.0, table.hand) for i, kind in enumerate(types)]
     table.seq += len(events)
     inputs, caused_by = [], []
@@ -248,8 +222,6 @@ def cycle(worker, table, *types):
 
 
 def test_a_result_survives_a_cycle_of_other_events_and_a_stale_one_is_dropped():
-    from rfid_table.equity_worker import EquityWorker
-
     table = Table()
     worker = EquityWorker(hole_cards=2, omaha=False)
     try:

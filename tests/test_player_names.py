@@ -12,35 +12,9 @@ from rfid_table.config import MqttSettings, load_config
 from rfid_table.journal import Journal
 from rfid_table.publisher import MqttPublisher, make_client
 from rfid_table.simulate import SimOptions, SimulatedTable
-from conftest import ROOT
+from conftest import ROOT, ListSink
 
 BASE = "rfid-table/main-1"
-
-
-class Sink:
-    def __init__(self):
-        self.events, self.snapshots = [], None
-
-    def publish_events(self, events):
-        self.events += events
-
-    def publish_snapshots(self, public_snapshot, secure_snapshot):
-        self.snapshots = (public_snapshot, secure_snapshot)
-
-    def take_acknowledged(self):
-        return {}
-
-    def take_commands(self):
-        return []
-
-    def publish_reply(self, role, user, body):
-        pass
-
-    def publish_diagnostics(self, report):
-        pass
-
-    def publish_delayed(self, events):
-        return 0
 
 
 def seat(table, number, name, **extra):
@@ -113,7 +87,7 @@ def test_names_are_in_the_hand_history_and_survive_a_restart(tmp_path):
     config = dataclasses.replace(config, broadcast_delay_s=0.0, broadcast_equity=False, journal_path=None)
     journal = Journal(tmp_path / "journal.db")
     journal.open()
-    sink = Sink()
+    sink = ListSink()
     table = SimulatedTable(config, SimOptions(hands=1, seed=3, speed=0, pace_s=0.3, link="direct", players=4),
                            sink, journal)
     names = {1: "Anna", 2: "Bo Li", 3: "Chris O'Neil", 4: "Dana"}
@@ -132,7 +106,7 @@ def test_names_are_in_the_hand_history_and_survive_a_restart(tmp_path):
 
     again = Journal(tmp_path / "journal.db")
     again.open()
-    restored = SimulatedTable(config, SimOptions(hands=0, link="direct"), Sink(), again)
+    restored = SimulatedTable(config, SimOptions(hands=0, link="direct"), ListSink(), again)
     restored.pipeline.restore(t)
     players = {s["seat"]: s["player"] for s in restored.pipeline.controller.snapshot(secure=False)["seats"]}
     assert players[2] == {"name": "Bo Li", "player_id": "p-2"} and players[5] is None

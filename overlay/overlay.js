@@ -32,7 +32,7 @@ const SUITS = { s: "\u2660", h: "\u2665", d: "\u2666", c: "\u2663" };
 const state = {
   epoch: null, lastSeq: 0, hand: null, button: null, board: [], pot: 0, pots: [], toAct: null,
   seats: {},  // seat number → {name, stack, bet, cards: [...], count, folded, allIn, equity, won}
-  winner: null, winnerHand: null, tableStatus: null, connected: false,
+  winner: null, winnerHand: null, tableStatus: null, connected: false, resyncs: 0, connects: 0,
   betting: false, result: false, voided: false,  // this hand: chips read, its showdown seen, a misdeal
 };
 const RESULT_PAUSE_S = 4;  // delayed mode: the result stays this long before the next hand plays back
@@ -170,6 +170,7 @@ function resync(why) {
   // Take the retained snapshot again: subscribing anew makes the broker send it.
   console.info(`overlay: resynchronising (${why})`);
   resyncing = true;
+  state.resyncs += 1;
   if (client && client.connected) {
     client.unsubscribe(topics.snapshot, () => client.subscribe(topics.snapshot, { qos: 1 }));
   }
@@ -310,7 +311,7 @@ function connect() {
     clean: true, reconnectPeriod: 2000, connectTimeout: 10000, keepalive: 30,
   });
   client.on("connect", () => {
-    state.connected = true; draw();
+    state.connected = true; state.connects += 1; draw();
     // Every (re)connection subscribes again, and so gets the retained snapshot again: a resync.
     client.subscribe([topics.snapshot, topics.events, topics.status], { qos: 1 });
   });

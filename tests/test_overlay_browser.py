@@ -6,30 +6,38 @@ Delayed mode: names, stacks, board, pot and the winner as the table had them; ho
 never before; equity shown. Public mode, open during the whole session: never a hole card, never equity. A
 screenshot of the delayed page is written to $TEST_ARTIFACTS_DIR (default: test-output/ in the checkout).
 
+The card-room broker's WebSocket listener serves the same page once broker-setup has installed it.
+
 Chromium is driven through --remote-debugging-pipe (JSON messages separated by NUL on file descriptors 3 and 4):
 no WebSocket client and no browser-automation package needed.
 """
 
 import base64
 import fcntl
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
+from rfid_table import broker_setup
 from rfid_table.broker import PrivateBroker
 from rfid_table.config import MqttSettings
 from rfid_table.publisher import make_client
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (scripts/bootstrap)")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (scripts/bootstrap)")
 
 TABLE = "main-2"  # config/table-chips.toml: cards and chips
 DELAY_S = 3.0
@@ -254,6 +262,7 @@ def session(broker, tmp_path_factory):
         feed.close()
 
 
+@needs_chromium
 def test_the_delayed_page_shows_names_stacks_board_pot_cards_and_equity_after_the_delay(session):
     observed, feed = session["observed"]["delayed"], session["feed"]
     last = observed[-1]
@@ -289,6 +298,7 @@ def test_the_delayed_page_shows_names_stacks_board_pot_cards_and_equity_after_th
     assert feed.of("equity")
 
 
+@needs_chromium
 def test_the_public_page_never_shows_a_hole_card_or_equity(session):
     observed = session["observed"]["public"]
     assert len(observed) > 20
@@ -302,3 +312,23 @@ def test_the_public_page_never_shows_a_hole_card_or_equity(session):
     # replay, which a live page skips) made a seq gap that took the snapshot again.
     assert any(not v["connected"] for v in observed) and observed[-1]["connects"] >= 2
     assert observed[-1]["resyncs"] >= 1
+
+
+def test_the_card_room_broker_serves_the_page_on_its_websocket_listener():
+    """broker-setup copies overlay/ where cardroom.conf's http_dir points: a crew needs only the broker's address."""
+    # Not pytest's tmp_path: as root, mosquitto drops to the user 'mosquitto', who cannot enter that tree.
+    work = Path(tempfile.mkdtemp(prefix="rfid-table-overlay-room-"))
+    os.chmod(work, 0o755)
+    try:
+        directory = work / "cardroom"
+        with redirect_stdout(io.StringIO()):
+            assert broker_setup.main(["--dir", str(directory), "--table", "main-1", "--user", "overlay:obs-1",
+                                      "--tls", "--tls-ip", "127.0.0.1"]) == 0
+        with broker_setup.CardRoomBroker(directory) as room:
+            for name in ("index.html", "overlay.js", "vendor/mqtt.min.js"):
+                with urllib.request.urlopen(f"http://127.0.0.1:{room.ws_port}/{name}?table=main-1", timeout=10) as got:
+                    assert got.status == 200 and got.read() == (ROOT / "overlay" / name).read_bytes(), name
+            with pytest.raises(urllib.error.HTTPError):  # nothing outside the page's directory
+                urllib.request.urlopen(f"http://127.0.0.1:{room.ws_port}/../passwd", timeout=10)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

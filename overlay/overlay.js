@@ -18,6 +18,9 @@ const config = {
   username: query.get("username") || undefined,
   password: query.get("password") || undefined,
   mode: query.get("mode") === "public" ? "public" : "delayed",
+  // how much faster than the wall clock the table's time runs: a simulated table's --speed (the playback follows
+  // the events' table times)
+  speed: Number(query.get("speed")) > 0 ? Number(query.get("speed")) : 1,
 };
 const base = `${config.prefix}/${config.table}`;
 const topics = {
@@ -184,12 +187,13 @@ function receive(ev) {
   state.lastSeq = ev.seq;
   if (config.mode === "public") { apply(ev); draw(); return; }
   const now = Date.now() / 1000;
-  if (offset === null || (!queue.length && ev.t + offset < now - 2)) offset = now - ev.t;
+  if (offset === null || (!queue.length && due(ev) < now - 2)) offset = now - ev.t / config.speed;
   queue.push(ev);
   pump();
 }
 
 let heldSince = null;  // wall time the playback began waiting for a hand's late showdown
+const due = (ev) => ev.t / config.speed + offset;  // when an event is played back (wall seconds)
 
 function pump() {
   clearTimeout(timer);
@@ -211,16 +215,16 @@ function pump() {
       queue = queue.filter((e) => e.hand !== state.hand);
       late.forEach(apply);
       state.result = true;
-      offset = now + RESULT_PAUSE_S - head.t;
+      offset = now + RESULT_PAUSE_S - head.t / config.speed;
       changed = true;
       continue;
     }
-    if (head.t + offset > now) break;
+    if (due(head) > now) break;
     apply(queue.shift());
     changed = true;
   }
   if (changed) draw();
-  if (queue.length && heldSince === null) timer = setTimeout(pump, Math.max(10, (queue[0].t + offset - now) * 1000));
+  if (queue.length && heldSince === null) timer = setTimeout(pump, Math.max(10, (due(queue[0]) - now) * 1000));
 }
 
 // ---- drawing -------------------------------------------------------------------------------------------------

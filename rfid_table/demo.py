@@ -32,8 +32,9 @@ def demo(config_path: str | None, hands: int, speed: float, seed: int | None) ->
     journal_dir = tempfile.TemporaryDirectory(prefix="rfid-table-demo-")  # the delayed feed is released from it
     command += ["--journal", str(Path(journal_dir.name) / "demo.journal"), "--delay", str(DEMO_DELAY_S)]
     print(f"private broker on {broker.host}:{broker.port}; simulated table log: {log}")
-    print(f"broadcast overlay (hole cards {DEMO_DELAY_S} s late; open in a browser or an OBS browser source):\n"
-          f"  {broker.overlay_url(config.table_id)}\n  public, without delay: "
+    print(f"broadcast overlay (hole cards {DEMO_DELAY_S} s of table time late; open in a browser or an OBS browser "
+          "source):\n"
+          f"  {broker.overlay_url(config.table_id, speed=str(speed))}\n  public, without delay: "
           f"{broker.overlay_url(config.table_id, mode='public')}")
     with open(log, "w") as log_file:
         sim = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)

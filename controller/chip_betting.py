@@ -92,9 +92,11 @@ def zone_seat(zone: str) -> tuple[str, int | None]:
 
 class ChipBetting:
     def __init__(self, setup: BettingSetup, seats: int, hole_cards: int,
-                 button_hint: Callable[[], int | None] = lambda: None):
+                 button_hint: Callable[[], int | None] = lambda: None,
+                 player_names: Callable[[], dict[int, str]] = dict):
         self.setup = setup
         self.button_hint = button_hint  # where the card controller has the button (it knows a dead one)
+        self.player_names = player_names  # seat → the display name the floor entered, for the hand history
         self.seats = seats
         self.hole_cards = hole_cards
         self.rules = rule_profile(setup.rules)
@@ -513,9 +515,11 @@ class ChipBetting:
         }, {"hands": {str(s): hole.get(s, []) for s in result.showdown_order}} if len(hand.live_seats) > 1 else None)
         shown = list(result.showdown_order) if len(hand.live_seats) > 1 else []
         stacks = finishing if self._known_stacks else None
+        names = self.player_names()
+        players = {"players": [names.get(s, f"Seat {s}") for s in hand.order]} if names else {}
         try:
-            full = phhlib.to_phh(hand, hole, board, shown, stacks)
-            masked = phhlib.to_phh(hand, None, board, [], stacks)
+            full = phhlib.to_phh(hand, hole, board, shown, stacks, **players)
+            masked = phhlib.to_phh(hand, None, board, [], stacks, **players)
         except ValueError as exc:  # a variant PHH has no code for
             emit("hand_history", {"format": "phh", "phh": None, "reason": str(exc)}, None)
         else:

@@ -32,8 +32,10 @@ class GameController:
     def __init__(self, setup: TableSetup, betting: BettingSetup | None = None, audit_hands: int = 50):
         self.cards = TableController(setup)
         self.deck_audit = DeckAudit(audit_hands)  # every card of the deck must show up within audit_hands hands
-        self.betting = (ChipBetting(betting, setup.seats, setup.hole_cards, button_hint=self._card_button)
+        self.betting = (ChipBetting(betting, setup.seats, setup.hole_cards, button_hint=self._card_button,
+                                    player_names=self._player_names)
                         if betting and betting.chips else None)
+        self.players: dict[int, dict[str, str]] = {}  # seat → {"name", optional "player_id"} (seat_player)
         self.seq = 0
         if self.betting is not None:  # the dealing rules ask the betting how far the hand has gone
             self.cards.substantial_action = self.betting.substantial_action
@@ -56,6 +58,9 @@ class GameController:
 
     def _card_button(self) -> int | None:
         return self.cards.button
+
+    def _player_names(self) -> dict[int, str]:
+        return {seat: player["name"] for seat, player in self.players.items()}
 
     # the card controller's picture, read by the daemon, the diagnostics and the tests
     @property
@@ -128,6 +133,8 @@ class GameController:
             return self._conduct_after(out, t), None
         if name in ("start_clock", "stop_clock", "time_bank"):
             return self._clock_command(command, t)
+        if name in ("seat_player", "clear_seat"):
+            return self._seat_command(command, t)
         if name in ("confirm", "override") and command.get("irregularity") in self.floor_waits:
             return self._floor_answer(command, t), None
         if name == "undo":
@@ -184,6 +191,30 @@ class GameController:
         out: list[DomainEvent] = []
         self._emit_rules(out, produced)
         self._rules_t = t
+        return out, None
+
+    def _seat_command(self, command: dict[str, Any], t: float) -> tuple[list[DomainEvent], str | None]:
+        """``seat_player`` names who sits at a seat (any time: a player may be seated, or renamed, mid-hand);
+        ``clear_seat`` frees it. Names are public: on both branches, in both snapshots, in the hand history."""
+        seat, by = command["seat"], f"{command['role']}/{command['user']}"
+        out: list[DomainEvent] = []
+        if command["command"] == "clear_seat":
+            if seat not in self.players:
+                return [], f"seat {seat} has no player to clear"
+            left = self.players.pop(seat)
+            self.cards.now = max(self.cards.now, t)
+            self._emitter(out, t)("seat_cleared", {"seat": seat, "name": left["name"], "by": by}, None)
+            return out, None
+        player = {"name": command["name"]}
+        if "player_id" in command:
+            player["player_id"] = command["player_id"]
+        elsewhere = [s for s, p in self.players.items() if s != seat and "player_id" in player
+                     and p.get("player_id") == player["player_id"]]
+        if elsewhere:
+            return [], f"player {player['player_id']} already sits at seat {elsewhere[0]}: clear_seat it first"
+        self.players[seat] = player
+        self.cards.now = max(self.cards.now, t)
+        self._emitter(out, t)("player_seated", {"seat": seat, **player, "by": by}, None)
         return out, None
 
     def _floor_answer(self, command: dict[str, Any], t: float) -> list[DomainEvent]:
@@ -442,4 +473,7 @@ class GameController:
             clock["banks_left"] = {str(seat): left for seat, left in clock["banks_left"].items()}
         snap["clock"] = clock
         snap["conduct"] = self.conduct.snapshot()
+        for entry in snap["seats"]:  # who sits there (seat_player), or null
+            player = self.players.get(entry["seat"])
+            entry["player"] = dict(player) if player else None
         return snap

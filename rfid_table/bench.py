@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 from rfid_table.broker import PROJECT_ROOT, PrivateBroker
 from rfid_table.config import MqttSettings, load_config
+from rfid_table.equity_worker import measure_equity
 from rfid_table.publisher import QOS, MqttPublisher, Topics, make_client
 from rfid_table.simulate import SimOptions, SimulatedTable
 
@@ -351,6 +352,8 @@ def bench(args) -> int:
         rss = measure_rss_mb(config_path, settings, args.rss_hands)
         progress("replay: 400 random hands as cards and chips on the simulated table, read back")
         replay = measure_replay()
+        progress("equity: 2, 6 and 9 live seats, exact on the flop, sampled preflop")
+        equity = measure_equity()
     finally:
         if broker is not None:
             broker.stop()
@@ -371,6 +374,7 @@ def bench(args) -> int:
         "replay_hands_per_s_one_core": round(replay["replay_hands_per_s_one_core"]),
         "replay_cores": replay["replay_cores"],
         "engine_hands_per_s": round(replay["engine_hands_per_s"]),
+        **{key: round(ms, 2) for key, ms in equity.items()},
     }
     result["e2e_p99_over_baseline_p99"] = round(result["e2e_p99_ms"] / result["baseline_p99_ms"], 2)
     if args.json:

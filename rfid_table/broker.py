@@ -12,9 +12,11 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 PRIVATE_CONF = PROJECT_ROOT / "config" / "mosquitto" / "private.conf"
+OVERLAY_DIR = PROJECT_ROOT / "overlay"  # the broadcast overlay page, served by the WebSocket listener
 
 
 class BrokerError(RuntimeError):
@@ -38,6 +40,7 @@ class PrivateBroker:
     def __init__(self, conf: Path = PRIVATE_CONF, port: int | None = None):
         self.conf = conf
         self.port = port or free_port()
+        self.ws_port = free_port()  # MQTT over WebSockets, and the overlay page over HTTP
         self.host = "127.0.0.1"
         self._dir = tempfile.TemporaryDirectory(prefix="rfid-table-broker-")
         self._proc: subprocess.Popen | None = None
@@ -48,6 +51,16 @@ class PrivateBroker:
         text, count = re.subn(r"(?m)^listener\s+\d+", f"listener {self.port}", text, count=1)
         if count != 1:
             raise BrokerError(f"{self.conf}: expected a 'listener PORT' line to replace")
+        # a second listener, for WebSockets: a free port too, its http_dir a copy mosquitto can read after
+        # dropping root (the checkout may lie where the mosquitto user cannot enter)
+        text = re.sub(r"(?m)^listener\s+9001\b", f"listener {self.ws_port}", text)
+        if re.search(r"(?m)^http_dir\s", text):
+            served = Path(self._dir.name) / "overlay"
+            if not served.exists():
+                shutil.copytree(OVERLAY_DIR, served)
+                for path in [served, *served.rglob("*")]:
+                    os.chmod(path, 0o755 if path.is_dir() else 0o644)
+            text = re.sub(r"(?m)^http_dir\s.*$", f"http_dir {served}", text)
         conf = Path(self._dir.name) / "mosquitto.conf"
         conf.write_text(text)
         os.chmod(self._dir.name, 0o755)  # mosquitto drops root privileges and must still read its file
@@ -59,11 +72,17 @@ class PrivateBroker:
                 raise BrokerError(f"mosquitto exited at start: {self.log_path.read_text(errors='replace')[-2000:]}")
             try:
                 socket.create_connection((self.host, self.port), timeout=0.2).close()
+                if "protocol websockets" in text:
+                    socket.create_connection((self.host, self.ws_port), timeout=0.2).close()
                 return self
             except OSError:
                 time.sleep(0.05)
         self.stop()
         raise BrokerError(f"mosquitto did not listen on port {self.port} within {timeout_s} s")
+
+    def overlay_url(self, table: str, **query: str) -> str:
+        """The overlay page on this broker's WebSocket listener, for ``table`` (docs/overlay.md)."""
+        return f"http://{self.host}:{self.ws_port}/index.html?" + urlencode({"table": table, **query})
 
     def stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:

@@ -46,7 +46,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rfid_table.broker import PROJECT_ROOT, BrokerError, PrivateBroker, find_mosquitto, free_port
+from rfid_table.broker import OVERLAY_DIR, PROJECT_ROOT, BrokerError, PrivateBroker, find_mosquitto, free_port
 from rfid_table.config import TABLE_ID
 
 CARDROOM_CONF = PROJECT_ROOT / "config" / "mosquitto" / "cardroom.conf"
@@ -437,7 +437,22 @@ def setup(directory: Path, *, prefix: str | None = None, tables: list[str] = (),
         hosts, ips = default_tls_names()
         tls_files = make_tls(directory, list(dict.fromkeys([*(tls_hosts or []), *hosts])),
                              list(dict.fromkeys([*(tls_ips or []), *ips])), renew=tls_renew)
+    install_overlay(directory)
     return Result(directory, room, generated, changed, removed, tls_files)
+
+
+def install_overlay(directory: Path) -> Path:
+    """The overlay page into ``directory``/overlay, which cardroom.conf's WebSocket listener serves (http_dir):
+    replaced as a whole, so an upgrade leaves no stale file behind. Public files, readable by mosquitto."""
+    target = directory / "overlay"
+    staging = directory / ".overlay-new"
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(OVERLAY_DIR, staging)
+    for path in [staging, *staging.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+    return target
 
 
 def describe(result: Result) -> str:
@@ -457,6 +472,8 @@ def describe(result: Result) -> str:
         out.append("The generated passwords above are shown this once and stored nowhere: hand them out now.")
     for name in result.tls_files:
         out.append(f"  wrote {result.directory / name}")
+    out.append(f"  overlay page in {result.directory / 'overlay'}: http://BROKER:9001/index.html?table=TABLE&... "
+               "(docs/overlay.md)")
     if not (result.directory / SERVER_CERT).exists():
         out.append(f"No {SERVER_CERT}/{SERVER_KEY} yet: cardroom.conf's TLS listener needs them. Run again with "
                    "--tls, or put your own certificate and key there.")

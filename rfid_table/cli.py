@@ -92,6 +92,13 @@ def cmd_sim(args: argparse.Namespace) -> int:
         print(f"rfid-table sim: {refusal} (user {config.mqtt.username or '(none)'} at {config.mqtt.host}:"
               f"{config.mqtt.port}; [mqtt] of {args.config})", file=sys.stderr)
         return EX_NOPERM
+    if args.delay is not None:  # a short broadcast delay for a trial of the overlay (docs/overlay.md)
+        if args.delay and not args.journal:
+            print("rfid-table sim: --delay needs --journal (the delayed feed is released from the journal)",
+                  file=sys.stderr)
+            return 2
+        config = dataclasses.replace(config, broadcast_delay_s=args.delay,
+                                     broadcast_equity=config.broadcast_equity or bool(args.delay))
     options = SimOptions(hands=args.hands or None, seed=args.seed, speed=args.speed, pace_s=args.pace,
                          players=args.players, link=args.link, noise=args.noise, faults_per_minute=args.faults,
                          missed_read=args.missed_read, cross_read=args.cross_read, flicker=args.flicker,
@@ -384,6 +391,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--journal", default=None, help="SQLite journal: every event is stored before it is published, "
                                                     "and a restart continues the hand from it")
     p.add_argument("--new-journal", action="store_true", help=NEW_JOURNAL_HELP)
+    p.add_argument("--delay", type=float, default=None, metavar="S",
+                   help="the broadcast delay in seconds, instead of [broadcast] delay_s (needs --journal)")
     p.add_argument("--devices-per-hour", type=float, default=0.0, metavar="R",
                    help="seat sensors on the simulated GPIO: a player uses an electronic device R times per hour "
                         "(per occupied seat; the device rule of the house profile judges it)")

@@ -16,6 +16,7 @@ is the controller's answer (``GameController.handle_command``).
 """
 
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -256,6 +257,30 @@ def _schema_refusal(body: dict, name: str, command_id: str) -> CommandError | No
     return min(found, key=lambda pair: pair[0])[1] if found else None
 
 
+# A player's display name goes on screen as it is: the schema's rule, read whole (fullmatch: the pattern's "$"
+# would let a final newline through), with a message that says which character is wrong.
+_NAME_SCHEMA = SCHEMA["$defs"]["player_name"]
+_NAME = re.compile(_NAME_SCHEMA["pattern"].removeprefix("^").removesuffix("$"))
+
+
+def name_problem(name: str) -> str | None:
+    """What is wrong with a player's display name, or None."""
+    if not _NAME_SCHEMA["minLength"] <= len(name) <= _NAME_SCHEMA["maxLength"]:
+        return f"{len(name)} characters"
+    if not _NAME.fullmatch(name):
+        bad = next((ch for ch in name if ch != " " and not _NAME.fullmatch(ch)), None)
+        return f"the character {bad!r} is not allowed" if bad else "leading, trailing or double spaces"
+    return None
+
+
+def _name_refusal(body: dict, command_id: str) -> CommandError | None:
+    name = body.get("name")
+    problem = name_problem(name) if isinstance(name, str) else None
+    if problem is None:
+        return None
+    return CommandError("name", f"{problem} (expected {COMMANDS['seat_player'][1]['name'][2]})", command_id)
+
+
 def parse_command(topic: str, payload: bytes, base: str, seats: int, decks: tuple[str, ...]) -> Command:
     """The validated command, or :class:`CommandError` naming the field that is wrong.
 
@@ -278,7 +303,11 @@ def parse_command(topic: str, payload: bytes, base: str, seats: int, decks: tupl
     if role not in roles:
         raise CommandError("role", f"{role!r} may not send {name} (allowed: {', '.join(roles)})", command_id)
     refusal = _schema_refusal(body, name, command_id)
+    if refusal is not None and refusal.field == "name":
+        raise _name_refusal(body, command_id) or refusal
     if refusal is not None:
+        raise refusal
+    if "name" in body and (refusal := _name_refusal(body, command_id)) is not None:
         raise refusal
     args = {key: value for key, value in body.items() if key not in ("id", "command")}
     if "seat" in args and not 1 <= args["seat"] <= seats:

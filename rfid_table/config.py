@@ -144,6 +144,7 @@ class TableConfig:
     exposed_by: str = "console"  # an exposed card is reported by the console, or laid on the exposed zone
     audit_hands: int = 50  # every card of the active deck must show up within this many hands
     missing_card_s: float = 10.0  # a card of the hand off the table this long while the hand goes on is missing; 0: off
+    broadcast_equity: bool = False  # equity events on the secure (and so the delayed) branch
 
     def debounce_by_zone(self) -> dict[str, DebounceSettings]:
         return {zone: self.debounce[zone_kind(zone)] for zone in self.zones}
@@ -504,11 +505,13 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                         lambda v: 1_000 <= v <= 100_000_000)
 
     # [broadcast]: the secure feed released to overlays after a delay
-    b = c.table(doc, ("broadcast",), {"delay_s": "seconds", "release": "'time' or 'hand'"})
+    b = c.table(doc, ("broadcast",), {"delay_s": "seconds", "release": "'time' or 'hand'",
+                                      "equity": "true or false (equity events; default: true with a delay)"})
     delay_s = c.value(b, ("broadcast", "delay_s"), (int, float), "seconds from 0 to 86400", 0,
                       lambda v: 0 <= v <= 86400)
     release = c.value(b, ("broadcast", "release"), str, "'time' (each event delay_s after it happened) or 'hand' "
                       "(a whole hand, delay_s after it ended)", "hand", ("time", "hand").__contains__)
+    equity = c.value(b, ("broadcast", "equity"), bool, "true or false", bool(delay_s))
     if delay_s and not journal_path:
         c.problem(("broadcast", "delay_s"), "the delayed feed needs [journal] path (the delay must survive a restart)")
 
@@ -658,7 +661,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                        mqtt, readers, zones, decks, active, debounce, float(clear_after_s), name, journal_path,
                        retention, float(delay_s), release, pin_map, chips, min_rssi, order_window_ms / 1000,
                        button, tuple(players) if players else None, exposed_by, audit_hands,
-                       float(missing_card_s))
+                       float(missing_card_s), broadcast_equity=equity)
 
 
 def _chip_settings(c: _Checker, doc: dict, base: Path, decks: dict, zones: dict) -> ChipSettings | None:

@@ -27,6 +27,7 @@ from rfid_table.checkpoint import restore as restore_controller, state_of
 from rfid_table.commands import COMMANDS, CommandError, CommandGate, loggable, sender
 from rfid_table.config import TableConfig
 from rfid_table.diag import DiagnosticsCollector
+from rfid_table.equity_worker import EquityWorker
 from rfid_table.journal import (Journal, JournalWriteFailed, device_input, journal_event, journal_input, replay,
                                 sensor_input, tick_input, zone_input)
 from rfid_table.timebase import TableClock
@@ -199,6 +200,9 @@ class TablePipeline:
         self.gpio = gpio  # the seat sensors, console buttons and lights (None: the table has none)
         self._gpio_synced = False
         self._gpio_since: float | None = None  # the first cycle with the GPIO
+        # equity for the broadcast, computed in a process of its own (rfid_table/equity_worker.py)
+        self.equity = (EquityWorker(config.game.hole_cards, config.game.variant.startswith("plo"))
+                       if sink is not None and config.broadcast_equity else None)
 
     def restore(self, now: float) -> int:
         """Rebuild the controller from the journal (it is deterministic: replaying its inputs restores it).
@@ -603,6 +607,8 @@ class TablePipeline:
             inputs.append(tick_input(now))
             events.extend(produced)
             caused_by.extend([len(inputs) - 1] * len(produced))
+        if self.equity is not None:  # the worker's results for the spot as it still is: journaled inputs
+            self.equity.collect(self.controller, now, events, inputs, caused_by)
         journaled = events
         if self.journal is not None:
             self._check_journal_limit(now, inputs, events, caused_by)
@@ -646,6 +652,8 @@ class TablePipeline:
                 if self.journal is not None:
                     report["journal"] = self.journal_state()
                 self.sink.publish_diagnostics(report)
+        if self.equity is not None:  # the spot after this cycle, once its events are out
+            self.equity.offer(self.controller)
         for event in events:
             if event.type == "hand_ended":
                 log.info("hand %s ended: board %s, live seats %s", event.hand,

@@ -13,6 +13,7 @@ from rfid_table.watch import watch
 DEMO_DEVICES_PER_HAND = 0.05  # chance per seat and hand
 DEMO_ABSENCES_PER_HAND = 0.02
 DEMO_FLOOR_ANSWER_S = 6.0  # the floor comes to the table and confirms what waits for it
+DEMO_DELAY_S = 20  # the broadcast delay (table seconds): the overlay comes alive within a minute
 
 
 def demo(config_path: str | None, hands: int, speed: float, seed: int | None, dealer_errors: float = 0.0) -> int:
@@ -35,7 +36,13 @@ def demo(config_path: str | None, hands: int, speed: float, seed: int | None, de
                "--dealer-errors", str(dealer_errors), "--floor-answers", str(DEMO_FLOOR_ANSWER_S)]
     if seed is not None:
         command += ["--seed", str(seed)]
+    journal_dir = tempfile.TemporaryDirectory(prefix="rfid-table-demo-")  # the delayed feed is released from it
+    command += ["--journal", str(Path(journal_dir.name) / "demo.journal"), "--delay", str(DEMO_DELAY_S)]
     print(f"private broker on {broker.host}:{broker.port}; simulated table log: {log}")
+    print(f"broadcast overlay (hole cards {DEMO_DELAY_S} s of table time late; open in a browser or an OBS browser "
+          "source):\n"
+          f"  {broker.overlay_url(config.table_id, speed=str(speed))}\n  public, without delay: "
+          f"{broker.overlay_url(config.table_id, mode='public')}")
     with open(log, "w") as log_file:
         sim = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
     try:
@@ -49,4 +56,5 @@ def demo(config_path: str | None, hands: int, speed: float, seed: int | None, de
         except subprocess.TimeoutExpired:
             sim.kill()
         broker.stop()
+        journal_dir.cleanup()
         print(f"demo stopped; the simulated table's log is in {log}")

@@ -60,13 +60,14 @@ from typing import Any, NamedTuple
 
 from controller.domain import DomainEvent
 from hal.events import DeviceEvent, SensorEvent, ZoneEvent
+from rfid_table.equity_worker import equity_event
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2  # in PRAGMA user_version
 # What turns an older file into this version, applied at open: version 2 added the events' wall-clock stamp.
 _MIGRATIONS = {1: ("ALTER TABLE events ADD COLUMN wall REAL",)}
-INPUT_KINDS = ("zone", "tick", "device", "command", "journal", "sensor")
+INPUT_KINDS = ("zone", "tick", "device", "command", "journal", "sensor", "equity")
 DEFAULT_FEEDS = ("public", "secure")
 # The near-limit warning clears only once the undelivered events are back below this share of the warning level,
 # so a backlog hovering at the line does not raise and clear it again and again.
@@ -891,6 +892,8 @@ def replay(journal: Journal, controller: Any, checkpoint: Checkpoint | int | Non
             produced.append(journal_event(controller, item.t, item.body))
         elif item.kind == "sensor":
             produced += controller.handle_sensor(sensor_event(item.t, item.body))
+        elif item.kind == "equity":
+            produced.append(equity_event(controller, item.t, item.body))
     mismatches = []
     if produced:
         stored = {e.seq: e for e in journal.events_after(produced[0].seq - 1, limit=len(produced))}

@@ -102,3 +102,33 @@ def recorder_factory(mqtt_settings):
     yield make
     for recorder in made:
         recorder.close()
+
+
+class ListSink:
+    """The pipeline's sink where no broker is needed: keeps the live events and the latest snapshots; the delayed
+    feed takes nothing."""
+
+    def __init__(self):
+        self.events: list = []
+        self.snapshots: tuple[dict, dict] | None = None
+
+    def publish_events(self, events):
+        self.events += events
+
+    def publish_snapshots(self, public_snapshot, secure_snapshot):
+        self.snapshots = (public_snapshot, secure_snapshot)
+
+    def take_acknowledged(self):
+        return {}
+
+    def take_commands(self):
+        return []
+
+    def publish_reply(self, role, user, body):
+        pass
+
+    def publish_diagnostics(self, report):
+        pass
+
+    def publish_delayed(self, events):
+        return 0

@@ -154,7 +154,8 @@ def test_bench_reports_every_figure_as_one_json_object():
     figures = json.loads(done.stdout)
     assert figures["e2e_events"] >= 300 and figures["baseline_messages"] == figures["e2e_events"]
     for key in ("e2e_p50_ms", "e2e_p99_ms", "baseline_p50_ms", "baseline_p99_ms", "rss_mb", "decode_frames_per_s",
-                "tag_reads_per_s", "frame_to_zone_event_p99_ms", "journaled_events_per_s", "recovery_s"):
+                "tag_reads_per_s", "frame_to_zone_event_p99_ms", "journaled_events_per_s", "recovery_s",
+                *(f"equity_ms_p99_{street}_{seats}" for street in ("flop", "preflop") for seats in (2, 6, 9))):
         assert figures[key] > 0, key
     assert figures["e2e_p50_ms"] <= figures["e2e_p99_ms"]
     assert "end to end: tag read" in done.stderr  # progress goes to stderr, the figures alone to stdout

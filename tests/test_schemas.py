@@ -51,7 +51,7 @@ TOPICS = {
     "commands/<role>/<user>": ("command.schema.json", True, False),  # sent by clients, not by the table
     "replies/<role>/<user>": ("reply.schema.json", True, False),
 }
-SECRET_FIELDS = {"card", "cards", "hole_cards", "hands", "phh_complete"}  # what the secure branch may add to a public event
+SECRET_FIELDS = {"card", "cards", "hole_cards", "hands", "phh_complete", "dead", "exact", "runouts", "stderr"}  # what the secure branch may add to a public event
 ORIGINAL_CODES = {  # the codes of cards out of place, played by hand in irregular_situations()
     "card_outside_hand", "extra_hole_card", "card_to_folded_seat", "hole_card_after_board", "hole_card_moved",
     "played_card_to_seat", "hole_card_on_board", "hole_card_burned", "board_card_burned", "burn_card_on_board",
@@ -73,7 +73,8 @@ EVENT_TYPES = {"hand_started", "card_dealt", "burn", "board_card", "fold", "hand
                "showdown", "hand_history", "misdeal", "floor_ruling", "irregularity_resolved", "board_corrected",
                "button_set", "seats_set", "new_hand", "floor_call", "deck_audit", "hand_audit",
                "device_breach", "device_seen", "absent_at_deal", "seat_left", "seat_returned", "seat_presence",
-               "clock_due", "clock_started", "clock_tick", "time_bank_used", "clock_stopped", "clock_expired"}
+               "clock_due", "clock_started", "clock_tick", "time_bank_used", "clock_stopped", "clock_expired", "equity",
+               "player_seated", "seat_cleared"}
 UNKNOWN_UID = "E004015000FF0001"  # a tag of no registered deck
 
 
@@ -557,6 +558,13 @@ COMMANDS_BEFORE_THE_HAND = [
     ("floor", {"id": "c11", "command": "declare", "seat": 3, "declaration": "raise", "amount": -5}, False, False),
     ("floor", {"id": "c12", "command": "declare", "seat": 3, "declaration": "shove"}, False, False),
     ("floor", {"id": "c13", "command": "ping", "please": True}, False, False),
+    ("floor", {"id": "c14", "command": "seat_player", "seat": 1, "name": "Anna Müller", "player_id": "p-17"}, True, True),
+    ("floor", {"id": "c15", "command": "seat_player", "seat": 2, "name": "Bob"}, True, True),
+    ("floor", {"id": "c16", "command": "clear_seat", "seat": 2}, True, True),
+    ("floor", {"id": "c17", "command": "clear_seat", "seat": 2}, True, False),  # nobody sits there now
+    ("dealer", {"id": "c18", "command": "seat_player", "seat": 2, "name": "Bob"}, True, False),  # floor only
+    ("floor", {"id": "c19", "command": "seat_player", "seat": 2, "name": "<b>Bob</b>"}, False, False),
+    ("floor", {"id": "c20", "command": "seat_player", "seat": 2, "name": "B" * 33}, False, False),
 ]
 COMMANDS_DURING_THE_HAND = [
     ("dealer", {"id": "h1", "command": "declare", "seat": 1, "declaration": "raise", "amount": 300}, True, True),

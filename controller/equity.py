@@ -1,0 +1,183 @@
+"""Equity: each live hand's chance to win and to tie from here, and the outs of the hands behind.
+
+Pure and deterministic: the same spot gives the same answer (a sampled preflop draws its boards from a generator
+seeded by the spot itself), so a replay and a test see what the broadcast saw.
+
+* **Exact** whenever the runouts to enumerate are at most ``exact_limit`` (default 20,000: every flop, turn and
+  river spot of up to 10 seats, and preflop only with very many dead cards). Preflop heads-up is 1.7 M boards,
+  6 seats 0.66 M: that is seconds, not a broadcast's moment, so preflop is **sampled**: ``samples`` boards drawn
+  without replacement from the remaining cards, and the result says so with its standard error (the largest over
+  the seats, as a share: ``sqrt(p(1-p)/n)``).
+* **Dead cards** — burned and mucked cards the table read — are out of the deck ("true outs").
+* **Hold'em** (any two hole cards with the board) and **Omaha** (exactly two hole and three board cards; four,
+  five or six hole cards).
+* **Outs** (flop and turn): for a seat behind now (not the best or tied best hand on the board as it stands), the
+  next cards with which it would hold the best hand alone.
+
+phevaluator ranks hands (smaller is stronger), through its integer card ids: the C extension of phevaluator 0.6
+evaluates about 5 M seven-card hands a second here; the pure-Python wheel of 0.5.3.1 (what a Raspberry Pi gets
+when no wheel for its platform is built) about 0.2 M.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import zlib
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Callable, Mapping, Sequence
+
+from controller.cards import FULL_DECK, RANKS, parse_card
+
+EXACT_LIMIT = 20_000  # runouts enumerated exactly at most; beyond, sampled
+SAMPLES = 10_000  # boards drawn when sampled: a standard error of at most 0.5 percentage points
+_PH_SUITS = "cdhs"  # phevaluator's suit order in its ids (rank * 4 + suit)
+
+
+def _card_id(card: str) -> int:
+    return RANKS.index(card[0]) * 4 + _PH_SUITS.index(card[1])
+
+
+def _evaluators():
+    """(evaluate 5 to 7 card ids, evaluate Omaha: 5 board + 4 hole ids). phevaluator 0.6's native functions when it
+    has them (its public wrappers convert every card again, which costs more than the evaluation), else the
+    public functions (the pure-Python wheel)."""
+    try:
+        from phevaluator import evaluate_cards, evaluate_omaha_cards  # noqa: PLC0415 (lazy: the controller imports without it)
+    except ImportError as exc:  # pragma: no cover - depends on the machine
+        raise ImportError("equity needs phevaluator: pip install 'phevaluator>=0.5.3.1'") from exc
+    try:
+        from phevaluator import _pheval  # noqa: PLC0415
+    except ImportError:
+        return evaluate_cards, evaluate_omaha_cards
+    by_count = {5: _pheval.evaluate_5cards, 6: _pheval.evaluate_6cards, 7: _pheval.evaluate_7cards}
+    return (lambda *cards: by_count[len(cards)](*cards)), _pheval.evaluate_omaha_cards
+
+
+@dataclass(frozen=True)
+class SeatEquity:
+    seat: int
+    win: float  # share of the runouts this seat wins alone
+    tie: float  # share of the runouts it ties for the best hand
+    outs: tuple[str, ...] | None = None  # next cards that put it ahead alone; None: not behind, or no next card
+
+    def as_dict(self) -> dict:
+        body = {"seat": self.seat, "win": round(self.win, 4), "tie": round(self.tie, 4)}
+        if self.outs is not None:
+            body["outs"] = list(self.outs)
+        return body
+
+
+@dataclass(frozen=True)
+class Equity:
+    street: str  # preflop, flop, turn, river
+    exact: bool
+    runouts: int  # boards enumerated or drawn
+    stderr: float  # 0 when exact
+    seats: tuple[SeatEquity, ...] = field(default_factory=tuple)
+
+    def as_dict(self) -> dict:
+        return {"street": self.street, "exact": self.exact, "runouts": self.runouts,
+                "stderr": round(self.stderr, 4), "hands": [s.as_dict() for s in self.seats]}
+
+
+STREETS = {0: "preflop", 3: "flop", 4: "turn", 5: "river"}
+
+
+def _ranker(omaha: bool, hole_count: int) -> Callable[[Sequence[int], Sequence[int]], int]:
+    """rank(hole ids, board ids) → phevaluator rank, for a board of 3 to 5 cards."""
+    evaluate_cards, evaluate_omaha_cards = _evaluators()
+    if not omaha:
+        return lambda hole, board: evaluate_cards(*board, *hole)
+    fours = list(combinations(range(hole_count), 4))
+
+    def omaha_rank(hole: Sequence[int], board: Sequence[int]) -> int:
+        if len(board) == 5:
+            if hole_count == 4:
+                return evaluate_omaha_cards(*board, *hole)
+            return min(evaluate_omaha_cards(*board, *(hole[i] for i in four)) for four in fours)
+        # a partial board (the outs on the flop and turn): exactly three of its cards and two hole cards
+        return min(evaluate_cards(*three, *two) for three in combinations(board, 3) for two in combinations(hole, 2))
+    return omaha_rank
+
+
+def _spot_seed(hole: Mapping[int, Sequence[str]], board: Sequence[str], dead: Sequence[str]) -> int:
+    text = "|".join(f"{s}:{''.join(c)}" for s, c in sorted(hole.items())) + "|" + "".join(board) + "|" + \
+        "".join(sorted(dead))
+    return zlib.crc32(text.encode())
+
+
+def equity(hole: Mapping[int, Sequence[str]], board: Sequence[str] = (), dead: Sequence[str] = (),
+           omaha: bool = False, exact_limit: int = EXACT_LIMIT, samples: int = SAMPLES) -> Equity:
+    """The equity of every live seat (``hole``: seat → its hole cards, two or more seats) on ``board`` (0, 3, 4 or
+    5 cards) with ``dead`` cards out of the deck. Raises ValueError naming a bad card or a card given twice."""
+    if len(hole) < 2:
+        raise ValueError(f"equity needs two live seats or more, got {len(hole)}")
+    if len(board) not in STREETS:
+        raise ValueError(f"a board has 0, 3, 4 or 5 cards, got {len(board)}")
+    hole = {seat: [parse_card(c) for c in cards] for seat, cards in hole.items()}
+    counts = {len(cards) for cards in hole.values()}
+    if len(counts) != 1 or (omaha and not 4 <= min(counts) <= 6) or (not omaha and counts != {2}):
+        raise ValueError(f"every seat needs {'4 to 6' if omaha else '2'} hole cards, the same number each: "
+                         f"{ {s: len(c) for s, c in hole.items()} }")
+    board = [parse_card(c) for c in board]
+    dead = [parse_card(c) for c in dead]
+    known = [c for cards in hole.values() for c in cards] + board
+    seen: set[str] = set()
+    for card in known + dead:
+        if card in seen:
+            raise ValueError(f"{card} is given twice (hole cards, board and dead cards must differ)")
+        seen.add(card)
+    rank = _ranker(omaha, counts.pop())
+    seats = sorted(hole)
+    holes = [[_card_id(c) for c in hole[s]] for s in seats]
+    board_ids = [_card_id(c) for c in board]
+    stub = [_card_id(c) for c in FULL_DECK if c not in seen]
+    to_come = 5 - len(board)
+    total = math.comb(len(stub), to_come)
+    exact = total <= exact_limit
+    if exact:
+        runouts = combinations(stub, to_come)
+    else:
+        rng = random.Random(_spot_seed(hole, board, dead))
+        runouts = (rng.sample(stub, to_come) for _ in range(samples))
+    wins = [0] * len(seats)
+    ties = [0] * len(seats)
+    n = 0
+    for extra in runouts:
+        full = board_ids + list(extra)
+        ranks = [rank(h, full) for h in holes]
+        best = min(ranks)
+        winners = [i for i, r in enumerate(ranks) if r == best]
+        if len(winners) == 1:
+            wins[winners[0]] += 1
+        else:
+            for i in winners:
+                ties[i] += 1
+        n += 1
+    outs = _outs(rank, holes, board_ids, stub) if len(board) in (3, 4) else [None] * len(seats)
+    stderr = 0.0 if exact else max(math.sqrt(p * (1 - p) / n) for p in
+                                   [w / n for w in wins] + [t / n for t in ties])
+    return Equity(STREETS[len(board)], exact, n, stderr,
+                  tuple(SeatEquity(s, wins[i] / n, ties[i] / n, outs[i]) for i, s in enumerate(seats)))
+
+
+def _outs(rank, holes: list[list[int]], board: list[int], stub: list[int]) -> list[tuple[str, ...] | None]:
+    """Per seat, the next cards that make it the best hand alone, for the seats behind now (None otherwise)."""
+    now = [rank(h, board) for h in holes]
+    best = min(now)
+    behind = [i for i, r in enumerate(now) if r != best]
+    outs: list[tuple[str, ...] | None] = [None] * len(holes)
+    found: dict[int, list[int]] = {i: [] for i in behind}
+    for card in stub:
+        full = board + [card]
+        ranks = [rank(h, full) for h in holes]
+        top = min(ranks)
+        leaders = [i for i, r in enumerate(ranks) if r == top]
+        if len(leaders) == 1 and leaders[0] in found:
+            found[leaders[0]].append(card)
+    names = {_card_id(c): c for c in FULL_DECK}
+    for i, cards in found.items():
+        outs[i] = tuple(names[c] for c in cards)
+    return outs

@@ -1,0 +1,336 @@
+/* The broadcast overlay (docs/overlay.md): the table from rfid-table's MQTT feeds, drawn for OBS.
+ *
+ * Delayed mode (default): the hand from <prefix>/<table>/delayed/events — the secure events, hole cards and equity
+ * included, released by the table after the broadcast delay — played back at the pace it was dealt (a hand released
+ * at once is spread out again by the events' own times). Public mode (?mode=public): the live public snapshot and
+ * public/events, without hole cards or equity, for a stream without delay.
+ * Both take names, stacks and seats from the retained public snapshot, take it again on a seq gap, drop events
+ * already seen, and reconnect by themselves.
+ */
+"use strict";
+
+const query = new URLSearchParams(location.search);
+const config = {
+  broker: query.get("broker") ||
+    `${location.protocol === "https:" ? "wss" : "ws"}://${location.hostname || "127.0.0.1"}:${location.port || 9001}/`,
+  table: query.get("table") || "main-1",
+  prefix: query.get("prefix") || "rfid-table",
+  username: query.get("username") || undefined,
+  password: query.get("password") || undefined,
+  mode: query.get("mode") === "public" ? "public" : "delayed",
+  // how much faster than the wall clock the table's time runs: a simulated table's --speed (the playback follows
+  // the events' table times)
+  speed: Number(query.get("speed")) > 0 ? Number(query.get("speed")) : 1,
+};
+const base = `${config.prefix}/${config.table}`;
+const topics = {
+  snapshot: `${base}/public/snapshot`,
+  events: config.mode === "public" ? `${base}/public/events` : `${base}/delayed/events`,
+  status: `${base}/status`,
+};
+const SUITS = { s: "\u2660", h: "\u2665", d: "\u2666", c: "\u2663" };
+
+// ---- the state drawn --------------------------------------------------------------------------------------------
+
+const state = {
+  epoch: null, lastSeq: 0, hand: null, button: null, board: [], pot: 0, pots: [], toAct: null,
+  seats: {},  // seat number → {name, stack, bet, cards: [...], count, folded, allIn, equity, won}
+  winner: null, winnerHand: null, tableStatus: null, connected: false, resyncs: 0, connects: 0,
+  betting: false, result: false, voided: false,  // this hand: chips read, its showdown seen, a misdeal
+};
+const RESULT_PAUSE_S = 4;  // delayed mode: the result stays this long before the next hand plays back
+const RESULT_WAIT_S = 180;  // ... and the playback waits at most this long for a hand's late showdown
+
+function seat(n) {
+  const key = String(n);
+  if (!state.seats[key]) {
+    state.seats[key] = { name: null, stack: null, bet: 0, cards: [], count: 0, folded: false, allIn: false,
+                         equity: null, won: null };
+  }
+  return state.seats[key];
+}
+
+function newHand(hand) {
+  state.hand = hand;
+  state.board = []; state.pot = 0; state.pots = []; state.toAct = null; state.winner = null;
+  state.betting = false; state.result = false; state.voided = false;
+  for (const s of Object.values(state.seats)) {
+    Object.assign(s, { bet: 0, cards: [], count: 0, folded: false, allIn: false, equity: null, won: null });
+  }
+}
+
+let resyncing = false;  // a seq gap was seen: the next snapshot replaces the picture, even an older one
+
+function fromSnapshot(snap) {
+  // The public snapshot: the seats' names, stacks and bets. In public mode the whole table (unless the events
+  // already went past it: it is published after them); in delayed mode only what is not the hand being played
+  // back (names; stacks until the delayed hand gives its own).
+  const betting = snap.betting || null;
+  if (config.mode === "public") {
+    if (snap.epoch !== state.epoch) { state.epoch = snap.epoch; state.lastSeq = 0; }
+    if ((snap.seq || 0) < state.lastSeq && !resyncing) {
+      for (const entry of snap.seats || []) seat(entry.seat).name = entry.player ? entry.player.name : null;
+      return;
+    }
+    resyncing = false;
+    state.lastSeq = snap.seq || 0;
+  }
+  for (const entry of snap.seats || []) {
+    const s = seat(entry.seat);
+    s.name = entry.player ? entry.player.name : null;
+    if (config.mode === "public" || state.hand === null) {
+      if (betting && betting.stacks && betting.stacks[entry.seat] != null) s.stack = betting.stacks[entry.seat];
+    }
+    if (config.mode === "public") {
+      s.count = entry.cards; s.folded = entry.folded;
+      s.bet = betting && betting.bets ? (betting.bets[entry.seat] || 0) : 0;
+      s.allIn = !!(betting && betting.all_in && betting.all_in.includes(entry.seat));
+    }
+  }
+  if (config.mode === "public") {
+    if (snap.hand !== state.hand) state.winner = null;
+    state.hand = snap.hand; state.board = snap.board || []; state.button = snap.button;
+    state.pot = betting ? betting.pot : 0; state.pots = betting ? betting.pots || [] : [];
+    state.toAct = betting ? betting.to_act : null;
+    if (snap.phase === "waiting") state.toAct = null;
+  }
+}
+
+function apply(ev) {
+  const p = ev;
+  switch (ev.type) {
+    case "hand_started": newHand(ev.hand); break;
+    case "card_dealt": {
+      const s = seat(p.seat); s.count = p.count;
+      if (p.card && !s.cards.includes(p.card)) s.cards.push(p.card);
+      break;
+    }
+    case "board_card": state.board[p.position - 1] = p.card; state.board = state.board.filter(Boolean); break;
+    case "board_corrected": if (p.board) state.board = p.board; break;
+    case "fold": seat(p.seat).folded = true; seat(p.seat).equity = null; if (p.cards) seat(p.seat).cards = p.cards; break;
+    case "misdeal": state.voided = true; state.toAct = null; break;
+    case "betting_started":
+      state.betting = true; state.button = p.button;
+      if (p.stacks) for (const [n, v] of Object.entries(p.stacks)) seat(n).stack = v;
+      break;
+    case "stacks_set": for (const [n, v] of Object.entries(p.stacks)) seat(n).stack = v; break;
+    case "action": {
+      const s = seat(p.seat);
+      if (p.action === "fold") { s.folded = true; s.equity = null; } else {
+        s.bet = p.to; if (s.stack != null) s.stack -= p.added; s.allIn = !!p.all_in;
+      }
+      state.pot = p.pot; state.toAct = p.next;
+      break;
+    }
+    case "action_undone": state.pot = p.pot; state.toAct = p.next; break;
+    case "pots":
+      state.pots = p.pots; state.pot = p.total;
+      for (const s of Object.values(state.seats)) s.bet = 0;
+      for (const [n, v] of Object.entries(p.returned || {})) { const s = seat(n); if (s.stack != null) s.stack += v; }
+      break;
+    case "showdown": {
+      // The table ends a hand when the next one's first card arrives, so a showdown may come after the next
+      // hand_started: then it is the last hand's result (stacks and a banner naming the hand), not this one's.
+      const current = p.hand === state.hand;
+      const payouts = p.payouts || {};
+      if (p.finishing_stacks) for (const [n, v] of Object.entries(p.finishing_stacks)) seat(n).stack = v;
+      if (current) {
+        state.toAct = null; state.result = true;
+        for (const [n, v] of Object.entries(payouts)) seat(n).won = v;
+        if (p.hands) for (const [n, cards] of Object.entries(p.hands)) seat(n).cards = cards;
+      }
+      const names = Object.entries(payouts).map(([n, v]) => `${seat(n).name || "Seat " + n} wins ${v.toLocaleString("en-US")}`);
+      state.winner = names.length ? (current ? "" : `Hand ${p.hand}: `) + names.join(" · ") : null;
+      state.winnerHand = p.hand;
+      break;
+    }
+    case "hand_ended":
+      state.toAct = null;
+      if (p.board) state.board = p.board;
+      if (p.hole_cards) for (const [n, cards] of Object.entries(p.hole_cards)) seat(n).cards = cards;
+      if (!state.winner && p.live_seats && p.live_seats.length === 1) {
+        const n = p.live_seats[0];
+        state.winner = `${seat(n).name || "Seat " + n} wins`;
+        seat(n).won = seat(n).won || true;
+      }
+      break;
+    case "equity":
+      if (p.hands) for (const h of p.hands) seat(h.seat).equity = h;
+      break;
+    case "player_seated": seat(p.seat).name = p.name; break;
+    case "seat_cleared": seat(p.seat).name = null; break;
+  }
+}
+
+// ---- events in: dedup, gaps, playback ---------------------------------------------------------------------------
+
+let client = null;
+let queue = [];       // delayed mode: events waiting for their moment
+let offset = null;    // wall seconds minus table seconds of the playback
+let timer = null;
+
+function resync(why) {
+  // Take the retained snapshot again: subscribing anew makes the broker send it.
+  console.info(`overlay: resynchronising (${why})`);
+  resyncing = true;
+  state.resyncs += 1;
+  if (client && client.connected) {
+    client.unsubscribe(topics.snapshot, () => client.subscribe(topics.snapshot, { qos: 1 }));
+  }
+}
+
+function receive(ev) {
+  if (ev.replay && config.mode === "public") return;  // a live display skips the table's late backlog
+  if (ev.epoch !== state.epoch) { state.epoch = ev.epoch; state.lastSeq = 0; }
+  if (ev.seq <= state.lastSeq) return;  // seen already (at-least-once delivery)
+  if (state.lastSeq && ev.seq > state.lastSeq + 1) resync(`seq ${state.lastSeq} then ${ev.seq}`);
+  state.lastSeq = ev.seq;
+  if (config.mode === "public") { apply(ev); draw(); return; }
+  const now = Date.now() / 1000;
+  if (offset === null || (!queue.length && due(ev) < now - 2)) offset = now - ev.t / config.speed;
+  queue.push(ev);
+  pump();
+}
+
+let heldSince = null;  // wall time the playback began waiting for a hand's late showdown
+const due = (ev) => ev.t / config.speed + offset;  // when an event is played back (wall seconds)
+
+function pump() {
+  clearTimeout(timer);
+  const now = Date.now() / 1000;
+  let changed = false;
+  while (queue.length) {
+    const head = queue[0];
+    if (head.type === "hand_started" && state.hand !== null && head.hand !== state.hand &&
+        state.betting && !state.result && !state.voided) {
+      // The hand played back is over, and its showdown comes after the next hand's first events (it is released
+      // with that hand): play it first, show the result a moment, then the next hand from its start.
+      const late = queue.filter((e) => e.hand === state.hand);
+      if (!late.some((e) => e.type === "showdown") && (heldSince === null || now - heldSince < RESULT_WAIT_S)) {
+        if (heldSince === null) heldSince = now;
+        timer = setTimeout(pump, 500);
+        break;
+      }
+      heldSince = null;
+      queue = queue.filter((e) => e.hand !== state.hand);
+      late.forEach(apply);
+      state.result = true;
+      offset = now + RESULT_PAUSE_S - head.t / config.speed;
+      changed = true;
+      continue;
+    }
+    if (due(head) > now) break;
+    apply(queue.shift());
+    changed = true;
+  }
+  if (changed) draw();
+  if (queue.length && heldSince === null) timer = setTimeout(pump, Math.max(10, (due(queue[0]) - now) * 1000));
+}
+
+// ---- drawing -------------------------------------------------------------------------------------------------
+
+function cardElement(card) {
+  const el = document.createElement("div");
+  if (!card) { el.className = "card back"; return el; }
+  el.className = "card" + ("hd".includes(card[1]) ? " red" : "");
+  el.dataset.card = card;
+  el.innerHTML = `<span class="r">${card[0] === "T" ? "10" : card[0]}</span><span class="s">${SUITS[card[1]]}</span>`;
+  return el;
+}
+
+const money = (v) => (v == null ? "–" : Number(v).toLocaleString("en-US"));
+const pct = (v) => `${(v * 100).toFixed(1)}%`;
+
+function draw() {
+  const seatsEl = document.getElementById("seats");
+  seatsEl.textContent = "";
+  const shown = Object.entries(state.seats)
+    .filter(([, s]) => s.name || s.count || s.cards.length)
+    .sort(([a], [b]) => Number(a) - Number(b));
+  for (const [n, s] of shown) {
+    const el = document.createElement("div");
+    el.className = "seat" + (s.folded ? " folded" : "") + (Number(n) === state.toAct ? " to-act" : "") +
+      (s.won ? " winner" : "");
+    el.dataset.seat = n;
+    const name = document.createElement("div");
+    name.className = "name";
+    name.innerHTML = `<span class="num">${n}</span><span class="player"></span>`;
+    name.querySelector(".player").textContent = s.name || `Seat ${n}`;  // text, never markup
+    if (Number(n) === state.button) name.insertAdjacentHTML("beforeend", '<span class="button">D</span>');
+    const moneyEl = document.createElement("div");
+    moneyEl.className = "money";
+    moneyEl.innerHTML = `<span class="stack">${money(s.stack)}</span>` +
+      (s.bet ? `<span class="bet">bet ${money(s.bet)}</span>` : "") + (s.allIn ? '<span class="bet">all in</span>' : "");
+    const cards = document.createElement("div");
+    cards.className = "cards";
+    if (config.mode === "delayed" && s.cards.length) s.cards.forEach((c) => cards.append(cardElement(c)));
+    else for (let i = 0; i < s.count; i++) cards.append(cardElement(null));
+    el.append(name, cards, moneyEl);
+    if (typeof s.won === "number") {
+      const won = document.createElement("div");
+      won.className = "won"; won.textContent = `+${money(s.won)}`;
+      el.append(won);
+    }
+    if (config.mode === "delayed" && s.equity && !s.folded) {
+      const eq = document.createElement("div");
+      eq.className = "equity";
+      eq.innerHTML = `<div class="bar"><div class="w" style="width:${s.equity.win * 100}%"></div>` +
+        `<div class="t" style="width:${s.equity.tie * 100}%"></div></div>` +
+        `<span class="pct">${pct(s.equity.win)}${s.equity.tie >= 0.001 ? ` <small>tie ${pct(s.equity.tie)}</small>` : ""}</span>` +
+        (s.equity.outs ? `<span class="outs">${s.equity.outs.length} outs</span>` : "");
+      el.append(eq);
+    }
+    seatsEl.append(el);
+  }
+  const board = document.getElementById("board");
+  board.textContent = "";
+  state.board.forEach((c) => board.append(cardElement(c)));
+  document.querySelector("#pot .amount").textContent = money(state.pot);
+  const side = document.getElementById("side-pots");
+  side.textContent = "";
+  if (state.pots.length > 1) {
+    state.pots.slice(1).forEach((p, i) => {
+      const row = document.createElement("div");
+      row.className = "side-pot";
+      row.innerHTML = `<span class="label">Side pot ${i + 1}</span>${money(p.amount)}`;
+      side.append(row);
+    });
+  }
+  document.getElementById("hand").textContent = state.hand ? `Hand ${state.hand}` : "";
+  const winner = document.getElementById("winner");
+  winner.hidden = !state.winner;
+  winner.textContent = state.winner || "";
+  const status = document.getElementById("status");
+  const ok = state.connected && state.tableStatus !== "offline";
+  status.className = ok ? "ok" : "";
+  status.textContent = !state.connected ? "reconnecting…" : state.tableStatus === "offline" ? "table offline" : "";
+}
+
+// ---- the connection -------------------------------------------------------------------------------------------
+
+function connect() {
+  client = mqtt.connect(config.broker, {
+    protocolVersion: 5, username: config.username, password: config.password,
+    clientId: `overlay-${Math.random().toString(16).slice(2, 10)}`,
+    clean: true, reconnectPeriod: 2000, connectTimeout: 10000, keepalive: 30,
+  });
+  client.on("connect", () => {
+    state.connected = true; state.connects += 1; draw();
+    // Every (re)connection subscribes again, and so gets the retained snapshot again: a resync.
+    client.subscribe([topics.snapshot, topics.events, topics.status], { qos: 1 });
+  });
+  client.on("close", () => { state.connected = false; draw(); });
+  client.on("error", (err) => console.warn("overlay: broker:", err.message));
+  client.on("message", (topic, payload) => {
+    const text = new TextDecoder().decode(payload);
+    if (topic === topics.status) { state.tableStatus = text; draw(); return; }
+    let body;
+    try { body = JSON.parse(text); } catch (e) { console.warn(`overlay: ${topic}: not JSON`); return; }
+    if (topic === topics.snapshot) { fromSnapshot(body); draw(); } else receive(body);
+  });
+}
+
+window.overlayState = state;  // for the browser test and for a look from the developer tools
+window.overlayConfig = config;
+draw();
+connect();

@@ -1,0 +1,202 @@
+"""Equity for the broadcast, computed off the hot path in a process of its own.
+
+After every card or fold that changes the spot (hole cards complete, flop, turn, river, a fold), the daemon hands
+the spot — live seats' hole cards, the board, the dead cards (folded hands, burns) — to a worker process and goes
+on with the next cycle at once; the result comes back a few cycles later. In another process, a computation
+(milliseconds on the flop, about a tenth of a second preflop here, several times that on a Pi) never holds the
+daemon's interpreter, so it never delays a card event. A result for a spot that has moved on is dropped: a newer
+one is on its way.
+
+A result enters the table as a journaled ``equity`` input; the ``equity`` event it makes is numbered in the table's
+sequence like the ``journal`` event, so a restart replays it with the same seq and the stream stays gapless.
+Its numbers are secret: on ``public/events`` the event carries only its street (they would reveal the hole
+cards); ``secure/events`` has them, and ``delayed/events`` once the broadcast delay is over.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import time
+from typing import Any
+
+from controller.domain import DomainEvent
+
+log = logging.getLogger(__name__)
+
+# the deal's events after which the spot may have changed (the snapshot is read only then)
+SPOT_EVENTS = frozenset(("hand_started", "card_dealt", "board_card", "burn", "fold", "hand_ended", "misdeal",
+                         "board_corrected", "irregularity_resolved", "floor_ruling", "action"))
+
+
+def spot_of(snapshot: dict, hole_cards: int) -> tuple | None:
+    """The spot to compute from a secure snapshot, as a hashable key: (hand, ((seat, cards), ...), board, dead);
+    None when there is nothing to compute (no hand, the deal not complete, one live seat, a flop being turned,
+    a void hand)."""
+    if snapshot.get("phase") in (None, "waiting") or snapshot.get("misdeal"):
+        return None
+    board = tuple(snapshot["board"])
+    if len(board) not in (0, 3, 4, 5):
+        return None
+    dealt = {s["seat"]: s for s in snapshot["seats"] if s["cards"]}
+    players = snapshot.get("players") or sorted(dealt)
+    if any(len(s["hole_cards"]) != hole_cards for s in dealt.values()) or any(p not in dealt for p in players):
+        return None  # still dealing (or a seat holds a wrong number of cards: the floor sorts it out first)
+    # a hand the betting folded (a dead hand ruled by the floor or the clock) may still lie at the seat
+    betting_folded = set((snapshot.get("betting") or {}).get("folded") or ())
+    folded = {n for n, s in dealt.items() if s["folded"] or n in betting_folded}
+    live = tuple((n, tuple(s["hole_cards"])) for n, s in sorted(dealt.items()) if n not in folded)
+    if len(live) < 2:
+        return None
+    dead = tuple(sorted([c for n, s in dealt.items() if n in folded for c in s["hole_cards"]]
+                        + list(snapshot.get("burn_cards", ()))))
+    return snapshot["hand"], live, board, dead
+
+
+def compute(spot: tuple, omaha: bool) -> dict:
+    """The ``equity`` input's body for a spot: ``public`` and ``secret`` parts of the event."""
+    from controller.equity import equity  # noqa: PLC0415 (the worker process imports it, the daemon need not)
+
+    _hand, live, board, dead = spot
+    started = time.perf_counter()
+    result = equity(dict(live), board, dead, omaha=omaha).as_dict()
+    street = result.pop("street")
+    result["dead"] = list(dead)
+    return {"public": {"street": street}, "secret": result, "ms": round((time.perf_counter() - started) * 1000, 2)}
+
+
+def _serve(connection, omaha: bool) -> None:
+    """The worker process: compute the newest spot sent, send back (spot, body or error)."""
+    while True:
+        try:
+            spot = connection.recv()
+            while connection.poll():  # only the newest spot matters: the older ones are already stale
+                spot = connection.recv()
+        except (EOFError, OSError):
+            return  # the daemon is gone
+        try:
+            body = compute(spot, omaha)
+        except ValueError as exc:  # a card twice (an irregular deal): say why, compute nothing
+            body = {"error": str(exc)}
+        try:
+            connection.send((spot, body))
+        except (BrokenPipeError, OSError):
+            return
+
+
+def equity_event(controller: Any, t: float, body: dict) -> DomainEvent:
+    """The ``equity`` event of an ``equity`` input, numbered like the controller's own events (replay makes it
+    again with the same seq)."""
+    controller.seq += 1
+    return DomainEvent(controller.seq, "equity", t, controller.hand or None, dict(body["public"]),
+                       dict(body["secret"]))
+
+
+class EquityWorker:
+    """The daemon's side: offers the spot after each cycle that may have changed it (once the cycle's events are
+    out), and turns results for the current spot into ``equity`` inputs. The process starts with the first spot."""
+
+    def __init__(self, hole_cards: int, omaha: bool):
+        self.hole_cards = hole_cards
+        self.omaha = omaha
+        self._process: multiprocessing.Process | None = None
+        self._connection = None
+        self._spot: tuple | None = None  # the spot now
+        self._sent: tuple | None = None  # the last spot handed to the worker
+        self._done: tuple | None = None  # the last spot whose equity went out
+        self._changed = False  # the last cycle may have changed the spot
+        self._ready: dict[tuple, dict] = {}  # results received, by spot, not yet journaled
+        self.last_ms: float | None = None  # the worker's time for the last result
+
+    def _start(self) -> None:
+        # spawn, not fork: the child must not inherit the daemon's sockets, serial ports or SQLite handles
+        context = multiprocessing.get_context("spawn")
+        self._connection, child = context.Pipe()
+        self._process = context.Process(target=_serve, args=(child, self.omaha), name="rfid-table-equity",
+                                        daemon=True)
+        self._process.start()
+        child.close()
+
+    def collect(self, controller: Any, now: float, events: list[DomainEvent], inputs: list, caused_by: list) -> None:
+        """After a cycle's inputs: the worker's result for the spot as it still is becomes an ``equity`` input and
+        event (appended to the cycle's). A cycle whose events may have changed the spot emits none: its result
+        waits for :meth:`offer` to tell the spot now, and goes out in the next cycle if it still fits."""
+        while self._connection is not None and self._connection.poll():
+            try:
+                spot, body = self._connection.recv()
+            except (EOFError, OSError):
+                self._connection = self._process = None
+                break
+            self._ready[spot] = body
+        if any(e.type in SPOT_EVENTS for e in events):
+            self._changed = True
+            return
+        body = self._ready.pop(self._spot, None) if self._spot is not None and self._spot != self._done else None
+        if body is None:
+            return
+        self._done = self._spot
+        if "error" in body:  # a card twice (an irregular deal): nothing to compute
+            log.warning("no equity for hand %s: %s", self._spot[0], body["error"])
+            return
+        self.last_ms = body.pop("ms", None)
+        inputs.append(("equity", now, body))
+        events.append(equity_event(controller, now, body))
+        caused_by.append(len(inputs) - 1)
+
+    def offer(self, controller: Any) -> None:
+        """After the cycle went out: the spot, if the cycle may have changed it, to the worker."""
+        if not self._changed:
+            return
+        self._changed = False
+        self._spot = spot_of(controller.snapshot(secure=True), self.hole_cards)
+        self._ready = {spot: body for spot, body in self._ready.items() if spot == self._spot}  # the rest is stale
+        if self._spot is None or self._spot in (self._sent, self._done):
+            return
+        if self._process is None or not self._process.is_alive():
+            if self._process is not None:
+                log.warning("the equity worker stopped (exit code %s); starting it again", self._process.exitcode)
+            self._start()
+        self._connection.send(self._spot)
+        self._sent = self._spot
+
+    @property
+    def pending(self) -> bool:
+        """The spot now was handed to the worker and its equity has not gone out yet."""
+        return self._spot is not None and self._sent == self._spot and self._done != self._spot
+
+    def wait(self, timeout_s: float) -> bool:
+        """Wait until a result can be taken (or ``timeout_s`` passed); for tests and the benchmark."""
+        return self._connection is not None and self._connection.poll(timeout_s)
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+        if self._process is not None:
+            self._process.join(2)
+            if self._process.is_alive():
+                self._process.terminate()
+
+
+def measure_equity(spots: int = 40, preflop_spots: int = 10, seed: int = 20261201) -> dict[str, float]:
+    """``rfid-table bench``: p99 of one equity computation (what the worker process does per spot), for 2, 6 and
+    9 live seats on the flop and preflop, on random Hold'em spots with two dead cards (fewer preflop: each one is
+    10,000 boards, and the benchmark must stay short)."""
+    import random  # noqa: PLC0415
+
+    from controller.cards import FULL_DECK  # noqa: PLC0415
+
+    rng = random.Random(seed)
+    compute((1, ((1, ("As", "Ad")), (2, ("Kc", "Kd"))), ("2c", "7h", "9s"), ()), omaha=False)  # evaluator loaded
+    result = {}
+    for street, board_cards in (("flop", 3), ("preflop", 0)):
+        for seats in (2, 6, 9):
+            times = []
+            for _ in range(spots if board_cards else preflop_spots):
+                deck = list(FULL_DECK)
+                rng.shuffle(deck)
+                live = tuple((s, (deck.pop(), deck.pop())) for s in range(1, seats + 1))
+                board = tuple(deck.pop() for _ in range(board_cards))
+                times.append(compute((1, live, board, (deck.pop(), deck.pop())), omaha=False)["ms"])
+            times.sort()
+            result[f"equity_ms_p99_{street}_{seats}"] = times[min(len(times) - 1, int(0.99 * len(times)))]
+    return result

@@ -290,7 +290,10 @@ class Journal:
         self._create_if_missing()
         self._restrict_mode()
         # isolation_level=None: transactions are ours (BEGIN IMMEDIATE ... COMMIT), not the module's guesses.
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.OperationalError as exc:  # "unable to open database file": permissions, a vanished directory
+            raise JournalRefused(f"cannot open the journal {self.path}: {exc}") from exc
         try:
             mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if mode.lower() != "wal":

@@ -172,7 +172,7 @@ while True:
         events.append(DomainEvent(seq, "test", float(step), step, {"step": step, "k": k, "n": n_ev},
                                   {"pad": "x" * rng.randint(0, 300)}))
     journal.record(inputs, events, caused_by=[rng.randrange(n_in) for _ in events],
-                   checkpoint={"step": step} if step % 25 == 0 else None)
+                   checkpoint={"step": step, "base": True} if step % 25 == 0 else None)
     if step % 7 == 0:
         journal.mark_delivered(rng.choice(["public", "secure"]), max(0, seq - rng.randint(0, 20)))
     if step % 30 == 0:

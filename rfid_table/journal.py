@@ -91,7 +91,8 @@ _COLUMNS = {
     "meta": ("key", "value", "crc"),
 }
 # A base checkpoint (see Journal.prune); json_extract is built into SQLite since 3.38 (Bookworm has 3.40).
-_BASE = "WHERE json_extract(state, '$.base') = 1"
+# CASE: a state SQLite's JSON cannot parse (Python writes NaN as NaN) is simply not a base, never an error.
+_BASE = "WHERE CASE WHEN json_valid(state) THEN json_extract(state, '$.base') = 1 ELSE 0 END"
 _KEY = {"inputs": "id", "events": "seq", "checkpoints": "id", "delivery": "feed", "meta": "key"}
 
 

@@ -388,12 +388,14 @@ def test_prune_keeps_the_inputs_since_the_last_checkpoint_any_version_can_restar
     does not let the inputs before it go; older checkpoints between the base and the newest do go."""
     with Journal(path) as journal:
         fill(journal, 30)
+        journal.save_checkpoint(5, {"hand": 0, "base": True, "t": float("nan")})  # JSON SQLite cannot read
+        assert journal.latest_checkpoint(base=True) is None and journal.prune().inputs == 0
         journal.save_checkpoint(10, {"hand": 1, "base": False})
         assert journal.prune().inputs == 0  # no base yet: every input stays
         journal.save_checkpoint(15, {"hand": 2, "base": True})
         journal.save_checkpoint(20, {"hand": 3, "base": False})
         journal.save_checkpoint(25, {"hand": 4, "base": False})
-        assert journal.prune() == (0, 15, 2)  # hands 1 and 3 go; the base and the newest stay
+        assert journal.prune() == (0, 15, 3)  # hands 0, 1 and 3 go; the base and the newest stay
         assert journal.first_input_id() == 16
         assert journal.latest_checkpoint(base=True) == Checkpoint(15, {"hand": 2, "base": True})
         assert journal.latest_checkpoint() == Checkpoint(25, {"hand": 4, "base": False})

@@ -96,7 +96,8 @@ _COLUMNS = {
     "meta": ("key", "value", "crc"),
 }
 # A base checkpoint (see Journal.prune); json_extract is built into SQLite since 3.38 (Bookworm has 3.40).
-_BASE = "WHERE json_extract(state, '$.base') = 1"
+# CASE: a state SQLite's JSON cannot parse (Python writes NaN as NaN) is simply not a base, never an error.
+_BASE = "WHERE CASE WHEN json_valid(state) THEN json_extract(state, '$.base') = 1 ELSE 0 END"
 _KEY = {"inputs": "id", "events": "seq", "checkpoints": "id", "delivery": "feed", "meta": "key"}
 
 
@@ -301,7 +302,10 @@ class Journal:
         self._create_if_missing()
         self._restrict_mode()
         # isolation_level=None: transactions are ours (BEGIN IMMEDIATE ... COMMIT), not the module's guesses.
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.OperationalError as exc:  # "unable to open database file": permissions, a vanished directory
+            raise JournalRefused(f"cannot open the journal {self.path}: {exc}") from exc
         try:
             mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if mode.lower() != "wal":

@@ -206,6 +206,9 @@ def test_a_full_disk_mid_game_stops_publishing_says_so_and_carries_on_once_there
         assert sink.snapshots == snapshots
         assert pipeline.controller.seq > stuck_at + 5  # the table kept reading the cards
         assert table.gpio.outputs.status_shown == "journal_failing"
+        from rfid_table.diag import render  # noqa: PLC0415
+
+        assert "JOURNAL CANNOT BE WRITTEN: cannot write the journal" in render(sink.diagnostics[-1], "online")
         state = sink.diagnostics[-1]["journal"]
         assert state["state"] == "cannot_write" and "database or disk is full" in state["error"]
         assert 0 < state["waiting_events"] <= pipeline.journal_state()["waiting_events"] == \

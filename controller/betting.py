@@ -43,9 +43,9 @@ from controller.rules import (
     MULTI_CHIP_SAME_DENOMINATION,
     OOT_DECLARATION_DISMISSED,
     SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP,
-    SUBSTANTIAL_TWO_PLAYERS_AFTER_BLINDS,
     TDA,
     RuleProfile,
+    is_substantial,
     resolve_unclear_amount,
 )
 
@@ -236,6 +236,8 @@ class BettingHand:
         self.last_aggressor: dict[int, int | None] = {}
         self._street_had_round: dict[int, bool] = {}
         self._voluntary_actions: list[Action] = []
+        self._oot_folds: list[Action] = []  # folds out of turn (binding, but not action in turn: TDA 36)
+        self._oot_since_turn: list[tuple[int, bool]] = []  # actions out of turn since the turn last moved (TDA 53-2)
         self._last_actor: int | None = None
         self._capped = False
         self._uncapped = False
@@ -506,15 +508,19 @@ class BettingHand:
         return 0
 
     def substantial_action(self) -> bool:
-        """Whether a misdeal can no longer be called, by the profile's definition."""
-        voluntary = [a for a in self._voluntary_actions]
+        """Whether a misdeal can no longer be called, by the profile's definition (``rules.is_substantial``): the
+        actions in turn count (TDA 36), blinds and folds out of turn do not."""
         kind = self.rules.substantial_action
-        if kind == SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP:
-            return self.street_index > 0 or sum(a.kind in CHIP_ACTIONS for a in voluntary) >= 2
-        if kind == SUBSTANTIAL_TWO_PLAYERS_AFTER_BLINDS:
-            return len({a.seat for a in voluntary}) >= 2
-        chip_seats = {a.seat for a in voluntary if a.kind in CHIP_ACTIONS}
-        return len(chip_seats) >= 2 or len(voluntary) >= 3
+        if kind == SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP and self.street_index > 0:
+            return True  # CA GR 9: "A game can no longer be declared void after the flop."
+        acts = [(a.seat, a.kind in CHIP_ACTIONS) for a in self._voluntary_actions
+                if not any(a is f for f in self._oot_folds)]
+        return is_substantial(kind, acts)
+
+    def street_acted(self) -> bool:
+        """Some seat acted on this street: a voluntary action, or an out-of-turn action or declaration waiting."""
+        return (any(a.street == self.street for a in self._voluntary_actions)
+                or any(s.held is not None or s.declared is not None for s in self._s.values()))
 
     # ---- inputs -------------------------------------------------------------------------------------
 
@@ -558,6 +564,8 @@ class BettingHand:
         s.folded = True
         if seat == self._to_act:
             return self._after_action(action)
+        self._oot_folds.append(action)
+        self._oot_since_turn.append((seat, False))
         # out of turn: the turn does not move, but the hand may be over or the round complete
         skipped = self._skipped_seats(seat)
         self._to_act = self._find_next(self._before(self._to_act)) if self._to_act is not None else None
@@ -747,6 +755,7 @@ class BettingHand:
 
     def _street_start(self, after: int) -> None:
         self._last_actor = None
+        self._oot_since_turn = []
         self._to_act = self._find_next(after)
         self._street_had_round[self.street_index] = self._to_act is not None
         self.last_aggressor[self.street_index] = None
@@ -826,6 +835,8 @@ class BettingHand:
                 break
         if self._to_act is None:
             notes += self._return_stranded_held()
+        # the turn moved: actions out of turn count toward TDA 53-2 only while they still wait ahead of it
+        self._oot_since_turn = [act for act in self._oot_since_turn if self._s[act[0]].held is not None]
         message = "; ".join(n for n in notes if n)
         return Ruling(True, "action", message, seat, tuple(actions), tuple(dict.fromkeys(rules)))
 
@@ -843,6 +854,7 @@ class BettingHand:
         s.change += sum(chips)  # in the zone but not (yet) part of the bet
         s.held = _Held(decl, chips, self.current_bet, check)
         s.declared = None
+        self._oot_since_turn.append((seat, bool(chips) or (decl is not None and decl.kind not in ("check", "fold"))))
         what = "check" if check else (decl.kind if decl else f"push of {sum(chips)}")
         rules = ("TDA 53", "CA Actions 2", "AC 34")
         ruling = self._ok("held_out_of_turn", f"seat {seat} acted out of turn ({what}); held until the action reaches "
@@ -864,12 +876,9 @@ class BettingHand:
         return notes
 
     def _oot_substantial(self) -> bool:
-        """TDA 36 counted over this street's actions and the held out-of-turn ones (TDA 53-2)."""
-        street_actions = [a for a in self._voluntary_actions if a.street == self.street]
-        chip_seats = {a.seat for a in street_actions if a.kind in CHIP_ACTIONS}
-        held = [s for s in self._s.values() if s.held is not None]
-        chip_seats |= {s.seat for s in held if s.held and s.held.chips}
-        return len(chip_seats) >= 2 or len(street_actions) + len(held) >= 3
+        """TDA 53-2: substantial action (TDA 36, as the house counts it) "außerhalb der Reihe nach ihm" — the
+        actions out of turn after the skipped seat, not the action before it. A single push out of turn is not."""
+        return is_substantial(self.rules.substantial_action, self._oot_since_turn)
 
     def _skipped_seats(self, seat: int) -> list[int]:
         if self._to_act is None:

@@ -83,6 +83,17 @@ class _UndoPoint:
     declaration: str | None = None
 
 
+def _killed(type_: str, public: dict) -> list[int]:
+    """The seats whose hands a card controller's event rules dead (``dead_hand``) without waiting for the floor."""
+    if type_ == "irregular_card" and public.get("ruling") == "dead_hand" and not public.get("needs_floor"):
+        return list(public.get("seats", []))
+    if type_ == "irregularity_resolved" and public.get("resolution") == "dead_hand":
+        return list(public.get("seats", []))
+    if type_ == "floor_ruling" and public.get("result") == "dead_hand":
+        return list(public.get("seats", []))
+    return []
+
+
 def zone_seat(zone: str) -> tuple[str, int | None]:
     """``seat3.bets`` → ``("bets", 3)``; ``pot`` → ``("pot", None)``."""
     if zone.startswith("seat") and "." in zone:
@@ -263,13 +274,17 @@ class ChipBetting:
                     if hand.street == "river" and hand.to_call(seat) == 0:
                         self._check_mucked_winner(seat, emit)
                     self._apply(self._act("fold", seat), emit)
+        elif _killed(type_, public):
+            rule = ", ".join(public.get("rules", [])) or public.get("code", "")
+            for seat in _killed(type_, public):  # the dealing rules killed the hand (TDA example 1-A/1-B)
+                self.dead_hand(seat, rule, emit)
         elif type_ == "misdeal":
             self._reset_hand()  # the bets go back; the next deal starts a new betting hand
             self._void_chips = {zone: dict(chips) for zone, chips in self.zones.items()
                                 if chips and zone_seat(zone)[0] in ("bets", "pot")}
             self._void_total = {zone: sum(chips.values()) for zone, chips in self._void_chips.items()}
         elif type_ == "hand_ended":
-            self.start_if_dealt(t, emit)
+            self.start_if_dealt(t, emit, betting_input=False)
             self._finish(public, secret, t, emit)
 
     def _chips_returned(self, emit: Emit) -> None:
@@ -281,12 +296,14 @@ class ChipBetting:
                                 "left_in_place": kept}, None)
         self._void_chips, self._void_total = {}, {}
 
-    def start_if_dealt(self, t: float, emit: Emit) -> None:
+    def start_if_dealt(self, t: float, emit: Emit, betting_input: bool = True) -> None:
         """Start the betting once the deal is over: every seat dealt in the first round holds its cards. A card read
         late (RF noise can hold a card back for a few cycles) must not leave its seat out, so the betting starts at
         the first betting input after that — a chip pushed, a fold, a board card — or ``DEAL_SETTLE_S`` after the
-        last card, whichever comes first."""
-        if self.hand is None and not self._hand_ended and self._dealt and self._deal_complete():
+        last card, whichever comes first. A betting input once the second round has begun starts it even while a
+        seat is short of cards: the action has begun, and that seat's hand is the dealing rules' (fixed by the next
+        card, a misdeal, or dead after substantial action: PP Misdeals 1e; TDA example 1-A)."""
+        if self.hand is None and not self._hand_ended and self._dealt and self._deal_complete(betting_input):
             self._start_betting(t, emit)
 
     def _check_mucked_winner(self, seat: int, emit: Emit) -> None:
@@ -307,10 +324,10 @@ class ChipBetting:
                                            "speak, the floor restores it", "rules": ["AC 14", "CA Actions 9"],
                                 "needs_floor": True}, None)
 
-    def _deal_complete(self) -> bool:
+    def _deal_complete(self, betting_input: bool = False) -> bool:
         if len(self._dealt_order) < 2 or self._dealt[self._dealt_order[0]] < 2:
             return False  # the first round is not over until the first seat gets its second card
-        return all(self._dealt[s] >= self.hole_cards for s in self._dealt_order)
+        return betting_input or all(self._dealt[s] >= self.hole_cards for s in self._dealt_order)
 
     def _start_betting(self, t: float, emit: Emit) -> None:
         seats = sorted(self._dealt_order)
@@ -548,6 +565,14 @@ class ChipBetting:
         seat = hand.to_act()
         return seat is not None and hand.to_call(seat) > 0
 
+    def street_action(self) -> bool:
+        """Whether anyone acted on the current street: an action the engine took (a check only where a later push
+        showed it), an out-of-turn action or a declaration waiting, or chips still settling into a push."""
+        hand = self.hand
+        if hand is None or self._hand_ended or hand.status != "betting":
+            return False
+        return bool(self._motions) or hand.street_acted()
+
     def dead_hand(self, seat: int, rule: str, emit: Emit) -> None:
         """A rule killed the seat's hand (the action clock ran out, the player was away): it is folded."""
         hand = self.hand
@@ -627,7 +652,7 @@ class ChipBetting:
 
     def tick(self, now: float, emit: Emit) -> None:
         if self.hand is None and self._dealt and now - self._last_card_at >= DEAL_SETTLE_S:
-            self.start_if_dealt(now, emit)
+            self.start_if_dealt(now, emit, betting_input=False)
         if self._departed:
             self._resolve_departures(now, emit)
         for seat in [s for s, m in self._motions.items() if now - m.last_change >= self.setup.settle_s]:

@@ -30,14 +30,11 @@ class GameController:
     ``snapshot``, ``on_table``), over cards and chips."""
 
     def __init__(self, setup: TableSetup, betting: BettingSetup | None = None, audit_hands: int = 50):
-        self.cards = TableController(setup)
-        self.deck_audit = DeckAudit(audit_hands)  # every card of the deck must show up within audit_hands hands
         self.betting = (ChipBetting(betting, setup.seats, setup.hole_cards, button_hint=self._card_button)
                         if betting and betting.chips else None)
+        self.cards = TableController(setup, self.betting)  # the dealing rules ask the betting how far the hand is
+        self.deck_audit = DeckAudit(audit_hands)  # every card of the deck must show up within audit_hands hands
         self.seq = 0
-        if self.betting is not None:  # the dealing rules ask the betting how far the hand has gone
-            self.cards.substantial_action = self.betting.substantial_action
-            self.cards.betting_round_open = self.betting.round_open
         self._card_uids = {uid for deck in (setup.decks or {"": setup.deck}).values() for uid in deck} | set(setup.deck)
         # the conduct the seat sensors see and the action clock (docs/conduct.md), by the table's house profile
         self.conduct = ConductRules(setup.rules, setup.seats, settle_s=CONDUCT_SETTLE_S)

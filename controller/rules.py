@@ -32,8 +32,9 @@ SPLIT_SMALL_BLIND_OR_ANTE = "small_blind_or_ante"
 UNCLEAR_HIGHEST_REASONABLE = "highest_reasonable"
 UNCLEAR_LOWEST = "lowest"
 
-# When a misdeal can no longer be called.
-SUBSTANTIAL_TWO_CHIP_OR_THREE_ACTIONS = "two_chip_actions_or_three_actions"
+# When a misdeal can no longer be called (blinds and antes never count).
+SUBSTANTIAL_TWO_ACTIONS_ONE_CHIP_OR_THREE = "two_actions_one_with_chips_or_three"  # TDA 36 as example 1-A counts it
+SUBSTANTIAL_TWO_CHIP_OR_THREE_ACTIONS = "two_chip_actions_or_three_actions"  # AC 31: two players each put chips in
 SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP = "two_chip_actions_never_after_flop"
 SUBSTANTIAL_TWO_PLAYERS_AFTER_BLINDS = "two_players_after_blinds"
 
@@ -104,7 +105,7 @@ TDA = _profile(
     odd_chip=ODD_CHIP_FIRST_LEFT_OF_BUTTON,
     split_unit=SPLIT_SMALLEST_CHIP,
     unclear_amount=UNCLEAR_HIGHEST_REASONABLE,
-    substantial_action=SUBSTANTIAL_TWO_CHIP_OR_THREE_ACTIONS,
+    substantial_action=SUBSTANTIAL_TWO_ACTIONS_ONE_CHIP_OR_THREE,
     multiple_chip_rule=MULTI_CHIP_REMOVE_SMALLEST,
     incomplete_call=INCOMPLETE_CALL_TDA_51,
     limit_raise_cap=3,
@@ -117,7 +118,8 @@ TDA = _profile(
         "odd_chip": "TDA 20-1",
         "split_unit": "TDA 20",
         "unclear_amount": "TDA 54 (unclear betting: highest reasonable amount <= pot)",
-        "substantial_action": "TDA 36 (as cited by TDA examples 1-A/1-B and 53-2)",
+        "substantial_action": "TDA 36 (as TDA example 1-A counts it: two actions, one of them with chips, or any "
+        "three; blinds do not count)",
         "multiple_chip_rule": "TDA 45",
         "incomplete_call": "TDA 51",
         "limit_raise_cap": "TDA 48 (house cap; 3 raises as in CA Actions 3)",
@@ -212,7 +214,7 @@ ALLIN_CLUB = _profile(
         "odd_chip": "AC 15",
         "split_unit": "AC 15 (no unit named: smallest chip, as TDA 20)",
         "unclear_amount": "AC 43 (the lowest interpretation)",
-        "substantial_action": "AC 31",
+        "substantial_action": "AC 31 (two players each putting chips in, or any three actions)",
         "multiple_chip_rule": "AC 38 (chips of the same value; mixed chips go by AC 36)",
         "incomplete_call": "AC 40 (accepted action: the correct amount must be completed)",
         "limit_raise_cap": "AC 39 (no cap in NL/PL; limit not covered: TDA 48 house cap)",
@@ -230,7 +232,7 @@ CLUB_TOURNAMENT_DE = _profile(
     odd_chip=ODD_CHIP_FIRST_LEFT_OF_BUTTON,
     split_unit=SPLIT_SMALLEST_CHIP,
     unclear_amount=UNCLEAR_HIGHEST_REASONABLE,
-    substantial_action=SUBSTANTIAL_TWO_CHIP_OR_THREE_ACTIONS,
+    substantial_action=SUBSTANTIAL_TWO_ACTIONS_ONE_CHIP_OR_THREE,
     multiple_chip_rule=MULTI_CHIP_REMOVE_SMALLEST,
     incomplete_call=INCOMPLETE_CALL_TDA_51,
     limit_raise_cap=3,
@@ -243,7 +245,7 @@ CLUB_TOURNAMENT_DE = _profile(
         "odd_chip": "DE 14 (silent: TDA 20-1)",
         "split_unit": "DE 10 (side pots; silent on units: TDA 20)",
         "unclear_amount": "DE 14 (silent: TDA 54)",
-        "substantial_action": "DE 3 (silent: TDA 36)",
+        "substantial_action": "DE 3 (silent: TDA 36 as TDA example 1-A counts it)",
         "multiple_chip_rule": "DE 8 (silent: TDA 45)",
         "incomplete_call": "DE 14 (silent: TDA 51)",
         "limit_raise_cap": "DE 1 (no limit games by default; TDA 48)",
@@ -266,6 +268,25 @@ def profile(name: str) -> RuleProfile:
         return PROFILES[name]
     except KeyError:
         raise KeyError(f"unknown rule profile {name!r}; known: {', '.join(PROFILES)}") from None
+
+
+def is_substantial(kind: str, actions: Sequence[tuple[int, bool]]) -> bool:
+    """Whether ``actions`` — (seat, whether it put chips in) for each action, blinds and antes left out — are
+    substantial action by the house's definition ``kind`` (``RuleProfile.substantial_action``).
+
+    TDA 36 as TDA example 1-A counts it ("Platz 3 (UTG) passt, Platz 4 bezahlt und komplettiert damit wesentliche
+    Handlungen"): two actions, at least one of them with chips, or any three. AC 31: "akékoľvek dve akcie, ktoré
+    urobia dvaja hráči, keď každý do potu vloží žetóny, alebo akékoľvek tri akcie". CA GR 9: "two or more active
+    actions (bet, call, raise, re-raise, all-in,...)" (after the flop always: the caller knows the street). PP
+    Misdeals 2: "two players after the blinds have acted on their hands"."""
+    with_chips = [seat for seat, chips in actions if chips]
+    if kind == SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP:
+        return len(with_chips) >= 2
+    if kind == SUBSTANTIAL_TWO_PLAYERS_AFTER_BLINDS:
+        return len({seat for seat, _ in actions}) >= 2
+    if kind == SUBSTANTIAL_TWO_ACTIONS_ONE_CHIP_OR_THREE:
+        return (len(actions) >= 2 and bool(with_chips)) or len(actions) >= 3
+    return len(set(with_chips)) >= 2 or len(actions) >= 3
 
 
 def resolve_unclear_amount(candidates: Sequence[int], pot: int, rules: RuleProfile) -> tuple[int, str]:

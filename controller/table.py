@@ -26,16 +26,16 @@ return resolves it), and a hand that ends with cards still missing says where ev
 (``hand_audit``): see ``_watch_cards``.
 
 An irregularity that needs the floor waits in ``pending`` (and in the snapshot) until a ``confirm``, ``override``
-or ``floor_pick`` command, or the end of its hand. Whether a misdeal can still be called asks
-``substantial_action()``, which the betting layer replaces (the default says no action has happened); premature
-board cards ask ``betting_round_open()`` likewise. Everything is a function of the inputs, so a journal replay
+or ``floor_pick`` command, or the end of its hand. Whether a misdeal can still be called, whether a board card is
+premature and whether a fourth card is a four-card flop ask the betting layer given at construction
+(``BettingProgress``; without one, no action has happened but the folds and declarations the cards show). Everything is a function of the inputs, so a journal replay
 restores pending irregularities too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping, Protocol
 
 from controller.cards import parse_card
 from controller.dealing import (
@@ -65,6 +65,7 @@ from controller.rules import (
     EXPOSED_REPLACE_NOW,
     MISSING_FLOP_BURN_PLAY_ON,
     SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP,
+    is_substantial,
     profile as rule_profile,
 )
 from hal.events import DeviceEvent, ZoneEvent
@@ -82,8 +83,30 @@ RETURNED = "returned"  # the resolution of a card_missing whose card came back
 HAND_AUDIT_RULES = ["PP Irregularities 10"]  # cards missing from the deck: results stand, a new deck from then on
 
 
-def _never() -> bool:
-    return False
+class BettingProgress(Protocol):
+    """What the dealing rules ask of the betting layer (``controller.chip_betting.ChipBetting``)."""
+
+    def substantial_action(self) -> bool:
+        """A misdeal can no longer be called (the house's definition of substantial action)."""
+
+    def round_open(self) -> bool:
+        """Players still have to act on a bet in this betting round: a board card now is premature."""
+
+    def street_action(self) -> bool:
+        """Some player acted on the current street (chips, a fold, a declaration, chips still settling)."""
+
+
+class NoBetting:
+    """A table that does not read the chips: no action is seen but the folds and declarations the cards show."""
+
+    def substantial_action(self) -> bool:
+        return False
+
+    def round_open(self) -> bool:
+        return False
+
+    def street_action(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True)
@@ -138,7 +161,7 @@ def parse_zone(zone: str) -> tuple[str, int | None]:
 
 
 class TableController:
-    def __init__(self, setup: TableSetup):
+    def __init__(self, setup: TableSetup, betting: BettingProgress | None = None):
         if setup.exposed_by not in EXPOSED_BY:
             raise ValueError(f"exposed_by must be one of {', '.join(EXPOSED_BY)}, not {setup.exposed_by!r}")
         if setup.button is not None and not 1 <= setup.button <= setup.seats:
@@ -164,10 +187,12 @@ class TableController:
         self._next_players: tuple[int, ...] | None = None  # a seats command during a hand
         self.pending: dict[int, Irregularity] = {}
         self._boxed = 0  # cards found face up in the deck, this deal
-        # The betting layer replaces these (controller.betting.BettingHand.substantial_action and whether the
-        # current betting round still has players to act). Without it: no action has happened, no round is open.
-        self.substantial_action: Callable[[], bool] = _never
-        self.betting_round_open: Callable[[], bool] = _never
+        # What the betting layer knows of the action (``BettingProgress``). Without it: no action has happened
+        # but the folds and declarations the cards show, no round is open.
+        progress = betting if betting is not None else NoBetting()
+        self.substantial_action = progress.substantial_action
+        self.betting_round_open = progress.round_open
+        self.street_action = progress.street_action
         self._new_hand_state()
 
     def _new_hand_state(self) -> None:
@@ -186,6 +211,9 @@ class TableController:
         self._reported: dict[int, tuple[str, list[str]]] = {}  # this hand's irregularities: id → code, rules
         self._premature_id: int | None = None
         self._fourth: str | None = None  # a four-card flop's fourth card, until the floor's pick
+        self._fourth_due: float | None = None  # when a fourth card with no burn before it is a four-card flop
+        self._street_acted = False  # a fold or a declaration since the latest board card (the cards' view)
+        self._folds_seen: list[int] = []  # the seats that folded this hand, in order (actions without chips)
         self._pick: int | None = None  # the TDA 39 irregularity waiting for the floor's pick
         self._burn_checks = True  # False once the burns of this hand were found irregular
         self._burns_at: list[int] = []  # burns on the table when each board card came
@@ -321,6 +349,7 @@ class TableController:
                 return out, "no hand is running"
             extra = {"amount": command["amount"]} if "amount" in command else {}
             self._after_deal = True
+            self._street_acted = True
             self._emit(out, "declaration", {"seat": command["seat"], "declaration": command["declaration"],
                                             **extra, **by})
         elif name == "misdeal":
@@ -395,6 +424,10 @@ class TableController:
             self._close_due = None
             if not self.void and not deal.complete and (deal.checking or deal.held):
                 self._close_deal(out)
+        if self._fourth_due is not None and now >= self._fourth_due and not self.void:
+            self._four_card_flop(out)
+        if deal.fix is not None and not self.void and self._substantial():
+            self._fix_failed(out)  # substantial action came before the short seats' cards: their hands are dead
         while self._burn_due and now >= self._burn_due[0][0] and not self.void:
             _due, position = self._burn_due.pop(0)
             if self._burn_checks:
@@ -697,7 +730,7 @@ class TableController:
             short = list(dict.fromkeys(deal.queue))
             deal.queue = []
             self._kill(*short)
-            self._resolved(out, ident, DEAD_HAND)
+            self._resolved(out, ident, DEAD_HAND, seats=short)
         else:
             self._misdeal(out, "wrong_card_count", self._rules_of(ident), ident)
 
@@ -741,25 +774,41 @@ class TableController:
         self._after_deal = True
         position = len(self.board) + 1
         burned_since = len(self.burns) - (self._burns_at[-1] if self._burns_at else 0)
-        if position == 4 and self._burn_checks and burned_since == 0 and self.betting_round_open():
+        turned_burn = card in self.burns or self._retired.get(card) in ("exposed", "extra")
+        if position == 4 and self._burn_checks and burned_since == 0 and not turned_burn and not self._flop_acted():
+            # TDA 39-1, AC 32: a fourth card before anyone acted on the flop is a four-card flop, on every table. A
+            # turn's burn read a moment late still makes it the turn, unless players are still to act on a bet.
             self._fourth = card
-            self._pick = self._report(out, "four_card_flop", FLOOR_PICKS_BURN, seats=[], cards=[card], zone="board",
-                                      needs_floor=True, data={"candidates": [*self.board, card]})
-            self._burn_checks = False
+            if self.betting_round_open():
+                self._four_card_flop(out)
+            else:
+                self._fourth_due = self.now + READ_ORDER_S
             return
         if self.betting_round_open():
             self._premature_card(out, card)
             return
-        turned_burn = card in self.burns or self._retired.get(card) in ("exposed", "extra")
         if turned_burn:  # a burn card turned up: everyone sees it now
             self._retired.pop(card, None)
             self._irregular(out, "burn_card_on_board", "board", card, public_card=True)
             self._burn_checks = False
         self.board.append(card)
         self._burns_at.append(len(self.burns))
+        self._street_acted = False
         self._emit(out, "board_card", {"card": card, "street": STREETS[position], "position": position})
         if self._burn_checks and position in (3, 4, 5):
             self._burn_due.append((self.now + READ_ORDER_S, position))
+
+    def _flop_acted(self) -> bool:
+        """Someone acted since the flop: a fold or a declaration the cards show, or what the betting layer read."""
+        return self._street_acted or self.street_action()
+
+    def _four_card_flop(self, out: list) -> None:
+        """TDA 39-1, AC 32: the floor is called, the four cards are mixed face down and the floor picks the burn."""
+        self._fourth_due = None
+        card = self._fourth
+        self._pick = self._report(out, "four_card_flop", FLOOR_PICKS_BURN, seats=[], cards=[card], zone="board",
+                                  needs_floor=True, data={"candidates": [*self.board, card]})
+        self._burn_checks = False
 
     def _check_burn(self, out: list, position: int) -> None:
         """A street's burn card: one burn before the flop, one more before the turn and the river each (a burn read a
@@ -818,6 +867,9 @@ class TableController:
         self._after_deal = True
         self.burns.append(card)
         self._emit(out, "burn", {"count": len(self.burns)}, {"card": card})
+        if self._fourth_due is not None:  # the turn's burn, read after the turn card: it was the turn
+            turn, self._fourth, self._fourth_due = self._fourth, None, None
+            self._put_on_board(out, turn)
 
     def _card_to_muck(self, out: list, card: str) -> None:
         if card in self.mucked:
@@ -835,6 +887,8 @@ class TableController:
             place = self.seats[seat]
             if not place.folded and len(self._live_seats()) > 1:
                 place.folded = True
+                self._street_acted = True
+                self._folds_seen.append(seat)
                 self._emit(out, "fold", {"seat": seat}, {"cards": list(place.cards)})
         elif card not in self.board and card not in self.burns and card not in self._retired \
                 and card not in self._returned:
@@ -999,9 +1053,10 @@ class TableController:
         result = irregularity.ruling if name == "confirm" else PLAY_ON
         if result == MISDEAL and not (irregularity.data.get("void") or not self._substantial()):
             result = DEAD_HAND if "dead" in irregularity.data else PLAY_ON  # substantial action since
+        dead = {"seats": list(irregularity.data.get("dead", irregularity.seats))} if result == DEAD_HAND else {}
         self._emit(out, "floor_ruling", {"irregularity": ident, "code": irregularity.code,
                                          "decision": "confirmed" if name == "confirm" else "overridden",
-                                         "result": result, **note, **by})
+                                         "result": result, **dead, **note, **by})
         if result == MISDEAL:
             self._misdeal(out, irregularity.code, irregularity.rules, ident)
         elif result == DEAD_HAND:
@@ -1029,6 +1084,7 @@ class TableController:
     def _put_on_board(self, out: list, card: str) -> None:
         self.board.append(card)
         self._burns_at.append(len(self.burns))
+        self._street_acted = False
         self._emit(out, "board_card", {"card": card, "street": STREETS[len(self.board)], "position": len(self.board)})
 
     def _apply_pick(self, out: list, irregularity: Irregularity, card: str, by: dict | None) -> None:
@@ -1185,19 +1241,26 @@ class TableController:
         for ident in [i for i, p in self.pending.items() if p.hand == self.hand and i != irregularity]:
             self._resolved(out, ident, "misdeal")
 
-    def _resolved(self, out: list, ident: int, resolution: str) -> None:
+    def _resolved(self, out: list, ident: int, resolution: str, seats: list[int] | None = None) -> None:
+        """``seats``: the hands a ``dead_hand`` resolution kills (the betting layer folds them)."""
         self.pending.pop(ident, None)
         code = self._reported.get(ident, ("wrong_card_count", []))[0]
-        self._emit(out, "irregularity_resolved", {"irregularity": ident, "code": code, "resolution": resolution})
+        body = {"irregularity": ident, "code": code, "resolution": resolution}
+        if seats is not None:
+            body["seats"] = list(seats)
+        self._emit(out, "irregularity_resolved", body)
 
     # ---- rulings ------------------------------------------------------------------------------------
 
     def _substantial(self) -> bool:
         """Substantial action has taken place: a misdeal can no longer be called (the betting layer's verdict; with
-        the cards alone, CA GR 9's "never after the flop")."""
+        the cards alone, CA GR 9's "never after the flop" and the folds the muck saw, counted by the house's rule)."""
         if self.substantial_action():
             return True
-        return self.profile.substantial_action == SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP and bool(self.board)
+        kind = self.profile.substantial_action
+        if kind == SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP and self.board:
+            return True
+        return is_substantial(kind, [(seat, False) for seat in self._folds_seen])
 
     def _misdeal_or(self, otherwise: str) -> tuple[str, list[str]]:
         """MISDEAL while a misdeal can still be called, else ``otherwise``; with the rule that decided."""

@@ -142,6 +142,8 @@ class ChipBetting:
         self._engine_log: list[tuple[str, tuple]] = []
         self._recording: _UndoPoint | None = None  # the input whose actions are being published
         self._fixed: Action | None = None  # the latest action that cannot be undone (a fold, a ruling)
+        self._mucked_winner: int | None = None  # a winning hand the dealer mucked, until the floor answers
+        self._award_waits: tuple[dict, dict] | None = None  # the hand ended first: its award waits for that answer
 
     # ---- chips --------------------------------------------------------------------------------------
 
@@ -247,6 +249,8 @@ class ChipBetting:
         if type_ == "hand_started":
             if self._void_chips:  # dealt again before every wager of the void hand went back
                 self._chips_returned(emit)
+            if self._award_waits is not None:  # the floor never answered: the fold stood
+                self.mucked_winner_ruled(False, emit)
             self._reset_hand()
         elif type_ == "card_dealt":
             seat = public["seat"]
@@ -319,10 +323,34 @@ class ChipBetting:
         except ValueError:
             return
         if ranks[seat] == min(ranks.values()):
+            self._mucked_winner = seat
             emit("bet_ruling", {"code": "winning_hand_mucked", "seat": seat,
                                 "message": f"seat {seat}'s hand wins at the showdown and reached the muck: cards "
-                                           "speak, the floor restores it", "rules": ["AC 14", "CA Actions 9"],
+                                           "speak; confirm restores it (the pot goes to the best hand), override "
+                                           "lets the fold stand", "rules": ["AC 14", "CA Actions 9"],
                                 "needs_floor": True}, None)
+
+    def mucked_winner_ruled(self, restore: bool, emit: Emit, t: float | None = None) -> str | None:
+        """The floor's answer to ``winning_hand_mucked``: ``restore`` takes the fold back (CA Actions 9: "the
+        croupier may not fold a clearly winning hand"; AC 14), so the pot goes to the best hand; otherwise the fold
+        stands. A hand that already ended is awarded now. Returns why nothing changed, or None."""
+        seat = self._mucked_winner
+        if seat is None or self.hand is None:
+            return "no mucked winning hand waits for the floor"
+        self._mucked_winner = None
+        if restore:
+            folds = [i for i, (name, args) in enumerate(self._engine_log) if name == "fold" and args == (seat,)]
+            if folds:
+                del self._engine_log[folds[-1]]
+                self.hand = self._rebuilt(len(self._engine_log))
+            emit("bet_ruling", {"code": "hand_restored", "seat": seat,
+                                "message": f"seat {seat}'s mucked hand is restored: it plays the showdown",
+                                "rules": ["CA Actions 9", "AC 14"], "needs_floor": False}, None)
+        if self._award_waits is not None:
+            public, secret = self._award_waits
+            self._award_waits = None
+            self._close_and_award(public, secret, self._last_card_at if t is None else t, emit)
+        return None
 
     def _deal_complete(self, betting_input: bool = False) -> bool:
         if len(self._dealt_order) < 2 or self._dealt[self._dealt_order[0]] < 2:
@@ -494,6 +522,13 @@ class ChipBetting:
             return
         self._hand_ended = True
         self._settle_all(emit)
+        if self._mucked_winner is not None:  # the pot waits for the floor's answer on the mucked winning hand
+            self._award_waits = (public, secret)
+            return
+        self._close_and_award(public, secret, t, emit)
+
+    def _close_and_award(self, public: dict, secret: dict, t: float, emit: Emit) -> None:
+        hand = self.hand
         if hand.status == "betting":
             self._infer_checks(emit)
         while hand.status == "betting" and hand.round_complete():

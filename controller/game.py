@@ -22,6 +22,7 @@ CHIP_ZONES = ("bets", "pot", "stack")
 UNREGISTERED_RUN = 3  # this many unknown tags in a row on the card zones, and no registered card: a deck not registered
 # Rulings of the seat sensors and the clock that kill the hand once the floor confirms them (docs/conduct.md).
 FLOOR_KILLS = ("hand_may_be_dead", "hand_dead", "floor_decides", "hand_dead_facing_bet")
+MUCKED_WINNER = "winning_hand_mucked"  # its award waits for the floor, past the end of the hand
 CONDUCT_SETTLE_S = 0.6  # the absent-at-deal decision waits this long for presence changes still being debounced
 
 
@@ -190,7 +191,9 @@ class GameController:
         wait = self.floor_waits.pop(ident)
         confirmed = command["command"] == "confirm"
         result = "play_on"
-        if confirmed:
+        if confirmed and wait["code"] == MUCKED_WINNER:
+            result = "hand_restored"
+        elif confirmed:
             result = "dead_hand" if wait.get("ruling") in FLOOR_KILLS else "none"
         self.cards.now = max(self.cards.now, t)
         out: list[DomainEvent] = []
@@ -201,6 +204,10 @@ class GameController:
                               "by": f"{command['role']}/{command['user']}"}, None)
         if result == "dead_hand" and wait.get("seat") is not None:
             self._kill(out, wait["seat"], wait.get("rule") or "", t)
+        if wait["code"] == MUCKED_WINNER and self.betting is not None:
+            if confirmed:
+                self.cards.restore_hand(wait["seat"])
+            self.betting.mucked_winner_ruled(confirmed, emit, t)
         return self._conduct_after(out, t)
 
     def floor_pending(self) -> list[int]:
@@ -278,6 +285,8 @@ class GameController:
         conduct = self.conduct
         if event.type == "hand_started":
             self._dealt, self._deal_done = {}, False
+            for ident in [i for i, wait in self.floor_waits.items() if wait["code"] == MUCKED_WINNER]:
+                del self.floor_waits[ident]  # a new hand: the award was made as the cards lay
             self._emit_rules(out, conduct.hand_started(t, event.hand))
         elif event.type == "card_dealt":
             seat = event.public["seat"]
@@ -294,8 +303,9 @@ class GameController:
         elif event.type in ("hand_ended", "misdeal"):
             self._dealt, self._deal_done = {}, False
             self._check_or_fold.clear()
-            for ident in [i for i, wait in self.floor_waits.items() if wait["hand"] in (event.hand, None)]:
-                del self.floor_waits[ident]  # the hand is over: nothing left to rule on
+            for ident in [i for i, wait in self.floor_waits.items() if wait["hand"] in (event.hand, None)
+                          and wait["code"] != MUCKED_WINNER]:
+                del self.floor_waits[ident]  # the hand is over: nothing left to rule on but its award
             self._emit_rules(out, conduct.hand_ended(t))
         self._rules_t = t
 

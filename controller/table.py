@@ -740,6 +740,12 @@ class TableController:
         if self.in_hand:
             self._kill(seat)
 
+    def restore_hand(self, seat: int) -> None:
+        """The floor restored a hand the dealer mucked at the showdown (CA Actions 9; AC 14): it is live again."""
+        place = self.seats.get(seat)
+        if self.in_hand and place is not None and place.cards:
+            place.folded = False
+
     def _kill(self, *seats: int) -> None:
         for seat in seats:
             if seat in self.seats:

@@ -334,3 +334,71 @@ def test_a_push_and_a_fold_out_of_turn_after_a_skipped_seat_go_to_the_floor_by_t
     produced = table.fold(4)
     rulings = of(produced, "bet_ruling")
     assert bool(rulings and rulings[-1].public["needs_floor"] and "TDA 53-2" in rulings[-1].public["rules"]) is floor
+
+
+# ---- a winning hand killed by the dealer at the showdown (CA Actions 9; AC 14) --------------------------------
+
+def checked_to_the_river(table: Table) -> tuple[int, int]:
+    """Seats 3, 4 and 5 fold, the blinds check it down to the river on a board that does not split: (winner,
+    loser)."""
+    from controller.betting import NLHE
+    from controller.showdown import hand_rank
+    table.blinds()
+    table.deal()
+    for seat in (3, 4, 5):
+        table.fold(seat)
+    table.chips(1, 25, 25)
+    used = {c for cards in table.hole.values() for c in cards}
+    board = [c for c in ("2c", "7d", "9h", "Js", "4s", "3h", "8c", "Td") if c not in used][:5]
+    burns = [c for c in ("2d", "2h", "3c", "3d", "5c") if c not in used and c not in board]
+    for position, card in enumerate(board, start=1):
+        if position in (1, 4, 5):
+            table.card("burn", burns.pop(0))
+        table.card("board", card, seconds=0.4)
+    table.run(2.0)
+    ranks = {s: hand_rank(NLHE, table.hole[s], board) for s in (1, 2)}
+    assert ranks[1] != ranks[2]
+    winner = min(ranks, key=ranks.get)
+    return winner, 3 - winner
+
+
+def showdown_payouts(events) -> dict:
+    [showdown] = of(events, "showdown")
+    return showdown.public["payouts"]
+
+
+@pytest.mark.parametrize("answer_after_the_gathering", [False, True])
+def test_a_mucked_winning_hand_restored_by_the_floor_wins_the_pot(answer_after_the_gathering):
+    """CA Actions 9: "the croupier may not fold a clearly winning hand"; AC 14 (a clearly winning tabled hand must
+    not be mucked by the dealer; cards speak). The table knows the cards: the floor's confirm restores the hand, and
+    the pot goes to the best hand — whether the floor answers before the cards are gathered or after."""
+    table = Table()
+    winner, loser = checked_to_the_river(table)
+    table.fold(winner)  # the dealer mucks the winner's cards
+    [alert] = of(table.events, "bet_ruling", "winning_hand_mucked")
+    assert alert.public["seat"] == winner and alert.public["needs_floor"]
+    if answer_after_the_gathering:
+        table.field.clear()
+        table.run(3.0)
+        assert of(table.events, "showdown") == [] and alert.seq in table.controller.floor_pending()
+    answered = table.command("confirm", irregularity=alert.seq)
+    assert [e.public["result"] for e in answered if e.type == "floor_ruling"] == ["hand_restored"]
+    assert [e.public["seat"] for e in of(answered, "bet_ruling", "hand_restored")] == [winner]
+    if not answer_after_the_gathering:
+        assert table.controller.snapshot(secure=False)["seats"][winner - 1]["folded"] is False
+        table.field.clear()
+        table.run(3.0)
+    assert showdown_payouts(table.events) == {str(winner): 200}
+
+
+def test_the_floor_can_let_the_fold_of_a_mucked_winning_hand_stand():
+    """TDA 54-5 (a fold with no bet to face is binding) where the floor overrides the AC 14 alert: the pot goes to
+    the hand left."""
+    table = Table()
+    winner, loser = checked_to_the_river(table)
+    table.fold(winner)
+    [alert] = of(table.events, "bet_ruling", "winning_hand_mucked")
+    table.field.clear()
+    table.run(3.0)
+    table.command("override", irregularity=alert.seq)
+    assert showdown_payouts(table.events) == {str(loser): 200}

@@ -200,11 +200,15 @@ class BettingHand:
         forced_bet_chips: Mapping[int, Sequence[int]] | None = None,
         infer_checks: bool = True,
         event_heads_up: bool | None = None,
+        no_small_blind: bool = False,
     ):
         """``seats``: the seats in play, clockwise; seat numbers grow clockwise, so a dead ``button`` (not in
         ``seats``) still places the blinds. ``bets``: (small bet, big bet) for fixed limit, default (BB, 2×BB).
         ``chip_values``: denominations in play (the smallest one is the unit pots split to, TDA 20).
         ``forced_bet_chips``: the chips each forced bet was made of, where known (TDA 46 reads them).
+        ``no_small_blind``: the small blind falls on an empty seat (last hand's big blind busted: DE 9; AC 27 "Ak
+        pripadá small blind na prázdne miesto, small blind v danej hre nebude"): the first seat left of the button
+        posts the big blind and nobody the small blind (three players or more; heads-up the button posts it).
         Invalid set-ups raise ``ValueError`` here (nothing exists yet to corrupt).
         """
         self.variant = VARIANTS[variant] if isinstance(variant, str) else variant
@@ -241,6 +245,7 @@ class BettingHand:
         self._last_actor: int | None = None
         self._capped = False
         self._uncapped = False
+        self.no_small_blind = no_small_blind and not self.heads_up_start
         self._post_forced_bets(straddles, forced_bet_chips or {})
 
     # ---- set-up -------------------------------------------------------------------------------------
@@ -261,22 +266,26 @@ class BettingHand:
 
     def _post_forced_bets(self, straddles: Sequence[Straddle], forced_chips: Mapping[int, Sequence[int]]) -> None:
         order = self.order
+        sb_seat: int | None
         if self.heads_up_start:
             sb_seat, bb_seat = order[1], order[0]  # heads-up: the button posts the small blind (DE 13; AC 29)
+        elif self.no_small_blind:
+            sb_seat, bb_seat = None, order[0]
         else:
             sb_seat, bb_seat = order[0], order[1]
         self.sb_seat, self.bb_seat = sb_seat, bb_seat
         if self.ante:
             for s in order:
                 self._post(s, "ante", self.ante, ("CA Stakes 1",))
-        self._post(sb_seat, "post_sb", self.small_blind, ("DE 13", "AC 29") if self.heads_up_start else ())
-        self._post(bb_seat, "post_bb", self.big_blind, ())
+        if sb_seat is not None:
+            self._post(sb_seat, "post_sb", self.small_blind, ("DE 13", "AC 29") if self.heads_up_start else ())
+        self._post(bb_seat, "post_bb", self.big_blind, ("DE 9", "AC 27") if self.no_small_blind else ())
         if self.big_blind_ante:
             # the big blind takes priority over the ante when the stack is short (TDA BB-ante practice)
             self._post(bb_seat, "ante", self.big_blind_ante, ("big-blind ante",), dead=True)
         self.nominal_bet = self.big_blind  # a short all-in blind still has to be called in full (TDA 54-2)
         last_forced = bb_seat
-        self.forced_posters = [sb_seat, bb_seat]
+        self.forced_posters = [seat for seat in (sb_seat, bb_seat) if seat is not None]
         previous = bb_seat
         for straddle in straddles:
             if self.heads_up_start:

@@ -378,9 +378,14 @@ class ChipBetting:
             else:
                 stacks[s], known = UNKNOWN_STACK, False
         order = BettingHand._order_from_button(seats, button)  # noqa: SLF001 (the engine's own seating rule)
+        no_small_blind = self._small_blind_seat_empty(order, button, bets)
         sb, bb = (order[1], order[0]) if len(order) == 2 else (order[0], order[1])
+        if no_small_blind:
+            sb, bb = None, order[0]
         straddles = self._straddles(order, bb, bets)
-        kwargs = {"bets": self.setup.bet_limits} if self.setup.bet_limits else {}
+        kwargs: dict[str, Any] = {"bets": self.setup.bet_limits} if self.setup.bet_limits else {}
+        if no_small_blind:
+            kwargs["no_small_blind"] = True
         args = (self.variant, list(seats), button, dict(stacks), (self.setup.small_blind, self.setup.big_blind))
         kwargs.update(ante=self.setup.ante, big_blind_ante=self.setup.big_blind_ante, straddles=list(straddles),
                       rules=self.rules, chip_values=self.chip_values,
@@ -414,6 +419,18 @@ class ChipBetting:
         for s in hand.order:  # chips a non-forced seat pushed before the deal was over: its first action
             if bets[s] and s not in (sb, bb) and not any(a.seat == s and a.kind == "straddle" for a in hand.actions):
                 self._apply(self._act("push", s, bets[s]), emit, chips=bets[s], withdrawn=[])
+
+    def _small_blind_seat_empty(self, order: list[int], button: int, bets: Mapping[int, list[int]]) -> bool:
+        """The zones and the seats show a big blind and no small blind (DE 9: "Sollte einmal der Big-Blind in der
+        aktuellen Runde ausscheiden, gibt es in der nächsten Runde keinen Small-Blind"; AC 27): the first player
+        left of the button posted the big blind, the next nothing, and the seat between the button and that player
+        — where the small blind would be — is empty (three players or more)."""
+        if len(order) < 3 or sum(bets[order[0]]) != self.setup.big_blind or bets[order[1]]:
+            return False
+        first = order[0]
+        between = range(button + 1, first) if first > button else [*range(button + 1, self.seats + 1),
+                                                                    *range(1, first)]
+        return any(seat not in order for seat in between)
 
     @staticmethod
     def _seat_before(seats: list[int], seat: int) -> int:

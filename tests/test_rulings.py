@@ -402,3 +402,42 @@ def test_the_floor_can_let_the_fold_of_a_mucked_winning_hand_stand():
     table.run(3.0)
     table.command("override", irregularity=alert.seq)
     assert showdown_payouts(table.events) == {str(loser): 200}
+
+
+# ---- blinds after a bust (DE 9; AC 27) ---------------------------------------------------------------------------
+
+def test_after_the_big_blind_busts_the_next_hand_has_a_big_blind_and_no_small_blind():
+    """DE 9: "Sollte einmal der Big-Blind in der aktuellen Runde ausscheiden, gibt es in der nächsten Runde keinen
+    Small-Blind." AC 27: "Vždy je na jednu ruku len jeden big blind. Ak pripadá small blind na prázdne miesto, small
+    blind v danej hre nebude." Seat 2's big blind busts; next hand the button is on seat 1, seat 2 is empty, seat 3
+    posts the big blind: read from the chips and the seats, with no chip-count error."""
+    from itertools import combinations
+
+    from controller.betting import NLHE
+    from controller.showdown import hand_rank
+    table = Table("club_tournament_de")
+    table.command("set_stacks", stacks={"2": 100})  # the big blind is all-in with the blind
+    table.blinds()
+    table.deal()
+    for seat in (3, 4, 5):
+        table.fold(seat)
+    table.chips(1, 25, 25)  # the small blind calls
+    board = next(list(b) for b in combinations(table.stub[1:12], 5)
+                 if hand_rank(NLHE, table.hole[1], list(b)) < hand_rank(NLHE, table.hole[2], list(b)))
+    table.burn()
+    for card in board:
+        table.card("board", card, seconds=0.4)
+    table.field.clear()  # seat 1 wins the pot, the cards are gathered
+    table.run(3.0)
+    assert showdown_payouts(table.events) == {"1": 200}
+    table.command("seats", seats=[1, 3, 4, 5])  # seat 2 is out of the tournament
+    before = len(table.events)
+    table.chips(3, 100)  # the big blind, and no small blind
+    table.hole = {}
+    table.deal(seats=(3, 4, 5, 1))
+    table.chips(4, 100)
+    hand = table.events[before:]
+    [started] = of(hand, "betting_started")
+    assert started.public["button"] == 1 and started.public["seats"] == [3, 4, 5, 1]
+    assert actions(hand) == [(3, "post_bb", 100), (4, "call", 100)]
+    assert of(hand, "chip_count") == [] and table.betting()["to_act"] == 5

@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping
 
 from controller import phh as phhlib
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
-from controller.rules import profile as rule_profile
+from controller.rules import UNPLAYABLE_BELOW_FORCED_BET_CHIP, UNPLAYABLE_NOT_DIVISIBLE, profile as rule_profile
 from controller.showdown import award, hand_rank
 
 DEAL_SETTLE_S = 0.5  # the deal is taken as over this long after its last card, unless the betting begins sooner
@@ -94,6 +94,23 @@ def _killed(type_: str, public: dict) -> list[int]:
     return []
 
 
+def _without_value(chips: list[int], value: int) -> list[int]:
+    """``chips`` less ``value``: the smallest chips that make it up go back; where none do, the dealer gives change
+    from the smallest chip that covers the rest (its value less the rest plays)."""
+    kept = sorted(chips)
+    for chip in sorted(chips):
+        if chip <= value:
+            kept.remove(chip)
+            value -= chip
+        if value == 0:
+            return kept
+    if value:
+        chip = next(c for c in kept if c > value)
+        kept.remove(chip)
+        kept.append(chip - value)
+    return sorted(kept)
+
+
 def zone_seat(zone: str) -> tuple[str, int | None]:
     """``seat3.bets`` → ``("bets", 3)``; ``pot`` → ``("pot", None)``."""
     if zone.startswith("seat") and "." in zone:
@@ -142,6 +159,7 @@ class ChipBetting:
         self._engine_log: list[tuple[str, tuple]] = []
         self._recording: _UndoPoint | None = None  # the input whose actions are being published
         self._fixed: Action | None = None  # the latest action that cannot be undone (a fold, a ruling)
+        self._smallest_forced_chip: int | None = None  # the smallest chip of the blinds and antes (PP Betting 7)
         self._mucked_winner: int | None = None  # a winning hand the dealer mucked, until the floor answers
         self._award_waits: tuple[dict, dict] | None = None  # the hand ended first: its award waits for that answer
 
@@ -235,8 +253,45 @@ class ChipBetting:
         withdrawn = [values[u] for u in motion.left]
         if not chips and not withdrawn:
             return
+        if chips and not withdrawn:
+            chips = self._chips_that_play(seat, chips, emit)
+            if not chips:
+                return
         point = _UndoPoint(len(self._engine_log), seat, "push", list(motion.arrived), list(motion.left))
         self._apply(self._act("push", seat, chips, withdrawn), emit, chips=chips, withdrawn=withdrawn, undo=point)
+
+    def _chips_that_play(self, seat: int, chips: list[int], emit: Emit) -> list[int]:
+        """The chips of a push that play, by the house (``RuleProfile.unplayable_chips``); what does not play is a
+        ``bet_ruling`` with the amount that ``stands`` and what is ``returned`` to the player.
+
+        PP Betting 7: "Smaller chips than this amount [the smallest chip used in the antes, blinds] do not play even
+        in quantity". CA GR 8 / CA Stakes 1: "All bets placed must be divisible by the ante or small blind [...] The
+        player will be reimbursed for any resulting spike" (by the big blind where the small blind does not divide
+        it, as at 2/5); a call of an odd amount and an all-in stand as pushed."""
+        hand = self.hand
+        kind = self.rules.unplayable_chips
+        playing, code = list(chips), ""
+        if kind == UNPLAYABLE_BELOW_FORCED_BET_CHIP and self._smallest_forced_chip is not None:
+            playing = [c for c in chips if c >= self._smallest_forced_chip]
+            code = "chips_do_not_play"
+        elif kind == UNPLAYABLE_NOT_DIVISIBLE:
+            unit = self.setup.ante or self.setup.small_blind
+            if unit <= 0 or self.setup.big_blind % unit:
+                unit = self.setup.big_blind
+            target = hand.bets.get(seat, 0) + sum(chips)
+            spike = target % unit if unit > 0 else 0
+            all_in = sum(chips) >= hand.stacks.get(seat, 0)
+            if spike and not all_in and target - spike >= hand.current_bet and target != hand.current_bet:
+                playing = _without_value(chips, spike)
+                code = "bet_not_divisible"
+        returned = sum(chips) - sum(playing)
+        if not code or not returned:
+            return list(chips)
+        emit("bet_ruling", {"code": code, "seat": seat, "message": f"seat {seat}: {sum(playing)} plays, {returned} "
+                            "goes back to the player", "rules": [self.rules.cite("unplayable_chips")],
+                            "needs_floor": False, "chips": list(chips), "withdrawn": [],
+                            "stands": sum(playing), "returned": returned}, None)
+        return playing
 
     def _settle_all(self, emit: Emit, keep_undone: bool = False) -> None:
         for seat in sorted(self._motions, key=lambda s: self._motions[s].last_change):
@@ -398,6 +453,8 @@ class ChipBetting:
             return
         self.hand = hand
         self._engine_setup, self._engine_log = (args, kwargs), []
+        forced = [c for s in (sb, bb) if s is not None for c in bets[s]] + list(self.zones.get("pot", {}).values())
+        self._smallest_forced_chip = min(forced) if forced else None
         self._known_stacks = known
         emit("betting_started", {
             "button": button, "seats": hand.order, "small_blind": self.setup.small_blind,

@@ -65,6 +65,12 @@ MISSING_FLOP_BURN_MIX_AND_PICK = "mix_and_pick"  # no action yet: the floor pick
 MISSING_FLOP_BURN_PLAY_ON = "play_on"  # the round is played on as dealt
 
 
+# Chips pushed that do not (all) play.
+UNPLAYABLE_EVERY_CHIP_PLAYS = "every_chip_plays"
+UNPLAYABLE_BELOW_FORCED_BET_CHIP = "below_forced_bet_chip"  # PP Betting 7: smaller than the blinds' and antes' chip
+UNPLAYABLE_NOT_DIVISIBLE = "divisible_by_small_blind_or_ante"  # CA GR 8, CA Stakes 1: the spike goes back
+
+
 @dataclass(frozen=True)
 class RuleProfile:
     """One house's settings. ``sources`` maps each field name to the rule(s) it follows."""
@@ -83,6 +89,7 @@ class RuleProfile:
     out_of_turn: str
     exposed_hole_card: str  # EXPOSED_*: a later hole card exposed by the dealer during the deal
     missing_flop_burn: str  # MISSING_FLOP_BURN_*: a flop turned without a burn card
+    unplayable_chips: str  # UNPLAYABLE_*: chips of a push that do not play
     sources: Mapping[str, str] = field(default_factory=dict)
 
     def cite(self, field_name: str) -> str:
@@ -114,6 +121,7 @@ TDA = _profile(
     out_of_turn=OOT_BINDING_UNLESS_CHANGED,
     exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
+    unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     sources={
         "odd_chip": "TDA 20-1",
         "split_unit": "TDA 20",
@@ -128,6 +136,8 @@ TDA = _profile(
         "out_of_turn": "TDA 53",
         "exposed_hole_card": "TDA (no rule in poker-tda-rules.de.txt: the procedure of DE 3)",
         "missing_flop_burn": "TDA 39-2",
+        "unplayable_chips": "TDA 20 (no rule for bets: every chip in play plays; the smallest is coloured up when "
+        "it leaves play)",
     },
 )
 
@@ -146,6 +156,7 @@ CASINOS_AUSTRIA = _profile(
     out_of_turn=OOT_BINDING_UNLESS_CHANGED,
     exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
+    unplayable_chips=UNPLAYABLE_NOT_DIVISIBLE,
     sources={
         "odd_chip": "CA GR 8 (closest to the button in the betting order; CA Actions 8f gives run-it-twice odd chips "
         "to the worse position instead)",
@@ -160,6 +171,8 @@ CASINOS_AUSTRIA = _profile(
         "out_of_turn": "CA Actions 2",
         "exposed_hole_card": "CA GR 9 (only the first or second card is named: the procedure of DE 3)",
         "missing_flop_burn": "CA GR 9 (silent on a missing burn: TDA 39-2)",
+        "unplayable_chips": "CA GR 8, CA Stakes 1 (bets divisible by the ante or small blind, by the big blind "
+        "where the small blind does not divide it; the spike is reimbursed)",
     },
 )
 
@@ -178,6 +191,7 @@ POKER_PLAY = _profile(
     out_of_turn=OOT_DECLARATION_DISMISSED,
     exposed_hole_card=EXPOSED_REPLACE_NOW,
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
+    unplayable_chips=UNPLAYABLE_BELOW_FORCED_BET_CHIP,
     sources={
         "odd_chip": "PP Ties 5a, PP Ties 4 (at most one odd chip per player)",
         "split_unit": "PP Ties 3",
@@ -192,6 +206,8 @@ POKER_PLAY = _profile(
         "exposed_hole_card": "PP Irregularities 12-13 (an exposed card is not dealt into the hand; no choice to keep "
         "it)",
         "missing_flop_burn": "PP Irregularities (silent on a missing burn: TDA 39-2)",
+        "unplayable_chips": "PP Betting 7 (chips smaller than the smallest chip of the antes and blinds do not "
+        "play, even in quantity)",
     },
 )
 
@@ -210,6 +226,7 @@ ALLIN_CLUB = _profile(
     out_of_turn=OOT_BINDING_UNLESS_CHANGED,
     exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
+    unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     sources={
         "odd_chip": "AC 15",
         "split_unit": "AC 15 (no unit named: smallest chip, as TDA 20)",
@@ -223,6 +240,7 @@ ALLIN_CLUB = _profile(
         "out_of_turn": "AC 34",
         "exposed_hole_card": "AC 30 (only the first two cards are named: the procedure of DE 3)",
         "missing_flop_burn": "AC 32 (four-card flop only; a missing burn: TDA 39-2)",
+        "unplayable_chips": "AC 19 (no rule for bets: every chip in play plays; the chip race colours up the smallest)",
     },
 )
 
@@ -241,6 +259,7 @@ CLUB_TOURNAMENT_DE = _profile(
     out_of_turn=OOT_BINDING_UNLESS_CHANGED,
     exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
     missing_flop_burn=MISSING_FLOP_BURN_PLAY_ON,
+    unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     sources={
         "odd_chip": "DE 14 (silent: TDA 20-1)",
         "split_unit": "DE 10 (side pots; silent on units: TDA 20)",
@@ -254,6 +273,7 @@ CLUB_TOURNAMENT_DE = _profile(
         "out_of_turn": "DE 14 (silent: TDA 53)",
         "exposed_hole_card": "DE 3 (the burn card for the flop, shown to all; a new card after the deal)",
         "missing_flop_burn": "DE 3 (a forgotten burn: the round is played on)",
+        "unplayable_chips": "DE (silent: every chip in play plays, as TDA 20)",
     },
 )
 
@@ -271,7 +291,7 @@ def profile(name: str) -> RuleProfile:
 
 
 def is_substantial(kind: str, actions: Sequence[tuple[int, bool]]) -> bool:
-    """Whether ``actions`` — (seat, whether it put chips in) for each action, blinds and antes left out — are
+    """Whether ``actions`` (seat, whether it put chips in) for each action, blinds and antes left out, are
     substantial action by the house's definition ``kind`` (``RuleProfile.substantial_action``).
 
     TDA 36 as TDA example 1-A counts it ("Platz 3 (UTG) passt, Platz 4 bezahlt und komplettiert damit wesentliche

@@ -441,3 +441,48 @@ def test_after_the_big_blind_busts_the_next_hand_has_a_big_blind_and_no_small_bl
     assert started.public["button"] == 1 and started.public["seats"] == [3, 4, 5, 1]
     assert actions(hand) == [(3, "post_bb", 100), (4, "call", 100)]
     assert of(hand, "chip_count") == [] and table.betting()["to_act"] == 5
+
+
+# ---- chips that do not play (PP Betting 7); bets divisible by the small blind or ante (CA GR 8, CA Stakes 1) -----
+
+def test_chips_smaller_than_the_blinds_chip_do_not_play():
+    """PP Betting 7: "The smallest chip that is permitted to be wagered in a hand is equivalent to the smallest chip
+    used in the antes, blinds, rake, or collection. Smaller chips than this amount do not play even in quantity."
+    The blinds are posted in 25s: five 5-chips pushed with a bet do not play and go back."""
+    table = Table("poker_play")
+    table.blinds()
+    table.deal()
+    produced = table.chips(3, 100, 100, 5, 5, 5, 5, 5)  # a raise to 200 and 25 in 5-chips
+    [ruling] = of(produced, "bet_ruling", "chips_do_not_play")
+    assert ruling.public["stands"] == 200 and ruling.public["returned"] == 25
+    assert "PP Betting 7" in ruling.public["rules"][0]
+    assert actions(produced) == [(3, "raise", 200)]
+
+
+def test_a_bet_not_divisible_by_the_small_blind_is_reduced_and_the_spike_goes_back():
+    """CA GR 8: "All bets placed must be divisible by the ante or small blind [...] The player will be reimbursed
+    for any resulting spike." CA Stakes 1: "All bets placed must be divisible by the ante or small blind". At 50/100,
+    a raise pushed as 325 stands as 300, and 25 goes back."""
+    table = Table("casinos_austria")
+    table.blinds()
+    table.deal()
+    produced = table.chips(3, 100, 100, 100, 25)
+    [ruling] = of(produced, "bet_ruling", "bet_not_divisible")
+    assert (ruling.public["stands"], ruling.public["returned"]) == (300, 25)
+    assert ruling.public["rules"][0].startswith("CA GR 8, CA Stakes 1")
+    assert actions(produced) == [(3, "raise", 300)]
+    table.chips(4, 100, 100, 100)  # an exact call of 300: nothing to rule
+    assert of(table.events, "bet_ruling", "bet_not_divisible") == [ruling]
+
+
+@pytest.mark.parametrize("rules", ["tda", "allin_club", "club_tournament_de"])
+def test_houses_without_a_rule_play_every_chip_in_play(rules):
+    """TDA 20 (odd chips are coloured up to "den kleinsten noch im Spiel befindlichen Nennwert"): every chip in play
+    plays; the TDA, AC and DE books set no divisibility rule, so 325 is a raise to 325."""
+    table = Table(rules)
+    table.blinds()
+    table.deal()
+    produced = table.chips(3, 100, 100, 100, 25)
+    assert [e for e in produced if e.type == "bet_ruling" and e.public["code"] in
+            ("bet_not_divisible", "chips_do_not_play")] == []
+    assert actions(produced) == [(3, "raise", 325)]

@@ -507,6 +507,16 @@ class TableController:
                                           data={"dealt_button": dealt_button}))
                 self._loose_card(out, card, seat, zone)
                 return
+        if deal.first_late is not None and deal.position == len(deal.order) and seat == expected and deal.checking:
+            # the second round starts where it should: the deal's first card went to seat first_late a moment
+            # before the card due first (PP Misdeals 1h; AC 30c), or that card was read late — the readers cannot
+            # tell, the floor rules (an override keeps the button)
+            late, deal.first_late = deal.first_late, None
+            ruling, rules = self._misdeal_or(PLAY_ON)
+            self._freeze(self._report(out, "first_card_wrong_seat", ruling, seats=[late, deal.order[0]],
+                                      zone=f"seat{late}.cards", needs_floor=True, rules=rules,
+                                      extra={"button": deal.button, "read_order": "uncertain"},
+                                      data={"dealt_button": deal.button}))
         if expected is None:
             self._extra_card(out, card, seat, zone)
             return
@@ -541,8 +551,11 @@ class TableController:
         soon = self.now - deal.held[0].t <= READ_ORDER_S
         if deal.holds(card) is None and soon:
             if seat == deal.expected():
-                if deal.held[0].first:  # if the second round starts there too, the deal followed another button
-                    deal.first_late = deal.held[0].seat
+                first = deal.held[0]
+                if first.first:  # if the second round starts there too, the deal followed another button
+                    deal.first_late = first.seat
+                elif deal.checking:  # read late, or pitched to the wrong seat a moment before: the readers cannot
+                    self._out_of_sequence(out, first, uncertain_s=self.now - first.t)  # tell, the floor rules
                 self._accept(out, card, seat)
                 while (due := next((h for h in deal.held if h.seat == deal.expected()), None)) is not None:
                     deal.held.remove(due)
@@ -622,14 +635,18 @@ class TableController:
             self._accept(out, held.card, held.seat)
         return False
 
-    def _out_of_sequence(self, out: list, held: Held, also: list[int] = ()) -> None:
+    def _out_of_sequence(self, out: list, held: Held, also: list[int] = (), uncertain_s: float | None = None
+                         ) -> None:
         """A card dealt to the wrong seat and dealt over: a misdeal (PP Misdeals 1f); after substantial action
         the hands with the wrong number of cards are dead. The proper sequence is the table's idea of the seats and
-        the button, which a change of players can make wrong: the floor confirms."""
+        the button, which a change of players can make wrong: the floor confirms. ``uncertain_s``: the card due
+        came this soon after it, within the time a late read takes, so the readers cannot tell a card pitched to
+        the wrong seat from one read late (``read_order: uncertain``)."""
         seats = [held.seat, held.expected] + [s for s in also if s not in (held.seat, held.expected)]
         ruling, rules = self._misdeal_or(DEAD_HAND)
+        extra = {"read_order": "uncertain", "gap_s": round(uncertain_s, 2)} if uncertain_s is not None else None
         self._freeze(self._report(out, "card_out_of_sequence", ruling, seats=seats, cards=[held.card],
-                                  zone=f"seat{held.seat}.cards", needs_floor=True, rules=rules,
+                                  zone=f"seat{held.seat}.cards", needs_floor=True, rules=rules, extra=extra,
                                   data={"dead": [held.seat, held.expected]}))
 
     def _accept(self, out: list, card: str, seat: int) -> None:

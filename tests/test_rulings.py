@@ -486,3 +486,73 @@ def test_houses_without_a_rule_play_every_chip_in_play(rules):
     assert [e for e in produced if e.type == "bet_ruling" and e.public["code"] in
             ("bet_not_divisible", "chips_do_not_play")] == []
     assert actions(produced) == [(3, "raise", 325)]
+
+
+# ---- cards pitched quickly to the wrong seats (PP Misdeals 1f, 1h; AC 30c) -------------------------------------
+
+def pitch(table: Table, seats, seconds: float) -> None:
+    """The dealer pitches one card to each of ``seats``, ``seconds`` apart."""
+    for seat in seats:
+        table.hole.setdefault(seat, []).append(table.stub[0])
+        table.card(f"seat{seat}.cards", seconds=seconds)
+
+
+@pytest.mark.parametrize("chips", [True, False])
+def test_two_cards_pitched_a_fraction_of_a_second_apart_to_swapped_seats_go_to_the_floor(chips):
+    """PP Misdeals 1f: "Any card has been dealt out of the proper dealing sequence and has been dealt over with more
+    cards". Seat 3's card lands 0.2 s before seat 2's: the readers cannot tell that from seat 2's card read late,
+    so the table says so (``read_order: uncertain``) and the floor rules; its confirm is the misdeal."""
+    table = Table(chips=chips)
+    if chips:
+        table.blinds()
+    pitch(table, [1], 0.3)
+    pitch(table, [3, 2], 0.2)
+    pitch(table, [4, 5], 0.3)
+    [event] = of(table.events, "irregular_card", "card_out_of_sequence")
+    assert event.public["read_order"] == "uncertain" and event.public["gap_s"] < 1.5
+    assert event.public["seats"] == [3, 2] and event.public["needs_floor"] and event.public["ruling"] == "misdeal"
+    assert "PP Misdeals 1f" in event.public["rules"]
+    confirmed = table.command("confirm", irregularity=event.seq)
+    assert [e.public["reason"] for e in confirmed if e.type == "misdeal"] == ["card_out_of_sequence"]
+
+
+def test_a_swap_the_floor_rules_a_late_read_plays_on():
+    """PP Misdeals 1f applies only to a card dealt out of sequence; where the floor finds the card was only read
+    late, its override lets the deal go on as dealt."""
+    table = Table(chips=False)
+    pitch(table, [1], 0.3)
+    pitch(table, [3, 2], 0.2)
+    [event] = of(table.events, "irregular_card", "card_out_of_sequence")
+    table.command("override", irregularity=event.seq)
+    pitch(table, [4, 5, 1, 2, 3, 4, 5], 0.3)
+    table.burn()
+    table.board(3)
+    assert irregular_codes(table.events) == ["card_out_of_sequence"] and "misdeal" not in [e.type for e in table.events]
+    assert [e.public["position"] for e in table.events if e.type == "board_card"] == [1, 2, 3]
+
+
+def test_a_swap_seen_over_a_longer_time_is_out_of_sequence_without_doubt():
+    """PP Misdeals 1f: a card to seat 3 and, two seconds later, seat 2's card: far longer than a late read, so the
+    card was dealt out of sequence (no ``read_order``)."""
+    table = Table(chips=False)
+    pitch(table, [1], 0.3)
+    pitch(table, [3], 2.0)
+    pitch(table, [2], 0.3)
+    [event] = of(table.events, "irregular_card", "card_out_of_sequence")
+    assert "read_order" not in event.public and event.public["ruling"] == "misdeal" and event.public["needs_floor"]
+
+
+def test_the_first_card_pitched_to_the_wrong_seat_a_moment_early_goes_to_the_floor():
+    """AC 30c: "prvá karta rozdaná na chybné miesto" (the first card dealt to the wrong seat) is a misdeal; PP
+    Misdeals 1h: "The first card was improperly dealt to the wrong position." Seat 2's card lands 0.2 s before seat
+    1's and the second round starts at seat 1: a late read or the first card to the wrong seat — the floor rules."""
+    table = Table(chips=False)
+    pitch(table, [2, 1], 0.2)
+    pitch(table, [3, 4, 5], 0.3)
+    assert of(table.events, "irregular_card") == []  # the second round shows what the first one was
+    pitch(table, [1], 0.3)
+    [event] = of(table.events, "irregular_card", "first_card_wrong_seat")
+    assert event.public["read_order"] == "uncertain" and event.public["needs_floor"]
+    assert event.public["ruling"] == "misdeal" and {"PP Misdeals 1h", "AC 30c"} <= set(event.public["rules"])
+    table.command("override", irregularity=event.seq)
+    assert table.controller.snapshot(secure=False)["button"] == BUTTON

@@ -556,3 +556,41 @@ def test_the_first_card_pitched_to_the_wrong_seat_a_moment_early_goes_to_the_flo
     assert event.public["ruling"] == "misdeal" and {"PP Misdeals 1h", "AC 30c"} <= set(event.public["rules"])
     table.command("override", irregularity=event.seq)
     assert table.controller.snapshot(secure=False)["button"] == BUTTON
+
+
+def test_a_seat_with_three_cards_after_substantial_action_is_dead_and_folded_in_the_betting():
+    """TDA example 1-B: "Platz 5 stellt dann fest, dass er drei Karten hat. Die Hand ist „tot“, da WH stattgefunden
+    hat." On a chip table the dead hand is folded in the betting too, so it takes no part in the pot."""
+    table = Table()
+    table.blinds()
+    table.deal()
+    table.fold(3)
+    table.chips(4, 100)
+    table.card("seat5.cards")  # a third card to seat 5
+    [extra] = of(table.events, "irregular_card", "extra_hole_card")
+    assert extra.public["ruling"] == "dead_hand" and "TDA example 1-B" in extra.public["rules"]
+    assert (5, "fold", 0) in actions(table.events) and 5 in table.betting()["folded"]
+    table.chips(1, 25, 25)
+    table.burn()
+    table.board(3)
+    table.run(1.0)
+    assert table.betting()["street"] == "flop" and "misdeal" not in [e.type for e in table.events]
+
+
+@pytest.mark.parametrize("rules, folds, dead", [("tda", 3, True), ("tda", 2, False), ("poker_play", 2, True),
+                                                ("allin_club", 2, False), ("casinos_austria", 3, False)])
+def test_a_table_without_chips_counts_the_folds_it_sees_as_action(rules, folds, dead):
+    """TDA 36 as example 1-A counts it and AC 31: "any three actions"; PP Misdeals 2: "two players after the blinds
+    have acted"; CA GR 9 counts only "active actions" with chips. A table that reads only the cards sees the folds:
+    enough of them, and a seat found short of a card is dead (TDA example 1-A), otherwise a misdeal."""
+    table = Table(rules, chips=False)
+    table.deal(skip=((1, 5),))
+    for seat in (3, 4, 1)[:folds]:
+        table.fold(seat)
+    table.run(2.0)
+    table.burn()
+    table.board(1)
+    table.run(2.0)
+    assert ("misdeal" in [e.type for e in table.events]) is not dead
+    if dead:
+        assert table.controller.snapshot(secure=False)["seats"][4]["folded"] is True

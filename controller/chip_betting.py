@@ -314,6 +314,8 @@ class ChipBetting:
             self._dealt[seat] = public["count"]
             self._hole.setdefault(seat, []).append(secret.get("card", ""))
             self._last_card_at = t
+        elif type_ == "board_corrected":  # the floor's pick of a burn card (TDA 39): the board as it is now
+            self._board = list(public["board"])
         elif type_ == "board_card":
             self.start_if_dealt(t, emit)
             self._board.append(public["card"])

@@ -837,11 +837,14 @@ class TableController:
         """A street's burn card: one burn before the flop, one more before the turn and the river each (a burn read a
         moment after its street's card counts)."""
         burned = len(self.burns) - sum(1 for card in self.board if card in self.burns)
-        if position == 3 and burned < 1 and len(self.board) >= 3:
+        if position == 3 and burned < 1 and len(self.board) >= 3 and self._fourth is None:
             self._burn_checks = False
             if self.profile.missing_flop_burn == MISSING_FLOP_BURN_PLAY_ON:
                 self._report(out, "flop_without_burn", PLAY_ON, seats=[], zone="board",
                              rules=[self.profile.cite("missing_flop_burn")])
+            elif self._flop_acted():  # TDA 39-2: "Sollte eine beliebige Aktion (selbst ein Check) stattgefunden
+                self._report(out, "flop_without_burn", PLAY_ON, seats=[], zone="board",  # haben": play goes on
+                             rules=["TDA 39-2"], extra={"after_action": True})
             else:
                 self._pick = self._report(out, "flop_without_burn", FLOOR_PICKS_BURN, seats=[], zone="board",
                                           needs_floor=True, rules=[self.profile.cite("missing_flop_burn")],
@@ -852,7 +855,9 @@ class TableController:
 
     def _pick_candidates(self) -> list[str]:
         irregularity = self.pending.get(self._pick) if self._pick is not None else None
-        return irregularity.data["candidates"] if irregularity is not None else []
+        if irregularity is None or (irregularity.code == "flop_without_burn" and self._flop_acted()):
+            return []  # TDA 39-2: after any action the three cards stand
+        return irregularity.data["candidates"]
 
     def _premature_card(self, out: list, card: str) -> None:
         """A board card before the betting round was over: returned, reshuffled and dealt again (DE 3; PP
@@ -1068,6 +1073,9 @@ class TableController:
             card = parse_card(command["card"])
             if card not in irregularity.data["candidates"]:
                 return out, f"{card} is not one of the cards to pick the burn card from"
+            if irregularity.code == "flop_without_burn" and self._flop_acted():
+                return out, ("a player has acted on the flop: TDA 39-2, play goes on with the three cards as dealt "
+                             "(override)")
             self._apply_pick(out, irregularity, card, by)
             return out, None
         if name == "confirm" and irregularity.ruling == FLOOR_PICKS_BURN:

@@ -594,3 +594,37 @@ def test_a_table_without_chips_counts_the_folds_it_sees_as_action(rules, folds, 
     assert ("misdeal" in [e.type for e in table.events]) is not dead
     if dead:
         assert table.controller.snapshot(secure=False)["seats"][4]["folded"] is True
+
+
+# ---- other rules of the digest ------------------------------------------------------------------------------------
+
+def test_a_flop_without_a_burn_stands_once_a_player_has_acted():
+    """TDA 39-2: "Sollte eine beliebige Aktion (selbst ein Check) stattgefunden haben, wird das Spiel mit den
+    anfänglichen drei Karten fortgesetzt." The small blind bets on a flop turned without a burn before the table
+    has ruled on it: play goes on with the three cards, and no pick of a burn card is offered."""
+    table = Table()
+    preflop_called(table)
+    table.board(3, seconds=0.1)
+    table.chips(1, 100, seconds=1.0)  # within the time a late burn could still be read
+    table.run(1.0)
+    [event] = of(table.events, "irregular_card", "flop_without_burn")
+    assert event.public["ruling"] == "play_on" and event.public["after_action"] is True
+    assert event.public["rules"] == ["TDA 39-2"] and not event.public["needs_floor"]
+    assert len(table.controller.board) == 3 and table.controller.floor_pending() == []
+
+
+def test_a_flop_without_a_burn_waiting_for_the_pick_stands_once_a_player_acts():
+    """TDA 39-2 (as above): the floor's pick is offered while nobody has acted; once a player acts, a pick is refused
+    and the three cards stand."""
+    table = Table()
+    preflop_called(table)
+    table.board(3)
+    table.run(2.0)
+    [event] = of(table.events, "irregular_card", "flop_without_burn")
+    assert event.public["ruling"] == "floor_picks_burn" and event.public["needs_floor"]
+    table.chips(1, 100)
+    events, refusal = table.controller.handle_command({"command": "floor_pick", "irregularity": event.seq,
+                                                       "card": table.controller.board[0], "role": "floor",
+                                                       "user": "ann"}, table.t)
+    assert events == [] and "TDA 39-2" in refusal
+    assert len(table.controller.board) == 3 and actions(table.events)[-1] == (1, "bet", 100)

@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping
 
 from controller import phh as phhlib
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
+from controller.dealing import dead_seats
 from controller.rules import UNPLAYABLE_BELOW_FORCED_BET_CHIP, UNPLAYABLE_NOT_DIVISIBLE, profile as rule_profile
 from controller.showdown import award, hand_rank
 
@@ -81,17 +82,6 @@ class _UndoPoint:
     left: list[str] = field(default_factory=list)
     actions: list[dict] = field(default_factory=list)  # {"seq", "seat", "action", "to"} of each published action
     declaration: str | None = None
-
-
-def _killed(type_: str, public: dict) -> list[int]:
-    """The seats whose hands a card controller's event rules dead (``dead_hand``) without waiting for the floor."""
-    if type_ == "irregular_card" and public.get("ruling") == "dead_hand" and not public.get("needs_floor"):
-        return list(public.get("seats", []))
-    if type_ == "irregularity_resolved" and public.get("resolution") == "dead_hand":
-        return list(public.get("seats", []))
-    if type_ == "floor_ruling" and public.get("result") == "dead_hand":
-        return list(public.get("seats", []))
-    return []
 
 
 def _without_value(chips: list[int], value: int) -> list[int]:
@@ -335,9 +325,9 @@ class ChipBetting:
                     if hand.street == "river" and hand.to_call(seat) == 0:
                         self._check_mucked_winner(seat, emit)
                     self._apply(self._act("fold", seat), emit)
-        elif _killed(type_, public):
+        elif dead_seats(type_, public):
             rule = ", ".join(public.get("rules", [])) or public.get("code", "")
-            for seat in _killed(type_, public):  # the dealing rules killed the hand (TDA example 1-A/1-B)
+            for seat in dead_seats(type_, public):  # the dealing rules killed the hand (TDA example 1-A/1-B)
                 self.dead_hand(seat, rule, emit)
         elif type_ == "misdeal":
             self._reset_hand()  # the bets go back; the next deal starts a new betting hand

@@ -15,7 +15,7 @@ Nothing here knows a profile by name: rulings that differ between houses read a 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 # ---- severities and rulings ---------------------------------------------------------------------------
 
@@ -257,6 +257,17 @@ class Deal:
         self.received[seat] = self.received.get(seat, 0) + 1
         if self.queue and seat in self.queue:
             self.queue.remove(seat)  # the first occurrence: the seat's next due card
+
+
+def dead_seats(type_: str, public: Mapping[str, Any]) -> list[int]:
+    """The seats whose hands an event of the card controller rules dead (``dead_hand``) without waiting for the
+    floor: an ``irregular_card`` ruled so, an ``irregularity_resolved`` or a ``floor_ruling`` with its ``seats``."""
+    if type_ == "irregular_card" and public.get("ruling") == DEAD_HAND and not public.get("needs_floor"):
+        return list(public.get("seats", []))
+    if (type_ == "irregularity_resolved" and public.get("resolution") == DEAD_HAND) or (
+            type_ == "floor_ruling" and public.get("result") == DEAD_HAND):
+        return list(public.get("seats", []))
+    return []
 
 
 def plain(value: Any) -> Any:

@@ -13,6 +13,7 @@ from typing import Any
 from controller.chip_betting import BettingSetup, ChipBetting, zone_seat
 from controller.clock import ActionClock, ClockRefused, ClockSettings
 from controller.conduct import ConductRules, RuleEvent
+from controller.dealing import dead_seats
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
 from controller.table import TableController, TableSetup
@@ -300,6 +301,9 @@ class GameController:
                 self._deal_complete(out, t)
         elif event.type == "fold":
             self._emit_rules(out, conduct.folded(event.public["seat"], t))
+        elif dead_seats(event.type, event.public):  # the dealing rules killed hands: those seats are out
+            for seat in dead_seats(event.type, event.public):
+                self._emit_rules(out, conduct.folded(seat, t))
         elif event.type in ("hand_ended", "misdeal"):
             self._dealt, self._deal_done = {}, False
             self._check_or_fold.clear()

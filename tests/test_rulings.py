@@ -570,6 +570,8 @@ def test_a_seat_with_three_cards_after_substantial_action_is_dead_and_folded_in_
     [extra] = of(table.events, "irregular_card", "extra_hole_card")
     assert extra.public["ruling"] == "dead_hand" and "TDA example 1-B" in extra.public["rules"]
     assert (5, "fold", 0) in actions(table.events) and 5 in table.betting()["folded"]
+    conduct = table.controller.snapshot(secure=False)["conduct"]["seats"]
+    assert [s["live"] for s in conduct if s["seat"] in (4, 5)] == [True, False]  # the seat sensors' view too
     table.chips(1, 25, 25)
     table.burn()
     table.board(3)

@@ -52,13 +52,12 @@ class Table:
     # ---- moves ------------------------------------------------------------------------------------------
 
     def run(self, seconds: float) -> list:
-        produced = []
-        end = self.t + seconds
-        while self.t < end - 1e-9:
+        """Let the readers cycle for ``seconds``: the zone events go to the controller, then a tick."""
+        produced: list = []
+        for _ in range(round(seconds / CYCLE_S)):
             self.t += CYCLE_S
-            for cycle in self.reader.poll(self.t):
-                for event in self.tracker.feed(cycle):
-                    produced += self.controller.handle(event)
+            zone_events = [e for cycle in self.reader.poll(self.t) for e in self.tracker.feed(cycle)]
+            produced += [d for e in zone_events for d in self.controller.handle(e)]
             produced += self.controller.tick(self.t)
         self.events += produced
         return produced

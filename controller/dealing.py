@@ -90,7 +90,9 @@ CODES: dict[str, Code] = {
                              "dealing order; after substantial action their hands are dead",
                              ("PP Misdeals 1e", "PP Dead hands 1d", "TDA example 1-A")),
     "card_out_of_sequence": Code("a card reached an eligible seat that was not next in the dealing order: fixed if "
-                                 "it is moved to the right seat before another card is dealt, else a misdeal",
+                                 "it is moved to the right seat before another card is dealt, else a misdeal; with "
+                                 "the card due a moment after it the readers cannot tell it from a late read "
+                                 "(read_order uncertain): the floor rules",
                                  ("PP Misdeals 1e", "PP Misdeals 1f")),
     "first_card_wrong_seat": Code("the first card of the deal reached a seat that is not the first left of the "
                                   "button", ("PP Misdeals 1h", "AC 30c")),
@@ -106,8 +108,9 @@ CODES: dict[str, Code] = {
     "premature_board_card": Code("a board card turned before the betting round was over (or before the deal was): "
                                  "returned, reshuffled face down and dealt again",
                                  ("DE 3", "PP Irregularities 15", "TDA 39-3", "AC 32")),
-    "four_card_flop": Code("four cards turned for the flop: mixed face down, the floor picks the burn at random, "
-                           "the other three are the flop", ("TDA 39-1", "AC 32")),
+    "four_card_flop": Code("four cards turned for the flop (a fourth card with no burn before it and no action on "
+                           "the flop): mixed face down, the floor picks the burn at random, the other three are the "
+                           "flop", ("TDA 39-1", "AC 32")),
     "flop_without_burn": Code("a flop turned without a burn card before it: the floor picks the burn among the "
                               "three (TDA 39-2), or the round is played on (DE 3), as the house says"),
     "missing_burn": Code("the turn or the river turned without a burn card: play goes on", ("DE 3",), INFO),

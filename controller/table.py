@@ -190,6 +190,7 @@ class TableController:
         # What the betting layer knows of the action (``BettingProgress``). Without it: no action has happened
         # but the folds and declarations the cards show, no round is open.
         progress = betting if betting is not None else NoBetting()
+        self._folds_are_the_action = betting is None  # without chips the folds are all the action the table sees
         self.substantial_action = progress.substantial_action
         self.betting_round_open = progress.round_open
         self.street_action = progress.street_action
@@ -1291,7 +1292,7 @@ class TableController:
         kind = self.profile.substantial_action
         if kind == SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP and self.board:
             return True
-        return is_substantial(kind, [(seat, False) for seat in self._folds_seen])
+        return self._folds_are_the_action and is_substantial(kind, [(seat, False) for seat in self._folds_seen])
 
     def _misdeal_or(self, otherwise: str) -> tuple[str, list[str]]:
         """MISDEAL while a misdeal can still be called, else ``otherwise``; with the rule that decided."""

@@ -43,9 +43,9 @@ from controller.rules import (
     MULTI_CHIP_SAME_DENOMINATION,
     OOT_DECLARATION_DISMISSED,
     SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP,
-    SUBSTANTIAL_TWO_PLAYERS_AFTER_BLINDS,
     TDA,
     RuleProfile,
+    is_substantial,
     resolve_unclear_amount,
 )
 
@@ -200,11 +200,15 @@ class BettingHand:
         forced_bet_chips: Mapping[int, Sequence[int]] | None = None,
         infer_checks: bool = True,
         event_heads_up: bool | None = None,
+        no_small_blind: bool = False,
     ):
         """``seats``: the seats in play, clockwise; seat numbers grow clockwise, so a dead ``button`` (not in
         ``seats``) still places the blinds. ``bets``: (small bet, big bet) for fixed limit, default (BB, 2×BB).
         ``chip_values``: denominations in play (the smallest one is the unit pots split to, TDA 20).
         ``forced_bet_chips``: the chips each forced bet was made of, where known (TDA 46 reads them).
+        ``no_small_blind``: the small blind falls on an empty seat (last hand's big blind busted: DE 9; AC 27 "Ak
+        pripadá small blind na prázdne miesto, small blind v danej hre nebude"): the first seat left of the button
+        posts the big blind and nobody the small blind (three players or more; heads-up the button posts it).
         Invalid set-ups raise ``ValueError`` here (nothing exists yet to corrupt).
         """
         self.variant = VARIANTS[variant] if isinstance(variant, str) else variant
@@ -236,9 +240,12 @@ class BettingHand:
         self.last_aggressor: dict[int, int | None] = {}
         self._street_had_round: dict[int, bool] = {}
         self._voluntary_actions: list[Action] = []
+        self._oot_folds: list[Action] = []  # folds out of turn (binding, but not action in turn: TDA 36)
+        self._oot_since_turn: list[tuple[int, bool]] = []  # actions out of turn since the turn last moved (TDA 53-2)
         self._last_actor: int | None = None
         self._capped = False
         self._uncapped = False
+        self.no_small_blind = no_small_blind and not self.heads_up_start
         self._post_forced_bets(straddles, forced_bet_chips or {})
 
     # ---- set-up -------------------------------------------------------------------------------------
@@ -259,22 +266,26 @@ class BettingHand:
 
     def _post_forced_bets(self, straddles: Sequence[Straddle], forced_chips: Mapping[int, Sequence[int]]) -> None:
         order = self.order
+        sb_seat: int | None
         if self.heads_up_start:
             sb_seat, bb_seat = order[1], order[0]  # heads-up: the button posts the small blind (DE 13; AC 29)
+        elif self.no_small_blind:
+            sb_seat, bb_seat = None, order[0]
         else:
             sb_seat, bb_seat = order[0], order[1]
         self.sb_seat, self.bb_seat = sb_seat, bb_seat
         if self.ante:
             for s in order:
                 self._post(s, "ante", self.ante, ("CA Stakes 1",))
-        self._post(sb_seat, "post_sb", self.small_blind, ("DE 13", "AC 29") if self.heads_up_start else ())
-        self._post(bb_seat, "post_bb", self.big_blind, ())
+        if sb_seat is not None:
+            self._post(sb_seat, "post_sb", self.small_blind, ("DE 13", "AC 29") if self.heads_up_start else ())
+        self._post(bb_seat, "post_bb", self.big_blind, ("DE 9", "AC 27") if self.no_small_blind else ())
         if self.big_blind_ante:
             # the big blind takes priority over the ante when the stack is short (TDA BB-ante practice)
             self._post(bb_seat, "ante", self.big_blind_ante, ("big-blind ante",), dead=True)
         self.nominal_bet = self.big_blind  # a short all-in blind still has to be called in full (TDA 54-2)
         last_forced = bb_seat
-        self.forced_posters = [sb_seat, bb_seat]
+        self.forced_posters = [seat for seat in (sb_seat, bb_seat) if seat is not None]
         previous = bb_seat
         for straddle in straddles:
             if self.heads_up_start:
@@ -506,15 +517,19 @@ class BettingHand:
         return 0
 
     def substantial_action(self) -> bool:
-        """Whether a misdeal can no longer be called, by the profile's definition."""
-        voluntary = [a for a in self._voluntary_actions]
+        """Whether a misdeal can no longer be called, by the profile's definition (``rules.is_substantial``): the
+        actions in turn count (TDA 36), blinds and folds out of turn do not."""
         kind = self.rules.substantial_action
-        if kind == SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP:
-            return self.street_index > 0 or sum(a.kind in CHIP_ACTIONS for a in voluntary) >= 2
-        if kind == SUBSTANTIAL_TWO_PLAYERS_AFTER_BLINDS:
-            return len({a.seat for a in voluntary}) >= 2
-        chip_seats = {a.seat for a in voluntary if a.kind in CHIP_ACTIONS}
-        return len(chip_seats) >= 2 or len(voluntary) >= 3
+        if kind == SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP and self.street_index > 0:
+            return True  # CA GR 9: "A game can no longer be declared void after the flop."
+        acts = [(a.seat, a.kind in CHIP_ACTIONS) for a in self._voluntary_actions
+                if not any(a is f for f in self._oot_folds)]
+        return is_substantial(kind, acts)
+
+    def street_acted(self) -> bool:
+        """Some seat acted on this street: a voluntary action, or an out-of-turn action or declaration waiting."""
+        return (any(a.street == self.street for a in self._voluntary_actions)
+                or any(s.held is not None or s.declared is not None for s in self._s.values()))
 
     # ---- inputs -------------------------------------------------------------------------------------
 
@@ -558,6 +573,8 @@ class BettingHand:
         s.folded = True
         if seat == self._to_act:
             return self._after_action(action)
+        self._oot_folds.append(action)
+        self._oot_since_turn.append((seat, False))
         # out of turn: the turn does not move, but the hand may be over or the round complete
         skipped = self._skipped_seats(seat)
         self._to_act = self._find_next(self._before(self._to_act)) if self._to_act is not None else None
@@ -747,6 +764,7 @@ class BettingHand:
 
     def _street_start(self, after: int) -> None:
         self._last_actor = None
+        self._oot_since_turn = []
         self._to_act = self._find_next(after)
         self._street_had_round[self.street_index] = self._to_act is not None
         self.last_aggressor[self.street_index] = None
@@ -826,6 +844,8 @@ class BettingHand:
                 break
         if self._to_act is None:
             notes += self._return_stranded_held()
+        # the turn moved: actions out of turn count toward TDA 53-2 only while they still wait ahead of it
+        self._oot_since_turn = [act for act in self._oot_since_turn if self._s[act[0]].held is not None]
         message = "; ".join(n for n in notes if n)
         return Ruling(True, "action", message, seat, tuple(actions), tuple(dict.fromkeys(rules)))
 
@@ -843,6 +863,7 @@ class BettingHand:
         s.change += sum(chips)  # in the zone but not (yet) part of the bet
         s.held = _Held(decl, chips, self.current_bet, check)
         s.declared = None
+        self._oot_since_turn.append((seat, bool(chips) or (decl is not None and decl.kind not in ("check", "fold"))))
         what = "check" if check else (decl.kind if decl else f"push of {sum(chips)}")
         rules = ("TDA 53", "CA Actions 2", "AC 34")
         ruling = self._ok("held_out_of_turn", f"seat {seat} acted out of turn ({what}); held until the action reaches "
@@ -864,12 +885,9 @@ class BettingHand:
         return notes
 
     def _oot_substantial(self) -> bool:
-        """TDA 36 counted over this street's actions and the held out-of-turn ones (TDA 53-2)."""
-        street_actions = [a for a in self._voluntary_actions if a.street == self.street]
-        chip_seats = {a.seat for a in street_actions if a.kind in CHIP_ACTIONS}
-        held = [s for s in self._s.values() if s.held is not None]
-        chip_seats |= {s.seat for s in held if s.held and s.held.chips}
-        return len(chip_seats) >= 2 or len(street_actions) + len(held) >= 3
+        """TDA 53-2: substantial action (TDA 36, as the house counts it) "außerhalb der Reihe nach ihm" — the
+        actions out of turn after the skipped seat, not the action before it. A single push out of turn is not."""
+        return is_substantial(self.rules.substantial_action, self._oot_since_turn)
 
     def _skipped_seats(self, seat: int) -> list[int]:
         if self._to_act is None:

@@ -30,7 +30,8 @@ from typing import Any, Callable, Mapping
 
 from controller import phh as phhlib
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
-from controller.rules import profile as rule_profile
+from controller.dealing import dead_seats
+from controller.rules import UNPLAYABLE_BELOW_FORCED_BET_CHIP, UNPLAYABLE_NOT_DIVISIBLE, profile as rule_profile
 from controller.showdown import award, hand_rank
 
 DEAL_SETTLE_S = 0.5  # the deal is taken as over this long after its last card, unless the betting begins sooner
@@ -83,6 +84,23 @@ class _UndoPoint:
     declaration: str | None = None
 
 
+def _without_value(chips: list[int], value: int) -> list[int]:
+    """``chips`` less ``value``: the smallest chips that make it up go back; where none do, the dealer gives change
+    from the smallest chip that covers the rest (its value less the rest plays)."""
+    kept = sorted(chips)
+    for chip in sorted(chips):
+        if chip <= value:
+            kept.remove(chip)
+            value -= chip
+        if value == 0:
+            return kept
+    if value:
+        chip = next(c for c in kept if c > value)
+        kept.remove(chip)
+        kept.append(chip - value)
+    return sorted(kept)
+
+
 def zone_seat(zone: str) -> tuple[str, int | None]:
     """``seat3.bets`` → ``("bets", 3)``; ``pot`` → ``("pot", None)``."""
     if zone.startswith("seat") and "." in zone:
@@ -133,6 +151,9 @@ class ChipBetting:
         self._engine_log: list[tuple[str, tuple]] = []
         self._recording: _UndoPoint | None = None  # the input whose actions are being published
         self._fixed: Action | None = None  # the latest action that cannot be undone (a fold, a ruling)
+        self._smallest_forced_chip: int | None = None  # the smallest chip of the blinds and antes (PP Betting 7)
+        self._mucked_winner: int | None = None  # a winning hand the dealer mucked, until the floor answers
+        self._award_waits: tuple[dict, dict] | None = None  # the hand ended first: its award waits for that answer
 
     # ---- chips --------------------------------------------------------------------------------------
 
@@ -224,8 +245,45 @@ class ChipBetting:
         withdrawn = [values[u] for u in motion.left]
         if not chips and not withdrawn:
             return
+        if chips and not withdrawn:
+            chips = self._chips_that_play(seat, chips, emit)
+            if not chips:
+                return
         point = _UndoPoint(len(self._engine_log), seat, "push", list(motion.arrived), list(motion.left))
         self._apply(self._act("push", seat, chips, withdrawn), emit, chips=chips, withdrawn=withdrawn, undo=point)
+
+    def _chips_that_play(self, seat: int, chips: list[int], emit: Emit) -> list[int]:
+        """The chips of a push that play, by the house (``RuleProfile.unplayable_chips``); what does not play is a
+        ``bet_ruling`` with the amount that ``stands`` and what is ``returned`` to the player.
+
+        PP Betting 7: "Smaller chips than this amount [the smallest chip used in the antes, blinds] do not play even
+        in quantity". CA GR 8 / CA Stakes 1: "All bets placed must be divisible by the ante or small blind [...] The
+        player will be reimbursed for any resulting spike" (by the big blind where the small blind does not divide
+        it, as at 2/5); a call of an odd amount and an all-in stand as pushed."""
+        hand = self.hand
+        kind = self.rules.unplayable_chips
+        playing, code = list(chips), ""
+        if kind == UNPLAYABLE_BELOW_FORCED_BET_CHIP and self._smallest_forced_chip is not None:
+            playing = [c for c in chips if c >= self._smallest_forced_chip]
+            code = "chips_do_not_play"
+        elif kind == UNPLAYABLE_NOT_DIVISIBLE:
+            unit = self.setup.ante or self.setup.small_blind
+            if unit <= 0 or self.setup.big_blind % unit:
+                unit = self.setup.big_blind
+            target = hand.bets.get(seat, 0) + sum(chips)
+            spike = target % unit if unit > 0 else 0
+            all_in = sum(chips) >= hand.stacks.get(seat, 0)
+            if spike and not all_in and target - spike >= hand.current_bet and target != hand.current_bet:
+                playing = _without_value(chips, spike)
+                code = "bet_not_divisible"
+        returned = sum(chips) - sum(playing)
+        if not code or not returned:
+            return list(chips)
+        emit("bet_ruling", {"code": code, "seat": seat, "message": f"seat {seat}: {sum(playing)} plays, {returned} "
+                            "goes back to the player", "rules": [self.rules.cite("unplayable_chips")],
+                            "needs_floor": False, "chips": list(chips), "withdrawn": [],
+                            "stands": sum(playing), "returned": returned}, None)
+        return playing
 
     def _settle_all(self, emit: Emit, keep_undone: bool = False) -> None:
         for seat in sorted(self._motions, key=lambda s: self._motions[s].last_change):
@@ -238,6 +296,8 @@ class ChipBetting:
         if type_ == "hand_started":
             if self._void_chips:  # dealt again before every wager of the void hand went back
                 self._chips_returned(emit)
+            if self._award_waits is not None:  # the floor never answered: the fold stood
+                self.mucked_winner_ruled(False, emit)
             self._reset_hand()
         elif type_ == "card_dealt":
             seat = public["seat"]
@@ -246,6 +306,8 @@ class ChipBetting:
             self._dealt[seat] = public["count"]
             self._hole.setdefault(seat, []).append(secret.get("card", ""))
             self._last_card_at = t
+        elif type_ == "board_corrected":  # the floor's pick of a burn card (TDA 39): the board as it is now
+            self._board = list(public["board"])
         elif type_ == "board_card":
             self.start_if_dealt(t, emit)
             self._board.append(public["card"])
@@ -265,13 +327,17 @@ class ChipBetting:
                     if hand.street == "river" and hand.to_call(seat) == 0:
                         self._check_mucked_winner(seat, emit)
                     self._apply(self._act("fold", seat), emit)
+        elif dead_seats(type_, public):
+            rule = ", ".join(public.get("rules", [])) or public.get("code", "")
+            for seat in dead_seats(type_, public):  # the dealing rules killed the hand (TDA example 1-A/1-B)
+                self.dead_hand(seat, rule, emit)
         elif type_ == "misdeal":
             self._reset_hand()  # the bets go back; the next deal starts a new betting hand
             self._void_chips = {zone: dict(chips) for zone, chips in self.zones.items()
                                 if chips and zone_seat(zone)[0] in ("bets", "pot")}
             self._void_total = {zone: sum(chips.values()) for zone, chips in self._void_chips.items()}
         elif type_ == "hand_ended":
-            self.start_if_dealt(t, emit)
+            self.start_if_dealt(t, emit, betting_input=False)
             self._finish(public, secret, t, emit)
 
     def _chips_returned(self, emit: Emit) -> None:
@@ -283,12 +349,14 @@ class ChipBetting:
                                 "left_in_place": kept}, None)
         self._void_chips, self._void_total = {}, {}
 
-    def start_if_dealt(self, t: float, emit: Emit) -> None:
+    def start_if_dealt(self, t: float, emit: Emit, betting_input: bool = True) -> None:
         """Start the betting once the deal is over: every seat dealt in the first round holds its cards. A card read
         late (RF noise can hold a card back for a few cycles) must not leave its seat out, so the betting starts at
         the first betting input after that — a chip pushed, a fold, a board card — or ``DEAL_SETTLE_S`` after the
-        last card, whichever comes first."""
-        if self.hand is None and not self._hand_ended and self._dealt and self._deal_complete():
+        last card, whichever comes first. A betting input once the second round has begun starts it even while a
+        seat is short of cards: the action has begun, and that seat's hand is the dealing rules' (fixed by the next
+        card, a misdeal, or dead after substantial action: PP Misdeals 1e; TDA example 1-A)."""
+        if self.hand is None and not self._hand_ended and self._dealt and self._deal_complete(betting_input):
             self._start_betting(t, emit)
 
     def _check_mucked_winner(self, seat: int, emit: Emit) -> None:
@@ -304,15 +372,39 @@ class ChipBetting:
         except ValueError:
             return
         if ranks[seat] == min(ranks.values()):
+            self._mucked_winner = seat
             emit("bet_ruling", {"code": "winning_hand_mucked", "seat": seat,
                                 "message": f"seat {seat}'s hand wins at the showdown and reached the muck: cards "
-                                           "speak, the floor restores it", "rules": ["AC 14", "CA Actions 9"],
+                                           "speak; confirm restores it (the pot goes to the best hand), override "
+                                           "lets the fold stand", "rules": ["AC 14", "CA Actions 9"],
                                 "needs_floor": True}, None)
 
-    def _deal_complete(self) -> bool:
+    def mucked_winner_ruled(self, restore: bool, emit: Emit, t: float | None = None) -> str | None:
+        """The floor's answer to ``winning_hand_mucked``: ``restore`` takes the fold back (CA Actions 9: "the
+        croupier may not fold a clearly winning hand"; AC 14), so the pot goes to the best hand; otherwise the fold
+        stands. A hand that already ended is awarded now. Returns why nothing changed, or None."""
+        seat = self._mucked_winner
+        if seat is None or self.hand is None:
+            return "no mucked winning hand waits for the floor"
+        self._mucked_winner = None
+        if restore:
+            folds = [i for i, (name, args) in enumerate(self._engine_log) if name == "fold" and args == (seat,)]
+            if folds:
+                del self._engine_log[folds[-1]]
+                self.hand = self._rebuilt(len(self._engine_log))
+            emit("bet_ruling", {"code": "hand_restored", "seat": seat,
+                                "message": f"seat {seat}'s mucked hand is restored: it plays the showdown",
+                                "rules": ["CA Actions 9", "AC 14"], "needs_floor": False}, None)
+        if self._award_waits is not None:
+            public, secret = self._award_waits
+            self._award_waits = None
+            self._close_and_award(public, secret, self._last_card_at if t is None else t, emit)
+        return None
+
+    def _deal_complete(self, betting_input: bool = False) -> bool:
         if len(self._dealt_order) < 2 or self._dealt[self._dealt_order[0]] < 2:
             return False  # the first round is not over until the first seat gets its second card
-        return all(self._dealt[s] >= self.hole_cards for s in self._dealt_order)
+        return betting_input or all(self._dealt[s] >= self.hole_cards for s in self._dealt_order)
 
     def _start_betting(self, t: float, emit: Emit) -> None:
         seats = sorted(self._dealt_order)
@@ -335,9 +427,14 @@ class ChipBetting:
             else:
                 stacks[s], known = UNKNOWN_STACK, False
         order = BettingHand._order_from_button(seats, button)  # noqa: SLF001 (the engine's own seating rule)
+        no_small_blind = self._small_blind_seat_empty(order, button, bets)
         sb, bb = (order[1], order[0]) if len(order) == 2 else (order[0], order[1])
+        if no_small_blind:
+            sb, bb = None, order[0]
         straddles = self._straddles(order, bb, bets)
-        kwargs = {"bets": self.setup.bet_limits} if self.setup.bet_limits else {}
+        kwargs: dict[str, Any] = {"bets": self.setup.bet_limits} if self.setup.bet_limits else {}
+        if no_small_blind:
+            kwargs["no_small_blind"] = True
         args = (self.variant, list(seats), button, dict(stacks), (self.setup.small_blind, self.setup.big_blind))
         kwargs.update(ante=self.setup.ante, big_blind_ante=self.setup.big_blind_ante, straddles=list(straddles),
                       rules=self.rules, chip_values=self.chip_values,
@@ -350,6 +447,8 @@ class ChipBetting:
             return
         self.hand = hand
         self._engine_setup, self._engine_log = (args, kwargs), []
+        forced = [c for s in (sb, bb) if s is not None for c in bets[s]] + list(self.zones.get("pot", {}).values())
+        self._smallest_forced_chip = min(forced) if forced else None
         self._known_stacks = known
         emit("betting_started", {
             "button": button, "seats": hand.order, "small_blind": self.setup.small_blind,
@@ -371,6 +470,18 @@ class ChipBetting:
         for s in hand.order:  # chips a non-forced seat pushed before the deal was over: its first action
             if bets[s] and s not in (sb, bb) and not any(a.seat == s and a.kind == "straddle" for a in hand.actions):
                 self._apply(self._act("push", s, bets[s]), emit, chips=bets[s], withdrawn=[])
+
+    def _small_blind_seat_empty(self, order: list[int], button: int, bets: Mapping[int, list[int]]) -> bool:
+        """The zones and the seats show a big blind and no small blind (DE 9: "Sollte einmal der Big-Blind in der
+        aktuellen Runde ausscheiden, gibt es in der nächsten Runde keinen Small-Blind"; AC 27): the first player
+        left of the button posted the big blind, the next nothing, and the seat between the button and that player
+        — where the small blind would be — is empty (three players or more)."""
+        if len(order) < 3 or sum(bets[order[0]]) != self.setup.big_blind or bets[order[1]]:
+            return False
+        first = order[0]
+        between = range(button + 1, first) if first > button else [*range(button + 1, self.seats + 1),
+                                                                    *range(1, first)]
+        return any(seat not in order for seat in between)
 
     @staticmethod
     def _seat_before(seats: list[int], seat: int) -> int:
@@ -479,6 +590,13 @@ class ChipBetting:
             return
         self._hand_ended = True
         self._settle_all(emit)
+        if self._mucked_winner is not None:  # the pot waits for the floor's answer on the mucked winning hand
+            self._award_waits = (public, secret)
+            return
+        self._close_and_award(public, secret, t, emit)
+
+    def _close_and_award(self, public: dict, secret: dict, t: float, emit: Emit) -> None:
+        hand = self.hand
         if hand.status == "betting":
             self._infer_checks(emit)
         while hand.status == "betting" and hand.round_complete():
@@ -551,6 +669,14 @@ class ChipBetting:
             return False
         seat = hand.to_act()
         return seat is not None and hand.to_call(seat) > 0
+
+    def street_action(self) -> bool:
+        """Whether anyone acted on the current street: an action the engine took (a check only where a later push
+        showed it), an out-of-turn action or a declaration waiting, or chips still settling into a push."""
+        hand = self.hand
+        if hand is None or self._hand_ended or hand.status != "betting":
+            return False
+        return bool(self._motions) or hand.street_acted()
 
     def dead_hand(self, seat: int, rule: str, emit: Emit) -> None:
         """A rule killed the seat's hand (the action clock ran out, the player was away): it is folded."""
@@ -631,7 +757,7 @@ class ChipBetting:
 
     def tick(self, now: float, emit: Emit) -> None:
         if self.hand is None and self._dealt and now - self._last_card_at >= DEAL_SETTLE_S:
-            self.start_if_dealt(now, emit)
+            self.start_if_dealt(now, emit, betting_input=False)
         if self._departed:
             self._resolve_departures(now, emit)
         for seat in [s for s, m in self._motions.items() if now - m.last_change >= self.setup.settle_s]:

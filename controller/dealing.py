@@ -15,7 +15,7 @@ Nothing here knows a profile by name: rulings that differ between houses read a 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 # ---- severities and rulings ---------------------------------------------------------------------------
 
@@ -90,7 +90,9 @@ CODES: dict[str, Code] = {
                              "dealing order; after substantial action their hands are dead",
                              ("PP Misdeals 1e", "PP Dead hands 1d", "TDA example 1-A")),
     "card_out_of_sequence": Code("a card reached an eligible seat that was not next in the dealing order: fixed if "
-                                 "it is moved to the right seat before another card is dealt, else a misdeal",
+                                 "it is moved to the right seat before another card is dealt, else a misdeal; with "
+                                 "the card due a moment after it the readers cannot tell it from a late read "
+                                 "(read_order uncertain): the floor rules",
                                  ("PP Misdeals 1e", "PP Misdeals 1f")),
     "first_card_wrong_seat": Code("the first card of the deal reached a seat that is not the first left of the "
                                   "button", ("PP Misdeals 1h", "AC 30c")),
@@ -106,8 +108,9 @@ CODES: dict[str, Code] = {
     "premature_board_card": Code("a board card turned before the betting round was over (or before the deal was): "
                                  "returned, reshuffled face down and dealt again",
                                  ("DE 3", "PP Irregularities 15", "TDA 39-3", "AC 32")),
-    "four_card_flop": Code("four cards turned for the flop: mixed face down, the floor picks the burn at random, "
-                           "the other three are the flop", ("TDA 39-1", "AC 32")),
+    "four_card_flop": Code("four cards turned for the flop (a fourth card with no burn before it and no action on "
+                           "the flop): mixed face down, the floor picks the burn at random, the other three are the "
+                           "flop", ("TDA 39-1", "AC 32")),
     "flop_without_burn": Code("a flop turned without a burn card before it: the floor picks the burn among the "
                               "three (TDA 39-2), or the round is played on (DE 3), as the house says"),
     "missing_burn": Code("the turn or the river turned without a burn card: play goes on", ("DE 3",), INFO),
@@ -257,6 +260,17 @@ class Deal:
         self.received[seat] = self.received.get(seat, 0) + 1
         if self.queue and seat in self.queue:
             self.queue.remove(seat)  # the first occurrence: the seat's next due card
+
+
+def dead_seats(type_: str, public: Mapping[str, Any]) -> list[int]:
+    """The seats whose hands an event of the card controller rules dead (``dead_hand``) without waiting for the
+    floor: an ``irregular_card`` ruled so, an ``irregularity_resolved`` or a ``floor_ruling`` with its ``seats``."""
+    if type_ == "irregular_card" and public.get("ruling") == DEAD_HAND and not public.get("needs_floor"):
+        return list(public.get("seats", []))
+    if (type_ == "irregularity_resolved" and public.get("resolution") == DEAD_HAND) or (
+            type_ == "floor_ruling" and public.get("result") == DEAD_HAND):
+        return list(public.get("seats", []))
+    return []
 
 
 def plain(value: Any) -> Any:

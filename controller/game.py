@@ -13,6 +13,7 @@ from typing import Any
 from controller.chip_betting import BettingSetup, ChipBetting, zone_seat
 from controller.clock import ActionClock, ClockRefused, ClockSettings
 from controller.conduct import ConductRules, RuleEvent
+from controller.dealing import dead_seats
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
 from controller.table import TableController, TableSetup
@@ -22,6 +23,7 @@ CHIP_ZONES = ("bets", "pot", "stack")
 UNREGISTERED_RUN = 3  # this many unknown tags in a row on the card zones, and no registered card: a deck not registered
 # Rulings of the seat sensors and the clock that kill the hand once the floor confirms them (docs/conduct.md).
 FLOOR_KILLS = ("hand_may_be_dead", "hand_dead", "floor_decides", "hand_dead_facing_bet")
+MUCKED_WINNER = "winning_hand_mucked"  # its award waits for the floor, past the end of the hand
 CONDUCT_SETTLE_S = 0.6  # the absent-at-deal decision waits this long for presence changes still being debounced
 
 
@@ -30,16 +32,13 @@ class GameController:
     ``snapshot``, ``on_table``), over cards and chips."""
 
     def __init__(self, setup: TableSetup, betting: BettingSetup | None = None, audit_hands: int = 50):
-        self.cards = TableController(setup)
-        self.deck_audit = DeckAudit(audit_hands)  # every card of the deck must show up within audit_hands hands
+        self.players: dict[int, dict[str, str]] = {}  # seat → {"name", optional "player_id"} (seat_player)
         self.betting = (ChipBetting(betting, setup.seats, setup.hole_cards, button_hint=self._card_button,
                                     player_names=self._player_names)
                         if betting and betting.chips else None)
-        self.players: dict[int, dict[str, str]] = {}  # seat → {"name", optional "player_id"} (seat_player)
+        self.cards = TableController(setup, self.betting)  # the dealing rules ask the betting how far the hand is
+        self.deck_audit = DeckAudit(audit_hands)  # every card of the deck must show up within audit_hands hands
         self.seq = 0
-        if self.betting is not None:  # the dealing rules ask the betting how far the hand has gone
-            self.cards.substantial_action = self.betting.substantial_action
-            self.cards.betting_round_open = self.betting.round_open
         self._card_uids = {uid for deck in (setup.decks or {"": setup.deck}).values() for uid in deck} | set(setup.deck)
         # the conduct the seat sensors see and the action clock (docs/conduct.md), by the table's house profile
         self.conduct = ConductRules(setup.rules, setup.seats, settle_s=CONDUCT_SETTLE_S)
@@ -224,7 +223,9 @@ class GameController:
         wait = self.floor_waits.pop(ident)
         confirmed = command["command"] == "confirm"
         result = "play_on"
-        if confirmed:
+        if confirmed and wait["code"] == MUCKED_WINNER:
+            result = "hand_restored"
+        elif confirmed:
             result = "dead_hand" if wait.get("ruling") in FLOOR_KILLS else "none"
         self.cards.now = max(self.cards.now, t)
         out: list[DomainEvent] = []
@@ -235,6 +236,10 @@ class GameController:
                               "by": f"{command['role']}/{command['user']}"}, None)
         if result == "dead_hand" and wait.get("seat") is not None:
             self._kill(out, wait["seat"], wait.get("rule") or "", t)
+        if wait["code"] == MUCKED_WINNER and self.betting is not None:
+            if confirmed:
+                self.cards.restore_hand(wait["seat"])
+            self.betting.mucked_winner_ruled(confirmed, emit, t)
         return self._conduct_after(out, t)
 
     def floor_pending(self) -> list[int]:
@@ -312,6 +317,8 @@ class GameController:
         conduct = self.conduct
         if event.type == "hand_started":
             self._dealt, self._deal_done = {}, False
+            for ident in [i for i, wait in self.floor_waits.items() if wait["code"] == MUCKED_WINNER]:
+                del self.floor_waits[ident]  # a new hand: the award was made as the cards lay
             self._emit_rules(out, conduct.hand_started(t, event.hand))
         elif event.type == "card_dealt":
             seat = event.public["seat"]
@@ -325,11 +332,15 @@ class GameController:
                 self._deal_complete(out, t)
         elif event.type == "fold":
             self._emit_rules(out, conduct.folded(event.public["seat"], t))
+        elif dead_seats(event.type, event.public):  # the dealing rules killed hands: those seats are out
+            for seat in dead_seats(event.type, event.public):
+                self._emit_rules(out, conduct.folded(seat, t))
         elif event.type in ("hand_ended", "misdeal"):
             self._dealt, self._deal_done = {}, False
             self._check_or_fold.clear()
-            for ident in [i for i, wait in self.floor_waits.items() if wait["hand"] in (event.hand, None)]:
-                del self.floor_waits[ident]  # the hand is over: nothing left to rule on
+            for ident in [i for i, wait in self.floor_waits.items() if wait["hand"] in (event.hand, None)
+                          and wait["code"] != MUCKED_WINNER]:
+                del self.floor_waits[ident]  # the hand is over: nothing left to rule on but its award
             self._emit_rules(out, conduct.hand_ended(t))
         self._rules_t = t
 
@@ -450,7 +461,8 @@ class GameController:
         return {"seq": self.seq, "rules_t": self._rules_t if self._rules_t != float("-inf") else None,
                 "cards": self.cards.checkpoint_state(), "deck_audit": self.deck_audit.checkpoint_state(),
                 "betting": self.betting.checkpoint_state() if self.betting is not None else None,
-                "clock": self.clock.checkpoint_state(), "conduct": self.conduct.checkpoint_state()}
+                "clock": self.clock.checkpoint_state(), "conduct": self.conduct.checkpoint_state(),
+                "players": {str(seat): dict(player) for seat, player in self.players.items()}}
 
     def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
         """Take over :meth:`checkpoint_state` on a controller just made from this table's setup."""
@@ -462,6 +474,7 @@ class GameController:
             self.betting.restore_checkpoint_state(state["betting"])
         self.clock.restore_checkpoint_state(state["clock"])
         self.conduct.restore_checkpoint_state(state["conduct"])
+        self.players = {int(seat): dict(player) for seat, player in state.get("players", {}).items()}
 
     def snapshot(self, secure: bool) -> dict[str, Any]:
         snap = self.cards.snapshot(secure)

@@ -32,8 +32,9 @@ SPLIT_SMALL_BLIND_OR_ANTE = "small_blind_or_ante"
 UNCLEAR_HIGHEST_REASONABLE = "highest_reasonable"
 UNCLEAR_LOWEST = "lowest"
 
-# When a misdeal can no longer be called.
-SUBSTANTIAL_TWO_CHIP_OR_THREE_ACTIONS = "two_chip_actions_or_three_actions"
+# When a misdeal can no longer be called (blinds and antes never count).
+SUBSTANTIAL_TWO_ACTIONS_ONE_CHIP_OR_THREE = "two_actions_one_with_chips_or_three"  # TDA 36 as example 1-A counts it
+SUBSTANTIAL_TWO_CHIP_OR_THREE_ACTIONS = "two_chip_actions_or_three_actions"  # AC 31: two players each put chips in
 SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP = "two_chip_actions_never_after_flop"
 SUBSTANTIAL_TWO_PLAYERS_AFTER_BLINDS = "two_players_after_blinds"
 
@@ -64,6 +65,12 @@ MISSING_FLOP_BURN_MIX_AND_PICK = "mix_and_pick"  # no action yet: the floor pick
 MISSING_FLOP_BURN_PLAY_ON = "play_on"  # the round is played on as dealt
 
 
+# Chips pushed that do not (all) play.
+UNPLAYABLE_EVERY_CHIP_PLAYS = "every_chip_plays"
+UNPLAYABLE_BELOW_FORCED_BET_CHIP = "below_forced_bet_chip"  # PP Betting 7: smaller than the blinds' and antes' chip
+UNPLAYABLE_NOT_DIVISIBLE = "divisible_by_small_blind_or_ante"  # CA GR 8, CA Stakes 1: the spike goes back
+
+
 @dataclass(frozen=True)
 class RuleProfile:
     """One house's settings. ``sources`` maps each field name to the rule(s) it follows."""
@@ -82,6 +89,7 @@ class RuleProfile:
     out_of_turn: str
     exposed_hole_card: str  # EXPOSED_*: a later hole card exposed by the dealer during the deal
     missing_flop_burn: str  # MISSING_FLOP_BURN_*: a flop turned without a burn card
+    unplayable_chips: str  # UNPLAYABLE_*: chips of a push that do not play
     sources: Mapping[str, str] = field(default_factory=dict)
 
     def cite(self, field_name: str) -> str:
@@ -104,7 +112,7 @@ TDA = _profile(
     odd_chip=ODD_CHIP_FIRST_LEFT_OF_BUTTON,
     split_unit=SPLIT_SMALLEST_CHIP,
     unclear_amount=UNCLEAR_HIGHEST_REASONABLE,
-    substantial_action=SUBSTANTIAL_TWO_CHIP_OR_THREE_ACTIONS,
+    substantial_action=SUBSTANTIAL_TWO_ACTIONS_ONE_CHIP_OR_THREE,
     multiple_chip_rule=MULTI_CHIP_REMOVE_SMALLEST,
     incomplete_call=INCOMPLETE_CALL_TDA_51,
     limit_raise_cap=3,
@@ -113,11 +121,13 @@ TDA = _profile(
     out_of_turn=OOT_BINDING_UNLESS_CHANGED,
     exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
+    unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     sources={
         "odd_chip": "TDA 20-1",
         "split_unit": "TDA 20",
         "unclear_amount": "TDA 54 (unclear betting: highest reasonable amount <= pot)",
-        "substantial_action": "TDA 36 (as cited by TDA examples 1-A/1-B and 53-2)",
+        "substantial_action": "TDA 36 (as TDA example 1-A counts it: two actions, one of them with chips, or any "
+        "three; blinds do not count)",
         "multiple_chip_rule": "TDA 45",
         "incomplete_call": "TDA 51",
         "limit_raise_cap": "TDA 48 (house cap; 3 raises as in CA Actions 3)",
@@ -126,6 +136,8 @@ TDA = _profile(
         "out_of_turn": "TDA 53",
         "exposed_hole_card": "TDA (no rule in poker-tda-rules.de.txt: the procedure of DE 3)",
         "missing_flop_burn": "TDA 39-2",
+        "unplayable_chips": "TDA 20 (no rule for bets: every chip in play plays; the smallest is coloured up when "
+        "it leaves play)",
     },
 )
 
@@ -144,6 +156,7 @@ CASINOS_AUSTRIA = _profile(
     out_of_turn=OOT_BINDING_UNLESS_CHANGED,
     exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
+    unplayable_chips=UNPLAYABLE_NOT_DIVISIBLE,
     sources={
         "odd_chip": "CA GR 8 (closest to the button in the betting order; CA Actions 8f gives run-it-twice odd chips "
         "to the worse position instead)",
@@ -158,6 +171,8 @@ CASINOS_AUSTRIA = _profile(
         "out_of_turn": "CA Actions 2",
         "exposed_hole_card": "CA GR 9 (only the first or second card is named: the procedure of DE 3)",
         "missing_flop_burn": "CA GR 9 (silent on a missing burn: TDA 39-2)",
+        "unplayable_chips": "CA GR 8, CA Stakes 1 (bets divisible by the ante or small blind, by the big blind "
+        "where the small blind does not divide it; the spike is reimbursed)",
     },
 )
 
@@ -176,6 +191,7 @@ POKER_PLAY = _profile(
     out_of_turn=OOT_DECLARATION_DISMISSED,
     exposed_hole_card=EXPOSED_REPLACE_NOW,
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
+    unplayable_chips=UNPLAYABLE_BELOW_FORCED_BET_CHIP,
     sources={
         "odd_chip": "PP Ties 5a, PP Ties 4 (at most one odd chip per player)",
         "split_unit": "PP Ties 3",
@@ -190,6 +206,8 @@ POKER_PLAY = _profile(
         "exposed_hole_card": "PP Irregularities 12-13 (an exposed card is not dealt into the hand; no choice to keep "
         "it)",
         "missing_flop_burn": "PP Irregularities (silent on a missing burn: TDA 39-2)",
+        "unplayable_chips": "PP Betting 7 (chips smaller than the smallest chip of the antes and blinds do not "
+        "play, even in quantity)",
     },
 )
 
@@ -208,11 +226,12 @@ ALLIN_CLUB = _profile(
     out_of_turn=OOT_BINDING_UNLESS_CHANGED,
     exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
+    unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     sources={
         "odd_chip": "AC 15",
         "split_unit": "AC 15 (no unit named: smallest chip, as TDA 20)",
         "unclear_amount": "AC 43 (the lowest interpretation)",
-        "substantial_action": "AC 31",
+        "substantial_action": "AC 31 (two players each putting chips in, or any three actions)",
         "multiple_chip_rule": "AC 38 (chips of the same value; mixed chips go by AC 36)",
         "incomplete_call": "AC 40 (accepted action: the correct amount must be completed)",
         "limit_raise_cap": "AC 39 (no cap in NL/PL; limit not covered: TDA 48 house cap)",
@@ -221,6 +240,7 @@ ALLIN_CLUB = _profile(
         "out_of_turn": "AC 34",
         "exposed_hole_card": "AC 30 (only the first two cards are named: the procedure of DE 3)",
         "missing_flop_burn": "AC 32 (four-card flop only; a missing burn: TDA 39-2)",
+        "unplayable_chips": "AC 19 (no rule for bets: every chip in play plays; the chip race colours up the smallest)",
     },
 )
 
@@ -230,7 +250,7 @@ CLUB_TOURNAMENT_DE = _profile(
     odd_chip=ODD_CHIP_FIRST_LEFT_OF_BUTTON,
     split_unit=SPLIT_SMALLEST_CHIP,
     unclear_amount=UNCLEAR_HIGHEST_REASONABLE,
-    substantial_action=SUBSTANTIAL_TWO_CHIP_OR_THREE_ACTIONS,
+    substantial_action=SUBSTANTIAL_TWO_ACTIONS_ONE_CHIP_OR_THREE,
     multiple_chip_rule=MULTI_CHIP_REMOVE_SMALLEST,
     incomplete_call=INCOMPLETE_CALL_TDA_51,
     limit_raise_cap=3,
@@ -239,11 +259,12 @@ CLUB_TOURNAMENT_DE = _profile(
     out_of_turn=OOT_BINDING_UNLESS_CHANGED,
     exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
     missing_flop_burn=MISSING_FLOP_BURN_PLAY_ON,
+    unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     sources={
         "odd_chip": "DE 14 (silent: TDA 20-1)",
         "split_unit": "DE 10 (side pots; silent on units: TDA 20)",
         "unclear_amount": "DE 14 (silent: TDA 54)",
-        "substantial_action": "DE 3 (silent: TDA 36)",
+        "substantial_action": "DE 3 (silent: TDA 36 as TDA example 1-A counts it)",
         "multiple_chip_rule": "DE 8 (silent: TDA 45)",
         "incomplete_call": "DE 14 (silent: TDA 51)",
         "limit_raise_cap": "DE 1 (no limit games by default; TDA 48)",
@@ -252,6 +273,7 @@ CLUB_TOURNAMENT_DE = _profile(
         "out_of_turn": "DE 14 (silent: TDA 53)",
         "exposed_hole_card": "DE 3 (the burn card for the flop, shown to all; a new card after the deal)",
         "missing_flop_burn": "DE 3 (a forgotten burn: the round is played on)",
+        "unplayable_chips": "DE (silent: every chip in play plays, as TDA 20)",
     },
 )
 
@@ -266,6 +288,25 @@ def profile(name: str) -> RuleProfile:
         return PROFILES[name]
     except KeyError:
         raise KeyError(f"unknown rule profile {name!r}; known: {', '.join(PROFILES)}") from None
+
+
+def is_substantial(kind: str, actions: Sequence[tuple[int, bool]]) -> bool:
+    """Whether ``actions`` (seat, whether it put chips in) for each action, blinds and antes left out, are
+    substantial action by the house's definition ``kind`` (``RuleProfile.substantial_action``).
+
+    TDA 36 as TDA example 1-A counts it ("Platz 3 (UTG) passt, Platz 4 bezahlt und komplettiert damit wesentliche
+    Handlungen"): two actions, at least one of them with chips, or any three. AC 31: "akékoľvek dve akcie, ktoré
+    urobia dvaja hráči, keď každý do potu vloží žetóny, alebo akékoľvek tri akcie". CA GR 9: "two or more active
+    actions (bet, call, raise, re-raise, all-in,...)" (after the flop always: the caller knows the street). PP
+    Misdeals 2: "two players after the blinds have acted on their hands"."""
+    with_chips = [seat for seat, chips in actions if chips]
+    if kind == SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP:
+        return len(with_chips) >= 2
+    if kind == SUBSTANTIAL_TWO_PLAYERS_AFTER_BLINDS:
+        return len({seat for seat, _ in actions}) >= 2
+    if kind == SUBSTANTIAL_TWO_ACTIONS_ONE_CHIP_OR_THREE:
+        return (len(actions) >= 2 and bool(with_chips)) or len(actions) >= 3
+    return len(set(with_chips)) >= 2 or len(actions) >= 3
 
 
 def resolve_unclear_amount(candidates: Sequence[int], pot: int, rules: RuleProfile) -> tuple[int, str]:

@@ -26,16 +26,16 @@ return resolves it), and a hand that ends with cards still missing says where ev
 (``hand_audit``): see ``_watch_cards``.
 
 An irregularity that needs the floor waits in ``pending`` (and in the snapshot) until a ``confirm``, ``override``
-or ``floor_pick`` command, or the end of its hand. Whether a misdeal can still be called asks
-``substantial_action()``, which the betting layer replaces (the default says no action has happened); premature
-board cards ask ``betting_round_open()`` likewise. Everything is a function of the inputs, so a journal replay
+or ``floor_pick`` command, or the end of its hand. Whether a misdeal can still be called, whether a board card is
+premature and whether a fourth card is a four-card flop ask the betting layer given at construction
+(``BettingProgress``; without one, no action has happened but the folds and declarations the cards show). Everything is a function of the inputs, so a journal replay
 restores pending irregularities too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping, Protocol
 
 from controller.cards import parse_card
 from controller.dealing import (
@@ -65,6 +65,7 @@ from controller.rules import (
     EXPOSED_REPLACE_NOW,
     MISSING_FLOP_BURN_PLAY_ON,
     SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP,
+    is_substantial,
     profile as rule_profile,
 )
 from hal.events import DeviceEvent, ZoneEvent
@@ -82,8 +83,30 @@ RETURNED = "returned"  # the resolution of a card_missing whose card came back
 HAND_AUDIT_RULES = ["PP Irregularities 10"]  # cards missing from the deck: results stand, a new deck from then on
 
 
-def _never() -> bool:
-    return False
+class BettingProgress(Protocol):
+    """What the dealing rules ask of the betting layer (``controller.chip_betting.ChipBetting``)."""
+
+    def substantial_action(self) -> bool:
+        """A misdeal can no longer be called (the house's definition of substantial action)."""
+
+    def round_open(self) -> bool:
+        """Players still have to act on a bet in this betting round: a board card now is premature."""
+
+    def street_action(self) -> bool:
+        """Some player acted on the current street (chips, a fold, a declaration, chips still settling)."""
+
+
+class NoBetting:
+    """A table that does not read the chips: no action is seen but the folds and declarations the cards show."""
+
+    def substantial_action(self) -> bool:
+        return False
+
+    def round_open(self) -> bool:
+        return False
+
+    def street_action(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True)
@@ -138,7 +161,7 @@ def parse_zone(zone: str) -> tuple[str, int | None]:
 
 
 class TableController:
-    def __init__(self, setup: TableSetup):
+    def __init__(self, setup: TableSetup, betting: BettingProgress | None = None):
         if setup.exposed_by not in EXPOSED_BY:
             raise ValueError(f"exposed_by must be one of {', '.join(EXPOSED_BY)}, not {setup.exposed_by!r}")
         if setup.button is not None and not 1 <= setup.button <= setup.seats:
@@ -164,10 +187,13 @@ class TableController:
         self._next_players: tuple[int, ...] | None = None  # a seats command during a hand
         self.pending: dict[int, Irregularity] = {}
         self._boxed = 0  # cards found face up in the deck, this deal
-        # The betting layer replaces these (controller.betting.BettingHand.substantial_action and whether the
-        # current betting round still has players to act). Without it: no action has happened, no round is open.
-        self.substantial_action: Callable[[], bool] = _never
-        self.betting_round_open: Callable[[], bool] = _never
+        # What the betting layer knows of the action (``BettingProgress``). Without it: no action has happened
+        # but the folds and declarations the cards show, no round is open.
+        progress = betting if betting is not None else NoBetting()
+        self._folds_are_the_action = betting is None  # without chips the folds are all the action the table sees
+        self.substantial_action = progress.substantial_action
+        self.betting_round_open = progress.round_open
+        self.street_action = progress.street_action
         self._new_hand_state()
 
     def _new_hand_state(self) -> None:
@@ -186,6 +212,9 @@ class TableController:
         self._reported: dict[int, tuple[str, list[str]]] = {}  # this hand's irregularities: id → code, rules
         self._premature_id: int | None = None
         self._fourth: str | None = None  # a four-card flop's fourth card, until the floor's pick
+        self._fourth_due: float | None = None  # when a fourth card with no burn before it is a four-card flop
+        self._street_acted = False  # a fold or a declaration since the latest board card (the cards' view)
+        self._folds_seen: list[int] = []  # the seats that folded this hand, in order (actions without chips)
         self._pick: int | None = None  # the TDA 39 irregularity waiting for the floor's pick
         self._burn_checks = True  # False once the burns of this hand were found irregular
         self._burns_at: list[int] = []  # burns on the table when each board card came
@@ -321,6 +350,7 @@ class TableController:
                 return out, "no hand is running"
             extra = {"amount": command["amount"]} if "amount" in command else {}
             self._after_deal = True
+            self._street_acted = True
             self._emit(out, "declaration", {"seat": command["seat"], "declaration": command["declaration"],
                                             **extra, **by})
         elif name == "misdeal":
@@ -395,6 +425,10 @@ class TableController:
             self._close_due = None
             if not self.void and not deal.complete and (deal.checking or deal.held):
                 self._close_deal(out)
+        if self._fourth_due is not None and now >= self._fourth_due and not self.void:
+            self._four_card_flop(out)
+        if deal.fix is not None and not self.void and self._substantial():
+            self._fix_failed(out)  # substantial action came before the short seats' cards: their hands are dead
         while self._burn_due and now >= self._burn_due[0][0] and not self.void:
             _due, position = self._burn_due.pop(0)
             if self._burn_checks:
@@ -474,6 +508,16 @@ class TableController:
                                           data={"dealt_button": dealt_button}))
                 self._loose_card(out, card, seat, zone)
                 return
+        if deal.first_late is not None and deal.position == len(deal.order) and seat == expected and deal.checking:
+            # the second round starts where it should: the deal's first card went to seat first_late a moment
+            # before the card due first (PP Misdeals 1h; AC 30c), or that card was read late — the readers cannot
+            # tell, the floor rules (an override keeps the button)
+            late, deal.first_late = deal.first_late, None
+            ruling, rules = self._misdeal_or(PLAY_ON)
+            self._freeze(self._report(out, "first_card_wrong_seat", ruling, seats=[late, deal.order[0]],
+                                      zone=f"seat{late}.cards", needs_floor=True, rules=rules,
+                                      extra={"button": deal.button, "read_order": "uncertain"},
+                                      data={"dealt_button": deal.button}))
         if expected is None:
             self._extra_card(out, card, seat, zone)
             return
@@ -508,8 +552,11 @@ class TableController:
         soon = self.now - deal.held[0].t <= READ_ORDER_S
         if deal.holds(card) is None and soon:
             if seat == deal.expected():
-                if deal.held[0].first:  # if the second round starts there too, the deal followed another button
-                    deal.first_late = deal.held[0].seat
+                first = deal.held[0]
+                if first.first:  # if the second round starts there too, the deal followed another button
+                    deal.first_late = first.seat
+                elif deal.checking:  # read late, or pitched to the wrong seat a moment before: the readers cannot
+                    self._out_of_sequence(out, first, uncertain_s=self.now - first.t)  # tell, the floor rules
                 self._accept(out, card, seat)
                 while (due := next((h for h in deal.held if h.seat == deal.expected()), None)) is not None:
                     deal.held.remove(due)
@@ -589,14 +636,18 @@ class TableController:
             self._accept(out, held.card, held.seat)
         return False
 
-    def _out_of_sequence(self, out: list, held: Held, also: list[int] = ()) -> None:
+    def _out_of_sequence(self, out: list, held: Held, also: list[int] = (), uncertain_s: float | None = None
+                         ) -> None:
         """A card dealt to the wrong seat and dealt over: a misdeal (PP Misdeals 1f); after substantial action
         the hands with the wrong number of cards are dead. The proper sequence is the table's idea of the seats and
-        the button, which a change of players can make wrong: the floor confirms."""
+        the button, which a change of players can make wrong: the floor confirms. ``uncertain_s``: the card due
+        came this soon after it, within the time a late read takes, so the readers cannot tell a card pitched to
+        the wrong seat from one read late (``read_order: uncertain``)."""
         seats = [held.seat, held.expected] + [s for s in also if s not in (held.seat, held.expected)]
         ruling, rules = self._misdeal_or(DEAD_HAND)
+        extra = {"read_order": "uncertain", "gap_s": round(uncertain_s, 2)} if uncertain_s is not None else None
         self._freeze(self._report(out, "card_out_of_sequence", ruling, seats=seats, cards=[held.card],
-                                  zone=f"seat{held.seat}.cards", needs_floor=True, rules=rules,
+                                  zone=f"seat{held.seat}.cards", needs_floor=True, rules=rules, extra=extra,
                                   data={"dead": [held.seat, held.expected]}))
 
     def _accept(self, out: list, card: str, seat: int) -> None:
@@ -697,7 +748,7 @@ class TableController:
             short = list(dict.fromkeys(deal.queue))
             deal.queue = []
             self._kill(*short)
-            self._resolved(out, ident, DEAD_HAND)
+            self._resolved(out, ident, DEAD_HAND, seats=short)
         else:
             self._misdeal(out, "wrong_card_count", self._rules_of(ident), ident)
 
@@ -706,6 +757,12 @@ class TableController:
         on a table that does not read the chips: the seat is out of the hand, as if it had folded."""
         if self.in_hand:
             self._kill(seat)
+
+    def restore_hand(self, seat: int) -> None:
+        """The floor restored a hand the dealer mucked at the showdown (CA Actions 9; AC 14): it is live again."""
+        place = self.seats.get(seat)
+        if self.in_hand and place is not None and place.cards:
+            place.folded = False
 
     def _kill(self, *seats: int) -> None:
         for seat in seats:
@@ -741,35 +798,54 @@ class TableController:
         self._after_deal = True
         position = len(self.board) + 1
         burned_since = len(self.burns) - (self._burns_at[-1] if self._burns_at else 0)
-        if position == 4 and self._burn_checks and burned_since == 0 and self.betting_round_open():
+        turned_burn = card in self.burns or self._retired.get(card) in ("exposed", "extra")
+        if position == 4 and self._burn_checks and burned_since == 0 and not turned_burn and not self._flop_acted():
+            # TDA 39-1, AC 32: a fourth card before anyone acted on the flop is a four-card flop, on every table. A
+            # turn's burn read a moment late still makes it the turn, unless players are still to act on a bet.
             self._fourth = card
-            self._pick = self._report(out, "four_card_flop", FLOOR_PICKS_BURN, seats=[], cards=[card], zone="board",
-                                      needs_floor=True, data={"candidates": [*self.board, card]})
-            self._burn_checks = False
+            if self.betting_round_open():
+                self._four_card_flop(out)
+            else:
+                self._fourth_due = self.now + READ_ORDER_S
             return
         if self.betting_round_open():
             self._premature_card(out, card)
             return
-        turned_burn = card in self.burns or self._retired.get(card) in ("exposed", "extra")
         if turned_burn:  # a burn card turned up: everyone sees it now
             self._retired.pop(card, None)
             self._irregular(out, "burn_card_on_board", "board", card, public_card=True)
             self._burn_checks = False
         self.board.append(card)
         self._burns_at.append(len(self.burns))
+        self._street_acted = False
         self._emit(out, "board_card", {"card": card, "street": STREETS[position], "position": position})
         if self._burn_checks and position in (3, 4, 5):
             self._burn_due.append((self.now + READ_ORDER_S, position))
+
+    def _flop_acted(self) -> bool:
+        """Someone acted since the flop: a fold or a declaration the cards show, or what the betting layer read."""
+        return self._street_acted or self.street_action()
+
+    def _four_card_flop(self, out: list) -> None:
+        """TDA 39-1, AC 32: the floor is called, the four cards are mixed face down and the floor picks the burn."""
+        self._fourth_due = None
+        card = self._fourth
+        self._pick = self._report(out, "four_card_flop", FLOOR_PICKS_BURN, seats=[], cards=[card], zone="board",
+                                  needs_floor=True, data={"candidates": [*self.board, card]})
+        self._burn_checks = False
 
     def _check_burn(self, out: list, position: int) -> None:
         """A street's burn card: one burn before the flop, one more before the turn and the river each (a burn read a
         moment after its street's card counts)."""
         burned = len(self.burns) - sum(1 for card in self.board if card in self.burns)
-        if position == 3 and burned < 1 and len(self.board) >= 3:
+        if position == 3 and burned < 1 and len(self.board) >= 3 and self._fourth is None:
             self._burn_checks = False
             if self.profile.missing_flop_burn == MISSING_FLOP_BURN_PLAY_ON:
                 self._report(out, "flop_without_burn", PLAY_ON, seats=[], zone="board",
                              rules=[self.profile.cite("missing_flop_burn")])
+            elif self._flop_acted():  # TDA 39-2: "Sollte eine beliebige Aktion (selbst ein Check) stattgefunden
+                self._report(out, "flop_without_burn", PLAY_ON, seats=[], zone="board",  # haben": play goes on
+                             rules=["TDA 39-2"], extra={"after_action": True})
             else:
                 self._pick = self._report(out, "flop_without_burn", FLOOR_PICKS_BURN, seats=[], zone="board",
                                           needs_floor=True, rules=[self.profile.cite("missing_flop_burn")],
@@ -780,7 +856,9 @@ class TableController:
 
     def _pick_candidates(self) -> list[str]:
         irregularity = self.pending.get(self._pick) if self._pick is not None else None
-        return irregularity.data["candidates"] if irregularity is not None else []
+        if irregularity is None or (irregularity.code == "flop_without_burn" and self._flop_acted()):
+            return []  # TDA 39-2: after any action the three cards stand
+        return irregularity.data["candidates"]
 
     def _premature_card(self, out: list, card: str) -> None:
         """A board card before the betting round was over: returned, reshuffled and dealt again (DE 3; PP
@@ -818,6 +896,9 @@ class TableController:
         self._after_deal = True
         self.burns.append(card)
         self._emit(out, "burn", {"count": len(self.burns)}, {"card": card})
+        if self._fourth_due is not None:  # the turn's burn, read after the turn card: it was the turn
+            turn, self._fourth, self._fourth_due = self._fourth, None, None
+            self._put_on_board(out, turn)
 
     def _card_to_muck(self, out: list, card: str) -> None:
         if card in self.mucked:
@@ -835,6 +916,8 @@ class TableController:
             place = self.seats[seat]
             if not place.folded and len(self._live_seats()) > 1:
                 place.folded = True
+                self._street_acted = True
+                self._folds_seen.append(seat)
                 self._emit(out, "fold", {"seat": seat}, {"cards": list(place.cards)})
         elif card not in self.board and card not in self.burns and card not in self._retired \
                 and card not in self._returned:
@@ -991,6 +1074,9 @@ class TableController:
             card = parse_card(command["card"])
             if card not in irregularity.data["candidates"]:
                 return out, f"{card} is not one of the cards to pick the burn card from"
+            if irregularity.code == "flop_without_burn" and self._flop_acted():
+                return out, ("a player has acted on the flop: TDA 39-2, play goes on with the three cards as dealt "
+                             "(override)")
             self._apply_pick(out, irregularity, card, by)
             return out, None
         if name == "confirm" and irregularity.ruling == FLOOR_PICKS_BURN:
@@ -999,9 +1085,10 @@ class TableController:
         result = irregularity.ruling if name == "confirm" else PLAY_ON
         if result == MISDEAL and not (irregularity.data.get("void") or not self._substantial()):
             result = DEAD_HAND if "dead" in irregularity.data else PLAY_ON  # substantial action since
+        dead = {"seats": list(irregularity.data.get("dead", irregularity.seats))} if result == DEAD_HAND else {}
         self._emit(out, "floor_ruling", {"irregularity": ident, "code": irregularity.code,
                                          "decision": "confirmed" if name == "confirm" else "overridden",
-                                         "result": result, **note, **by})
+                                         "result": result, **dead, **note, **by})
         if result == MISDEAL:
             self._misdeal(out, irregularity.code, irregularity.rules, ident)
         elif result == DEAD_HAND:
@@ -1029,6 +1116,7 @@ class TableController:
     def _put_on_board(self, out: list, card: str) -> None:
         self.board.append(card)
         self._burns_at.append(len(self.burns))
+        self._street_acted = False
         self._emit(out, "board_card", {"card": card, "street": STREETS[len(self.board)], "position": len(self.board)})
 
     def _apply_pick(self, out: list, irregularity: Irregularity, card: str, by: dict | None) -> None:
@@ -1185,19 +1273,26 @@ class TableController:
         for ident in [i for i, p in self.pending.items() if p.hand == self.hand and i != irregularity]:
             self._resolved(out, ident, "misdeal")
 
-    def _resolved(self, out: list, ident: int, resolution: str) -> None:
+    def _resolved(self, out: list, ident: int, resolution: str, seats: list[int] | None = None) -> None:
+        """``seats``: the hands a ``dead_hand`` resolution kills (the betting layer folds them)."""
         self.pending.pop(ident, None)
         code = self._reported.get(ident, ("wrong_card_count", []))[0]
-        self._emit(out, "irregularity_resolved", {"irregularity": ident, "code": code, "resolution": resolution})
+        body = {"irregularity": ident, "code": code, "resolution": resolution}
+        if seats is not None:
+            body["seats"] = list(seats)
+        self._emit(out, "irregularity_resolved", body)
 
     # ---- rulings ------------------------------------------------------------------------------------
 
     def _substantial(self) -> bool:
         """Substantial action has taken place: a misdeal can no longer be called (the betting layer's verdict; with
-        the cards alone, CA GR 9's "never after the flop")."""
+        the cards alone, CA GR 9's "never after the flop" and the folds the muck saw, counted by the house's rule)."""
         if self.substantial_action():
             return True
-        return self.profile.substantial_action == SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP and bool(self.board)
+        kind = self.profile.substantial_action
+        if kind == SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP and self.board:
+            return True
+        return self._folds_are_the_action and is_substantial(kind, [(seat, False) for seat in self._folds_seen])
 
     def _misdeal_or(self, otherwise: str) -> tuple[str, list[str]]:
         """MISDEAL while a misdeal can still be called, else ``otherwise``; with the rule that decided."""

@@ -725,11 +725,13 @@ def test_tda53_2_example1_skipped_seat_after_substantial_action():
 
 
 def test_tda53_2_example2_skipped_seat_on_the_turn():
-    """53-2 example 2: turn, UTG (3) bets 600, seat 4 skipped, seat 6 calls 600 out of turn: floor decides."""
+    """53-2 example 2: turn, UTG (3) bets 600, seat 4 skipped "als Platz 5 checkt und Platz 6 600 OOT bezahlt":
+    two actions out of turn after seat 4, one with chips: floor decides."""
     h = hand({3: BIG, 4: BIG, 5: BIG, 6: BIG}, blinds=(100, 200), button=6)
     limp_to_flop(h)
     limp_to_flop(h)  # flop checked through
     to(h, 3, 600)
+    h.declare(5, "check")  # out of turn, skipping seat 4
     r = h.push(6, [500, 100])
     assert r.needs_floor and "TDA 53-2" in r.rules
 

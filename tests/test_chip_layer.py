@@ -135,7 +135,11 @@ def checked_down(table: "Table") -> tuple[dict, list, int]:
     table.chips(1, 25, 25)  # the small blind completes
     used = {c for cards in hole.values() for c in cards}
     board = [c for c in ("2c", "7d", "9h", "Js", "4s", "3h", "8c", "Td") if c not in used][:5]  # a dry board
-    for card in board:
+    burns = iter(c for c in ("2d", "2h", "2s", "3c", "3d") if c not in used and c not in board)
+    for position, card in enumerate(board, start=1):
+        if position in (1, 4, 5):  # a burn before each street (a fourth card without one is a four-card flop)
+            table.field.place(table.uid_of[next(burns)], "burn")
+            table.run(0.3)
         table.field.place(table.uid_of[card], "board")
         table.run(0.3)
     from controller.betting import NLHE

@@ -536,6 +536,8 @@ def test_a_forgotten_burn_before_the_turn_lets_play_go_on(rules):
     table.deal()
     table.burn()
     table.board(3)
+    for card in table.hole(5):  # an action on the flop: the next card is the turn (before it: TDA 39-1)
+        table.put(card, "muck")
     table.board()
     event = only(table.settle(), "missing_burn")
     assert event.public["ruling"] == "play_on" and event.public["severity"] == "info"
@@ -974,8 +976,8 @@ def every_kind_of_event() -> list:
     play(Table(), lambda t: t.deal([1, 2, 4], rounds=1))
     play(Table(), lambda t: t.deal([1], rounds=1), lambda t: t.command("exposed_card"),
          lambda t: t.command("exposed_card"))
-    play(Table(), lambda t: t.deal(), lambda t: t.burn(), lambda t: t.board(3), lambda t: t.board(),
-         lambda t: t.settle())
+    play(Table(), lambda t: t.deal(), lambda t: t.burn(), lambda t: t.board(3),
+         lambda t: t.put(t.hole(5)[0], "muck"), lambda t: t.board(), lambda t: t.settle())  # a fold, then the turn
     play(Table(), lambda t: t.deal(ORDER + [1], rounds=1), lambda t: t.board(), lambda t: t.settle())
     play(Table(), lambda t: t.deal(), lambda t: t.board(3), lambda t: t.settle(),
          lambda t: t.put(t.controller.board[0], "burn"), lambda t: t.board())

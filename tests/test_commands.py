@@ -428,3 +428,87 @@ def test_an_input_that_raises_is_skipped_counted_and_logged_once_and_the_table_g
         publisher.stop()
         sim.close()
         journal.close()
+
+
+# ---- the daemon itself: `rfid-table run`, stopped and started again ---------------------------------------------
+
+def test_the_daemon_survives_hostile_and_retained_commands_at_run_time_and_at_every_start(broker, recorder_factory,
+                                                                                         tmp_path):
+    """The commands that stopped the daemon for good — 1,500-deep nesting, a seat written "²", a retained
+    floor_call it ran again at every start — sent to the daemon's process (`rfid-table sim`: the daemon's
+    pipeline and publisher, with its journal, on the simulated six-max table), stopped and started again."""
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from conftest import TABLE_6
+
+    base = "rfid-table/sixmax-1"
+    recorder = recorder_factory(f"{base}/replies/#")
+
+    def replies() -> list[dict]:
+        return recorder.json("/replies/floor/alice")
+    command = Path(sys.executable).with_name("rfid-table")
+    argv = [str(command)] if command.exists() else [sys.executable, "-m", "rfid_table.cli"]
+    argv += ["sim", "--config", str(TABLE_6), "--hands", "0", "--link", "direct", "--journal",
+             str(tmp_path / "journal.db"), "--host", broker.host, "--port", str(broker.port)]
+
+    def to_table(payload, retain=False) -> None:
+        raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        publisher = make_client(MqttSettings(host=broker.host, port=broker.port), f"dealer-{time.monotonic_ns()}")
+        publisher.connect(broker.host, broker.port)
+        publisher.loop_start()
+        publisher.publish(f"{base}/commands/floor/alice", raw, qos=1, retain=retain).wait_for_publish(5)
+        publisher.disconnect()
+        publisher.loop_stop()
+
+    def wait(condition, timeout_s: float = 20.0) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while not condition() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return condition()
+
+    def answered(command_id: str) -> bool:
+        return any(r.get("id") == command_id for r in replies())
+
+    def until_listening() -> None:
+        """Ping until answered: a command sent before the daemon subscribes reaches nobody."""
+        deadline = time.monotonic() + 30
+        while not answered("p0"):
+            assert time.monotonic() < deadline and daemon.poll() is None, "the daemon did not answer"
+            to_table({"id": "p0", "command": "ping"})
+            wait(lambda: answered("p0"), 1.0)
+
+    daemon = subprocess.Popen(argv)
+    try:
+        until_listening()
+        to_table(b'{"id": "deep", "command": "ping", "x": ' + b"[" * 1500 + b"]" * 1500 + b"}")
+        to_table({"id": "sup", "command": "set_stacks", "stacks": {"\u00b2": 100}})
+        to_table({"id": "kept", "command": "floor_call", "note": "retained"}, retain=True)
+        to_table({"id": "p1", "command": "ping"})
+        assert wait(lambda: answered("p1"))
+        assert daemon.poll() is None, "the daemon stopped"
+        answers = {r["id"]: r for r in replies() if r["id"]}
+        # too deep to be read: the refusal cannot echo its id
+        assert [(r["id"], r["field"]) for r in replies() if not r["ok"]][0] == (None, "payload")
+        assert answers["sup"]["field"] == "stacks"
+        assert answers["kept"]["field"] == "retain"
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(15) == 0
+        before = len(replies())
+        daemon = subprocess.Popen(argv)  # the broker hands the retained command over again
+        assert wait(lambda: len(replies()) > before)
+        assert [(r["id"], r["ok"], r["field"]) for r in replies()[before:]] == [("kept", False, "retain")]
+        to_table({"id": "p2", "command": "ping"})
+        assert wait(lambda: answered("p2")) and daemon.poll() is None
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(15) == 0
+        with Journal(tmp_path / "journal.db") as journal:
+            assert journal.last_seq() > 0
+            assert not [e for e in journal.events_after(0, limit=100_000) if e.type == "floor_call"]  # never run
+    finally:
+        to_table(b"", retain=True)
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait(10)

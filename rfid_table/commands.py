@@ -216,7 +216,8 @@ def read_body(payload: bytes) -> dict:
         raise CommandError("payload", "expected a JSON object")
     bad = _bad_string(body, "")
     if bad is not None:
-        raise CommandError(bad or "payload", "not UTF-8 text (a lone surrogate escape)")
+        raise CommandError(bad or "payload", "not UTF-8 text (a lone surrogate escape)",
+                           None if bad == "id" else command_id_of(body))
     return body
 
 

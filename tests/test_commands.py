@@ -272,6 +272,7 @@ def test_hostile_commands_are_refused_by_field_and_the_table_keeps_answering(tab
     assert [(r["ok"], r["field"]) for r in replies[:-1]] == [(False, field) for _, field in HOSTILE]
     assert all(r["error"] and len(r["error"]) < 400 for r in replies[:-1])
     assert replies[-1] == {"id": "after", "ok": True, "seq": None}
+    assert next(r for r in replies if r["field"] == "note")["id"] == "n11"  # echoed when the id itself is fine
     assert state(table) == before
 
 

@@ -9,6 +9,7 @@ import pytest
 from rfid_table.commands import CommandGate, CommandRateLimit
 from rfid_table.config import MqttSettings
 from rfid_table.daemon import TablePipeline
+from rfid_table.diag import render
 from rfid_table.journal import Journal
 from rfid_table.publisher import MqttPublisher, make_client
 from rfid_table.simulate import SimOptions, SimulatedTable
@@ -425,6 +426,7 @@ def test_an_input_that_raises_is_skipped_counted_and_logged_once_and_the_table_g
         report = [json.loads(p) for _, p, _ in diag.messages if json.loads(p).get("input_errors")][-1]
         assert report["input_errors"] == {"console": 2} and report["last_input_error"].startswith("console: KeyError")
         assert report["commands"]["accepted"] == 2
+        assert "INPUTS SKIPPED (their handling failed): console 2" in render(report, "online")  # rfid-table diag
     finally:
         publisher.stop()
         sim.close()

@@ -393,6 +393,9 @@ def test_a_token_bucket_refills_with_time_and_forgets_senders_whose_bucket_is_fu
     clock.now += 10
     limit.allow(("dealer", "last"))
     assert limit.senders <= CommandRateLimit.MAX_SENDERS
+    for i in range(3 * CommandRateLimit.MAX_SENDERS):  # busy senders, all at once: still bounded
+        limit.allow(("dealer", f"busy-{i}"))
+    assert limit.senders <= CommandRateLimit.MAX_SENDERS
 
 
 def test_an_input_that_raises_is_skipped_counted_and_logged_once_and_the_table_goes_on(

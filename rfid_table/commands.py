@@ -48,8 +48,8 @@ SCHEMA: dict = json.loads(_schema_text())
 _StrictValidator = validators.extend(
     Draft202012Validator,
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", lambda _checker, value: type(value) is int))
-VALIDATOR = _StrictValidator(SCHEMA)
-# Once the command is known, its own definition is all that applies (as the schema's if/then says): faster.
+# Once the command is known, its own definition is all that applies (as the schema's if/then says): faster than
+# the whole schema.
 _BY_COMMAND = {name: _StrictValidator({**SCHEMA["$defs"][name], "$defs": SCHEMA["$defs"]})
                for name in SCHEMA["properties"]["command"]["enum"]}
 _ID_VALIDATOR = _StrictValidator(SCHEMA["$defs"]["command_id"])
@@ -66,7 +66,7 @@ def _resolve(prop: dict) -> dict:
 
 
 def _expected(prop: dict) -> str:
-    """What a field must hold, for people, from its schema: "a seat number, from 1 (an integer from 1)"."""
+    """What a field must hold, for people, from its schema: "chips (an integer from 1 to 1,000,000,000)"."""
     prop = _resolve(prop)
     what = prop.get("description", "").rstrip(".")
     what = what[:1].lower() + what[1:]
@@ -217,7 +217,8 @@ def read_body(payload: bytes) -> dict:
         raise CommandError("payload", "expected a JSON object")
     bad = _bad_string(body, "")
     if bad is not None:
-        raise CommandError(bad or "payload", "not UTF-8 text (a lone surrogate escape)")
+        raise CommandError(bad or "payload", "not UTF-8 text (a lone surrogate escape)",
+                           None if bad == "id" else command_id_of(body))
     return body
 
 
@@ -350,6 +351,9 @@ class CommandRateLimit:
         if len(self._buckets) > self.MAX_SENDERS:
             self._buckets = {s: (t, a) for s, (t, a) in self._buckets.items()
                              if t + (now - a) * self.per_s < self.burst}
+            if len(self._buckets) > self.MAX_SENDERS:  # that many busy senders: keep the latest half
+                latest = sorted(self._buckets.items(), key=lambda item: item[1][1])[-(self.MAX_SENDERS // 2):]
+                self._buckets = dict(latest)
         return allowed
 
     @property

@@ -29,6 +29,7 @@ from rfid_table.broker_setup import (CARDROOM_CONF, CardRoom, CardRoomBroker, Se
                                      main, render_acl)
 from rfid_table.config import MqttSettings, load_config
 from rfid_table.daemon import StopFlag
+from rfid_table.diag import render
 from rfid_table.journal import Journal
 from rfid_table.publisher import MqttPublisher
 from rfid_table.simulate import SimOptions, SimulatedTable
@@ -540,6 +541,7 @@ def test_events_the_broker_refuses_stay_undelivered_in_the_journal_and_go_out_on
         diag = sim.pipeline.diagnostics.report(t + 5, sim.pipeline.readers, sim.pipeline.tracker,
                                                sim.pipeline.controller, sim.gpio, report)
         assert diag["broker_refused"]["events_waiting"] >= 10
+        assert f"BROKER REFUSES: {diag['broker_refused']['events_waiting']} events wait" in render(diag, "online")
         assert sim.gpio.outputs.status_shown == "broker_refuses"
         produced = journal.last_seq()
     finally:

@@ -10,6 +10,7 @@ import pytest
 from rfid_table.commands import CommandGate, CommandRateLimit
 from rfid_table.config import MqttSettings
 from rfid_table.daemon import TablePipeline
+from rfid_table.diag import render
 from rfid_table.journal import Journal
 from rfid_table.publisher import MqttPublisher, make_client
 from rfid_table.simulate import SimOptions, SimulatedTable
@@ -275,6 +276,7 @@ def test_hostile_commands_are_refused_by_field_and_the_table_keeps_answering(tab
     assert [(r["ok"], r["field"]) for r in replies[:-1]] == [(False, field) for _, field in HOSTILE]
     assert all(r["error"] and len(r["error"]) < 400 for r in replies[:-1])
     assert replies[-1] == {"id": "after", "ok": True, "seq": None}
+    assert next(r for r in replies if r["field"] == "note")["id"] == "n11"  # echoed when the id itself is fine
     assert state(table) == before
 
 
@@ -394,6 +396,9 @@ def test_a_token_bucket_refills_with_time_and_forgets_senders_whose_bucket_is_fu
     clock.now += 10
     limit.allow(("dealer", "last"))
     assert limit.senders <= CommandRateLimit.MAX_SENDERS
+    for i in range(3 * CommandRateLimit.MAX_SENDERS):  # busy senders, all at once: still bounded
+        limit.allow(("dealer", f"busy-{i}"))
+    assert limit.senders <= CommandRateLimit.MAX_SENDERS
 
 
 def test_an_input_that_raises_is_skipped_counted_and_logged_once_and_the_table_goes_on(
@@ -423,11 +428,98 @@ def test_an_input_that_raises_is_skipped_counted_and_logged_once_and_the_table_g
         assert len(failures) == 1, failures  # once, however often it happens
         assert "console input raised KeyError" in failures[0] and "\n" not in failures[0]
         assert [e.public.get("note") for e in journal.events_after(0)] == ["before", "after"]
-        assert run_until(lambda: any(json.loads(p).get("input_errors") for _, p, _ in diag.messages))
-        report = [json.loads(p) for _, p, _ in diag.messages if json.loads(p).get("input_errors")][-1]
+        def reports() -> list[dict]:  # those published once both failures and both commands were counted
+            return [r for r in (json.loads(p) for _, p, _ in diag.messages)
+                    if r.get("input_errors") and r["commands"]["accepted"] == 2]
+
+        assert run_until(reports)
+        report = reports()[-1]
         assert report["input_errors"] == {"console": 2} and report["last_input_error"].startswith("console: KeyError")
-        assert report["commands"]["accepted"] == 2
+        assert "INPUTS SKIPPED (their handling failed): console 2" in render(report, "online")  # rfid-table diag
     finally:
         publisher.stop()
         sim.close()
         journal.close()
+
+
+# ---- the daemon itself: `rfid-table run`, stopped and started again ---------------------------------------------
+
+def test_the_daemon_survives_hostile_and_retained_commands_at_run_time_and_at_every_start(broker, recorder_factory,
+                                                                                         tmp_path):
+    """The commands that stopped the daemon for good — 1,500-deep nesting, a seat written "²", a retained
+    floor_call it ran again at every start — sent to the daemon's process (`rfid-table sim`: the daemon's
+    pipeline and publisher, with its journal, on the simulated six-max table), stopped and started again."""
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from conftest import TABLE_6
+
+    base = "rfid-table/sixmax-1"
+    recorder = recorder_factory(f"{base}/replies/#")
+
+    def replies() -> list[dict]:
+        return recorder.json("/replies/floor/alice")
+    command = Path(sys.executable).with_name("rfid-table")
+    argv = [str(command)] if command.exists() else [sys.executable, "-m", "rfid_table.cli"]
+    argv += ["sim", "--config", str(TABLE_6), "--hands", "0", "--link", "direct", "--journal",
+             str(tmp_path / "journal.db"), "--host", broker.host, "--port", str(broker.port)]
+
+    def to_table(payload, retain=False) -> None:
+        raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        publisher = make_client(MqttSettings(host=broker.host, port=broker.port), f"dealer-{time.monotonic_ns()}")
+        publisher.connect(broker.host, broker.port)
+        publisher.loop_start()
+        publisher.publish(f"{base}/commands/floor/alice", raw, qos=1, retain=retain).wait_for_publish(5)
+        publisher.disconnect()
+        publisher.loop_stop()
+
+    def wait(condition, timeout_s: float = 20.0) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while not condition() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return condition()
+
+    def answered(command_id: str) -> bool:
+        return any(r.get("id") == command_id for r in replies())
+
+    def until_listening() -> None:
+        """Ping until answered: a command sent before the daemon subscribes reaches nobody."""
+        deadline = time.monotonic() + 30
+        while not answered("p0"):
+            assert time.monotonic() < deadline and daemon.poll() is None, "the daemon did not answer"
+            to_table({"id": "p0", "command": "ping"})
+            wait(lambda: answered("p0"), 1.0)
+
+    daemon = subprocess.Popen(argv)
+    try:
+        until_listening()
+        to_table(b'{"id": "deep", "command": "ping", "x": ' + b"[" * 1500 + b"]" * 1500 + b"}")
+        to_table({"id": "sup", "command": "set_stacks", "stacks": {"\u00b2": 100}})
+        to_table({"id": "kept", "command": "floor_call", "note": "retained"}, retain=True)
+        to_table({"id": "p1", "command": "ping"})
+        assert wait(lambda: answered("p1"))
+        assert daemon.poll() is None, "the daemon stopped"
+        answers = {r["id"]: r for r in replies() if r["id"]}
+        # too deep to be read: the refusal cannot echo its id
+        assert [(r["id"], r["field"]) for r in replies() if not r["ok"]][0] == (None, "payload")
+        assert answers["sup"]["field"] == "stacks"
+        assert answers["kept"]["field"] == "retain"
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(15) == 0
+        before = len(replies())
+        daemon = subprocess.Popen(argv)  # the broker hands the retained command over again
+        assert wait(lambda: len(replies()) > before)
+        assert [(r["id"], r["ok"], r["field"]) for r in replies()[before:]] == [("kept", False, "retain")]
+        to_table({"id": "p2", "command": "ping"})
+        assert wait(lambda: answered("p2")) and daemon.poll() is None
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(15) == 0
+        with Journal(tmp_path / "journal.db") as journal:
+            assert not [e for e in journal.events_after(0, limit=100_000) if e.type == "floor_call"]  # never run
+    finally:
+        to_table(b"", retain=True)
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait(10)

@@ -102,7 +102,8 @@ def test_the_live_view_draws_stacks_bets_pots_blinds_whose_action_and_what_waits
     watcher = Frames(["watch", "--config", CHIP_TABLE, *port, "--secure", "--plain", "--exit-after-hands", "4",
                       "--timeout", "90"])
     watcher.wait_for(lambda f: "waiting for the table rfid-table/main-2" in f)
-    sim = run("sim", "--config", CHIP_TABLE, *port, "--hands", "4", "--seed", "3", "--speed", "0", "--link", "direct",
+    # ten times real time: fast, and the view still draws every moment of the deal
+    sim = run("sim", "--config", CHIP_TABLE, *port, "--hands", "4", "--seed", "3", "--speed", "10", "--link", "direct",
               "--absences-per-hand", "0.2")
     assert sim.returncode == 0, sim.stderr
     assert watcher.proc.wait(90) == 0, watcher.proc.stderr.read()
@@ -117,13 +118,17 @@ def test_the_live_view_draws_stacks_bets_pots_blinds_whose_action_and_what_waits
     during = "\n".join(shown)
     assert re.search(r"^ +\d+ +SB\b", during, re.M) and re.search(r"^ +\d+ +BB\b", during, re.M)
     assert re.search(r"^ +\d+ .* [\d,]+ +[\d,]+ +TO ACT", during, re.M)  # a bet in front, whose action
-    assert re.search(r"^ +\d+ +not dealt", during, re.M)  # before the deal: seated, no cards yet
-    # what waits for the floor stays on screen until answered, with how to answer
-    panel = re.search(r"floor: (\d+) waiting.*?#(\d+) +(\d+) +seat \d+ (?:left during the hand|away at the deal)"
-                      r" +the floor decides +confirm or override #(\d+)", last, re.S)
-    assert panel and panel.group(2) == panel.group(4), last
-    first_shown = next(i for i, f in enumerate(shown) if f"#{panel.group(2)} " in f and "waiting" in f)
-    assert all(f"confirm or override #{panel.group(2)}" in f for f in shown[first_shown:])
+    assert re.search(r"^ +\d+ .*not dealt", during, re.M)  # in the deal: seated, no cards yet
+    # what waits for the floor stays on screen, with how to answer, until answered or until its hand ends
+    panel = re.search(r"floor: (\d+) waiting.*?#(\d+) +(\d+) +(\d+) +seat \d+ (?:left during the hand|away at the "
+                      r"deal) +(?:the floor decides|the hand is dead) +confirm or override #(\d+)", during, re.S)
+    assert panel and panel.group(2) == panel.group(5), during
+    seq, hand = panel.group(2), panel.group(3)
+    first_shown = next(i for i, f in enumerate(shown) if f"confirm or override #{seq}" in f)
+    ended = next((i for i, f in enumerate(shown) if f"hand {hand} over" in f), len(shown))
+    assert ended > first_shown + 1
+    assert all(f"confirm or override #{seq}" in f for f in shown[first_shown:ended])
+    assert all(f"confirm or override #{seq}" not in f for f in shown[ended:])  # dropped with its hand
     # events in words: no internal names or raw data, one line per fold
     assert "post_bb" not in during and "post_sb" not in during and "{'" not in during and "None" not in during
     assert re.search(r"seat \d+ posts the big blind 100", during)

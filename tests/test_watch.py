@@ -95,9 +95,27 @@ def table_config(directory: Path, password: str) -> Path:
     return path
 
 
+@pytest.fixture
+def fresh_chip_table(broker):
+    """The session's broker without what an earlier run of the chip table left retained (its status and
+    snapshots), so the view starts from nothing, as at a table seen for the first time."""
+    from rfid_table.config import MqttSettings  # noqa: PLC0415
+    from rfid_table.publisher import make_client  # noqa: PLC0415
+
+    client = make_client(MqttSettings(host=broker.host, port=broker.port), "test-clear-retained")
+    client.connect(broker.host, broker.port)
+    client.loop_start()
+    for topic in ("status", "public/snapshot", "secure/snapshot", "public/diag"):
+        client.publish(f"rfid-table/main-2/{topic}", b"", qos=1, retain=True).wait_for_publish(10)
+    client.disconnect()
+    client.loop_stop()
+    return broker
+
+
 # ---- what the live view draws --------------------------------------------------------------------------------
 
-def test_the_live_view_draws_stacks_bets_pots_blinds_whose_action_and_what_waits_for_the_floor(broker):
+def test_the_live_view_draws_stacks_bets_pots_blinds_whose_action_and_what_waits_for_the_floor(fresh_chip_table):
+    broker = fresh_chip_table
     port = ["--host", broker.host, "--port", broker.port]
     watcher = Frames(["watch", "--config", CHIP_TABLE, *port, "--secure", "--plain", "--exit-after-hands", "4",
                       "--timeout", "90"])
@@ -141,7 +159,8 @@ def test_the_live_view_draws_stacks_bets_pots_blinds_whose_action_and_what_waits
     assert folds and all(len(seqs) <= 4 for seqs in per_seat_and_hand.values())  # at most once a hand
 
 
-def test_the_floor_panel_keeps_an_item_until_the_floor_answers_it(broker, recorder_factory):
+def test_the_floor_panel_keeps_an_item_until_the_floor_answers_it(fresh_chip_table, recorder_factory):
+    broker = fresh_chip_table
     port = ["--host", broker.host, "--port", broker.port]
     sim = subprocess.Popen(rfid_table_command() + ["--log-level", "WARNING", "sim", "--config", str(CHIP_TABLE),
                                                    *map(str, port), "--hands", "0", "--seed", "11", "--speed", "4",
@@ -192,7 +211,8 @@ def test_a_refused_login_is_said_once_with_the_brokers_reason_and_fails(locked_b
     assert len(REFUSED.findall(diag.stderr)) == 1, diag.stderr
 
 
-def test_watch_and_diag_say_what_they_wait_for(broker):
+def test_watch_and_diag_say_what_they_wait_for(fresh_chip_table):
+    broker = fresh_chip_table
     closed = free_port()
     watch = run("watch", "--table", "main-2", "--port", closed, "--host", "127.0.0.1", "--plain", "--timeout", "3")
     assert f"waiting for the broker at 127.0.0.1:{closed}: Connection refused" in watch.stdout, watch.stdout

@@ -249,7 +249,7 @@ def test_help_says_where_the_password_comes_from_and_the_version_is_known():
     for command in ("watch", "diag"):
         help_text = " ".join(run(command, "--help").stdout.split())
         assert "--password-file FILE" in help_text and "RFID_TABLE_PASSWORD" in help_text, help_text
-        assert "never from the command line, where ps shows it" in help_text
+        assert "need not be on the command line, where ps shows it" in help_text
     assert "--username" in run("watch", "--help").stdout
     version = run("--version")
     assert version.returncode == 0 and re.fullmatch(r"rfid-table \d+\.\d+\.\d+\n", version.stdout)

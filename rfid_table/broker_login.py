@@ -57,6 +57,8 @@ def with_login(settings: MqttSettings, username: str | None, password_file: str 
     """``settings`` with the login of the command line; the configuration's own otherwise."""
     password = read_password(password_file)
     if username:
+        if password is None and username == settings.username:
+            return settings  # the configuration's own login
         return dataclasses.replace(settings, username=username, password=password)
     if password is not None:
         if not settings.username:

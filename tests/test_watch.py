@@ -263,3 +263,37 @@ def test_broker_setup_without_a_target_directory_writes_nothing_and_says_what_is
     assert done.returncode == 2
     assert "the following arguments are required: --dir" in done.stderr
     assert (sorted(system.iterdir()) if system.exists() else None) == before
+
+
+def test_on_a_terminal_the_view_redraws_one_screen(fresh_chip_table):
+    """Without --plain, on a terminal: the alternate screen, redrawn in place, in colour, left at the end."""
+    import pty  # noqa: PLC0415
+    import select  # noqa: PLC0415
+
+    broker = fresh_chip_table
+    port = ["--host", broker.host, "--port", str(broker.port)]
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "120", "LINES": "50", "TERM": "xterm-256color"}
+    watcher = subprocess.Popen(rfid_table_command() + ["watch", "--config", str(CHIP_TABLE), *port, "--secure",
+                                                       "--exit-after-hands", "1", "--timeout", "60"],
+                               stdin=slave, stdout=slave, stderr=subprocess.PIPE, env=env)
+    os.close(slave)
+    sim = run("sim", "--config", CHIP_TABLE, *port, "--hands", "1", "--seed", "3", "--speed", "0", "--link", "direct")
+    assert sim.returncode == 0, sim.stderr
+    screen = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        try:
+            chunk = os.read(master, 65536) if ready else b""
+        except OSError:  # the watcher closed the terminal
+            chunk = b""
+        if not chunk:
+            break
+        screen += chunk
+    os.close(master)
+    assert watcher.wait(30) == 0, watcher.stderr.read()
+    text = screen.decode(errors="replace")
+    assert "\x1b[?1049h" in text and "\x1b[?1049l" in text  # the alternate screen, and back at the end
+    assert "\x1b[31m" in text or "\x1b[1;31m" in text  # red suits
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+    assert "Table rfid-table/main-2" in plain and re.search(r"pot [\d,]+", plain) and "hand 1 over" in plain

@@ -26,8 +26,9 @@ from rfid_table.publisher import make_client
 PASSWORD_ENV = "RFID_TABLE_PASSWORD"
 EX_NOPERM = 77  # sysexits.h: the broker refused these credentials
 EX_UNAVAILABLE = 69  # sysexits.h: the broker never answered within the time given
-PASSWORD_HELP = (f"the password is read from --password-file FILE (its first line) or from the environment "
-                 f"variable {PASSWORD_ENV}, never from the command line, where ps shows it")
+PASSWORD_HELP = (f"The password need not be on the command line, where ps shows it to every user of the machine: "
+                 f"like Mosquitto's own clients, which keep it in an options file, give --password-file FILE (its "
+                 f"first line) or set the environment variable {PASSWORD_ENV}.")
 
 
 class LoginError(ValueError):
@@ -56,6 +57,8 @@ def with_login(settings: MqttSettings, username: str | None, password_file: str 
     """``settings`` with the login of the command line; the configuration's own otherwise."""
     password = read_password(password_file)
     if username:
+        if password is None and username == settings.username:
+            return settings  # the configuration's own login
         return dataclasses.replace(settings, username=username, password=password)
     if password is not None:
         if not settings.username:

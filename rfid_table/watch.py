@@ -2,7 +2,7 @@
 
 It shows the table (each seat's cards, stack and bet, the button and the blinds, whose action it is and the
 action clock), the pot and its side pots, the board, a panel of what waits for the floor — each item stays until
-the floor answers it or it lapses — and the last events in words.
+the floor answers it, or until its hand ends, when the table drops it too — and the last events in words.
 
 It subscribes to the table's public topics, and to the secure ones with ``--secure``. The broker may refuse the
 secure subscription, or accept it and deliver nothing (Mosquitto checks read rights at delivery): either way the
@@ -189,8 +189,8 @@ def floor_item(event: dict) -> dict:
     ruling = event.get("ruling_text") or words(event.get("ruling"))
     seq = event.get("seq")
     answer = ANSWERS.get(event.get("ruling"), "confirm or override")
-    return {"seq": seq, "seats": seats_text(event), "what": what, "ruling": ruling or "the floor decides",
-            "answer": f"{answer} #{seq}"}
+    return {"seq": seq, "hand": event.get("hand"), "seats": seats_text(event), "what": what,
+            "ruling": ruling or "the floor decides", "answer": f"{answer} #{seq}"}
 
 
 class TableView:
@@ -270,6 +270,8 @@ class TableView:
             self.blinds, self.folds = {}, set()
         elif kind == "hand_ended":
             self.hands_ended += 1
+            # what the floor did not answer lapses with its hand (the table drops it too)
+            self.floor = {seq: item for seq, item in self.floor.items() if item["hand"] != event.get("hand")}
         elif kind == "action" and event.get("action") in ("post_sb", "post_bb"):
             self.blinds[event.get("seat")] = "SB" if event["action"] == "post_sb" else "BB"
         if event.get("needs_floor") and isinstance(seq, int):
@@ -415,11 +417,12 @@ class TableView:
             return Panel(Text("nothing waits for the floor", style="dim"), title="floor", box=box.ROUNDED,
                          title_align="left")
         table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
-        for name in ("seq", "seat", "what happened", "proposed ruling", "answer with"):
+        for name in ("seq", "hand", "seat", "what happened", "proposed ruling", "answer with"):
             table.add_column(name, overflow="fold")
         for seq in sorted(waiting):
             item = waiting[seq]
-            table.add_row(f"#{seq}", item["seats"], item["what"], item["ruling"], item["answer"])
+            table.add_row(f"#{seq}", str(item["hand"] or "-"), item["seats"], item["what"], item["ruling"],
+                          item["answer"])
         return Panel(table, title=f"floor: {len(waiting)} waiting", box=box.HEAVY, border_style="bold red",
                      title_align="left")
 

@@ -95,14 +95,33 @@ def table_config(directory: Path, password: str) -> Path:
     return path
 
 
+@pytest.fixture
+def fresh_chip_table(broker):
+    """The session's broker without what an earlier run of the chip table left retained (its status and
+    snapshots), so the view starts from nothing, as at a table seen for the first time."""
+    from rfid_table.config import MqttSettings  # noqa: PLC0415
+    from rfid_table.publisher import make_client  # noqa: PLC0415
+
+    client = make_client(MqttSettings(host=broker.host, port=broker.port), "test-clear-retained")
+    client.connect(broker.host, broker.port)
+    client.loop_start()
+    for topic in ("status", "public/snapshot", "secure/snapshot", "public/diag"):
+        client.publish(f"rfid-table/main-2/{topic}", b"", qos=1, retain=True).wait_for_publish(10)
+    client.disconnect()
+    client.loop_stop()
+    return broker
+
+
 # ---- what the live view draws --------------------------------------------------------------------------------
 
-def test_the_live_view_draws_stacks_bets_pots_blinds_whose_action_and_what_waits_for_the_floor(broker):
+def test_the_live_view_draws_stacks_bets_pots_blinds_whose_action_and_what_waits_for_the_floor(fresh_chip_table):
+    broker = fresh_chip_table
     port = ["--host", broker.host, "--port", broker.port]
     watcher = Frames(["watch", "--config", CHIP_TABLE, *port, "--secure", "--plain", "--exit-after-hands", "4",
                       "--timeout", "90"])
     watcher.wait_for(lambda f: "waiting for the table rfid-table/main-2" in f)
-    sim = run("sim", "--config", CHIP_TABLE, *port, "--hands", "4", "--seed", "3", "--speed", "0", "--link", "direct",
+    # ten times real time: fast, and the view still draws every moment of the deal
+    sim = run("sim", "--config", CHIP_TABLE, *port, "--hands", "4", "--seed", "3", "--speed", "10", "--link", "direct",
               "--absences-per-hand", "0.2")
     assert sim.returncode == 0, sim.stderr
     assert watcher.proc.wait(90) == 0, watcher.proc.stderr.read()
@@ -117,13 +136,17 @@ def test_the_live_view_draws_stacks_bets_pots_blinds_whose_action_and_what_waits
     during = "\n".join(shown)
     assert re.search(r"^ +\d+ +SB\b", during, re.M) and re.search(r"^ +\d+ +BB\b", during, re.M)
     assert re.search(r"^ +\d+ .* [\d,]+ +[\d,]+ +TO ACT", during, re.M)  # a bet in front, whose action
-    assert re.search(r"^ +\d+ +not dealt", during, re.M)  # before the deal: seated, no cards yet
-    # what waits for the floor stays on screen until answered, with how to answer
-    panel = re.search(r"floor: (\d+) waiting.*?#(\d+) +(\d+) +seat \d+ (?:left during the hand|away at the deal)"
-                      r" +the floor decides +confirm or override #(\d+)", last, re.S)
-    assert panel and panel.group(2) == panel.group(4), last
-    first_shown = next(i for i, f in enumerate(shown) if f"#{panel.group(2)} " in f and "waiting" in f)
-    assert all(f"confirm or override #{panel.group(2)}" in f for f in shown[first_shown:])
+    assert re.search(r"^ +\d+ .*not dealt", during, re.M)  # in the deal: seated, no cards yet
+    # what waits for the floor stays on screen, with how to answer, until answered or until its hand ends
+    panel = re.search(r"floor: (\d+) waiting.*?#(\d+) +(\d+) +(\d+) +seat \d+ (?:left during the hand|away at the "
+                      r"deal) +(?:the floor decides|the hand is dead) +confirm or override #(\d+)", during, re.S)
+    assert panel and panel.group(2) == panel.group(5), during
+    seq, hand = panel.group(2), panel.group(3)
+    first_shown = next(i for i, f in enumerate(shown) if f"confirm or override #{seq}" in f)
+    ended = next((i for i, f in enumerate(shown) if f"hand {hand} over" in f), len(shown))
+    assert ended > first_shown + 1
+    assert all(f"confirm or override #{seq}" in f for f in shown[first_shown:ended])
+    assert all(f"confirm or override #{seq}" not in f for f in shown[ended:])  # dropped with its hand
     # events in words: no internal names or raw data, one line per fold
     assert "post_bb" not in during and "post_sb" not in during and "{'" not in during and "None" not in during
     assert re.search(r"seat \d+ posts the big blind 100", during)
@@ -136,7 +159,8 @@ def test_the_live_view_draws_stacks_bets_pots_blinds_whose_action_and_what_waits
     assert folds and all(len(seqs) <= 4 for seqs in per_seat_and_hand.values())  # at most once a hand
 
 
-def test_the_floor_panel_keeps_an_item_until_the_floor_answers_it(broker, recorder_factory):
+def test_the_floor_panel_keeps_an_item_until_the_floor_answers_it(fresh_chip_table, recorder_factory):
+    broker = fresh_chip_table
     port = ["--host", broker.host, "--port", broker.port]
     sim = subprocess.Popen(rfid_table_command() + ["--log-level", "WARNING", "sim", "--config", str(CHIP_TABLE),
                                                    *map(str, port), "--hands", "0", "--seed", "11", "--speed", "4",
@@ -187,7 +211,8 @@ def test_a_refused_login_is_said_once_with_the_brokers_reason_and_fails(locked_b
     assert len(REFUSED.findall(diag.stderr)) == 1, diag.stderr
 
 
-def test_watch_and_diag_say_what_they_wait_for(broker):
+def test_watch_and_diag_say_what_they_wait_for(fresh_chip_table):
+    broker = fresh_chip_table
     closed = free_port()
     watch = run("watch", "--table", "main-2", "--port", closed, "--host", "127.0.0.1", "--plain", "--timeout", "3")
     assert f"waiting for the broker at 127.0.0.1:{closed}: Connection refused" in watch.stdout, watch.stdout
@@ -224,7 +249,7 @@ def test_help_says_where_the_password_comes_from_and_the_version_is_known():
     for command in ("watch", "diag"):
         help_text = " ".join(run(command, "--help").stdout.split())
         assert "--password-file FILE" in help_text and "RFID_TABLE_PASSWORD" in help_text, help_text
-        assert "never from the command line, where ps shows it" in help_text
+        assert "need not be on the command line, where ps shows it" in help_text
     assert "--username" in run("watch", "--help").stdout
     version = run("--version")
     assert version.returncode == 0 and re.fullmatch(r"rfid-table \d+\.\d+\.\d+\n", version.stdout)
@@ -238,3 +263,37 @@ def test_broker_setup_without_a_target_directory_writes_nothing_and_says_what_is
     assert done.returncode == 2
     assert "the following arguments are required: --dir" in done.stderr
     assert (sorted(system.iterdir()) if system.exists() else None) == before
+
+
+def test_on_a_terminal_the_view_redraws_one_screen(fresh_chip_table):
+    """Without --plain, on a terminal: the alternate screen, redrawn in place, in colour, left at the end."""
+    import pty  # noqa: PLC0415
+    import select  # noqa: PLC0415
+
+    broker = fresh_chip_table
+    port = ["--host", broker.host, "--port", str(broker.port)]
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "120", "LINES": "50", "TERM": "xterm-256color"}
+    watcher = subprocess.Popen(rfid_table_command() + ["watch", "--config", str(CHIP_TABLE), *port, "--secure",
+                                                       "--exit-after-hands", "1", "--timeout", "60"],
+                               stdin=slave, stdout=slave, stderr=subprocess.PIPE, env=env)
+    os.close(slave)
+    sim = run("sim", "--config", CHIP_TABLE, *port, "--hands", "1", "--seed", "3", "--speed", "0", "--link", "direct")
+    assert sim.returncode == 0, sim.stderr
+    screen = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        try:
+            chunk = os.read(master, 65536) if ready else b""
+        except OSError:  # the watcher closed the terminal
+            chunk = b""
+        if not chunk:
+            break
+        screen += chunk
+    os.close(master)
+    assert watcher.wait(30) == 0, watcher.stderr.read()
+    text = screen.decode(errors="replace")
+    assert "\x1b[?1049h" in text and "\x1b[?1049l" in text  # the alternate screen, and back at the end
+    assert "\x1b[31m" in text or "\x1b[1;31m" in text  # red suits
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+    assert "Table rfid-table/main-2" in plain and re.search(r"pot [\d,]+", plain) and "hand 1 over" in plain

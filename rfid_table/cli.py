@@ -220,7 +220,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             for reader in readers:
                 reader.close()
             return EX_CONFIG
-    pipeline = TablePipeline(config, readers, publisher, journal, gpio=gpio)
+    # group commits: the journal's fsync runs beside the loop, the steps that arrive meanwhile share the next one
+    pipeline = TablePipeline(config, readers, publisher, journal, gpio=gpio, group_commit=True)
     stop = StopFlag()
     stop.install()
     if journal is not None:
@@ -243,6 +244,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     def wait(timeout_s: float) -> None:
         # Wake as soon as a reader sends bytes or the broker answers; otherwise at the next step.
         fds = [r.link.transport.fileno() for r in readers if r.link.transport is not None]
+        fds.append(pipeline.writer.fileno() if pipeline.writer is not None else None)  # a commit has landed
         sock = publisher.client.socket()
         try:
             select.select([fd for fd in fds if fd is not None] + ([sock] if sock else []),
@@ -255,6 +257,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         run_realtime(step, RUN_PERIOD_S, stop, wait, clock)
     finally:
         service.stopping(f"table {config.table_id}: stopping")
+        pipeline.close_journal()  # what the writer still holds, on disk (published at the next start)
         publisher.stop()
         for reader in readers:
             reader.close()

@@ -13,8 +13,6 @@ import logging
 import signal
 import threading
 import time
-from collections import deque
-from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from controller import DomainEvent
@@ -28,6 +26,7 @@ from rfid_table.commands import COMMANDS, CommandError, CommandGate, loggable, s
 from rfid_table.config import TableConfig
 from rfid_table.diag import DiagnosticsCollector
 from rfid_table.equity_worker import EquityWorker
+from rfid_table.journal_writer import JournalWriter, PendingStep
 from rfid_table.journal import (Journal, JournalWriteFailed, device_input, journal_event, journal_input, replay,
                                 sensor_input, tick_input, zone_input)
 from rfid_table.timebase import TableClock
@@ -107,18 +106,6 @@ class Backlog:
         return total
 
 
-@dataclass
-class UnjournaledStep:
-    """A cycle's inputs, events and replies the journal could not take yet (a full disk): nothing of it goes out
-    until it is on disk. ``checkpoint``: the controller's state after it, when it ended a hand."""
-
-    inputs: list
-    events: list[DomainEvent]
-    caused_by: list[int]
-    checkpoint: dict[str, Any] | None
-    replies: list[tuple[str, str, dict]]
-
-
 class TableGpio:
     """The table's own GPIO (docs/gpio.md): the seat sensors and the dealer console's buttons in, the seat lights
     and the status light out. ``backend``: "sim" (the simulated pins, what ``rfid-table sim`` drives) or "rpi";
@@ -168,7 +155,7 @@ class TablePipeline:
 
     def __init__(self, config: TableConfig, readers: list[ReaderBackend], sink: Sink | None,
                  journal: Journal | None = None, gpio: TableGpio | None = None,
-                 command_gate: CommandGate | None = None):
+                 command_gate: CommandGate | None = None, group_commit: bool = False):
         self.readers = readers
         self.tracker = ZoneTracker(config.antenna_zones(), config.debounce_by_zone(),
                                    min_rssi_dbm=config.min_rssi_dbm, order_window_s=config.order_window_s)
@@ -192,9 +179,12 @@ class TablePipeline:
         self._near_limit = False  # the last journal event said near_limit
         self._limit_checked_at = float("-inf")
         self._pruned_at = float("-inf")
-        # A journal that cannot be written (disk full): the steps wait here, in order, and are written (then
-        # published) as soon as it can; the table meanwhile goes on reading. (message, since, last try, last log)
-        self._unjournaled: deque[UnjournaledStep] = deque()
+        # Each cycle's step goes to the writer; only what it has on disk is published (rfid_table/journal_writer.py).
+        # group_commit: a thread of its own commits, the steps that arrive during one commit together.
+        self.writer = (JournalWriter(journal, threaded=group_commit, retry_s=self.JOURNAL_RETRY_S)
+                       if journal is not None else None)
+        # A journal that cannot be written (disk full): the steps wait in the writer, in order, and are written
+        # (then published) as soon as it can; the table meanwhile goes on reading. (message, since, last try, last log)
         self._journal_failure: tuple[str, float, float, float] | None = None
         self._unwritten_marks: dict[str, int] = {}  # acknowledgements the journal could not take yet
         self.gpio = gpio  # the seat sensors, console buttons and lights (None: the table has none)
@@ -492,37 +482,40 @@ class TablePipeline:
             log.info("journal %s: back to %d events not acknowledged by the broker (limit %d)", journal.path,
                      undelivered, limit)
 
-    def _write_journal(self, now: float) -> tuple[list[DomainEvent], list[tuple[str, str, dict]]]:
-        """Journal the steps waiting, oldest first; return the events and replies of those now on disk.
+    def _write_journal(self, now: float) -> tuple[list[DomainEvent], list[tuple[str, str, dict]], tuple | None]:
+        """What the writer has on disk now: its events and replies, and the newest snapshots taken with them.
 
-        A full disk (or an I/O error) stops here, not the table: the steps wait in memory, in order, and are
-        tried again every ``JOURNAL_RETRY_S``; once the journal takes them they are published, late but whole.
+        A full disk (or an I/O error) stops in the writer, not the table: the steps wait in memory, in order, and
+        are tried again every ``JOURNAL_RETRY_S``; once the journal takes them they are published, late but whole.
         """
-        events: list[DomainEvent] = []
-        replies: list[tuple[str, str, dict]] = []
-        failure = self._journal_failure
-        if failure is not None and now - failure[2] < self.JOURNAL_RETRY_S:
-            return events, replies
-        while self._unjournaled:
-            step = self._unjournaled[0]
-            if step.inputs:
-                try:
-                    self.journal.record(step.inputs, step.events, caused_by=step.caused_by,
-                                        checkpoint=step.checkpoint)
-                except JournalWriteFailed as exc:
-                    self._journal_failed(now, str(exc))
-                    return events, replies
-            self._unjournaled.popleft()
-            events += step.events
-            replies += step.replies
-        if failure is not None:
+        events, replies, snapshots, error = self.writer.durable(now)
+        if error is not None:
+            self._journal_failed(now, error)
+        elif self._journal_failure is not None and not self.writer.waiting:
+            log.warning("journal %s written again after %.0f s: the events that waited are journaled and go out now",
+                        self.journal.path, now - self._journal_failure[1])
             self._journal_failure = None
-            log.warning("journal %s written again after %.0f s: the %d events that waited are journaled and go "
-                        "out now", self.journal.path, now - failure[1], len(events))
-        return events, replies
+        return events, replies, snapshots
+
+    def _snapshots_due(self, now: float, events: list[DomainEvent], wall: float | None) -> tuple[dict, dict] | None:
+        """The public and secure snapshots, when they are due: after events, at most every SNAPSHOT_INTERVAL_S."""
+        if events:
+            self._snapshot_due = True
+        if not self._snapshot_due or now - self._snapshot_at < self.SNAPSHOT_INTERVAL_S:
+            return None
+        public, secure = self.controller.snapshot(secure=False), self.controller.snapshot(secure=True)
+        if wall is not None:
+            public["t"] = secure["t"] = round(wall, 3)
+        self._snapshot_due, self._snapshot_at = False, now
+        return public, secure
+
+    def close_journal(self, timeout_s: float = 5.0) -> None:
+        """Commit what the writer still holds (at shutdown, before the journal closes)."""
+        if self.writer is not None:
+            self.writer.close(timeout_s)
 
     def _journal_failed(self, now: float, message: str) -> None:
-        waiting = sum(len(step.events) for step in self._unjournaled)
+        waiting = self.writer.waiting_events
         failure = self._journal_failure
         if failure is None:
             log.error("%s. Nothing more is published until the journal takes it; the table goes on reading, "
@@ -542,7 +535,7 @@ class TablePipeline:
             return {"state": "ok"}
         message, since, _tried, _logged = self._journal_failure
         return {"state": "cannot_write", "error": message, "since": round(since, 3),
-                "waiting_events": sum(len(step.events) for step in self._unjournaled)}
+                "waiting_events": self.writer.waiting_events}
 
     def _deliver(self, events: list[DomainEvent]) -> None:
         """With a journal: record the broker's acknowledgements, publish this cycle's events live if the broker
@@ -615,12 +608,16 @@ class TablePipeline:
         if wall is not None and events:
             events = [DomainEvent(e.seq, e.type, e.t, e.hand, e.public, e.secret, wall) for e in events]
             journaled = events
+        snapshots = None
         if self.journal is not None:
             # a hand boundary: a restart starts from here, and the retention may drop the inputs before
             checkpoint = state_of(self.controller) if any(e.type == "hand_ended" for e in events) else None
-            if inputs or replies or self._unjournaled:
-                self._unjournaled.append(UnjournaledStep(inputs, events, caused_by, checkpoint, replies))
-            journaled, replies = self._write_journal(now)
+            # The snapshots are taken now, with the step, and go out once it is on disk: they never show what
+            # the journal does not hold.
+            taken = self._snapshots_due(now, events, wall) if self.sink is not None else None
+            if inputs or replies or taken:
+                self.writer.submit(PendingStep(inputs, events, caused_by, checkpoint, replies, taken))
+            journaled, replies, snapshots = self._write_journal(now)
         if self.gpio is not None:
             self._show_lights(now)
         for role, user, body in replies:  # answered once the command's effect is on disk
@@ -631,17 +628,12 @@ class TablePipeline:
         if self.sink is not None:
             if self.journal is not None:
                 self._deliver(journaled)
-            elif events:
-                self.sink.publish_events(events)  # no journal: paho's memory is all there is
-            if journaled:
-                self._snapshot_due = True
-            # the snapshots wait with the events: they would show what the journal does not hold
-            if self._snapshot_due and not self._unjournaled and now - self._snapshot_at >= self.SNAPSHOT_INTERVAL_S:
-                public, secure = self.controller.snapshot(secure=False), self.controller.snapshot(secure=True)
-                if wall is not None:
-                    public["t"] = secure["t"] = round(wall, 3)
-                self.sink.publish_snapshots(public, secure)
-                self._snapshot_due, self._snapshot_at = False, now
+            else:
+                if events:
+                    self.sink.publish_events(events)  # no journal: paho's memory is all there is
+                snapshots = self._snapshots_due(now, events, wall)
+            if snapshots is not None:
+                self.sink.publish_snapshots(*snapshots)
             if self.broadcast_delay_s and self.journal is not None and self._sink_connected():
                 self._release_delayed(now)
             delivery = self.sink.delivery_report() if hasattr(self.sink, "delivery_report") else None

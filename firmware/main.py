@@ -110,7 +110,23 @@ def build(config, digest):
                          [tuple(slot) for slot in schedule] if schedule else None, machine.reset)
 
 
+def maintenance_requested(window_ms=1000):
+    """BOOTSEL pressed within a second of power-up: do not start, so the REPL (and mpremote) stay usable."""
+    try:
+        import rp2
+    except ImportError:  # not a Pico (the unix port)
+        return False
+    start = time.ticks_ms()
+    while time.ticks_diff(time.ticks_ms(), start) < window_ms:
+        if rp2.bootsel_button():
+            return True
+        time.sleep_ms(20)
+    return False
+
+
 def main():
+    if maintenance_requested():
+        return
     config, digest = load_config()
     set_usb_id(config.get("usb_id"))
     build(config, digest).run()

@@ -35,10 +35,11 @@ import sys
 import tempfile
 import threading
 import time
-import tty
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol
+
+from sim.pty_link import close_pty, open_pty
 
 log = logging.getLogger(__name__)
 
@@ -398,15 +399,7 @@ class ModelledReader:
         with self._lock:
             if self._process is not None:
                 return
-            master, slave = os.openpty()
-            tty.setraw(slave)  # a plain byte pipe, as a CDC ACM port opened by pyserial
-            self._master, self._slave = master, slave
-            self.slave_path = os.ttyname(slave)
-            if self.link_path is not None:
-                temporary = self.link_path.with_name(self.link_path.name + ".new")
-                temporary.unlink(missing_ok=True)
-                temporary.symlink_to(self.slave_path)
-                os.replace(temporary, self.link_path)
+            self._master, self._slave, self.slave_path = open_pty(self.link_path)
             self._boot()
 
     def _boot(self) -> None:
@@ -437,12 +430,8 @@ class ModelledReader:
             if process is not None:
                 process.kill()
                 process.wait()
-            for fd in (self._master, self._slave):
-                if fd is not None:
-                    os.close(fd)
+            close_pty(self._master, self._slave, self.link_path)
             self._master = self._slave = None
-            if self.link_path is not None:
-                self.link_path.unlink(missing_ok=True)
 
     def break_antenna(self, antenna: int, condition: str = "open") -> None:
         """Wire antenna ``antenna`` (0-based, as on the wire) as broken: open, detuned, short or overcurrent."""

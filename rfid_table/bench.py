@@ -14,7 +14,7 @@
   simulated readers, the zone tracker, the controller with the chip layer; no MQTT), on every core the machine
   has, one table per core; ``replay_hands_per_s_one_core`` on one; ``engine_hands_per_s`` is the betting engine
   alone on the same hands (the floor of the work), for the ratio.
-* ``reader_model``: the reader firmware in MicroPython on the modelled PN5180 (``rfid_table.bench_reader``): dwell
+* ``reader_model`` (with ``--reader-model``): the reader firmware in MicroPython on the modelled PN5180 (``rfid_table.bench_reader``): dwell
   time against load, a whole 10-seat table on 1, 2 and 4 front ends, dealt-card arrival per design, memory.
 """
 
@@ -354,7 +354,8 @@ def bench(args) -> int:
         rss = measure_rss_mb(config_path, settings, args.rss_hands)
         progress("replay: 400 random hands as cards and chips on the simulated table, read back")
         replay = measure_replay()
-        reader = measure_reader(progress)  # the reader firmware on the modelled PN5180 (rfid_table.bench_reader)
+        # The reader firmware on the modelled PN5180 (rfid_table.bench_reader): a few minutes, so on request.
+        reader = measure_reader(progress) if args.reader_model else None
     finally:
         if broker is not None:
             broker.stop()
@@ -378,9 +379,10 @@ def bench(args) -> int:
     }
     result["e2e_p99_over_baseline_p99"] = round(result["e2e_p99_ms"] / result["baseline_p99_ms"], 2)
     if args.json:
-        print(json.dumps({**result, "reader_model": reader}))
+        print(json.dumps({**result, "reader_model": reader} if reader is not None else result))
     else:
         for key, value in result.items():
             print(f"{key:>28}  {value}")
-        print("\n".join(report_lines(reader)))
+        if reader is not None:
+            print("\n".join(report_lines(reader)))
     return 0

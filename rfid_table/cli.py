@@ -371,6 +371,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--events", type=int, default=5000, help="end-to-end events to measure (default 5000)")
     p.add_argument("--rss-hands", type=int, default=50, help="hands the memory measurement plays (default 50)")
     p.add_argument("--broker", default=None, help="HOST:PORT of a broker to use instead of a private one")
+    p.add_argument("--reader-model", action="store_true",
+                   help="also the reader firmware's figures on the modelled PN5180 (docs/hardware.md; a few minutes, "
+                        "needs the micropython binary)")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("soak", add_help=False,

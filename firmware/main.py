@@ -63,10 +63,33 @@ def set_usb_id(usb_id):
     usbd.active(1)
 
 
+REQUIRED = {"spi": ("id", "baudrate", "sck", "mosi", "miso"), "agc": ("open_below", "detuned_above", "short_above")}
+REQUIRED_FRONTEND = ("nss", "busy", "rst", "select", "release", "antennas")
+
+
 def load_config(path="config.json"):
+    """The pin map; a ValueError naming the file and the key when it is incomplete (seen on stderr in the unix
+    port; on the Pico the reader then never answers IDENTIFY, and the REPL shows the error)."""
     with open(path) as source:
         text = source.read()
-    return json.loads(text), wire.crc16(text.encode())
+    try:
+        config = json.loads(text)
+    except ValueError as error:
+        raise ValueError("%s: not valid JSON (%s)" % (path, error))
+    for section, keys in REQUIRED.items():
+        for key in keys:
+            if key not in config.get(section, {}):
+                raise ValueError("%s: %s.%s is missing" % (path, section, key))
+    if not config.get("frontends"):
+        raise ValueError("%s: frontends is missing or empty" % path)
+    for index, fe in enumerate(config["frontends"]):
+        for key in REQUIRED_FRONTEND:
+            if key not in fe:
+                raise ValueError("%s: frontends[%d].%s is missing" % (path, index, key))
+        if not 1 <= fe["antennas"] <= 1 << len(fe["select"]):
+            raise ValueError("%s: frontends[%d].antennas is %d; %d select lines switch 1 to %d" % (
+                path, index, fe["antennas"], len(fe["select"]), 1 << len(fe["select"])))
+    return config, wire.crc16(text.encode())
 
 
 def temperature_sensor():
@@ -127,7 +150,11 @@ def maintenance_requested(window_ms=1000):
 def main():
     if maintenance_requested():
         return
-    config, digest = load_config()
+    try:
+        config, digest = load_config()
+    except (OSError, ValueError) as error:  # no usable pin map: say so and stop (on the Pico: to the REPL)
+        sys.stderr.write("reader firmware: %s\n" % error)
+        sys.exit(2)
     set_usb_id(config.get("usb_id"))
     build(config, digest).run()
 

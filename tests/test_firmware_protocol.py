@@ -132,3 +132,34 @@ def test_every_scheduled_antenna_is_reported_once_per_cycle_with_cycle_end_and_r
     assert sorted(f.antenna for f in requested) == [0, 1, 2, 3]
     assert {e.uid.hex().upper() for f in requested for e in f.entries} == {"E0040150C3000001", "E0040150C3000002"}
     assert len({f.cycle for f in requested}) == 1
+
+
+def test_a_stack_too_big_for_one_dwell_is_read_whole_over_the_next_dwells(reader):
+    device, host, field = reader
+    field.tags[1] = [f"E0040150D1{i:06X}" for i in range(1, 41)]  # 40 chips on antenna 0
+    host.send(SetSchedule(1, (ScheduleSlot(0, 10),)))  # 10 ms: not even one round of a stack that size
+    assert host.answer(1).result == AckResult.OK
+    seen: set[str] = set()
+    largest = [0]
+
+    def read(m):
+        if isinstance(m, Inventory) and m.antenna == 0:
+            seen.update(e.uid.hex().upper() for e in m.entries)
+            largest[0] = max(largest[0], len(m.entries))
+        return len(seen) == 40
+
+    host.wait_for(read, 15)
+    assert largest[0] < 40  # no single dwell read it all: the collisions were resolved across dwells
+
+
+def test_a_pin_map_with_a_missing_key_stops_the_firmware_with_the_key_named(tmp_path):
+    config = firmware_config([2])
+    del config["frontends"][0]["busy"]
+    device = ModelledReader(Field(), config=config, link_path=tmp_path / "reader")
+    try:
+        deadline = time.monotonic() + 10
+        while "frontends[0].busy is missing" not in device.firmware_log() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "config.json: frontends[0].busy is missing" in device.firmware_log()
+    finally:
+        device.close()

@@ -76,7 +76,10 @@ class PN5180:
         self.busy = busy
         self.rst = rst
         self._cmd = bytearray(6)
+        self._cmd2 = memoryview(self._cmd)[:2]
+        self._cmd3 = memoryview(self._cmd)[:3]
         self._word = bytearray(4)
+        self._rx = bytearray(16)  # READ_DATA of an inventory answer, READ_EEPROM of an id
         self.nss.value(1)
 
     def reset(self):
@@ -95,12 +98,15 @@ class PN5180:
             if time.ticks_diff(time.ticks_us(), start) > BUSY_TIMEOUT_US and busy.value():
                 raise FrontEndError("BUSY stuck high")
 
-    def _transfer(self, out, into=None):
+    def _transfer(self, out, into=None, more=None):
         # BUSY handshake [AT transceiveCommand], [DS 11.4.1]: BUSY must be low before NSS goes low; every
-        # transfer ends by waiting for BUSY low, so the check before the next one is already done.
+        # transfer ends by waiting for BUSY low, so the check before the next one is already done. ``more``:
+        # further bytes in the same NSS frame (a SEND_DATA's payload), written without joining buffers.
         self.nss.value(0)
         if into is None:
             self.spi.write(out)
+            if more:
+                self.spi.write(more)
         else:
             self.spi.write_readinto(out, into)
         self.nss.value(1)
@@ -126,16 +132,31 @@ class PN5180:
         cmd = self._cmd
         cmd[0] = READ_REGISTER
         cmd[1] = register
-        self._transfer(memoryview(cmd)[:2])
+        self._transfer(self._cmd2)
         word = self._word
         self._transfer(b"\xff\xff\xff\xff", word)  # the answer is clocked out in a second NSS frame [DS]
         return word[0] | word[1] << 8 | word[2] << 16 | word[3] << 24
 
-    def read_eeprom(self, address, length):
-        self._transfer(bytes((READ_EEPROM, address, length)))
-        out = bytearray(length)
-        self._transfer(b"\xff" * length, out)
+    def _command2(self, code, argument):
+        self._cmd[0] = code
+        self._cmd[1] = argument
+        self._transfer(self._cmd2)
+
+    def _read_out(self, length):
+        """The answer of the previous instruction, clocked out in its own NSS frame into a reused buffer."""
+        out = memoryview(self._rx)[:length] if length <= len(self._rx) else bytearray(length)
+        for i in range(length):
+            out[i] = 0xFF
+        self._transfer(out, out)
         return out
+
+    def read_eeprom(self, address, length):
+        cmd = self._cmd
+        cmd[0] = READ_EEPROM
+        cmd[1] = address
+        cmd[2] = length
+        self._transfer(self._cmd3)
+        return bytes(self._read_out(length))
 
     def irq_status(self):
         return self.read_register(IRQ_STATUS)
@@ -147,23 +168,28 @@ class PN5180:
         return self.read_register(RX_STATUS)
 
     def load_rf_config(self, tx, rx):
-        self.command(bytes((LOAD_RF_CONFIG, tx, rx)))
+        cmd = self._cmd
+        cmd[0] = LOAD_RF_CONFIG
+        cmd[1] = tx
+        cmd[2] = rx
+        self._transfer(self._cmd3)
 
     def rf_on(self):
-        self.command(b"\x16\x00")  # RF_ON, no collision avoidance [DS]
+        self._command2(RF_ON, 0)  # no collision avoidance [DS]
 
     def rf_off(self):
-        self.command(b"\x17\x00")  # RF_OFF [DS]
+        self._command2(RF_OFF, 0)  # [DS]
 
     def send_data(self, data, valid_bits=0):
         # SEND_DATA: command, number of valid bits in the last byte (0 = all), the frame [DS], [AT sendData]
-        self.command(bytes((SEND_DATA, valid_bits)) + data)
+        self._cmd[0] = SEND_DATA
+        self._cmd[1] = valid_bits
+        self._transfer(self._cmd2, None, data)
 
     def read_data(self, length):
-        self.command(b"\x0a\x00")  # READ_DATA [DS], [TG read_data]
-        out = bytearray(length)
-        self._transfer(b"\xff" * length, out)
-        return out
+        """The received frame; the returned buffer is reused by the next read (copy what must be kept)."""
+        self._command2(READ_DATA, 0)  # [DS], [TG read_data]
+        return self._read_out(length)
 
     def agc_value(self):
         return self.read_register(AGC_VALUE) & 0x3FF

@@ -11,19 +11,37 @@ _link = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 _link.connect(struct.pack("H", socket.AF_UNIX) + os.getenv("RFID_TABLE_BOARD").encode())
 
 
+# Preallocated buffers: the stand-in should allocate as little as the Pico's C machine module (nothing), so the
+# firmware's own allocations are what the bench's memory figure shows.
+_header = bytearray(3)
+_header2 = memoryview(_header)[:2]
+_answer = bytearray(2)
+_answer1 = memoryview(_answer)[:1]
+
+
 def _send(data):
     _link.write(data)
 
 
-def _ask(data, size):
+def _ask(data, into):
+    """Send ``data``; read the answer into the buffer ``into`` (its length is the answer's)."""
     _link.write(data)
-    answer = b""
-    while len(answer) < size:
-        chunk = _link.read(size - len(answer))
-        if not chunk:
-            sys.exit(4)  # the board model went away: power off
-        answer += chunk
-    return answer
+    got = _link.readinto(into)  # small answers come whole
+    while got is not None and got < len(into):
+        count = _link.readinto(memoryview(into)[got:])
+        if not count:
+            break
+        got += count
+    if not got or got < len(into):
+        sys.exit(4)  # the board model went away: power off
+    return into
+
+
+def _op(code, a, b=0):
+    _header[0] = code
+    _header[1] = a
+    _header[2] = b
+    return _header
 
 
 class Pin:
@@ -39,8 +57,9 @@ class Pin:
 
     def value(self, level=None):
         if level is None:
-            return _ask(b"G" + bytes((self.number,)), 1)[0]
-        _send(b"P" + bytes((self.number, 1 if level else 0)))
+            _op(71, self.number)  # "G"
+            return _ask(_header2, _answer1)[0]
+        _send(_op(80, self.number, 1 if level else 0))  # "P"
 
     def on(self):
         self.value(1)
@@ -57,13 +76,19 @@ class SPI:
         self.bus = bus
 
     def write(self, data):
-        _send(b"W" + struct.pack("<H", len(data)) + bytes(data))
+        size = len(data)
+        _send(_op(87, size & 0xFF, size >> 8))  # "W", length
+        _send(data)
 
     def write_readinto(self, out, into):
-        into[:] = _ask(b"X" + struct.pack("<H", len(out)) + bytes(out), len(out))
+        size = len(out)
+        _send(_op(88, size & 0xFF, size >> 8))  # "X", length
+        _ask(out, into)
 
     def readinto(self, into, write=0xFF):
-        self.write_readinto(bytes((write,)) * len(into), into)
+        for i in range(len(into)):
+            into[i] = write
+        self.write_readinto(into, into)
 
 
 class ADC:
@@ -71,11 +96,13 @@ class ADC:
         self.channel = channel
 
     def read_u16(self):
-        return struct.unpack("<H", _ask(b"A" + bytes((self.channel,)), 2))[0]
+        _op(65, self.channel)  # "A"
+        answer = _ask(_header2, _answer)
+        return answer[0] | answer[1] << 8
 
 
 def unique_id():
-    return _ask(b"U", 8)
+    return bytes(_ask(b"U", bytearray(8)))
 
 
 def reset():

@@ -35,7 +35,6 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol
 
@@ -72,12 +71,6 @@ AGC_BY_CONDITION = {"ok": 450, "open": 30, "detuned": 800, "short": 990}
 
 class TagField(Protocol):
     def tags_on(self, reader: str, antenna: int) -> list[str]: ...
-
-
-@dataclass
-class _Slot:
-    tx_end: float
-    answers: list[int]  # UIDs answering in this slot
 
 
 class PN5180Model:

@@ -134,6 +134,8 @@ class Reader:
 
     def receive(self, data, now):
         for msg_type, seq, payload in self.frames.feed(data):
+            if self.reset_pending:
+                break  # nothing after RESET's ACK: the reboot forgets it anyway
             reason, fields = wire.parse_command(self.counters, msg_type, payload)
             if reason is not None:
                 self.send(wire.NAK, wire.nak(seq, msg_type, reason))
@@ -292,6 +294,7 @@ class Reader:
             data = self.port.read()
             if data:
                 self.receive(data, now)
+        if not self.reset_pending:
             self.timers(now)
             scanning = self.scan(now)
         if self.tx:

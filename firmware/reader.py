@@ -57,6 +57,7 @@ class Outputs:
         if buzzer is not None:
             self.pins[(2, 0)] = buzzer
         self.running = {}  # (kind, index) -> (pattern, started_ms, duration_ms)
+        self.levels = {}  # (kind, index) -> the level last driven
 
     def set(self, kind, index, pattern, duration_ms, now):
         if (kind, index) not in self.pins:
@@ -77,7 +78,10 @@ class Outputs:
                 on = pattern != 0
             else:
                 on = (elapsed % self.PERIOD.get(pattern, 1000)) < self.PERIOD.get(pattern, 1000) // 2
-            self.pins[key].value(1 if on else 0)
+            level = 1 if on else 0
+            if self.levels.get(key) != level:  # drive the pin only when it changes
+                self.levels[key] = level
+                self.pins[key].value(level)
 
 
 class Reader:

@@ -75,6 +75,13 @@ def test_identify_then_commands_are_acked_and_a_retransmission_is_answered_witho
     assert host.answer(host.send(SetSchedule(1, (ScheduleSlot(9, 25),))) or 1).result == AckResult.INVALID_ARGUMENT
     assert host.answer(host.send(SetOutput(2, 1, 7, 1, 0)) or 2).result == AckResult.INVALID_ARGUMENT  # no LED 7
     assert host.answer(host.send(SetOutput(3, 1, 0, 3, 500)) or 3).result == AckResult.OK
+    led = device.config["leds"][0]
+    deadline = time.monotonic() + 2
+    levels = set()
+    while time.monotonic() < deadline and levels != {0, 1}:  # BLINK_FAST: the LED's pin goes on and off
+        levels.add(device.board.pins.get(led, 0))
+        time.sleep(0.01)
+    assert levels == {0, 1}
 
     host.send(RequestInventory(4))
     host.send(RequestInventory(4))  # the same seq and type again: a retransmission, answered from memory

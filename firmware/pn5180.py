@@ -150,12 +150,15 @@ class PN5180:
         self._transfer(out, out)
         return out
 
-    def read_eeprom(self, address, length):
+    def _command3(self, code, first, second):
         cmd = self._cmd
-        cmd[0] = READ_EEPROM
-        cmd[1] = address
-        cmd[2] = length
+        cmd[0] = code
+        cmd[1] = first
+        cmd[2] = second
         self._transfer(self._cmd3)
+
+    def read_eeprom(self, address, length):
+        self._command3(READ_EEPROM, address, length)
         return bytes(self._read_out(length))
 
     def irq_status(self):
@@ -168,11 +171,7 @@ class PN5180:
         return self.read_register(RX_STATUS)
 
     def load_rf_config(self, tx, rx):
-        cmd = self._cmd
-        cmd[0] = LOAD_RF_CONFIG
-        cmd[1] = tx
-        cmd[2] = rx
-        self._transfer(self._cmd3)
+        self._command3(LOAD_RF_CONFIG, tx, rx)
 
     def rf_on(self):
         self._command2(RF_ON, 0)  # no collision avoidance [DS]

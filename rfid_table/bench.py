@@ -14,6 +14,8 @@
   simulated readers, the zone tracker, the controller with the chip layer; no MQTT), on every core the machine
   has, one table per core; ``replay_hands_per_s_one_core`` on one; ``engine_hands_per_s`` is the betting engine
   alone on the same hands (the floor of the work), for the ratio.
+* ``reader_model`` (with ``--reader-model``): the reader firmware in MicroPython on the modelled PN5180 (``rfid_table.bench_reader``): dwell
+  time against load, a whole 10-seat table on 1, 2 and 4 front ends, dealt-card arrival per design, memory.
 """
 
 import json
@@ -25,6 +27,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from rfid_table.bench_reader import measure_reader, report_lines
 from rfid_table.broker import PROJECT_ROOT, PrivateBroker
 from rfid_table.config import MqttSettings, load_config
 from rfid_table.equity_worker import measure_equity
@@ -354,6 +357,8 @@ def bench(args) -> int:
         replay = measure_replay()
         progress("equity: 2, 6 and 9 live seats, exact on the flop, sampled preflop")
         equity = measure_equity()
+        # The reader firmware on the modelled PN5180 (rfid_table.bench_reader): a few minutes, so on request.
+        reader = measure_reader(progress) if args.reader_model else None
     finally:
         if broker is not None:
             broker.stop()
@@ -378,8 +383,10 @@ def bench(args) -> int:
     }
     result["e2e_p99_over_baseline_p99"] = round(result["e2e_p99_ms"] / result["baseline_p99_ms"], 2)
     if args.json:
-        print(json.dumps(result))
+        print(json.dumps({**result, "reader_model": reader} if reader is not None else result))
     else:
         for key, value in result.items():
             print(f"{key:>28}  {value}")
+        if reader is not None:
+            print("\n".join(report_lines(reader)))
     return 0

@@ -375,9 +375,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--speed", type=float, default=1.0, help="times real time; 0 = as fast as possible (default 1)")
     p.add_argument("--pace", type=float, default=1.0, help="seconds a typical action takes (default 1)")
     p.add_argument("--players", type=int, default=None, help="occupied seats 1..N (default: every seat)")
-    p.add_argument("--link", choices=("pty", "direct"), default="pty",
+    p.add_argument("--link", choices=("pty", "direct", "firmware"), default="pty",
                    help="pty: the reader firmware emulated on a pseudo-terminal, read through pyserial like real "
-                        "hardware (default); direct: the HAL reads the simulated table in-process")
+                        "hardware (default); direct: the HAL reads the simulated table in-process; firmware: the "
+                        "real reader firmware (firmware/) in the MicroPython unix port on modelled PN5180 front "
+                        "ends, on a pseudo-terminal (real time only; needs the micropython binary)")
     p.add_argument("--noise", type=float, default=0.0, metavar="P",
                    help="realistic RF noise: missed reads, cross reads, flicker at zone edges with probability P, "
                         "and a stack read limit (e.g. 0.05)")
@@ -509,6 +511,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--events", type=int, default=5000, help="end-to-end events to measure (default 5000)")
     p.add_argument("--rss-hands", type=int, default=50, help="hands the memory measurement plays (default 50)")
     p.add_argument("--broker", default=None, help="HOST:PORT of a broker to use instead of a private one")
+    p.add_argument("--reader-model", action="store_true",
+                   help="also the reader firmware's figures on the modelled PN5180 (docs/hardware.md; a few minutes, "
+                        "needs the micropython binary)")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("soak", add_help=False,

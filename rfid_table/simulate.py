@@ -5,7 +5,9 @@ Two ways for the simulated readers to reach the daemon:
 * ``link="pty"`` (the default): each reader is the firmware emulator speaking the wire protocol on a
   pseudo-terminal, and the daemon reads it through pyserial, the link layer and the firmware reader — every
   byte path of a real table, with optional RF noise and injected link faults;
-* ``link="direct"``: the HAL reads the simulated field in-process (fast, for the controller's own tests).
+* ``link="direct"``: the HAL reads the simulated field in-process (fast, for the controller's own tests);
+* ``link="firmware"``: each reader is the real reader firmware (``firmware/``) in the MicroPython unix port on
+  the register-level PN5180 board model (``sim.pn5180``), on a pseudo-terminal; it runs on the wall clock.
 
 The dealer, the emulators and the daemon run on one table clock in lock step, so a seed replays a run
 exactly at any speed.
@@ -47,7 +49,7 @@ class SimOptions:
     pace_s: float = 1.0  # seconds a typical dealer or player action takes
     players: int | None = None  # seats 1..N occupied; None: every seat
     fold_chance: float = 0.3
-    link: str = "pty"  # "pty": firmware emulator over a pseudo-terminal; "direct": in-process
+    link: str = "pty"  # "pty": firmware emulator over a pseudo-terminal; "direct": in-process; "firmware"
     noise: float = 0.0  # realistic RF noise mix (missed reads, cross reads, flicker, stack limit); pty only
     # Each effect on its own (override the mix): probabilities per tag and cycle, tags per antenna and cycle.
     missed_read: float | None = None
@@ -97,8 +99,11 @@ class SimulatedTable:
         players = list(range(1, (options.players or config.seats) + 1))
         if not 2 <= len(players) <= config.seats:
             raise ValueError(f"--players must be from 2 to {config.seats} (the table's seats), not {len(players)}")
-        if options.link not in ("pty", "direct"):
-            raise ValueError(f"--link must be pty or direct, not {options.link!r}")
+        if options.link not in ("pty", "direct", "firmware"):
+            raise ValueError(f"--link must be pty, direct or firmware, not {options.link!r}")
+        if options.link == "firmware" and (options.speed != 1 or options.noise_model() or options.faults_per_minute):
+            raise ValueError("--link firmware runs the reader firmware in real time on the modelled board: "
+                             "use --speed 1, without --noise or --faults")
         if options.link == "direct" and (options.noise_model() or options.faults_per_minute):
             raise ValueError("--noise and --faults need the firmware emulator: use --link pty")
         try:
@@ -136,6 +141,7 @@ class SimulatedTable:
             )
         self._floor_answers: list[tuple[float, int, str]] = []  # (table time due, seq, confirm or override)
         self.emulators: list[FirmwareEmulator] = []
+        self.modelled: list = []  # sim.pn5180.ModelledReader, with link="firmware"
         self._links_dir: tempfile.TemporaryDirectory | None = None
         self._rng = random.Random(options.seed)
         readers = [self._reader(r) for r in config.readers.values()]
@@ -160,6 +166,14 @@ class SimulatedTable:
             return SimulatedReader(settings.name, settings.antennas, self.field)
         if self._links_dir is None:
             self._links_dir = tempfile.TemporaryDirectory(prefix="rfid-table-sim-")
+        if self.options.link == "firmware":
+            from sim.pn5180 import ModelledReader, table_firmware_config  # noqa: PLC0415 (only when asked)
+
+            device = ModelledReader(self.field, reader=settings.name,
+                                    config=table_firmware_config(self.config, settings.name, settings.antennas),
+                                    link_path=Path(self._links_dir.name) / f"reader-{settings.name}")
+            self.modelled.append(device)
+            return serial_reader(settings.name, device.path, antennas=settings.antennas)
         noise = self.options.noise_model()
         emulator = FirmwareEmulator(
             self.field, reader=settings.name, antenna_count=settings.antennas, cycle_s=settings.cycle_s,
@@ -244,6 +258,9 @@ class SimulatedTable:
         for emulator in self.emulators:
             emulator.close()
         self.emulators = []
+        for device in self.modelled:
+            device.close()
+        self.modelled = []
         if self.gpio is not None:
             self.gpio.close()
             self.gpio = self.pipeline.gpio = None

@@ -30,7 +30,6 @@ import random
 import select
 import threading
 import time
-import tty
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +69,7 @@ from firmware_bridge.messages import (
     encode_message,
 )
 from sim.noise import NoiseModel, Read
+from sim.pty_link import close_pty, open_pty
 
 log = logging.getLogger(__name__)
 
@@ -206,29 +206,16 @@ class FirmwareEmulator:
             return self._booted and self._pass is not None and bool(self._pass.due)
 
     def _open_pty(self) -> None:
-        master, slave = os.openpty()
-        tty.setraw(slave)  # no echo, no line editing, no CR/LF translation: a plain byte pipe
+        self._master, self._slave, self.slave_path = open_pty(self.link_path)
+        master = self._master
         fcntl.fcntl(master, fcntl.F_SETFL, fcntl.fcntl(master, fcntl.F_GETFL) | os.O_NONBLOCK)
-        # Keeping the slave open ourselves keeps the terminal (and its raw mode) alive between host opens.
-        self._master, self._slave = master, slave
-        self.slave_path = os.ttyname(slave)
         self._rx = bytearray()
         self._tx = bytearray()
-        if self.link_path is not None:
-            # Re-point the stable name atomically, as udev does for /dev/serial/by-id/ on plug-in.
-            temporary = self.link_path.with_name(self.link_path.name + ".new")
-            temporary.unlink(missing_ok=True)
-            temporary.symlink_to(self.slave_path)
-            os.replace(temporary, self.link_path)
         log.info("emulator: reader %s on %s", self.serial, self.path)
 
     def _close_pty(self) -> None:
-        for fd in (self._master, self._slave):
-            if fd is not None:
-                os.close(fd)
+        close_pty(self._master, self._slave, self.link_path)
         self._master = self._slave = None
-        if self.link_path is not None:
-            self.link_path.unlink(missing_ok=True)
 
     def close(self) -> None:
         self.stop()

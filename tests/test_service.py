@@ -445,7 +445,7 @@ def test_the_rules_name_the_reader_open_it_to_dialout_and_tell_systemd():
     assert len(readers) == 3
     for rule in readers:
         key = "ATTR" if rule[("SUBSYSTEM", None)] == ("==", "usb") else "ATTRS"
-        assert rule[(key, "idVendor")] == ("==", "1209") and rule[(key, "idProduct")] == ("==", "5254")
+        assert rule[(key, "idVendor")] == ("==", "1209") and rule[(key, "idProduct")] == ("==", "0001")
     tty_link, tty, usb = readers
     assert tty_link[("SUBSYSTEM", None)] == ("==", "tty")
     assert tty_link[("SYMLINK", None)] == ("+=", "rfid-reader-%s{serial}")
@@ -626,7 +626,7 @@ def test_install_pi_takes_the_usb_id_from_a_usb_reader_and_backs_up_a_changed_co
     serial = 'backend = "serial"\nport = "/dev/rfid-reader-EMU-0001"'
     first = hardware_config(tmp_path, **{serial: 'backend = "usb"\nvendor_id = 0x1209\nproduct_id = 0xA1B2'})
     result = install("--root", str(root), "--config", str(first))
-    assert "PLACEHOLDER" not in result.stderr
+    assert "keeps 1209:0001" not in result.stderr
     rules = (root / "etc/udev/rules.d/99-rfid-table.rules").read_text()
     assert 'ATTR{idVendor}=="1209", ATTR{idProduct}=="a1b2"' in rules
     wants = (root / "etc/udev/rules.d/99-rfid-table@main-1.rules").read_text()
@@ -634,7 +634,7 @@ def test_install_pi_takes_the_usb_id_from_a_usb_reader_and_backs_up_a_changed_co
 
     second = hardware_config(tmp_path, "changed.toml", **{"small_blind = 50": "small_blind = 25"})
     result = install("--root", str(root), "--config", str(second))
-    assert "PLACEHOLDER 1209:5254" in result.stderr  # a serial reader: the ids must be given
+    assert "keeps 1209:0001, the id of the" in result.stderr  # a serial reader: the reference firmware's ids
     assert (root / "etc/rfid-table/main-1.toml").read_text() == second.read_text()
     backups = list((root / "etc/rfid-table").glob("main-1.toml.bak-*"))
     assert len(backups) == 1 and backups[0].read_text() == first.read_text()

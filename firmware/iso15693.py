@@ -1,0 +1,122 @@
+# ISO 15693 inventory on one antenna of a PN5180: 16-slot rounds with an EOF per slot and collision
+# resolution by mask, within a bounded time. Written as a generator that yields whenever it waits for the
+# air, so the scanner can run several front ends side by side on one CPU.
+#
+# ISO/IEC 15693-3 inventory request: flags, command 0x01, mask length in bits, mask (LSB first), the CRC is
+# added by the PN5180. Flags 0x06 = high data rate + inventory, 16 slots; a tag answers in the slot equal to
+# the 4 UID bits above the mask. The procedure follows NXP AN12650 (see pn5180.py for the sources).
+from micropython import const
+import time
+
+import pn5180
+
+INVENTORY_FLAGS_16_SLOTS = const(0x06)
+INVENTORY = const(0x01)
+UID_RESPONSE_BYTES = const(10)  # flags, DSFID, UID (8, LSB first); the PN5180 strips the CRC
+SOF_WAIT_US = const(700)  # after our EOF: ISO 15693 t1 (320.9 us) + the tag's SOF (151 us) + margin
+RESPONSE_WAIT_US = const(6000)  # a 12-byte answer at 26.48 kbit/s takes 3.8 ms
+T2_US = const(310)  # ISO 15693 t2 (4192/fc): quiet time after an answer before the next EOF
+RF_ON_WAIT_US = const(5000)
+REQUEST_BYTE_US = const(302)  # reader to tag, 1-of-4 coding: 4 x 75.52 us per byte
+REQUEST_FRAMING_US = const(113)  # SOF 75.52 us + EOF 37.76 us
+EOF_US = const(38)
+
+
+class AntennaFault(Exception):
+    def __init__(self, code, detail=0):
+        self.code = code
+        self.detail = detail
+
+
+class AntennaState:
+    """What one antenna's inventory carries from one dwell to the next: the mask sub-trees still to read."""
+
+    def __init__(self):
+        self.pending = []
+
+
+def _request(mask, mask_len):
+    mask_bytes = (mask_len + 7) // 8
+    out = bytearray(3 + mask_bytes)
+    out[0] = INVENTORY_FLAGS_16_SLOTS
+    out[1] = INVENTORY
+    out[2] = mask_len
+    for i in range(mask_bytes):
+        out[3 + i] = (mask >> (8 * i)) & 0xFF
+    return out
+
+
+def _wait(chip, bits, timeout_us):
+    """Yield until one of ``bits`` is set in IRQ_STATUS or the time is up; the generator's value is the status."""
+    start = time.ticks_us()
+    while True:
+        irq = chip.irq_status()
+        if irq & bits:
+            return irq
+        if time.ticks_diff(time.ticks_us(), start) >= timeout_us:
+            return chip.irq_status()  # decided by a reading taken after the deadline, never by a late one
+        yield
+
+
+def check_antenna(chip, limits):
+    """RF on and the AGC value, which follows the antenna's load: no coil, a short, or a coil far off tune
+    moves it out of the band measured when the table was commissioned. Raises AntennaFault."""
+    chip.load_rf_config(pn5180.RF_CONFIG_ISO15693_TX, pn5180.RF_CONFIG_ISO15693_RX)  # [AN] step 1
+    chip.clear_irq()
+    chip.rf_on()  # [AN] step 2
+    irq = yield from _wait(chip, pn5180.TX_RFON_IRQ, RF_ON_WAIT_US)
+    if not irq & pn5180.TX_RFON_IRQ:
+        raise AntennaFault(3)  # OVERCURRENT: the driver did not bring the field up (its protection tripped)
+    agc = chip.agc_value()
+    if agc < limits[0]:
+        raise AntennaFault(1, 0)  # OPEN
+    if agc > limits[2]:
+        raise AntennaFault(2, 0)  # SHORT
+    if agc > limits[1]:
+        raise AntennaFault(4, 0)  # TUNING (the PN5180 cannot measure the resonance: detail 0)
+
+
+def inventory(chip, state, deadline_ms, seen):
+    """Read the tags in the field into ``seen`` (UID bytes MSB first -> answers) until done or the deadline.
+
+    A round once started runs to its 16th slot (a round cannot be resumed), so a dwell lasts at most its
+    deadline plus one round (16 answers: 73 ms at most, an empty round about 12 ms). Sub-trees left when the
+    time runs out stay in ``state.pending`` for this antenna's next dwell, so a stack bigger than one dwell
+    resolves is still read whole over a few dwells."""
+    masks = state.pending or [(0, 0)]
+    state.pending = []
+    while masks:
+        if time.ticks_diff(deadline_ms, time.ticks_ms()) <= 0:
+            break
+        mask, mask_len = masks.pop(0)
+        # Reloading the ISO 15693 configuration restores TX_CONFIG after the EOF-only slots [AN] step 1.
+        chip.load_rf_config(pn5180.RF_CONFIG_ISO15693_TX, pn5180.RF_CONFIG_ISO15693_RX)
+        chip.clear_irq()  # [AN] step 3
+        request = _request(mask, mask_len)
+        chip.send_data(request)  # [AN] steps 4-6
+        tx_us = REQUEST_BYTE_US * (len(request) + 2) + REQUEST_FRAMING_US
+        for slot in range(16):
+            # A tag's SOF comes t1 after our frame ends: wait that long (the frame's own time included)
+            # for it, with no extra poll for the end of transmission.
+            irq = yield from _wait(chip, pn5180.RX_SOF_DET_IRQ | pn5180.RX_IRQ, SOF_WAIT_US + tx_us)
+            tx_us = EOF_US
+            if irq & (pn5180.RX_SOF_DET_IRQ | pn5180.RX_IRQ):
+                irq = yield from _wait(chip, pn5180.RX_IRQ, RESPONSE_WAIT_US)
+                answered_at = time.ticks_us()
+                rx = chip.rx_status()  # [AN] step 7
+                if rx & pn5180.RX_COLLISION:
+                    if mask_len + 4 <= 60:  # two tags in this slot: split it by 4 more mask bits
+                        masks.append((mask | slot << mask_len, mask_len + 4))
+                elif irq & pn5180.RX_IRQ and rx & pn5180.RX_NUM_BYTES_MASK >= UID_RESPONSE_BYTES:
+                    data = chip.read_data(UID_RESPONSE_BYTES)  # [AN] step 9
+                    if not data[0] & 1:  # no error flag
+                        uid = bytes(reversed(data[2:10]))  # the air sends LSB first; the wire wants MSB first
+                        seen[uid] = seen.get(uid, 0) + 1
+                while time.ticks_diff(time.ticks_us(), answered_at) < T2_US:
+                    yield
+            if slot == 15:
+                break
+            chip.and_mask(pn5180.TX_CONFIG, pn5180.TX_CONFIG_EOF_ONLY)  # [AN] step 11: next frame = EOF
+            chip.clear_irq()  # [AN] step 14
+            chip.send_data(b"")  # [AN] steps 12, 13, 15
+    state.pending.extend(masks)

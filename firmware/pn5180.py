@@ -1,0 +1,222 @@
+# PN5180 NFC front end over SPI, and the antenna switch in front of it.
+#
+# Sources of the numbers below:
+#  [DS]  NXP PN5180A0xx/C3 data sheet, section 11.4.3.3 "Host interface command list" and the register map
+#        (pp. 80-81 of the C3/C4 edition lists AGC_VALUE 0x1F).
+#  [AN]  NXP AN12650 "Using the PN5180 without library", the ISO 15693 inventory procedure (steps 1-16:
+#        load RF config, RF on, clear IRQ, SEND_DATA, per slot RX_STATUS/IRQ_STATUS, READ_DATA, AND-mask
+#        TX_CONFIG with 0xFFFFFB3F so the next SEND_DATA sends only an EOF, RF off).
+#  [AT]  ATrappmann/PN5180-Library, PN5180.h/.cpp: command and register numbers, IRQ_STATUS bits, the BUSY
+#        handshake (wait BUSY low, NSS low, transfer, NSS high, wait BUSY low) and LOAD_RF_CONFIG(0x0D, 0x8D)
+#        for ISO 15693 at 26 kbit/s (ASK100).
+#  [TG]  bofh69/PN5180-tagomatic, sketch/pn5180_reader.ino (Raspberry Pi Pico): the full command list
+#        including WRITE_REGISTER_MULTIPLE 0x03 / READ_REGISTER_MULTIPLE 0x05, and the reset timing.
+from micropython import const
+import time
+
+# Host interface commands [DS 11.4.3.3], [AT], [TG]
+WRITE_REGISTER = const(0x00)
+WRITE_REGISTER_OR_MASK = const(0x01)
+WRITE_REGISTER_AND_MASK = const(0x02)
+READ_REGISTER = const(0x04)
+READ_EEPROM = const(0x07)
+SEND_DATA = const(0x09)
+READ_DATA = const(0x0A)
+LOAD_RF_CONFIG = const(0x11)
+RF_ON = const(0x16)
+RF_OFF = const(0x17)
+
+# Registers [DS register map], [AT]
+SYSTEM_CONFIG = const(0x00)
+IRQ_ENABLE = const(0x01)
+IRQ_STATUS = const(0x02)
+IRQ_CLEAR = const(0x03)
+RX_STATUS = const(0x13)
+TX_CONFIG = const(0x18)
+RF_STATUS = const(0x1D)
+AGC_VALUE = const(0x1F)
+
+# EEPROM [AT]
+DIE_IDENTIFIER = const(0x00)  # 16 bytes
+FIRMWARE_VERSION = const(0x12)  # 2 bytes
+
+# IRQ_STATUS bits [AT]
+RX_IRQ = const(1 << 0)  # end of reception
+TX_IRQ = const(1 << 1)  # end of transmission
+IDLE_IRQ = const(1 << 2)
+TX_RFON_IRQ = const(1 << 9)  # our field is on
+RX_SOF_DET_IRQ = const(1 << 14)  # a tag's start of frame was seen
+GENERAL_ERROR_IRQ = const(1 << 17)
+ALL_IRQS = const(0x000FFFFF)  # [AN] step 3
+
+# RX_STATUS fields [AN] (bits 0-8 bytes received, bit 18 collision)
+RX_NUM_BYTES_MASK = const(0x1FF)
+RX_COLLISION = const(1 << 18)
+
+# TX_CONFIG AND-mask: the next SEND_DATA sends only an EOF (the next inventory slot) [AN] step 11
+TX_CONFIG_EOF_ONLY = const(0xFFFFFB3F)
+
+# LOAD_RF_CONFIG for ISO 15693, 26 kbit/s, ASK 100 % [AT], [DS table "RF configurations"]
+RF_CONFIG_ISO15693_TX = const(0x0D)
+RF_CONFIG_ISO15693_RX = const(0x8D)
+
+BUSY_TIMEOUT_US = const(5000)  # the slowest command we use (RF on) completes well within this
+
+
+class FrontEndError(Exception):
+    """The PN5180 does not answer (BUSY stuck): the whole front end is out."""
+
+
+class PN5180:
+    """One PN5180 on a shared SPI bus: its own NSS, BUSY and RST pins."""
+
+    def __init__(self, spi, nss, busy, rst):
+        self.spi = spi
+        self.nss = nss
+        self.busy = busy
+        self.rst = rst
+        self._cmd = bytearray(6)
+        self._cmd2 = memoryview(self._cmd)[:2]
+        self._cmd3 = memoryview(self._cmd)[:3]
+        self._word = bytearray(4)
+        self._rx = bytearray(16)  # READ_DATA of an inventory answer, READ_EEPROM of an id
+        self.nss.value(1)
+
+    def reset(self):
+        # [TG] reset(): RST low 10 ms, then high and 50 ms until the chip is ready
+        self.rst.value(0)
+        time.sleep_ms(10)
+        self.rst.value(1)
+        time.sleep_ms(50)
+        self._wait_ready()
+
+    def _wait_ready(self):
+        start = time.ticks_us()
+        busy = self.busy
+        while busy.value():
+            # Judge by a reading taken after the timeout, so a late reading never counts as a stuck chip.
+            if time.ticks_diff(time.ticks_us(), start) > BUSY_TIMEOUT_US and busy.value():
+                raise FrontEndError("BUSY stuck high")
+
+    def _transfer(self, out, into=None, more=None):
+        # BUSY handshake [AT transceiveCommand], [DS 11.4.1]: BUSY must be low before NSS goes low; every
+        # transfer ends by waiting for BUSY low, so the check before the next one is already done. ``more``:
+        # further bytes in the same NSS frame (a SEND_DATA's payload), written without joining buffers.
+        self.nss.value(0)
+        if into is None:
+            self.spi.write(out)
+            if more:
+                self.spi.write(more)
+        else:
+            self.spi.write_readinto(out, into)
+        self.nss.value(1)
+        self._wait_ready()
+
+    def command(self, data):
+        self._transfer(data)
+
+    def write_register(self, register, value, op=WRITE_REGISTER):
+        cmd = self._cmd
+        cmd[0] = op
+        cmd[1] = register
+        cmd[2] = value & 0xFF
+        cmd[3] = (value >> 8) & 0xFF
+        cmd[4] = (value >> 16) & 0xFF
+        cmd[5] = (value >> 24) & 0xFF
+        self._transfer(cmd)
+
+    def and_mask(self, register, mask):
+        self.write_register(register, mask, WRITE_REGISTER_AND_MASK)
+
+    def read_register(self, register):
+        cmd = self._cmd
+        cmd[0] = READ_REGISTER
+        cmd[1] = register
+        self._transfer(self._cmd2)
+        word = self._word
+        self._transfer(b"\xff\xff\xff\xff", word)  # the answer is clocked out in a second NSS frame [DS]
+        return word[0] | word[1] << 8 | word[2] << 16 | word[3] << 24
+
+    def _command2(self, code, argument):
+        self._cmd[0] = code
+        self._cmd[1] = argument
+        self._transfer(self._cmd2)
+
+    def _read_out(self, length):
+        """The answer of the previous instruction, clocked out in its own NSS frame into a reused buffer."""
+        out = memoryview(self._rx)[:length] if length <= len(self._rx) else bytearray(length)
+        for i in range(length):
+            out[i] = 0xFF
+        self._transfer(out, out)
+        return out
+
+    def _command3(self, code, first, second):
+        cmd = self._cmd
+        cmd[0] = code
+        cmd[1] = first
+        cmd[2] = second
+        self._transfer(self._cmd3)
+
+    def read_eeprom(self, address, length):
+        self._command3(READ_EEPROM, address, length)
+        return bytes(self._read_out(length))
+
+    def irq_status(self):
+        return self.read_register(IRQ_STATUS)
+
+    def clear_irq(self, mask=ALL_IRQS):
+        self.write_register(IRQ_CLEAR, mask)
+
+    def rx_status(self):
+        return self.read_register(RX_STATUS)
+
+    def load_rf_config(self, tx, rx):
+        self._command3(LOAD_RF_CONFIG, tx, rx)
+
+    def rf_on(self):
+        self._command2(RF_ON, 0)  # no collision avoidance [DS]
+
+    def rf_off(self):
+        self._command2(RF_OFF, 0)  # [DS]
+
+    def send_data(self, data, valid_bits=0):
+        # SEND_DATA: command, number of valid bits in the last byte (0 = all), the frame [DS], [AT sendData]
+        self._cmd[0] = SEND_DATA
+        self._cmd[1] = valid_bits
+        self._transfer(self._cmd2, None, data)
+
+    def read_data(self, length):
+        """The received frame; the returned buffer is reused by the next read (copy what must be kept)."""
+        self._command2(READ_DATA, 0)  # [DS], [TG read_data]
+        return self._read_out(length)
+
+    def agc_value(self):
+        return self.read_register(AGC_VALUE) & 0x3FF
+
+
+class AntennaSwitch:
+    """Up to 8 antennas on one PN5180 behind a 1-of-8 RF switch, with the idle antennas detuned.
+
+    A plain RF switch is not enough past a few antennas: an idle coil tuned to 13.56 MHz still resonates,
+    couples to the active one, pulls its tuning and reads its neighbour's tags (NXP AN11535 / ST AN4974 on
+    multi-antenna readers). So each antenna has a detuning MOSFET across its tuning capacitor, driven by a
+    3-to-8 decoder with active-low outputs (74HC138) on the same select lines as the switch: the selected
+    antenna's MOSFET is off (tuned), all others are on (detuned). The decoder's enable is the ``release``
+    pin: low detunes every antenna and opens the switch, so changing antennas never leaves two tuned."""
+
+    def __init__(self, select_pins, release_pin):
+        self.select_pins = select_pins
+        self.release = release_pin
+        self.selected = None
+        self.release.value(0)
+
+    def select(self, index):
+        self.release.value(0)  # everything detuned while the lines change
+        for bit, pin in enumerate(self.select_pins):
+            pin.value((index >> bit) & 1)
+        self.release.value(1)
+        self.selected = index
+
+    def park(self):
+        self.release.value(0)
+        self.selected = None

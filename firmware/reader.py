@@ -1,0 +1,322 @@
+# The reader's side of protocol v1 (docs/protocol.md): the link (framing, duplicate memory, heartbeats,
+# STATUS), the commands, the antenna schedule and the inventory cycles over every front end.
+import gc
+import sys
+import time
+
+import wire
+import iso15693
+from pn5180 import FrontEndError
+
+FIRMWARE_VERSION = (1, 0, 0)
+HEARTBEAT_MS = 500
+STATUS_MS = 5000
+FAULT_REPEAT_MS = 5000
+DEFAULT_DWELL_MS = 25
+TX_QUEUE_BYTES = 8192
+TECHNOLOGIES = 1  # ISO15693
+RSSI_NONE = wire.RSSI_NONE
+
+
+def log(message):
+    # Only to stderr: stdout is the USB link. On the Pico stderr is the same port, so nothing is logged there.
+    if sys.platform != "rp2":
+        sys.stderr.write(message + "\n")
+
+
+class Antenna:
+    def __init__(self, number, frontend, index):
+        self.number = number
+        self.frontend = frontend
+        self.index = index  # position on its front end's switch
+        self.state = iso15693.AntennaState()
+        self.fault = None  # (code, detail) while faulted
+        self.fault_reported_ms = 0
+
+
+class FrontEnd:
+    """One PN5180 and its antenna switch; scans one antenna at a time."""
+
+    def __init__(self, chip, switch, limits):
+        self.chip = chip
+        self.switch = switch
+        self.limits = limits  # AGC: (open below, detuned above, short above)
+        self.queue = []  # (antenna, dwell_ms) still to scan in this pass
+        self.job = None  # the generator scanning the current antenna
+        self.antenna = None
+        self.seen = None
+
+
+class Outputs:
+    """LEDs and the buzzer: patterns run from the main loop (SET_OUTPUT, 6.3)."""
+
+    PERIOD = {2: 1000, 3: 250}
+
+    def __init__(self, leds, buzzer):
+        self.pins = {(1, i): pin for i, pin in enumerate(leds)}
+        if buzzer is not None:
+            self.pins[(2, 0)] = buzzer
+        self.running = {}  # (kind, index) -> (pattern, started_ms, duration_ms)
+        self.levels = {}  # (kind, index) -> the level last driven
+
+    def set(self, kind, index, pattern, duration_ms, now):
+        if (kind, index) not in self.pins:
+            return wire.UNSUPPORTED if not any(k == kind for k, _ in self.pins) else wire.INVALID_ARGUMENT
+        if pattern == 4 and duration_ms == 0:
+            duration_ms = 100
+        self.running[(kind, index)] = (pattern, now, duration_ms)
+        self.update(now)
+        return wire.OK
+
+    def update(self, now):
+        for key, (pattern, started, duration) in list(self.running.items()):
+            elapsed = time.ticks_diff(now, started)
+            if duration and elapsed >= duration:
+                pattern = 0
+                del self.running[key]
+            if pattern in (0, 1, 4):
+                on = pattern != 0
+            else:
+                on = (elapsed % self.PERIOD.get(pattern, 1000)) < self.PERIOD.get(pattern, 1000) // 2
+            level = 1 if on else 0
+            if self.levels.get(key) != level:  # drive the pin only when it changes
+                self.levels[key] = level
+                self.pins[key].value(level)
+
+
+class Reader:
+    def __init__(self, port, frontends, antennas, serial, outputs, temperature=None, default_schedule=None,
+                 reset=None):
+        self.port = port
+        self.frontends = frontends
+        self.antennas = antennas  # wire number -> Antenna
+        self.serial = serial
+        self.outputs = outputs
+        self.temperature = temperature  # callable: tenths of a degree, or None
+        self.default_schedule = default_schedule or [(a.number, DEFAULT_DWELL_MS) for a in antennas]
+        self.reset_board = reset
+        self.counters = wire.RxCounters()
+        self.frames = wire.FrameReader(self.counters)
+        self.tx = bytearray()
+        self.tx_dropped = 0
+        self.seq = 0
+        self.boot_ms = time.ticks_ms()
+        self.last_command = None  # (seq, type, answer type, answer payload): duplicate memory (3.2)
+        self.schedule = self.default_schedule
+        self.cycle = 0
+        self.pass_cycle = None  # the cycle being scanned, None between passes
+        self.pass_requested = False
+        self.requested_pending = False
+        self.reset_pending = False
+        self.alloc_mark = gc.mem_alloc()
+        self.alloc_total = 0
+        self.alloc_passes = 0
+        now = self.boot_ms
+        self.next_heartbeat = time.ticks_add(now, HEARTBEAT_MS)
+        self.next_status = time.ticks_add(now, STATUS_MS)
+        self.capabilities = 0x02 | 0x10  # READ_COUNTS, SCHEDULE
+        if any(k == 1 for k, _ in outputs.pins):
+            self.capabilities |= 0x04
+        if (2, 0) in outputs.pins:
+            self.capabilities |= 0x08
+        self.tx.append(0)  # a lone delimiter ends any partial frame in the host's buffer (2.3)
+
+    # ---- sending -----------------------------------------------------------------------------------
+
+    def send(self, msg_type, payload):
+        frame = wire.encode_frame(msg_type, self.seq, payload)
+        self.seq = (self.seq + 1) & 0xFFFF  # every frame created takes a seq, even a dropped one (3.1)
+        if len(self.tx) + len(frame) > TX_QUEUE_BYTES:
+            self.tx_dropped += 1
+            return
+        self.tx.extend(frame)
+
+    def uptime(self, now):
+        return time.ticks_diff(now, self.boot_ms) & 0xFFFFFFFF
+
+    # ---- receiving ---------------------------------------------------------------------------------
+
+    def receive(self, data, now):
+        for msg_type, seq, payload in self.frames.feed(data):
+            if self.reset_pending:
+                break  # nothing after RESET's ACK: the reboot forgets it anyway
+            reason, fields = wire.parse_command(self.counters, msg_type, payload)
+            if reason is not None:
+                self.send(wire.NAK, wire.nak(seq, msg_type, reason))
+                continue
+            if msg_type == wire.IDENTIFY:
+                self.last_command = None  # IDENTIFY always runs and clears the duplicate memory (3.2)
+                self.send(wire.IDENTIFY_REPLY, wire.identify_reply(
+                    FIRMWARE_VERSION, self.serial, len(self.antennas), TECHNOLOGIES, self.capabilities))
+                continue
+            remembered = self.last_command
+            if remembered is not None and remembered[0] == seq and remembered[1] == msg_type:
+                self.send(remembered[2], remembered[3])  # a retransmission: answer again, do not run again
+                continue
+            result = self.execute(msg_type, fields, now)
+            answer = wire.ack(seq, result)
+            self.last_command = (seq, msg_type, wire.ACK, answer)
+            self.send(wire.ACK, answer)
+            if msg_type == wire.RESET and result == wire.OK:
+                self.reset_pending = True
+
+    def execute(self, msg_type, fields, now):
+        if msg_type == wire.SET_SCHEDULE:
+            for antenna, dwell in fields:
+                if antenna >= len(self.antennas) or dwell == 0:
+                    return wire.INVALID_ARGUMENT
+            self.schedule = fields  # starts with the next pass (6.2)
+            return wire.OK
+        if msg_type == wire.SET_OUTPUT:
+            return self.outputs.set(fields[0], fields[1], fields[2], fields[3], now)
+        if msg_type == wire.REQUEST_INVENTORY:
+            if self.requested_pending or (self.pass_cycle is not None and self.pass_requested):
+                return wire.BUSY
+            self.requested_pending = True
+            return wire.OK
+        return wire.OK  # RESET: acknowledged, then done by the main loop once the ACK has left
+
+    # ---- the periodic messages -----------------------------------------------------------------------
+
+    def timers(self, now):
+        if time.ticks_diff(now, self.next_heartbeat) >= 0:
+            self.send(wire.HEARTBEAT, wire.heartbeat(self.uptime(now)))
+            self.next_heartbeat = _next_tick(self.next_heartbeat, HEARTBEAT_MS, now)
+        if time.ticks_diff(now, self.next_status) >= 0:
+            temperature = self.temperature() if self.temperature is not None else wire.TEMPERATURE_NONE
+            self.send(wire.STATUS, wire.status(self.uptime(now), temperature, self.counters, self.tx_dropped))
+            self.next_status = _next_tick(self.next_status, STATUS_MS, now)
+        for antenna in self.antennas:
+            if antenna.fault is not None and time.ticks_diff(now, antenna.fault_reported_ms) >= FAULT_REPEAT_MS:
+                self.report_fault(antenna, now)
+        self.outputs.update(now)
+
+    def report_fault(self, antenna, now):
+        code, detail = antenna.fault
+        self.send(wire.ANTENNA_FAULT, wire.antenna_fault(antenna.number, code, detail))
+        antenna.fault_reported_ms = now
+
+    # ---- scanning ------------------------------------------------------------------------------------
+
+    def start_pass(self):
+        requested, self.requested_pending = self.requested_pending, False
+        slots = [(a.number, DEFAULT_DWELL_MS) for a in self.antennas] if requested else self.schedule
+        if not slots:
+            return
+        self.pass_cycle = self.cycle
+        self.cycle = (self.cycle + 1) & 0xFFFFFFFF
+        self.pass_requested = requested
+        for frontend in self.frontends:
+            frontend.queue = []
+        for number, dwell in slots:
+            antenna = self.antennas[number]
+            antenna.frontend.queue.append((antenna, dwell))
+
+    def scan(self, now):
+        """Advance every front end's scan a little; False when nothing is left to do in this pass."""
+        if self.pass_cycle is None:
+            self.start_pass()
+            if self.pass_cycle is None:
+                return False
+        busy = False
+        for frontend in self.frontends:
+            if frontend.job is None and frontend.queue:
+                antenna, dwell = frontend.queue.pop(0)
+                frontend.antenna = antenna
+                frontend.seen = {}
+                frontend.job = self.scan_antenna(frontend, antenna, time.ticks_add(now, dwell), frontend.seen)
+            if frontend.job is None:
+                continue
+            busy = True
+            try:
+                next(frontend.job)
+            except StopIteration as done:
+                frontend.job = None
+                self.finished(frontend.antenna, done.value, frontend.seen, time.ticks_ms())
+        if not busy:
+            self.end_pass()
+        return busy
+
+    def scan_antenna(self, frontend, antenna, deadline, seen):
+        """A generator: one antenna's dwell. Its value: a fault (code, detail) or None when it was read."""
+        chip = frontend.chip
+        try:
+            frontend.switch.select(antenna.index)
+            yield from iso15693.check_antenna(chip, frontend.limits)
+            yield from iso15693.inventory(chip, antenna.state, deadline, seen)
+            return None
+        except iso15693.AntennaFault as fault:
+            return (fault.code, fault.detail)
+        except FrontEndError as error:
+            log("front end error on antenna %d: %s" % (antenna.number, error))
+            return (1, 0)  # no answer from the front end: reported as OPEN on the antenna (7.4)
+        finally:
+            try:
+                chip.rf_off()
+            except FrontEndError:
+                pass
+            frontend.switch.park()
+
+    def finished(self, antenna, fault, seen, now):
+        if fault is not None:
+            if antenna.fault != fault:
+                antenna.fault = fault
+                self.report_fault(antenna, now)
+            return  # a faulted antenna's contents are unknown: no INVENTORY (6.7)
+        if antenna.fault is not None:
+            antenna.fault = None
+            self.send(wire.ANTENNA_FAULT, wire.antenna_fault(antenna.number, wire.CLEARED, 0))
+        entries = [(uid, count, RSSI_NONE) for uid, count in seen.items()]
+        flags = wire.REQUESTED if self.pass_requested else 0
+        # The pass's last antenna: every front end is done. Its last frame carries CYCLE_END (6.7).
+        if not any(f.job is not None or f.queue for f in self.frontends):
+            flags |= wire.CYCLE_END
+        for payload in wire.inventory_payloads(antenna.number, self.pass_cycle, flags, entries):
+            self.send(wire.INVENTORY, payload)
+
+    def end_pass(self):
+        self.pass_cycle = None
+        # Memory per pass, for the bench (stderr of the unix port; nothing is written on the Pico): the heap
+        # grows by what a pass allocates until a collection, which shows as a drop and is skipped.
+        allocated = gc.mem_alloc()
+        if allocated >= self.alloc_mark:
+            self.alloc_total += allocated - self.alloc_mark
+            self.alloc_passes += 1
+        self.alloc_mark = allocated
+        if self.cycle % 10 == 0 and self.alloc_passes:
+            gc.collect()  # what stays alive, without the garbage of the passes since the last collection
+            self.alloc_mark = gc.mem_alloc()
+            log("memory: cycle %d heap live %d free %d allocated per pass %d" % (
+                self.cycle, self.alloc_mark, gc.mem_free(), self.alloc_total // self.alloc_passes))
+
+    # ---- the main loop -------------------------------------------------------------------------------
+
+    def step(self):
+        now = time.ticks_ms()
+        scanning = False
+        if not self.reset_pending:  # after RESET's ACK nothing new is read or sent: the ACK leaves, we reboot
+            data = self.port.read()
+            if data:
+                self.receive(data, now)
+        if not self.reset_pending:
+            self.timers(now)
+            scanning = self.scan(now)
+        if self.tx:
+            written = self.port.write(self.tx)
+            if written:
+                self.tx = self.tx[written:]
+        if self.reset_pending and not self.tx:
+            self.port.drain()
+            if self.reset_board is not None:
+                self.reset_board()
+        return scanning
+
+    def run(self):
+        while True:
+            if not self.step():
+                self.port.wait(5)  # nothing to scan: sleep until the host writes or a timer is due
+
+
+def _next_tick(scheduled, period, now):
+    following = time.ticks_add(scheduled, period)
+    return following if time.ticks_diff(following, now) > 0 else time.ticks_add(now, period)

@@ -28,8 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from controller import phh as phhlib
+from controller import ohh, phh as phhlib, pokerstars
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
+from controller.histories import HandRecord, game_number
 from controller.rules import profile as rule_profile
 from controller.showdown import award, hand_rank
 
@@ -57,6 +58,7 @@ class BettingSetup:
     # and pass): the pot is counted once it has not changed for this long.
     pile_s: float = 2.0
     bet_limits: tuple[int, int] | None = None  # fixed limit: (small bet, big bet)
+    table_id: str = ""  # names the table in the OHH and PokerStars copies of each hand
 
 
 @dataclass
@@ -105,6 +107,7 @@ class ChipBetting:
         self.hand: BettingHand | None = None
         self._void_chips: dict[str, dict[str, int]] = {}  # after a misdeal: the wagers still to go back, by zone
         self._void_total: dict[str, int] = {}  # what lay in each of those zones at the misdeal
+        self._started_t = 0.0  # when the hand began, on the table clock
         self._reset_hand()
 
     def _reset_hand(self) -> None:
@@ -237,6 +240,7 @@ class ChipBetting:
             if self._void_chips:  # dealt again before every wager of the void hand went back
                 self._chips_returned(emit)
             self._reset_hand()
+            self._started_t = t
         elif type_ == "card_dealt":
             seat = public["seat"]
             if seat not in self._dealt:
@@ -513,13 +517,17 @@ class ChipBetting:
         }, {"hands": {str(s): hole.get(s, []) for s in result.showdown_order}} if len(hand.live_seats) > 1 else None)
         shown = list(result.showdown_order) if len(hand.live_seats) > 1 else []
         stacks = finishing if self._known_stacks else None
+        record = HandRecord(hand, hole, board, shown, [(p.amount, p.shares) for p in result.pots], self.setup.table_id,
+                            game_number(self.setup.table_id, self._started_t), self.seats)
+        copies = {"ohh_complete": ohh.to_ohh(record), "pokerstars_complete": pokerstars.to_pokerstars(record)}
         try:
             full = phhlib.to_phh(hand, hole, board, shown, stacks)
             masked = phhlib.to_phh(hand, None, board, [], stacks)
         except ValueError as exc:  # a variant PHH has no code for
-            emit("hand_history", {"format": "phh", "phh": None, "reason": str(exc)}, None)
+            emit("hand_history", {"format": "phh", "phh": None, "reason": str(exc)}, copies)
         else:
-            emit("hand_history", {"format": "phh", "phh": phhlib.dumps(masked)}, {"phh_complete": phhlib.dumps(full)})
+            emit("hand_history", {"format": "phh", "phh": phhlib.dumps(masked)},
+                 {"phh_complete": phhlib.dumps(full), **copies})
         if self._pushed:  # stack zones saw where the pot went: it must be where the award says
             for s in sorted(set(self._pushed) | {s for s, v in result.payouts.items() if v}):
                 expected, seen = result.payouts.get(s, 0), self._pushed.get(s, 0)

@@ -205,7 +205,7 @@ def _hands(journal, progress: TextIO | None) -> Iterator[_Hand]:
         for event in events:
             while report and next_tenth <= 10 and event.seq - first + 1 >= total * next_tenth / 10:
                 print(f"  {next_tenth * 10}% of the journal read ({event.seq - first + 1} of {total} events), "
-                      f"{hands} hands", file=progress, flush=True)
+                      f"{hands} {'hand' if hands == 1 else 'hands'}", file=progress, flush=True)
                 next_tenth += 1
             if event.hand is None:
                 continue

@@ -418,3 +418,42 @@ def test_the_secure_feed_publishes_both_copies_and_the_public_feed_neither(mqtt_
         assert len(pokerstars_hands(message["pokerstars_complete"])) == 1
     for message in public:
         assert not {"ohh_complete", "pokerstars_complete", "phh_complete"} & message.keys()
+
+
+@pytest.mark.parametrize("variant, game", [
+    ("NLHE", "Hold'em No Limit (50/100)"), ("PLHE", "Hold'em Pot Limit (50/100)"),
+    ("FLHE", "Hold'em Limit (100/200)"), ("PLO", "Omaha Pot Limit (50/100)"),
+    ("PLO5", "5 Card Omaha Pot Limit (50/100)"), ("PLO6", "6 Card Omaha Pot Limit (50/100)"),
+])
+def test_every_variant_the_table_deals_is_named_as_pokerstars_names_it(variant, game):
+    from controller.betting import BettingHand, Straddle  # noqa: PLC0415
+    from controller.cards import FULL_DECK  # noqa: PLC0415
+    from sim.handgen import play_randomly  # noqa: PLC0415
+
+    rng = random.Random(variant)
+    validator = Draft202012Validator(OHH_SCHEMA)
+    for players in (2, 3, 7):  # heads-up (the button posts the small blind), a straddle with three or more
+        seats = list(range(1, players + 1))
+        straddles = [Straddle(200)] if players > 2 and variant != "FLHE" else []
+        hand = BettingHand(variant, seats, seats[-1], {s: rng.randint(300, 5000) for s in seats}, (50, 100),
+                           straddles=straddles)
+        deck = list(FULL_DECK)
+        rng.shuffle(deck)
+        hole = {s: [deck.pop() for _ in range(hand.variant.hole_cards)] for s in hand.order}
+        board = [deck.pop() for _ in range(5)]
+        play_randomly(hand, rng)
+        result = award(hand, hole if len(hand.live_seats) > 1 else None, board)
+        shown = list(result.showdown_order) if len(hand.live_seats) > 1 else []
+        record = HandRecord(hand, hole, board, shown, [(p.amount, p.shares) for p in result.pots], "t-1", "7",
+                            table_size=9)
+        text = to_pokerstars(record)
+        assert text.startswith(f"PokerStars Hand #7:  {game}\nTable 't-1' 9-max Seat #{players} is the button\n")
+        if players == 2:
+            assert f"Seat {players}: seat{players} (button) (small blind) " in text
+        if straddles:
+            assert f"seat{hand.order[2]}: posts straddle 200\n" in text  # the live straddle: after the big blind
+        ohh = to_ohh(record)
+        ohh["ohh"]["start_date_utc"] = "2026-12-01T09:00:00"
+        assert not list(validator.iter_errors(ohh))
+        assert ohh["ohh"]["bet_limit"]["bet_type"] == {"N": "NL", "P": "PL", "F": "FL"}[variant[0]]
+        assert ohh["ohh"]["game_type"] == ("Omaha" if variant.startswith("PLO") else "Holdem")

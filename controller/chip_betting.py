@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping
 
 from controller import ohh, phh as phhlib, pokerstars
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
-from controller.histories import HandRecord, game_number
+from controller.histories import HandRecord, game_number, tabled
 from controller.rules import profile as rule_profile
 from controller.showdown import award, hand_rank
 
@@ -517,7 +517,8 @@ class ChipBetting:
         }, {"hands": {str(s): hole.get(s, []) for s in result.showdown_order}} if len(hand.live_seats) > 1 else None)
         shown = list(result.showdown_order) if len(hand.live_seats) > 1 else []
         stacks = finishing if self._known_stacks else None
-        record = HandRecord(hand, hole, board, shown, [(p.amount, p.shares) for p in result.pots], self.setup.table_id,
+        record = HandRecord(hand, hole, board, tabled(hand, shown, public.get("folded_seats", ()), result.payouts),
+                            [(p.amount, p.shares) for p in result.pots], self.setup.table_id or "table",
                             game_number(self.setup.table_id, self._started_t), self.seats)
         copies = {"ohh_complete": ohh.to_ohh(record), "pokerstars_complete": pokerstars.to_pokerstars(record)}
         try:

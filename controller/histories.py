@@ -7,7 +7,8 @@ gives both, street by street. ``controller.ohh`` (Open Hand History JSON) and ``
 
 What a copy reveals is the caller's choice: ``hole_cards`` holds only the cards that copy may show (every card the
 table read for the secure feed; only the hands shown at the showdown for a copy that follows the table), and
-``shown`` the seats that showed, in showdown order. Pure: no clock is read, the start time is given (or None).
+``shown`` the seats that showed (:func:`tabled`), in showdown order; the other seats of the showdown mucked. Pure: no
+clock is read, the start time is given (or None).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from datetime import datetime
 from typing import Mapping, Sequence
 
 from controller.betting import BettingHand
+from controller.showdown import showdown_order
 
 STREETS = ("preflop", "flop", "turn", "river")
 BOARD_COUNTS = (0, 3, 4, 5)  # board cards once each street is dealt
@@ -27,6 +29,19 @@ def game_number(table_id: str, started_t: float) -> str:
     table never numbers two hands alike; the journal keeps the same start, so an export numbers a hand as the
     feed did."""
     return f"{zlib.crc32(table_id.encode()) % 100:02d}{max(0, round(started_t * 10)):011d}"
+
+
+def tabled(hand: BettingHand, showdown_order: Sequence[int], gone_to_muck: Sequence[int] | set[int],
+           payouts: Mapping[int, int]) -> list[int]:
+    """The seats whose hands were shown at the showdown, in showdown order: what a history may reveal of it.
+
+    With a player all-in and the betting over, every live hand is turned face up at once (TDA all-in rule, AC 11).
+    Otherwise a player may give up at the showdown without showing (TDA 17-2; CA Actions 9): a live hand whose
+    cards reached the muck before the hand ended was not shown — unless it wins, for the cards speak and the floor
+    restores it (AC 14; CA Actions 9)."""
+    if any(hand.is_all_in(s) for s in showdown_order):
+        return list(showdown_order)
+    return [s for s in showdown_order if s not in gone_to_muck or payouts.get(s)]
 
 
 FORCED = {"ante": "ante", "post_sb": "small_blind", "post_bb": "big_blind", "straddle": "straddle"}
@@ -73,6 +88,11 @@ class HandRecord:
     def seats(self) -> list[int]:
         """The seats in the hand, in seat order."""
         return sorted(self.hand.order)
+
+    @property
+    def showdown(self) -> list[int]:
+        """The seats at the showdown in the order they show (none when one seat was left)."""
+        return showdown_order(self.hand) if len(self.hand.live_seats) > 1 else []
 
     def cards(self, seat: int) -> list[str]:
         return [c for c in self.hole_cards.get(seat, ()) if c]

@@ -7,7 +7,7 @@ players[], rounds[], pots[]}}``, as the spec's published examples write it:
 * ``players``: ``id`` (0, 1, ... in seat order), ``seat``, ``name``, ``display``, ``starting_stack``;
 * ``rounds``: ``Preflop`` (the forced bets, a ``Dealt Cards`` action per player, with the cards where this copy
   may show them, then the betting), ``Flop``/``Turn``/``River`` with the ``cards`` each turned, and ``Showdown``
-  with a ``Shows Cards`` action per seat that showed. ``action_number`` counts the actions of the whole hand;
+  with a ``Shows Cards`` action per seat that showed and ``Mucks Cards`` for one that gave up unseen. ``action_number`` counts the actions of the whole hand;
   ``amount`` is what the action put in (a raise's chips, not its total), ``is_allin`` is on every chip action;
 * ``pots``: ``number`` (0 is the main pot), ``amount``, ``rake`` 0, ``player_wins`` (``player_id``,
   ``win_amount``, ``contributed_rake`` 0). An uncalled bet that went back is in no pot.
@@ -88,10 +88,11 @@ def to_ohh(record: HandRecord, site_name: str = "rfid-table", internal_version: 
             if a.kind in ("call", "bet", "raise"):
                 fields = {"amount": a.added, "is_allin": a.all_in}
             rounds[-1]["actions"].append(action(a.seat, ACTION_NAMES[a.kind], **fields))
-    if record.shown:
-        rounds.append({"id": len(rounds), "street": "Showdown",
-                       "actions": [action(s, "Shows Cards", cards=record.cards(s)) for s in record.shown
-                                   if record.cards(s)]})
+    if record.showdown:
+        rounds.append({"id": len(rounds), "street": "Showdown", "actions": []})
+        for s in record.showdown:
+            cards = {"cards": record.cards(s)} if record.cards(s) else {}
+            rounds[-1]["actions"].append(action(s, "Shows Cards" if s in record.shown else "Mucks Cards", **cards))
     out["rounds"] = rounds
     out["pots"] = [{"number": i, "amount": amount, "rake": 0,
                     "player_wins": [{"player_id": ids[s], "win_amount": share, "contributed_rake": 0}

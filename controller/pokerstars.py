@@ -88,9 +88,9 @@ def to_pokerstars(record: HandRecord) -> str:
     won = record.winnings()
     descriptions = {s: describe(hand.variant.omaha, record.cards(s), record.board) for s in record.shown
                     if record.cards(s) and len(record.board) == 5}
-    if record.shown:
+    if record.showdown:
         lines.append("*** SHOW DOWN ***")
-        for s in record.shown:
+        for s in record.showdown:
             if s in descriptions:
                 lines.append(f"{name(s)}: shows [{' '.join(record.cards(s))}] ({descriptions[s]})")
             else:
@@ -100,7 +100,7 @@ def to_pokerstars(record: HandRecord) -> str:
         for s, share in record.pots[index][1].items():
             if share:
                 lines.append(f"{name(s)} collected {share} from {labels[index]}")
-    if not record.shown:
+    if not record.showdown:
         for s in sorted(won, key=hand.order.index):
             lines.append(f"{name(s)}: doesn't show hand")
     lines.append("*** SUMMARY ***")
@@ -194,7 +194,8 @@ def _result(record: HandRecord, seat: int, folded: dict[int, str], put_in: set[i
         return f"showed [{cards}] and lost with {descriptions[seat]}"
     if won.get(seat):
         return f"collected ({won[seat]})"
-    return "mucked"
+    cards = record.cards(seat)
+    return f"mucked [{' '.join(cards)}]" if cards else "mucked"
 
 
 # ---- what PokerStars says a shown hand is ----------------------------------------------------------------

@@ -6,8 +6,9 @@ clock in its wall stamp). From these the hand is rebuilt in the betting engine (
 written by the same writers as the secure feed's copies (``controller.ohh``, ``controller.pokerstars``), now dated
 and numbered as the feed numbered them.
 
-Hole cards: by default a copy shows what the table showed — every hand that went to the showdown (cards speak: the
-table tabled and counted every live hand) and no folded hand, nor the cards of a winner nobody called.
+Hole cards: by default a copy shows what the table showed — the hands tabled at the showdown
+(``controller.histories.tabled``: all of them after an all-in; otherwise not a losing hand that went to the muck
+unseen) and no folded hand, nor the cards of a winner nobody called.
 ``--all-cards`` adds every hole card the table read, as the secure feed carries them.
 
 The journal is read from a copy taken with SQLite's online backup, so a table can go on writing it meanwhile, and
@@ -162,18 +163,21 @@ def _open_copy(path: Path, copy: Path):
 class _Hand:
     number: int
     history: dict[str, Any]  # the hand_history event's secure payload
-    pots: list[dict[str, Any]]  # the showdown event's
+    showdown: dict[str, Any]  # the showdown event's public payload: the pots and payouts
+    folded: list[int]  # the hand_ended event's folded seats: a live hand mucked at the showdown is among them
     started_t: float | None
     started_wall: float | None
 
     def record(self, table_id: str, all_cards: bool):
         from controller import phh as phhlib  # noqa: PLC0415
-        from controller.histories import HandRecord, game_number  # noqa: PLC0415
+        from controller.histories import HandRecord, game_number, tabled  # noqa: PLC0415
 
         text = self.history.get("phh_complete")
         if not text:
             raise ValueError(f"no PHH record to rebuild it from ({self.history.get('reason') or 'none journaled'})")
-        hand, hole, board, shown = phhlib.replay(phhlib.loads(text))
+        hand, hole, board, showdown = phhlib.replay(phhlib.loads(text))
+        payouts = {int(s): v for s, v in self.showdown.get("payouts", {}).items()}
+        shown = tabled(hand, showdown, self.folded, payouts)
         if not all_cards:
             hole = {s: cards for s, cards in hole.items() if s in shown}
         feed = self.history.get("ohh_complete", {}).get("ohh", {})
@@ -181,7 +185,7 @@ class _Hand:
         wall = self.started_wall if self.started_wall is not None else self.started_t
         return HandRecord(
             hand, hole, board, shown,
-            [(p["amount"], {int(s): v for s, v in p["shares"].items()}) for p in self.pots],
+            [(p["amount"], {int(s): v for s, v in p["shares"].items()}) for p in self.showdown["pots"]],
             feed.get("table_name") or table_id, feed.get("game_number") or game_number(table_id, started_t),
             feed.get("table_size") or max(10, max(hand.order)),
             datetime.fromtimestamp(wall, timezone.utc) if wall is not None else None)
@@ -195,7 +199,8 @@ def _hands(journal, progress: TextIO | None) -> Iterator[_Hand]:
     report = progress is not None and total >= PROGRESS_MIN_EVENTS
     next_tenth = 1
     starts: dict[int, tuple[float, float | None]] = {}
-    pots: dict[int, list] = {}
+    showdowns: dict[int, dict] = {}
+    folded: dict[int, list] = {}
     hands = 0
     seq = first - 1
     while True:
@@ -211,13 +216,15 @@ def _hands(journal, progress: TextIO | None) -> Iterator[_Hand]:
                 continue
             if event.type == "hand_started":
                 starts[event.hand] = (event.t, event.wall)
+            elif event.type == "hand_ended":
+                folded[event.hand] = event.public.get("folded_seats", [])
             elif event.type == "showdown":
-                pots[event.hand] = event.public["pots"]
-            elif event.type == "hand_history" and event.hand in pots:
-                start = starts.get(event.hand, (None, event.wall))
+                showdowns[event.hand] = event.public
+            elif event.type == "hand_history" and event.hand in showdowns:
+                start = starts.pop(event.hand, (None, event.wall))
                 hands += 1
-                yield _Hand(event.hand, event.secret, pots.pop(event.hand), start[0], start[1])
-                starts.pop(event.hand, None)
+                yield _Hand(event.hand, event.secret, showdowns.pop(event.hand), folded.pop(event.hand, []), start[0],
+                            start[1])
         seq = events[-1].seq
 
 

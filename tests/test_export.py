@@ -457,3 +457,43 @@ def test_every_variant_the_table_deals_is_named_as_pokerstars_names_it(variant, 
         assert not list(validator.iter_errors(ohh))
         assert ohh["ohh"]["bet_limit"]["bet_type"] == {"N": "NL", "P": "PL", "F": "FL"}[variant[0]]
         assert ohh["ohh"]["game_type"] == ("Omaha" if variant.startswith("PLO") else "Holdem")
+
+
+# ---- a hand given up unseen at the showdown -------------------------------------------------------------------
+
+
+def test_a_losing_hand_mucked_at_the_showdown_is_not_shown_and_a_winning_one_still_is():
+    from test_chip_layer import Table, checked_down  # noqa: PLC0415 (the chip layer's table, played by hand)
+
+    table = Table()
+    hole, _board, winner = checked_down(table)
+    loser = 3 - winner
+    table.chips(1, 100)  # a bet on the river and a call
+    table.chips(2, 100)
+    for uid in list(table.field.tags_in("seat1.bets")) + list(table.field.tags_in("seat2.bets")):
+        table.field.place(uid, "pot")  # the dealer collects the river: the betting is over, the showdown begins
+    table.run(1.0)
+    for card in hole[loser]:  # no all-in: the loser gives up without showing (TDA 17-2; CA Actions 9)
+        table.field.place(table.uid_of[card], "muck")
+    table.run(0.8)
+    table.field.clear()
+    history = [e for e in table.run(3.0) if e.type == "hand_history"]
+    assert len(history) == 1
+    text, ohh = history[0].secret["pokerstars_complete"], history[0].secret["ohh_complete"]["ohh"]
+    assert f"seat{loser}: mucks hand\n" in text and f"seat{winner}: shows [{' '.join(hole[winner])}]" in text
+    assert re.search(rf"Seat {loser}: seat{loser} \(\w+ blind\) mucked \[{' '.join(hole[loser])}\]\n", text)
+    showdown = next(r for r in ohh["rounds"] if r["street"] == "Showdown")["actions"]
+    assert {a["action"] for a in showdown} == {"Shows Cards", "Mucks Cards"}
+    parsed = pokerstars_hands(text)  # a parser still reads the hand, the mucked seat losing its blind
+    assert final_stacks(parsed[0])[f"seat{loser}"] == 5000 - 200
+
+
+def test_tabled_hands_follow_the_all_in_rule_and_cards_speak():
+    from controller.betting import BettingHand  # noqa: PLC0415
+    from controller.histories import tabled  # noqa: PLC0415
+
+    hand = BettingHand("NLHE", [1, 2, 3], 3, {1: 1000, 2: 1000, 3: 300}, (50, 100))
+    assert tabled(hand, [1, 2, 3], {2}, {1: 900}) == [1, 3]  # seat 2 gave up unseen
+    assert tabled(hand, [1, 2, 3], {1, 2}, {1: 900}) == [1, 3]  # the winner's cards speak
+    hand.declare(3, "all_in")  # seat 3 all-in: every hand is turned face up once the betting is over
+    assert tabled(hand, [1, 2, 3], {2}, {1: 900}) == [1, 2, 3]

@@ -96,7 +96,7 @@ def export(journal_path: Path, fmt: str, out_dir: Path, all_cards: bool = False,
             for hand in _hands(journal, progress):
                 try:
                     record = hand.record(table_id, all_cards)
-                except ValueError as exc:
+                except (ValueError, KeyError, TypeError) as exc:  # a record the engine cannot replay: say which
                     skipped.append(f"hand {hand.number}: {exc}")
                     continue
                 first_start = first_start or record.started

@@ -497,3 +497,23 @@ def test_tabled_hands_follow_the_all_in_rule_and_cards_speak():
     assert tabled(hand, [1, 2, 3], {1, 2}, {1: 900}) == [1, 3]  # the winner's cards speak
     hand.declare(3, "all_in")  # seat 3 all-in: every hand is turned face up once the betting is over
     assert tabled(hand, [1, 2, 3], {2}, {1: 900}) == [1, 2, 3]
+
+
+def test_a_journal_the_table_is_still_writing_is_exported_as_far_as_it_goes(tmp_path):
+    config = session_config()
+    path = tmp_path / "live.journal"
+    journal = Journal(path, table_id=config.table_id)
+    assert journal.open().ok
+    try:
+        table = SimulatedTable(config, SimOptions(hands=4, seed=3, speed=0, pace_s=0.5, link="direct",
+                                                  players=PLAYERS), None, journal)
+        table.pipeline.restore(time.time())
+        table.run(StopFlag())
+        written = sum(1 for e in journal.events_after(0, 100000) if e.type == "hand_history")
+        assert Path(f"{path}-wal").stat().st_size > 0  # the last commits are still in the write-ahead log
+        done = export(path, "pokerstars", tmp_path / "out")  # while the table holds the journal open
+        assert done.returncode == 0, done.stderr
+        assert f"{written} hands as pokerstars" in done.stdout and written > 0
+        assert journal.self_check().ok  # and the table's journal is as it was
+    finally:
+        journal.close()

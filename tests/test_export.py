@@ -51,7 +51,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TABLE_CHIPS = ROOT / "config" / "table-chips.toml"
 OHH_SCHEMA = json.loads((ROOT / "schemas" / "histories" / "ohh.schema.json").read_text())
 HANDS, SEED, PLAYERS = 30, 7, 6
-RFID_TABLE = [sys.executable, "-m", "rfid_table.cli"]
+COMMAND = Path(sys.executable).with_name("rfid-table")  # the installed command, as a user runs it
+RFID_TABLE = [str(COMMAND)] if COMMAND.exists() else [sys.executable, "-m", "rfid_table.cli"]
 
 
 def session_config(**changes):

@@ -107,7 +107,7 @@ class ChipBetting:
         self.hand: BettingHand | None = None
         self._void_chips: dict[str, dict[str, int]] = {}  # after a misdeal: the wagers still to go back, by zone
         self._void_total: dict[str, int] = {}  # what lay in each of those zones at the misdeal
-        self._started_t = 0.0  # when the hand began, on the table clock
+        self._started_t = 0.0  # when the hand began, on the table clock (read with a default: older pickles lack it)
         self._reset_hand()
 
     def _reset_hand(self) -> None:
@@ -519,7 +519,7 @@ class ChipBetting:
         stacks = finishing if self._known_stacks else None
         record = HandRecord(hand, hole, board, tabled(hand, shown, public.get("folded_seats", ()), result.payouts),
                             [(p.amount, p.shares) for p in result.pots], self.setup.table_id or "table",
-                            game_number(self.setup.table_id, self._started_t), self.seats)
+                            game_number(self.setup.table_id, getattr(self, "_started_t", 0.0)), self.seats)
         copies = {"ohh_complete": ohh.to_ohh(record), "pokerstars_complete": pokerstars.to_pokerstars(record)}
         try:
             full = phhlib.to_phh(hand, hole, board, shown, stacks)

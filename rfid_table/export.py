@@ -145,7 +145,7 @@ def _open_copy(path: Path, copy: Path):
     journal = Journal(copy)
     quiet = logging.getLogger("rfid_table.journal")
     level = quiet.level
-    quiet.setLevel(logging.WARNING)  # its "journal OK" line would name the private copy
+    quiet.setLevel(logging.CRITICAL)  # its lines would name the private copy: the error below names the file
     try:
         check = journal.open()
     except JournalError as exc:
@@ -175,7 +175,9 @@ class _Hand:
         text = self.history.get("phh_complete")
         if not text:
             raise ValueError(f"no PHH record to rebuild it from ({self.history.get('reason') or 'none journaled'})")
-        hand, hole, board, showdown = phhlib.replay(phhlib.loads(text))
+        phh = phhlib.loads(text)
+        hand, hole, board, showdown = phhlib.replay(phh)
+        names = dict(zip(phh.get("seats", hand.order), phh.get("players", ())))  # PHH's optional player names
         payouts = {int(s): v for s, v in self.showdown.get("payouts", {}).items()}
         shown = tabled(hand, showdown, self.folded, payouts)
         if not all_cards:
@@ -188,7 +190,7 @@ class _Hand:
             [(p["amount"], {int(s): v for s, v in p["shares"].items()}) for p in self.showdown["pots"]],
             feed.get("table_name") or table_id, feed.get("game_number") or game_number(table_id, started_t),
             feed.get("table_size") or max(10, max(hand.order)),
-            datetime.fromtimestamp(wall, timezone.utc) if wall is not None else None)
+            datetime.fromtimestamp(wall, timezone.utc) if wall is not None else None, names)
 
 
 def _hands(journal, progress: TextIO | None) -> Iterator[_Hand]:

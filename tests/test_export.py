@@ -518,3 +518,27 @@ def test_a_journal_the_table_is_still_writing_is_exported_as_far_as_it_goes(tmp_
         assert journal.self_check().ok  # and the table's journal is as it was
     finally:
         journal.close()
+
+
+def test_player_names_of_the_phh_record_name_the_players(session, tmp_path):
+    """A PHH record with player names (PHH's optional ``players``) names them in the export."""
+    _path, events = session
+    named = tmp_path / "named.journal"
+    journal = Journal(named, table_id="main-2")
+    assert journal.open().ok
+    copied = []
+    for event in events:
+        secret = dict(event.secret)
+        if event.type == "hand_history":
+            table = phhlib.loads(secret["phh_complete"])
+            table["players"] = [f"Player {s}" for s in table["seats"]]
+            secret["phh_complete"] = phhlib.dumps(table)
+        copied.append(dataclasses.replace(event.domain_event(), secret=secret))
+    journal.record([("tick", events[-1].t, {})], copied)
+    journal.close()
+    done = export(named, "pokerstars", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    first = next((tmp_path / "out").glob("*.txt")).read_text().split("\n\n\n")[0]
+    table = phhlib.loads(histories(events)[0].secret["phh_complete"])
+    assert pokerstars_hands(first)[0].players == [f"Player {s}" for s in table["seats"]]
+    assert re.search(r"^Seat \d+: Player \d+ \(\d+ in chips\)$", first, re.MULTILINE), first

@@ -2,7 +2,7 @@
 
 Written line for line as PokerStars writes a hand (play chips, so amounts have no currency sign)::
 
-    PokerStars Hand #0112345678900042:  Hold'em No Limit (50/100) - 2026/12/01 9:26:03 UTC [2026/12/01 4:26:03 ET]
+    PokerStars Hand #0217961180819:  Hold'em No Limit (50/100) - 2026/12/01 9:26:03 UTC [2026/12/01 4:26:03 ET]
     Table 'main-2' 10-max Seat #3 is the button
     Seat 1: seat1 (10000 in chips)
     ...
@@ -26,9 +26,10 @@ Written line for line as PokerStars writes a hand (play chips, so amounts have n
 
 Antes are ``posts the ante``; raises are ``raises <by> to <total>``; an uncalled bet is ``Uncalled bet (N) returned
 to``; with side pots the collections say ``from main pot`` and ``from side pot`` (``side pot-1``, ``-2`` when there
-are several) and the summary lists each pot. Shown hands carry PokerStars' description (``a pair of Aces``). A
-``Dealt to`` line appears for every seat whose cards the copy may reveal (PokerStars writes one for its user only;
-trackers read several). Without a start time (the feed's copy: the controller keeps no clock) the header has no
+are several) and the summary lists each pot. Shown hands carry PokerStars' description (``a pair of Aces``). A copy
+that reveals only the hands shown at the showdown reads like an observer's history: their cards are in the
+``shows`` lines. One that reveals more (the secure feed's, ``--all-cards``) has a ``Dealt to`` line for every seat
+whose cards it carries (PokerStars writes one for its user only; trackers read several). Without a start time (the feed's copy: the controller keeps no clock) the header has no
 date; ``rfid-table export`` writes it from the journal, in UTC and in ET as PokerStars' own clients do.
 """
 
@@ -63,8 +64,9 @@ def to_pokerstars(record: HandRecord) -> str:
     for a in sorted(forced, key=lambda a: a.kind != "ante"):  # PokerStars lists the antes before the blinds
         lines.append(f"{name(a.seat)}: {posts[a.kind]} {a.added}{' and is all-in' if a.all_in else ''}")
     lines.append("*** HOLE CARDS ***")
-    for s in hand.order:
-        if record.cards(s):
+    known = [s for s in hand.order if record.cards(s)]
+    if any(s not in record.shown for s in known):  # otherwise an observer's history: the cards are where they showed
+        for s in known:
             lines.append(f"Dealt to {name(s)} [{' '.join(record.cards(s))}]")
     uncalled = record.uncalled()
     played = record.streets_played()
@@ -81,7 +83,8 @@ def to_pokerstars(record: HandRecord) -> str:
             if a.kind in posts:
                 facing = max(facing, a.to)
                 continue
-            lines.append(f"{name(a.seat)}: {_verb(a.kind, a.added, a.to, facing)}{' and is all-in' if a.all_in else ''}")
+            all_in = " and is all-in" if a.all_in else ""
+            lines.append(f"{name(a.seat)}: {_verb(a.kind, a.added, a.to, facing)}{all_in}")
             facing = max(facing, a.to)
         for seat, amount in uncalled.get(street, {}).items():
             lines.append(f"Uncalled bet ({amount}) returned to {name(seat)}")

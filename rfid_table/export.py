@@ -17,7 +17,7 @@ the table and the first hand's start: ``main-2-20261201-092603.ohh`` (hands one 
 as the OHH storage format asks) or ``.txt`` (hands two blank lines apart, as PokerStars writes them). Files are
 written whole or not at all (temp file, fsync, rename).
 
-Exit status: 0 written (hands the journal holds no PHH record for are listed and skipped), 64 bad arguments,
+Exit status: 0 written (hands the journal holds no PHH record for are listed and skipped), 2 bad arguments,
 65 a damaged journal or not a journal, 66 no journal at the path, 73 the output cannot be written.
 """
 
@@ -36,7 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
-EX_USAGE, EX_DATAERR, EX_NOINPUT, EX_CANTCREAT = 64, 65, 66, 73
+EX_USAGE, EX_DATAERR, EX_NOINPUT, EX_CANTCREAT = 2, 65, 66, 73  # 2 as argparse; the others from sysexits
 FORMATS = {"ohh": ".ohh", "pokerstars": ".txt"}
 PROGRESS_MIN_EVENTS = 1000  # a journal this long reports its progress, every tenth of the way
 READ_CHUNK = 1000
@@ -85,6 +85,7 @@ def export(journal_path: Path, fmt: str, out_dir: Path, all_cards: bool = False,
     """Write the journal's hands as ``fmt`` into ``out_dir``; raises :class:`ExportError` with the exit status."""
     if fmt not in FORMATS:
         raise ExportError(f"--format must be one of {', '.join(sorted(FORMATS))}, not {fmt!r}", EX_USAGE)
+    _check_journal_path(journal_path)
     _check_out_dir(out_dir)
     with tempfile.TemporaryDirectory(prefix="rfid-table-export-") as private:
         journal = _open_copy(journal_path, Path(private) / "journal")
@@ -115,10 +116,8 @@ def export(journal_path: Path, fmt: str, out_dir: Path, all_cards: bool = False,
 # ---- the journal ----------------------------------------------------------------------------------------
 
 
-def _open_copy(path: Path, copy: Path):
-    """A checked private copy of the journal at ``path`` (a :class:`rfid_table.journal.Journal`, open)."""
-    from rfid_table.journal import Journal, JournalError  # noqa: PLC0415 (the CLI starts without SQLite work)
-
+def _check_journal_path(path: Path) -> None:
+    """Before anything is made: is there a file at ``path`` that can be a journal?"""
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -126,9 +125,15 @@ def _open_copy(path: Path, copy: Path):
     except OSError as exc:
         raise ExportError(f"cannot read the journal {path}: {exc.strerror}", EX_NOINPUT) from None
     if path.is_dir():
-        raise ExportError(f"{path} is a directory: --journal names the journal file itself", EX_USAGE)
+        raise ExportError(f"{path} is a directory: --journal names the journal file itself", EX_NOINPUT)
     if info.st_size == 0:
         raise ExportError(f"{path} is empty (0 bytes): not a journal", EX_DATAERR)
+
+
+def _open_copy(path: Path, copy: Path):
+    """A checked private copy of the journal at ``path`` (a :class:`rfid_table.journal.Journal`, open)."""
+    from rfid_table.journal import Journal, JournalError  # noqa: PLC0415 (the CLI starts without SQLite work)
+
     try:
         source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:

@@ -7,8 +7,9 @@ players[], rounds[], pots[]}}``, as the spec's published examples write it:
 * ``players``: ``id`` (0, 1, ... in seat order), ``seat``, ``name``, ``display``, ``starting_stack``;
 * ``rounds``: ``Preflop`` (the forced bets, a ``Dealt Cards`` action per player, with the cards where this copy
   may show them, then the betting), ``Flop``/``Turn``/``River`` with the ``cards`` each turned, and ``Showdown``
-  with a ``Shows Cards`` action per seat that showed and ``Mucks Cards`` for one that gave up unseen. ``action_number`` counts the actions of the whole hand;
-  ``amount`` is what the action put in (a raise's chips, not its total), ``is_allin`` is on every chip action;
+  with a ``Shows Cards`` action per seat that showed and ``Mucks Cards`` for one that gave up unseen.
+  ``action_number`` counts the actions of the whole hand; ``amount`` is what the action put in (a raise's chips,
+  not its total), ``is_allin`` is on every chip action;
 * ``pots``: ``number`` (0 is the main pot), ``amount``, ``rake`` 0, ``player_wins`` (``player_id``,
   ``win_amount``, ``contributed_rake`` 0). An uncalled bet that went back is in no pot.
 

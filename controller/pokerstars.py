@@ -29,8 +29,9 @@ to``; with side pots the collections say ``from main pot`` and ``from side pot``
 are several) and the summary lists each pot. Shown hands carry PokerStars' description (``a pair of Aces``). A copy
 that reveals only the hands shown at the showdown reads like an observer's history: their cards are in the
 ``shows`` lines. One that reveals more (the secure feed's, ``--all-cards``) has a ``Dealt to`` line for every seat
-whose cards it carries (PokerStars writes one for its user only; trackers read several). Without a start time (the feed's copy: the controller keeps no clock) the header has no
-date; ``rfid-table export`` writes it from the journal, in UTC and in ET as PokerStars' own clients do.
+whose cards it carries (PokerStars writes one for its user only; trackers read several). Without a start time
+(the feed's copy: the controller keeps no clock) the header has no date; ``rfid-table export`` writes it from the
+journal, in UTC and in ET as PokerStars' own clients do.
 """
 
 from __future__ import annotations

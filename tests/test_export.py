@@ -169,7 +169,8 @@ def test_pokerstars_text_follows_the_published_layout(session, tmp_path):
         assert len(results) == PLAYERS
         for line in results:
             assert re.fullmatch(r"Seat \d+: seat\d+( \(button\))?( \((small|big) blind\))? "
-                                r"(folded before Flop( \(didn't bet\))?|folded on the (Flop|Turn|River)|collected \(\d+\)"
+                                r"(folded before Flop( \(didn't bet\))?|folded on the (Flop|Turn|River)"
+                                r"|collected \(\d+\)"
                                 r"|showed \[[2-9TJQKA][shdc] [2-9TJQKA][shdc]\] and (won \(\d+\)|lost) with .+)",
                                 line), line
     assert "side pot" in text and "and is all-in" in text and "Uncalled bet (" in text

@@ -543,3 +543,14 @@ def test_player_names_of_the_phh_record_name_the_players(session, tmp_path):
     table = phhlib.loads(histories(events)[0].secret["phh_complete"])
     assert pokerstars_hands(first)[0].players == [f"Player {s}" for s in table["seats"]]
     assert re.search(r"^Seat \d+: Player \d+ \(\d+ in chips\)$", first, re.MULTILINE), first
+
+
+def test_a_journal_without_a_finished_hand_writes_nothing_and_says_so(tmp_path):
+    path = tmp_path / "new.journal"
+    journal = Journal(path, table_id="main-2")
+    assert journal.open().ok
+    journal.close()
+    done = export(path, "ohh", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert "0 hands as ohh, 0 skipped" in done.stdout and "nothing written" in done.stdout
+    assert not list((tmp_path / "out").iterdir())

@@ -28,9 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from controller import phh as phhlib
+from controller import ohh, phh as phhlib, pokerstars
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
 from controller.dealing import dead_seats
+from controller.histories import HandRecord, game_number, tabled
 from controller.rules import UNPLAYABLE_BELOW_FORCED_BET_CHIP, UNPLAYABLE_NOT_DIVISIBLE, profile as rule_profile
 from controller.showdown import award, hand_rank
 
@@ -58,6 +59,7 @@ class BettingSetup:
     # and pass): the pot is counted once it has not changed for this long.
     pile_s: float = 2.0
     bet_limits: tuple[int, int] | None = None  # fixed limit: (small bet, big bet)
+    table_id: str = ""  # names the table in the OHH and PokerStars copies of each hand
 
 
 @dataclass
@@ -125,6 +127,7 @@ class ChipBetting:
         self.hand: BettingHand | None = None
         self._void_chips: dict[str, dict[str, int]] = {}  # after a misdeal: the wagers still to go back, by zone
         self._void_total: dict[str, int] = {}  # what lay in each of those zones at the misdeal
+        self._started_t = 0.0  # when the hand began, on the table clock: the hand histories number hands by it
         self._reset_hand()
 
     def _reset_hand(self) -> None:
@@ -299,6 +302,7 @@ class ChipBetting:
             if self._award_waits is not None:  # the floor never answered: the fold stood
                 self.mucked_winner_ruled(False, emit)
             self._reset_hand()
+            self._started_t = t
         elif type_ == "card_dealt":
             seat = public["seat"]
             if seat not in self._dealt:
@@ -635,13 +639,19 @@ class ChipBetting:
         stacks = finishing if self._known_stacks else None
         names = self.player_names()
         players = {"players": [names.get(s, f"Seat {s}") for s in hand.order]} if names else {}
+        record = HandRecord(hand, hole, board, tabled(hand, shown, public.get("folded_seats", ()), result.payouts),
+                            [(p.amount, p.shares) for p in result.pots], self.setup.table_id or "table",
+                            game_number(self.setup.table_id, self._started_t), self.seats,
+                            names=names)
+        copies = {"ohh_complete": ohh.to_ohh(record), "pokerstars_complete": pokerstars.to_pokerstars(record)}
         try:
             full = phhlib.to_phh(hand, hole, board, shown, stacks, **players)
             masked = phhlib.to_phh(hand, None, board, [], stacks, **players)
         except ValueError as exc:  # a variant PHH has no code for
-            emit("hand_history", {"format": "phh", "phh": None, "reason": str(exc)}, None)
+            emit("hand_history", {"format": "phh", "phh": None, "reason": str(exc)}, copies)
         else:
-            emit("hand_history", {"format": "phh", "phh": phhlib.dumps(masked)}, {"phh_complete": phhlib.dumps(full)})
+            emit("hand_history", {"format": "phh", "phh": phhlib.dumps(masked)},
+                 {"phh_complete": phhlib.dumps(full), **copies})
         if self._pushed:  # stack zones saw where the pot went: it must be where the award says
             for s in sorted(set(self._pushed) | {s for s, v in result.payouts.items() if v}):
                 expected, seen = result.payouts.get(s, 0), self._pushed.get(s, 0)

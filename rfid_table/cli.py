@@ -327,6 +327,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return replay.run(args)
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from rfid_table import export  # noqa: PLC0415
+
+    return export.run(args)
+
+
 def cmd_register_deck(args: argparse.Namespace) -> int:
     from rfid_table.register import register_deck_command
 
@@ -501,6 +507,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     replay_arguments(p)
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("export", help="write a journal's hands as Open Hand History or PokerStars-style text")
+    from rfid_table.export import add_arguments as export_arguments  # noqa: PLC0415
+
+    export_arguments(p)
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("broker-setup", add_help=False,
                        help="make the card room's Mosquitto users, ACL and TLS files (see docs/broker.md)")

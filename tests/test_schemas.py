@@ -51,7 +51,9 @@ TOPICS = {
     "commands/<role>/<user>": ("command.schema.json", True, False),  # sent by clients, not by the table
     "replies/<role>/<user>": ("reply.schema.json", True, False),
 }
-SECRET_FIELDS = {"card", "cards", "hole_cards", "hands", "phh_complete", "dead", "exact", "runouts", "stderr"}  # what the secure branch may add to a public event
+# what the secure branch may add to a public event
+SECRET_FIELDS = {"card", "cards", "hole_cards", "hands", "phh_complete", "ohh_complete", "pokerstars_complete", "dead",
+                 "exact", "runouts", "stderr"}
 ORIGINAL_CODES = {  # the codes of cards out of place, played by hand in irregular_situations()
     "card_outside_hand", "extra_hole_card", "card_to_folded_seat", "hole_card_after_board", "hole_card_moved",
     "played_card_to_seat", "hole_card_on_board", "hole_card_burned", "board_card_burned", "burn_card_on_board",

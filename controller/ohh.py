@@ -1,0 +1,102 @@
+"""Open Hand History (OHH, spec 1.4.6 of hh-specs.handhistory.org): one finished hand as a JSON object.
+
+``{"ohh": {spec_version, site_name, network_name, internal_version, game_number, start_date_utc, table_name,
+game_type, bet_limit, table_size, currency, dealer_seat, small_blind_amount, big_blind_amount, ante_amount,
+players[], rounds[], pots[]}}``, as the spec's published examples write it:
+
+* ``players``: ``id`` (0, 1, ... in seat order), ``seat``, ``name``, ``display``, ``starting_stack``;
+* ``rounds``: ``Preflop`` (the forced bets, a ``Dealt Cards`` action per player, with the cards where this copy
+  may show them, then the betting), ``Flop``/``Turn``/``River`` with the ``cards`` each turned, and ``Showdown``
+  with a ``Shows Cards`` action per seat that showed and ``Mucks Cards`` for one that gave up unseen.
+  ``action_number`` counts the actions of the whole hand; ``amount`` is what the action put in (a raise's chips,
+  not its total), ``is_allin`` is on every chip action;
+* ``pots``: ``number`` (0 is the main pot), ``amount``, ``rake`` 0, ``player_wins`` (``player_id``,
+  ``win_amount``, ``contributed_rake`` 0). An uncalled bet that went back is in no pot.
+
+``start_date_utc`` is left out when the start is not known (the feed's copy: the controller keeps no clock; the
+event's ``t`` says when the hand ended). ``rfid-table export`` writes it from the journal. Chip amounts are whole
+chips (``currency`` ``"Chips"``); the table has no rake.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.betting import FIXED_LIMIT, POT_LIMIT
+from controller.histories import STREETS, HandRecord
+
+SPEC_VERSION = "1.4.6"
+NETWORK = "rfid-table"
+ACTION_NAMES = {"ante": "Post Ante", "small_blind": "Post SB", "big_blind": "Post BB", "straddle": "Straddle",
+                "fold": "Fold", "check": "Check", "call": "Call", "bet": "Bet", "raise": "Raise"}
+FORCED_KINDS = ("ante", "small_blind", "big_blind", "straddle")
+
+
+def to_ohh(record: HandRecord, site_name: str = "rfid-table", internal_version: str = "0.1.0") -> dict[str, Any]:
+    """The hand as an OHH object (``json.dumps`` it for a ``.ohh`` file)."""
+    hand = record.hand
+    seats = record.seats
+    ids = {seat: i for i, seat in enumerate(seats)}
+    starting = record.starting_stacks()
+    variant = hand.variant
+    bet_type = "FL" if variant.structure == FIXED_LIMIT else "PL" if variant.structure == POT_LIMIT else "NL"
+    out: dict[str, Any] = {
+        "spec_version": SPEC_VERSION,
+        "site_name": site_name,
+        "network_name": NETWORK,
+        "internal_version": internal_version,
+        "tournament": False,
+        "game_number": record.game_number,
+    }
+    if record.started is not None:
+        out["start_date_utc"] = record.started.strftime("%Y-%m-%dT%H:%M:%S")
+    out.update({
+        "table_name": record.table_name,
+        "game_type": "Omaha" if variant.omaha else "Holdem",
+        "bet_limit": {"bet_type": bet_type, "bet_cap": 0},
+        "table_size": record.table_size,
+        "currency": "Chips",
+        "dealer_seat": hand.button,
+        "small_blind_amount": hand.small_blind,
+        "big_blind_amount": hand.big_blind,
+        "ante_amount": hand.ante or hand.big_blind_ante,
+        "players": [{"id": ids[s], "seat": s, "name": record.name(s), "display": f"Seat {s}",
+                     "starting_stack": starting[s]} for s in seats],
+    })
+    number = 0
+
+    def action(seat: int, name: str, **fields: Any) -> dict[str, Any]:
+        nonlocal number
+        number += 1
+        return {"action_number": number, "player_id": ids[seat], "action": name, **fields}
+
+    actions = record.actions()
+    forced = [a for a in actions if a.kind in FORCED_KINDS]
+    rounds = [{"id": 0, "street": "Preflop", "actions": []}]
+    for a in forced:
+        rounds[0]["actions"].append(action(a.seat, ACTION_NAMES[a.kind], amount=a.added, is_allin=a.all_in))
+    for s in hand.order:
+        cards = record.cards(s)
+        rounds[0]["actions"].append(action(s, "Dealt Cards", **({"cards": cards} if cards else {})))
+    played = record.streets_played()
+    for index, street in enumerate(STREETS[:played]):
+        if index:
+            rounds.append({"id": index, "street": street.capitalize(), "cards": record.board_of(index), "actions": []})
+        for a in actions:
+            if a.street != street or a.kind in FORCED_KINDS:
+                continue
+            fields: dict[str, Any] = {}
+            if a.kind in ("call", "bet", "raise"):
+                fields = {"amount": a.added, "is_allin": a.all_in}
+            rounds[-1]["actions"].append(action(a.seat, ACTION_NAMES[a.kind], **fields))
+    if record.showdown:
+        rounds.append({"id": len(rounds), "street": "Showdown", "actions": []})
+        for s in record.showdown:
+            cards = {"cards": record.cards(s)} if record.cards(s) else {}
+            rounds[-1]["actions"].append(action(s, "Shows Cards" if s in record.shown else "Mucks Cards", **cards))
+    out["rounds"] = rounds
+    out["pots"] = [{"number": i, "amount": amount, "rake": 0,
+                    "player_wins": [{"player_id": ids[s], "win_amount": share, "contributed_rake": 0}
+                                    for s, share in sorted(shares.items()) if share]}
+                   for i, (amount, shares) in enumerate(record.pots)]
+    return {"ohh": out}

@@ -1,0 +1,255 @@
+"""PokerStars-style hand-history text: what PokerTracker and Hold'em Manager import.
+
+Written line for line as PokerStars writes a hand (play chips, so amounts have no currency sign)::
+
+    PokerStars Hand #0217961180819:  Hold'em No Limit (50/100) - 2026/12/01 9:26:03 UTC [2026/12/01 4:26:03 ET]
+    Table 'main-2' 10-max Seat #3 is the button
+    Seat 1: seat1 (10000 in chips)
+    ...
+    seat4: posts small blind 50
+    seat5: posts big blind 100
+    *** HOLE CARDS ***
+    Dealt to seat1 [Ah Kd]
+    seat6: raises 200 to 300
+    seat1: calls 300
+    ...
+    *** FLOP *** [2s 6d 6h]
+    *** TURN *** [2s 6d 6h] [8c]
+    *** RIVER *** [2s 6d 6h 8c] [Kd]
+    *** SHOW DOWN ***
+    seat6: shows [Jd Js] (two pair, Jacks and Sixes)
+    seat6 collected 1350 from pot
+    *** SUMMARY ***
+    Total pot 1350 | Rake 0
+    Board [2s 6d 6h 8c Kd]
+    Seat 1: seat1 showed [Ah Kd] and lost with a pair of Sixes
+
+Antes are ``posts the ante``; raises are ``raises <by> to <total>``; an uncalled bet is ``Uncalled bet (N) returned
+to``; with side pots the collections say ``from main pot`` and ``from side pot`` (``side pot-1``, ``-2`` when there
+are several) and the summary lists each pot. Shown hands carry PokerStars' description (``a pair of Aces``). A copy
+that reveals only the hands shown at the showdown reads like an observer's history: their cards are in the
+``shows`` lines. One that reveals more (the secure feed's, ``--all-cards``) has a ``Dealt to`` line for every seat
+whose cards it carries (PokerStars writes one for its user only; trackers read several). Without a start time
+(the feed's copy: the controller keeps no clock) the header has no date; ``rfid-table export`` writes it from the
+journal, in UTC and in ET as PokerStars' own clients do.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from itertools import combinations
+from typing import Sequence
+
+from controller.betting import FIXED_LIMIT, NLHE, POT_LIMIT
+from controller.histories import STREETS, HandRecord
+from controller.showdown import hand_rank
+
+RANK_ORDER = "23456789TJQKA"
+RANK_NAMES = dict(zip(RANK_ORDER, ("Deuce", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten", "Jack",
+                                   "Queen", "King", "Ace")))
+
+
+def to_pokerstars(record: HandRecord) -> str:
+    """The hand as PokerStars hand-history text (one hand, ending in a newline)."""
+    hand = record.hand
+    name = record.name
+    lines = [_header(record), f"Table '{record.table_name}' {record.table_size}-max Seat #{hand.button} is the button"]
+    starting = record.starting_stacks()
+    for s in record.seats:
+        lines.append(f"Seat {s}: {name(s)} ({starting[s]} in chips)")
+    actions = record.actions()
+    posts = {"ante": "posts the ante", "small_blind": "posts small blind", "big_blind": "posts big blind",
+             "straddle": "posts straddle"}
+    forced = [a for a in actions if a.kind in posts]
+    for a in sorted(forced, key=lambda a: a.kind != "ante"):  # PokerStars lists the antes before the blinds
+        lines.append(f"{name(a.seat)}: {posts[a.kind]} {a.added}{' and is all-in' if a.all_in else ''}")
+    lines.append("*** HOLE CARDS ***")
+    known = [s for s in hand.order if record.cards(s)]
+    if any(s not in record.shown for s in known):  # otherwise an observer's history: the cards are where they showed
+        for s in known:
+            lines.append(f"Dealt to {name(s)} [{' '.join(record.cards(s))}]")
+    uncalled = record.uncalled()
+    played = record.streets_played()
+    for index, street in enumerate(STREETS[:played]):
+        if index == 1:
+            lines.append(f"*** FLOP *** [{' '.join(record.board_of(1))}]")
+        elif index > 1:
+            before = record.board[: (3, 4)[index - 2]]
+            lines.append(f"*** {street.upper()} *** [{' '.join(before)}] [{' '.join(record.board_of(index))}]")
+        facing = 0
+        for a in actions:
+            if a.street != street:
+                continue
+            if a.kind in posts:
+                facing = max(facing, a.to)
+                continue
+            all_in = " and is all-in" if a.all_in else ""
+            lines.append(f"{name(a.seat)}: {_verb(a.kind, a.added, a.to, facing)}{all_in}")
+            facing = max(facing, a.to)
+        for seat, amount in uncalled.get(street, {}).items():
+            lines.append(f"Uncalled bet ({amount}) returned to {name(seat)}")
+    won = record.winnings()
+    descriptions = {s: describe(hand.variant.omaha, record.cards(s), record.board) for s in record.shown
+                    if record.cards(s) and len(record.board) == 5}
+    if record.showdown:
+        lines.append("*** SHOW DOWN ***")
+        for s in record.showdown:
+            if s in descriptions:
+                lines.append(f"{name(s)}: shows [{' '.join(record.cards(s))}] ({descriptions[s]})")
+            else:
+                lines.append(f"{name(s)}: mucks hand")
+    labels = _pot_labels(len(record.pots))
+    for index in reversed(range(len(record.pots))):  # PokerStars pays the last side pot first
+        for s, share in record.pots[index][1].items():
+            if share:
+                lines.append(f"{name(s)} collected {share} from {labels[index]}")
+    if not record.showdown:
+        for s in sorted(won, key=hand.order.index):
+            lines.append(f"{name(s)}: doesn't show hand")
+    lines.append("*** SUMMARY ***")
+    pots = "".join(f" {label.capitalize()} {amount}." for label, (amount, _) in zip(labels, record.pots))
+    lines.append(f"Total pot {record.total_pot}{pots if len(record.pots) > 1 else ''} | Rake 0")
+    shown_board = record.board[: (0, 3, 4, 5)[played - 1]]
+    if shown_board:
+        lines.append(f"Board [{' '.join(shown_board)}]")
+    folded = record.folded_on()
+    put_in = {a.seat for a in actions if a.kind in ("call", "bet", "raise", "small_blind", "big_blind", "straddle")}
+    for s in record.seats:
+        lines.append(f"Seat {s}: {name(s)}{_position(record, s)} "
+                     f"{_result(record, s, folded, put_in, won, descriptions)}")
+    return "\n".join(lines) + "\n"
+
+
+def _header(record: HandRecord) -> str:
+    hand = record.hand
+    structure = hand.variant.structure
+    limit = "Limit" if structure == FIXED_LIMIT else "Pot Limit" if structure == POT_LIMIT else "No Limit"
+    if hand.variant.omaha:
+        game = f"Omaha {limit}" if hand.variant.hole_cards == 4 else f"{hand.variant.hole_cards} Card Omaha {limit}"
+    else:
+        game = f"Hold'em {limit}"
+    stakes = "/".join(map(str, hand.limit_bets if structure == FIXED_LIMIT else (hand.small_blind, hand.big_blind)))
+    line = f"PokerStars Hand #{record.game_number}:  {game} ({stakes})"
+    if record.started is not None:
+        line += f" - {_stamp(record.started, 'UTC')}"
+        eastern = _eastern(record.started)
+        if eastern is not None:
+            line += f" [{_stamp(eastern, 'ET')}]"
+    return line
+
+
+def _stamp(moment: datetime, zone: str) -> str:
+    return f"{moment:%Y/%m/%d} {moment.hour}:{moment:%M:%S} {zone}"
+
+
+def _eastern(moment: datetime) -> datetime | None:
+    try:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # noqa: PLC0415 (a machine may lack the zone data)
+    except ImportError:  # pragma: no cover
+        return None
+    try:
+        return moment.astimezone(ZoneInfo("America/New_York"))
+    except ZoneInfoNotFoundError:
+        return None
+
+
+def _verb(kind: str, added: int, to: int, facing: int) -> str:
+    if kind == "fold":
+        return "folds"
+    if kind == "check":
+        return "checks"
+    if kind == "call":
+        return f"calls {added}"
+    if kind == "bet":
+        return f"bets {to}"
+    return f"raises {to - facing} to {to}"
+
+
+def _pot_labels(count: int) -> list[str]:
+    if count == 1:
+        return ["pot"]
+    if count == 2:
+        return ["main pot", "side pot"]
+    return ["main pot"] + [f"side pot-{i}" for i in range(1, count)]
+
+
+def _position(record: HandRecord, seat: int) -> str:
+    hand = record.hand
+    out = " (button)" if seat == hand.button else ""
+    if seat == hand.sb_seat:
+        out += " (small blind)"
+    elif seat == hand.bb_seat:
+        out += " (big blind)"
+    return out
+
+
+def _result(record: HandRecord, seat: int, folded: dict[int, str], put_in: set[int], won: dict[int, int],
+            descriptions: dict[int, str]) -> str:
+    if seat in folded:
+        street = folded[seat]
+        if street == "preflop":
+            return "folded before Flop" + ("" if seat in put_in else " (didn't bet)")
+        return f"folded on the {street.capitalize()}"
+    if seat in descriptions:
+        cards = " ".join(record.cards(seat))
+        if won.get(seat):
+            return f"showed [{cards}] and won ({won[seat]}) with {descriptions[seat]}"
+        return f"showed [{cards}] and lost with {descriptions[seat]}"
+    if won.get(seat):
+        return f"collected ({won[seat]})"
+    cards = record.cards(seat)
+    return f"mucked [{' '.join(cards)}]" if cards else "mucked"
+
+
+# ---- what PokerStars says a shown hand is ----------------------------------------------------------------
+
+
+def describe(omaha: bool, hole: Sequence[str], board: Sequence[str]) -> str:
+    """PokerStars' words for the best five-card hand (``two pair, Aces and Kings``). Omaha uses exactly two hole
+    cards and three of the board."""
+    if omaha:
+        candidates = [list(h) + list(b) for h in combinations(hole, 2) for b in combinations(board, 3)]
+    else:
+        candidates = [list(five) for five in combinations(list(hole) + list(board), 5)]
+    best = min(candidates, key=lambda five: hand_rank(NLHE, five[:2], five[2:]))
+    return _words(best)
+
+
+def _plural(rank: str) -> str:
+    word = RANK_NAMES[rank]
+    return word + ("es" if word.endswith("x") else "s")
+
+
+def _words(five: Sequence[str]) -> str:
+    ranks = sorted((c[0] for c in five), key=RANK_ORDER.index, reverse=True)
+    counts = Counter(ranks)
+    by_count = sorted(counts, key=lambda r: (counts[r], RANK_ORDER.index(r)), reverse=True)
+    flush = len({c[1] for c in five}) == 1
+    values = sorted({RANK_ORDER.index(r) for r in ranks})
+    straight_high = None
+    if len(values) == 5 and values[-1] - values[0] == 4:
+        straight_high = values[-1]
+    elif values == [0, 1, 2, 3, 12]:  # the wheel: Ace to Five
+        straight_high = 3
+    if straight_high is not None:
+        low = RANK_NAMES["A"] if straight_high == 3 else RANK_NAMES[RANK_ORDER[straight_high - 4]]
+        high = RANK_NAMES[RANK_ORDER[straight_high]]
+        if flush:
+            return "a Royal Flush" if straight_high == 12 else f"a straight flush, {low} to {high}"
+        return f"a straight, {low} to {high}"
+    first, second = counts[by_count[0]], counts[by_count[1]]
+    if first == 4:
+        return f"four of a kind, {_plural(by_count[0])}"
+    if first == 3 and second == 2:
+        return f"a full house, {_plural(by_count[0])} full of {_plural(by_count[1])}"
+    if flush:
+        return f"a flush, {RANK_NAMES[ranks[0]]} high"
+    if first == 3:
+        return f"three of a kind, {_plural(by_count[0])}"
+    if first == 2 and second == 2:
+        return f"two pair, {_plural(by_count[0])} and {_plural(by_count[1])}"
+    if first == 2:
+        return f"a pair of {_plural(by_count[0])}"
+    return f"high card {RANK_NAMES[ranks[0]]}"
+

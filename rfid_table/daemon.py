@@ -169,6 +169,7 @@ class TablePipeline:
         self.broadcast_delay_s = config.broadcast_delay_s
         self.broadcast_release = config.broadcast_release
         self._delayed_upto = 0  # the last seq handed to the delayed feed (the journal keeps what was acked)
+        self._release_at = float("-inf")  # table time before which no delayed event can be due
         self._base = f"{config.mqtt.topic_prefix}/{config.table_id}"
         self._refused = 0  # commands refused as malformed or unauthorised
         # the retain flag, the rate limit per user and the parser, before a command reaches the controller
@@ -186,7 +187,6 @@ class TablePipeline:
         # A journal that cannot be written (disk full): the steps wait in the writer, in order, and are written
         # (then published) as soon as it can; the table meanwhile goes on reading. (message, since, last try, last log)
         self._journal_failure: tuple[str, float, float, float] | None = None
-        self._unwritten_marks: dict[str, int] = {}  # acknowledgements the journal could not take yet
         self.gpio = gpio  # the seat sensors, console buttons and lights (None: the table has none)
         self._gpio_synced = False
         self._gpio_since: float | None = None  # the first cycle with the GPIO
@@ -361,24 +361,40 @@ class TablePipeline:
         after it happened; ``hand``: a hand's events go out together, ``delay`` seconds after the hand ended
         (events outside any hand, like a reader going down, follow the time rule).
         """
+        if now < self._release_at:
+            return
         start = max(self._delayed_upto, self.journal.delivered("delayed"))
-        due = []
+        # Which events are due, from their times alone: their bodies are read (and decoded) only when they go.
+        due = 0
         ended_at: dict[int, float | None] = {}
-        for event in self.journal.events_after(start, limit=500):
-            if self.broadcast_release == "hand" and event.hand is not None:
-                if event.hand not in ended_at:
-                    ended_at[event.hand] = self.journal.hand_ended_at(event.hand)
-                at = ended_at[event.hand]
+        times = self.journal.event_times_after(start, limit=500)
+        # Nothing journaled can come due before the delay has passed from now (an event not yet journaled, or a
+        # hand that has not ended yet, happens from now on): look again then, unless something says sooner.
+        self._release_at = now + self.broadcast_delay_s
+        for _seq, t, hand in times:
+            if self.broadcast_release == "hand" and hand is not None:
+                if hand not in ended_at:
+                    ended_at[hand] = self.journal.hand_ended_at(hand)
+                at = ended_at[hand]
             else:
-                at = event.t
-            if at is None or at > now - self.broadcast_delay_s:
+                at = t
+            if at is None:
+                break  # the hand is still running
+            if at > now - self.broadcast_delay_s:
+                self._release_at = at + self.broadcast_delay_s
                 break
-            due.append(event.domain_event())
+            due += 1
+        else:
+            if len(times) == 500:
+                self._release_at = now  # more may be due: the next cycle goes on
         if due:
-            taken = self.sink.publish_delayed(due)
-            taken = len(due) if taken is None else taken
+            events = [e.domain_event() for e in self.journal.events_after(start, limit=due)]
+            taken = self.sink.publish_delayed(events)
+            taken = len(events) if taken is None else taken
             if taken:
-                self._delayed_upto = due[taken - 1].seq
+                self._delayed_upto = events[taken - 1].seq
+            if taken < len(events):
+                self._release_at = now  # the publisher's pace: the rest in the next cycles
 
     def publish_backlog(self) -> int:
         """Start delivering the journaled events some feed has not had acknowledged, oldest first, at the
@@ -540,13 +556,8 @@ class TablePipeline:
     def _deliver(self, events: list[DomainEvent]) -> None:
         """With a journal: record the broker's acknowledgements, publish this cycle's events live if the broker
         can take them now (or leave them to the backlog), then let the backlog go on."""
-        self._unwritten_marks.update(self.sink.take_acknowledged())
-        for feed, seq in list(self._unwritten_marks.items()):
-            try:
-                self.journal.mark_delivered(feed, seq)
-            except JournalWriteFailed:  # kept, and written once the disk has room (a mark never goes back)
-                break
-            del self._unwritten_marks[feed]
+        for feed, seq in self.sink.take_acknowledged().items():
+            self.writer.mark_delivered(feed, seq)  # kept until the journal takes it (a mark never goes back)
         connected = self._sink_connected()
         if events:
             if connected and getattr(self.sink, "pending", 0) < self.LIVE_PENDING_LIMIT:

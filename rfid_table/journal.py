@@ -297,6 +297,10 @@ class Journal:
         self._last_seq = 0
         self._first_seq = 0  # first retained; 0 when there are no events
         self._last_checkpoint = 0
+        self._marks: dict[str, int] = {}  # feed → delivered seq, as the delivery table has it
+        self._hand_ended: dict[int, float] = {}  # hand → when it ended (table time), once known
+        self._reads: sqlite3.Connection | None = None
+        self._read_lock = threading.Lock()
 
     # ---- opening ----------------------------------------------------------------------------------------
 
@@ -460,12 +464,30 @@ class Journal:
         self._last_input = max(last_input, cp[1] or 0, last_caused)
         for feed in self.feeds:  # a feed starts at 0: it is owed every retained event
             db.execute("INSERT OR IGNORE INTO delivery VALUES (?, 0, ?)", (feed, _crc(feed, 0)))
+        # Kept in memory from here on: the loop reads the marks every cycle, and must not wait for the writer.
+        self._marks = dict(db.execute("SELECT feed, seq FROM delivery"))
+        # A second connection for what the loop reads (the delayed feed, the backlog): in WAL mode it reads the
+        # last commit while the writer's next one is on its way to the disk, so a read never waits for an fsync.
+        self._reads = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._reads.execute("PRAGMA query_only=1")
 
     def close(self) -> None:
+        with self._read_lock:
+            if self._reads is not None:
+                self._reads.close()
+                self._reads = None
         with self._lock:
             if self._db is not None:
                 self._db.close()  # the last connection to close checkpoints the WAL into the file and removes it
                 self._db = None
+
+    def _read(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """A query of committed rows, on the reading connection (the writing one before the journal is open)."""
+        if self._reads is None:
+            with self._lock:
+                return self._db.execute(sql, params).fetchall()
+        with self._read_lock:
+            return self._reads.execute(sql, params).fetchall()
 
     def __enter__(self) -> "Journal":
         result = self.open()
@@ -568,6 +590,9 @@ class Journal:
                     self._db.executemany("INSERT INTO checkpoints VALUES (?, ?, ?, ?)", cp_rows)
             # Only now, once committed: a failed commit leaves the counters where the file is.
             self._last_input, self._last_checkpoint = last_input, last_checkpoint
+            for row in event_rows:
+                if row[1] == "hand_ended" and row[3] is not None:
+                    self._hand_ended[row[3]] = row[2]
             if event_rows:
                 self._last_seq = last_seq
                 self._first_seq = self._first_seq or event_rows[0][0]
@@ -608,6 +633,7 @@ class Journal:
                                      "SET seq = excluded.seq, crc = excluded.crc", (feed, seq, _crc(feed, seq)))
             finally:
                 self._db.execute("PRAGMA synchronous=FULL")
+            self._marks[feed] = seq
             return seq
 
     def set_meta(self, key: str, value: str) -> None:
@@ -662,10 +688,13 @@ class Journal:
             return self._db.execute("SELECT min(id) FROM inputs").fetchone()[0]
 
     def events_after(self, seq: int, limit: int = 1000) -> list[JournaledEvent]:
-        with self._lock:
-            rows = self._db.execute("SELECT seq, type, t, hand, public, secret, input_id, wall FROM events "
-                                    "WHERE seq > ? ORDER BY seq LIMIT ?", (seq, limit)).fetchall()
+        rows = self._read("SELECT seq, type, t, hand, public, secret, input_id, wall FROM events "
+                          "WHERE seq > ? ORDER BY seq LIMIT ?", (seq, limit))
         return [JournaledEvent(s, ty, t, h, json.loads(p), json.loads(x), i, w) for s, ty, t, h, p, x, i, w in rows]
+
+    def event_times_after(self, seq: int, limit: int = 1000) -> list[tuple[int, float, int | None]]:
+        """(seq, t, hand) of the events after ``seq``, without their bodies: what the delayed feed decides on."""
+        return self._read("SELECT seq, t, hand FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (seq, limit))
 
     def last_event(self, type_: str) -> JournaledEvent | None:
         """The newest retained event of a type (one scan, for the start-up: ``type`` has no index)."""
@@ -687,20 +716,19 @@ class Journal:
 
     def hand_ended_at(self, hand: int) -> float | None:
         """When hand ``hand`` ended (its ``hand_ended`` event), or None while it runs."""
-        with self._lock:
-            row = self._db.execute("SELECT t FROM events WHERE type = 'hand_ended' AND hand = ? LIMIT 1",
-                                   (hand,)).fetchone()
-        return row[0] if row else None
+        if hand in self._hand_ended:  # ``type`` has no index: each hand is looked up once
+            return self._hand_ended[hand]
+        rows = self._read("SELECT t FROM events WHERE type = 'hand_ended' AND hand = ? LIMIT 1", (hand,))
+        if rows:
+            self._hand_ended[hand] = rows[0][0]
+        return rows[0][0] if rows else None
 
     def delivered(self, feed: str) -> int:
-        with self._lock:
-            row = self._db.execute("SELECT seq FROM delivery WHERE feed = ?", (feed,)).fetchone()
-        return row[0] if row else 0
+        return self._marks.get(feed, 0)
 
     def delivery_marks(self) -> dict[str, int]:
         """Every feed's mark: the highest seq up to which the broker acknowledged every event."""
-        with self._lock:
-            return dict(self._db.execute("SELECT feed, seq FROM delivery"))
+        return dict(self._marks)
 
     def undelivered_count(self, feed: str) -> int:
         if not self._last_seq:
@@ -734,8 +762,7 @@ class Journal:
         return self.slowest_undelivered() <= RECOVER_AT * self.warn_at * self.retention_events
 
     def _all_feeds(self) -> list[str]:
-        with self._lock:
-            return [row[0] for row in self._db.execute("SELECT feed FROM delivery")]
+        return list(self._marks)
 
     def prune(self) -> Pruned:
         """Delete what is no longer needed, in one transaction; returns how many rows of each kind went.

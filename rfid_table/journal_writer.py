@@ -47,6 +47,7 @@ class JournalWriter:
         self.retry_s = retry_s
         self._waiting: deque[PendingStep] = deque()  # not yet on disk, oldest first
         self._done: deque[PendingStep] = deque()  # on disk, not yet handed to the pipeline (threaded)
+        self._marks: dict[str, int] = {}  # the broker's acknowledgements the journal has not taken yet
         self._error: str | None = None  # the latest write failure, while it lasts
         self._tried_at = float("-inf")  # in the loop: when the last failed write was tried (table time)
         self._lock = threading.Condition()
@@ -64,6 +65,26 @@ class JournalWriter:
         with self._lock:
             self._waiting.append(step)
             self._lock.notify()
+
+    def mark_delivered(self, feed: str, seq: int) -> None:
+        """The broker acknowledged ``feed`` up to ``seq``: into the journal (grouped: by the writer's thread, so
+        the loop never waits for a commit under way). Kept while the disk refuses it."""
+        with self._lock:
+            self._marks[feed] = max(seq, self._marks.get(feed, 0))
+            if self._thread is not None:
+                self._lock.notify()
+                return
+        self._write_marks()
+
+    def _write_marks(self) -> None:
+        with self._lock:
+            marks, self._marks = self._marks, {}
+        for feed, seq in marks.items():
+            try:
+                self.journal.mark_delivered(feed, seq)  # no fsync of its own: the next step's commit makes it durable
+            except JournalWriteFailed:
+                with self._lock:  # kept for the next try; a newer mark meanwhile wins
+                    self._marks[feed] = max(seq, self._marks.get(feed, 0))
 
     def durable(self, now: float) -> tuple[list[DomainEvent], list[tuple[str, str, dict]], tuple[dict, dict] | None,
                                            str | None]:
@@ -112,6 +133,7 @@ class JournalWriter:
             self._wake_r = self._wake_w = -1
         else:
             self._write_in_loop(float("inf"))
+        self._write_marks()
 
     # ---- writing ------------------------------------------------------------------------------------------
 
@@ -141,11 +163,15 @@ class JournalWriter:
     def _run(self) -> None:
         while True:
             with self._lock:
-                while not self._waiting and not self._closing:
+                while not self._waiting and not self._marks and not self._closing:
                     self._lock.wait()
-                if not self._waiting:
+                if not self._waiting and not self._marks:
                     return  # closing, and all is on disk
                 batch = list(self._waiting)  # everything that arrived during the last commit: one commit
+            if self._marks:
+                self._write_marks()
+            if not batch:
+                continue
             if self._write(batch):
                 try:
                     os.write(self._wake_w, b"\0")

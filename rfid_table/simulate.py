@@ -95,7 +95,8 @@ class SimOptions:
 class SimulatedTable:
     """The virtual table, its readers and the daemon's pipeline, ready to step."""
 
-    def __init__(self, config: TableConfig, options: SimOptions, sink: Sink | None, journal: Journal | None = None):
+    def __init__(self, config: TableConfig, options: SimOptions, sink: Sink | None, journal: Journal | None = None,
+                 group_commit: bool = False):
         players = list(range(1, (options.players or config.seats) + 1))
         if not 2 <= len(players) <= config.seats:
             raise ValueError(f"--players must be from 2 to {config.seats} (the table's seats), not {len(players)}")
@@ -151,7 +152,7 @@ class SimulatedTable:
         if config.gpio is not None or conduct.enabled or options.gpio:
             self.gpio = TableGpio(config.gpio or simulated_pin_map(config.seats), "sim", clock=lambda: self._t)
             self.injector = ConductInjector(self.gpio.backend, players, conduct)
-        self.pipeline = TablePipeline(config, readers, sink, journal, gpio=self.gpio)
+        self.pipeline = TablePipeline(config, readers, sink, journal, gpio=self.gpio, group_commit=group_commit)
         self.cycle_s = min(r.cycle_s for r in config.readers.values())
         self._moves = self.dealer.hands(options.hands)
         self._next = next(self._moves, None)

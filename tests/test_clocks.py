@@ -125,7 +125,8 @@ def assert_never_early(sink: Sink, release: str) -> None:
 def test_a_wall_clock_step_mid_hand_releases_nothing_early(table_config, tmp_path, release, step_by):
     """NTP steps the clock mid-hand: the delay still counts table time, so no hole card goes out early, and
     the events after the step are stamped with the new wall time."""
-    config = dataclasses.replace(table_config, broadcast_delay_s=DELAY_S, broadcast_release=release)
+    config = dataclasses.replace(table_config, broadcast_delay_s=DELAY_S, broadcast_release=release,
+                                 broadcast_equity=False)
     world = World()
     sink = Sink(world)
     run_table(config, tmp_path / "journal.db", world, sink, "boot-1", hands=2, seed=4, play_s=90.0,
@@ -149,7 +150,8 @@ def test_a_restart_with_a_stepped_wall_clock_neither_loses_nor_releases_early(ta
                                                                               step_by):
     """Stop mid-hand while hole cards wait for their delay; start again with the wall clock hours away (and,
     after a reboot, the monotonic clock from zero): the delay is never cut short, nothing is lost."""
-    config = dataclasses.replace(table_config, broadcast_delay_s=DELAY_S, broadcast_release="time")
+    config = dataclasses.replace(table_config, broadcast_delay_s=DELAY_S, broadcast_release="time",
+                                 broadcast_equity=False)
     world = World()
     first = Sink(world)
     run_table(config, tmp_path / "journal.db", world, first, "boot-1", hands=1, seed=9, play_s=12.0)

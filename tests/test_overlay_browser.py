@@ -258,6 +258,12 @@ def session(broker, tmp_path_factory):
                 broker.start()
                 for mode, view in views.items():
                     observed[mode].append(view)
+                # the gap only shows to a page that is back: wait for both to have subscribed again
+                while time.monotonic() < deadline:
+                    views = {mode: browser.evaluate(page, OBSERVE) for mode, page in pages.items()}
+                    if all(v["connected"] and v["connects"] >= 2 for v in views.values()):
+                        break
+                    time.sleep(0.2)
                 feed.gap()
             if not shot_taken and sum(1 for s in last["seats"] if s["cards"] and s["equity"]) >= 2 \
                     and len(last["board"]) >= 3:

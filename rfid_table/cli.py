@@ -211,7 +211,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     gpio = None
     if config.gpio is not None:  # the seat sensors, console buttons and lights: [gpio] backend (rpi on the table)
         from hal.gpio import GpioError
-        from rfid_table.daemon import TableGpio
+        from rfid_table.table_gpio import TableGpio
 
         try:
             gpio = TableGpio(config.gpio, config.gpio.backend, clock=clock.now)

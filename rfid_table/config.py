@@ -17,7 +17,7 @@ from typing import Any, Callable
 from controller.cards import FULL_DECK, parse_card
 from controller.chip_betting import BettingSetup
 from controller.table import TableSetup
-from hal.gpio import PinMap, parse_pin_map, validate_pin_map
+from hal.gpio import PinMap, describe_value, parse_pin_map, validate_pin_map
 from hal.zones import DebounceSettings
 
 EX_CONFIG = 78  # sysexits.h: configuration error
@@ -248,7 +248,7 @@ class _Checker:
                 self.problem(path, f"missing table [{'.'.join(path)}] (expected keys: {', '.join(allowed)})")
             return {}
         if not isinstance(value, dict):
-            self.problem(path, f"expected a table, got {_describe(value)}")
+            self.problem(path, f"expected a table, got {describe_value(value)}")
             return {}
         for key in value:
             if key not in allowed:
@@ -266,7 +266,7 @@ class _Checker:
         if value is None or value == {}:
             self.problem((key,), f"missing: {what}")
         else:
-            self.problem((key,), f"expected {what}, got {_describe(value)}")
+            self.problem((key,), f"expected {what}, got {describe_value(value)}")
         return None
 
     def value(self, table: dict, path: tuple[str, ...], kind: type | tuple, what: str, default: Any = None, check=None):
@@ -277,7 +277,7 @@ class _Checker:
         value = table[key]
         kinds = kind if isinstance(kind, tuple) else (kind,)
         if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
-            self.problem(path, f"expected {what}, got {_describe(value)}")
+            self.problem(path, f"expected {what}, got {describe_value(value)}")
             return default
         if check is not None and not check(value):
             self.problem(path, f"expected {what}, got {value!r}")
@@ -291,14 +291,6 @@ def _get(doc: dict, path: tuple[str, ...]) -> Any:
             return None
         doc = doc[key]
     return doc
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "a list"
-    return f"{type(value).__name__} {value!r}"
 
 
 def _zone_names(seats: int) -> str:
@@ -576,7 +568,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                 c.problem(zpath, f"unknown zone (expected one of: {_zone_names(seats or 10)})")
             continue
         if not isinstance(ztable, dict):
-            c.problem(zpath, f"expected {{ reader = \"NAME\", antenna = N }}, got {_describe(ztable)}")
+            c.problem(zpath, f"expected {{ reader = \"NAME\", antenna = N }}, got {describe_value(ztable)}")
             continue
         for key in ztable:
             if key not in ("reader", "antenna"):
@@ -617,7 +609,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     for deck_id, cards in deck_tables.items():
         p = ("decks", deck_id)
         if not isinstance(cards, dict):
-            c.problem(p, f"expected a table of tag UID = \"card\", got {_describe(cards)}")
+            c.problem(p, f"expected a table of tag UID = \"card\", got {describe_value(cards)}")
             continue
         deck: dict[str, str] = {}
         uid_of_card: dict[str, str] = {}

@@ -49,7 +49,7 @@ class DiagnosticsCollector:
     def report(self, now: float, readers: list, tracker, controller, gpio=None, delivery: dict | None = None
                ) -> dict | None:
         """The report for the interval ending ``now``, or None before the interval is over. ``gpio``: the table's
-        GPIO (``rfid_table.daemon.TableGpio``), whose port expanders are reported when it has any. ``delivery``:
+        GPIO (``rfid_table.table_gpio.TableGpio``), whose port expanders are reported when it has any. ``delivery``:
         what the broker refused (``MqttPublisher.delivery_report``)."""
         if self._since is None:
             self._since = now

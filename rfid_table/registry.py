@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from rfid_table.config import (UID, ConfigError, Problem, _Checker, _describe, parse_toml,
-                               read_config_text)
+from hal.gpio import describe_value
+from rfid_table.config import UID, ConfigError, Problem, _Checker, parse_toml, read_config_text
 
 SET_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # a bare TOML key; the daemon may name it in MQTT payloads
 MAX_DENOMINATION = 1_000_000_000
@@ -95,7 +95,7 @@ def _parse_toml(path: str, text: str) -> dict:
 def _denomination(value: object) -> str | None:
     """What is wrong with a denomination, or None."""
     if isinstance(value, bool) or not isinstance(value, int):
-        return f"expected a denomination (a whole number of chips' worth, like 25), got {_describe(value)}"
+        return f"expected a denomination (a whole number of chips' worth, like 25), got {describe_value(value)}"
     if not 1 <= value <= MAX_DENOMINATION:
         return f"expected a positive denomination up to {MAX_DENOMINATION:,}, got {value!r}"
     return None
@@ -127,7 +127,7 @@ def load_chip_registry(path: str | Path, *, decks: Mapping[str, Mapping[str, str
             c.problem(p, "expected a set id of letters, digits, '-' or '_'")
             continue
         if not isinstance(chips, dict):
-            c.problem(p, f"expected a table of tag UID = denomination, got {_describe(chips)}")
+            c.problem(p, f"expected a table of tag UID = denomination, got {describe_value(chips)}")
             continue
         registered: dict[str, int] = {}
         for raw_uid, value in chips.items():

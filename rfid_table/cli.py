@@ -52,7 +52,7 @@ def cmd_check_config(args: argparse.Namespace) -> int:
 def _is_chip_registry(path: str) -> bool:
     """A file of [sets.ID] tables only: what register-chips writes, not a table configuration. Read with the
     configuration's own bounded reader, so a hostile file is refused here as it is there."""
-    from rfid_table.config import parse_toml, read_config_text  # noqa: PLC0415
+    from rfid_table.checker import parse_toml, read_config_text  # noqa: PLC0415
 
     try:
         doc = parse_toml(path, read_config_text(path))

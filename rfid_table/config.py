@@ -16,6 +16,7 @@ from controller.cards import FULL_DECK, parse_card
 from controller.chip_betting import BettingSetup
 from controller.table import TableSetup
 from hal.gpio import PinMap, describe_value, parse_pin_map, validate_pin_map
+from hal.zone_names import FIXED_ZONES, SEAT_ZONE_KINDS, Zone
 from hal.zones import DebounceSettings
 from rfid_table.checker import Checker, ConfigError, UnreadableFile, parse_toml, read_bounded, read_config_text
 from rfid_table.registry import load_chip_registry
@@ -31,8 +32,6 @@ ZONE_KINDS = {"cards": DebounceSettings(3, 0.6), "chips": DebounceSettings(1, 1.
 ENGINE_VARIANTS = {"nlhe": "NLHE", "plhe": "PLHE", "flhe": "FLHE", "plo4": "PLO", "plo5": "PLO5", "plo6": "PLO6"}
 RULE_PROFILES = ("tda", "casinos_austria", "poker_play", "allin_club", "club_tournament_de")
 VARIANTS = {"nlhe": 2, "plhe": 2, "flhe": 2, "plo4": 4, "plo5": 5, "plo6": 6}  # variant → hole cards
-FIXED_ZONES = ("board", "burn", "muck", "pot", "exposed")
-SEAT_ZONE_KINDS = ("cards", "bets", "stack")
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # it becomes an MQTT topic level: no '/', '+' or '#'
 
 
@@ -119,7 +118,7 @@ class TableConfig:
     broadcast_equity: bool = False  # equity events on the secure (and so the delayed) branch
 
     def debounce_by_zone(self) -> dict[str, DebounceSettings]:
-        return {zone: self.debounce[zone_kind(zone)] for zone in self.zones}
+        return {zone: self.debounce[Zone.parse(zone).holds] for zone in self.zones}
     def antenna_zones(self) -> dict[tuple[str, int], str]:
         return {antenna: zone for zone, antenna in self.zones.items()}
 
@@ -335,10 +334,10 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     zone_tables = c.section(doc, "zones", "the [zones] table mapping each zone to a reader antenna")
     for zpath, ztable in _flatten_zones(zone_tables or {}, ("zones",)):
         zname = ".".join(zpath[1:])
-        if not _zone_known(zname, seats):
-            seat = _SEAT_ZONE.fullmatch(zname)
-            if seat and seat.group(2) in SEAT_ZONE_KINDS and seats:
-                c.problem(zpath, f"no seat {seat.group(1)}: table.seats is {seats} (expected seat1 … seat{seats})")
+        zone = Zone.parse(zname)
+        if not zone.known(seats):
+            if zone.seat is not None and zone.kind in SEAT_ZONE_KINDS and seats:
+                c.problem(zpath, f"no seat {zone.seat}: table.seats is {seats} (expected seat1 … seat{seats})")
             else:
                 c.problem(zpath, f"unknown zone (expected one of: {_zone_names(seats or 10)})")
             continue
@@ -454,7 +453,7 @@ def _chip_settings(c: Checker, doc: dict, base: Path, decks: dict, zones: dict) 
         c.problem(("chips", "active_set"), f"no chip set {active_set!r} in {registry_path} "
                                            f"(sets: {', '.join(registry.sets) or 'none'})")
         return None
-    if not any(zone_kind(z) == "chips" for z in zones):
+    if not any(Zone.parse(z).holds == "chips" for z in zones):
         c.problem(("chips",), "a chip set but no chip zone: add seatN.bets and pot zones to [zones]")
     others = {uid: set_id for set_id, chips in registry.sets.items() if set_id != active_set for uid in chips}
     return ChipSettings(str(registry_path), active_set, dict(registry.sets[active_set]), others)
@@ -516,14 +515,6 @@ def _readable(c: Checker, key: tuple[str, ...], path: Path) -> str | None:
     return None
 
 
-def zone_kind(zone: str) -> str:
-    """``cards`` for card zones (seat cards, board, burn), ``piles`` for the muck, ``chips`` for bet, stack and pot
-    zones."""
-    if zone == "muck":
-        return "piles"
-    return "chips" if zone == "pot" or zone.endswith(".bets") or zone.endswith(".stack") else "cards"
-
-
 def _flatten_zones(node: dict, path: tuple[str, ...]):
     """Yield (key path, zone table); ``seat3.cards = {...}`` arrives from TOML as zones.seat3.cards."""
     for key, value in node.items():
@@ -531,16 +522,6 @@ def _flatten_zones(node: dict, path: tuple[str, ...]):
             yield from _flatten_zones(value, path + (key,))
         else:
             yield path + (key,), value
-
-
-_SEAT_ZONE = re.compile(r"seat([1-9][0-9]*)\.(\w+)")  # no leading zero: seat01.cards is not seat 1
-
-
-def _zone_known(zone: str, seats: int) -> bool:
-    if zone in FIXED_ZONES:
-        return True
-    match = _SEAT_ZONE.fullmatch(zone)
-    return bool(match) and match.group(2) in SEAT_ZONE_KINDS and 1 <= int(match.group(1)) <= (seats or 10)
 
 
 def _reported(c: Checker, key: str) -> bool:

@@ -13,7 +13,8 @@ from collections import Counter
 
 from rfid_table.broker_login import LinkState, connect_viewer, refused_text
 from rfid_table.config import MqttSettings
-from rfid_table.publisher import QOS, Topics, make_client
+from rfid_table.contract import QOS, Topics
+from rfid_table.mqtt_client import make_client
 
 
 COMMAND_OUTCOMES = ("accepted", "not_allowed", "malformed", "retained", "rate_limited")

@@ -101,7 +101,7 @@ class GameController:
         return self._conduct_after(self._cards_then_chips(lambda: self.cards.handle_device(event)), event.t)
 
     def handle_sensor(self, event: SensorEvent) -> list[DomainEvent]:
-        """A seat sensor changed (``hal.gpio.GpioConsole``): the device and presence rules judge it."""
+        """A seat sensor changed (``rfid_table.table_gpio.GpioConsole``): the device and presence rules judge it."""
         out: list[DomainEvent] = []
         t = max(self._rules_t, event.t)
         self.cards.now = max(self.cards.now, event.t)

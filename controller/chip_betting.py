@@ -34,6 +34,7 @@ from controller.dealing import dead_seats
 from controller.histories import HandRecord, game_number, tabled
 from controller.rules import UNPLAYABLE_BELOW_FORCED_BET_CHIP, UNPLAYABLE_NOT_DIVISIBLE, profile as rule_profile
 from controller.showdown import award, hand_rank
+from hal.zone_names import Zone
 
 DEAL_SETTLE_S = 0.5  # the deal is taken as over this long after its last card, unless the betting begins sooner
 UNKNOWN_STACK = 10**9  # no count entered and no stack zone: large enough never to be all-in by accident
@@ -101,13 +102,6 @@ def _without_value(chips: list[int], value: int) -> list[int]:
         kept.remove(chip)
         kept.append(chip - value)
     return sorted(kept)
-
-
-def zone_seat(zone: str) -> tuple[str, int | None]:
-    """``seat3.bets`` → ``("bets", 3)``; ``pot`` → ``("pot", None)``."""
-    if zone.startswith("seat") and "." in zone:
-        return zone.split(".", 1)[1], int(zone[4 : zone.index(".")])
-    return zone, None
 
 
 class ChipBetting:
@@ -187,7 +181,7 @@ class ChipBetting:
             return
         if uid in held:
             return
-        what, seat = zone_seat(zone)
+        what, seat = Zone.parse(zone)
         if what == "bets":
             self.start_if_dealt(t, emit)  # a bet after the deal: the betting has begun
         held[uid] = value
@@ -200,7 +194,7 @@ class ChipBetting:
             self._pushed[seat] = self._pushed.get(seat, 0) + value
 
     def _chip_left(self, uid: str, zone: str, t: float, emit: Emit) -> None:
-        what, seat = zone_seat(zone)
+        what, seat = Zone.parse(zone)
         if what == "pot":
             self._pot_changed_at = t
         elif what == "bets" and self.hand is not None and not self._hand_ended:
@@ -338,7 +332,7 @@ class ChipBetting:
         elif type_ == "misdeal":
             self._reset_hand()  # the bets go back; the next deal starts a new betting hand
             self._void_chips = {zone: dict(chips) for zone, chips in self.zones.items()
-                                if chips and zone_seat(zone)[0] in ("bets", "pot")}
+                                if chips and Zone.parse(zone).kind in ("bets", "pot")}
             self._void_total = {zone: sum(chips.values()) for zone, chips in self._void_chips.items()}
         elif type_ == "hand_ended":
             self.start_if_dealt(t, emit, betting_input=False)
@@ -564,7 +558,7 @@ class ChipBetting:
                                 "rules": list(ruling.rules), "needs_floor": ruling.needs_floor}, None)
             return
         for zone, chips in self.zones.items():
-            if zone_seat(zone)[0] == "bets":
+            if Zone.parse(zone).kind == "bets":
                 self._collecting.update(chips)
         self._collecting.update(uid for uid, _ in self._departed)  # already on their way to the pot
         self._motions.clear()

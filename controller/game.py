@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.chip_betting import BettingSetup, ChipBetting, zone_seat
+from controller.chip_betting import BettingSetup, ChipBetting
 from controller.clock import ActionClock, ClockRefused, ClockSettings
 from controller.conduct import ConductRules, RuleEvent
 from controller.dealing import dead_seats
@@ -18,6 +18,7 @@ from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
 from controller.table import TableController, TableSetup
 from hal.events import DeviceEvent, SensorEvent, ZoneEvent
+from hal.zone_names import Zone
 
 CHIP_ZONES = ("bets", "pot", "stack")
 UNREGISTERED_RUN = 3  # this many unknown tags in a row on the card zones, and no registered card: a deck not registered
@@ -87,7 +88,7 @@ class GameController:
 
     def handle(self, event: ZoneEvent) -> list[DomainEvent]:
         if self.betting is not None and event.uid not in self._card_uids:
-            if zone_seat(event.zone)[0] in CHIP_ZONES:
+            if Zone.parse(event.zone).kind in CHIP_ZONES:
                 self.cards.now = event.t
                 out: list[DomainEvent] = []
                 self.betting.chip_zone_event(event.kind, event.uid, event.zone, event.t, self._emitter(out, event.t))
@@ -100,7 +101,7 @@ class GameController:
         return self._conduct_after(self._cards_then_chips(lambda: self.cards.handle_device(event)), event.t)
 
     def handle_sensor(self, event: SensorEvent) -> list[DomainEvent]:
-        """A seat sensor changed (``hal.gpio.GpioConsole``): the device and presence rules judge it."""
+        """A seat sensor changed (``rfid_table.table_gpio.GpioConsole``): the device and presence rules judge it."""
         out: list[DomainEvent] = []
         t = max(self._rules_t, event.t)
         self.cards.now = max(self.cards.now, event.t)
@@ -441,7 +442,7 @@ class GameController:
 
     @staticmethod
     def _is_chip_zone(zone: str | None) -> bool:
-        return zone is not None and zone_seat(zone)[0] in CHIP_ZONES
+        return zone is not None and Zone.parse(zone).kind in CHIP_ZONES
 
     # ---- the picture --------------------------------------------------------------------------------
 

@@ -69,6 +69,7 @@ from controller.rules import (
     profile as rule_profile,
 )
 from hal.events import DeviceEvent, ZoneEvent
+from hal.zone_names import Zone
 
 STREETS = {1: "flop", 2: "flop", 3: "flop", 4: "turn", 5: "river"}
 EXPOSED_ZONE = "exposed"  # where a table with an exposed-card zone has the dealer put exposed cards
@@ -149,15 +150,6 @@ class Irregularity:
     def public(self) -> dict[str, Any]:
         return {"irregularity": self.id, "hand": self.hand, "code": self.code, "severity": self.severity,
                 "ruling": self.ruling, "seats": list(self.seats), "rules": list(self.rules)}
-
-
-def parse_zone(zone: str) -> tuple[str, int | None]:
-    """``seat3.cards`` → ``("seat", 3)``; ``board`` → ``("board", None)``; chip zones → their own kind."""
-    if zone.startswith("seat") and zone.endswith(".cards"):
-        return "seat", int(zone[4:-6])
-    if zone.startswith("seat") and "." in zone:
-        return zone.split(".", 1)[1], int(zone[4 : zone.index(".")])
-    return zone, None
 
 
 class TableController:
@@ -269,7 +261,8 @@ class TableController:
         self._on_table[event.uid] = event.zone
         self._cleared_at = None
 
-        kind, seat = parse_zone(event.zone)
+        parsed = Zone.parse(event.zone)
+        kind, seat = parsed.place, parsed.seat
         card = self.deck.get(event.uid)
         if card is None:
             other = self._others.get(event.uid)
@@ -1150,7 +1143,7 @@ class TableController:
             return
         if len(self._live_seats()) < 2:
             return  # the hand is decided: what leaves the table now is the gathering
-        if not any(parse_zone(zone)[0] in ("seat", "board") and self.deck.get(uid) in self._uids
+        if not any(Zone.parse(zone).place in ("seat", "board") and self.deck.get(uid) in self._uids
                    for uid, zone in self._on_table.items()):
             return  # nothing of the hand lies on a seat or the board any more: the dealer is gathering
         for card, (since, zone) in list(self._off_since.items()):

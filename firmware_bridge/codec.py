@@ -23,13 +23,8 @@ import enum
 import struct
 from dataclasses import dataclass, fields
 
-from firmware_bridge.messages import (
-    PAYLOAD_DECODERS,
-    FieldValueError,
-    Message,
-    ProtocolError,
-    UnknownMessageTypeError,
-)
+from firmware_bridge.layouts import PAYLOAD_DECODERS, encode_payload
+from firmware_bridge.message_types import FieldValueError, Message, ProtocolError, UnknownMessageTypeError
 
 HEADER_SIZE = 3  # msg_type + seq
 CRC_SIZE = 2
@@ -180,6 +175,11 @@ def _check_frame(frame: bytes) -> tuple[int, int, bytes]:
     if received_crc != computed_crc:
         raise CrcError(f"CRC is 0x{received_crc:04X}, contents give 0x{computed_crc:04X}")
     return frame[0], frame[1] | frame[2] << 8, frame[3:-2]
+
+
+def encode_message(msg: Message) -> bytes:
+    """The complete wire frame for ``msg``: COBS-encoded and 0x00-terminated."""
+    return encode_frame(int(msg.MSG_TYPE), msg.seq, encode_payload(msg))
 
 
 def decode_message(encoded: bytes) -> Message:

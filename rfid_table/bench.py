@@ -31,7 +31,9 @@ from rfid_table.bench_reader import measure_reader, report_lines
 from rfid_table.broker import PROJECT_ROOT, PrivateBroker
 from rfid_table.config import MqttSettings, load_config
 from rfid_table.equity_worker import measure_equity
-from rfid_table.publisher import QOS, MqttPublisher, Topics, make_client
+from rfid_table.contract import QOS, Topics
+from rfid_table.mqtt_client import make_client
+from rfid_table.publisher import MqttPublisher
 from rfid_table.simulate import SimOptions, SimulatedTable
 
 E2E_SPEED = 50  # table time per wall time in the end-to-end run: a reader cycle every 1 ms of wall time

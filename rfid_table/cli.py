@@ -52,7 +52,7 @@ def cmd_check_config(args: argparse.Namespace) -> int:
 def _is_chip_registry(path: str) -> bool:
     """A file of [sets.ID] tables only: what register-chips writes, not a table configuration. Read with the
     configuration's own bounded reader, so a hostile file is refused here as it is there."""
-    from rfid_table.config import parse_toml, read_config_text  # noqa: PLC0415
+    from rfid_table.checker import parse_toml, read_config_text  # noqa: PLC0415
 
     try:
         doc = parse_toml(path, read_config_text(path))
@@ -211,7 +211,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     gpio = None
     if config.gpio is not None:  # the seat sensors, console buttons and lights: [gpio] backend (rpi on the table)
         from hal.gpio import GpioError
-        from rfid_table.daemon import TableGpio
+        from rfid_table.table_gpio import TableGpio
 
         try:
             gpio = TableGpio(config.gpio, config.gpio.backend, clock=clock.now)

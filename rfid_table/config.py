@@ -2,23 +2,24 @@
 
 Every problem is reported, not just the first, each as ``FILE:LINE: key.path: what is wrong (what was
 expected)``. The line comes from the TOML parser for syntax errors and from a scan of the file for the
-rest, so a technician can go straight to it.
+rest, so a technician can go straight to it (:mod:`rfid_table.checker` reads, parses and collects; the chip
+registry named in ``[chips]`` is loaded by :mod:`rfid_table.registry`).
 """
 
-import os
 import re
 import ssl
-import stat
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from controller.cards import FULL_DECK, parse_card
 from controller.chip_betting import BettingSetup
 from controller.table import TableSetup
-from hal.gpio import PinMap, parse_pin_map, validate_pin_map
+from hal.gpio import PinMap, describe_value, parse_pin_map, validate_pin_map
+from hal.zone_names import FIXED_ZONES, SEAT_ZONE_KINDS, Zone
 from hal.zones import DebounceSettings
+from rfid_table.checker import Checker, ConfigError, UnreadableFile, parse_toml, read_bounded, read_config_text
+from rfid_table.registry import load_chip_registry
 
 EX_CONFIG = 78  # sysexits.h: configuration error
 
@@ -31,37 +32,7 @@ ZONE_KINDS = {"cards": DebounceSettings(3, 0.6), "chips": DebounceSettings(1, 1.
 ENGINE_VARIANTS = {"nlhe": "NLHE", "plhe": "PLHE", "flhe": "FLHE", "plo4": "PLO", "plo5": "PLO5", "plo6": "PLO6"}
 RULE_PROFILES = ("tda", "casinos_austria", "poker_play", "allin_club", "club_tournament_de")
 VARIANTS = {"nlhe": 2, "plhe": 2, "flhe": 2, "plo4": 4, "plo5": 5, "plo6": 6}  # variant → hole cards
-FIXED_ZONES = ("board", "burn", "muck", "pot", "exposed")
-SEAT_ZONE_KINDS = ("cards", "bets", "stack")
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # it becomes an MQTT topic level: no '/', '+' or '#'
-UID = re.compile(r"^[0-9A-F]{8,20}$")
-# What a configuration, a chip registry or a TLS file may be: the largest real one (a registry of tens of
-# thousands of chips) is well under a megabyte, and a bound keeps /dev/zero or a runaway file from eating the RAM.
-MAX_FILE_BYTES = 8 * 1024 * 1024
-# Tables within tables: a real configuration goes four deep ([zones] seat1.cards = { ... }); a parsed document
-# deeper than this is refused before anything walks it (a walk would run out of stack).
-MAX_NESTING = 32
-_NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                (stat.S_ISSOCK, "a socket"))
-
-
-@dataclass(frozen=True)
-class Problem:
-    key: str
-    message: str
-    line: int | None = None
-    column: int | None = None
-
-    def render(self, path: str) -> str:
-        where = path if self.line is None else f"{path}:{self.line}" + (f":{self.column}" if self.column else "")
-        return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
-
-
-class ConfigError(Exception):
-    def __init__(self, path: str, problems: list[Problem]):
-        self.path = path
-        self.problems = problems
-        super().__init__("\n".join(p.render(path) for p in problems))
 
 
 @dataclass(frozen=True)
@@ -147,7 +118,7 @@ class TableConfig:
     broadcast_equity: bool = False  # equity events on the secure (and so the delayed) branch
 
     def debounce_by_zone(self) -> dict[str, DebounceSettings]:
-        return {zone: self.debounce[zone_kind(zone)] for zone in self.zones}
+        return {zone: self.debounce[Zone.parse(zone).holds] for zone in self.zones}
     def antenna_zones(self) -> dict[tuple[str, int], str]:
         return {antenna: zone for zone, antenna in self.zones.items()}
 
@@ -178,213 +149,8 @@ class TableConfig:
         )
 
 
-# ---- locating keys in the file --------------------------------------------------------------------------
-
-_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
-_KEY = re.compile(r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*=")
-_PART = re.compile(r"[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'")
-
-
-def _split_key(text: str) -> tuple[str, ...]:
-    return tuple(p.strip("\"'") for p in _PART.findall(text))
-
-
-def _written_keys(text: str):
-    """Yield (line, key path) for every table header and key written in the file.
-
-    Lines are counted as the TOML parser counts them: only "\n" ends one (``str.splitlines`` would also
-    split at U+0085, U+2028 and U+2029, which TOML allows in comments and strings).
-    """
-    table: tuple[str, ...] = ()
-    for number, line in enumerate(text.split("\n"), start=1):
-        header = _HEADER.match(line)
-        if header:
-            table = _split_key(header.group(1))
-            yield number, table
-            continue
-        key = _KEY.match(line)
-        if key:
-            yield number, table + _split_key(key.group(1))
-
-
-def _key_lines(text: str) -> dict[tuple[str, ...], int]:
-    """Map every key path written in the file to the line it is on (first occurrence)."""
-    lines: dict[tuple[str, ...], int] = {}
-    for number, path in _written_keys(text):
-        for i in range(1, len(path) + 1):
-            lines.setdefault(path[:i], number)
-    return lines
-
-
-def _key_at(text: str, line: int | None) -> str:
-    """The key path written on a line ('' if none), to name the key of a TOML syntax error."""
-    return next((".".join(path) for number, path in _written_keys(text) if number == line), "")
-
-
-# ---- validation ---------------------------------------------------------------------------------------
-
-
-class _Checker:
-    """Collects problems while reading the parsed document."""
-
-    def __init__(self, text: str):
-        self.problems: list[Problem] = []
-        self._lines = _key_lines(text)
-
-    def line_of(self, path: tuple[str, ...]) -> int | None:
-        for i in range(len(path), 0, -1):
-            if path[:i] in self._lines:
-                return self._lines[path[:i]]
-        return None
-
-    def problem(self, path: tuple[str, ...], message: str) -> None:
-        self.problems.append(Problem(".".join(path), message, self.line_of(path)))
-
-    def table(self, doc: dict, path: tuple[str, ...], allowed: dict[str, str], required: tuple[str, ...] = ()) -> dict:
-        """Check a TOML table's keys: unknown ones and missing required ones are problems."""
-        value = _get(doc, path)
-        if value is None:
-            if required:
-                self.problem(path, f"missing table [{'.'.join(path)}] (expected keys: {', '.join(allowed)})")
-            return {}
-        if not isinstance(value, dict):
-            self.problem(path, f"expected a table, got {_describe(value)}")
-            return {}
-        for key in value:
-            if key not in allowed:
-                self.problem(path + (key,), f"unknown key (expected one of: {', '.join(allowed)})")
-        for key in required:
-            if key not in value:
-                self.problem(path + (key,), f"missing (expected {allowed[key]})")
-        return value
-
-    def section(self, doc: dict, key: str, what: str) -> dict | None:
-        """The top-level table ``key`` holding named tables; None (reported) when it is missing or not a table."""
-        value = doc.get(key)
-        if isinstance(value, dict) and value:
-            return value
-        if value is None or value == {}:
-            self.problem((key,), f"missing: {what}")
-        else:
-            self.problem((key,), f"expected {what}, got {_describe(value)}")
-        return None
-
-    def value(self, table: dict, path: tuple[str, ...], kind: type | tuple, what: str, default: Any = None, check=None):
-        """Read ``table[path[-1]]``: its type must be ``kind`` and ``check(value)`` must hold."""
-        key = path[-1]
-        if key not in table:
-            return default
-        value = table[key]
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
-            self.problem(path, f"expected {what}, got {_describe(value)}")
-            return default
-        if check is not None and not check(value):
-            self.problem(path, f"expected {what}, got {value!r}")
-            return default
-        return value
-
-
-def _get(doc: dict, path: tuple[str, ...]) -> Any:
-    for key in path:
-        if not isinstance(doc, dict) or key not in doc:
-            return None
-        doc = doc[key]
-    return doc
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "a list"
-    return f"{type(value).__name__} {value!r}"
-
-
 def _zone_names(seats: int) -> str:
     return f"seat1.cards … seat{seats}.cards, seat1.bets … seat{seats}.bets, {', '.join(FIXED_ZONES)}"
-
-
-class UnreadableFile(OSError):
-    """A file that is not a regular file, or is larger than :data:`MAX_FILE_BYTES`."""
-
-
-def read_bounded(path: str | Path) -> bytes:
-    """A whole regular file of at most :data:`MAX_FILE_BYTES`. A FIFO, device or socket is refused without
-    waiting for a writer (O_NONBLOCK) and without reading it: check-config must end, whatever the path names."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as file:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(21, "it is a directory", str(path))
-        kind = next((what for test, what in _NOT_REGULAR if test(mode)), None)
-        if kind is not None or not stat.S_ISREG(mode):
-            raise UnreadableFile(f"not a regular file ({kind or 'not a file'})")
-        data = file.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise UnreadableFile(f"larger than {MAX_FILE_BYTES:,} bytes")
-    return data
-
-
-def read_config_text(path: str) -> str:
-    """The UTF-8 text of a configuration or registry file; every reason it cannot be read is a ConfigError."""
-    try:
-        return read_bounded(path).decode("utf-8")
-    except FileNotFoundError:
-        raise ConfigError(path, [Problem("", "cannot read the file: it does not exist")]) from None
-    except PermissionError:
-        raise ConfigError(path, [Problem("", "cannot read the file: permission denied")]) from None
-    except IsADirectoryError:
-        raise ConfigError(path, [Problem("", "cannot read the file: it is a directory")]) from None
-    except UnreadableFile as exc:
-        raise ConfigError(path, [Problem("", f"cannot read the file: {exc}")]) from None
-    except UnicodeDecodeError as exc:  # exc.object: the file's bytes
-        line = exc.object.count(b"\n", 0, exc.start) + 1
-        column = exc.start - exc.object.rfind(b"\n", 0, exc.start)
-        message = f"cannot read the file: byte 0x{exc.object[exc.start]:02X} is not UTF-8 (expected UTF-8 text)"
-        raise ConfigError(path, [Problem("", message, line, column)]) from None
-    except OSError as exc:
-        raise ConfigError(path, [Problem("", f"cannot read the file: {exc.strerror}")]) from None
-
-
-def _nesting(doc: dict) -> int:
-    """How deep tables and arrays go (iteratively: the document may be deeper than the stack)."""
-    deepest, todo = 0, [(doc, 1)]
-    while todo:
-        node, depth = todo.pop()
-        deepest = max(deepest, depth)
-        if depth > MAX_NESTING:
-            break
-        children = node.values() if isinstance(node, dict) else node
-        todo.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return deepest
-
-
-def _twice_in_config(key: str) -> str:
-    return "a key written twice — a tag UID listed twice in a deck?" if key.startswith("decks.") \
-        else "a key written twice?"
-
-
-def parse_toml(path: str, text: str, twice: Callable[[str], str] = _twice_in_config) -> dict:
-    """The parsed document; invalid TOML, or nesting deeper than :data:`MAX_NESTING`, is a ConfigError.
-    ``twice(key)``: the likely cause of a key written twice, for the message."""
-    too_deep = ConfigError(path, [Problem("", f"not valid TOML: nested too deeply (at most {MAX_NESTING} levels "
-                                              f"of tables and arrays)")])
-    try:
-        doc = tomllib.loads(text)
-    except RecursionError:  # tomllib recurses once per nested array or inline table
-        raise too_deep from None
-    except tomllib.TOMLDecodeError as exc:
-        match = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
-        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
-        line, column = (int(match.group(1)), int(match.group(2))) if match else (None, None)
-        key = _key_at(text, line)
-        if "overwrite" in message:
-            message += f" ({twice(key)})"
-        raise ConfigError(path, [Problem(key, f"not valid TOML: {message}", line, column)]) from None
-    if _nesting(doc) > MAX_NESTING:
-        raise too_deep
-    return doc
 
 
 def load_config(path: str | Path) -> TableConfig:
@@ -396,7 +162,7 @@ def load_config(path: str | Path) -> TableConfig:
 
 
 def _validate(path: str, text: str, doc: dict) -> TableConfig:
-    c = _Checker(text)
+    c = Checker(text)
     top = {"table": "the table", "game": "the game", "mqtt": "the broker", "readers": "the readers",
            "zones": "the antenna zones", "decks": "the card decks", "chips": "the chip set",
            "hal": "tag debouncing",
@@ -568,15 +334,15 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     zone_tables = c.section(doc, "zones", "the [zones] table mapping each zone to a reader antenna")
     for zpath, ztable in _flatten_zones(zone_tables or {}, ("zones",)):
         zname = ".".join(zpath[1:])
-        if not _zone_known(zname, seats):
-            seat = _SEAT_ZONE.fullmatch(zname)
-            if seat and seat.group(2) in SEAT_ZONE_KINDS and seats:
-                c.problem(zpath, f"no seat {seat.group(1)}: table.seats is {seats} (expected seat1 … seat{seats})")
+        zone = Zone.parse(zname)
+        if not zone.known(seats):
+            if zone.seat is not None and zone.kind in SEAT_ZONE_KINDS and seats:
+                c.problem(zpath, f"no seat {zone.seat}: table.seats is {seats} (expected seat1 … seat{seats})")
             else:
                 c.problem(zpath, f"unknown zone (expected one of: {_zone_names(seats or 10)})")
             continue
         if not isinstance(ztable, dict):
-            c.problem(zpath, f"expected {{ reader = \"NAME\", antenna = N }}, got {_describe(ztable)}")
+            c.problem(zpath, f"expected {{ reader = \"NAME\", antenna = N }}, got {describe_value(ztable)}")
             continue
         for key in ztable:
             if key not in ("reader", "antenna"):
@@ -617,16 +383,11 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     for deck_id, cards in deck_tables.items():
         p = ("decks", deck_id)
         if not isinstance(cards, dict):
-            c.problem(p, f"expected a table of tag UID = \"card\", got {_describe(cards)}")
+            c.problem(p, f"expected a table of tag UID = \"card\", got {describe_value(cards)}")
             continue
         deck: dict[str, str] = {}
         uid_of_card: dict[str, str] = {}
-        for raw_uid, raw_card in cards.items():
-            kp = p + (raw_uid,)
-            uid = raw_uid.upper()
-            if not UID.fullmatch(uid):
-                c.problem(kp, "expected a tag UID of 8 to 20 hex digits")
-                continue
+        for kp, uid, _, raw_card in c.tag_entries(cards, p):
             try:
                 card = parse_card(raw_card)
             except ValueError as exc:
@@ -664,7 +425,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                        float(missing_card_s), broadcast_equity=equity)
 
 
-def _chip_settings(c: _Checker, doc: dict, base: Path, decks: dict, zones: dict) -> ChipSettings | None:
+def _chip_settings(c: Checker, doc: dict, base: Path, decks: dict, zones: dict) -> ChipSettings | None:
     """[chips]: the chip registry file and the set in play. Without it, chip zones are not read."""
     section = c.table(doc, ("chips",), {"registry": "the chip registry file (rfid-table register-chips)",
                                         "active_set": "a chip set id"})
@@ -677,7 +438,6 @@ def _chip_settings(c: _Checker, doc: dict, base: Path, decks: dict, zones: dict)
             c.problem(("chips", key), "missing (expected registry = \"FILE\" and active_set = \"ID\")")
     if not registry_name or not active_set:
         return None
-    from rfid_table.registry import load_chip_registry  # noqa: PLC0415 (the registry imports this module)
 
     registry_path = Path(registry_name) if Path(registry_name).is_absolute() else base / registry_name
     try:
@@ -693,13 +453,13 @@ def _chip_settings(c: _Checker, doc: dict, base: Path, decks: dict, zones: dict)
         c.problem(("chips", "active_set"), f"no chip set {active_set!r} in {registry_path} "
                                            f"(sets: {', '.join(registry.sets) or 'none'})")
         return None
-    if not any(zone_kind(z) == "chips" for z in zones):
+    if not any(Zone.parse(z).holds == "chips" for z in zones):
         c.problem(("chips",), "a chip set but no chip zone: add seatN.bets and pot zones to [zones]")
     others = {uid: set_id for set_id, chips in registry.sets.items() if set_id != active_set for uid in chips}
     return ChipSettings(str(registry_path), active_set, dict(registry.sets[active_set]), others)
 
 
-def _tls_settings(c: _Checker, m: dict, base: Path) -> dict[str, Any]:
+def _tls_settings(c: Checker, m: dict, base: Path) -> dict[str, Any]:
     """The ``tls*`` keys of [mqtt]. Files are loaded here exactly as the MQTT client will load them, so a missing,
     unreadable or wrong file is reported by check-config instead of stopping the daemon at its first connection.
     A relative path is taken from the configuration file's directory."""
@@ -735,7 +495,7 @@ def _tls_settings(c: _Checker, m: dict, base: Path) -> dict[str, Any]:
     return {"tls": True, **files, "tls_insecure": insecure}
 
 
-def _readable(c: _Checker, key: tuple[str, ...], path: Path) -> str | None:
+def _readable(c: Checker, key: tuple[str, ...], path: Path) -> str | None:
     """The absolute path of a file the daemon must read, or None (reported) when it cannot. A FIFO or device
     is refused here: OpenSSL would block on it, or read it without end."""
     try:
@@ -755,14 +515,6 @@ def _readable(c: _Checker, key: tuple[str, ...], path: Path) -> str | None:
     return None
 
 
-def zone_kind(zone: str) -> str:
-    """``cards`` for card zones (seat cards, board, burn), ``piles`` for the muck, ``chips`` for bet, stack and pot
-    zones."""
-    if zone == "muck":
-        return "piles"
-    return "chips" if zone == "pot" or zone.endswith(".bets") or zone.endswith(".stack") else "cards"
-
-
 def _flatten_zones(node: dict, path: tuple[str, ...]):
     """Yield (key path, zone table); ``seat3.cards = {...}`` arrives from TOML as zones.seat3.cards."""
     for key, value in node.items():
@@ -772,16 +524,6 @@ def _flatten_zones(node: dict, path: tuple[str, ...]):
             yield path + (key,), value
 
 
-_SEAT_ZONE = re.compile(r"seat([1-9][0-9]*)\.(\w+)")  # no leading zero: seat01.cards is not seat 1
-
-
-def _zone_known(zone: str, seats: int) -> bool:
-    if zone in FIXED_ZONES:
-        return True
-    match = _SEAT_ZONE.fullmatch(zone)
-    return bool(match) and match.group(2) in SEAT_ZONE_KINDS and 1 <= int(match.group(1)) <= (seats or 10)
-
-
-def _reported(c: _Checker, key: str) -> bool:
+def _reported(c: Checker, key: str) -> bool:
     # A zone whose entry was already reported as wrong should not be reported a second time as missing.
     return any(p.key == key or p.key.startswith(key + ".") for p in c.problems)

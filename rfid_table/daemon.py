@@ -17,8 +17,7 @@ from typing import Any, Callable, Protocol
 
 from controller import DomainEvent
 from controller.game import GameController
-from hal.events import ButtonCommand, SensorEvent
-from hal.gpio import GpioConsole, PinMap, TableLights, open_gpio
+from hal.events import SensorEvent
 from hal.readers import ReaderBackend
 from hal.zones import ZoneTracker
 from rfid_table.checkpoint import restore as restore_controller, state_of
@@ -29,6 +28,7 @@ from rfid_table.equity_worker import EquityWorker
 from rfid_table.journal_writer import JournalWriter, PendingStep
 from rfid_table.journal import (Journal, JournalWriteFailed, device_input, journal_event, journal_input, replay,
                                 sensor_input, tick_input, zone_input)
+from rfid_table.table_gpio import TableGpio, TableLights
 from rfid_table.timebase import TableClock
 
 log = logging.getLogger(__name__)
@@ -106,39 +106,6 @@ class Backlog:
         return total
 
 
-class TableGpio:
-    """The table's own GPIO (docs/gpio.md): the seat sensors and the dealer console's buttons in, the seat lights
-    and the status light out. ``backend``: "sim" (the simulated pins, what ``rfid-table sim`` drives) or "rpi";
-    ``clock`` stamps edges that come without a time, in the pipeline's time base."""
-
-    def __init__(self, pin_map: PinMap, backend: str, clock: Callable[[], float] = time.monotonic):
-        self.pin_map = pin_map
-        self.inputs, self.outputs, self.backend = open_gpio(backend, pin_map, clock=clock)
-        self.console = GpioConsole(pin_map.inputs)
-        self._sensors = {p.name: p for p in pin_map.inputs if p.kind in ("presence", "device") and p.seat}
-        # how long a level needs to count: the sensors' state at start-up is read once this has passed
-        self.settle_s = max((p.debounce_ms for p in self._sensors.values()), default=0) / 1000 + 0.05
-
-    def poll(self, now: float) -> list[ButtonCommand | SensorEvent]:
-        """The buttons pressed and the sensors changed by ``now`` (debounced), in time order."""
-        return self.console.translate(self.inputs.poll(now))
-
-    def sensors(self, now: float) -> list[SensorEvent]:
-        """Every seat sensor's debounced state now, as events (to bring the rules up to date at start-up)."""
-        states = self.inputs.states()
-        return [SensorEvent(now, pin.seat, pin.kind, bool(states.get(name)),
-                            (pin.detects or "device") if pin.kind == "device" else None)
-                for name, pin in self._sensors.items()]
-
-    def show(self, lights: TableLights, now: float) -> None:
-        self.outputs.show(lights)
-        self.outputs.poll(now)
-
-    def close(self) -> None:
-        try:
-            self.outputs.close()
-        finally:
-            self.backend.close()
 
 
 class TablePipeline:

@@ -13,7 +13,8 @@ from collections import Counter
 
 from rfid_table.broker_login import LinkState, connect_viewer, refused_text
 from rfid_table.config import MqttSettings
-from rfid_table.publisher import QOS, Topics, make_client
+from rfid_table.contract import QOS, Topics
+from rfid_table.mqtt_client import make_client
 
 
 COMMAND_OUTCOMES = ("accepted", "not_allowed", "malformed", "retained", "rate_limited")
@@ -49,7 +50,7 @@ class DiagnosticsCollector:
     def report(self, now: float, readers: list, tracker, controller, gpio=None, delivery: dict | None = None
                ) -> dict | None:
         """The report for the interval ending ``now``, or None before the interval is over. ``gpio``: the table's
-        GPIO (``rfid_table.daemon.TableGpio``), whose port expanders are reported when it has any. ``delivery``:
+        GPIO (``rfid_table.table_gpio.TableGpio``), whose port expanders are reported when it has any. ``delivery``:
         what the broker refused (``MqttPublisher.delivery_report``)."""
         if self._since is None:
             self._since = now

@@ -1,18 +1,10 @@
-"""Publish the table over MQTT (paho-mqtt 2, MQTT 5).
+"""Publish the table over MQTT (paho-mqtt 2, MQTT 5), on the topics of :mod:`rfid_table.contract`.
 
-Per table, under ``<prefix>/<table id>/`` (see docs/mqtt.md, the contract):
-
-* ``status``           retained, ``online`` / ``offline`` (the last will)
-* ``public/snapshot``  retained, the public table state
-* ``public/events``    every domain event, without secrets
-* ``secure/snapshot``  retained, with hole and burn cards
-* ``secure/events``    every domain event, with secrets
-* ``delayed/events``   the secure events, released to broadcast overlays after the broadcast delay
-
-Hole cards only ever go to ``secure/``; the public payloads are built from the events' public parts alone.
+Events go out live to ``public/events`` and ``secure/events`` (and, after the broadcast delay, ``delayed/events``);
+the snapshots and ``status`` are retained. Hole cards only ever go to ``secure/``; the public payloads are built
+from the events' public parts alone.
 """
 
-import json
 import logging
 import socket
 import ssl
@@ -20,15 +12,15 @@ import time
 from dataclasses import dataclass
 
 import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from controller.domain import DomainEvent
 from rfid_table.commands import loggable
 from rfid_table.config import MqttSettings
+from rfid_table.contract import QOS, STATUS_OFFLINE, STATUS_ONLINE, Topics, encode, snapshot_payload
+from rfid_table.mqtt_client import make_client
 
 log = logging.getLogger(__name__)
-QOS = 1
 
 
 @dataclass(frozen=True)
@@ -38,60 +30,6 @@ class ReceivedCommand:
     topic: str
     payload: bytes
     retained: bool  # published with the retain flag (see the subscription in _on_connect)
-
-
-@dataclass(frozen=True)
-class Topics:
-    base: str
-
-    @classmethod
-    def for_table(cls, prefix: str, table_id: str) -> "Topics":
-        return cls(f"{prefix}/{table_id}")
-
-    @property
-    def status(self) -> str:
-        return f"{self.base}/status"
-
-    def snapshot(self, secure: bool) -> str:
-        return f"{self.base}/{'secure' if secure else 'public'}/snapshot"
-
-    def events(self, secure: bool) -> str:
-        return f"{self.base}/{'secure' if secure else 'public'}/events"
-
-    @property
-    def commands(self) -> str:
-        return f"{self.base}/commands/#"
-
-    def reply(self, role: str, user: str) -> str:
-        return f"{self.base}/replies/{role}/{user}"
-
-    @property
-    def delayed_events(self) -> str:
-        return f"{self.base}/delayed/events"
-
-    @property
-    def diagnostics(self) -> str:
-        return f"{self.base}/public/diag"
-
-
-def encode(payload: dict) -> bytes:
-    return json.dumps(payload, separators=(",", ":")).encode()
-
-
-def make_client(settings: MqttSettings, client_id: str) -> mqtt.Client:
-    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
-    if settings.username:
-        client.username_pw_set(settings.username, settings.password)
-    if settings.tls:
-        # TLS 1.2 or newer; the broker's certificate must chain to tls_ca_file (or to the system's authorities)
-        # and, unless tls_insecure, name the host connected to.
-        client.tls_set(ca_certs=settings.tls_ca_file, certfile=settings.tls_cert_file, keyfile=settings.tls_key_file)
-        client.tls_insecure_set(settings.tls_insecure)
-    client.reconnect_delay_set(min_delay=1, max_delay=settings.reconnect_max_s)
-    # paho's default of 20 unacknowledged QoS 1 messages stalls a burst (a whole deal arrives in a second); the
-    # backlog's window comes on top of that.
-    client.max_inflight_messages_set(200 + settings.backlog_in_flight)
-    return client
 
 
 class _Acks:
@@ -149,7 +87,7 @@ class MqttPublisher:
         self.epoch = epoch
         self.connected = False
         self.client = make_client(settings, settings.client_id or f"rfid-table-{table_id}")
-        self.client.will_set(self.topics.status, b"offline", qos=QOS, retain=True)
+        self.client.will_set(self.topics.status, STATUS_OFFLINE, qos=QOS, retain=True)
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_publish = self._on_publish
@@ -184,7 +122,7 @@ class MqttPublisher:
             return
         log.info("connected to broker %s:%s", self.settings.host, self.settings.port)
         self.connected, self._backoff_s, self._failures = True, 1.0, 0
-        self._publish(self.topics.status, b"online", retain=True)
+        self._publish(self.topics.status, STATUS_ONLINE, retain=True)
         if self._snapshots is not None:  # a broker without persistence lost them; one that kept them gets news
             for secure, payload in zip((False, True), self._snapshots):
                 self._publish(self.topics.snapshot(secure), payload, retain=True)
@@ -398,8 +336,7 @@ class MqttPublisher:
         return taken
 
     def publish_snapshots(self, public_snapshot: dict, secure_snapshot: dict) -> None:
-        self._snapshots = (encode({**public_snapshot, "epoch": self.epoch}),
-                           encode({**secure_snapshot, "epoch": self.epoch}))
+        self._snapshots = (snapshot_payload(public_snapshot, self.epoch), snapshot_payload(secure_snapshot, self.epoch))
         if self.connected:  # otherwise the latest goes out on connection: paho need not queue every one of them
             for secure, payload in zip((False, True), self._snapshots):
                 self._publish(self.topics.snapshot(secure), payload, retain=True)
@@ -423,7 +360,7 @@ class MqttPublisher:
     def stop(self, timeout_s: float = 5.0) -> None:
         """Send what is queued, say ``offline`` (the will covers a crash) and disconnect."""
         if self.connected:
-            self._publish(self.topics.status, b"offline", retain=True)
+            self._publish(self.topics.status, STATUS_OFFLINE, retain=True)
             deadline = time.monotonic() + timeout_s
             while self.connected and self.pending > 0 and time.monotonic() < deadline:
                 self.service(0.05)

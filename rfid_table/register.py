@@ -38,15 +38,8 @@ from typing import Any, Callable, Iterable, TextIO
 
 from controller.cards import FULL_DECK
 from hal.readers import ReaderBackend, SimulatedReader, open_reader
-from rfid_table.config import (
-    EX_CONFIG,
-    ConfigError,
-    Problem,
-    TableConfig,
-    _HEADER,
-    _split_key,
-    load_config,
-)
+from rfid_table.checker import TOML_HEADER, ConfigError, Problem, split_key
+from rfid_table.config import EX_CONFIG, TableConfig, load_config
 from rfid_table.registry import (
     ChipRegistry,
     chip_list,
@@ -438,7 +431,7 @@ def place_deck(text: str, deck_id: str, section: str, replace: bool) -> Placemen
     exists = isinstance(decks, dict) and deck_id in decks
     lines = text.split("\n")  # as TOML counts lines; "\r" stays with its line
     header = next((i for i, line in enumerate(lines)
-                   if (m := _HEADER.match(line)) and _split_key(m.group(1)) == ("decks", deck_id)), None)
+                   if (m := TOML_HEADER.match(line)) and split_key(m.group(1)) == ("decks", deck_id)), None)
     if exists and not replace:
         where = f" (line {header + 1})" if header is not None else ""
         raise Abort(f"deck {deck_id!r} is registered already{where}: give --replace to register it again, "
@@ -450,7 +443,7 @@ def place_deck(text: str, deck_id: str, section: str, replace: bool) -> Placemen
         if header is None:
             raise Abort(f"deck {deck_id!r} is not written as a [decks.{deck_id}] table (dotted keys or an inline "
                         "table?): it cannot be replaced automatically; remove it by hand and register it again")
-        end = next((i for i in range(header + 1, len(lines)) if _HEADER.match(lines[i])), len(lines))
+        end = next((i for i in range(header + 1, len(lines)) if TOML_HEADER.match(lines[i])), len(lines))
         while end - 1 > header and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
             end -= 1
         cr = "\r" if newline == "\r\n" else ""

@@ -12,8 +12,8 @@ One TOML file, loaded by the daemon and written by ``rfid-table register-chips``
 A card room may own several chip sets (a new series, an old one kept for tournaments); the table
 configuration names the one in play. A tag belongs to one set only.
 
-Problems are reported like the table configuration's (``rfid_table.config``): every one of them at once,
-each as ``FILE:LINE: key.path: what is wrong``, in a :class:`~rfid_table.config.ConfigError`.
+Problems are reported like the table configuration's (``rfid_table.config``, with :mod:`rfid_table.checker`): every one of them at once,
+each as ``FILE:LINE: key.path: what is wrong``, in a :class:`~rfid_table.checker.ConfigError`.
 
 Writing regenerates the whole file in a canonical form (:func:`render_chip_registry`): a header comment,
 the sets sorted by id, and in each set the chips grouped by denomination, each group under a comment
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from rfid_table.config import (UID, ConfigError, Problem, _Checker, _describe, parse_toml,
-                               read_config_text)
+from hal.gpio import describe_value
+from rfid_table.checker import UID, Checker, ConfigError, Problem, parse_toml, read_config_text
 
 SET_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # a bare TOML key; the daemon may name it in MQTT payloads
 MAX_DENOMINATION = 1_000_000_000
@@ -95,7 +95,7 @@ def _parse_toml(path: str, text: str) -> dict:
 def _denomination(value: object) -> str | None:
     """What is wrong with a denomination, or None."""
     if isinstance(value, bool) or not isinstance(value, int):
-        return f"expected a denomination (a whole number of chips' worth, like 25), got {_describe(value)}"
+        return f"expected a denomination (a whole number of chips' worth, like 25), got {describe_value(value)}"
     if not 1 <= value <= MAX_DENOMINATION:
         return f"expected a positive denomination up to {MAX_DENOMINATION:,}, got {value!r}"
     return None
@@ -114,7 +114,7 @@ def load_chip_registry(path: str | Path, *, decks: Mapping[str, Mapping[str, str
     path = str(path)
     text = read_config_text(path)
     doc = _parse_toml(path, text)
-    c = _Checker(text)
+    c = Checker(text)
     for key in doc:
         if key != "sets":
             c.problem((key,), "unknown key (expected: sets, as [sets.ID] tables of tag UID = denomination)")
@@ -126,16 +126,11 @@ def load_chip_registry(path: str | Path, *, decks: Mapping[str, Mapping[str, str
         if not SET_ID.fullmatch(set_id):
             c.problem(p, "expected a set id of letters, digits, '-' or '_'")
             continue
-        if not isinstance(chips, dict):
-            c.problem(p, f"expected a table of tag UID = denomination, got {_describe(chips)}")
-            continue
         registered: dict[str, int] = {}
-        for raw_uid, value in chips.items():
-            kp = p + (raw_uid,)
-            uid = raw_uid.upper()
-            if not UID.fullmatch(uid):
-                c.problem(kp, "expected a tag UID of 8 to 20 hex digits")
-                continue
+        if not isinstance(chips, dict):
+            c.problem(p, f"expected a table of tag UID = denomination, got {describe_value(chips)}")
+            continue
+        for kp, uid, raw_uid, value in c.tag_entries(chips, p):
             wrong = _denomination(value)
             if wrong:
                 c.problem(kp, wrong)
@@ -189,7 +184,7 @@ def chip_list(path: str | Path, default_denomination: int | None = None
 
 def _toml_chip_list(path: str, text: str) -> tuple[dict[str, int], dict[str, int], list[Problem]]:
     doc = _parse_toml(path, text)
-    c = _Checker(text)
+    c = Checker(text)
     chips: dict[str, int] = {}
     lines: dict[str, int] = {}
     for raw_uid, value in doc.items():
@@ -274,7 +269,7 @@ def read_deck_list(path: str | Path) -> tuple[dict[str, str], dict[str, int]]:
     rows: list[tuple[int, str, str]] = []  # (line, raw UID, raw card)
     if path.lower().endswith(".toml"):
         doc = _parse_toml(path, text)
-        c = _Checker(text)
+        c = Checker(text)
         for raw_uid, raw_card in doc.items():
             card_text = raw_card if isinstance(raw_card, str) else repr(raw_card)
             rows.append((c.line_of((raw_uid,)) or 0, raw_uid, card_text))

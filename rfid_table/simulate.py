@@ -24,7 +24,8 @@ from hal.firmware_reader import serial_reader
 from hal.readers import ReaderBackend, SimulatedReader
 from controller.rules import profile as rule_profile
 from rfid_table.config import ENGINE_VARIANTS, TableConfig
-from rfid_table.daemon import Sink, StopFlag, TableGpio, TablePipeline, run_cycles
+from rfid_table.daemon import Sink, StopFlag, TablePipeline, run_cycles
+from rfid_table.table_gpio import TableGpio
 from rfid_table.timebase import TableClock
 from rfid_table.journal import Journal
 from rfid_table.publisher import MqttPublisher

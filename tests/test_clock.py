@@ -4,7 +4,8 @@ import pytest
 
 from controller.clock import ActionClock, ClockRefused, ClockSettings
 from controller.conduct import CHECK, HAND_DEAD, conduct_profile
-from hal.gpio import GpioConsole, GpioInputs, GpioOutputs, SimulatedGpio, TableLights, light_levels
+from hal.gpio import GpioInputs, GpioOutputs, SimulatedGpio
+from rfid_table.table_gpio import STATUS_PATTERNS, GpioConsole, TableLights, light_levels, show_lights
 from sim.conduct import simulated_pin_map
 
 
@@ -132,10 +133,10 @@ def test_lights_on_for_the_player_to_act_and_blinking_in_the_count():
     # the same on the pins: the seat light blinks at 1 Hz during the count
     pins = simulated_pin_map(4)
     backend = SimulatedGpio(pins)
-    outputs = GpioOutputs(pins.outputs, backend)
+    outputs = GpioOutputs(pins.outputs, backend, STATUS_PATTERNS)
     lit = []
     for t in (69.0, 70.0, 70.25, 70.5, 70.75, 71.0, 71.5):
-        outputs.show(TableLights(to_act=2, clock=clock.lights(t)))
+        show_lights(outputs, TableLights(to_act=2, clock=clock.lights(t)))
         outputs.poll(t)
         lit.append(backend.output_active("seat2.light"))
     assert lit == [True, True, True, False, False, True, False]

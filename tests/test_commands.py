@@ -12,7 +12,8 @@ from rfid_table.config import MqttSettings
 from rfid_table.daemon import TablePipeline
 from rfid_table.diag import render
 from rfid_table.journal import Journal
-from rfid_table.publisher import MqttPublisher, make_client
+from rfid_table.mqtt_client import make_client
+from rfid_table.publisher import MqttPublisher
 from rfid_table.simulate import SimOptions, SimulatedTable
 
 BASE = "rfid-table/main-1"

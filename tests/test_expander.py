@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hal.expander import (
+from hal.gpio.mcp23017 import (
     GPIOA,
     GPPUA,
     GPPUB,
@@ -39,7 +39,6 @@ from hal.gpio import (
     GpioUnavailable,
     PinMap,
     SimulatedGpio,
-    TableLights,
     expander_pin,
     open_gpio,
     parse_pin_map,
@@ -48,6 +47,7 @@ from hal.gpio import (
     validate_pin_map,
 )
 from hal.zones import ZoneTracker
+from rfid_table.table_gpio import STATUS_PATTERNS, TableLights, show_lights
 from jsonschema import Draft202012Validator
 from rfid_table.cli import main
 from rfid_table.diag import DiagnosticsCollector, render
@@ -177,7 +177,7 @@ def test_the_pin_map_names_expander_pins_by_numbers_outside_the_header():
 
 def test_setup_writes_the_configuration_before_any_pin_is_used(i2c):
     i2c.chips[0x20].drive(9, False)  # B1: the active-high device sensor sees nothing
-    inputs, outputs, backend = open_gpio("rpi", one_chip(), clock=Clock())
+    inputs, outputs, backend = open_gpio("rpi", one_chip(), clock=Clock(), status_patterns=STATUS_PATTERNS)
     assert isinstance(backend, ExpandedGpio) and backend.header is None  # no header pin: RPi.GPIO never imported
     i2c.module.SMBus.assert_called_once_with(1)
     x = 0x20
@@ -198,15 +198,15 @@ def test_setup_writes_the_configuration_before_any_pin_is_used(i2c):
 
 
 def test_a_light_writes_its_port_and_leaves_the_other_lights_alone(i2c):
-    inputs, outputs, backend = open_gpio("rpi", one_chip(), clock=Clock())
+    inputs, outputs, backend = open_gpio("rpi", one_chip(), clock=Clock(), status_patterns=STATUS_PATTERNS)
     i2c.writes()
-    outputs.show(TableLights(to_act=1))
+    show_lights(outputs, TableLights(to_act=1))
     outputs.poll(1.0)
     assert i2c.writes() == [(0x20, OLATA, 0b1000_0000)]  # A7 on
-    outputs.show(TableLights(to_act=1, awaiting_floor=True))
+    show_lights(outputs, TableLights(to_act=1, awaiting_floor=True))
     outputs.poll(1.1)
     assert i2c.writes() == [(0x20, OLATA, 0b1010_0000)]  # A5 on, A7 still on
-    outputs.show(TableLights(to_act=2, awaiting_floor=True))
+    show_lights(outputs, TableLights(to_act=2, awaiting_floor=True))
     outputs.poll(1.2)
     assert i2c.writes() == [(0x20, OLATA, 0b0010_0000), (0x20, OLATB, 0b0000_0000)]  # seat 2 (active low): B7 low
     outputs.poll(1.3)
@@ -220,8 +220,8 @@ def test_a_light_writes_its_port_and_leaves_the_other_lights_alone(i2c):
 
 
 def test_close_turns_every_output_off_and_releases_the_bus(i2c):
-    inputs, outputs, backend = open_gpio("rpi", one_chip(), clock=Clock())
-    outputs.show(TableLights(to_act=2, link_down=True))
+    inputs, outputs, backend = open_gpio("rpi", one_chip(), clock=Clock(), status_patterns=STATUS_PATTERNS)
+    show_lights(outputs, TableLights(to_act=2, link_down=True))
     outputs.poll(0.0)
     i2c.writes()
     backend.close()  # without outputs.close(): the backend alone turns the lights off
@@ -253,7 +253,7 @@ def run_script(inputs, set_active, name: str, step_s: float = 0.002, until: floa
 def test_a_level_read_from_the_chip_becomes_a_debounced_press_exactly_like_a_header_pin(i2c):
     pins = one_chip()
     chip = i2c.chips[0x20]
-    inputs, outputs, backend = open_gpio("rpi", pins, clock=Clock())
+    inputs, outputs, backend = open_gpio("rpi", pins, clock=Clock(), status_patterns=STATUS_PATTERNS)
 
     def on_expander(name, active, t):
         chip.drive(pins.input(name).bcm_pin - 1000, not active)  # active low: pressed is low
@@ -277,7 +277,7 @@ def test_a_sensor_on_an_expander_gives_on_and_off_with_durations(i2c):
     pins = one_chip()
     chip = i2c.chips[0x20]
     chip.drive(9, False)  # B1: the device sensor drives its line low while it sees nothing
-    inputs, outputs, backend = open_gpio("rpi", pins, clock=Clock())
+    inputs, outputs, backend = open_gpio("rpi", pins, clock=Clock(), status_patterns=STATUS_PATTERNS)
     assert inputs.states() == {"new_hand": False, "seat1.presence": False, "seat1.device": False}
     chip.drive(0, False)  # seat 1 sits down (active low)
     assert inputs.poll(10.0) == [] and inputs.poll(10.4) == []
@@ -308,14 +308,14 @@ def diag_report(pins, backend) -> dict:
 def test_a_chip_that_stops_answering_is_set_up_again_when_it_answers(i2c, caplog):
     pins = one_chip()
     chip = i2c.chips[0x20]
-    inputs, outputs, backend = open_gpio("rpi", pins, clock=Clock())
-    outputs.show(TableLights(to_act=1))
+    inputs, outputs, backend = open_gpio("rpi", pins, clock=Clock(), status_patterns=STATUS_PATTERNS)
+    show_lights(outputs, TableLights(to_act=1))
     outputs.poll(0.0)
     chip.answers = False  # the cable is pulled
-    with caplog.at_level(logging.WARNING, logger="hal.expander"):
+    with caplog.at_level(logging.WARNING, logger="hal.gpio.mcp23017"):
         for t in (1.0, 1.1, 1.2):
             assert inputs.poll(t) == []
-        outputs.show(TableLights(to_act=None, awaiting_floor=True))  # the lights change meanwhile
+        show_lights(outputs, TableLights(to_act=None, awaiting_floor=True))  # the lights change meanwhile
         outputs.poll(1.3)
     assert list(backend.faults) == ["x1"]
     assert "no chip answers at 0x20" in backend.faults["x1"] and "i2cdetect -y 1" in backend.faults["x1"]
@@ -328,7 +328,7 @@ def test_a_chip_that_stops_answering_is_set_up_again_when_it_answers(i2c, caplog
     chip.answers = True
     chip.drive(0, False)  # and seat 1 sat down meanwhile
     i2c.writes()
-    with caplog.at_level(logging.WARNING, logger="hal.expander"):
+    with caplog.at_level(logging.WARNING, logger="hal.gpio.mcp23017"):
         assert inputs.poll(2.0) == []
     written = {(register, value) for _, register, value in i2c.writes()}
     assert {(OLATA, 0b0010_0000), (IODIRA, 0b0101_1111), (GPPUA, 0b0101_1111)} <= written  # the lights as they are now
@@ -384,13 +384,13 @@ def test_header_pins_still_go_through_rpi_gpio(mocker, i2c):
     package = types.ModuleType("RPi")
     package.GPIO = gpio
     mocker.patch.dict(sys.modules, {"RPi": package, "RPi.GPIO": gpio})
-    mocker.patch("hal.gpio._lgpio_installed", return_value=False)
+    mocker.patch("hal.gpio.rpi._lgpio_installed", return_value=False)
     pins = ten_seats()
-    inputs, outputs, backend = open_gpio("rpi", pins, clock=Clock())
+    inputs, outputs, backend = open_gpio("rpi", pins, clock=Clock(), status_patterns=STATUS_PATTERNS)
     header = [c.args[0] for c in gpio.setup.call_args_list]
     assert sorted(header) == sorted([17, 27, 22, 23, 24, 25, 5, 6, 18, 26])  # buttons and status light only
     assert {address for address, _, _ in i2c.writes()} == {0x20, 0x21}
-    outputs.show(TableLights(to_act=7, link_down=True))
+    show_lights(outputs, TableLights(to_act=7, link_down=True))
     outputs.poll(0.0)
     gpio.output.assert_called_once_with(26, gpio.HIGH)  # the status light, on the header
     assert i2c.writes() == [(0x21, OLATA, 0b0100_0000)]  # seat 7's light: A6 of the second expander
@@ -400,7 +400,7 @@ def test_header_pins_still_go_through_rpi_gpio(mocker, i2c):
 
 
 def test_no_i2c_library_is_imported_with_the_package():
-    code = ("import sys, hal.gpio, hal.expander; bad = {'smbus2', 'RPi', 'RPi.GPIO'} & set(sys.modules); "
+    code = ("import sys, hal.gpio, hal.gpio.mcp23017; bad = {'smbus2', 'RPi', 'RPi.GPIO'} & set(sys.modules); "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
@@ -600,7 +600,7 @@ def test_the_ten_seat_pin_map_validates_and_is_the_one_in_the_docs():
 def test_the_ten_seat_table_runs_on_the_simulated_backend():
     pins = ten_seats("sim")
     clock = Clock()
-    inputs, outputs, backend = open_gpio("sim", pins, clock=clock)
+    inputs, outputs, backend = open_gpio("sim", pins, clock=clock, status_patterns=STATUS_PATTERNS)
     assert isinstance(backend, SimulatedGpio)  # expander pins live in memory: no I2C, no smbus2
     for n, name in enumerate(BUTTONS):
         backend.click(name, 1.0 + n, hold_s=0.1)
@@ -611,7 +611,7 @@ def test_the_ten_seat_table_runs_on_the_simulated_backend():
     assert [e.name for e in events if e.kind == "button" and e.value] == list(BUTTONS)
     assert sorted(e.seat for e in events if e.kind == "presence") == list(range(1, 11))
     assert [(e.name, e.value) for e in events if e.kind == "device"] == [("seat8.device", True)]
-    outputs.show(TableLights(to_act=9, clock={3: "blink"}, awaiting_floor=True))
+    show_lights(outputs, TableLights(to_act=9, clock={3: "blink"}, awaiting_floor=True))
     outputs.poll(31.0)
     lit = {name for name in outputs.state() if backend.output_active(name)}
     assert lit == {"seat9.light", "seat3.light", "status_light"}
@@ -654,7 +654,7 @@ def test_a_poll_is_one_read_per_chip_and_no_write(i2c):
     full = ten_seats()
     on_expanders = dataclasses.replace(  # the thirty seat pins alone: no RPi.GPIO needed
         full, inputs=tuple(p for p in full.inputs if p.seat), outputs=tuple(p for p in full.outputs if p.seat))
-    inputs, outputs, backend = open_gpio("rpi", on_expanders, clock=Clock())
+    inputs, outputs, backend = open_gpio("rpi", on_expanders, clock=Clock(), status_patterns=STATUS_PATTERNS)
     assert backend.header is None
     i2c.writes()
     reads = i2c.bus.read_i2c_block_data

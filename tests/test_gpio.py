@@ -14,9 +14,7 @@ import pytest
 
 from hal.events import ButtonCommand, SensorEvent
 from hal.gpio import (
-    BUTTON_COMMANDS,
     BUTTONS,
-    GpioConsole,
     GpioError,
     GpioInputEvent,
     GpioInputs,
@@ -27,14 +25,13 @@ from hal.gpio import (
     PinMap,
     RpiGpioBackend,
     SimulatedGpio,
-    TableLights,
     choose_lgpio_chip,
     find_header_gpiochip,
-    light_levels,
     open_gpio,
     parse_pin_map,
     validate_pin_map,
 )
+from rfid_table.table_gpio import BUTTON_COMMANDS, STATUS_PATTERNS, GpioConsole, TableLights, light_levels, show_lights
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,7 +93,7 @@ def fake_gpio(mocker):
     package = types.ModuleType("RPi")
     package.GPIO = gpio
     mocker.patch.dict(sys.modules, {"RPi": package, "RPi.GPIO": gpio})
-    mocker.patch("hal.gpio._lgpio_installed", return_value=False)  # hermetic on a Pi too
+    mocker.patch("hal.gpio.rpi._lgpio_installed", return_value=False)  # hermetic on a Pi too
     return gpio
 
 
@@ -158,7 +155,7 @@ def test_rpi_backend_drives_lights(fake_gpio, mocker):
 
 def test_missing_library_says_what_to_install_on_which_pi(mocker):
     mocker.patch.dict(sys.modules, {"RPi": None, "RPi.GPIO": None})  # "not installed"
-    mocker.patch("hal.gpio._lgpio_installed", return_value=False)
+    mocker.patch("hal.gpio.rpi._lgpio_installed", return_value=False)
     with pytest.raises(GpioUnavailable) as exc:
         open_gpio("rpi", pin_map())
     message = str(exc.value)
@@ -187,7 +184,7 @@ def test_a_busy_pin_names_the_pin(fake_gpio):
 
 
 def test_import_failures_off_the_pi_and_without_a_writable_working_directory(mocker):
-    mocker.patch("hal.gpio._lgpio_installed", return_value=False)
+    mocker.patch("hal.gpio.rpi._lgpio_installed", return_value=False)
     not_a_pi = mocker.Mock(side_effect=RuntimeError("This module can only be run on a Raspberry Pi!"))
     with pytest.raises(GpioUnavailable, match='only be run on a Raspberry Pi.*use backend = "sim"'):
         RpiGpioBackend(import_module=not_a_pi)
@@ -392,7 +389,7 @@ def test_debouncer_without_a_backend():
 def lights():
     pins = pin_map(backend="sim")
     backend = SimulatedGpio(pins)
-    return backend, GpioOutputs(pins.outputs, backend)
+    return backend, GpioOutputs(pins.outputs, backend, STATUS_PATTERNS)
 
 
 def lit_at(backend, outputs, name, times):
@@ -678,14 +675,14 @@ def test_a_device_sensor_says_what_it_detects():
 
 def test_the_lights_follow_the_table_state(lights):
     backend, outputs = lights
-    outputs.show(TableLights(to_act=2, awaiting_floor=True))
+    show_lights(outputs, TableLights(to_act=2, awaiting_floor=True))
     outputs.poll(0.0)
     assert outputs.state() == {"seat1.light": "off", "seat2.light": "on", "status_light": "awaiting_floor"}
     assert backend.levels[13] is False  # seat 2's light is active low: lit when low
-    outputs.show(TableLights(to_act=2, clock={2: "blink"}, deck_not_registered=True))
+    show_lights(outputs, TableLights(to_act=2, clock={2: "blink"}, deck_not_registered=True))
     assert lit_at(backend, outputs, "seat2.light", [1.0, 1.4, 1.6, 2.0]) == [True, True, False, True]
     assert outputs.status_shown == "deck_not_registered"
-    outputs.show(TableLights(to_act=2, game_stopped=True))
+    show_lights(outputs, TableLights(to_act=2, game_stopped=True))
     outputs.poll(3.0)
     assert outputs.state()["seat2.light"] == "off" and outputs.status_shown == "game_stopped"
     # the same computed without the outputs object, phase counted from the given start

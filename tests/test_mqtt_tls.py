@@ -20,7 +20,8 @@ from rfid_table.broker_setup import CardRoomBroker, main as broker_setup
 from rfid_table.cli import main
 from rfid_table.config import load_config
 from rfid_table.daemon import StopFlag
-from rfid_table.publisher import MqttPublisher, make_client
+from rfid_table.mqtt_client import make_client
+from rfid_table.publisher import MqttPublisher
 from rfid_table.simulate import SimOptions, SimulatedTable
 
 PASSWORDS = {"table-main-1": "table pw", "floor-1": "floor pw"}

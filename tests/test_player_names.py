@@ -10,7 +10,8 @@ import pytest
 
 from rfid_table.config import MqttSettings, load_config
 from rfid_table.journal import Journal
-from rfid_table.publisher import MqttPublisher, make_client
+from rfid_table.mqtt_client import make_client
+from rfid_table.publisher import MqttPublisher
 from rfid_table.simulate import SimOptions, SimulatedTable
 from conftest import ROOT, ListSink
 

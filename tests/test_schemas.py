@@ -29,7 +29,8 @@ from firmware_bridge.messages import PROTOCOL_MAJOR, FaultCode
 from rfid_table.config import MqttSettings, load_config
 from rfid_table.daemon import StopFlag
 from rfid_table.journal import Journal
-from rfid_table.publisher import MqttPublisher, make_client
+from rfid_table.mqtt_client import make_client
+from rfid_table.publisher import MqttPublisher
 from rfid_table.simulate import SimOptions, SimulatedTable
 
 SCHEMA_DIR = ROOT / "schemas"

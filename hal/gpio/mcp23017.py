@@ -1,4 +1,4 @@
-"""MCP23017 port expanders on I2C: the inputs and outputs the Pi's header has no room for (docs/gpio.md).
+"""The MCP23017 backend: port expanders on I2C, the inputs and outputs the Pi's header has no room for (docs/gpio.md).
 
 A chip has 16 pins in two 8-bit ports, GPA0-7 (pins 0-7) and GPB0-7 (pins 8-15), and answers at 0x20 to 0x27 as
 its A2 A1 A0 pins say. The daemon drives it through ``/dev/i2c-N`` with the ``smbus2`` package, imported only when
@@ -11,7 +11,7 @@ an expander is opened (``pip install 'rfid-table[expander]'``), so the project i
 * **Inputs are polled**: the chip's INT pins are not wired, so :class:`GpioInputs` calls :meth:`poll` at each of
   its polls; one 2-byte read of GPIOA and GPIOB per chip, and every input whose level changed is reported to its
   watcher as an edge stamped with the poll's time, exactly like a header pin's edge. Debouncing stays in
-  :class:`hal.gpio.GpioInputs`.
+  :class:`hal.gpio.inputs.GpioInputs`.
 * **Outputs** keep a shadow of each port's latch: a light is one bit changed in the shadow and one write of that
   port's OLAT, so one light never disturbs another.
 * **Close** drives every output to its inactive level (the lights off), as the header backend's cleanup does, and
@@ -21,7 +21,7 @@ an expander is opened (``pip install 'rfid-table[expander]'``), so the project i
   lights' current levels); the recovery is logged too. :attr:`Mcp23017Expanders.faults` lists the chips down.
 
 :class:`ExpandedGpio` puts the two together: header pins through the header's backend (``rpi``), expander pins
-(numbered by :func:`hal.gpio.expander_pin`) through :class:`Mcp23017Expanders`. :func:`hal.gpio.open_backend`
+(numbered by :func:`hal.gpio.pins.expander_pin`) through :class:`Mcp23017Expanders`. :func:`hal.gpio.wiring.open_backend`
 makes one when a pin map has expanders.
 """
 
@@ -32,11 +32,10 @@ import logging
 import os
 from typing import Any, Callable, Iterable
 
-from hal.gpio import (
+from hal.gpio.backend import EdgeCallback, GpioBackend
+from hal.gpio.pins import (
     EXPANDER_PINS,
-    EdgeCallback,
     Expander,
-    GpioBackend,
     GpioError,
     GpioUnavailable,
     PinMap,
@@ -142,7 +141,7 @@ class Mcp23017:
 class Mcp23017Expanders:
     """The GPIO backend of expander pins: every chip of the map, polled.
 
-    Pins are :func:`hal.gpio.expander_pin` numbers. With a ``pin_map`` every chip is set up at once from it (so the
+    Pins are :func:`hal.gpio.pins.expander_pin` numbers. With a ``pin_map`` every chip is set up at once from it (so the
     ``setup_input`` / ``setup_output`` calls that follow find nothing to change); without one, pins are set up as
     the calls come. ``import_module`` finds ``smbus2`` (a test passes a fake).
     """

@@ -1,0 +1,360 @@
+"""The messages of the reader <-> host wire protocol: their types, enumerations, errors and limits.
+
+Every message is a frozen dataclass carrying the frame sequence number ``seq`` plus its own fields; docs/protocol.md
+specifies them. Their byte layouts are in :mod:`firmware_bridge.layouts`, their framing in
+:mod:`firmware_bridge.codec`, their JSON-able form in :mod:`firmware_bridge.message_json`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+PROTOCOL_MAJOR = 1
+PROTOCOL_MINOR = 0
+
+MAX_SERIAL_LENGTH = 32
+MAX_SCHEDULE_SLOTS = 64
+RSSI_NOT_AVAILABLE = 0x7F  # i8 value meaning "reader did not measure RSSI"
+TEMPERATURE_NOT_AVAILABLE = 0x7FFF  # i16 value meaning "no temperature sensor"
+VALID_UID_LENGTHS = frozenset({4, 7, 8, 10})  # ISO 14443A: 4/7/10, ISO 15693: 8
+
+
+# --------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------
+
+
+class ProtocolError(ValueError):
+    """Base class of every error raised by the protocol code."""
+
+
+class UnknownMessageTypeError(ProtocolError):
+    """A frame carried a message type this host does not know."""
+
+    def __init__(self, msg_type: int) -> None:
+        super().__init__(f"unknown message type 0x{msg_type:02X}")
+        self.msg_type = msg_type
+
+
+class MalformedPayloadError(ProtocolError):
+    """A payload does not match the layout of its message type."""
+
+    def __init__(self, type_name: str, field_name: str, offset: int, problem: str) -> None:
+        super().__init__(f"{type_name}: field '{field_name}' at payload offset {offset}: {problem}")
+        self.type_name = type_name
+        self.field_name = field_name
+        self.offset = offset
+
+
+class FieldValueError(ProtocolError):
+    """A message to be encoded holds a value its layout cannot carry."""
+
+    def __init__(self, type_name: str, field_name: str, problem: str) -> None:
+        super().__init__(f"{type_name}: field '{field_name}': {problem}")
+        self.type_name = type_name
+        self.field_name = field_name
+
+
+class IncompatibleProtocolError(ProtocolError):
+    """The reader speaks a protocol major version this host does not support."""
+
+
+# --------------------------------------------------------------------------
+# Numbering
+# --------------------------------------------------------------------------
+
+
+class MessageType(enum.IntEnum):
+    # Host -> reader commands use 0x01..0x7F.
+    IDENTIFY = 0x01
+    SET_SCHEDULE = 0x02
+    SET_OUTPUT = 0x03
+    RESET = 0x04
+    REQUEST_INVENTORY = 0x05
+    # Reader -> host messages use 0x80..0xFF.
+    IDENTIFY_REPLY = 0x81
+    INVENTORY = 0x82
+    ANTENNA_FAULT = 0x83
+    STATUS = 0x84
+    HEARTBEAT = 0x85
+    ACK = 0x86
+    NAK = 0x87
+
+
+class TagTechnology(enum.IntFlag):
+    ISO15693 = 0x01
+    ISO14443A = 0x02
+
+
+class Capability(enum.IntFlag):
+    RSSI = 0x0001
+    READ_COUNTS = 0x0002
+    LEDS = 0x0004
+    BUZZER = 0x0008
+    SCHEDULE = 0x0010
+
+
+class InventoryFlag(enum.IntFlag):
+    MORE = 0x01  # another INVENTORY frame for the same antenna and cycle follows
+    REQUESTED = 0x02  # part of a REQUEST_INVENTORY pass, not of the schedule
+    CYCLE_END = 0x04  # the last INVENTORY frame of its cycle: the cycle is complete
+
+
+class FaultCode(enum.IntEnum):
+    CLEARED = 0
+    OPEN = 1
+    SHORT = 2
+    OVERCURRENT = 3
+    TUNING = 4
+
+
+class OutputKind(enum.IntEnum):
+    LED = 1
+    BUZZER = 2
+
+
+class OutputPattern(enum.IntEnum):
+    OFF = 0
+    ON = 1
+    BLINK_SLOW = 2
+    BLINK_FAST = 3
+    PULSE = 4
+
+
+class AckResult(enum.IntEnum):
+    OK = 0
+    INVALID_ARGUMENT = 1
+    UNSUPPORTED = 2
+    BUSY = 3
+
+
+class NakReason(enum.IntEnum):
+    UNKNOWN_TYPE = 1
+    MALFORMED_PAYLOAD = 2
+
+
+# --------------------------------------------------------------------------
+# Message classes
+# --------------------------------------------------------------------------
+
+# Field metadata tells the dict conversion how to render a value.
+def _enum_field(enum_cls: type[enum.Enum]) -> Any:
+    return field(metadata={"enum": enum_cls})
+
+
+def _flags_field(flag_cls: type[enum.IntFlag]) -> Any:
+    return field(metadata={"flags": flag_cls})
+
+
+def _hex_field() -> Any:
+    return field(metadata={"hex": True})
+
+
+class Message:
+    """Common base of all messages; ``MSG_TYPE`` is the wire type byte."""
+
+    __slots__ = ()
+    MSG_TYPE: ClassVar[MessageType]
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class TagEntry:
+    """One tag seen on one antenna during one inventory cycle."""
+
+    uid: bytes = _hex_field()
+    read_count: int  # reads during the dwell, saturating at 255; 0 = not counted
+    rssi: int | None  # dBm; None when the reader does not measure it
+
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleSlot:
+    antenna: int
+    dwell_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Identify(Message):
+    """Host -> reader: who are you? Carries the host's protocol version."""
+
+    MSG_TYPE: ClassVar[MessageType] = MessageType.IDENTIFY
+    seq: int
+    protocol_major: int = PROTOCOL_MAJOR
+    protocol_minor: int = PROTOCOL_MINOR
+
+
+@dataclass(frozen=True, slots=True)
+class SetSchedule(Message):
+    """Host -> reader: scan these antennas in this order, each for dwell_ms."""
+
+    MSG_TYPE: ClassVar[MessageType] = MessageType.SET_SCHEDULE
+    seq: int
+    slots: tuple[ScheduleSlot, ...]
+
+    def __post_init__(self) -> None:
+        if type(self.slots) is not tuple:  # keep messages hashable and comparable
+            object.__setattr__(self, "slots", tuple(self.slots))
+
+
+@dataclass(frozen=True, slots=True)
+class SetOutput(Message):
+    """Host -> reader: drive an LED or buzzer; duration_ms 0 = until changed."""
+
+    MSG_TYPE: ClassVar[MessageType] = MessageType.SET_OUTPUT
+    seq: int
+    kind: OutputKind | int = _enum_field(OutputKind)
+    index: int
+    pattern: OutputPattern | int = _enum_field(OutputPattern)
+    duration_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reset(Message):
+    """Host -> reader: reboot after acknowledging."""
+
+    MSG_TYPE: ClassVar[MessageType] = MessageType.RESET
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class RequestInventory(Message):
+    """Host -> reader: run one full inventory pass over all antennas now."""
+
+    MSG_TYPE: ClassVar[MessageType] = MessageType.REQUEST_INVENTORY
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class IdentifyReply(Message):
+    """Reader -> host: answer to IDENTIFY (protocol major version matches ours)."""
+
+    MSG_TYPE: ClassVar[MessageType] = MessageType.IDENTIFY_REPLY
+    seq: int
+    protocol_major: int
+    protocol_minor: int
+    firmware_major: int
+    firmware_minor: int
+    firmware_patch: int
+    serial: str
+    antenna_count: int
+    tag_technologies: TagTechnology | int = _flags_field(TagTechnology)
+    capabilities: Capability | int = _flags_field(Capability)
+
+
+@dataclass(frozen=True, slots=True)
+class IncompatibleIdentifyReply(Message):
+    """Reader -> host: IDENTIFY_REPLY of a protocol major version we do not speak.
+
+    Only the two version bytes are frozen across major versions, so the rest
+    of the payload is kept unparsed. Pass it to ``check_compatible`` to get a
+    clear error.
+    """
+
+    MSG_TYPE: ClassVar[MessageType] = MessageType.IDENTIFY_REPLY
+    seq: int
+    protocol_major: int
+    protocol_minor: int
+    unparsed: bytes = _hex_field()
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory(Message):
+    """Reader -> host: the tags one antenna saw in one inventory cycle."""
+
+    MSG_TYPE: ClassVar[MessageType] = MessageType.INVENTORY
+    seq: int
+    antenna: int
+    cycle: int
+    flags: InventoryFlag | int = _flags_field(InventoryFlag)
+    entries: tuple[TagEntry, ...] = ()
+
+    def __post_init__(self) -> None:
+        if type(self.entries) is not tuple:  # keep messages hashable and comparable
+            object.__setattr__(self, "entries", tuple(self.entries))
+
+
+@dataclass(frozen=True, slots=True)
+class AntennaFault(Message):
+    """Reader -> host: an antenna fault started, persists or cleared."""
+
+    MSG_TYPE: ClassVar[MessageType] = MessageType.ANTENNA_FAULT
+    seq: int
+    antenna: int
+    fault: FaultCode | int = _enum_field(FaultCode)
+    detail: int = 0  # OVERCURRENT: driver current in mA; TUNING: resonance in kHz
+
+
+@dataclass(frozen=True, slots=True)
+class Status(Message):
+    """Reader -> host: periodic health report (every 5 s)."""
+
+    MSG_TYPE: ClassVar[MessageType] = MessageType.STATUS
+    seq: int
+    uptime_ms: int
+    temperature_tenths_c: int | None  # 0.1 degC units; None = no sensor
+    rx_frames_ok: int
+    rx_crc_errors: int
+    rx_framing_errors: int  # bad COBS, oversize or too short
+    rx_malformed: int  # unknown type or bad payload
+    tx_frames_dropped: int  # transmit queue overflow; they still consumed a seq
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat(Message):
+    """Reader -> host: alive signal every 500 ms."""
+
+    MSG_TYPE: ClassVar[MessageType] = MessageType.HEARTBEAT
+    seq: int
+    uptime_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ack(Message):
+    """Reader -> host: the command with seq ``acked_seq`` was handled."""
+
+    MSG_TYPE: ClassVar[MessageType] = MessageType.ACK
+    seq: int
+    acked_seq: int
+    result: AckResult | int = _enum_field(AckResult)
+
+
+@dataclass(frozen=True, slots=True)
+class Nak(Message):
+    """Reader -> host: a CRC-valid command could not be understood."""
+
+    MSG_TYPE: ClassVar[MessageType] = MessageType.NAK
+    seq: int
+    rejected_seq: int
+    received_type: int
+    reason: NakReason | int = _enum_field(NakReason)
+
+
+MESSAGE_CLASSES: tuple[type[Message], ...] = (
+    Identify,
+    SetSchedule,
+    SetOutput,
+    Reset,
+    RequestInventory,
+    IdentifyReply,
+    IncompatibleIdentifyReply,
+    Inventory,
+    AntennaFault,
+    Status,
+    Heartbeat,
+    Ack,
+    Nak,
+)
+
+
+def check_compatible(reply: IdentifyReply | IncompatibleIdentifyReply) -> IdentifyReply:
+    """Return ``reply`` if its protocol major version is ours, else raise a clear error."""
+    if isinstance(reply, IncompatibleIdentifyReply) or reply.protocol_major != PROTOCOL_MAJOR:
+        raise IncompatibleProtocolError(
+            f"reader speaks protocol {reply.protocol_major}.{reply.protocol_minor}, "
+            f"this host speaks {PROTOCOL_MAJOR}.{PROTOCOL_MINOR}; the major versions must "
+            f"match, so update the host software or the reader firmware"
+        )
+    return reply

@@ -1,0 +1,58 @@
+"""The names of a table's zones, parsed in one place: ``seat3.cards``, ``seat3.bets``, ``board``, ``pot``, ...
+
+A zone is a seat's (``seat<N>.<kind>``, N from 1 without a leading zero: ``seat01.cards`` is no seat zone) or one
+of the fixed zones. The HAL names zones as the configuration does; the controller and the configuration read
+them back through :class:`Zone`, and nothing else splits a zone's name.
+"""
+
+import re
+from typing import NamedTuple
+
+FIXED_ZONES = ("board", "burn", "muck", "pot", "exposed")
+SEAT_ZONE_KINDS = ("cards", "bets", "stack")
+MAX_SEATS = 10  # a table has at most this many seats (when the configuration does not say)
+
+_SEAT_ZONE = re.compile(r"seat([1-9][0-9]*)\.(\w+)")
+
+
+class Zone(NamedTuple):
+    """A zone's name, parsed: ``seat3.bets`` is ``Zone("bets", 3)``, ``pot`` is ``Zone("pot", None)``.
+
+    A name that is neither a seat's zone nor a fixed one parses too, as ``Zone(name, None)``: whether it is a
+    zone of the table is :meth:`known`'s to say.
+    """
+
+    kind: str  # a seat zone's kind (cards, bets, stack) or the whole name of any other zone
+    seat: int | None = None
+
+    @classmethod
+    def parse(cls, name: str) -> "Zone":
+        match = _SEAT_ZONE.fullmatch(name)
+        if match:
+            return cls(match.group(2), int(match.group(1)))
+        return cls(name, None)
+
+    @property
+    def name(self) -> str:
+        return self.kind if self.seat is None else f"seat{self.seat}.{self.kind}"
+
+    @property
+    def place(self) -> str:
+        """Where a card lies: ``seat`` for a seat's cards, the kind for every other zone (board, bets, muck ...)."""
+        return "seat" if self.seat is not None and self.kind == "cards" else self.kind
+
+    @property
+    def holds(self) -> str:
+        """What the zone is read for: ``cards`` (seat cards, board, burn, exposed), ``piles`` (the muck, cards
+        heaped) or ``chips`` (bets, stacks, the pot)."""
+        if self.seat is None and self.kind == "muck":
+            return "piles"
+        if self.seat is None and self.kind == "pot" or self.seat is not None and self.kind in ("bets", "stack"):
+            return "chips"
+        return "cards"
+
+    def known(self, seats: int | None = None) -> bool:
+        """Is this a zone a table of ``seats`` seats can have (None: up to :data:`MAX_SEATS`)?"""
+        if self.seat is None:
+            return self.kind in FIXED_ZONES
+        return self.kind in SEAT_ZONE_KINDS and 1 <= self.seat <= (seats or MAX_SEATS)

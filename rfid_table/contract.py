@@ -1,0 +1,66 @@
+"""The table's MQTT contract: topic names, QoS and payload shapes (docs/mqtt.md, schemas/).
+
+Per table, under ``<prefix>/<table id>/``:
+
+* ``status``           retained, ``online`` / ``offline`` (the last will)
+* ``public/snapshot``  retained, the public table state
+* ``public/events``    every domain event, without secrets
+* ``secure/snapshot``  retained, with hole and burn cards
+* ``secure/events``    every domain event, with secrets
+* ``delayed/events``   the secure events, released to broadcast overlays after the broadcast delay
+* ``public/diag``      retained, the diagnostics report
+* ``commands/#``       commands to the table; each reply goes to ``replies/<role>/<user>``
+
+The publisher writes these; the live view (``watch``), the diagnostics client (``diag``) and the tests read them
+from here, not from the publisher.
+"""
+
+import json
+from dataclasses import dataclass
+
+QOS = 1  # every message: at least once
+STATUS_ONLINE = b"online"
+STATUS_OFFLINE = b"offline"
+
+
+@dataclass(frozen=True)
+class Topics:
+    base: str
+
+    @classmethod
+    def for_table(cls, prefix: str, table_id: str) -> "Topics":
+        return cls(f"{prefix}/{table_id}")
+
+    @property
+    def status(self) -> str:
+        return f"{self.base}/status"
+
+    def snapshot(self, secure: bool) -> str:
+        return f"{self.base}/{'secure' if secure else 'public'}/snapshot"
+
+    def events(self, secure: bool) -> str:
+        return f"{self.base}/{'secure' if secure else 'public'}/events"
+
+    @property
+    def commands(self) -> str:
+        return f"{self.base}/commands/#"
+
+    def reply(self, role: str, user: str) -> str:
+        return f"{self.base}/replies/{role}/{user}"
+
+    @property
+    def delayed_events(self) -> str:
+        return f"{self.base}/delayed/events"
+
+    @property
+    def diagnostics(self) -> str:
+        return f"{self.base}/public/diag"
+
+
+def encode(payload: dict) -> bytes:
+    return json.dumps(payload, separators=(",", ":")).encode()
+
+
+def snapshot_payload(snapshot: dict, epoch: str) -> bytes:
+    """A retained snapshot as published: the snapshot with the daemon's ``epoch`` (a restart changes it)."""
+    return encode({**snapshot, "epoch": epoch})

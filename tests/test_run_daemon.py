@@ -67,7 +67,11 @@ def test_the_daemon_reads_a_serial_reader_publishes_diagnostics_and_stops_cleanl
         links = [e for e in secure_events(recorder) if e["type"] == "reader_link"]
         assert links[0]["state"] == "up" and links[0]["serial"] == "EMU-0001"
 
-        assert recorder.wait_for(lambda m: any(t.endswith("/public/diag") for t, _, _ in m), 10)
+        def dealt_in_diag(_messages) -> bool:  # a report taken once the cards lay there (one may come before)
+            reports = recorder.json("/public/diag")
+            return bool(reports) and reports[-1]["zones"].get("seat2.cards") == 2
+
+        assert recorder.wait_for(dealt_in_diag, 10), recorder.json("/public/diag")[-1:]
         report = recorder.json("/public/diag")[-1]
         main = report["readers"]["main"]
         assert main["link"] == "up" and main["cycles_per_s"] > 5 and main["frames"]["ok"] > 0

@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping
 from controller import phh as phhlib
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
 from controller.dealing import dead_seats
+from controller.levels import Level, LevelSchedule
 from controller.rules import UNPLAYABLE_BELOW_FORCED_BET_CHIP, UNPLAYABLE_NOT_DIVISIBLE, profile as rule_profile
 from controller.showdown import award, hand_rank
 
@@ -111,8 +112,9 @@ def zone_seat(zone: str) -> tuple[str, int | None]:
 class ChipBetting:
     def __init__(self, setup: BettingSetup, seats: int, hole_cards: int,
                  button_hint: Callable[[], int | None] = lambda: None,
-                 player_names: Callable[[], dict[int, str]] = dict):
+                 player_names: Callable[[], dict[int, str]] = dict, levels: LevelSchedule | None = None):
         self.setup = setup
+        self.levels = levels  # a tournament's schedule: the blinds and antes of its running level
         self.button_hint = button_hint  # where the card controller has the button (it knows a dead one)
         self.player_names = player_names  # seat → the display name the floor entered, for the hand history
         self.seats = seats
@@ -156,6 +158,15 @@ class ChipBetting:
         self._award_waits: tuple[dict, dict] | None = None  # the hand ended first: its award waits for that answer
 
     # ---- chips --------------------------------------------------------------------------------------
+
+    @property
+    def stakes(self) -> Level:
+        """The blinds and antes the chips are read against: the running level's in a tournament (it changes only
+        between hands, see ``controller.levels``), otherwise the game's."""
+        if self.levels is not None:
+            return self.levels.current
+        setup = self.setup
+        return Level(setup.small_blind, setup.big_blind, setup.ante, setup.big_blind_ante)
 
     def is_chip(self, uid: str) -> bool:
         return uid in self.setup.chips or uid in self.setup.other_chips
@@ -267,9 +278,9 @@ class ChipBetting:
             playing = [c for c in chips if c >= self._smallest_forced_chip]
             code = "chips_do_not_play"
         elif kind == UNPLAYABLE_NOT_DIVISIBLE:
-            unit = self.setup.ante or self.setup.small_blind
-            if unit <= 0 or self.setup.big_blind % unit:
-                unit = self.setup.big_blind
+            unit = self.stakes.ante or self.stakes.small_blind
+            if unit <= 0 or self.stakes.big_blind % unit:
+                unit = self.stakes.big_blind
             target = hand.bets.get(seat, 0) + sum(chips)
             spike = target % unit if unit > 0 else 0
             all_in = sum(chips) >= hand.stacks.get(seat, 0)
@@ -435,8 +446,8 @@ class ChipBetting:
         kwargs: dict[str, Any] = {"bets": self.setup.bet_limits} if self.setup.bet_limits else {}
         if no_small_blind:
             kwargs["no_small_blind"] = True
-        args = (self.variant, list(seats), button, dict(stacks), (self.setup.small_blind, self.setup.big_blind))
-        kwargs.update(ante=self.setup.ante, big_blind_ante=self.setup.big_blind_ante, straddles=list(straddles),
+        args = (self.variant, list(seats), button, dict(stacks), (self.stakes.small_blind, self.stakes.big_blind))
+        kwargs.update(ante=self.stakes.ante, big_blind_ante=self.stakes.big_blind_ante, straddles=list(straddles),
                       rules=self.rules, chip_values=self.chip_values,
                       forced_bet_chips={s: list(bets[s]) for s in seats if bets[s]})
         try:
@@ -451,8 +462,9 @@ class ChipBetting:
         self._smallest_forced_chip = min(forced) if forced else None
         self._known_stacks = known
         emit("betting_started", {
-            "button": button, "seats": hand.order, "small_blind": self.setup.small_blind,
-            "big_blind": self.setup.big_blind, "ante": self.setup.ante, "big_blind_ante": self.setup.big_blind_ante,
+            "button": button, "seats": hand.order, "small_blind": self.stakes.small_blind,
+            "big_blind": self.stakes.big_blind, "ante": self.stakes.ante, "big_blind_ante": self.stakes.big_blind_ante,
+            "level": self.levels.number if self.levels is not None else None,
             "stacks": {str(s): stacks[s] for s in seats} if known else None, "rules": self.rules.name,
         }, None)
         for action in hand.actions:
@@ -476,7 +488,7 @@ class ChipBetting:
         aktuellen Runde ausscheiden, gibt es in der nächsten Runde keinen Small-Blind"; AC 27): the first player
         left of the button posted the big blind, the next nothing, and the seat between the button and that player
         — where the small blind would be — is empty (three players or more)."""
-        if len(order) < 3 or sum(bets[order[0]]) != self.setup.big_blind or bets[order[1]]:
+        if len(order) < 3 or sum(bets[order[0]]) != self.stakes.big_blind or bets[order[1]]:
             return False
         first = order[0]
         between = range(button + 1, first) if first > button else [*range(button + 1, self.seats + 1),
@@ -493,7 +505,7 @@ class ChipBetting:
         """The button as the blinds show it: the big blind lies in the zone of the seat after the small blind's,
         and the button sits before the small blind (heads-up, the button posts the small blind). ``None`` when the
         zones do not show exactly that (a missing or wrong blind is then read against the deal's order)."""
-        sb, bb = self.setup.small_blind, self.setup.big_blind
+        sb, bb = self.stakes.small_blind, self.stakes.big_blind
         for i, seat in enumerate(seats):
             after = seats[(i + 1) % len(seats)]
             if sum(bets[seat]) == sb and sum(bets[after]) == bb and sb != bb:
@@ -505,7 +517,7 @@ class ChipBetting:
         if len(order) < 3:
             return []
         out: list[Straddle] = []
-        level, previous = self.setup.big_blind, bb
+        level, previous = self.stakes.big_blind, bb
         for seat in order[2:] + order[:2]:
             amount = sum(bets.get(seat, []))
             if seat in (order[0], order[1]) or amount <= level:

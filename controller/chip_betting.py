@@ -127,6 +127,8 @@ class ChipBetting:
         self.hand: BettingHand | None = None
         self._void_chips: dict[str, dict[str, int]] = {}  # after a misdeal: the wagers still to go back, by zone
         self._void_total: dict[str, int] = {}  # what lay in each of those zones at the misdeal
+        # a bomb pot or flip agreed before the deal (CA GR 14.2, 14.3): (amount, flip), until a hand plays it
+        self.bomb_pot: tuple[int, bool] | None = None
         self._reset_hand()
 
     def _reset_hand(self) -> None:
@@ -349,6 +351,8 @@ class ChipBetting:
             self._void_total = {zone: sum(chips.values()) for zone, chips in self._void_chips.items()}
         elif type_ == "hand_ended":
             self.start_if_dealt(t, emit, betting_input=False)
+            if self.hand is not None and self.hand.bomb_pot:
+                self.bomb_pot = None  # played (after a misdeal the deal again is still the bomb pot)
             self._finish(public, secret, t, emit)
 
     def _chips_returned(self, emit: Emit) -> None:
@@ -438,18 +442,22 @@ class ChipBetting:
             else:
                 stacks[s], known = UNKNOWN_STACK, False
         order = BettingHand._order_from_button(seats, button)  # noqa: SLF001 (the engine's own seating rule)
-        no_small_blind = self._small_blind_seat_empty(order, button, bets)
-        sb, bb = (order[1], order[0]) if len(order) == 2 else (order[0], order[1])
-        if no_small_blind:
-            sb, bb = None, order[0]
-        straddles = self._straddles(order, bb, bets)
         kwargs: dict[str, Any] = {"bets": self.setup.bet_limits} if self.setup.bet_limits else {}
-        if no_small_blind:
-            kwargs["no_small_blind"] = True
+        if self.bomb_pot is not None:  # everyone's agreed amount, no blinds, no straddles, no antes beside it
+            sb = bb = None
+            straddles: list[Straddle] = []
+            kwargs.update(bomb_pot=self.bomb_pot[0], flip=self.bomb_pot[1], ante=0, big_blind_ante=0)
+        else:
+            no_small_blind = self._small_blind_seat_empty(order, button, bets)
+            sb, bb = (order[1], order[0]) if len(order) == 2 else (order[0], order[1])
+            if no_small_blind:
+                sb, bb = None, order[0]
+                kwargs["no_small_blind"] = True
+            straddles = self._straddles(order, bb, bets)
+            kwargs.update(ante=self.stakes.ante, big_blind_ante=self.stakes.big_blind_ante)
         args = (self.variant, list(seats), button, dict(stacks), (self.stakes.small_blind, self.stakes.big_blind))
-        kwargs.update(ante=self.stakes.ante, big_blind_ante=self.stakes.big_blind_ante, straddles=list(straddles),
-                      rules=self.rules, chip_values=self.chip_values,
-                      forced_bet_chips={s: list(bets[s]) for s in seats if bets[s]})
+        kwargs.update(straddles=list(straddles), rules=self.rules, chip_values=self.chip_values,
+                      forced_bet_chips={s: list(bets[s]) for s in seats if bets[s] and self.bomb_pot is None})
         try:
             hand = BettingHand(*args, **kwargs)
         except ValueError as exc:  # e.g. a seat dealt in with no chips: the floor must look
@@ -458,17 +466,23 @@ class ChipBetting:
             return
         self.hand = hand
         self._engine_setup, self._engine_log = (args, kwargs), []
-        forced = [c for s in (sb, bb) if s is not None for c in bets[s]] + list(self.zones.get("pot", {}).values())
+        posters = seats if self.bomb_pot is not None else (sb, bb)
+        forced = [c for s in posters if s is not None for c in bets[s]] + list(self.zones.get("pot", {}).values())
         self._smallest_forced_chip = min(forced) if forced else None
         self._known_stacks = known
         emit("betting_started", {
             "button": button, "seats": hand.order, "small_blind": self.stakes.small_blind,
             "big_blind": self.stakes.big_blind, "ante": self.stakes.ante, "big_blind_ante": self.stakes.big_blind_ante,
             "level": self.levels.number if self.levels is not None else None,
+            "bomb_pot": ({"amount": self.bomb_pot[0], "flip": self.bomb_pot[1]} if self.bomb_pot is not None
+                         else None),
             "stacks": {str(s): stacks[s] for s in seats} if known else None, "rules": self.rules.name,
         }, None)
         for action in hand.actions:
             self._emit_action(action, emit)
+        if self.bomb_pot is not None:
+            self._check_bomb_pot_chips(bets, emit)
+            return
         for s in hand.order:  # what lies in the forced bettors' zones must match what they posted
             posted = hand.bets[s]
             if s in (sb, bb) or any(a.seat == s and a.kind == "straddle" for a in hand.actions):
@@ -482,6 +496,26 @@ class ChipBetting:
         for s in hand.order:  # chips a non-forced seat pushed before the deal was over: its first action
             if bets[s] and s not in (sb, bb) and not any(a.seat == s and a.kind == "straddle" for a in hand.actions):
                 self._apply(self._act("push", s, bets[s]), emit, chips=bets[s], withdrawn=[])
+
+    def _check_bomb_pot_chips(self, bets: Mapping[int, list[int]], emit: Emit) -> None:
+        """Every player put the agreed amount in before the deal (CA GR 14.2, 14.3): in the seat's betting zone, or
+        already in the pot. A seat whose zone holds another amount, or a pot short of the rest, is a chip count."""
+        hand = self.hand
+        posted = {a.seat: a.added for a in hand.actions if a.kind == "ante"}
+        rule = ["CA GR 14.2" if self.bomb_pot[1] else "CA GR 14.3"]
+        for s in hand.order:
+            if bets[s] and sum(bets[s]) != posted.get(s, 0):
+                emit("chip_count", {"code": "forced_bet", "seat": s, "expected": posted.get(s, 0),
+                                    "seen": sum(bets[s]), "rules": rule}, None)
+        owed_in_pot = sum(v for s, v in posted.items() if not bets[s])
+        in_pot = sum(self.zones.get("pot", {}).values())
+        if owed_in_pot != in_pot:
+            emit("chip_count", {"code": "antes", "seat": None, "expected": owed_in_pot, "seen": in_pot,
+                                "rules": rule}, None)
+
+    def agree_bomb_pot(self, amount: int | None, flip: bool) -> None:
+        """The players' agreement before the deal (the ``bomb_pot`` command); ``None`` takes it back."""
+        self.bomb_pot = None if amount is None else (amount, flip)
 
     def _small_blind_seat_empty(self, order: list[int], button: int, bets: Mapping[int, list[int]]) -> bool:
         """The zones and the seats show a big blind and no small blind (DE 9: "Sollte einmal der Big-Blind in der
@@ -583,6 +617,8 @@ class ChipBetting:
                       "returned": {str(s): v for s, v in collection.returned.items()},
                       "pots": [{"amount": p.amount, "eligible": list(p.eligible)} for p in collection.pots],
                       "total": sum(p.amount for p in collection.pots)}, None)
+        for action in ruling.actions:  # the next street has no betting (a bomb pot's or flip's): its ruled checks
+            self._emit_action(action, emit)
         self._pot_check_due = True
         self._pot_changed_at = max(self._pot_changed_at, t)
 

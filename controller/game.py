@@ -137,6 +137,8 @@ class GameController:
             return self._clock_command(command, t)
         if name == "set_level":
             return self._level_command(command, t)
+        if name == "bomb_pot":
+            return self._bomb_pot_command(command, t)
         if name in ("seat_player", "clear_seat"):
             return self._seat_command(command, t)
         if name in ("confirm", "override") and command.get("irregularity") in self.floor_waits:
@@ -212,6 +214,21 @@ class GameController:
         self._emitter(out, t)("level_set", {**self.levels.describe(number), "applies_to_hand": self.cards.hand + 1,
                                             "running": not in_hand, "by": f"{command['role']}/{command['user']}"},
                               None)
+        return out, None
+
+    def _bomb_pot_command(self, command: dict[str, Any], t: float) -> tuple[list[DomainEvent], str | None]:
+        """``bomb_pot``: the players agreed before the deal that every player puts ``amount`` in and that nothing is
+        bet before the flop (CA GR 14.3), or with ``kind`` ``flip`` on no street (CA GR 14.2). It applies to the next deal."""
+        if self.cards.in_hand:
+            return [], "the deal has begun: a bomb pot or flip is agreed before the deal (CA GR 14.2, 14.3)"
+        flip = command.get("kind", "bomb_pot") == "flip"
+        if self.betting is not None:
+            self.betting.agree_bomb_pot(command["amount"], flip)
+        self.cards.now = max(self.cards.now, t)
+        out: list[DomainEvent] = []
+        self._emitter(out, t)("bomb_pot_agreed", {"amount": command["amount"], "flip": flip,
+                                                  "applies_to_hand": self.cards.hand + 1,
+                                                  "by": f"{command['role']}/{command['user']}"}, None)
         return out, None
 
     def _seat_command(self, command: dict[str, Any], t: float) -> tuple[list[DomainEvent], str | None]:

@@ -75,7 +75,7 @@ EVENT_TYPES = {"hand_started", "card_dealt", "burn", "board_card", "fold", "hand
                "button_set", "seats_set", "new_hand", "floor_call", "deck_audit", "hand_audit",
                "device_breach", "device_seen", "absent_at_deal", "seat_left", "seat_returned", "seat_presence",
                "clock_due", "clock_started", "clock_tick", "time_bank_used", "clock_stopped", "clock_expired", "equity",
-               "player_seated", "seat_cleared", "level_set"}
+               "player_seated", "seat_cleared", "level_set", "bomb_pot_agreed"}
 UNKNOWN_UID = "E004015000FF0001"  # a tag of no registered deck
 
 
@@ -559,6 +559,8 @@ COMMANDS_BEFORE_THE_HAND = [
     ("dealer", {"id": "c11", "command": "set_level"}, True, False),  # floor only
     ("floor", {"id": "c12", "command": "set_level", "level": 4}, True, False),  # not in the schedule
     ("floor", {"id": "c13", "command": "set_level", "level": 0}, False, False),
+    ("dealer", {"id": "c14", "command": "bomb_pot", "amount": 4}, True, True),
+    ("dealer", {"id": "c15", "command": "bomb_pot", "amount": 4, "kind": "both"}, False, False),
     ("floor", {"id": "c10", "command": "declare", "seat": "3", "declaration": "raise"}, False, False),
     ("floor", {"id": "c11", "command": "declare", "seat": 3, "declaration": "raise", "amount": -5}, False, False),
     ("floor", {"id": "c12", "command": "declare", "seat": 3, "declaration": "shove"}, False, False),
@@ -576,6 +578,7 @@ COMMANDS_DURING_THE_HAND = [
     ("floor", {"id": "h2", "command": "declare", "seat": 2, "declaration": "all_in"}, True, True),
     ("floor", {"id": "h3", "command": "select_deck", "deck": "A"}, True, False),  # between hands only
     ("floor", {"id": "h4", "command": "set_level"}, True, True),  # level 3, from the next hand
+    ("floor", {"id": "h5", "command": "bomb_pot", "amount": 4, "kind": "flip"}, True, False),  # before the deal only
 ]
 COMMANDS_AFTER_THE_HAND = [("floor", {"id": "a1", "command": "select_deck", "deck": "A"}, True, True)]
 

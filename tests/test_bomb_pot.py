@@ -53,3 +53,30 @@ def test_a_bomb_pot_is_agreed_before_the_deal_only():
     events, refusal = table.controller.handle_command({"command": "bomb_pot", "amount": 100, "role": "dealer",
                                                        "user": "bob"}, table.t)
     assert events == [] and "before the deal" in refusal
+
+
+@pytest.mark.parametrize("flip", [False, True])
+def test_pokerkit_plays_the_bomb_pot_written_as_phh_to_the_same_stacks(flip):
+    """pokerkit models a bomb pot as a hand with antes, no blinds and no pre-flop betting: the engine's hand history
+    of one (a flop bet, called) and of a flip replays in pokerkit to the engine's finishing stacks."""
+    pokerkit = pytest.importorskip("pokerkit")
+    from controller import phh as phhlib
+    from controller.betting import NLHE, BettingHand
+    from controller.showdown import award
+    hand = BettingHand(NLHE, [1, 2, 3, 4], 4, {s: 5000 for s in (1, 2, 3, 4)}, (50, 100), bomb_pot=200, flip=flip)
+    assert hand.to_act() is None and hand.pot_total() == 800
+    assert hand.end_street().ok
+    if not flip:
+        hand.push(1, [100])
+        for seat in (2, 3, 4):
+            hand.push(seat, [100])
+    while hand.status == "betting":
+        while hand.to_act() is not None:
+            hand.check(hand.to_act())
+        assert hand.end_street().ok
+    hole = {1: ["As", "Ad"], 2: ["Ks", "Kd"], 3: ["Qs", "Qd"], 4: ["Js", "Jd"]}
+    board = ["2c", "7h", "9d", "3s", "4h"]
+    finishing = dict(award(hand, hole, board).finishing_stacks)
+    text = phhlib.dumps(phhlib.to_phh(hand, hole, board, [1, 2, 3, 4], finishing))
+    *_, state = pokerkit.HandHistory.loads(text)
+    assert list(state.stacks) == [finishing[s] for s in (1, 2, 3, 4)]

@@ -201,6 +201,8 @@ class BettingHand:
         infer_checks: bool = True,
         event_heads_up: bool | None = None,
         no_small_blind: bool = False,
+        bomb_pot: int = 0,
+        flip: bool = False,
     ):
         """``seats``: the seats in play, clockwise; seat numbers grow clockwise, so a dead ``button`` (not in
         ``seats``) still places the blinds. ``bets``: (small bet, big bet) for fixed limit, default (BB, 2×BB).
@@ -209,6 +211,12 @@ class BettingHand:
         ``no_small_blind``: the small blind falls on an empty seat (last hand's big blind busted: DE 9; AC 27 "Ak
         pripadá small blind na prázdne miesto, small blind v danej hre nebude"): the first seat left of the button
         posts the big blind and nobody the small blind (three players or more; heads-up the button posts it).
+        ``bomb_pot``: the amount every player agreed to put in before the deal (CA GR 14.3: "Each player bets an
+        amount equal to the limit before the game and the croupier/croupière gives the "Flop" without another round
+        of betting"): posted by each seat like an ante, no blinds, and the pre-flop round has no betting (every seat
+        is ruled to check, as pokerkit plays a hand without pre-flop betting). ``flip`` with it (CA GR 14.2: "the
+        croupier deals the "board" without another round of betting and there is an immediate "showdown""): no
+        street has betting. The blinds still set the limit (the smallest bet) of the streets after the flop.
         Invalid set-ups raise ``ValueError`` here (nothing exists yet to corrupt).
         """
         self.variant = VARIANTS[variant] if isinstance(variant, str) else variant
@@ -219,6 +227,14 @@ class BettingHand:
         small_blind, big_blind = blinds
         if big_blind <= 0 or small_blind < 0 or ante < 0 or big_blind_ante < 0:
             raise ValueError("blinds must be positive and antes not negative")
+        if bomb_pot < 0 or (flip and not bomb_pot) or (bomb_pot and (ante or big_blind_ante or straddles)):
+            raise ValueError("a bomb pot or flip needs a positive agreed amount, and no antes or straddles beside it")
+        self.bomb_pot, self.flip = bomb_pot, flip
+        # the streets without betting: a bomb pot's pre-flop, every street of a flip
+        self._no_betting = set(range(len(STREETS))) if flip else ({0} if bomb_pot else set())
+        self._no_betting_rule = "CA GR 14.2" if flip else "CA GR 14.3"
+        if bomb_pot:
+            ante = bomb_pot  # the agreed amount goes in like an ante (PHH and pokerkit: antes, no blinds)
         self.rules = rules
         self.small_blind, self.big_blind = small_blind, big_blind
         self.ante, self.big_blind_ante = ante, big_blind_ante
@@ -274,6 +290,18 @@ class BettingHand:
         else:
             sb_seat, bb_seat = order[0], order[1]
         self.sb_seat, self.bb_seat = sb_seat, bb_seat
+        if self.bomb_pot:  # everyone's agreed amount, and no blinds
+            for s in order:
+                self._post(s, "ante", self.bomb_pot, (self._no_betting_rule,),
+                           note=f"{'flip' if self.flip else 'bomb pot'} {self.bomb_pot}")
+            self.sb_seat = self.bb_seat = None
+            self.forced_posters = []
+            self.nominal_bet, self.min_increment, self.full_level = 0, self.big_blind, 0  # nothing to call
+            self.raise_count = 0
+            if self.variant.structure == FIXED_LIMIT:
+                self.min_increment = self.limit_bets[0]
+            self._street_start(after=order[-1])
+            return
         if self.ante:
             for s in order:
                 self._post(s, "ante", self.ante, ("CA Stakes 1",))
@@ -321,13 +349,14 @@ class BettingHand:
             self.min_increment = self.limit_bets[0]
         self._street_start(after=last_forced)
 
-    def _post(self, seat: int, kind: str, amount: int, rules: tuple[str, ...], dead: bool = False) -> None:
+    def _post(self, seat: int, kind: str, amount: int, rules: tuple[str, ...], dead: bool = False,
+              note: str = "") -> None:
         s = self._s[seat]
         posted = min(amount, s.stack)
         s.stack -= posted
         s.committed += posted
         all_in = s.stack == 0
-        note = f"{kind.replace('_', ' ')} {posted}"
+        note = note or f"{kind.replace('_', ' ')} {posted}"
         if posted < amount:
             note += f" (short of {amount}: all-in)"
             rules = rules + ("DE 9",)
@@ -719,6 +748,7 @@ class BettingHand:
             return self._reject("round_incomplete", f"seat {self._to_act} is to act", self._to_act)
         if blockers:
             return self._reject("chips_outstanding", "; ".join(blockers), None)
+        actions_before = len(self.actions)
         bets = {n: s.bet for n, s in self._s.items()}
         seat, excess = potlib.uncalled_bet(bets)
         returned: dict[int, int] = {}
@@ -758,13 +788,26 @@ class BettingHand:
             self._capped = self._uncapped = False
             self._street_start(after=self.order[-1])
         message = f"collected {collection.total}" + (f", {excess} uncalled back to seat {seat}" if returned else "")
-        return Ruling(True, "street_collected", message, None, (), ("CA Actions 7",), False, collection)
+        ruled = tuple(a for a in self.actions[actions_before:])  # the checks of a street without betting
+        return Ruling(True, "street_collected", message, None, ruled, ("CA Actions 7",), False, collection)
 
     # ---- the turn -----------------------------------------------------------------------------------
 
     def _street_start(self, after: int) -> None:
         self._last_actor = None
         self._oot_since_turn = []
+        if self.street_index in self._no_betting:  # a bomb pot's pre-flop, a flip's every street
+            self._to_act = None
+            self._street_had_round[self.street_index] = False
+            self.last_aggressor[self.street_index] = None
+            street = STREETS[self.street_index]
+            for seat in self.order:  # from the button's left, as pokerkit asks them without blinds
+                s = self._s[seat]
+                if not s.folded and s.stack > 0:
+                    s.acted_level = 0
+                    self.actions.append(Action(seat, "check", street, 0, 0, base="check",
+                                               rules=(self._no_betting_rule,), note="no betting on this street"))
+            return
         self._to_act = self._find_next(after)
         self._street_had_round[self.street_index] = self._to_act is not None
         self.last_aggressor[self.street_index] = None

@@ -32,6 +32,7 @@ from controller import ohh, phh as phhlib, pokerstars
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
 from controller.dealing import dead_seats
 from controller.histories import HandRecord, game_number, tabled
+from controller.levels import Level, LevelSchedule
 from controller.rules import UNPLAYABLE_BELOW_FORCED_BET_CHIP, UNPLAYABLE_NOT_DIVISIBLE, profile as rule_profile
 from controller.showdown import award, hand_rank
 from hal.zone_names import Zone
@@ -107,8 +108,9 @@ def _without_value(chips: list[int], value: int) -> list[int]:
 class ChipBetting:
     def __init__(self, setup: BettingSetup, seats: int, hole_cards: int,
                  button_hint: Callable[[], int | None] = lambda: None,
-                 player_names: Callable[[], dict[int, str]] = dict):
+                 player_names: Callable[[], dict[int, str]] = dict, levels: LevelSchedule | None = None):
         self.setup = setup
+        self.levels = levels  # a tournament's schedule: the blinds and antes of its running level
         self.button_hint = button_hint  # where the card controller has the button (it knows a dead one)
         self.player_names = player_names  # seat → the display name the floor entered, for the hand history
         self.seats = seats
@@ -122,6 +124,8 @@ class ChipBetting:
         self._void_chips: dict[str, dict[str, int]] = {}  # after a misdeal: the wagers still to go back, by zone
         self._void_total: dict[str, int] = {}  # what lay in each of those zones at the misdeal
         self._started_t = 0.0  # when the hand began, on the table clock: the hand histories number hands by it
+        # a bomb pot or flip agreed before the deal (CA GR 14.2, 14.3): (amount, flip), until a hand plays it
+        self.bomb_pot: tuple[int, bool] | None = None
         self._reset_hand()
 
     def _reset_hand(self) -> None:
@@ -153,6 +157,15 @@ class ChipBetting:
         self._award_waits: tuple[dict, dict] | None = None  # the hand ended first: its award waits for that answer
 
     # ---- chips --------------------------------------------------------------------------------------
+
+    @property
+    def stakes(self) -> Level:
+        """The blinds and antes the chips are read against: the running level's in a tournament (it changes only
+        between hands, see ``controller.levels``), otherwise the game's."""
+        if self.levels is not None:
+            return self.levels.current
+        setup = self.setup
+        return Level(setup.small_blind, setup.big_blind, setup.ante, setup.big_blind_ante)
 
     def is_chip(self, uid: str) -> bool:
         return uid in self.setup.chips or uid in self.setup.other_chips
@@ -264,9 +277,9 @@ class ChipBetting:
             playing = [c for c in chips if c >= self._smallest_forced_chip]
             code = "chips_do_not_play"
         elif kind == UNPLAYABLE_NOT_DIVISIBLE:
-            unit = self.setup.ante or self.setup.small_blind
-            if unit <= 0 or self.setup.big_blind % unit:
-                unit = self.setup.big_blind
+            unit = self.stakes.ante or self.stakes.small_blind
+            if unit <= 0 or self.stakes.big_blind % unit:
+                unit = self.stakes.big_blind
             target = hand.bets.get(seat, 0) + sum(chips)
             spike = target % unit if unit > 0 else 0
             all_in = sum(chips) >= hand.stacks.get(seat, 0)
@@ -336,6 +349,8 @@ class ChipBetting:
             self._void_total = {zone: sum(chips.values()) for zone, chips in self._void_chips.items()}
         elif type_ == "hand_ended":
             self.start_if_dealt(t, emit, betting_input=False)
+            if self.hand is not None and self.hand.bomb_pot:
+                self.bomb_pot = None  # played (after a misdeal the deal again is still the bomb pot)
             self._finish(public, secret, t, emit)
 
     def _chips_returned(self, emit: Emit) -> None:
@@ -425,18 +440,22 @@ class ChipBetting:
             else:
                 stacks[s], known = UNKNOWN_STACK, False
         order = BettingHand._order_from_button(seats, button)  # noqa: SLF001 (the engine's own seating rule)
-        no_small_blind = self._small_blind_seat_empty(order, button, bets)
-        sb, bb = (order[1], order[0]) if len(order) == 2 else (order[0], order[1])
-        if no_small_blind:
-            sb, bb = None, order[0]
-        straddles = self._straddles(order, bb, bets)
         kwargs: dict[str, Any] = {"bets": self.setup.bet_limits} if self.setup.bet_limits else {}
-        if no_small_blind:
-            kwargs["no_small_blind"] = True
-        args = (self.variant, list(seats), button, dict(stacks), (self.setup.small_blind, self.setup.big_blind))
-        kwargs.update(ante=self.setup.ante, big_blind_ante=self.setup.big_blind_ante, straddles=list(straddles),
-                      rules=self.rules, chip_values=self.chip_values,
-                      forced_bet_chips={s: list(bets[s]) for s in seats if bets[s]})
+        if self.bomb_pot is not None:  # everyone's agreed amount, no blinds, no straddles, no antes beside it
+            sb = bb = None
+            straddles: list[Straddle] = []
+            kwargs.update(bomb_pot=self.bomb_pot[0], flip=self.bomb_pot[1], ante=0, big_blind_ante=0)
+        else:
+            no_small_blind = self._small_blind_seat_empty(order, button, bets)
+            sb, bb = (order[1], order[0]) if len(order) == 2 else (order[0], order[1])
+            if no_small_blind:
+                sb, bb = None, order[0]
+                kwargs["no_small_blind"] = True
+            straddles = self._straddles(order, bb, bets)
+            kwargs.update(ante=self.stakes.ante, big_blind_ante=self.stakes.big_blind_ante)
+        args = (self.variant, list(seats), button, dict(stacks), (self.stakes.small_blind, self.stakes.big_blind))
+        kwargs.update(straddles=list(straddles), rules=self.rules, chip_values=self.chip_values,
+                      forced_bet_chips={s: list(bets[s]) for s in seats if bets[s] and self.bomb_pot is None})
         try:
             hand = BettingHand(*args, **kwargs)
         except ValueError as exc:  # e.g. a seat dealt in with no chips: the floor must look
@@ -445,16 +464,23 @@ class ChipBetting:
             return
         self.hand = hand
         self._engine_setup, self._engine_log = (args, kwargs), []
-        forced = [c for s in (sb, bb) if s is not None for c in bets[s]] + list(self.zones.get("pot", {}).values())
+        posters = seats if self.bomb_pot is not None else (sb, bb)
+        forced = [c for s in posters if s is not None for c in bets[s]] + list(self.zones.get("pot", {}).values())
         self._smallest_forced_chip = min(forced) if forced else None
         self._known_stacks = known
         emit("betting_started", {
-            "button": button, "seats": hand.order, "small_blind": self.setup.small_blind,
-            "big_blind": self.setup.big_blind, "ante": self.setup.ante, "big_blind_ante": self.setup.big_blind_ante,
+            "button": button, "seats": hand.order, "small_blind": self.stakes.small_blind,
+            "big_blind": self.stakes.big_blind, "ante": self.stakes.ante, "big_blind_ante": self.stakes.big_blind_ante,
+            "level": self.levels.number if self.levels is not None else None,
+            "bomb_pot": ({"amount": self.bomb_pot[0], "flip": self.bomb_pot[1]} if self.bomb_pot is not None
+                         else None),
             "stacks": {str(s): stacks[s] for s in seats} if known else None, "rules": self.rules.name,
         }, None)
         for action in hand.actions:
             self._emit_action(action, emit)
+        if self.bomb_pot is not None:
+            self._check_bomb_pot_chips(bets, emit)
+            return
         for s in hand.order:  # what lies in the forced bettors' zones must match what they posted
             posted = hand.bets[s]
             if s in (sb, bb) or any(a.seat == s and a.kind == "straddle" for a in hand.actions):
@@ -469,12 +495,32 @@ class ChipBetting:
             if bets[s] and s not in (sb, bb) and not any(a.seat == s and a.kind == "straddle" for a in hand.actions):
                 self._apply(self._act("push", s, bets[s]), emit, chips=bets[s], withdrawn=[])
 
+    def _check_bomb_pot_chips(self, bets: Mapping[int, list[int]], emit: Emit) -> None:
+        """Every player put the agreed amount in before the deal (CA GR 14.2, 14.3): in the seat's betting zone, or
+        already in the pot. A seat whose zone holds another amount, or a pot short of the rest, is a chip count."""
+        hand = self.hand
+        posted = {a.seat: a.added for a in hand.actions if a.kind == "ante"}
+        rule = ["CA GR 14.2" if self.bomb_pot[1] else "CA GR 14.3"]
+        for s in hand.order:
+            if bets[s] and sum(bets[s]) != posted.get(s, 0):
+                emit("chip_count", {"code": "forced_bet", "seat": s, "expected": posted.get(s, 0),
+                                    "seen": sum(bets[s]), "rules": rule}, None)
+        owed_in_pot = sum(v for s, v in posted.items() if not bets[s])
+        in_pot = sum(self.zones.get("pot", {}).values())
+        if owed_in_pot != in_pot:
+            emit("chip_count", {"code": "antes", "seat": None, "expected": owed_in_pot, "seen": in_pot,
+                                "rules": rule}, None)
+
+    def agree_bomb_pot(self, amount: int | None, flip: bool) -> None:
+        """The players' agreement before the deal (the ``bomb_pot`` command); ``None`` takes it back."""
+        self.bomb_pot = None if amount is None else (amount, flip)
+
     def _small_blind_seat_empty(self, order: list[int], button: int, bets: Mapping[int, list[int]]) -> bool:
         """The zones and the seats show a big blind and no small blind (DE 9: "Sollte einmal der Big-Blind in der
         aktuellen Runde ausscheiden, gibt es in der nächsten Runde keinen Small-Blind"; AC 27): the first player
         left of the button posted the big blind, the next nothing, and the seat between the button and that player
         — where the small blind would be — is empty (three players or more)."""
-        if len(order) < 3 or sum(bets[order[0]]) != self.setup.big_blind or bets[order[1]]:
+        if len(order) < 3 or sum(bets[order[0]]) != self.stakes.big_blind or bets[order[1]]:
             return False
         first = order[0]
         between = range(button + 1, first) if first > button else [*range(button + 1, self.seats + 1),
@@ -491,7 +537,7 @@ class ChipBetting:
         """The button as the blinds show it: the big blind lies in the zone of the seat after the small blind's,
         and the button sits before the small blind (heads-up, the button posts the small blind). ``None`` when the
         zones do not show exactly that (a missing or wrong blind is then read against the deal's order)."""
-        sb, bb = self.setup.small_blind, self.setup.big_blind
+        sb, bb = self.stakes.small_blind, self.stakes.big_blind
         for i, seat in enumerate(seats):
             after = seats[(i + 1) % len(seats)]
             if sum(bets[seat]) == sb and sum(bets[after]) == bb and sb != bb:
@@ -503,7 +549,7 @@ class ChipBetting:
         if len(order) < 3:
             return []
         out: list[Straddle] = []
-        level, previous = self.setup.big_blind, bb
+        level, previous = self.stakes.big_blind, bb
         for seat in order[2:] + order[:2]:
             amount = sum(bets.get(seat, []))
             if seat in (order[0], order[1]) or amount <= level:
@@ -569,6 +615,8 @@ class ChipBetting:
                       "returned": {str(s): v for s, v in collection.returned.items()},
                       "pots": [{"amount": p.amount, "eligible": list(p.eligible)} for p in collection.pots],
                       "total": sum(p.amount for p in collection.pots)}, None)
+        for action in ruling.actions:  # the next street has no betting (a bomb pot's or flip's): its ruled checks
+            self._emit_action(action, emit)
         self._pot_check_due = True
         self._pot_changed_at = max(self._pot_changed_at, t)
 

@@ -14,6 +14,7 @@ from controller.chip_betting import BettingSetup, ChipBetting
 from controller.clock import ActionClock, ClockRefused, ClockSettings
 from controller.conduct import ConductRules, RuleEvent
 from controller.dealing import dead_seats
+from controller.levels import LevelSchedule
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
 from controller.table import TableController, TableSetup
@@ -34,8 +35,10 @@ class GameController:
 
     def __init__(self, setup: TableSetup, betting: BettingSetup | None = None, audit_hands: int = 50):
         self.players: dict[int, dict[str, str]] = {}  # seat → {"name", optional "player_id"} (seat_player)
+        # a tournament's blinds and antes by level (DE 5, AC 18); None in a cash game
+        self.levels = LevelSchedule(tuple(setup.levels), setup.start_level) if setup.levels else None
         self.betting = (ChipBetting(betting, setup.seats, setup.hole_cards, button_hint=self._card_button,
-                                    player_names=self._player_names)
+                                    player_names=self._player_names, levels=self.levels)
                         if betting and betting.chips else None)
         self.cards = TableController(setup, self.betting)  # the dealing rules ask the betting how far the hand is
         self.deck_audit = DeckAudit(audit_hands)  # every card of the deck must show up within audit_hands hands
@@ -133,6 +136,10 @@ class GameController:
             return self._conduct_after(out, t), None
         if name in ("start_clock", "stop_clock", "time_bank"):
             return self._clock_command(command, t)
+        if name == "set_level":
+            return self._level_command(command, t)
+        if name == "bomb_pot":
+            return self._bomb_pot_command(command, t)
         if name in ("seat_player", "clear_seat"):
             return self._seat_command(command, t)
         if name in ("confirm", "override") and command.get("irregularity") in self.floor_waits:
@@ -191,6 +198,38 @@ class GameController:
         out: list[DomainEvent] = []
         self._emit_rules(out, produced)
         self._rules_t = t
+        return out, None
+
+    def _level_command(self, command: dict[str, Any], t: float) -> tuple[list[DomainEvent], str | None]:
+        """``set_level``: the floor announces a level (or, without ``level``, the next one). It runs from the next
+        hand: at once between hands, at the next hand's first card during one (DE 5: "beginnt diese mit dem nächsten
+        Spiel"; AC 18)."""
+        if self.levels is None:
+            return [], "this table plays no tournament: the configuration has no [tournament] level schedule"
+        in_hand = self.cards.in_hand
+        number, refusal = self.levels.announce(command.get("level"), in_hand)
+        if refusal is not None:
+            return [], refusal
+        self.cards.now = max(self.cards.now, t)
+        out: list[DomainEvent] = []
+        self._emitter(out, t)("level_set", {**self.levels.describe(number), "applies_to_hand": self.cards.hand + 1,
+                                            "running": not in_hand, "by": f"{command['role']}/{command['user']}"},
+                              None)
+        return out, None
+
+    def _bomb_pot_command(self, command: dict[str, Any], t: float) -> tuple[list[DomainEvent], str | None]:
+        """``bomb_pot``: the players agreed before the deal that every player puts ``amount`` in and that nothing is
+        bet before the flop (CA GR 14.3), or with ``kind`` ``flip`` on no street (CA GR 14.2). It applies to the next deal."""
+        if self.cards.in_hand:
+            return [], "the deal has begun: a bomb pot or flip is agreed before the deal (CA GR 14.2, 14.3)"
+        flip = command.get("kind", "bomb_pot") == "flip"
+        if self.betting is not None:
+            self.betting.agree_bomb_pot(command["amount"], flip)
+        self.cards.now = max(self.cards.now, t)
+        out: list[DomainEvent] = []
+        self._emitter(out, t)("bomb_pot_agreed", {"amount": command["amount"], "flip": flip,
+                                                  "applies_to_hand": self.cards.hand + 1,
+                                                  "by": f"{command['role']}/{command['user']}"}, None)
         return out, None
 
     def _seat_command(self, command: dict[str, Any], t: float) -> tuple[list[DomainEvent], str | None]:
@@ -425,6 +464,12 @@ class GameController:
         events = call()
         self.seq = self.cards.seq
         out = list(events)
+        started = next((e for e in events if e.type == "hand_started"), None)
+        if started is not None and self.levels is not None and (number := self.levels.hand_started()) is not None:
+            # the announced level runs from this hand: before its blinds are read
+            self._emitter(out, started.t, started.hand)("level_set", {**self.levels.describe(number),
+                                                                      "applies_to_hand": started.hand,
+                                                                      "running": True}, None)
         for event in events:
             if event.type == "unknown_tag" and not self._is_chip_zone(event.public.get("zone")):
                 self._unknown_run += 1
@@ -463,6 +508,7 @@ class GameController:
                 "cards": self.cards.checkpoint_state(), "deck_audit": self.deck_audit.checkpoint_state(),
                 "betting": self.betting.checkpoint_state() if self.betting is not None else None,
                 "clock": self.clock.checkpoint_state(), "conduct": self.conduct.checkpoint_state(),
+                "level": self.levels.checkpoint_state() if self.levels is not None else None,
                 "players": {str(seat): dict(player) for seat, player in self.players.items()}}
 
     def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
@@ -476,6 +522,8 @@ class GameController:
         self.clock.restore_checkpoint_state(state["clock"])
         self.conduct.restore_checkpoint_state(state["conduct"])
         self.players = {int(seat): dict(player) for seat, player in state.get("players", {}).items()}
+        if self.levels is not None and state.get("level"):  # (older checkpoints have none: the start level)
+            self.levels.restore_checkpoint_state(state["level"])
 
     def snapshot(self, secure: bool) -> dict[str, Any]:
         snap = self.cards.snapshot(secure)
@@ -487,6 +535,7 @@ class GameController:
             clock["banks_left"] = {str(seat): left for seat, left in clock["banks_left"].items()}
         snap["clock"] = clock
         snap["conduct"] = self.conduct.snapshot()
+        snap["level"] = self.levels.snapshot() if self.levels is not None else None
         for entry in snap["seats"]:  # who sits there (seat_player), or null
             player = self.players.get(entry["seat"])
             entry["player"] = dict(player) if player else None

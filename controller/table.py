@@ -61,6 +61,7 @@ from controller.dealing import (
     severity_of,
 )
 from controller.domain import DomainEvent
+from controller.levels import Level
 from controller.rules import (
     EXPOSED_REPLACE_NOW,
     MISSING_FLOP_BURN_PLAY_ON,
@@ -126,6 +127,9 @@ class TableSetup:
     # A card of the hand off every antenna this long while the hand goes on is missing (card_missing); 0: not checked.
     # Well above the time a player looks at their cards; the dealer's gathering at the end is never counted.
     missing_card_s: float = 10.0
+    # A tournament's level schedule (controller.levels), and the level the table starts at; () in a cash game.
+    levels: tuple[Level, ...] = ()
+    start_level: int = 1
 
 
 @dataclass

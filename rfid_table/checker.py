@@ -65,10 +65,14 @@ def _written_keys(text: str):
     split at U+0085, U+2028 and U+2029, which TOML allows in comments and strings).
     """
     table: tuple[str, ...] = ()
+    arrays: dict[tuple[str, ...], int] = {}  # [[x]] headers so far: each entry is x.1, x.2, … (the tournament levels)
     for number, line in enumerate(text.split("\n"), start=1):
         header = TOML_HEADER.match(line)
         if header:
             table = split_key(header.group(1))
+            if line.lstrip().startswith("[["):
+                arrays[table] = arrays.get(table, 0) + 1
+                table = table + (str(arrays[table]),)
             yield number, table
             continue
         key = _KEY.match(line)

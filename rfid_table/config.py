@@ -14,6 +14,7 @@ from typing import Any
 
 from controller.cards import FULL_DECK, parse_card
 from controller.chip_betting import BettingSetup
+from controller.levels import Level
 from controller.table import TableSetup
 from hal.gpio import PinMap, describe_value, parse_pin_map, validate_pin_map
 from hal.zone_names import FIXED_ZONES, SEAT_ZONE_KINDS, Zone
@@ -74,6 +75,8 @@ class GameSettings:
     big_blind_ante: int = 0
     rules: str = "tda"  # the house rule profile (controller/rules.py)
     settle_s: float = 0.5  # a bet is read once its chips have not moved for this long
+    levels: tuple[Level, ...] = ()  # [tournament]: the level schedule, replacing the blinds and antes above
+    start_level: int = 1
 
     @property
     def hole_cards(self) -> int:
@@ -146,6 +149,8 @@ class TableConfig:
             rules=self.game.rules,
             exposed_by=self.exposed_by,
             missing_card_s=self.missing_card_s,
+            levels=self.game.levels,
+            start_level=self.game.start_level,
         )
 
 
@@ -163,7 +168,8 @@ def load_config(path: str | Path) -> TableConfig:
 
 def _validate(path: str, text: str, doc: dict) -> TableConfig:
     c = Checker(text)
-    top = {"table": "the table", "game": "the game", "mqtt": "the broker", "readers": "the readers",
+    top = {"table": "the table", "game": "the game", "tournament": "the tournament's level schedule",
+           "mqtt": "the broker", "readers": "the readers",
            "zones": "the antenna zones", "decks": "the card decks", "chips": "the chip set",
            "hal": "tag debouncing",
            "journal": "the event journal",
@@ -207,7 +213,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     before = len(c.problems)
     small = c.value(game, ("game", "small_blind"), int, "a positive number of chips", 1, lambda v: v > 0)
     big = c.value(game, ("game", "big_blind"), int, "a positive number of chips", 2, lambda v: v > 0)
-    if small > big and len(c.problems) == before:
+    if small > big and len(c.problems) == before and "tournament" not in doc:  # (else its levels' are checked)
         c.problem(("game", "small_blind"), f"the small blind ({small}) is larger than the big blind ({big})")
     ante = c.value(game, ("game", "ante"), int, "chips, 0 or more", 0, lambda v: v >= 0)
     bb_ante = c.value(game, ("game", "big_blind_ante"), int, "chips, 0 or more", 0, lambda v: v >= 0)
@@ -218,6 +224,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                     RULE_PROFILES.__contains__)
     settle_ms = c.value(game, ("game", "settle_ms"), int, "milliseconds from 100 to 5000", 500,
                         lambda v: 100 <= v <= 5000)
+    levels, start_level = _tournament_levels(c, doc, game)
 
     # [mqtt]
     m = c.table(doc, ("mqtt",), {"host": "a host name", "port": "1 to 65535", "topic_prefix": "a topic prefix",
@@ -418,11 +425,64 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     if c.problems:
         raise ConfigError(path, c.problems)
     return TableConfig(path, table_id, seats, GameSettings(variant, small, big, ante, bb_ante, rules,
-                                                           settle_ms / 1000),
+                                                           settle_ms / 1000, levels, start_level),
                        mqtt, readers, zones, decks, active, debounce, float(clear_after_s), name, journal_path,
                        retention, float(delay_s), release, pin_map, chips, min_rssi, order_window_ms / 1000,
                        button, tuple(players) if players else None, exposed_by, audit_hands,
                        float(missing_card_s), broadcast_equity=equity)
+
+
+LEVEL_KEYS = {"small_blind": "chips", "big_blind": "chips", "ante": "chips (from every player)",
+              "big_blind_ante": "chips (from the big blind, for the table)", "minutes": "the level's length"}
+GAME_STAKES = ("small_blind", "big_blind", "ante", "big_blind_ante")
+
+
+def _tournament_levels(c: Checker, doc: dict, game: dict) -> tuple[tuple[Level, ...], int]:
+    """[tournament]: the level schedule, one [[tournament.levels]] table per level (DE 11's "Runde Small Big
+    Minuten"), and start_level. Its levels set the blinds and antes, so [game] must not set them too."""
+    section = c.table(doc, ("tournament",), {"levels": "one [[tournament.levels]] table per level",
+                                             "start_level": "the level the table starts at"})
+    if "tournament" not in doc or not isinstance(doc["tournament"], dict):
+        return (), 1
+    for key in GAME_STAKES:
+        if key in game:
+            c.problem(("game", key), "set by the [tournament] levels at a tournament table (remove it from [game])")
+    raw = section.get("levels")
+    if not isinstance(raw, list) or not raw or not all(isinstance(entry, dict) for entry in raw):
+        c.problem(("tournament", "levels"), "missing or not a list of levels (expected one [[tournament.levels]] "
+                                            "table per level, with small_blind and big_blind)"
+                  if raw is None else f"expected one [[tournament.levels]] table per level, got {describe_value(raw)}")
+        return (), 1
+    levels: list[Level] = []
+    for number, entry in enumerate(raw, start=1):
+        p = ("tournament", "levels", str(number))
+        before = len(c.problems)
+        for key in entry:
+            if key not in LEVEL_KEYS:
+                c.problem(p + (key,), f"unknown key (expected one of: {', '.join(LEVEL_KEYS)})")
+        for key in ("small_blind", "big_blind"):
+            if key not in entry:
+                c.problem(p + (key,), f"missing: level {number} needs its {key.replace('_', ' ')} (chips)")
+        small = c.value(entry, p + ("small_blind",), int, "a positive number of chips", 0, lambda v: v > 0)
+        big = c.value(entry, p + ("big_blind",), int, "a positive number of chips", 0, lambda v: v > 0)
+        ante = c.value(entry, p + ("ante",), int, "chips, 0 or more", 0, lambda v: v >= 0)
+        bb_ante = c.value(entry, p + ("big_blind_ante",), int, "chips, 0 or more", 0, lambda v: v >= 0)
+        minutes = c.value(entry, p + ("minutes",), int, "minutes from 1 to 1440", None, lambda v: 1 <= v <= 1440)
+        if len(c.problems) != before:
+            continue
+        if small > big:
+            c.problem(p + ("small_blind",), f"level {number}: the small blind ({small}) is larger than the big "
+                                            f"blind ({big})")
+        if ante and bb_ante:
+            c.problem(p + ("big_blind_ante",), f"level {number}: either an ante from every player or a big-blind "
+                                               "ante, not both (set one of them to 0)")
+        if levels and big < levels[-1].big_blind:
+            c.problem(p + ("big_blind",), f"level {number}'s big blind ({big}) is lower than level {number - 1}'s "
+                                          f"({levels[-1].big_blind}): the blinds go up by the schedule (DE 5)")
+        levels.append(Level(small, big, ante, bb_ante, minutes))
+    start = c.value(section, ("tournament", "start_level"), int, f"a level from 1 to {len(raw)}", 1,
+                    lambda v: 1 <= v <= len(raw))
+    return (tuple(levels), start) if len(levels) == len(raw) else ((), 1)
 
 
 def _chip_settings(c: Checker, doc: dict, base: Path, decks: dict, zones: dict) -> ChipSettings | None:

@@ -77,7 +77,7 @@ def case(id, old, new, key, at, expected):
 
 @pytest.mark.parametrize("old, new, key, at, expected", [
     case("unknown top-level key", "[table]\n", 'colour = "green"\n\n[table]\n', "colour", "colour =",
-         "unknown key (expected one of: table, game, mqtt, readers, zones, decks, chips, hal, journal, broadcast, "
+         "unknown key (expected one of: table, game, tournament, mqtt, readers, zones, decks, chips, hal, journal, broadcast, "
          "gpio)"),
     case("unknown key in [table]", "seats = 6\n", "seats = 6\nchairs = 6\n", "table.chairs", "chairs =",
          f"unknown key (expected one of: {TABLE_KEYS})"),

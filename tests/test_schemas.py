@@ -25,6 +25,7 @@ from referencing import Registry, Resource
 from conftest import ROOT, TABLE_10, Recorder
 
 TABLE_CHIPS = ROOT / "config" / "table-chips.toml"
+from controller.levels import Level
 from firmware_bridge.messages import PROTOCOL_MAJOR, FaultCode
 from rfid_table.config import MqttSettings, load_config
 from rfid_table.daemon import StopFlag
@@ -77,7 +78,7 @@ EVENT_TYPES = {"hand_started", "card_dealt", "burn", "board_card", "fold", "hand
                "button_set", "seats_set", "new_hand", "floor_call", "deck_audit", "hand_audit",
                "device_breach", "device_seen", "absent_at_deal", "seat_left", "seat_returned", "seat_presence",
                "clock_due", "clock_started", "clock_tick", "time_bank_used", "clock_stopped", "clock_expired", "equity",
-               "player_seated", "seat_cleared"}
+               "player_seated", "seat_cleared", "level_set", "bomb_pot_agreed"}
 UNKNOWN_UID = "E004015000FF0001"  # a tag of no registered deck
 
 
@@ -557,6 +558,12 @@ COMMANDS_BEFORE_THE_HAND = [
     ("floor", {"id": "x" * 65, "command": "ping"}, False, False),
     ("floor", {"id": "c8", "command": "reboot"}, False, False),
     ("floor", {"id": "c9", "command": "select_deck"}, False, False),
+    ("floor", {"id": "c10", "command": "set_level", "level": 2}, True, True),  # a tournament's schedule of three
+    ("dealer", {"id": "c11", "command": "set_level"}, True, False),  # floor only
+    ("floor", {"id": "c12", "command": "set_level", "level": 4}, True, False),  # not in the schedule
+    ("floor", {"id": "c13", "command": "set_level", "level": 0}, False, False),
+    ("dealer", {"id": "c14", "command": "bomb_pot", "amount": 4}, True, True),
+    ("dealer", {"id": "c15", "command": "bomb_pot", "amount": 4, "kind": "both"}, False, False),
     ("floor", {"id": "c10", "command": "declare", "seat": "3", "declaration": "raise"}, False, False),
     ("floor", {"id": "c11", "command": "declare", "seat": 3, "declaration": "raise", "amount": -5}, False, False),
     ("floor", {"id": "c12", "command": "declare", "seat": 3, "declaration": "shove"}, False, False),
@@ -573,6 +580,8 @@ COMMANDS_DURING_THE_HAND = [
     ("dealer", {"id": "h1", "command": "declare", "seat": 1, "declaration": "raise", "amount": 300}, True, True),
     ("floor", {"id": "h2", "command": "declare", "seat": 2, "declaration": "all_in"}, True, True),
     ("floor", {"id": "h3", "command": "select_deck", "deck": "A"}, True, False),  # between hands only
+    ("floor", {"id": "h4", "command": "set_level"}, True, True),  # level 3, from the next hand
+    ("floor", {"id": "h5", "command": "bomb_pot", "amount": 4, "kind": "flip"}, True, False),  # before the deal only
 ]
 COMMANDS_AFTER_THE_HAND = [("floor", {"id": "a1", "command": "select_deck", "deck": "A"}, True, True)]
 
@@ -652,6 +661,8 @@ def session(broker, tmp_path_factory):
         tables.append(config.table_id)
         device_situations(config)
         config = table_config(settings, "schemas-commands", base=TABLE_10)
+        config = dataclasses.replace(config, game=dataclasses.replace(config.game, levels=(
+            Level(1, 2), Level(2, 4), Level(3, 6, big_blind_ante=6, minutes=20))))  # a tournament table
         tables.append(config.table_id)
         commands_and_replies(config, recorder)
 

@@ -1,0 +1,81 @@
+"""Tournament levels: the blinds and antes of a schedule, changed by the floor from the next hand on.
+
+DE 5: "Die Blinds und Limits werden nach vorgegebenem Zeitplan gesteigert. [...] Wenn das Zeitlimit für eine Stufe
+abgelaufen ist und die neue Limitstufe angekündigt wurde, beginnt diese mit dem nächsten Spiel." AC 18: the higher
+blinds and ante apply in the new hand. The table keeps no clock of its own for the levels: the floor announces a
+level (``set_level``) and the table plays it from the next hand; a hand that is running keeps the level it began
+with. Pure like the rest of the controller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Level:
+    """One level of the schedule: the forced bets every hand of it is played with."""
+
+    small_blind: int
+    big_blind: int
+    ante: int = 0
+    big_blind_ante: int = 0
+    minutes: int | None = None  # how long the schedule gives the level (the floor announces the next one)
+
+
+class LevelSchedule:
+    """The running level (numbered from 1) and the one the floor announced for the next hand."""
+
+    def __init__(self, levels: tuple[Level, ...], start: int = 1):
+        if not levels:
+            raise ValueError("a tournament schedule needs at least one level")
+        if not 1 <= start <= len(levels):
+            raise ValueError(f"level {start} is not in the schedule (levels 1 to {len(levels)})")
+        self.levels = levels
+        self.number = start
+        self.pending: int | None = None  # the level the next hand starts with, set during a hand
+
+    @property
+    def current(self) -> Level:
+        return self.levels[self.number - 1]
+
+    def announce(self, number: int | None, in_hand: bool) -> tuple[int, str | None]:
+        """The floor's ``set_level``: ``number``, or without it the level after the latest announced. Between hands
+        it runs at once (the next hand is the next to be dealt); during a hand it waits for the hand's end. Returns
+        the level and why it was refused (None: taken)."""
+        latest = self.pending if self.pending is not None else self.number
+        target = latest + 1 if number is None else number
+        if not 1 <= target <= len(self.levels):
+            last = "" if number is not None else f" (level {latest} is the schedule's last)"
+            return target, f"level {target} is not in the schedule (levels 1 to {len(self.levels)}){last}"
+        if in_hand:
+            self.pending = None if target == self.number else target
+        else:
+            self.number, self.pending = target, None
+        return target, None
+
+    def hand_started(self) -> int | None:
+        """A new hand begins: the announced level runs from it. Returns the level that began, or None."""
+        if self.pending is None:
+            return None
+        self.number, self.pending = self.pending, None
+        return self.number
+
+    def describe(self, number: int) -> dict[str, Any]:
+        """A level as events and snapshots show it."""
+        level = self.levels[number - 1]
+        return {"level": number, **{k: v for k, v in asdict(level).items() if k != "minutes"},
+                "minutes": level.minutes}
+
+    def snapshot(self) -> dict[str, Any]:
+        return {**self.describe(self.number), "levels": len(self.levels), "next_hand": self.pending}
+
+    def checkpoint_state(self) -> dict[str, Any]:
+        return {"number": self.number, "pending": self.pending}
+
+    def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
+        number = int(state["number"])
+        self.number = number if 1 <= number <= len(self.levels) else self.number
+        pending = state.get("pending")
+        self.pending = int(pending) if pending is not None and 1 <= int(pending) <= len(self.levels) else None

@@ -46,6 +46,7 @@ def cmd_check_config(args: argparse.Namespace) -> int:
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
+    from rfid_table import service
     from rfid_table.daemon import StopFlag
     from rfid_table.publisher import MqttPublisher
     from rfid_table.simulate import SimOptions, SimulatedTable
@@ -73,6 +74,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     if journal is not None:
         clock.resume(journal)
         table.pipeline.restore(clock.now())
+    service.settle_heap_for_steady_loop()
     publisher.start()
     try:
         if journal is not None:
@@ -155,6 +157,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if journal is not None:
         service.status(f"table {config.table_id}: restoring the journal")
         pipeline.restore(clock.now())  # before anything new is published
+    service.settle_heap_for_steady_loop()
     publisher.start(wait_s=5.0)
     if journal is not None:
         pipeline.publish_backlog()

@@ -454,6 +454,10 @@ def _table_world(conn, config_path: str, link_dir: str, noise: float, seed: int,
                     field.clear()
                     first_reads.clear()
                     waiting.clear()
+                    # The floor opens the game: who plays, where the button is (the tags at rest were no hand).
+                    button = next((p for p in dealer.players if p > dealer.button), dealer.players[0])
+                    command({"command": "seats", "seats": dealer.players})
+                    command({"command": "set_button", "seat": button})
                     moves, due = dealer.hands(hands), now + 1.0
                     current = next(moves)
             while moves is not None and now >= due:

@@ -108,6 +108,7 @@ class ZoneTracker:
         events: list[ZoneEvent] = []
         tags = self._tags
         state_of = tags.get
+        confirming = False  # some tag read here is still a candidate (not settled where it is read)
         for uid, (zone, _read) in best.items():
             state = state_of(uid)
             if state is None:
@@ -140,9 +141,13 @@ class ZoneTracker:
                     events += moved
                 state.zone, state.reader, state.last_seen = zone, cycle.reader, t
                 state.candidate, state.candidate_hits = None, 0
+            else:
+                confirming = True
 
-        # Departures: tags of this reader's zones that have not been read for long enough.
-        for uid in [uid for uid in tags if uid not in best]:  # in the order the tags came: deterministic
+        # Departures: tags of this reader's zones that have not been read for long enough. (Every tag read here
+        # has a state: with as many states as tags read, there is no other.)
+        unread = [uid for uid in tags if uid not in best] if len(tags) != len(best) else []
+        for uid in unread:  # in the order the tags came: deterministic
             state = tags[uid]
             if state.candidate_reader == cycle.reader:
                 state.candidate_misses += 1
@@ -160,10 +165,8 @@ class ZoneTracker:
             events += self._release(t)
         elif self._first_read:
             self._first_read.clear()  # only kept to order arrivals
-        if not self._held and not self._first_read and len(tags) == len(best):
-            states = [tags[uid] for uid in best]
-            if all(state.zone == zone and state.candidate is None for state, (zone, _read) in zip(states, best.values())):
-                self._quiet = (best, states)
+        if not confirming and not self._held and not self._first_read and len(tags) == len(best):
+            self._quiet = (best, [tags[uid] for uid in best])  # every tag settled where it was read, no other
         return events
 
     def _best_reads(self, cycle: InventoryCycle) -> dict[str, tuple[str, TagRead]]:

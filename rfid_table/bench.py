@@ -340,7 +340,6 @@ REST_TAGS = 80  # by the river: 20 hole cards, 5 board cards, 3 burns and the ch
 REST_SETTLE_S = 3.0  # after the tags are placed, before the CPU is counted
 REST_MEASURE_S = 10.0
 HAND_PACE_S = 1.0  # a dealer's typical action (a card pitched every 0.3 s)
-TABLE_HANDS = 3
 FIRST_READ_EVENTS = {"card_dealt": "seat", "board_card": "board", "burn": "burn"}  # one card each
 
 
@@ -653,9 +652,11 @@ def bench(args) -> int:
         rss = measure_rss_mb(config_path, settings, args.rss_hands)
         progress("replay: 400 random hands as cards and chips on the simulated table, read back")
         replay = measure_replay()
-        progress(f"table: rfid-table run as a process on a full ten-seat table (emulated readers, noise "
-                 f"{TABLE_NOISE}): start-up, CPU at rest and in {TABLE_HANDS} hands, first read to subscriber")
-        table = measure_table_process(settings, TABLE_HANDS, progress)
+        table = None
+        if args.table_hands:
+            progress(f"table: rfid-table run as a process on a full ten-seat table (emulated readers, noise "
+                     f"{TABLE_NOISE}): start-up, CPU at rest and in {args.table_hands} hands, first read to subscriber")
+            table = measure_table_process(settings, args.table_hands, progress)
     finally:
         if broker is not None:
             broker.stop()
@@ -680,25 +681,29 @@ def bench(args) -> int:
         "replay_hands_per_s_one_core": round(replay["replay_hands_per_s_one_core"]),
         "replay_cores": replay["replay_cores"],
         "engine_hands_per_s": round(replay["engine_hands_per_s"]),
-        "startup_s": round(table["startup_s"], 3),
-        "startup_baseline_s": round(table["startup_baseline_s"], 3),
-        "daemon_cpu_rest_pct": round(table["cpu_rest"] * 100, 2),
-        "daemon_cpu_hand_pct": round(table["cpu_hand"] * 100, 2),
-        "daemon_cpu_rest_after_hands_pct": round(table["cpu_rest_after_hands"] * 100, 2),
-        "first_read_events": table["first_read_events"],
-        "first_read_missed": table["first_read_missed"],
-        "false_events": table["false_events"],
-        "first_read_p50_ms": round(table["first_read_p50_ms"], 1),
-        "first_read_p99_ms": round(table["first_read_p99_ms"], 1),
-        "first_read_max_ms": round(table["first_read_max_ms"], 1),
-        "first_read_floor_ms": round(table["first_read_floor_ms"], 1),
     }
+    if table is not None:
+        result.update({
+            "startup_s": round(table["startup_s"], 3),
+            "startup_baseline_s": round(table["startup_baseline_s"], 3),
+            "daemon_cpu_rest_pct": round(table["cpu_rest"] * 100, 2),
+            "daemon_cpu_hand_pct": round(table["cpu_hand"] * 100, 2),
+            "daemon_cpu_rest_after_hands_pct": round(table["cpu_rest_after_hands"] * 100, 2),
+            "first_read_events": table["first_read_events"],
+            "first_read_missed": table["first_read_missed"],
+            "false_events": table["false_events"],
+            "first_read_p50_ms": round(table["first_read_p50_ms"], 1),
+            "first_read_p99_ms": round(table["first_read_p99_ms"], 1),
+            "first_read_max_ms": round(table["first_read_max_ms"], 1),
+            "first_read_floor_ms": round(table["first_read_floor_ms"], 1),
+        })
     result["e2e_p99_over_baseline_p99"] = round(result["e2e_p99_ms"] / result["baseline_p99_ms"], 2)
     result["e2e_p999_over_baseline_p999"] = round(result["e2e_p999_ms"] / result["baseline_p999_ms"], 2)
     result["replay_one_core_over_engine"] = round(replay["replay_hands_per_s_one_core"]
                                                   / replay["engine_hands_per_s"], 3)
-    result["startup_over_baseline"] = round(table["startup_s"] / table["startup_baseline_s"], 2)
-    result["first_read_p99_over_floor"] = round(table["first_read_p99_ms"] / table["first_read_floor_ms"], 2)
+    if table is not None:
+        result["startup_over_baseline"] = round(table["startup_s"] / table["startup_baseline_s"], 2)
+        result["first_read_p99_over_floor"] = round(table["first_read_p99_ms"] / table["first_read_floor_ms"], 2)
     if args.json:
         print(json.dumps(result))
     else:

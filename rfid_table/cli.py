@@ -390,6 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--events", type=int, default=5000, help="end-to-end events to measure (default 5000)")
     p.add_argument("--rss-hands", type=int, default=50, help="hands the memory measurement plays (default 50)")
+    p.add_argument("--table-hands", type=int, default=3, help="hands the full-table part deals (default 3; 0 skips it)")
     p.add_argument("--broker", default=None, help="HOST:PORT of a broker to use instead of a private one")
     p.set_defaults(func=cmd_bench)
 

@@ -20,24 +20,32 @@ class ReaderBackend(Protocol):
 class TagField(Protocol):
     """The physical world a simulated reader looks at: which tags lie on which antenna right now."""
 
+    version: int  # counts changes: the same number means the same tags on every antenna
+
     def tags_on(self, reader: str, antenna: int) -> list[str]: ...
 
 
 class SimulatedReader:
-    """A reader that sees a simulated table perfectly: every tag on an antenna is read once per cycle."""
+    """A reader that sees a simulated table perfectly: every tag on an antenna is read once per cycle.
+
+    The reads are built again only when something on the table moved: a table at rest costs nothing to read."""
 
     def __init__(self, name: str, antennas: int, field: TagField):
         self.name = name
         self.antennas = antennas
         self.field = field
+        self._version: int | None = None
+        self._reads: tuple[TagRead, ...] = ()
 
     def poll(self, now: float) -> list[InventoryCycle]:
-        reads = tuple(
-            TagRead(antenna, uid)
-            for antenna in range(1, self.antennas + 1)
-            for uid in self.field.tags_on(self.name, antenna)
-        )
-        return [InventoryCycle(self.name, now, reads)]
+        if self.field.version != self._version:
+            self._version = self.field.version
+            self._reads = tuple(
+                TagRead(antenna, uid)
+                for antenna in range(1, self.antennas + 1)
+                for uid in self.field.tags_on(self.name, antenna)
+            )
+        return [InventoryCycle(self.name, now, self._reads)]
 
 
 def open_reader(name: str, backend: str, antennas: int, link: dict | None = None,

@@ -33,7 +33,7 @@ class DebounceSettings:
     max_gap_cycles: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class _TagState:
     zone: str | None = None  # the zone the tag is settled in
     reader: str | None = None  # the reader that owns that zone
@@ -70,6 +70,11 @@ class ZoneTracker:
         self._settings = {zone: (settings_by_zone or {}).get(zone, default) for zone in self._antenna_zones.values()}
         self._tags: dict[str, _TagState] = {}
         self._zones_of_reader: dict[str, dict[int, str]] = {}  # reader → antenna → zone, built on first use
+        # reader → its last cycle's reads, the RSSI floor then, and what they gave (see _best_reads)
+        self._last_best: dict[str, tuple] = {}
+        # After a feed that left every tag settled where that reader read it and nothing waiting: its reads' best
+        # picks and the tags' states. The next feed of the same reads can only move the tags' last reads on.
+        self._quiet: tuple[dict, list[_TagState]] | None = None
         self.unmapped_reads = 0  # reads from antennas that no zone uses (wiring or configuration fault)
 
     def present(self) -> dict[str, set[str]]:
@@ -85,35 +90,27 @@ class ZoneTracker:
 
         Tags the readers no longer see then leave after the usual absence time, as they would have live.
         """
+        self._quiet = None
         reader_of_zone = {zone: reader for (reader, _antenna), zone in self._antenna_zones.items()}
         for uid, zone in zone_of_tag.items():
             if zone in reader_of_zone:
                 self._tags[uid] = _TagState(zone=zone, reader=reader_of_zone[zone], last_seen=t)
 
     def feed(self, cycle: InventoryCycle) -> list[ZoneEvent]:
-        zone_of_antenna = self._zones_of_reader.get(cycle.reader)
-        if zone_of_antenna is None:
-            zone_of_antenna = self._zones_of_reader[cycle.reader] = {
-                antenna: zone for (reader, antenna), zone in self._antenna_zones.items() if reader == cycle.reader}
-        best: dict[str, tuple[str, TagRead]] = {}
-        floor = self.min_rssi_dbm
-        for read in cycle.reads:
-            if floor is not None and read.rssi is not None and read.rssi < floor:
-                self.weak_reads += 1
-                continue
-            zone = zone_of_antenna.get(read.antenna)
-            if zone is None:
-                self.unmapped_reads += 1
-                continue
-            held = best.get(read.uid)
-            if held is None or _strength(read) > _strength(held[1]):
-                best[read.uid] = (zone, read)
-
-        events: list[ZoneEvent] = []
+        best = self._best_reads(cycle)
         t = cycle.t
+        quiet = self._quiet
+        if quiet is not None and quiet[0] is best:  # a table at rest, read again: nothing but the time moves on
+            for state in quiet[1]:
+                state.last_seen = t
+            return []
+        self._quiet = None
+        events: list[ZoneEvent] = []
         tags = self._tags
+        state_of = tags.get
+        confirming = False  # some tag read here is still a candidate (not settled where it is read)
         for uid, (zone, _read) in best.items():
-            state = tags.get(uid)
+            state = state_of(uid)
             if state is None:
                 state = tags[uid] = _TagState()
             elif state.zone == zone:  # the steady state: a tag read where it lies
@@ -144,9 +141,13 @@ class ZoneTracker:
                     events += moved
                 state.zone, state.reader, state.last_seen = zone, cycle.reader, t
                 state.candidate, state.candidate_hits = None, 0
+            else:
+                confirming = True
 
-        # Departures: tags of this reader's zones that have not been read for long enough.
-        for uid in [uid for uid in tags if uid not in best]:  # in the order the tags came: deterministic
+        # Departures: tags of this reader's zones that have not been read for long enough. (Every tag read here
+        # has a state: with as many states as tags read, there is no other.)
+        unread = [uid for uid in tags if uid not in best] if len(tags) != len(best) else []
+        for uid in unread:  # in the order the tags came: deterministic
             state = tags[uid]
             if state.candidate_reader == cycle.reader:
                 state.candidate_misses += 1
@@ -164,7 +165,48 @@ class ZoneTracker:
             events += self._release(t)
         elif self._first_read:
             self._first_read.clear()  # only kept to order arrivals
+        if not confirming and not self._held and not self._first_read and len(tags) == len(best):
+            self._quiet = (best, [tags[uid] for uid in best])  # every tag settled where it was read, no other
         return events
+
+    def _best_reads(self, cycle: InventoryCycle) -> dict[str, tuple[str, TagRead]]:
+        """Each tag's strongest read in the cycle and the zone of its antenna (weak and unmapped reads counted).
+
+        A reader that saw exactly what it saw last time (the same reads) gets last time's answer, and its
+        counts again: most cycles of a table at rest are such repeats, and each read costs time on a Pi.
+        """
+        reader = cycle.reader
+        reads = cycle.reads
+        floor = self.min_rssi_dbm
+        last = self._last_best.get(reader)
+        if last is not None and last[0] is reads and last[1] == floor:
+            _reads, _floor, best, weak, unmapped = last
+            self.weak_reads += weak
+            self.unmapped_reads += unmapped
+            return best
+        zone_of_antenna = self._zones_of_reader.get(reader)
+        if zone_of_antenna is None:
+            zone_of_antenna = self._zones_of_reader[reader] = {
+                antenna: zone for (r, antenna), zone in self._antenna_zones.items() if r == reader}
+        best: dict[str, tuple[str, TagRead]] = {}
+        weak = unmapped = 0
+        zone_at = zone_of_antenna.get
+        held_for = best.get
+        for read in reads:
+            if floor is not None and read.rssi is not None and read.rssi < floor:
+                weak += 1
+                continue
+            zone = zone_at(read.antenna)
+            if zone is None:
+                unmapped += 1
+                continue
+            held = held_for(read.uid)
+            if held is None or _strength(read) > _strength(held[1]):
+                best[read.uid] = (zone, read)
+        self.weak_reads += weak
+        self.unmapped_reads += unmapped
+        self._last_best[reader] = (reads, floor, best, weak, unmapped)
+        return best
 
     def _release(self, t: float) -> list[ZoneEvent]:
         """The held arrivals no tag first read earlier is still waiting to be confirmed before, oldest first."""

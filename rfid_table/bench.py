@@ -18,6 +18,7 @@
   time against load, a whole 10-seat table on 1, 2 and 4 front ends, dealt-card arrival per design, memory.
 """
 
+import gc
 import json
 import math
 import multiprocessing
@@ -28,6 +29,7 @@ import time
 from collections.abc import Callable
 
 from rfid_table.bench_reader import measure_reader, report_lines
+from rfid_table import bench_journal, service
 from rfid_table.broker import PROJECT_ROOT, PrivateBroker
 from rfid_table.config import MqttSettings, load_config
 from rfid_table.equity_worker import measure_equity
@@ -134,6 +136,8 @@ def measure_end_to_end(config_path: str, settings: MqttSettings, min_events: int
     publisher = MqttPublisher(settings, config.table_id, epoch="bench")
     publisher.start()
     table = SimulatedTable(config, SimOptions(hands=None, seed=1, pace_s=E2E_PACE_S, link="direct"), publisher)
+    thresholds = gc.get_threshold()
+    service.settle_heap_for_steady_loop()  # as the daemon does once started
     sent: dict[int, float] = {}
     # Like the daemon, the loop gives the time between reader cycles to the publisher instead of spinning;
     # table time runs E2E_SPEED times faster than real time so that 5,000 events take seconds, not hours.
@@ -151,6 +155,8 @@ def measure_end_to_end(config_path: str, settings: MqttSettings, min_events: int
         publisher.service(max(0.0, start_wall + (t - start_table) / E2E_SPEED - time.monotonic()))
     arrived = receiver.collect(len(sent))
     publisher.stop()
+    gc.unfreeze()  # the other measurements run with the interpreter's own settings
+    gc.set_threshold(*thresholds)
     first = min(sent.values())
     return _latencies_ms(sent, arrived), sorted(t0 - first for t0 in sent.values())
 
@@ -332,6 +338,301 @@ def measure_replay(hands: int = 400) -> dict[str, float]:
             "replay_cores": cores, "engine_hands_per_s": engine_rate}
 
 
+# ---- the Raspberry Pi budget: the daemon as a process, on a full table -----------------------------------------
+
+TABLE_CONFIG = "table-chips.toml"  # ten seats, cards and chips: 27 antennas on two readers at 20 cycles a second
+TABLE_NOISE = 0.05  # realistic RF noise (sim.noise): misses, cross reads, flicker, stack limits
+REST_TAGS = 80  # by the river: 20 hole cards, 5 board cards, 3 burns and the chips in the pot
+REST_SETTLE_S = 3.0  # after the tags are placed, before the CPU is counted
+REST_MEASURE_S = 10.0
+HAND_PACE_S = 1.0  # a dealer's typical action (a card pitched every 0.3 s)
+FIRST_READ_EVENTS = {"card_dealt": "seat", "board_card": "board", "burn": "burn"}  # one card each
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (/proc/<pid>/stat, fields 14 and 15)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _listen(settings: MqttSettings, topics: list[str], ready, results) -> None:
+    """A subscriber in its own process: every message on ``topics`` with its arrival (perf_counter), until told."""
+    received: list[tuple[str, bytes, float]] = []
+    client = make_client(settings, f"rfid-table-bench-listen-{os.getpid()}")
+    client.on_connect = lambda c, u, f, rc, p: c.subscribe([(topic, QOS) for topic in topics])
+    client.on_subscribe = lambda c, u, mid, rcs, p: ready.send(True)
+    client.on_message = lambda c, u, m: received.append((m.topic, m.payload, time.perf_counter()))
+    client.connect(settings.host, settings.port)
+    client.loop_start()
+    results.recv()
+    client.disconnect()
+    client.loop_stop()
+    results.send(received)
+
+
+def _table_world(conn, config_path: str, link_dir: str, noise: float, seed: int, settings: MqttSettings,
+                 commands_topic: str) -> None:
+    """The table outside the daemon, in its own process so that the daemon's CPU is its own: the field, a firmware
+    emulator per reader on a pty (with RF noise), and players who bet with chips and a dealer, on the monotonic
+    clock; the floor's stacks go to the daemon as MQTT commands. Records when each tag placed on a zone is first
+    read there (perf_counter, shared by all processes)."""
+    import select as select_module
+    from pathlib import Path
+
+    from rfid_table.config import ENGINE_VARIANTS
+    from sim.betting_dealer import BettingDealer
+    from sim.field import TableField
+    from sim.firmware import FirmwareEmulator
+    from sim.noise import NoiseModel
+
+    config = load_config(config_path)
+    waiting: dict[tuple[str, int, str], float] = {}  # (reader, antenna, uid) → when placed, until first read
+    first_reads: list[tuple[str, str, float, float]] = []  # (uid, zone, placed, first read)
+    zone_at = {where: zone for zone, where in config.zones.items()}
+
+    class WatchedField(TableField):
+        def place(self, uid: str, zone: str) -> None:
+            super().place(uid, zone)
+            reader, antenna = config.zones[zone]
+            waiting[(reader, antenna, uid)] = time.perf_counter()
+
+    class WatchedNoise(NoiseModel):
+        reader = ""
+
+        def antenna_reads(self, cycle, antenna, tags, neighbour_tags={}):
+            reads = super().antenna_reads(cycle, antenna, tags, neighbour_tags)
+            if waiting:
+                now = time.perf_counter()
+                for read in reads:
+                    placed = waiting.pop((self.reader, antenna + 1, read.uid), None)  # the wire counts from 0
+                    if placed is not None:
+                        first_reads.append((read.uid, zone_at[(self.reader, antenna + 1)], placed, now))
+            return reads
+
+    field = WatchedField(config.zones)
+    emulators = []
+    for index, reader in enumerate(config.readers.values()):
+        model = WatchedNoise.realistic(noise, seed=seed + index)
+        model.reader = reader.name
+        emulators.append(FirmwareEmulator(field, reader=reader.name, antenna_count=reader.antennas,
+                                          cycle_s=reader.cycle_s, noise=model, serial=f"BENCH-{reader.name}",
+                                          link_path=Path(link_dir) / reader.name, seed=seed))
+    floor = make_client(settings, f"rfid-table-bench-floor-{os.getpid()}")
+    floor.connect(settings.host, settings.port)
+    floor.loop_start()
+    commands = iter(range(1, 1 << 30))
+
+    def command(body: dict) -> None:
+        floor.publish(commands_topic, json.dumps({"id": f"bench-{next(commands)}", **body}), qos=QOS)
+
+    game = config.game
+    dealer = BettingDealer(field, config.decks[config.active_deck], config.chips.chips,
+                           list(range(1, config.seats + 1)), variant=ENGINE_VARIANTS[game.variant],
+                           blinds=(game.small_blind, game.big_blind), ante=game.ante, command=command,
+                           pace_s=HAND_PACE_S, seed=seed)
+    conn.send("ready")
+    moves, due = None, 0.0
+    try:
+        while True:
+            now = time.monotonic()
+            if conn.poll(0):
+                what, *arguments = conn.recv()
+                if what == "stop":
+                    break
+                if what == "rest":  # the river: every card out, the bets in the pot
+                    (count,) = arguments
+                    field.clear()
+                    deck = list(config.decks[config.active_deck])
+                    cards = [f"seat{s}.cards" for s in range(1, config.seats + 1) for _ in range(2)]
+                    cards += ["board"] * 5 + ["burn"] * 3
+                    for uid, zone in zip(deck, cards):
+                        field.place(uid, zone)
+                    for uid in list(config.chips.chips)[:count - len(cards)]:
+                        field.place(uid, "pot")
+                    conn.send(("placed", field.version))
+                elif what == "clear":
+                    field.clear()
+                    conn.send(("cleared", field.version))
+                elif what == "hands":
+                    (hands,) = arguments
+                    field.clear()
+                    first_reads.clear()
+                    waiting.clear()
+                    # The floor opens the game: who plays, where the button is (the tags at rest were no hand).
+                    button = next((p for p in dealer.players if p > dealer.button), dealer.players[0])
+                    command({"command": "seats", "seats": dealer.players})
+                    command({"command": "set_button", "seat": button})
+                    moves, due = dealer.hands(hands), now + 1.0
+                    current = next(moves)
+            while moves is not None and now >= due:
+                current.apply()
+                current = next(moves, None)
+                if current is None:
+                    moves = None
+                    conn.send(("hands done", list(first_reads)))
+                else:
+                    due += current.delay_s
+            for emulator in emulators:
+                emulator.step(now)
+            select_module.select([e.master_fd for e in emulators if e.master_fd is not None], [], [], 0.002)
+    finally:
+        floor.disconnect()
+        floor.loop_stop()
+        for emulator in emulators:
+            emulator.close()
+
+
+def _table_config(directory: str, settings: MqttSettings, table_id: str) -> str:
+    """The full table's configuration with serial readers on the emulators' links and a unique table id."""
+    import re
+    from pathlib import Path
+
+    source = PROJECT_ROOT / "config" / TABLE_CONFIG
+    text = source.read_text()
+    text = re.sub(r'(?m)^id = "[^"]*"', f'id = "{table_id}"', text, count=1)
+    text = re.sub(r'(?m)^registry = "([^"]*)"', lambda m: f'registry = "{source.parent / m.group(1)}"', text, count=1)
+    for name in ("main", "chips"):
+        text = re.sub(rf'(?ms)^(\[readers\.{name}\]\s*\n)backend = "sim"',
+                      rf'\1backend = "serial"\nport = "{Path(directory) / name}"', text, count=1)
+    path = Path(directory) / "table.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def measure_table_process(settings: MqttSettings, hands: int, progress: Callable[[str], None]) -> dict:
+    """``rfid-table run`` as a process, on a full ten-seat table emulated in another process (two readers on ptys,
+    27 antennas at 20 cycles a second, noise ``TABLE_NOISE``), with its journal, against the broker:
+
+    * start-up: from starting the process to its ``online`` status at a subscriber, and the same for a bare paho
+      client process that connects and publishes one status (the floor: Python, paho and the broker);
+    * its CPU share of one core with ``REST_TAGS`` tags lying still, and during ``hands`` hands dealt;
+    * the time from a card's first read by a reader to its event at a subscriber (debouncing included), and the
+      events that do not match what the dealer did (the dealer makes no mistakes: every irregularity is false).
+    """
+    import signal
+    import tempfile
+
+    table_id = f"bench-{os.getpid()}"
+    topics = Topics.for_table(settings.topic_prefix, table_id)
+    baseline_topic = f"rfid-table-bench/{os.getpid()}/status"
+    ctx = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory(prefix="rfid-table-bench-") as directory:
+        config_path = _table_config(directory, settings, table_id)
+        world, theirs = ctx.Pipe()
+        world_process = ctx.Process(target=_table_world, daemon=True, args=(
+            theirs, config_path, directory, TABLE_NOISE, 5, settings, f"{topics.base}/commands/floor/bench"))
+        world_process.start()
+        if not world.poll(30) or world.recv() != "ready":
+            raise RuntimeError("the emulated table did not start")
+        ready_recv, ready_send = ctx.Pipe(duplex=False)
+        listener, listener_end = ctx.Pipe()
+        listen_process = ctx.Process(target=_listen, args=(settings, [topics.status, topics.events(secure=True),
+                                                                      baseline_topic], ready_send, listener_end),
+                                     daemon=True)
+        listen_process.start()
+        if not ready_recv.poll(20):
+            raise RuntimeError("the bench subscriber could not subscribe")
+        ready_recv.recv()
+        bare = ("import sys, paho.mqtt.client as m\n"
+                "c = m.Client(m.CallbackAPIVersion.VERSION2, protocol=m.MQTTv5)\n"
+                "c.connect(sys.argv[1], int(sys.argv[2])); c.loop_start()\n"
+                "c.publish(sys.argv[3], b'online', qos=1).wait_for_publish(10); c.disconnect(); c.loop_stop()\n")
+        baseline_started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", bare, settings.host, str(settings.port), baseline_topic], check=True)
+        progress("  table: starting rfid-table run on the emulated readers")
+        log_file = open(os.path.join(directory, "daemon.log"), "w")
+        started = time.perf_counter()
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "rfid_table.cli", "--log-level", "WARNING", "run", "--config", config_path,
+             "--journal", os.path.join(directory, "table.journal"), "--host", settings.host,
+             "--port", str(settings.port)], stdout=log_file, stderr=subprocess.STDOUT)
+        def rest() -> float:
+            """The daemon's CPU share with REST_TAGS tags lying still."""
+            world.send(("rest", REST_TAGS))
+            world.recv()
+            progress(f"  table: {REST_TAGS} tags at rest, {REST_SETTLE_S + REST_MEASURE_S:.0f} s")
+            time.sleep(REST_SETTLE_S)
+            cpu, wall = _cpu_s(daemon.pid), time.perf_counter()
+            time.sleep(REST_MEASURE_S)
+            return (_cpu_s(daemon.pid) - cpu) / (time.perf_counter() - wall)
+
+        try:
+            time.sleep(2.0)  # the readers' handshakes, the first inventories
+            rest_share = rest()
+            world.send(("clear",))  # an empty table: the hand at rest ends
+            world.recv()
+            time.sleep(3.0)
+            progress(f"  table: {hands} hands with chips, a pace of {HAND_PACE_S} s")
+            cpu, hands_from = _cpu_s(daemon.pid), time.perf_counter()
+            world.send(("hands", hands))
+            if not world.poll(120 * hands):
+                raise RuntimeError("the emulated dealer did not finish")
+            _, first_reads = world.recv()
+            hand_share = (_cpu_s(daemon.pid) - cpu) / (time.perf_counter() - hands_from)
+            time.sleep(2.0)  # the last events on their way
+            hands_until = time.perf_counter()
+            rest_after_share = rest()  # the hands' events now wait in the journal for the broadcast delay
+            if daemon.poll() is not None:
+                raise RuntimeError(f"rfid-table run exited with {daemon.returncode}")
+        finally:
+            daemon.send_signal(signal.SIGTERM)
+            daemon.wait(10)
+            log_file.close()
+            world.send(("stop",))
+            world_process.join(10)
+        listener.send("stop")
+        received = listener.recv()
+        listen_process.join(5)
+    online = [t for topic, payload, t in received if topic == topics.status and payload == b"online"]
+    bare_online = [t for topic, _payload, t in received if topic == baseline_topic]
+    if not online or not bare_online:
+        raise RuntimeError("no online status arrived from the daemon or the bare client")
+    events = [(json.loads(payload), t) for topic, payload, t in received if topic == topics.events(secure=True)]
+    config = load_config(str(PROJECT_ROOT / "config" / TABLE_CONFIG))
+    cards = config.debounce_by_zone()["seat1.cards"]
+    # The least a card can take: the reads in a row that make it present, one reader cycle apart.
+    floor_ms = (cards.present_after_cycles - 1) * config.readers["main"].cycle_s * 1000
+    return {"startup_s": online[0] - started, "startup_baseline_s": bare_online[0] - baseline_started,
+            "cpu_rest": rest_share, "cpu_hand": hand_share, "cpu_rest_after_hands": rest_after_share,
+            "first_read_floor_ms": floor_ms,
+            **_first_read_latencies(first_reads, [(e, t) for e, t in events if hands_from < t < hands_until])}
+
+
+def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], events: list[tuple[dict, float]]) -> dict:
+    """Match each card event, in order of arrival, to the earliest first read of that card in the zone it names;
+    an event that matches no read is false, a read that no event matches is a missed card."""
+    from collections import defaultdict, deque
+
+    config = load_config(str(PROJECT_ROOT / "config" / TABLE_CONFIG))
+    card_of = config.decks[config.active_deck]
+    reads: dict[tuple[str, str], deque[float]] = defaultdict(deque)  # (card, zone) → first reads, oldest first
+    expected = 0
+    for uid, zone, _placed, read_at in sorted(first_reads, key=lambda r: r[3]):
+        if zone.endswith(".cards") or zone in ("board", "burn"):
+            reads[(card_of.get(uid), zone)].append(read_at)
+            expected += 1
+    latencies, false_events = [], 0
+    for event, arrived in sorted(events, key=lambda e: e[1]):
+        kind = event["type"]
+        if kind == "irregular_card":
+            false_events += 1
+            continue
+        if kind not in FIRST_READ_EVENTS:
+            continue
+        zone = f"seat{event['seat']}.cards" if kind == "card_dealt" else FIRST_READ_EVENTS[kind]
+        waiting = reads.get((event.get("card"), zone))
+        if not waiting or waiting[0] > arrived:
+            false_events += 1
+            continue
+        latencies.append((arrived - waiting.popleft()) * 1000)
+    return {"first_read_events": len(latencies), "first_read_missed": expected - len(latencies),
+            "false_events": false_events,
+            "first_read_p50_ms": percentile(latencies, 50) if latencies else float("nan"),
+            "first_read_p99_ms": percentile(latencies, 99) if latencies else float("nan"),
+            "first_read_max_ms": max(latencies, default=float("nan"))}
+
+
 def bench(args) -> int:
     config_path = str(PROJECT_ROOT / "config" / "table-10.toml")
     broker = None
@@ -352,7 +653,10 @@ def bench(args) -> int:
         progress("reader link: tag reads through pty, codec, link, firmware reader and zone tracker")
         read_rate, read_p99 = measure_tag_reads()
         progress("journal: 10,000 events with durable commits, then a restart from them")
-        journal_rate, recovery_s = measure_journal(config_path)
+        _per_step_busy, recovery_s = measure_journal(config_path)
+        progress(f"journal: durable throughput with group commits and with one commit a step"
+                 f"{f', then with every fsync {args.fsync_ms:g} ms late' if args.fsync_ms else ''}")
+        journal_figures = bench_journal.report(args.journal_events, args.fsync_ms)
         progress(f"memory: rfid-table sim playing {args.rss_hands} hands over the emulated reader link")
         rss = measure_rss_mb(config_path, settings, args.rss_hands)
         progress("replay: 400 random hands as cards and chips on the simulated table, read back")
@@ -361,6 +665,11 @@ def bench(args) -> int:
         equity = measure_equity()
         # The reader firmware on the modelled PN5180 (rfid_table.bench_reader): a few minutes, so on request.
         reader = measure_reader(progress) if args.reader_model else None
+        table = None
+        if args.table_hands:
+            progress(f"table: rfid-table run as a process on a full ten-seat table (emulated readers, noise "
+                     f"{TABLE_NOISE}): start-up, CPU at rest and in {args.table_hands} hands, first read to subscriber")
+            table = measure_table_process(settings, args.table_hands, progress)
     finally:
         if broker is not None:
             broker.stop()
@@ -368,14 +677,18 @@ def bench(args) -> int:
         "e2e_events": len(e2e),
         "e2e_p50_ms": round(percentile(e2e, 50), 3),
         "e2e_p99_ms": round(percentile(e2e, 99), 3),
+        "e2e_p999_ms": round(percentile(e2e, 99.9), 3),
+        "e2e_max_ms": round(max(e2e), 3),
         "baseline_messages": len(baseline),
         "baseline_p50_ms": round(percentile(baseline, 50), 3),
         "baseline_p99_ms": round(percentile(baseline, 99), 3),
+        "baseline_p999_ms": round(percentile(baseline, 99.9), 3),
+        "baseline_max_ms": round(max(baseline), 3),
         "rss_mb": round(rss, 1),
         "decode_frames_per_s": round(decode_rate),
         "tag_reads_per_s": round(read_rate),
         "frame_to_zone_event_p99_ms": round(read_p99, 3),
-        "journaled_events_per_s": round(journal_rate),
+        **journal_figures,  # journaled_events_per_s and its baselines (rfid_table.bench_journal)
         "recovery_s": round(recovery_s, 3),
         "replay_hands_per_s": round(replay["replay_hands_per_s"]),
         "replay_hands_per_s_one_core": round(replay["replay_hands_per_s_one_core"]),
@@ -383,7 +696,28 @@ def bench(args) -> int:
         "engine_hands_per_s": round(replay["engine_hands_per_s"]),
         **{key: round(ms, 2) for key, ms in equity.items()},
     }
+    if table is not None:
+        result.update({
+            "startup_s": round(table["startup_s"], 3),
+            "startup_baseline_s": round(table["startup_baseline_s"], 3),
+            "daemon_cpu_rest_pct": round(table["cpu_rest"] * 100, 2),
+            "daemon_cpu_hand_pct": round(table["cpu_hand"] * 100, 2),
+            "daemon_cpu_rest_after_hands_pct": round(table["cpu_rest_after_hands"] * 100, 2),
+            "first_read_events": table["first_read_events"],
+            "first_read_missed": table["first_read_missed"],
+            "false_events": table["false_events"],
+            "first_read_p50_ms": round(table["first_read_p50_ms"], 1),
+            "first_read_p99_ms": round(table["first_read_p99_ms"], 1),
+            "first_read_max_ms": round(table["first_read_max_ms"], 1),
+            "first_read_floor_ms": round(table["first_read_floor_ms"], 1),
+        })
     result["e2e_p99_over_baseline_p99"] = round(result["e2e_p99_ms"] / result["baseline_p99_ms"], 2)
+    result["e2e_p999_over_baseline_p999"] = round(result["e2e_p999_ms"] / result["baseline_p999_ms"], 2)
+    result["replay_one_core_over_engine"] = round(replay["replay_hands_per_s_one_core"]
+                                                  / replay["engine_hands_per_s"], 3)
+    if table is not None:
+        result["startup_over_baseline"] = round(table["startup_s"] / table["startup_baseline_s"], 2)
+        result["first_read_p99_over_floor"] = round(table["first_read_p99_ms"] / table["first_read_floor_ms"], 2)
     if args.json:
         print(json.dumps({**result, "reader_model": reader} if reader is not None else result))
     else:

@@ -82,6 +82,7 @@ def _check_chip_registry(path: str) -> int:
 
 def cmd_sim(args: argparse.Namespace) -> int:
     from rfid_table.broker_login import EX_NOPERM, probe_login
+    from rfid_table import service
     from rfid_table.daemon import StopFlag
     from rfid_table.publisher import MqttPublisher
     from rfid_table.simulate import SimOptions, SimulatedTable
@@ -122,6 +123,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     if journal is not None:
         clock.resume(journal)
         _restore_or_exit(table.pipeline, args.journal, clock.now())
+    service.settle_heap_for_steady_loop()
     publisher.start()
     try:
         if journal is not None:
@@ -227,6 +229,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if journal is not None:
         service.status(f"table {config.table_id}: restoring the journal")
         _restore_or_exit(pipeline, journal_path, clock.now())  # before anything new is published
+    service.settle_heap_for_steady_loop()
     publisher.start(wait_s=5.0)
     if journal is not None:
         pipeline.publish_backlog()
@@ -522,6 +525,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--events", type=int, default=5000, help="end-to-end events to measure (default 5000)")
     p.add_argument("--rss-hands", type=int, default=50, help="hands the memory measurement plays (default 50)")
+    p.add_argument("--table-hands", type=int, default=3, help="hands the full-table part deals (default 3; 0 skips it)")
+    p.add_argument("--journal-events", type=int, default=5000,
+                   help="events of each durable-throughput run (default 5000)")
+    p.add_argument("--fsync-ms", type=float, default=5.0,
+                   help="the slow disk's delay of every fsync, injected with strace (default 5, like an SD card; "
+                        "0 skips the slow-disk runs)")
     p.add_argument("--broker", default=None, help="HOST:PORT of a broker to use instead of a private one")
     p.add_argument("--reader-model", action="store_true",
                    help="also the reader firmware's figures on the modelled PN5180 (docs/hardware.md; a few minutes, "

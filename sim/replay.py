@@ -107,24 +107,26 @@ class NoisyReader:
 
 
 class PerfectReader:
-    """Every tag read once per cycle (the reads are built again only when something on the table moved)."""
+    """Every tag read once per cycle (an antenna's reads are built again only when its tags changed)."""
 
     def __init__(self, name: str, antennas: int, field: TableField):
         self.name, self.antennas, self.field = name, antennas, field
         self._version, self._reads = -1, ()
-        self._read_of: dict[tuple[int, str], TagRead] = {}  # reads are immutable: one object per tag and antenna
+        self._antenna_reads: dict[int, tuple[int, tuple[TagRead, ...]]] = {}  # antenna → (version, its reads)
 
     def poll(self, now: float) -> list[InventoryCycle]:
-        if self.field.version != self._version:
-            self._version = self.field.version
-            read_of = self._read_of
-            reads = []
+        field = self.field
+        if field.version != self._version:
+            self._version = field.version
+            per_antenna = self._antenna_reads
+            reads: list[TagRead] = []
             for a in range(1, self.antennas + 1):
-                for uid in self.field.tags_on(self.name, a):
-                    read = read_of.get((a, uid))
-                    if read is None:
-                        read = read_of[(a, uid)] = TagRead(a, uid, 3, -45)
-                    reads.append(read)
+                changed = field.changed_at(self.name, a)
+                held = per_antenna.get(a)
+                if held is None or held[0] != changed:
+                    held = per_antenna[a] = (changed, tuple(TagRead(a, uid, 3, -45)
+                                                            for uid in field.tags_on(self.name, a)))
+                reads += held[1]
             self._reads = tuple(reads)
         return [InventoryCycle(self.name, now, self._reads)]
 
@@ -480,17 +482,23 @@ def _split_uids(uids: list[str], values: Mapping[str, int], back: int) -> tuple[
     rest goes into the pot. ``([], uids)`` when no set of these chips makes the amount."""
     if back <= 0:
         return [], list(uids)
-    reachable: dict[int, tuple[int, ...]] = {0: ()}  # sum → the chips (indexes) that make it
+    # sum → (the sum before, the chip (index) added to it): the first way found to make each sum
+    reachable: dict[int, tuple[int, int]] = {0: (0, -1)}
     for i, uid in enumerate(uids):
-        for total, used in list(reachable.items()):
-            new = total + values[uid]
+        value = values[uid]
+        for total in list(reachable):
+            new = total + value
             if new <= back and new not in reachable:
-                reachable[new] = used + (i,)
+                reachable[new] = (total, i)
         if back in reachable:
             break
     if back not in reachable:
         return [], list(uids)
-    chosen = set(reachable[back])
+    chosen = set()
+    total = back
+    while total:
+        total, i = reachable[total]
+        chosen.add(i)
     return [u for i, u in enumerate(uids) if i in chosen], [u for i, u in enumerate(uids) if i not in chosen]
 
 

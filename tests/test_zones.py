@@ -53,3 +53,36 @@ def test_reads_from_an_antenna_no_zone_uses_are_counted_not_reported():
     tracker = ZoneTracker(ZONES)
     assert cycles(tracker, [[TagRead(9, "A")]]) == []
     assert tracker.unmapped_reads == 1
+
+
+# A reader that saw the same thing again hands over the same reads (a simulated reader at rest does); the tracker
+# answers such repeats from what it worked out last time. Whatever the cycles, that must be invisible.
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_reads = st.lists(st.builds(TagRead, antenna=st.integers(1, 4), uid=st.sampled_from("ABCD"),
+                            read_count=st.integers(1, 3), rssi=st.sampled_from([None, -45, -55, -65])), max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(frames=st.lists(st.tuples(_reads, st.integers(1, 6)), max_size=12), present=st.integers(1, 3),
+       gap=st.integers(0, 2), window=st.sampled_from([0.0, 0.3]), floor=st.sampled_from([None, -60]))
+def test_a_reader_repeating_its_reads_gets_the_same_events_as_one_sending_fresh_copies(frames, present, gap,
+                                                                                          window, floor):
+    def tracker():
+        return ZoneTracker(ZONES, {"muck": DebounceSettings(1, 0.1)},
+                           default=DebounceSettings(present, 0.2, max_gap_cycles=gap), min_rssi_dbm=floor,
+                           order_window_s=window)
+
+    repeating, fresh = tracker(), tracker()
+    out_repeating, out_fresh = [], []
+    t = 0.0
+    for reads, repeats in frames:
+        same = tuple(reads)  # one object, handed over again and again
+        for _ in range(repeats):
+            t += 0.05
+            out_repeating += repeating.feed(InventoryCycle("r", t, same))
+            out_fresh += fresh.feed(InventoryCycle("r", t, list(reads)))  # a new list: never the same object
+    assert out_repeating == out_fresh
+    assert repeating.present() == fresh.present()
+    assert (repeating.weak_reads, repeating.unmapped_reads) == (fresh.weak_reads, fresh.unmapped_reads)

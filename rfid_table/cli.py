@@ -109,7 +109,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
                          floor_answer_s=args.floor_answers)
     journal = _open_journal(args.journal, config, args.new_journal) if args.journal else None
     epoch = journal.epoch if journal is not None else secrets.token_hex(8)
-    publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch)
+    publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch, journaled=journal is not None)
     try:
         table = SimulatedTable(config, options, publisher, journal)
     except ValueError as exc:
@@ -206,7 +206,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     journal = _open_journal(journal_path, config, args.new_journal) if journal_path else None
     readers = [open_reader(r.name, r.backend, r.antennas, r.link) for r in config.readers.values()]
     epoch = journal.epoch if journal is not None else secrets.token_hex(8)
-    publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch)
+    publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch, journaled=journal is not None)
     clock = system_clock()  # table time for every timer and the delay; the wall clock only stamps events
     if journal is not None:
         clock.resume(journal)

@@ -81,8 +81,10 @@ class MqttPublisher:
     DENIED_BATCH = 100
     DENIED_KEPT = 10_000
 
-    def __init__(self, settings: MqttSettings, table_id: str, epoch: str, denied_retry_s: float = DENIED_RETRY_S):
+    def __init__(self, settings: MqttSettings, table_id: str, epoch: str, denied_retry_s: float = DENIED_RETRY_S,
+                 journaled: bool = True):
         self.settings = settings
+        self.journaled = journaled  # whether a journal keeps what the broker has not taken (for what the log says)
         self.topics = Topics.for_table(settings.topic_prefix, table_id)
         self.epoch = epoch
         self.connected = False
@@ -134,8 +136,9 @@ class MqttPublisher:
         self.connected = False
         self._socket_open = False
         if reason_code != 0:
-            log.warning("lost the broker %s:%s (%s); reconnecting, journaling meanwhile", self.settings.host,
-                        self.settings.port, reason_code)
+            log.warning("lost the broker %s:%s (%s); reconnecting, %s", self.settings.host, self.settings.port,
+                        reason_code, "journaling meanwhile" if self.journaled
+                        else "without a journal: what happens meanwhile waits in memory only")
 
     def _try_connect(self) -> None:
         try:

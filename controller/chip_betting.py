@@ -123,6 +123,7 @@ class ChipBetting:
         self.hand: BettingHand | None = None
         self._void_chips: dict[str, dict[str, int]] = {}  # after a misdeal: the wagers still to go back, by zone
         self._void_total: dict[str, int] = {}  # what lay in each of those zones at the misdeal
+        self._start_refused = False  # the betting could not start; tried again at the next card or chip
         self._started_t = 0.0  # when the hand began, on the table clock: the hand histories number hands by it
         # a bomb pot or flip agreed before the deal (CA GR 14.2, 14.3): (amount, flip), until a hand plays it
         self.bomb_pot: tuple[int, bool] | None = None
@@ -172,6 +173,7 @@ class ChipBetting:
 
     def chip_zone_event(self, kind: str, uid: str, zone: str, t: float, emit: Emit) -> None:
         """A tag arrived in (``kind == "arrived"``) or left a chip zone."""
+        self._start_refused = False
         value = self.setup.chips.get(uid)
         held = self.zones.setdefault(zone, {})
         if kind == "left":
@@ -303,6 +305,7 @@ class ChipBetting:
     # ---- cards (the card controller's events) -----------------------------------------------------------
 
     def card_event(self, type_: str, public: dict, secret: dict, t: float, emit: Emit) -> None:
+        self._start_refused = False
         if type_ == "hand_started":
             if self._void_chips:  # dealt again before every wager of the void hand went back
                 self._chips_returned(emit)
@@ -461,6 +464,8 @@ class ChipBetting:
         except ValueError as exc:  # e.g. a seat dealt in with no chips: the floor must look
             emit("bet_ruling", {"code": "betting_unread", "seat": None, "message": f"seats {seats}: {exc}",
                                 "rules": [], "needs_floor": True}, None)
+            # Tried again when a card or a chip moves, not at every tick: nothing else can change the answer.
+            self._start_refused = True
             return
         self.hand = hand
         self._engine_setup, self._engine_log = (args, kwargs), []
@@ -808,7 +813,7 @@ class ChipBetting:
     # ---- time ------------------------------------------------------------------------------------------
 
     def tick(self, now: float, emit: Emit) -> None:
-        if self.hand is None and self._dealt and now - self._last_card_at >= DEAL_SETTLE_S:
+        if self.hand is None and self._dealt and now - self._last_card_at >= DEAL_SETTLE_S and not self._start_refused:
             self.start_if_dealt(now, emit, betting_input=False)
         if self._departed:
             self._resolve_departures(now, emit)

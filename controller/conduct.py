@@ -1,4 +1,4 @@
-"""Conduct the table can sense: electronic devices and presence at the seats (RULES.md section 6).
+"""Conduct the table can sense: electronic devices and presence at the seats (docs/rules.md section 6).
 
 Pure and deterministic: no clock is read and nothing is written. :class:`ConductRules` is fed the seat sensors
 (``device``, ``presence``, or ``sensor`` with a :class:`hal.events.SensorEvent`) and the hand's progress

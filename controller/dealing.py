@@ -5,7 +5,7 @@ The card controller (``controller.table``) feeds the cards; this module knows
 * the dealing order (:class:`Deal`): one card per eligible seat per round, starting left of the button, as many
   rounds as the variant has hole cards, and what is still due after exposures and replacements;
 * the catalogue of irregularities (:data:`CODES`): for each code the situation, the rules of the table's sources
-  (``shared/rules/``, digested in RULES.md section 1) and its default severity;
+  (``shared/rules/``, digested in docs/rules.md section 1) and its default severity;
 * the rulings (:data:`RULINGS`) and how severe each is.
 
 Nothing here knows a profile by name: rulings that differ between houses read a field of
@@ -54,7 +54,7 @@ RULINGS = {
 
 @dataclass(frozen=True)
 class Code:
-    """One kind of irregularity: what happened, and the rules that say what follows (as RULES.md cites them)."""
+    """One kind of irregularity: what happened, and the rules that say what follows (as docs/rules.md cites them)."""
 
     situation: str
     rules: tuple[str, ...] = ()
@@ -119,7 +119,7 @@ CODES: dict[str, Code] = {
                          "the stub or the discards, the action stands", ("PP Irregularities 3",)),
     "duplicate_card": Code("two cards of the same rank and suit in play: all action is void",
                            ("PP Irregularities 4",)),
-    # -- the hand's cards (RULES.md has no rule: the table rules nothing, the dealer or the floor decides) --
+    # -- the hand's cards (docs/rules.md has no rule: the table rules nothing, the dealer or the floor decides) --
     "card_missing": Code("a card of the hand stayed off every antenna for missing_card_s while the hand went on "
                          "(taken off the table, hidden, fallen): no rule, the floor decides", (), WARNING),
 }

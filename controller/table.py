@@ -77,7 +77,7 @@ EXPOSED_ZONE = "exposed"  # where a table with an exposed-card zone has the deal
 EXPOSED_BY = ("console", "zone")
 NOT_AVAILABLE = "not available on this table"
 
-# A card of the hand gone from every antenna while the hand goes on (docs/events.md). RULES.md has no rule for it:
+# A card of the hand gone from every antenna while the hand goes on (docs/events.md). docs/rules.md has no rule for it:
 # the table rules nothing and the dealer, or the floor, decides; a card still missing when the hand ends is missing
 # from the deck (``hand_audit``: PP Irregularities 10).
 CARD_MISSING = "card_missing"

@@ -1,7 +1,7 @@
-"""Dealing, misdeals and irregular cards (RULES.md section 1), played with physical cards.
+"""Dealing, misdeals and irregular cards (docs/rules.md section 1), played with physical cards.
 
 Every scenario places tagged cards on the simulated table (``sim.field.TableField``), reads them with the HAL's zone
-tracker and feeds the zone events to the controller, as the daemon does. One test per row of RULES.md section 1,
+tracker and feeds the zone events to the controller, as the daemon does. One test per row of docs/rules.md section 1,
 one per house profile where the houses differ; then the commands of the floor and the dealer console, a journal
 replay that restores what waits for the floor, and the simulated dealer erring for 1,000 hands.
 """
@@ -187,7 +187,7 @@ def test_without_known_players_the_first_deal_is_learned_and_then_checked():
     assert only(out, "card_to_ineligible_seat").public["seats"] == [1]
 
 
-# ---- RULES.md section 1, row by row ----------------------------------------------------------------------------
+# ---- docs/rules.md section 1, row by row ----------------------------------------------------------------------------
 
 def test_the_first_card_exposed_on_its_way_is_a_misdeal_and_the_same_button_deals_again():
     table = Table(exposed_by="zone")

@@ -10,6 +10,7 @@ import dataclasses
 
 import pytest
 
+from conftest import ListSink
 from rfid_table.daemon import StopFlag, run_realtime
 from rfid_table.journal import Journal
 from rfid_table.simulate import SimOptions, SimulatedTable
@@ -41,8 +42,8 @@ class World:
         self.boot_at = self.true - 5.0
 
 
-class Sink:
-    """Records the true time at which each event reached each feed."""
+class Sink(ListSink):
+    """Records the true time at which each event reached each feed, and acknowledges all of it at once."""
 
     def __init__(self, world: World):
         self.world = world
@@ -62,15 +63,6 @@ class Sink:
         if self.delayed:
             acked["delayed"] = self.delayed[-1][1].seq
         return acked
-
-    def take_commands(self):
-        return []
-
-    def publish_reply(self, role, user, body):
-        pass
-
-    def publish_diagnostics(self, report):
-        pass
 
     def publish_delayed(self, events):
         self.delayed += [(self.world.true, e) for e in events]

@@ -189,11 +189,9 @@ def _close_journal(journal, publisher) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import select
-
     from hal.readers import open_reader
     from rfid_table import service
-    from rfid_table.daemon import StopFlag, TablePipeline, run_realtime
+    from rfid_table.daemon import HardwareWait, StopFlag, TablePipeline, run_realtime
     from rfid_table.publisher import MqttPublisher
 
     config = _with_broker(_load_or_exit(args.config), args)
@@ -244,20 +242,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         monitor.loop(time.monotonic(), {r.name: r.link.is_up for r in readers}, publisher.connected,
                      f"hand {pipeline.controller.hand}")
 
-    def wait(timeout_s: float) -> None:
-        # Wake as soon as a reader sends bytes or the broker answers; otherwise at the next step.
-        fds = [r.link.transport.fileno() for r in readers if r.link.transport is not None]
-        fds.append(pipeline.writer.fileno() if pipeline.writer is not None else None)  # a commit has landed
-        sock = publisher.client.socket()
-        try:
-            select.select([fd for fd in fds if fd is not None] + ([sock] if sock else []),
-                          [sock] if sock and publisher.client.want_write() else [], [], timeout_s)
-        except (OSError, ValueError):  # a reader unplugged meanwhile: the link notices on its next poll
-            pass
-        publisher.service(0)
-
     try:
-        run_realtime(step, RUN_PERIOD_S, stop, wait, clock)
+        run_realtime(step, RUN_PERIOD_S, stop, HardwareWait(readers, publisher, pipeline.writer, clock.now, {r.name: r.cycle_s for r in config.readers.values()}), clock)
     finally:
         service.stopping(f"table {config.table_id}: stopping")
         pipeline.close_journal()  # what the writer still holds, on disk (published at the next start)

@@ -10,6 +10,7 @@ publisher's pace (docs/mqtt.md, "Delivery").
 """
 
 import logging
+import select
 import signal
 import threading
 import time
@@ -643,6 +644,74 @@ class StopFlag:
 
     def is_set(self) -> bool:
         return self.event.is_set()
+
+
+class HardwareWait:
+    """The hardware loop's time between steps (the ``wait`` of :func:`run_realtime`): the broker's network work,
+    and each reader's frames taken in as they arrive (``FirmwareReader.receive``), until the next step is due or
+    the table has work sooner: a reader's cycle is complete or its link changed, a journal commit has landed (its
+    events go out now), a command has arrived.
+
+    A reader reports each antenna at the end of its dwell (27 frames a cycle on a full table), and only a whole
+    cycle gives the zone tracker anything to do: a wake-up for every frame was most of the daemon's CPU at rest.
+    So once a reader's cycle is complete, its frames are left to gather in the port's buffer for the first
+    ``QUIET_SHARE`` of its next cycle (``cycle_s``: reader name → its configured cycle) and are then taken in
+    together; its end is watched for as closely as before.
+    """
+
+    QUIET_SHARE = 0.75
+
+    def __init__(self, readers: list, publisher, writer: JournalWriter | None, now: Callable[[], float],
+                 cycle_s: dict[str, float] | None = None):
+        self.readers = readers
+        self.publisher = publisher
+        self.writer = writer
+        self.now = now  # table time, which stamps the cycles taken in
+        self.cycle_s = cycle_s or {}
+        self._quiet_until = {reader.name: 0.0 for reader in readers}  # monotonic; its fd is not watched before
+
+    def __call__(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        client = self.publisher.client
+        while True:
+            mono = time.monotonic()
+            reader_at: dict[int, Any] = {}
+            until = deadline
+            for reader in self.readers:
+                quiet_until = self._quiet_until[reader.name]
+                if mono < quiet_until:
+                    until = min(until, quiet_until)
+                    continue
+                transport = reader.link.transport
+                fd = transport.fileno() if transport is not None else None
+                if fd is not None:
+                    reader_at[fd] = reader
+            committed = self.writer.fileno() if self.writer is not None else None
+            sock = client.socket()
+            watched = [*reader_at, *(fd for fd in (committed, sock) if fd is not None)]
+            try:
+                readable, writable, _ = select.select(watched, [sock] if sock and client.want_write() else [], [],
+                                                      max(0.0, until - mono))
+            except (OSError, ValueError):  # a reader unplugged meanwhile: the link notices in the next step
+                readable, writable, deadline = [], [], 0.0
+            network = sock is None or sock in readable or bool(writable)
+            if network:
+                self.publisher.service(0)
+            work = self.publisher.has_commands or (committed is not None and committed in readable)
+            now = self.now()
+            for fd in readable:
+                reader = reader_at.get(fd)
+                if reader is None:
+                    continue
+                cycles = reader.cycles_emitted
+                if reader.receive(now):
+                    work = True
+                    if reader.cycles_emitted != cycles and reader.name in self.cycle_s:
+                        self._quiet_until[reader.name] = time.monotonic() + self.QUIET_SHARE * self.cycle_s[reader.name]
+            if work or time.monotonic() >= deadline:
+                if not network:
+                    self.publisher.service(0)  # keepalive, reconnection
+                return
 
 
 def run_realtime(step: Callable[[float, float], object], period_s: float, stop: StopFlag,

@@ -27,7 +27,6 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, TABLE_6, TABLE_10
-from rfid_table import cli
 from rfid_table.service import run, systemd
 from rfid_table.config.table import EX_CONFIG, load_config
 from rfid_table.service.publisher import MqttPublisher

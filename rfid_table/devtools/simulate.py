@@ -14,10 +14,12 @@ exactly at any speed.
 """
 
 import argparse
+import dataclasses
 import logging
 import random
 import secrets
 import select
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path

@@ -1,0 +1,589 @@
+"""The table configuration: one TOML file per table, validated before anything starts.
+
+Every problem is reported, not just the first, each as ``FILE:LINE: key.path: what is wrong (what was
+expected)``. The line comes from the TOML parser for syntax errors and from a scan of the file for the
+rest, so a technician can go straight to it (:mod:`rfid_table.config.checker` reads, parses and collects; the chip
+registry named in ``[chips]`` is loaded by :mod:`rfid_table.config.registry`).
+"""
+
+import re
+import ssl
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from controller.cards import FULL_DECK, parse_card
+from controller.chip_betting import BettingSetup
+from controller.levels import Level
+from controller.table import TableSetup
+from hal.gpio import PinMap, describe_value, parse_pin_map, validate_pin_map
+from hal.zone_names import FIXED_ZONES, SEAT_ZONE_KINDS, Zone
+from hal.zones import DebounceSettings
+from rfid_table.config.checker import Checker, ConfigError, UnreadableFile, parse_toml, read_bounded, read_config_text
+from rfid_table.config.registry import load_chip_registry
+
+EX_CONFIG = 78  # sysexits.h: configuration error
+
+READER_BACKENDS = ("sim", "serial", "usb")
+# Debouncing per kind of zone. Cards: three reads in a row and 0.6 s of silence give an exact picture under
+# realistic RF noise (tests/test_noise.py). Chips: a stack larger than what one antenna reads per cycle is
+# never read whole in consecutive cycles, so one read must do, with a longer silence.
+# Piles (the muck): cards heaped higher than a reader gets through in one cycle, read like chips.
+ZONE_KINDS = {"cards": DebounceSettings(3, 0.6), "chips": DebounceSettings(1, 1.0), "piles": DebounceSettings(1, 1.0)}
+ENGINE_VARIANTS = {"nlhe": "NLHE", "plhe": "PLHE", "flhe": "FLHE", "plo4": "PLO", "plo5": "PLO5", "plo6": "PLO6"}
+RULE_PROFILES = ("tda", "casinos_austria", "poker_play", "allin_club", "club_tournament_de")
+VARIANTS = {"nlhe": 2, "plhe": 2, "flhe": 2, "plo4": 4, "plo5": 5, "plo6": 6}  # variant → hole cards
+TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # it becomes an MQTT topic level: no '/', '+' or '#'
+
+
+@dataclass(frozen=True)
+class MqttSettings:
+    host: str = "localhost"
+    port: int = 1883
+    topic_prefix: str = "rfid-table"
+    client_id: str | None = None
+    username: str | None = None
+    password: str | None = None
+    keepalive: int = 30
+    reconnect_max_s: int = 10  # the longest wait between two connection attempts
+    # Journaled events the broker has not acknowledged (after an outage or a restart) go out at this pace, so
+    # that the queues Mosquitto keeps for slow subscribers do not overflow (docs/mqtt.md, "Delivery").
+    backlog_in_flight: int = 100  # messages sent from the backlog and not yet acknowledged
+    backlog_per_s: int = 200  # messages per second from the backlog
+    tls: bool = False
+    tls_ca_file: str | None = None  # None: the system's certificate authorities
+    tls_cert_file: str | None = None  # a client certificate, for brokers that ask for one
+    tls_key_file: str | None = None
+    tls_insecure: bool = False  # skip the check that the broker's certificate names the host
+
+
+@dataclass(frozen=True)
+class ReaderSettings:
+    name: str
+    backend: str
+    antennas: int
+    cycle_s: float = 0.05
+    link: dict[str, Any] = field(default_factory=dict)  # serial: port, baudrate; usb: vendor_id, product_id, ...
+
+
+@dataclass(frozen=True)
+class GameSettings:
+    variant: str = "nlhe"
+    small_blind: int = 1
+    big_blind: int = 2
+    ante: int = 0
+    big_blind_ante: int = 0
+    rules: str = "tda"  # the house rule profile (controller/rules.py)
+    settle_s: float = 0.5  # a bet is read once its chips have not moved for this long
+    levels: tuple[Level, ...] = ()  # [tournament]: the level schedule, replacing the blinds and antes above
+    start_level: int = 1
+
+    @property
+    def hole_cards(self) -> int:
+        return VARIANTS[self.variant]
+
+
+@dataclass(frozen=True)
+class ChipSettings:
+    registry: str  # the chip registry file (rfid-table register-chips)
+    active_set: str
+    chips: dict[str, int]  # the active set: tag UID → denomination
+    others: dict[str, str]  # tags of the other registered sets → set id (foreign chips)
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    path: str
+    table_id: str
+    seats: int
+    game: GameSettings
+    mqtt: MqttSettings
+    readers: dict[str, ReaderSettings]
+    zones: dict[str, tuple[str, int]]  # zone name → (reader, antenna)
+    decks: dict[str, dict[str, str]]  # deck id → {tag UID → card}
+    active_deck: str
+    debounce: dict[str, DebounceSettings] = field(default_factory=lambda: dict(ZONE_KINDS))
+    clear_after_s: float = 1.0
+    name: str = ""
+    journal_path: str | None = None
+    journal_retention: int = 200_000
+    broadcast_delay_s: float = 0.0  # 0: no delayed feed
+    broadcast_release: str = "hand"
+    gpio: PinMap | None = None
+    chips: ChipSettings | None = None
+    min_rssi_dbm: int | None = None  # reads weaker than this are ignored (cross reads); None: no floor
+    order_window_s: float = 1.0  # arrivals are released in the order their tags were first read
+    button: int | None = None  # the first hand's button (then it moves); None: the highest seat
+    players: tuple[int, ...] | None = None  # the seats dealt in at the start; None: learned from the first deal
+    exposed_by: str = "console"  # an exposed card is reported by the console, or laid on the exposed zone
+    audit_hands: int = 50  # every card of the active deck must show up within this many hands
+    missing_card_s: float = 10.0  # a card of the hand off the table this long while the hand goes on is missing; 0: off
+    broadcast_equity: bool = False  # equity events on the secure (and so the delayed) branch
+
+    def debounce_by_zone(self) -> dict[str, DebounceSettings]:
+        return {zone: self.debounce[Zone.parse(zone).holds] for zone in self.zones}
+    def antenna_zones(self) -> dict[tuple[str, int], str]:
+        return {antenna: zone for zone, antenna in self.zones.items()}
+
+    def betting_setup(self) -> BettingSetup | None:
+        """What the chip layer needs; None when the table has no chip set."""
+        if self.chips is None:
+            return None
+        game = self.game
+        return BettingSetup(variant=ENGINE_VARIANTS[game.variant], small_blind=game.small_blind,
+                            big_blind=game.big_blind, ante=game.ante, big_blind_ante=game.big_blind_ante,
+                            chips=self.chips.chips, chip_set=self.chips.active_set, other_chips=self.chips.others,
+                            rules=game.rules, settle_s=game.settle_s, table_id=self.table_id)
+
+    def table_setup(self) -> TableSetup:
+        return TableSetup(
+            table_id=self.table_id,
+            seats=self.seats,
+            deck=self.decks[self.active_deck],
+            decks=self.decks,
+            deck_id=self.active_deck,
+            hole_cards=self.game.hole_cards,
+            clear_after_s=self.clear_after_s,
+            button=self.button,
+            players=self.players,
+            rules=self.game.rules,
+            exposed_by=self.exposed_by,
+            missing_card_s=self.missing_card_s,
+            levels=self.game.levels,
+            start_level=self.game.start_level,
+        )
+
+
+def _zone_names(seats: int) -> str:
+    return f"seat1.cards … seat{seats}.cards, seat1.bets … seat{seats}.bets, {', '.join(FIXED_ZONES)}"
+
+
+def load_config(path: str | Path) -> TableConfig:
+    """Read and validate a table configuration; raise :class:`ConfigError` listing every problem."""
+    path = str(path)
+    text = read_config_text(path)
+    doc = parse_toml(path, text)
+    return _validate(path, text, doc)
+
+
+def _validate(path: str, text: str, doc: dict) -> TableConfig:
+    c = Checker(text)
+    top = {"table": "the table", "game": "the game", "tournament": "the tournament's level schedule",
+           "mqtt": "the broker", "readers": "the readers",
+           "zones": "the antenna zones", "decks": "the card decks", "chips": "the chip set",
+           "hal": "tag debouncing",
+           "journal": "the event journal",
+           "broadcast": "the delayed feed for broadcast overlays",
+           "gpio": "the GPIO pins (buttons, seat lights and sensors)"}
+    for key in doc:
+        if key not in top:
+            c.problem((key,), f"unknown key (expected one of: {', '.join(top)})")
+
+    # [table]
+    table = c.table(doc, ("table",), {"id": "a table id", "name": "a display name", "seats": "2 to 10",
+                                       "active_deck": "a deck id", "clear_after_s": "seconds",
+                                       "button": "a seat", "players": "a list of seats",
+                                       "exposed_cards": "'console' or 'zone'", "audit_hands": "hands",
+                                       "missing_card_s": "seconds"},
+                    ("id", "seats"))
+    table_id = c.value(table, ("table", "id"), str, "letters, digits, '-' or '_' (it is an MQTT topic level)",
+                       "table", TABLE_ID.fullmatch)
+    seats = c.value(table, ("table", "seats"), int, "a number of seats from 2 to 10", 0, lambda v: 2 <= v <= 10)
+    name = c.value(table, ("table", "name"), str, "a display name", "")
+    clear_after_s = c.value(table, ("table", "clear_after_s"), (int, float), "seconds > 0", 1.0,
+                            lambda v: 0 < v < float("inf"))
+    on_table = lambda v: 1 <= v <= (seats or 10)  # noqa: E731
+    button = c.value(table, ("table", "button"), int, f"a seat from 1 to {seats or 10}", None, on_table)
+    players = c.value(table, ("table", "players"), list, f"a list of at least two seats from 1 to {seats or 10}",
+                      None, lambda v: len(v) >= 2 and all(isinstance(x, int) and on_table(x) for x in v)
+                      and len(set(v)) == len(v))
+    audit_hands = c.value(table, ("table", "audit_hands"), int, "hands from 1 to 10000 (every card of the deck must "
+                          "show up within this many hands)", 50, lambda v: 1 <= v <= 10_000)
+    missing_card_s = c.value(table, ("table", "missing_card_s"), (int, float), "seconds from 1 to 600 (a card of the "
+                             "hand off the table this long while the hand goes on is missing), or 0 (not checked)",
+                             10.0, lambda v: v == 0 or 1 <= v <= 600)
+    exposed_by = c.value(table, ("table", "exposed_cards"), str, "'console' (the dealer reports an exposed card) or "
+                         "'zone' (the dealer lays it on the exposed zone)", "console", ("console", "zone").__contains__)
+
+    # [game]
+    game = c.table(doc, ("game",), {"variant": f"one of {', '.join(VARIANTS)}", "small_blind": "chips",
+                                    "big_blind": "chips", "ante": "chips", "big_blind_ante": "chips",
+                                    "rules": f"one of {', '.join(RULE_PROFILES)}", "settle_ms": "milliseconds"})
+    variant = c.value(game, ("game", "variant"), str, f"one of {', '.join(VARIANTS)}", "nlhe", VARIANTS.__contains__)
+    before = len(c.problems)
+    small = c.value(game, ("game", "small_blind"), int, "a positive number of chips", 1, lambda v: v > 0)
+    big = c.value(game, ("game", "big_blind"), int, "a positive number of chips", 2, lambda v: v > 0)
+    if small > big and len(c.problems) == before and "tournament" not in doc:  # (else its levels' are checked)
+        c.problem(("game", "small_blind"), f"the small blind ({small}) is larger than the big blind ({big})")
+    ante = c.value(game, ("game", "ante"), int, "chips, 0 or more", 0, lambda v: v >= 0)
+    bb_ante = c.value(game, ("game", "big_blind_ante"), int, "chips, 0 or more", 0, lambda v: v >= 0)
+    if ante and bb_ante:
+        c.problem(("game", "big_blind_ante"), "a table has either an ante from every player or a big-blind ante, "
+                                              "not both (set one of them to 0)")
+    rules = c.value(game, ("game", "rules"), str, f"one of {', '.join(RULE_PROFILES)}", "tda",
+                    RULE_PROFILES.__contains__)
+    settle_ms = c.value(game, ("game", "settle_ms"), int, "milliseconds from 100 to 5000", 500,
+                        lambda v: 100 <= v <= 5000)
+    levels, start_level = _tournament_levels(c, doc, game)
+
+    # [mqtt]
+    m = c.table(doc, ("mqtt",), {"host": "a host name", "port": "1 to 65535", "topic_prefix": "a topic prefix",
+                                 "client_id": "a client id", "username": "a user name", "password": "a password",
+                                 "keepalive": "seconds", "reconnect_max_s": "seconds",
+                                 "backlog_in_flight": "messages", "backlog_per_s": "messages per second",
+                                 "tls": "true or false", "tls_ca_file": "a file", "tls_cert_file": "a file",
+                                 "tls_key_file": "a file", "tls_insecure": "true or false"})
+    no_wildcards = lambda v: v and not any(ch in v for ch in "+#")  # noqa: E731
+    mqtt = MqttSettings(
+        host=c.value(m, ("mqtt", "host"), str, "a host name", "localhost", bool),
+        port=c.value(m, ("mqtt", "port"), int, "a port from 1 to 65535", 1883, lambda v: 1 <= v <= 65535),
+        topic_prefix=c.value(m, ("mqtt", "topic_prefix"), str, "a topic prefix without '+' or '#'", "rfid-table",
+                             no_wildcards),
+        client_id=c.value(m, ("mqtt", "client_id"), str, "a client id without '+' or '#'", None, no_wildcards),
+        username=c.value(m, ("mqtt", "username"), str, "a user name without '+' or '#'", None, no_wildcards),
+        password=c.value(m, ("mqtt", "password"), str, "a password", None),
+        keepalive=c.value(m, ("mqtt", "keepalive"), int, "seconds from 5 to 3600", 30, lambda v: 5 <= v <= 3600),
+        reconnect_max_s=c.value(m, ("mqtt", "reconnect_max_s"), int, "seconds from 1 to 300", 10,
+                                lambda v: 1 <= v <= 300),
+        backlog_in_flight=c.value(m, ("mqtt", "backlog_in_flight"), int, "messages from 2 to 10000", 100,
+                                  lambda v: 2 <= v <= 10_000),
+        backlog_per_s=c.value(m, ("mqtt", "backlog_per_s"), int, "messages per second from 2 to 100000", 200,
+                              lambda v: 2 <= v <= 100_000),
+        **_tls_settings(c, m, Path(path).parent),
+    )
+
+    # [hal.cards], [hal.chips]: debouncing per kind of zone (a chip stack reads differently from a card)
+    h = c.table(doc, ("hal",), {**{kind: "a table" for kind in ZONE_KINDS}, "min_rssi_dbm": "dBm",
+                                "order_window_ms": "milliseconds"})
+    debounce: dict[str, DebounceSettings] = {}
+    for kind, default in ZONE_KINDS.items():
+        k = c.table(doc, ("hal", kind), {"present_after_cycles": "cycles", "absent_after_ms": "milliseconds",
+                                         "max_gap_cycles": "cycles"}) if kind in h else {}
+        debounce[kind] = DebounceSettings(
+            present_after_cycles=c.value(k, ("hal", kind, "present_after_cycles"), int, "cycles from 1 to 20",
+                                         default.present_after_cycles, lambda v: 1 <= v <= 20),
+            absent_after_s=c.value(k, ("hal", kind, "absent_after_ms"), int, "milliseconds from 0 to 10000",
+                                   round(default.absent_after_s * 1000), lambda v: 0 <= v <= 10000) / 1000,
+            max_gap_cycles=c.value(k, ("hal", kind, "max_gap_cycles"), int, "cycles from 0 to 10",
+                                   default.max_gap_cycles, lambda v: 0 <= v <= 10),
+        )
+    min_rssi = c.value(h, ("hal", "min_rssi_dbm"), int, "dBm from -120 to 0", None, lambda v: -120 <= v <= 0)
+    order_window_ms = c.value(h, ("hal", "order_window_ms"), int, "milliseconds from 0 to 5000", 1000,
+                              lambda v: 0 <= v <= 5000)
+
+    # [journal]
+    j = c.table(doc, ("journal",), {"path": "a file path", "retention_events": "events"})
+    journal_path = c.value(j, ("journal", "path"), str, "a file path", None, bool)
+    retention = c.value(j, ("journal", "retention_events"), int, "events from 1,000 to 100,000,000", 200_000,
+                        lambda v: 1_000 <= v <= 100_000_000)
+
+    # [broadcast]: the secure feed released to overlays after a delay
+    b = c.table(doc, ("broadcast",), {"delay_s": "seconds", "release": "'time' or 'hand'",
+                                      "equity": "true or false (equity events; default: true with a delay)"})
+    delay_s = c.value(b, ("broadcast", "delay_s"), (int, float), "seconds from 0 to 86400", 0,
+                      lambda v: 0 <= v <= 86400)
+    release = c.value(b, ("broadcast", "release"), str, "'time' (each event delay_s after it happened) or 'hand' "
+                      "(a whole hand, delay_s after it ended)", "hand", ("time", "hand").__contains__)
+    equity = c.value(b, ("broadcast", "equity"), bool, "true or false", bool(delay_s))
+    if delay_s and not journal_path:
+        c.problem(("broadcast", "delay_s"), "the delayed feed needs [journal] path (the delay must survive a restart)")
+
+    # [gpio]: the dealer console's buttons, seat lights and sensors on the Pi's header
+    gpio_section, pin_map = doc.get("gpio"), None
+    if gpio_section is not None:
+        before = len(c.problems)
+        for key_path, message in validate_pin_map(gpio_section, seats=seats or None, reserved={}):
+            c.problem(tuple(key_path), message)
+        if len(c.problems) == before:
+            pin_map = parse_pin_map(gpio_section, seats or None)
+
+    # [readers.NAME]
+    readers: dict[str, ReaderSettings] = {}
+    reader_tables = c.section(doc, "readers", "at least one [readers.NAME] table (with backend and antennas)")
+    for rname in reader_tables or {}:
+        p = ("readers", rname)
+        r = c.table(doc, p, {"backend": f"one of {', '.join(READER_BACKENDS)}", "antennas": "1 to 64",
+                             "cycle_ms": "milliseconds", "port": "a serial device path",
+                             "baudrate": "bits per second", "vendor_id": "a USB vendor id",
+                             "product_id": "a USB product id", "serial_number": "a USB serial number",
+                             "interface": "a USB interface number"}, ("backend", "antennas"))
+        backend = c.value(r, p + ("backend",), str, f"one of: {', '.join(READER_BACKENDS)}", None,
+                          READER_BACKENDS.__contains__)
+        antennas = c.value(r, p + ("antennas",), int, "a number of antennas from 1 to 64", 0, lambda v: 1 <= v <= 64)
+        cycle_ms = c.value(r, p + ("cycle_ms",), int, "milliseconds from 5 to 5000", 50, lambda v: 5 <= v <= 5000)
+        link: dict[str, Any] = {}
+        if backend == "serial":
+            if "port" not in r:
+                c.problem(p + ("port",), "missing (expected the reader's serial device, best a stable "
+                                         "/dev/serial/by-id/... path)")
+            link["port"] = c.value(r, p + ("port",), str, "a serial device path", None, bool)
+            link["baudrate"] = c.value(r, p + ("baudrate",), int, "a baud rate from 9600 to 12000000", 115200,
+                                       lambda v: 9600 <= v <= 12_000_000)
+        elif backend == "usb":
+            for key in ("vendor_id", "product_id"):
+                if key not in r:
+                    c.problem(p + (key,), "missing (expected a USB id such as 0x1209)")
+                link[key] = c.value(r, p + (key,), int, "a USB id from 0x0001 to 0xFFFF", None,
+                                    lambda v: 1 <= v <= 0xFFFF)
+            link["serial_number"] = c.value(r, p + ("serial_number",), str, "a USB serial number", None)
+            link["interface"] = c.value(r, p + ("interface",), int, "an interface number from 0 to 31", 0,
+                                        lambda v: 0 <= v <= 31)
+        wrong = [key for key in ("port", "baudrate", "vendor_id", "product_id", "serial_number", "interface")
+                 if key in r and key not in link]
+        for key in wrong:
+            c.problem(p + (key,), f"not used by backend {backend!r}")
+        if backend and antennas and all(v is not None for k, v in link.items() if k != "serial_number"):
+            readers[rname] = ReaderSettings(rname, backend, antennas, cycle_ms / 1000, link)
+
+    # [zones]: name = { reader = "...", antenna = N }; seat zones as seatN.cards / seatN.bets
+    zones: dict[str, tuple[str, int]] = {}
+    used: dict[tuple[str, int], str] = {}
+    zone_tables = c.section(doc, "zones", "the [zones] table mapping each zone to a reader antenna")
+    for zpath, ztable in _flatten_zones(zone_tables or {}, ("zones",)):
+        zname = ".".join(zpath[1:])
+        zone = Zone.parse(zname)
+        if not zone.known(seats):
+            if zone.seat is not None and zone.kind in SEAT_ZONE_KINDS and seats:
+                c.problem(zpath, f"no seat {zone.seat}: table.seats is {seats} (expected seat1 … seat{seats})")
+            else:
+                c.problem(zpath, f"unknown zone (expected one of: {_zone_names(seats or 10)})")
+            continue
+        if not isinstance(ztable, dict):
+            c.problem(zpath, f"expected {{ reader = \"NAME\", antenna = N }}, got {describe_value(ztable)}")
+            continue
+        for key in ztable:
+            if key not in ("reader", "antenna"):
+                c.problem(zpath + (key,), "unknown key (expected one of: reader, antenna)")
+        reader = c.value(ztable, zpath + ("reader",), str, "a reader name", None)
+        antenna = c.value(ztable, zpath + ("antenna",), int, "an antenna number", None)
+        if reader is None or antenna is None:
+            if "reader" not in ztable or "antenna" not in ztable:
+                c.problem(zpath, "expected both reader and antenna")
+            continue
+        if reader_tables is not None and reader not in reader_tables:  # no [readers]: reported already
+            c.problem(zpath + ("reader",),
+                      f"no reader named {reader!r} (readers: {', '.join(reader_tables) or 'none'})")
+            continue
+        if reader in readers and not 1 <= antenna <= readers[reader].antennas:
+            c.problem(zpath + ("antenna",),
+                      f"reader {reader!r} has antennas 1 to {readers[reader].antennas}, not {antenna}")
+            continue
+        if (reader, antenna) in used:
+            c.problem(zpath + ("antenna",),
+                      f"antenna {antenna} of reader {reader!r} is already assigned to zone {used[(reader, antenna)]!r}")
+            continue
+        used[(reader, antenna)] = zname
+        zones[zname] = (reader, antenna)
+    if zone_tables is not None:  # (a missing [zones] table is one problem, not one per zone)
+        for seat in range(1, (seats or 0) + 1):
+            if f"seat{seat}.cards" not in zones and not _reported(c, f"zones.seat{seat}.cards"):
+                c.problem(("zones", f"seat{seat}"), f"seat {seat} has no card zone (add seat{seat}.cards = "
+                                                     "{ reader = \"NAME\", antenna = N })")
+        for required in ("board", "burn", "muck"):
+            if required not in zones and not _reported(c, f"zones.{required}"):
+                c.problem(("zones", required), "missing: every table needs a board, a burn and a muck zone")
+
+    # [decks.ID]: UID = "card"
+    decks: dict[str, dict[str, str]] = {}
+    owner_of_uid: dict[str, str] = {}
+    deck_tables = c.section(doc, "decks", "at least one [decks.ID] table registering tag UID = \"card\"") or {}
+    for deck_id, cards in deck_tables.items():
+        p = ("decks", deck_id)
+        if not isinstance(cards, dict):
+            c.problem(p, f"expected a table of tag UID = \"card\", got {describe_value(cards)}")
+            continue
+        deck: dict[str, str] = {}
+        uid_of_card: dict[str, str] = {}
+        for kp, uid, _, raw_card in c.tag_entries(cards, p):
+            try:
+                card = parse_card(raw_card)
+            except ValueError as exc:
+                c.problem(kp, str(exc))
+                continue
+            if uid in owner_of_uid:
+                c.problem(kp, f"duplicate UID: tag {uid} is already registered in deck {owner_of_uid[uid]!r}")
+                continue
+            if card in uid_of_card:
+                c.problem(kp, f"duplicate card: {card} is already registered to tag {uid_of_card[card]} in this deck")
+                continue
+            owner_of_uid[uid] = deck_id
+            uid_of_card[card] = uid
+            deck[uid] = card
+        missing = [card for card in FULL_DECK if card not in uid_of_card]
+        if missing and len(deck) == len(cards):
+            c.problem(p, f"deck has {len(deck)} cards, expected 52 (missing: {' '.join(missing)})")
+        decks[deck_id] = deck
+    active = c.value(table, ("table", "active_deck"), str, "a deck id", next(iter(deck_tables), ""))
+    if deck_tables and active not in deck_tables:
+        c.problem(("table", "active_deck"), f"no deck {active!r} (decks: {', '.join(deck_tables)})")
+
+    chips = _chip_settings(c, doc, Path(path).parent, decks, zones)
+    if exposed_by == "zone" and "exposed" not in zones:
+        c.problem(("table", "exposed_cards"), "'zone' needs an exposed zone in [zones] (exposed = { reader = ..., "
+                                              "antenna = N })")
+
+    if c.problems:
+        raise ConfigError(path, c.problems)
+    return TableConfig(path, table_id, seats, GameSettings(variant, small, big, ante, bb_ante, rules,
+                                                           settle_ms / 1000, levels, start_level),
+                       mqtt, readers, zones, decks, active, debounce, float(clear_after_s), name, journal_path,
+                       retention, float(delay_s), release, pin_map, chips, min_rssi, order_window_ms / 1000,
+                       button, tuple(players) if players else None, exposed_by, audit_hands,
+                       float(missing_card_s), broadcast_equity=equity)
+
+
+LEVEL_KEYS = {"small_blind": "chips", "big_blind": "chips", "ante": "chips (from every player)",
+              "big_blind_ante": "chips (from the big blind, for the table)", "minutes": "the level's length"}
+GAME_STAKES = ("small_blind", "big_blind", "ante", "big_blind_ante")
+
+
+def _tournament_levels(c: Checker, doc: dict, game: dict) -> tuple[tuple[Level, ...], int]:
+    """[tournament]: the level schedule, one [[tournament.levels]] table per level (DE 11's "Runde Small Big
+    Minuten"), and start_level. Its levels set the blinds and antes, so [game] must not set them too."""
+    section = c.table(doc, ("tournament",), {"levels": "one [[tournament.levels]] table per level",
+                                             "start_level": "the level the table starts at"})
+    if "tournament" not in doc or not isinstance(doc["tournament"], dict):
+        return (), 1
+    for key in GAME_STAKES:
+        if key in game:
+            c.problem(("game", key), "set by the [tournament] levels at a tournament table (remove it from [game])")
+    raw = section.get("levels")
+    if not isinstance(raw, list) or not raw or not all(isinstance(entry, dict) for entry in raw):
+        c.problem(("tournament", "levels"), "missing or not a list of levels (expected one [[tournament.levels]] "
+                                            "table per level, with small_blind and big_blind)"
+                  if raw is None else f"expected one [[tournament.levels]] table per level, got {describe_value(raw)}")
+        return (), 1
+    levels: list[Level] = []
+    for number, entry in enumerate(raw, start=1):
+        p = ("tournament", "levels", str(number))
+        before = len(c.problems)
+        for key in entry:
+            if key not in LEVEL_KEYS:
+                c.problem(p + (key,), f"unknown key (expected one of: {', '.join(LEVEL_KEYS)})")
+        for key in ("small_blind", "big_blind"):
+            if key not in entry:
+                c.problem(p + (key,), f"missing: level {number} needs its {key.replace('_', ' ')} (chips)")
+        small = c.value(entry, p + ("small_blind",), int, "a positive number of chips", 0, lambda v: v > 0)
+        big = c.value(entry, p + ("big_blind",), int, "a positive number of chips", 0, lambda v: v > 0)
+        ante = c.value(entry, p + ("ante",), int, "chips, 0 or more", 0, lambda v: v >= 0)
+        bb_ante = c.value(entry, p + ("big_blind_ante",), int, "chips, 0 or more", 0, lambda v: v >= 0)
+        minutes = c.value(entry, p + ("minutes",), int, "minutes from 1 to 1440", None, lambda v: 1 <= v <= 1440)
+        if len(c.problems) != before:
+            continue
+        if small > big:
+            c.problem(p + ("small_blind",), f"level {number}: the small blind ({small}) is larger than the big "
+                                            f"blind ({big})")
+        if ante and bb_ante:
+            c.problem(p + ("big_blind_ante",), f"level {number}: either an ante from every player or a big-blind "
+                                               "ante, not both (set one of them to 0)")
+        if levels and big < levels[-1].big_blind:
+            c.problem(p + ("big_blind",), f"level {number}'s big blind ({big}) is lower than level {number - 1}'s "
+                                          f"({levels[-1].big_blind}): the blinds go up by the schedule (DE 5)")
+        levels.append(Level(small, big, ante, bb_ante, minutes))
+    start = c.value(section, ("tournament", "start_level"), int, f"a level from 1 to {len(raw)}", 1,
+                    lambda v: 1 <= v <= len(raw))
+    return (tuple(levels), start) if len(levels) == len(raw) else ((), 1)
+
+
+def _chip_settings(c: Checker, doc: dict, base: Path, decks: dict, zones: dict) -> ChipSettings | None:
+    """[chips]: the chip registry file and the set in play. Without it, chip zones are not read."""
+    section = c.table(doc, ("chips",), {"registry": "the chip registry file (rfid-table register-chips)",
+                                        "active_set": "a chip set id"})
+    if "chips" not in doc:
+        return None
+    registry_name = c.value(section, ("chips", "registry"), str, "a file path", None, bool)
+    active_set = c.value(section, ("chips", "active_set"), str, "a chip set id", None, bool)
+    for key in ("registry", "active_set"):
+        if key not in section:
+            c.problem(("chips", key), "missing (expected registry = \"FILE\" and active_set = \"ID\")")
+    if not registry_name or not active_set:
+        return None
+
+    registry_path = Path(registry_name) if Path(registry_name).is_absolute() else base / registry_name
+    try:
+        registry = load_chip_registry(registry_path, decks=decks)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            c.problem(("chips", "registry"), problem.render(str(registry_path)))
+        return None
+    except OSError as exc:
+        c.problem(("chips", "registry"), f"cannot read {registry_path}: {exc.strerror}")
+        return None
+    if active_set not in registry.sets:
+        c.problem(("chips", "active_set"), f"no chip set {active_set!r} in {registry_path} "
+                                           f"(sets: {', '.join(registry.sets) or 'none'})")
+        return None
+    if not any(Zone.parse(z).holds == "chips" for z in zones):
+        c.problem(("chips",), "a chip set but no chip zone: add seatN.bets and pot zones to [zones]")
+    others = {uid: set_id for set_id, chips in registry.sets.items() if set_id != active_set for uid in chips}
+    return ChipSettings(str(registry_path), active_set, dict(registry.sets[active_set]), others)
+
+
+def _tls_settings(c: Checker, m: dict, base: Path) -> dict[str, Any]:
+    """The ``tls*`` keys of [mqtt]. Files are loaded here exactly as the MQTT client will load them, so a missing,
+    unreadable or wrong file is reported by check-config instead of stopping the daemon at its first connection.
+    A relative path is taken from the configuration file's directory."""
+    files: dict[str, str | None] = {}
+    for key, what in (("tls_ca_file", "certificate authority"), ("tls_cert_file", "client certificate"),
+                      ("tls_key_file", "client key")):
+        name = c.value(m, ("mqtt", key), str, f"the path of a PEM {what} file", None, bool)
+        files[key] = None if name is None else _readable(c, ("mqtt", key), base / name)
+    insecure = c.value(m, ("mqtt", "tls_insecure"), bool, "true or false", False)
+    # A TLS file or tls_insecure = true means TLS; an explicit tls = false beside them is a mistake.
+    tls = c.value(m, ("mqtt", "tls"), bool, "true or false", any(k in m for k in files) or insecure)
+    if not tls:
+        for key in [*files, "tls_insecure"]:
+            if key in m and m[key] is not False and not any(p.key == f"mqtt.{key}" for p in c.problems):
+                c.problem(("mqtt", key), "not used with tls = false (remove it, or set tls = true)")
+        return {"tls": False}
+    if files["tls_key_file"] and "tls_cert_file" not in m:
+        c.problem(("mqtt", "tls_key_file"), "a client key needs its certificate: add tls_cert_file")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if files["tls_ca_file"]:
+        try:
+            context.load_verify_locations(files["tls_ca_file"])
+        except ssl.SSLError as exc:
+            c.problem(("mqtt", "tls_ca_file"), f"{files['tls_ca_file']} holds no PEM certificate ({exc.reason or exc})")
+    if files["tls_cert_file"]:
+        try:
+            # An encrypted key would make OpenSSL ask for its passphrase on a terminal the daemon does not have.
+            context.load_cert_chain(files["tls_cert_file"], files["tls_key_file"], password=lambda: b"")
+        except ssl.SSLError as exc:
+            c.problem(("mqtt", "tls_cert_file"), f"{files['tls_cert_file']} with "
+                      f"{files['tls_key_file'] or 'no tls_key_file (the key must then be in the same file)'}: "
+                      f"not a PEM certificate and its unencrypted private key ({exc.reason or exc})")
+    return {"tls": True, **files, "tls_insecure": insecure}
+
+
+def _readable(c: Checker, key: tuple[str, ...], path: Path) -> str | None:
+    """The absolute path of a file the daemon must read, or None (reported) when it cannot. A FIFO or device
+    is refused here: OpenSSL would block on it, or read it without end."""
+    try:
+        read_bounded(path)
+    except FileNotFoundError:
+        c.problem(key, f"{path} does not exist")
+    except PermissionError:
+        c.problem(key, f"{path} cannot be read: permission denied")
+    except IsADirectoryError:
+        c.problem(key, f"{path} is a directory (expected a file)")
+    except UnreadableFile as exc:
+        c.problem(key, f"{path} is {exc}")
+    except OSError as exc:
+        c.problem(key, f"{path} cannot be read: {exc.strerror}")
+    else:
+        return str(path.resolve())
+    return None
+
+
+def _flatten_zones(node: dict, path: tuple[str, ...]):
+    """Yield (key path, zone table); ``seat3.cards = {...}`` arrives from TOML as zones.seat3.cards."""
+    for key, value in node.items():
+        if isinstance(value, dict) and "reader" not in value and "antenna" not in value and key.startswith("seat"):
+            yield from _flatten_zones(value, path + (key,))
+        else:
+            yield path + (key,), value
+
+
+def _reported(c: Checker, key: str) -> bool:
+    # A zone whose entry was already reported as wrong should not be reported a second time as missing.
+    return any(p.key == key or p.key.startswith(key + ".") for p in c.problems)

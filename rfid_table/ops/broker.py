@@ -1,0 +1,104 @@
+"""Start a private Mosquitto on a free loopback port with the project's own configuration (shipped in the
+package: :mod:`rfid_table.package_data`).
+
+Used by the demo, the benchmark, the soak test and the tests, so none of them depends on a broker that happens to
+run on the machine; ``rfid-table broker-setup`` tries the card room's configuration on the same runner
+(``CardRoomBroker``), which is why it lives with the operator's tools.
+"""
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+from rfid_table.package_data import MOSQUITTO_DIR, NOT_DATA, OVERLAY_DIR
+
+PRIVATE_CONF = MOSQUITTO_DIR / "private.conf"
+
+
+class BrokerError(RuntimeError):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def find_mosquitto() -> str:
+    for candidate in (shutil.which("mosquitto"), "/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    raise BrokerError("mosquitto is not installed: run 'sudo apt-get install mosquitto' (scripts/demo does it)")
+
+
+class PrivateBroker:
+    def __init__(self, conf: Path = PRIVATE_CONF, port: int | None = None):
+        self.conf = conf
+        self.port = port or free_port()
+        self.ws_port = free_port()  # MQTT over WebSockets, and the overlay page over HTTP
+        self.host = "127.0.0.1"
+        self._dir = tempfile.TemporaryDirectory(prefix="rfid-table-broker-")
+        self._proc: subprocess.Popen | None = None
+        self.log_path = Path(self._dir.name) / "mosquitto.log"
+
+    def start(self, timeout_s: float = 10.0) -> "PrivateBroker":
+        text = self.conf.read_text()
+        text, count = re.subn(r"(?m)^listener\s+\d+", f"listener {self.port}", text, count=1)
+        if count != 1:
+            raise BrokerError(f"{self.conf}: expected a 'listener PORT' line to replace")
+        # a second listener, for WebSockets: a free port too, its http_dir a copy mosquitto can read after
+        # dropping root (the checkout may lie where the mosquitto user cannot enter)
+        text = re.sub(r"(?m)^listener\s+9001\b", f"listener {self.ws_port}", text)
+        if re.search(r"(?m)^http_dir\s", text):
+            served = Path(self._dir.name) / "overlay"
+            if not served.exists():
+                shutil.copytree(OVERLAY_DIR, served, ignore=shutil.ignore_patterns(*NOT_DATA))
+                for path in [served, *served.rglob("*")]:
+                    os.chmod(path, 0o755 if path.is_dir() else 0o644)
+            text = re.sub(r"(?m)^http_dir\s.*$", f"http_dir {served}", text)
+        conf = Path(self._dir.name) / "mosquitto.conf"
+        conf.write_text(text)
+        os.chmod(self._dir.name, 0o755)  # mosquitto drops root privileges and must still read its file
+        log = open(self.log_path, "wb")
+        self._proc = subprocess.Popen([find_mosquitto(), "-c", str(conf)], stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise BrokerError(f"mosquitto exited at start: {self.log_path.read_text(errors='replace')[-2000:]}")
+            try:
+                socket.create_connection((self.host, self.port), timeout=0.2).close()
+                if "protocol websockets" in text:
+                    socket.create_connection((self.host, self.ws_port), timeout=0.2).close()
+                return self
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise BrokerError(f"mosquitto did not listen on port {self.port} within {timeout_s} s")
+
+    def overlay_url(self, table: str, **query: str) -> str:
+        """The overlay page on this broker's WebSocket listener, for ``table`` (docs/overlay.md)."""
+        return f"http://{self.host}:{self.ws_port}/index.html?" + urlencode({"table": table, **query})
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        self._proc = None
+
+    def __enter__(self) -> "PrivateBroker":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+        self._dir.cleanup()

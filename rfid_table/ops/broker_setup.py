@@ -1,0 +1,618 @@
+"""Set up the card room's Mosquitto: users, passwords, ACL and TLS files for config/mosquitto/cardroom.conf.
+
+    rfid-table broker-setup --dir /etc/mosquitto/cardroom [--prefix rfid-table]
+        [--table ID ...] [--user ROLE:NAME[:TABLE,...] ...] [--password NAME=SECRET ...]
+        [--remove-table ID ...] [--remove-user NAME ...]
+        [--tls] [--tls-host NAME ...] [--tls-ip ADDRESS ...] [--tls-renew] [--install-conf PATH]
+
+The directory keeps ``cardroom.json`` (the tables and users, without passwords). Every run merges its
+arguments into that file and regenerates ``acl``. Users that already exist keep their password unless one is
+given with ``--password``. New users without one get a generated password, printed once and stored nowhere.
+``passwd`` is maintained with ``mosquitto_passwd``, which reads the password from a pipe, so it never appears on
+a command line. ``--tls`` makes a private CA and a server certificate with the ``openssl`` command.
+
+Roles (``<P>`` is the topic prefix, ``<T>`` a table id, ``<U>`` the username):
+
+=========  ===========================================================  ==========================================
+role       reads                                                        writes
+=========  ===========================================================  ==========================================
+table      its own ``<P>/<T>/``: status, public, secure, delayed,       the same, except commands
+           replies, commands
+floor      every table's status, public, secure, delayed, replies       ``<P>/+/commands/floor/<U>/#``
+dealer     its tables' status, public, secure, replies                  ``<P>/<T>/commands/dealer/<U>/#``
+overlay    every table's status, public, delayed                        nothing
+public     every table's status, public                                 nothing
+=========  ===========================================================  ==========================================
+
+A table's user is ``table-<T>``, made with ``--table``. Floor, overlay and public users see every table, or only
+the tables listed after a second colon. Dealers need that list. A command's topic names the role and the user
+that sent it, and the ACL enforces this, so a table knows which console a command came from.
+"""
+
+import argparse
+import grp
+import ipaddress
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rfid_table.ops.broker import BrokerError, PrivateBroker, find_mosquitto, free_port
+from rfid_table.package_data import MOSQUITTO_DIR, NOT_DATA, OVERLAY_DIR
+from rfid_table.config.table import TABLE_ID
+
+CARDROOM_CONF = MOSQUITTO_DIR / "cardroom.conf"
+DEFAULT_DIR = Path("/etc/mosquitto/cardroom")
+SHIPPED_DIR = "/etc/mosquitto/cardroom"  # the directory cardroom.conf names
+MANIFEST = "cardroom.json"
+PASSWD = "passwd"
+ACL = "acl"
+CA_CERT, CA_KEY, SERVER_CERT, SERVER_KEY = "ca.crt", "ca.key", "server.crt", "server.key"
+
+ROLES = ("table", "floor", "dealer", "overlay", "public")
+USER_ROLES = ROLES[1:]  # table users come from --table
+TABLE_USER_PREFIX = "table-"
+USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+EX_USAGE = 2
+
+
+class SetupError(ValueError):
+    """A refused argument or a failed step, with a message meant for the person running the command."""
+
+
+# ---- names -------------------------------------------------------------------------------------------------------
+
+def _bad_characters(value: str) -> str | None:
+    """Why ``value`` cannot become part of an MQTT topic, a password file line or an ACL line, if it cannot."""
+    if any(ch in value for ch in "+#"):
+        return "contains an MQTT wildcard ('+' or '#'), which in a topic would match other tables' or users' topics"
+    if "/" in value:
+        return "contains '/', the MQTT topic level separator"
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        return "contains a control character"
+    if any(ch.isspace() for ch in value):
+        return "contains white space"
+    if ":" in value:
+        return "contains ':', the field separator of mosquitto's password file"
+    return None
+
+
+def check_username(name: str) -> str:
+    if not name:
+        raise SetupError("username is empty")
+    why = _bad_characters(name)
+    if why:
+        raise SetupError(f"username {name!r} refused: it {why}")
+    if not USERNAME.match(name):
+        raise SetupError(f"username {name!r} refused: use letters, digits, '.', '_' and '-' (not first), at most "
+                         "100 characters")
+    return name
+
+
+def check_table_id(table_id: str) -> str:
+    why = _bad_characters(table_id) if table_id else "is empty"
+    if why or not TABLE_ID.match(table_id):
+        raise SetupError(f"table id {table_id!r} refused: it {why or 'has other characters'}; a table id is 1 to "
+                         "64 letters, digits, '-' and '_' (as in the table configuration)")
+    return table_id
+
+
+def check_prefix(prefix: str) -> str:
+    for level in prefix.split("/"):  # a prefix may have several levels ('casino/poker'), none empty
+        why = _bad_characters(level) if level else "has an empty topic level"
+        if why:
+            raise SetupError(f"topic prefix {prefix!r} refused: it {why}")
+    if prefix.startswith("$"):
+        raise SetupError(f"topic prefix {prefix!r} refused: topics starting with '$' are the broker's")
+    return prefix
+
+
+def table_user(table_id: str) -> str:
+    return TABLE_USER_PREFIX + table_id
+
+
+# ---- the manifest ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class User:
+    name: str
+    role: str
+    tables: tuple[str, ...] | None = None  # None: every table (floor, overlay, public)
+
+
+@dataclass
+class CardRoom:
+    prefix: str = "rfid-table"
+    tables: list[str] = field(default_factory=list)
+    users: dict[str, User] = field(default_factory=dict)  # role users; table users follow from ``tables``
+
+    @classmethod
+    def load(cls, path: Path) -> "CardRoom":
+        data = json.loads(path.read_text())
+        room = cls(prefix=check_prefix(data["prefix"]), tables=[check_table_id(t) for t in data["tables"]])
+        for u in data["users"]:
+            room.add_user(User(u["name"], u["role"], tuple(u["tables"]) if u.get("tables") is not None else None))
+        return room
+
+    def dump(self) -> str:
+        users = [{"name": u.name, "role": u.role, "tables": list(u.tables) if u.tables is not None else None}
+                 for u in sorted(self.users.values(), key=lambda u: (ROLES.index(u.role), u.name))]
+        return json.dumps({"prefix": self.prefix, "tables": self.tables, "users": users}, indent=2) + "\n"
+
+    def add_table(self, table_id: str) -> None:
+        check_table_id(table_id)
+        if table_id not in self.tables:
+            self.tables.append(table_id)
+
+    def add_user(self, user: User) -> None:
+        check_username(user.name)
+        if user.role not in USER_ROLES:
+            raise SetupError(f"user {user.name!r}: unknown role {user.role!r}; roles: {', '.join(USER_ROLES)} "
+                             "(table users are made by --table)")
+        if user.name.startswith(TABLE_USER_PREFIX):
+            raise SetupError(f"username {user.name!r} refused: names starting with {TABLE_USER_PREFIX!r} are the "
+                             "tables' own users")
+        if user.role == "dealer" and not user.tables:
+            raise SetupError(f"dealer {user.name!r}: name the dealer's table(s), as dealer:{user.name}:TABLE")
+        for t in user.tables or ():
+            check_table_id(t)
+        self.users[user.name] = user
+
+    def all_users(self) -> list[User]:
+        return [User(table_user(t), "table", (t,)) for t in self.tables] + list(self.users.values())
+
+    def validate(self) -> None:
+        for user in self.users.values():
+            unknown = [t for t in user.tables or () if t not in self.tables]
+            if unknown:
+                raise SetupError(f"user {user.name!r} names table(s) {', '.join(unknown)} that are not set up: add "
+                                 "them with --table")
+
+
+def parse_user_spec(spec: str) -> User:
+    """``ROLE:NAME`` or ``ROLE:NAME:TABLE[,TABLE...]``."""
+    parts = spec.split(":")
+    if len(parts) not in (2, 3) or not parts[0] or not parts[1]:
+        raise SetupError(f"--user {spec!r}: expected ROLE:NAME or ROLE:NAME:TABLE[,TABLE...]")
+    tables = tuple(t.strip() for t in parts[2].split(",")) if len(parts) == 3 else None
+    return User(parts[1], parts[0], tables)
+
+
+# ---- the ACL -----------------------------------------------------------------------------------------------------
+
+def acl_rules(user: User, prefix: str) -> list[tuple[str, str]]:
+    """(access, topic filter) pairs for one user, in the words of mosquitto's acl_file."""
+    every = "+"
+    if user.role == "table":
+        (t,) = user.tables
+        base = f"{prefix}/{t}"
+        return ([("readwrite", f"{base}/status")]
+                + [("readwrite", f"{base}/{branch}/#") for branch in ("public", "secure", "delayed", "replies")]
+                + [("read", f"{base}/commands/#")])
+    tables = user.tables or (every,)
+    branches = {"floor": ("public", "secure", "delayed", "replies"), "dealer": ("public", "secure", "replies"),
+                "overlay": ("public", "delayed"), "public": ("public",)}[user.role]
+    rules = []
+    for t in tables:
+        rules.append(("read", f"{prefix}/{t}/status"))
+        rules += [("read", f"{prefix}/{t}/{branch}/#") for branch in branches]
+        if user.role in ("floor", "dealer"):
+            rules.append(("write", f"{prefix}/{t}/commands/{user.role}/{user.name}/#"))
+    return rules
+
+
+def render_acl(room: CardRoom) -> str:
+    lines = [
+        "# Mosquitto ACL for the card room, generated by `rfid-table broker-setup` from cardroom.json.",
+        "# Do not edit: run the command again (it keeps passwords), or edit cardroom.json and run it without",
+        "# arguments. Then reload mosquitto (systemctl reload mosquitto).",
+        "#",
+        "# Every rule belongs to one user. There are no `pattern` lines, so no username or client id is ever",
+        "# substituted into a topic. Anything not granted here is denied. `read` is checked when a message is",
+        "# delivered: subscribing to '#' succeeds, but only readable messages arrive.",
+        f"# Topic prefix: {room.prefix}",
+    ]
+    for user in room.all_users():
+        scope = ", ".join(user.tables) if user.tables else "every table"
+        lines += ["", f"# {user.role} ({scope})", f"user {user.name}"]
+        lines += [f"topic {access} {topic}" for access, topic in acl_rules(user, room.prefix)]
+    return "\n".join(lines) + "\n"
+
+
+# ---- files and permissions ---------------------------------------------------------------------------------------
+
+def _mosquitto_group() -> int | None:
+    """The broker's group when we run as root (mosquitto drops root to the user 'mosquitto' and must still read
+    the password file, the ACL and the server key). None otherwise: then the files are the caller's alone."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        return grp.getgrnam("mosquitto").gr_gid
+    except KeyError:
+        return None
+
+
+def _protect(path: Path, mode: int, broker_reads: bool = True) -> None:
+    gid = _mosquitto_group() if broker_reads else None
+    if gid is not None:
+        os.chown(path, 0, gid)
+        os.chmod(path, mode)
+    else:
+        os.chmod(path, mode & 0o700 if broker_reads else mode)
+
+
+def _write(path: Path, text: str, mode: int = 0o640) -> None:
+    tmp = path.with_name(path.name + ".new")
+    tmp.write_text(text)
+    _protect(tmp, mode)
+    os.replace(tmp, path)
+
+
+def find_mosquitto_passwd() -> str:
+    for candidate in (shutil.which("mosquitto_passwd"), "/usr/bin/mosquitto_passwd", "/usr/local/bin/mosquitto_passwd"):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    raise SetupError("mosquitto_passwd is not installed: run 'sudo apt-get install mosquitto'")
+
+
+def password_users(passwd: Path) -> set[str]:
+    if not passwd.exists():
+        return set()
+    return {line.split(":", 1)[0] for line in passwd.read_text().splitlines() if ":" in line}
+
+
+def set_password(passwd: Path, username: str, password: str) -> None:
+    """Add or change a user with mosquitto_passwd, handing it the password through a pipe (it asks twice)."""
+    check_username(username)
+    if not password or any(ch in password for ch in "\r\n\0"):
+        raise SetupError(f"password for {username!r} refused: it must be non-empty and on one line")
+    if not passwd.exists():
+        passwd.touch()
+        _protect(passwd, 0o640)
+    done = subprocess.run([find_mosquitto_passwd(), str(passwd), username], input=f"{password}\n{password}\n",
+                          capture_output=True, text=True, timeout=30)
+    if done.returncode != 0:
+        raise SetupError(f"mosquitto_passwd failed for {username!r}: {(done.stderr or done.stdout).strip()}")
+
+
+def delete_user(passwd: Path, username: str) -> None:
+    done = subprocess.run([find_mosquitto_passwd(), "-D", str(passwd), username], capture_output=True, text=True,
+                          timeout=30)
+    if done.returncode != 0:
+        raise SetupError(f"mosquitto_passwd -D failed for {username!r}: {(done.stderr or done.stdout).strip()}")
+
+
+def generate_password() -> str:
+    return secrets.token_urlsafe(18)  # 144 bits, letters, digits, '-' and '_'
+
+
+# ---- TLS ---------------------------------------------------------------------------------------------------------
+
+def _openssl(*args: str, cwd: Path) -> None:
+    openssl = shutil.which("openssl")
+    if not openssl:
+        raise SetupError("the openssl command is needed for --tls: run 'sudo apt-get install openssl'")
+    done = subprocess.run([openssl, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise SetupError(f"openssl {args[0]} failed: {done.stderr.strip()}")
+
+
+def default_tls_names() -> tuple[list[str], list[str]]:
+    host = socket.gethostname()
+    hosts = [h for h in dict.fromkeys([host, f"{host.split('.')[0]}.local", "localhost"]) if h]
+    return hosts, ["127.0.0.1", "::1"]
+
+
+def make_tls(directory: Path, hosts: list[str], ips: list[str], days: int = 825, renew: bool = False) -> list[str]:
+    """A private CA (kept, so clients keep trusting it) and a server certificate for ``hosts`` and ``ips``.
+    Returns the files written."""
+    for ip in ips:
+        try:
+            ipaddress.ip_address(ip)
+        except ValueError:
+            raise SetupError(f"--tls-ip {ip!r} is not an IP address") from None
+    for host in hosts:
+        if not re.match(r"^[A-Za-z0-9*]([A-Za-z0-9.-]*[A-Za-z0-9])?$", host):
+            raise SetupError(f"--tls-host {host!r} is not a host name")
+    written = []
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    if not (directory / CA_CERT).exists() or not (directory / CA_KEY).exists():
+        _openssl("req", "-x509", "-new", *ec, "-keyout", CA_KEY, "-out", CA_CERT, "-days", "3650",
+                 "-subj", f"/CN=rfid-table card room CA {secrets.token_hex(4)}",
+                 "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+                 cwd=directory)
+        written += [CA_CERT, CA_KEY]
+    _protect(directory / CA_KEY, 0o600, broker_reads=False)  # signs certificates: root only, never copied
+    _protect(directory / CA_CERT, 0o644, broker_reads=False)
+    if renew or not (directory / SERVER_CERT).exists() or not (directory / SERVER_KEY).exists():
+        san = ",".join([f"DNS:{h}" for h in hosts] + [f"IP:{ip}" for ip in ips])
+        with tempfile.TemporaryDirectory() as scratch:
+            csr, ext = Path(scratch) / "server.csr", Path(scratch) / "server.ext"
+            ext.write_text(f"subjectAltName={san}\nbasicConstraints=CA:FALSE\n"
+                           "keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n")
+            _openssl("req", "-new", *ec, "-keyout", SERVER_KEY + ".new", "-out", str(csr),
+                     "-subj", f"/CN={(hosts or ips)[0]}", cwd=directory)
+            _openssl("x509", "-req", "-in", str(csr), "-CA", CA_CERT, "-CAkey", CA_KEY,
+                     "-set_serial", "0x" + secrets.token_hex(16), "-days", str(days), "-sha256",
+                     "-extfile", str(ext), "-out", SERVER_CERT + ".new", cwd=directory)
+        for name, mode in ((SERVER_KEY, 0o640), (SERVER_CERT, 0o644)):
+            _protect(directory / (name + ".new"), mode)
+            os.replace(directory / (name + ".new"), directory / name)
+        written += [SERVER_CERT, SERVER_KEY]
+    return written
+
+
+# ---- the configuration file --------------------------------------------------------------------------------------
+
+def rewrite_conf(text: str, directory: Path | str, ports: dict[int, int] | None = None) -> str:
+    """cardroom.conf with its file directory and, optionally, listener ports replaced (``{1883: 41234, ...}``)."""
+    text = text.replace(SHIPPED_DIR + "/", str(directory).rstrip("/") + "/")
+    for shipped, port in (ports or {}).items():
+        text, count = re.subn(rf"(?m)^listener\s+{shipped}\b", f"listener {port}", text)
+        if count != 1:
+            raise SetupError(f"cardroom.conf: expected one 'listener {shipped}' line")
+    return text
+
+
+# ---- putting it together -----------------------------------------------------------------------------------------
+
+@dataclass
+class Result:
+    directory: Path
+    room: CardRoom
+    generated: dict[str, str]  # username → password, for new users without a given one
+    changed: list[str]  # usernames whose password was set
+    removed: list[str]
+    tls_files: list[str]
+
+
+def setup(directory: Path, *, prefix: str | None = None, tables: list[str] = (), users: list[User] = (),
+          passwords: dict[str, str] | None = None, remove_tables: list[str] = (), remove_users: list[str] = (),
+          tls: bool = False, tls_hosts: list[str] | None = None, tls_ips: list[str] | None = None,
+          tls_renew: bool = False) -> Result:
+    """Merge the changes into ``directory``'s cardroom.json, then bring passwd, acl and TLS files in line."""
+    passwords = dict(passwords or {})
+    manifest = directory / MANIFEST
+    room = CardRoom.load(manifest) if manifest.exists() else CardRoom()
+    # Everything is checked before anything is written.
+    if prefix is not None:
+        room.prefix = check_prefix(prefix)
+    for t in tables:
+        room.add_table(t)
+    for u in users:
+        room.add_user(u)
+    for t in remove_tables:
+        if t not in room.tables:
+            raise SetupError(f"--remove-table {t!r}: no such table")
+        room.tables.remove(t)
+    for name in remove_users:
+        if name not in room.users:
+            raise SetupError(f"--remove-user {name!r}: no such user" + (" (remove a table with --remove-table)"
+                                                                        if name.startswith(TABLE_USER_PREFIX) else ""))
+        del room.users[name]
+    room.validate()
+    wanted = {u.name for u in room.all_users()}
+    for name, password in passwords.items():
+        if name not in wanted:
+            raise SetupError(f"--password for {name!r}: no such user")
+        if not password or any(ch in password for ch in "\r\n\0"):
+            raise SetupError(f"password for {name!r} refused: it must be non-empty and on one line")
+    find_mosquitto_passwd()
+
+    directory.mkdir(parents=True, exist_ok=True)
+    gid = _mosquitto_group()
+    if gid is not None:
+        os.chown(directory, 0, gid)
+    os.chmod(directory, 0o750 if gid is not None else 0o700)
+    passwd = directory / PASSWD
+    existing = password_users(passwd)
+    generated, changed = {}, []
+    for name in sorted(wanted):
+        if name in passwords:
+            set_password(passwd, name, passwords[name])
+            changed.append(name)
+        elif name not in existing:
+            generated[name] = generate_password()
+            set_password(passwd, name, generated[name])
+            changed.append(name)
+    removed = sorted(existing - wanted)
+    for name in removed:
+        delete_user(passwd, name)
+    if not passwd.exists():
+        passwd.touch()
+    _protect(passwd, 0o640)
+    _write(directory / ACL, render_acl(room))
+    _write(manifest, room.dump())
+    tls_files = []
+    if tls or tls_renew:
+        hosts, ips = default_tls_names()
+        tls_files = make_tls(directory, list(dict.fromkeys([*(tls_hosts or []), *hosts])),
+                             list(dict.fromkeys([*(tls_ips or []), *ips])), renew=tls_renew)
+    install_overlay(directory)
+    return Result(directory, room, generated, changed, removed, tls_files)
+
+
+def install_overlay(directory: Path) -> Path:
+    """The overlay page into ``directory``/overlay, which cardroom.conf's WebSocket listener serves (http_dir):
+    replaced as a whole, so an upgrade leaves no stale file behind. Public files, readable by mosquitto."""
+    target = directory / "overlay"
+    staging = directory / ".overlay-new"
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(OVERLAY_DIR, staging, ignore=shutil.ignore_patterns(*NOT_DATA))
+    for path in [staging, *staging.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+    return target
+
+
+def describe(result: Result) -> str:
+    out = [f"{result.directory}: {len(result.room.tables)} table(s), {len(result.room.all_users())} user(s), "
+           f"topic prefix {result.room.prefix!r}"]
+    for user in result.room.all_users():
+        scope = ", ".join(user.tables) if user.tables else "every table"
+        note = ""
+        if user.name in result.generated:
+            note = f"  password: {result.generated[user.name]}"
+        elif user.name in result.changed:
+            note = "  password set"
+        out.append(f"  {user.name:<24} {user.role:<8} {scope}{note}")
+    for name in result.removed:
+        out.append(f"  {name:<24} removed")
+    if result.generated:
+        out.append("The generated passwords above are shown this once and stored nowhere: hand them out now.")
+    for name in result.tls_files:
+        out.append(f"  wrote {result.directory / name}")
+    out.append(f"  overlay page in {result.directory / 'overlay'}: http://BROKER:9001/index.html?table=TABLE&... "
+               "(docs/overlay.md)")
+    if not (result.directory / SERVER_CERT).exists():
+        out.append(f"No {SERVER_CERT}/{SERVER_KEY} yet: cardroom.conf's TLS listener needs them. Run again with "
+                   "--tls, or put your own certificate and key there.")
+    out.append("Apply: sudo systemctl reload mosquitto (restart it the first time, after installing cardroom.conf)")
+    return "\n".join(out)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="rfid-table broker-setup",
+        description="Create or update the card room broker's password file, ACL and TLS certificates "
+                    "(for config/mosquitto/cardroom.conf). See docs/broker.md.")
+    # Required: a run without it would write into the system's Mosquitto directory unasked.
+    p.add_argument("--dir", type=Path, required=True,
+                   help=f"the files' directory (the card room's broker: {DEFAULT_DIR}, which cardroom.conf names)")
+    p.add_argument("--prefix", help="the tables' MQTT topic prefix (default rfid-table, or what was set before)")
+    p.add_argument("--table", action="append", default=[], metavar="ID", help="add a table and its user table-ID")
+    p.add_argument("--user", action="append", default=[], metavar="ROLE:NAME[:TABLE,...]",
+                   help=f"add a user; roles: {', '.join(USER_ROLES)}; dealers need their table(s)")
+    p.add_argument("--password", action="append", default=[], metavar="NAME=SECRET",
+                   help="set a user's password (otherwise new users get a generated one, printed once)")
+    p.add_argument("--remove-table", action="append", default=[], metavar="ID")
+    p.add_argument("--remove-user", action="append", default=[], metavar="NAME")
+    p.add_argument("--tls", action="store_true", help="make a private CA and a server certificate if missing")
+    p.add_argument("--tls-host", action="append", default=[], metavar="NAME",
+                   help="a DNS name clients use for the broker (this host's name, <name>.local and localhost "
+                        "are added)")
+    p.add_argument("--tls-ip", action="append", default=[], metavar="ADDRESS",
+                   help="an IP address clients use for the broker (127.0.0.1 and ::1 are added)")
+    p.add_argument("--tls-renew", action="store_true", help="make a new server certificate (the CA is kept)")
+    p.add_argument("--install-conf", type=Path, metavar="PATH",
+                   help="also write cardroom.conf, pointing at --dir, to PATH "
+                        "(e.g. /etc/mosquitto/conf.d/cardroom.conf)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        users = [parse_user_spec(spec) for spec in args.user]
+        passwords = {}
+        for item in args.password:
+            name, sep, secret = item.partition("=")
+            if not sep:
+                raise SetupError(f"--password {name!r}: expected NAME=SECRET")
+            passwords[name] = secret
+        result = setup(args.dir, prefix=args.prefix, tables=args.table, users=users, passwords=passwords,
+                       remove_tables=args.remove_table, remove_users=args.remove_user, tls=args.tls,
+                       tls_hosts=args.tls_host, tls_ips=args.tls_ip, tls_renew=args.tls_renew)
+        if args.install_conf:
+            args.install_conf.write_text(rewrite_conf(CARDROOM_CONF.read_text(), args.dir))
+            os.chmod(args.install_conf, 0o644)
+    except SetupError as exc:
+        print(f"rfid-table broker-setup: {exc}", file=sys.stderr)
+        return EX_USAGE
+    except OSError as exc:
+        print(f"rfid-table broker-setup: {exc}", file=sys.stderr)
+        return 1
+    print(describe(result))
+    if args.install_conf:
+        print(f"  wrote {args.install_conf}")
+    return 0
+
+
+# ---- a card-room broker for tests and trials ---------------------------------------------------------------------
+
+class CardRoomBroker(PrivateBroker):
+    """Runs the shipped cardroom.conf on free ports, with its files from ``directory`` (made by :func:`setup`),
+    included from a main file laid out like Debian's /etc/mosquitto/mosquitto.conf."""
+
+    LISTENERS = (1883, 8883, 9001)
+
+    def __init__(self, directory: Path, conf: Path = CARDROOM_CONF):
+        self.directory = Path(directory)
+        self.conf = conf
+        self.host = "127.0.0.1"
+        self.ports = {shipped: free_port() for shipped in self.LISTENERS}
+        self._dir = tempfile.TemporaryDirectory(prefix="rfid-table-cardroom-")
+        self.log_path = Path(self._dir.name) / "mosquitto.log"
+        self._proc: subprocess.Popen | None = None
+
+    @property
+    def mqtt_port(self) -> int:
+        return self.ports[1883]
+
+    @property
+    def tls_port(self) -> int:
+        return self.ports[8883]
+
+    @property
+    def ws_port(self) -> int:
+        return self.ports[9001]
+
+    def start(self, timeout_s: float = 10.0) -> "CardRoomBroker":
+        work = Path(self._dir.name)
+        os.chmod(work, 0o755)  # mosquitto drops root privileges and must still read its files
+        (work / "conf.d").mkdir()
+        data = work / "data"
+        data.mkdir()
+        if os.geteuid() == 0:
+            try:
+                shutil.chown(data, "mosquitto", "mosquitto")
+            except (LookupError, OSError):
+                os.chmod(data, 0o777)
+        (work / "conf.d" / "cardroom.conf").write_text(rewrite_conf(self.conf.read_text(), self.directory,
+                                                                    self.ports))
+        main = work / "mosquitto.conf"
+        main.write_text(f"persistence true\npersistence_location {data}/\nlog_dest stderr\n"
+                        f"include_dir {work / 'conf.d'}\n")
+        log = open(self.log_path, "wb")
+        self._proc = subprocess.Popen([find_mosquitto(), "-c", str(main)], stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        deadline = time.monotonic() + timeout_s
+        waiting = set(self.ports.values())
+        while waiting and time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise BrokerError(f"mosquitto exited at start: {self.log()[-2000:]}")
+            for port in list(waiting):
+                try:
+                    socket.create_connection((self.host, port), timeout=0.2).close()
+                    waiting.discard(port)
+                except OSError:
+                    pass
+            if waiting:
+                time.sleep(0.05)
+        if waiting:
+            self.stop()
+            raise BrokerError(f"mosquitto did not listen on ports {sorted(waiting)} within {timeout_s} s")
+        return self
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def reload(self) -> None:
+        """What ``systemctl reload mosquitto`` does: re-read the password file and the ACL."""
+        self._proc.send_signal(signal.SIGHUP)
+
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

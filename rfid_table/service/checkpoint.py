@@ -1,0 +1,109 @@
+"""Checkpoints of the controller, so that a restart replays only the inputs since the last one.
+
+A checkpoint is taken when a hand ends, in the journal's ``checkpoints`` table with a CRC like every row; after it,
+the journal's retention removes the inputs it covers, which keeps both the file and the restart time bounded. It
+holds two things:
+
+* ``state``: what carries over from one hand to the next, as plain JSON (``GameController.checkpoint_state``:
+  numbering, button, players, deck, stacks, tags on the table, deck audit, time banks, seat sensors), in format
+  :data:`STATE_VERSION`. Any version of the program that reads this format can start from it.
+* ``controller``: the controller pickled, with :data:`CODE_VERSION`, a digest of the controller's source. Only
+  the very same code unpickles it (an exact restore, the ended hand's details included); other code, after an
+  upgrade, never does: it makes a new controller from the configuration, takes over ``state`` and replays the
+  inputs since the checkpoint, so the hand in progress is rebuilt from its own journaled inputs (which the
+  retention always keeps).
+
+Only this table's own journal is ever loaded (the journal names its table), from the service's private state
+directory.
+"""
+
+from __future__ import annotations
+
+import base64
+import copyreg
+import hashlib
+import logging
+import pickle
+import types
+from pathlib import Path
+from typing import Any
+
+import controller
+from rfid_table.service.journal import Checkpoint
+
+log = logging.getLogger(__name__)
+
+FORMAT = "checkpoint-v2"
+LEGACY_FORMAT = "pickle-v1"  # a pickle without a code version, from before explicit states
+# The format of ``state``: raise it when GameController.checkpoint_state changes, and read the old one too.
+STATE_VERSION = 1
+
+
+def _code_version() -> str:
+    """A digest of every source file whose classes a pickled controller holds."""
+    root = Path(controller.__file__).resolve().parents[1]  # where controller/ and hal/ are installed
+    digest = hashlib.sha256()
+    for source in sorted([*(root / "controller").rglob("*.py"), root / "hal" / "events.py"]):
+        digest.update(source.relative_to(root).as_posix().encode() + b"\0" + source.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+CODE_VERSION = _code_version()
+
+
+class CheckpointUnusable(ValueError):
+    """A checkpoint this program can neither unpickle nor read the state of."""
+
+
+def _mappingproxy(items: dict) -> types.MappingProxyType:
+    return types.MappingProxyType(items)
+
+
+# The house rule profiles keep their citations in read-only mappings.
+copyreg.pickle(types.MappingProxyType, lambda proxy: (_mappingproxy, (dict(proxy),)))
+
+
+def state_of(controller: Any) -> dict[str, Any]:
+    """The checkpoint the journal stores (JSON) for a controller at a hand's end. Its explicit state is there only
+    when no hand is in progress (the hand ended on a clear table): then it is a base, which any version can restart
+    from. A hand ended by the next hand's first card leaves no moment between hands: that checkpoint holds only
+    the pickle, and the journal keeps the inputs since the last base."""
+    between_hands = not controller.in_hand
+    return {"format": FORMAT, "base": between_hands, "state_version": STATE_VERSION,
+            "state": controller.checkpoint_state() if between_hands else None, "code": CODE_VERSION,
+            "controller": base64.b64encode(pickle.dumps(controller, protocol=pickle.HIGHEST_PROTOCOL)).decode()}
+
+
+def restore(journal: Any, fresh: Any) -> tuple[Any, Checkpoint | None, str]:
+    """The controller to replay the journal's inputs into, the checkpoint to replay from, and how it was made:
+
+    * ``exact``: the newest checkpoint's pickle, written by this very code;
+    * ``state``: ``fresh`` (a controller just made from the table's configuration) given the explicit state of
+      the newest base checkpoint — after an upgrade; the inputs since, the hand in progress among them, rebuild
+      the rest;
+    * ``replay``: ``fresh`` and every input, when none was ever pruned (no usable checkpoint needed);
+    * ``legacy``: the pickle of a checkpoint from before code versions were stored, the only state it has.
+    """
+    latest = journal.latest_checkpoint()
+    if latest is None:
+        return fresh, None, "replay"
+    if latest.state.get("format") == FORMAT and latest.state.get("code") == CODE_VERSION:
+        return pickle.loads(base64.b64decode(latest.state["controller"])), latest, "exact"  # noqa: S301 (see above)
+    base = journal.latest_checkpoint(base=True)
+    if base is not None:
+        if base.state.get("state_version") != STATE_VERSION:
+            raise CheckpointUnusable(f"the journal's checkpoint has state version {base.state.get('state_version')!r}"
+                                     f"; this program reads version {STATE_VERSION}")
+        fresh.restore_checkpoint_state(base.state["state"])
+        return fresh, base, "state"
+    first = journal.first_input_id()  # inputs are contiguous (the self-check says so): from 1, none was pruned
+    if first == 1 or (first is None and journal.last_input_id() == 0):
+        return fresh, None, "replay"
+    if latest.state.get("format") == LEGACY_FORMAT:
+        try:
+            return pickle.loads(base64.b64decode(latest.state["controller"])), latest, "legacy"  # noqa: S301
+        except Exception as exc:  # its classes changed since: nothing else to restore from
+            raise CheckpointUnusable(f"the journal's checkpoint, from a version without a version stamp, cannot be "
+                                     f"loaded ({type(exc).__name__}: {exc})") from exc
+    raise CheckpointUnusable("the journal's checkpoints were written by another version of the program and none "
+                             "holds an explicit state, and the inputs before them are gone")

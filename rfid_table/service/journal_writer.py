@@ -1,0 +1,183 @@
+"""Making each cycle durable before anything of it is published, with group commits.
+
+Every cycle of the daemon hands its step (inputs, events, the replies to its commands, a checkpoint at a hand's
+end) to a :class:`JournalWriter`; the pipeline publishes only what the writer reports on disk. Two ways:
+
+* **in the loop** (``threaded=False``, the simulator's and the tests' way): :meth:`JournalWriter.durable` writes
+  what waits, in one transaction, when the pipeline asks. Simple, and the cycle's events go out in the same cycle.
+* **grouped** (``threaded=True``, the daemon's way): a thread of its own commits. While one commit's fsync is on its
+  way to the disk (5 ms and more on a Raspberry Pi's SD card) the loop goes on reading, and the steps that arrive
+  meanwhile are committed together in the next transaction: one fsync for all of them. A slow disk then costs a
+  few milliseconds of latency, not throughput, and the loop never waits for the disk. The thread writes a byte to
+  a pipe (:meth:`JournalWriter.fileno`) when a commit lands, so the loop's ``select`` wakes to publish it.
+
+Either way a full disk (or an I/O error) stops here, not the table: the steps wait in memory, in order, and are
+tried again every ``retry_s``; the first error is reported by :meth:`JournalWriter.durable` for the pipeline to
+log and show, and once the journal takes them they are published, late but whole.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from controller import DomainEvent
+from rfid_table.service.journal import Journal, JournalWriteFailed, Step
+
+
+@dataclass
+class PendingStep:
+    """A cycle's step, and the replies to send once it is on disk."""
+
+    inputs: list
+    events: list[DomainEvent]
+    caused_by: list[int]
+    checkpoint: dict[str, Any] | None
+    replies: list[tuple[str, str, dict]]
+    snapshots: tuple[dict, dict] | None = None  # (public, secure) taken with the step, published once it is on disk
+
+
+class JournalWriter:
+    def __init__(self, journal: Journal, threaded: bool = False, retry_s: float = 1.0):
+        self.journal = journal
+        self.retry_s = retry_s
+        self._waiting: deque[PendingStep] = deque()  # not yet on disk, oldest first
+        self._done: deque[PendingStep] = deque()  # on disk, not yet handed to the pipeline (threaded)
+        self._marks: dict[str, int] = {}  # the broker's acknowledgements the journal has not taken yet
+        self._error: str | None = None  # the latest write failure, while it lasts
+        self._tried_at = float("-inf")  # in the loop: when the last failed write was tried (table time)
+        self._lock = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._closing = False
+        self._wake_r = self._wake_w = -1
+        if threaded:
+            self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+            self._thread = threading.Thread(target=self._run, name="journal-writer", daemon=True)
+            self._thread.start()
+
+    # ---- the pipeline's side ------------------------------------------------------------------------------
+
+    def submit(self, step: PendingStep) -> None:
+        with self._lock:
+            self._waiting.append(step)
+            self._lock.notify()
+
+    def mark_delivered(self, feed: str, seq: int) -> None:
+        """The broker acknowledged ``feed`` up to ``seq``: into the journal (grouped: by the writer's thread, so
+        the loop never waits for a commit under way). Kept while the disk refuses it."""
+        with self._lock:
+            self._marks[feed] = max(seq, self._marks.get(feed, 0))
+            if self._thread is not None:
+                self._lock.notify()
+                return
+        self._write_marks()
+
+    def _write_marks(self) -> None:
+        with self._lock:
+            marks, self._marks = self._marks, {}
+        for feed, seq in marks.items():
+            try:
+                self.journal.mark_delivered(feed, seq)  # no fsync of its own: the next step's commit makes it durable
+            except JournalWriteFailed:
+                with self._lock:  # kept for the next try; a newer mark meanwhile wins
+                    self._marks[feed] = max(seq, self._marks.get(feed, 0))
+
+    def durable(self, now: float) -> tuple[list[DomainEvent], list[tuple[str, str, dict]], tuple[dict, dict] | None,
+                                           str | None]:
+        """The events and replies now on disk (to publish, in order), the newest snapshots taken with them, and the
+        write error while one lasts."""
+        if self._thread is None:
+            self._write_in_loop(now)
+        with self._lock:
+            done, self._done = self._done, deque()
+            error = self._error
+        if self._wake_r >= 0:
+            try:
+                os.read(self._wake_r, 4096)
+            except BlockingIOError:
+                pass
+        events = [event for step in done for event in step.events]
+        replies = [reply for step in done for reply in step.replies]
+        snapshots = next((step.snapshots for step in reversed(done) if step.snapshots is not None), None)
+        return events, replies, snapshots, error
+
+    @property
+    def waiting(self) -> bool:
+        """Anything not on disk yet (the snapshots wait with it: they would show what the journal lacks)."""
+        with self._lock:
+            return bool(self._waiting) or bool(self._done)
+
+    @property
+    def waiting_events(self) -> int:
+        with self._lock:
+            return sum(len(step.events) for step in self._waiting)
+
+    def fileno(self) -> int | None:
+        """Readable when a grouped commit has landed (None in the loop: nothing to wait for)."""
+        return self._wake_r if self._wake_r >= 0 else None
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Commit what waits (a grouped writer: within ``timeout_s``), then stop."""
+        if self._thread is not None:
+            with self._lock:
+                self._closing = True
+                self._lock.notify()
+            self._thread.join(timeout_s)
+            self._thread = None
+            for fd in (self._wake_r, self._wake_w):
+                os.close(fd)
+            self._wake_r = self._wake_w = -1
+        else:
+            self._write_in_loop(float("inf"))
+        self._write_marks()
+
+    # ---- writing ------------------------------------------------------------------------------------------
+
+    def _write(self, batch: list[PendingStep]) -> bool:
+        steps = [Step(s.inputs, s.events, s.caused_by, s.checkpoint) for s in batch if s.inputs]
+        try:
+            if steps:
+                self.journal.record_steps(steps)
+        except JournalWriteFailed as exc:
+            with self._lock:
+                self._error = str(exc)
+            return False
+        with self._lock:
+            self._error = None
+            for _ in batch:
+                self._done.append(self._waiting.popleft())
+        return True
+
+    def _write_in_loop(self, now: float) -> None:
+        with self._lock:
+            batch = list(self._waiting)
+        if not batch or (self._error is not None and now - self._tried_at < self.retry_s):
+            return
+        if not self._write(batch):
+            self._tried_at = now
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                while not self._waiting and not self._marks and not self._closing:
+                    self._lock.wait()
+                if not self._waiting and not self._marks:
+                    return  # closing, and all is on disk
+                batch = list(self._waiting)  # everything that arrived during the last commit: one commit
+            if self._marks:
+                self._write_marks()
+            if not batch:
+                continue
+            if self._write(batch):
+                try:
+                    os.write(self._wake_w, b"\0")
+                except BlockingIOError:  # the loop has not read the last ones yet: it will see these too
+                    pass
+            elif self._closing:
+                return  # the disk is full at shutdown: what waits is lost, as it would be in a crash
+            else:
+                time.sleep(self.retry_s)

@@ -105,10 +105,12 @@ class SerialTransport:
             fd = port.fileno()
             data = os.read(fd, max_bytes)
             # Nothing to read reads as b"" (pyserial's VMIN=0); so does a device that went away, which select()
-            # then still reports readable.
+            # then still reports readable. (Or bytes arrived since the read: then the next read has them.)
             if not data and select.select([fd], [], [], 0)[0]:
-                raise TransportError(f"read from {self.path} failed: the device reports data but gives none "
-                                     "(disconnected?)")
+                data = os.read(fd, max_bytes)
+                if not data:
+                    raise TransportError(f"read from {self.path} failed: the device reports data but gives none "
+                                         "(disconnected?)")
             return data
         except (BlockingIOError, InterruptedError):
             return b""

@@ -1,10 +1,10 @@
 """The daemon's loop on the table's readers: what ``rfid-table run`` runs once its arguments are parsed.
 
 It opens the journal (refusing one that is damaged, empty or another table's, with a clear message and the exit
-status the systemd unit does not restart on), restores the table from it, then steps the pipeline every
-``RUN_PERIOD_S`` at the latest, and as soon as a reader's cycle is whole, a command arrives or a commit lands
-(:class:`rfid_table.service.daemon.HardwareWait`); systemd hears of it
-(readiness, status, the watchdog) through :mod:`rfid_table.service.systemd`. ``rfid-table sim`` shares the journal's
+status the systemd unit does not restart on), restores the table from it, then steps the pipeline as soon as a
+reader's cycle is whole, a command arrives or a commit lands (:class:`rfid_table.service.daemon.HardwareWait`), and
+every ``RUN_PERIOD_S`` at the latest (``POLL_PERIOD_S`` with USB readers or GPIO); systemd hears of it (readiness,
+status, the watchdog) through :mod:`rfid_table.service.systemd`. ``rfid-table sim`` shares the journal's
 opening and closing (:mod:`rfid_table.devtools.simulate`).
 """
 
@@ -23,7 +23,12 @@ from rfid_table.service.journal import Journal, JournalRefused, JournalWriteFail
 from rfid_table.service.publisher import MqttPublisher
 from rfid_table.service.timebase import system_clock
 
-RUN_PERIOD_S = 0.01  # how often the hardware loop polls the readers at the latest
+# How often the hardware loop steps at the latest. A serial reader's whole cycle, a command and a landed commit wake
+# it at once (HardwareWait), so then only the timers need it (the action clock, a bet's settling, the end of a hand):
+# a reader's cycle is precision enough. USB readers (nothing to wait on) and the console's buttons and sensors are
+# polled, more often.
+RUN_PERIOD_S = 0.05
+POLL_PERIOD_S = 0.01
 EX_JOURNAL = 65  # sysexits.h EX_DATAERR: the journal on disk is damaged, empty, or another table's
 EX_JOURNAL_DISK = 74  # sysexits.h EX_IOERR: the journal cannot be written (the disk is full); not restarted
 
@@ -121,6 +126,9 @@ def run_table(config: TableConfig, config_path: str, journal_path: str | None = 
     monitor = systemd.ServiceMonitor(config.table_id)  # $WATCHDOG_USEC, $RFID_TABLE_LINK_GRACE_S
     systemd.ready(f"table {config.table_id}: running, {len(readers)} reader(s)")
 
+    polled = gpio is not None or any(r.backend != "serial" for r in config.readers.values())
+    period_s = POLL_PERIOD_S if polled else RUN_PERIOD_S
+
     def step(now: float, wall: float) -> None:
         pipeline.step(now, wall)
         # systemd's watchdog is fed while every reader link is up, or down for less than the grace period.
@@ -128,7 +136,7 @@ def run_table(config: TableConfig, config_path: str, journal_path: str | None = 
                      f"hand {pipeline.controller.hand}")
 
     try:
-        run_realtime(step, RUN_PERIOD_S, stop, HardwareWait(readers, publisher, pipeline.writer, clock.now,
+        run_realtime(step, period_s, stop, HardwareWait(readers, publisher, pipeline.writer, clock.now,
                                                         {r.name: r.cycle_s for r in config.readers.values()}),
                      clock)
     finally:

@@ -22,6 +22,8 @@ from sim.field import TableField
 from sim.handgen import play_randomly
 from sim.replay import HandScript
 
+TABLE_CLEAR = "the table is clear"  # the last move of each hand
+
 
 class BettingDealer:
     def __init__(self, field: TableField, deck: Mapping[str, str], chips: Mapping[str, int], players: Sequence[int],
@@ -98,7 +100,7 @@ class BettingDealer:
         for step in steps:
             yield Move(step.at - previous, step.describe, step.apply)
             previous = step.at
-        yield Move(self.script.pace_s * 2.5, "the table is clear", lambda: None)
+        yield Move(self.script.pace_s * 2.5, TABLE_CLEAR, lambda: None)
 
     def hands(self, count: int | None) -> Iterator[Move]:
         played = 0

@@ -101,7 +101,8 @@ def _latencies_ms(sent: dict[int, float], arrived: dict[int, float]) -> list[flo
     return [(arrived[seq] - t0) * 1000 for seq, t0 in sent.items() if seq in arrived]
 
 
-def measure_baseline(settings: MqttSettings, send_times: list[float]) -> list[float]:
+def measure_baseline(settings: MqttSettings, send_times: list[float],
+                     progress: Callable[[str], None] = lambda message: None) -> list[float]:
     """Bare paho round trips, one message at each of ``send_times`` (seconds from the start).
 
     The baseline replays the end-to-end run's timing: latency on an idle machine depends on how often messages
@@ -122,6 +123,8 @@ def measure_baseline(settings: MqttSettings, send_times: list[float]) -> list[fl
         payload = json.dumps({"seq": seq, "type": "baseline"}, separators=(",", ":")).encode()
         sent[seq] = time.perf_counter()
         sender.publish(topic, payload, qos=QOS)
+        if seq % 1000 == 0:
+            progress(f"  baseline: {seq}/{len(send_times)} round trips")
     arrived = receiver.collect(len(sent))
     sender.disconnect()
     sender.loop_stop()
@@ -383,7 +386,7 @@ def _table_world(conn, config_path: str, link_dir: str, noise: float, seed: int,
     from pathlib import Path
 
     from rfid_table.config.table import ENGINE_VARIANTS
-    from sim.betting_dealer import BettingDealer
+    from sim.betting_dealer import TABLE_CLEAR, BettingDealer
     from sim.field import TableField
     from sim.firmware import FirmwareEmulator
     from sim.noise import NoiseModel
@@ -465,10 +468,13 @@ def _table_world(conn, config_path: str, link_dir: str, noise: float, seed: int,
                     button = next((p for p in dealer.players if p > dealer.button), dealer.players[0])
                     command({"command": "seats", "seats": dealer.players})
                     command({"command": "set_button", "seat": button})
-                    moves, due = dealer.hands(hands), now + 1.0
+                    moves, due, hands_dealt = dealer.hands(hands), now + 1.0, 0
                     current = next(moves)
             while moves is not None and now >= due:
                 current.apply()
+                if current.describe == TABLE_CLEAR:
+                    hands_dealt += 1
+                    conn.send(("hand dealt", hands_dealt))
                 current = next(moves, None)
                 if current is None:
                     moves = None
@@ -568,9 +574,15 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             progress(f"  table: {hands} hands with chips, a pace of {HAND_PACE_S} s")
             cpu, hands_from = _cpu_s(daemon.pid), time.perf_counter()
             world.send(("hands", hands))
-            if not world.poll(120 * hands):
-                raise RuntimeError("the emulated dealer did not finish")
-            _, first_reads = world.recv()
+            deadline = time.monotonic() + 120 * hands
+            while True:
+                if not world.poll(max(0.0, deadline - time.monotonic())):
+                    raise RuntimeError("the emulated dealer did not finish")
+                what, detail = world.recv()
+                if what != "hand dealt":
+                    first_reads = detail
+                    break
+                progress(f"  table: hand {detail}/{hands} dealt")
             hand_share = (_cpu_s(daemon.pid) - cpu) / (time.perf_counter() - hands_from)
             time.sleep(2.0)  # the last events on their way
             hands_until = time.perf_counter()
@@ -649,7 +661,7 @@ def bench(args) -> int:
         progress(f"end to end: tag read → HAL → controller → publisher → broker → subscriber, ≥{args.events} events")
         e2e, send_times = measure_end_to_end(config_path, settings, args.events, progress)
         progress(f"baseline: {len(send_times)} bare publish → broker → subscriber round trips, same timing")
-        baseline = measure_baseline(settings, send_times)
+        baseline = measure_baseline(settings, send_times, progress)
         progress("codec: decoding 50,000 INVENTORY frames")
         decode_rate = measure_decode_frames_per_s()
         progress("reader link: tag reads through pty, codec, link, firmware reader and zone tracker")
@@ -658,7 +670,7 @@ def bench(args) -> int:
         _per_step_busy, recovery_s = measure_journal(config_path)
         progress(f"journal: durable throughput with group commits and with one commit a step"
                  f"{f', then with every fsync {args.fsync_ms:g} ms late' if args.fsync_ms else ''}")
-        journal_figures = bench_journal.report(args.journal_events, args.fsync_ms)
+        journal_figures = bench_journal.report(args.journal_events, args.fsync_ms, progress)
         progress(f"memory: rfid-table sim playing {args.rss_hands} hands over the emulated reader link")
         rss = measure_rss_mb(config_path, settings, args.rss_hands)
         progress("replay: 400 random hands as cards and chips on the simulated table, read back")

@@ -1,5 +1,5 @@
 """A command from the floor or the dealer console as the controller takes it: validated before it gets here (by
-``rfid_table.commands`` against the schema), made a ``Command`` once, and dispatched by its name from a table of
+``rfid_table.service.commands`` against the schema), made a ``Command`` once, and dispatched by its name from a table of
 handlers (``GameController`` for the chips, the clock, the levels and the seats; ``TableController`` for the cards).
 """
 

@@ -389,7 +389,7 @@ class TableController:
             self.button, self.next_button = self.next_button, None
         if self.next_players is not None:
             self.eligible, self.next_players = self.next_players, None
-        self.out_of_play.boxed = 0
+        self.out_of_play.deal_over()
         self.cards.in_hand = False
         self._cleared_at = None
 

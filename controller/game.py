@@ -464,12 +464,12 @@ class GameController:
                 self._unknown_run = 0
             report = self.deck_audit.card_event(event.type, event.public, event.secret)
             if report is not None:
-                self.out.emit("deck_audit", report, None, t=event.t, hand=event.hand)
+                self.out.emit("deck_audit", report, None, t=event.t, hand=_hand_of(event))
         if self.betting is not None:
             button = self.cards.button
             for event in events:
                 # the card controller may already be in the next hand (its first card ended this one)
-                with self.out.stamped(event.t, event.hand):
+                with self.out.stamped(event.t, _hand_of(event)):
                     self.betting.card_event(event.type, event.public, event.secret, event.t, button)
         return events + self.out.take()
 
@@ -529,3 +529,8 @@ class GameController:
             player = self.players.get(entry["seat"])
             entry["player"] = dict(player) if player else None
         return snap
+
+
+def _hand_of(event: DomainEvent) -> Any:
+    """The hand what follows from ``event`` belongs to: the event's, or (an event outside any hand) the current one."""
+    return event.hand if event.hand is not None else CURRENT

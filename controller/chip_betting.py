@@ -198,7 +198,7 @@ class ChipBetting:
         if value is None:
             other = self.setup.other_chips.get(uid)
             self._emit("foreign_chip", {"zone": zone, "uid": uid, "chip_set": other,
-                                  "reason": "chip of another set" if other else "tag not in any chip set"}, None)
+                                        "reason": "chip of another set" if other else "tag not in any chip set"}, None)
             return
         if uid in held:
             return
@@ -297,10 +297,11 @@ class ChipBetting:
         returned = sum(chips) - sum(playing)
         if not code or not returned:
             return list(chips)
-        self._emit("bet_ruling", {"code": code, "seat": seat, "message": f"seat {seat}: {sum(playing)} plays, {returned} "
-                            "goes back to the player", "rules": [self.rules.cite("unplayable_chips")],
-                            "needs_floor": False, "chips": list(chips), "withdrawn": [],
-                            "stands": sum(playing), "returned": returned}, None)
+        self._emit("bet_ruling", {"code": code, "seat": seat,
+                                  "message": f"seat {seat}: {sum(playing)} plays, {returned} goes back to the player",
+                                  "rules": [self.rules.cite("unplayable_chips")],
+                                  "needs_floor": False, "chips": list(chips), "withdrawn": [],
+                                  "stands": sum(playing), "returned": returned}, None)
         return playing
 
     def _settle_all(self, keep_undone: bool = False) -> None:
@@ -370,7 +371,7 @@ class ChipBetting:
         kept = {zone: sum(chips.values()) for zone, chips in self._void_chips.items() if chips}
         returned = {zone: total - kept.get(zone, 0) for zone, total in self._void_total.items()}
         self._emit("chips_returned", {"complete": not kept, "returned": {z: v for z, v in returned.items() if v},
-                                "left_in_place": kept}, None)
+                                      "left_in_place": kept}, None)
         self._void_chips, self._void_total = {}, {}
 
     def start_if_dealt(self, t: float, betting_input: bool = True) -> None:
@@ -398,10 +399,10 @@ class ChipBetting:
         if ranks[seat] == min(ranks.values()):
             self._mucked_winner = seat
             self._emit("bet_ruling", {"code": "winning_hand_mucked", "seat": seat,
-                                "message": f"seat {seat}'s hand wins at the showdown and reached the muck: cards "
-                                           "speak; confirm restores it (the pot goes to the best hand), override "
-                                           "lets the fold stand", "rules": ["AC 14", "CA Actions 9"],
-                                "needs_floor": True}, None)
+                                      "message": f"seat {seat}'s hand wins at the showdown and reached the muck: cards "
+                                                 "speak; confirm restores it (the pot goes to the best hand), override "
+                                                 "lets the fold stand", "rules": ["AC 14", "CA Actions 9"],
+                                      "needs_floor": True}, None)
 
     def mucked_winner_ruled(self, restore: bool, t: float | None = None) -> str | None:
         """The floor's answer to ``winning_hand_mucked``: ``restore`` takes the fold back (CA Actions 9: "the
@@ -417,8 +418,8 @@ class ChipBetting:
                 del self._engine_log[folds[-1]]
                 self.hand = self._rebuilt(len(self._engine_log))
             self._emit("bet_ruling", {"code": "hand_restored", "seat": seat,
-                                "message": f"seat {seat}'s mucked hand is restored: it plays the showdown",
-                                "rules": ["CA Actions 9", "AC 14"], "needs_floor": False}, None)
+                                      "message": f"seat {seat}'s mucked hand is restored: it plays the showdown",
+                                      "rules": ["CA Actions 9", "AC 14"], "needs_floor": False}, None)
         if self._award_waits is not None:
             public, secret = self._award_waits
             self._award_waits = None
@@ -471,7 +472,7 @@ class ChipBetting:
             hand = BettingHand(*args, **kwargs)
         except ValueError as exc:  # e.g. a seat dealt in with no chips: the floor must look
             self._emit("bet_ruling", {"code": "betting_unread", "seat": None, "message": f"seats {seats}: {exc}",
-                                "rules": [], "needs_floor": True}, None)
+                                      "rules": [], "needs_floor": True}, None)
             # Tried again when a card or a chip moves, not at every tick: nothing else can change the answer.
             self._start_refused = True
             return
@@ -486,7 +487,7 @@ class ChipBetting:
             "big_blind": self.stakes.big_blind, "ante": self.stakes.ante, "big_blind_ante": self.stakes.big_blind_ante,
             "level": self.levels.number if self.levels is not None else None,
             "bomb_pot": ({"amount": self.bomb_pot[0], "flip": self.bomb_pot[1]} if self.bomb_pot is not None
-                         else None),
+                               else None),
             "stacks": {str(s): stacks[s] for s in seats} if known else None, "rules": self.rules.name,
         }, None)
         for action in hand.actions:
@@ -499,11 +500,12 @@ class ChipBetting:
             if s in (sb, bb) or any(a.seat == s and a.kind == "straddle" for a in hand.actions):
                 if sum(bets[s]) != posted:
                     self._emit("chip_count", {"code": "forced_bet", "seat": s, "expected": posted, "seen": sum(bets[s]),
-                                        "rules": ["DE 9"] if hand.is_all_in(s) else []}, None)
+                                              "rules": ["DE 9"] if hand.is_all_in(s) else []}, None)
         antes = sum(a.added for a in hand.actions if a.kind == "ante")
         in_pot = sum(self.zones.get("pot", {}).values())
         if antes and in_pot != antes:
-            self._emit("chip_count", {"code": "antes", "seat": None, "expected": antes, "seen": in_pot, "rules": []}, None)
+            self._emit("chip_count", {"code": "antes", "seat": None, "expected": antes, "seen": in_pot, "rules": []},
+                       None)
         for s in hand.order:  # chips a non-forced seat pushed before the deal was over: its first action
             if bets[s] and s not in (sb, bb) and not any(a.seat == s and a.kind == "straddle" for a in hand.actions):
                 self._apply(self._act("push", s, bets[s]), chips=bets[s], withdrawn=[])
@@ -517,12 +519,12 @@ class ChipBetting:
         for s in hand.order:
             if bets[s] and sum(bets[s]) != posted.get(s, 0):
                 self._emit("chip_count", {"code": "forced_bet", "seat": s, "expected": posted.get(s, 0),
-                                    "seen": sum(bets[s]), "rules": rule}, None)
+                                          "seen": sum(bets[s]), "rules": rule}, None)
         owed_in_pot = sum(v for s, v in posted.items() if not bets[s])
         in_pot = sum(self.zones.get("pot", {}).values())
         if owed_in_pot != in_pot:
             self._emit("chip_count", {"code": "antes", "seat": None, "expected": owed_in_pot, "seen": in_pot,
-                                "rules": rule}, None)
+                                      "rules": rule}, None)
 
     def agree_bomb_pot(self, amount: int | None, flip: bool) -> None:
         """The players' agreement before the deal (the ``bomb_pot`` command); ``None`` takes it back."""
@@ -605,7 +607,7 @@ class ChipBetting:
             else:
                 code, message = "board_before_betting_over", "a board card arrived before the round was over"
             self._emit("bet_ruling", {"code": code, "seat": self.hand.to_act(), "message": message,
-                                "rules": ["TDA 38"], "needs_floor": True}, None)
+                                      "rules": ["TDA 38"], "needs_floor": True}, None)
             return
         self._end_street(t)
 
@@ -614,7 +616,7 @@ class ChipBetting:
         ruling = self._act("end_street")
         if not ruling.ok:
             self._emit("bet_ruling", {"code": ruling.code, "seat": ruling.seat, "message": ruling.message,
-                                "rules": list(ruling.rules), "needs_floor": ruling.needs_floor}, None)
+                                      "rules": list(ruling.rules), "needs_floor": ruling.needs_floor}, None)
             return
         for zone, chips in self.zones.items():
             if Zone.parse(zone).kind == "bets":
@@ -624,10 +626,11 @@ class ChipBetting:
         self._undo.clear()  # the round is over: its actions stand
         self._fixed = None
         collection = ruling.collection
-        self._emit("pots", {"street": collection.street, "collected": {str(s): v for s, v in collection.into_pot.items()},
-                      "returned": {str(s): v for s, v in collection.returned.items()},
-                      "pots": [{"amount": p.amount, "eligible": list(p.eligible)} for p in collection.pots],
-                      "total": sum(p.amount for p in collection.pots)}, None)
+        self._emit("pots", {"street": collection.street,
+                            "collected": {str(s): v for s, v in collection.into_pot.items()},
+                            "returned": {str(s): v for s, v in collection.returned.items()},
+                            "pots": [{"amount": p.amount, "eligible": list(p.eligible)} for p in collection.pots],
+                            "total": sum(p.amount for p in collection.pots)}, None)
         for action in ruling.actions:  # the next street has no betting (a bomb pot's or flip's): its ruled checks
             self._emit_action(action)
         self._pot_check_due = True
@@ -639,7 +642,7 @@ class ChipBetting:
         seen = sum(self.zones.get("pot", {}).values())
         if seen != expected:
             self._emit("chip_count", {"code": "pot", "seat": None, "expected": expected, "seen": seen,
-                                "rules": []}, None)
+                                      "rules": []}, None)
 
     # ---- the end ---------------------------------------------------------------------------------------
 
@@ -666,8 +669,8 @@ class ChipBetting:
         self._pot_check_due = False  # the cards are gathered: the pot has gone to the winner
         if hand.status == "betting":
             self._emit("bet_ruling", {"code": "hand_ended_in_betting", "seat": hand.to_act(),
-                                "message": "the cards were gathered before the betting was over: no award read",
-                                "rules": [], "needs_floor": True}, None)
+                                      "message": "the cards were gathered before the betting was over: no award read",
+                                      "rules": [], "needs_floor": True}, None)
             return
         board = list(public.get("board", self._board))
         hole = {int(s): list(cards) for s, cards in secret.get("hole_cards", {}).items()}
@@ -677,7 +680,7 @@ class ChipBetting:
             result = award(hand, {s: hole[s] for s in hand.live_seats if s in hole}, board)
         except (ValueError, KeyError) as exc:
             self._emit("bet_ruling", {"code": "showdown_unread", "seat": None, "message": str(exc), "rules": [],
-                                "needs_floor": True}, None)
+                                      "needs_floor": True}, None)
             return
         finishing = dict(result.finishing_stacks)
         if self._known_stacks:
@@ -685,8 +688,8 @@ class ChipBetting:
         self._emit("showdown", {
             "order": list(result.showdown_order),
             "pots": [{"index": p.index, "amount": p.amount, "eligible": list(p.eligible), "winners": list(p.winners),
-                      "shares": {str(s): v for s, v in p.shares.items()}, "odd_chips": list(p.odd_chips),
-                      "rules": list(p.rules)} for p in result.pots],
+                            "shares": {str(s): v for s, v in p.shares.items()}, "odd_chips": list(p.odd_chips),
+                            "rules": list(p.rules)} for p in result.pots],
             "payouts": {str(s): v for s, v in result.payouts.items() if v},
             "finishing_stacks": {str(s): v for s, v in finishing.items()} if self._known_stacks else None,
         }, {"hands": {str(s): hole.get(s, []) for s in result.showdown_order}} if len(hand.live_seats) > 1 else None)
@@ -706,13 +709,13 @@ class ChipBetting:
             self._emit("hand_history", {"format": "phh", "phh": None, "reason": str(exc)}, copies)
         else:
             self._emit("hand_history", {"format": "phh", "phh": phhlib.dumps(masked)},
-                 {"phh_complete": phhlib.dumps(full), **copies})
+                       {"phh_complete": phhlib.dumps(full), **copies})
         if self._pushed:  # stack zones saw where the pot went: it must be where the award says
             for s in sorted(set(self._pushed) | {s for s, v in result.payouts.items() if v}):
                 expected, seen = result.payouts.get(s, 0), self._pushed.get(s, 0)
                 if expected != seen:
                     self._emit("chip_count", {"code": "award", "seat": s, "expected": expected, "seen": seen,
-                                        "rules": ["CA Actions 7", "TDA 20-5"]}, None)
+                                              "rules": ["CA Actions 7", "TDA 20-5"]}, None)
 
     # ---- inputs from the floor and the console -----------------------------------------------------------
 
@@ -752,8 +755,9 @@ class ChipBetting:
         ruling = self._act("fold", seat)
         if ruling.ok:
             self._apply(ruling)
-            self._emit("bet_ruling", {"code": "hand_dead", "seat": seat, "message": f"seat {seat}'s hand is dead: folded",
-                                "rules": [rule] if rule else [], "needs_floor": False}, None)
+            self._emit("bet_ruling", {"code": "hand_dead", "seat": seat,
+                                      "message": f"seat {seat}'s hand is dead: folded",
+                                      "rules": [rule] if rule else [], "needs_floor": False}, None)
 
     def ruled_check(self, seat: int, rule: str) -> None:
         """The clock ran out on a seat with nothing to call and the profile checks it (PP Dead hands 1f)."""
@@ -814,8 +818,8 @@ class ChipBetting:
             motion.left[:0] = [u for u in point.left if u not in in_zone and u not in motion.left]
             motion.last_change, motion.undone = max(motion.last_change, t), True
         self._emit("action_undone", {"seat": point.seat, "undone": point.actions, "declaration": point.declaration,
-                               "street": hand.street if hand.status == "betting" else None,
-                               "pot": self.hand.pot_total(), "next": self.hand.to_act(), "by": by}, None)
+                                     "street": hand.street if hand.status == "betting" else None,
+                                     "pot": self.hand.pot_total(), "next": self.hand.to_act(), "by": by}, None)
         return None
 
     # ---- time ------------------------------------------------------------------------------------------

@@ -133,21 +133,21 @@ class TableController:
         self.next_players: tuple[int, ...] | None = None  # a seats command during a hand
         progress = betting if betting is not None else NoBetting()
         self.irregularities = Irregularities(self.out, self.profile)
-        self.cards = HandCards(setup.seats, self._plan(), self.button)
-        self.community = Board(self.out, self.irregularities, self.cards, progress, self.profile)
-        self.dealing = DealRulings(self.out, self.irregularities, self.cards, self.community, progress, self.profile,
-                                   setup.hole_cards, folds_are_the_action=not progress.reads_chips)
-        self.out_of_play = OutOfPlay(self.out, self.irregularities, self.cards, self.community, self.dealing,
+        self.hand_cards = HandCards(setup.seats, self._plan(), self.button)
+        self.community = Board(self.out, self.irregularities, self.hand_cards, progress, self.profile)
+        self.dealing = DealRulings(self.out, self.irregularities, self.hand_cards, self.community, progress,
+                                   self.profile, setup.hole_cards, folds_are_the_action=not progress.reads_chips)
+        self.out_of_play = OutOfPlay(self.out, self.irregularities, self.hand_cards, self.community, self.dealing,
                                      self.profile, setup.exposed_by)
-        self.decks = Decks(self.irregularities, self.cards, setup.decks, setup.deck_id, setup.deck)
-        self.watch = MissingCardWatch(self.out, self.irregularities, self.cards, self.community,
+        self.decks = Decks(self.irregularities, self.hand_cards, setup.decks, setup.deck_id, setup.deck)
+        self.watch = MissingCardWatch(self.out, self.irregularities, self.hand_cards, self.community,
                                       setup.missing_card_s)
 
     def _plan(self) -> Deal:
         return Deal.plan(self.setup.hole_cards, self.button, self.eligible)
 
     def _new_hand_state(self) -> None:
-        self.cards.reset(self._plan(), self.button)
+        self.hand_cards.reset(self._plan(), self.button)
         self.irregularities.new_hand()
         self.community.new_hand()
         self.dealing.new_hand()
@@ -166,23 +166,23 @@ class TableController:
 
     @property
     def in_hand(self) -> bool:
-        return self.cards.in_hand
+        return self.hand_cards.in_hand
 
     @property
     def void(self) -> bool:
-        return self.cards.void
+        return self.hand_cards.void
 
     @property
     def seats(self) -> dict[int, Seat]:
-        return self.cards.seats
+        return self.hand_cards.seats
 
     @property
     def deal(self) -> Deal:
-        return self.cards.deal
+        return self.hand_cards.deal
 
     @property
     def mucked(self) -> list[str]:
-        return self.cards.mucked
+        return self.hand_cards.mucked
 
     @property
     def board(self) -> list[str]:
@@ -235,7 +235,7 @@ class TableController:
             if event.zone == "board":
                 self.community.taken_back(card)
                 self.dealing.taken_back(card)
-            if self.in_hand and card is not None and self.cards.uids.get(card) == event.uid:
+            if self.in_hand and card is not None and self.hand_cards.uids.get(card) == event.uid:
                 self.watch.card_left(card, event.t, event.zone)
             if not self._on_table and self.in_hand:
                 self._cleared_at = event.t
@@ -246,7 +246,7 @@ class TableController:
         if self.in_hand:
             self._decide_late()
             card = self.deck.get(event.uid)
-            if card is not None and self.cards.uids.get(card) == event.uid:
+            if card is not None and self.hand_cards.uids.get(card) == event.uid:
                 self.watch.card_back(card)
         self._on_table[event.uid] = event.zone
         self._cleared_at = None
@@ -267,7 +267,7 @@ class TableController:
                 self._end_hand()  # the new deal after a misdeal
             else:
                 return
-        if self.in_hand and self.cards.uids.get(card, event.uid) != event.uid:
+        if self.in_hand and self.hand_cards.uids.get(card, event.uid) != event.uid:
             self.decks.duplicate(event.uid, card, event.zone, kind, seat)
             return
         if kind == "seat":
@@ -288,7 +288,7 @@ class TableController:
         else:  # a card on a chip zone (bets, pot)
             self.irregularities.irregular("card_in_chip_zone", event.zone, card)
         if self.in_hand:
-            self.cards.uids.setdefault(card, event.uid)
+            self.hand_cards.uids.setdefault(card, event.uid)
 
     def handle_device(self, event: DeviceEvent) -> list[DomainEvent]:
         """A reader link went up or down, an antenna faulted or recovered: published for the floor and the
@@ -361,7 +361,7 @@ class TableController:
 
     def _start_hand(self) -> None:
         self._new_hand_state()
-        self.cards.in_hand = True
+        self.hand_cards.in_hand = True
         self.hand += 1
         self.out.hand = self.hand
         self.out.emit("hand_started", {})
@@ -372,9 +372,9 @@ class TableController:
         if not self.void and (deal.held or deal.fix is not None):
             self.dealing.close()
         self.watch.audit()
-        live = self.cards.live_seats()
+        live = self.hand_cards.live_seats()
         self.out.emit("hand_ended", {"board": list(self.board), "live_seats": live,
-                                     "folded_seats": self.cards.folded_seats()},
+                                     "folded_seats": self.hand_cards.folded_seats()},
                       {"hole_cards": {str(s): list(self.seats[s].cards) for s in live}})
         for ident in self.irregularities.of_hand(self.hand):
             self.irregularities.resolved(ident, "hand_ended")
@@ -390,14 +390,14 @@ class TableController:
         if self.next_players is not None:
             self.eligible, self.next_players = self.next_players, None
         self.out_of_play.deal_over()
-        self.cards.in_hand = False
+        self.hand_cards.in_hand = False
         self._cleared_at = None
 
     def hand_dead(self, seat: int) -> None:
         """A rule beyond the cards (the action clock, the floor confirming a device breach) killed the seat's hand
         on a table that does not read the chips: the seat is out of the hand, as if it had folded."""
         if self.in_hand:
-            self.cards.kill(seat)
+            self.hand_cards.kill(seat)
 
     def restore_hand(self, seat: int) -> None:
         """The floor restored a hand the dealer mucked at the showdown (CA Actions 9; AC 14): it is live again."""
@@ -428,9 +428,10 @@ class TableController:
         if not self.in_hand:
             return "no hand is running"
         extra = {"amount": command["amount"]} if "amount" in command else {}
-        self.cards.after_deal = True
-        self.cards.street_acted = True
-        self.out.emit("declaration", {"seat": command["seat"], "declaration": command["declaration"], **extra, **command.signed()})
+        self.hand_cards.after_deal = True
+        self.hand_cards.street_acted = True
+        self.out.emit("declaration", {"seat": command["seat"], "declaration": command["declaration"], **extra,
+                                      **command.signed()})
         return None
 
     def _misdeal_command(self, command: Command) -> str | None:
@@ -499,7 +500,7 @@ class TableController:
         if result == MISDEAL:
             self.dealing.misdeal(irregularity.code, irregularity.rules, ident)
         elif result == DEAD_HAND:
-            self.cards.kill(*irregularity.data.get("dead", irregularity.seats))
+            self.hand_cards.kill(*irregularity.data.get("dead", irregularity.seats))
         elif name == "override":  # the floor rules that play goes on as dealt
             if irregularity.code in ("button_misplaced", "first_card_wrong_seat"):
                 self.deal.button = irregularity.data["dealt_button"]  # the deal was right: the table's button not
@@ -522,7 +523,7 @@ class TableController:
         """Take over :meth:`checkpoint_state` on a controller just made from the same setup."""
         self.out.seq, self.hand, self.out.now = int(state["seq"]), int(state["hand"]), float(state["now"])
         self.out.hand = self.hand or None
-        self.cards.in_hand = False
+        self.hand_cards.in_hand = False
         self.button = int(state["button"])
         self.next_button = state["next_button"]
         self.eligible = None if state["eligible"] is None else tuple(state["eligible"])

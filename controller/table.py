@@ -476,6 +476,9 @@ class TableController:
         self.out.emit("floor_call", {**extra, **command.noted(), **command.signed()})
         return None
 
+    def _ping(self, command: Command) -> str | None:
+        return None  # the sender checks that the table answers: nothing changes
+
     def _not_available(self, command: Command) -> str | None:
         return NOT_AVAILABLE
 
@@ -511,7 +514,7 @@ class TableController:
     _COMMANDS = {"select_deck": _select_deck, "declare": _declare, "misdeal": _misdeal_command,
                  "exposed_card": _exposed_command, "confirm": _floor, "override": _floor, "floor_pick": _floor,
                  "set_button": _set_button, "seats": _seats, "new_hand": _new_hand, "floor_call": _floor_call,
-                 "undo": _not_available, "start_clock": _not_available, "time_bank": _not_available}
+                 "undo": _not_available, "start_clock": _not_available, "time_bank": _not_available, "ping": _ping}
 
     # ---- checkpoints and the snapshot ---------------------------------------------------------------
 

@@ -112,9 +112,10 @@ class TableDriver:
         self.remove(*tags)
         return self.run(self.move_s if seconds is None else seconds)
 
-    def chips(self, zone: str, *values: int, seconds: float = 1.0) -> list[DomainEvent]:
-        """Chips of these values from the rack pushed onto a zone in one motion, then the readers run ``seconds``."""
-        self.place(*self.take_chips(*values), zone=zone)
+    def chips(self, where: int | str, *values: int, seconds: float = 1.0) -> list[DomainEvent]:
+        """Chips of these values from the rack pushed in one motion into a seat's betting zone (``where``: the seat)
+        or onto the zone named, then the readers run ``seconds``."""
+        self.place(*self.take_chips(*values), zone=f"seat{where}.bets" if isinstance(where, int) else where)
         return self.run(seconds)
 
     # ---- time --------------------------------------------------------------------------------------------

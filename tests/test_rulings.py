@@ -47,11 +47,6 @@ class Table(TableDriver):
         self.stub.remove(card)
         return self.put(card, zone, seconds)
 
-    def chips(self, seat: int | str, *values: int, seconds: float = 1.0) -> list:
-        """Chips pushed into a seat's betting zone (or onto the zone named)."""
-        zone = seat if isinstance(seat, str) else f"seat{seat}.bets"
-        return super().chips(zone, *values, seconds=seconds)
-
     def blinds(self) -> None:
         self.chips(1, 25, 25)
         self.chips(2, 100)

@@ -170,18 +170,20 @@ class TableDriver:
 
     def command(self, name: str, *, role: str = "floor", user: str = "ann", **fields: Any) -> list[DomainEvent]:
         """A command from the floor's tablet or the dealer's console; raises ``CommandRefused`` if refused."""
-        return self._command({"command": name, "role": role, "user": user, **fields}, expect_taken=True)[0]
+        produced, _refusal = self._command({"command": name, "role": role, "user": user, **fields}, expect_taken=True)
+        return self._keep(produced)
 
     def try_command(self, name: str, *, role: str = "floor", user: str = "ann",
                     **fields: Any) -> tuple[list[DomainEvent], str | None]:
         """A command that may be refused: (the events it produced, the refusal or None)."""
-        return self._command({"command": name, "role": role, "user": user, **fields}, expect_taken=False)
+        produced, refusal = self._command({"command": name, "role": role, "user": user, **fields}, expect_taken=False)
+        return self._keep(produced), refusal
 
     def _command(self, body: dict, expect_taken: bool) -> tuple[list[DomainEvent], str | None]:
         produced, refusal = self.controller.handle_command(body, self.t)
         if refusal is not None and expect_taken:
             raise CommandRefused(f"{body['command']}: {refusal}")
-        return self._keep(produced), refusal
+        return produced, refusal
 
     def device(self, kind: str, **detail: Any) -> list[DomainEvent]:
         """A reader reports on its equipment (``antenna_fault``, ``antenna_ok``, ``reader_down``…) now."""

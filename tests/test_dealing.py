@@ -938,7 +938,8 @@ def every_kind_of_event() -> list:
          lambda t: t.put("Qd", "burn", deck="B"), lambda t: t.put("Qc", "seat1.cards", deck="B"))
     play(Table(), lambda t: t.deal([1, 2], rounds=1), lambda t: t.put(t.hole(1)[0], "seat3.cards", deck="B"))
     play(Table(), lambda t: t.try_command("set_button", seat=2), lambda t: t.try_command("seats", seats=[1, 2, 3, 5]),
-         lambda t: t.try_command("new_hand", role="dealer"), lambda t: t.try_command("floor_call", role="dealer", seat=3),
+         lambda t: t.try_command("new_hand", role="dealer"),
+         lambda t: t.try_command("floor_call", role="dealer", seat=3),
          lambda t: t.deal([3, 5, 1, 2]), lambda t: t.try_command("misdeal", note="cards stuck together"))
 
     def lose_two_cards(table: Table) -> None:  # card_missing twice, one returned, and the hand's audit

@@ -1,6 +1,6 @@
-"""Rulings of the rule books (``shared/rules/``, digested in docs/rules.md) played on a simulated table (``sim.table_driver``): tagged
-cards and chips placed on the zones, read by the HAL's zone tracker and fed to the controller as the daemon does, with and
-without the chip layer. Each test quotes the rule it follows."""
+"""Rulings of the rule books (``shared/rules/``, digested in docs/rules.md) played on a simulated table
+(``sim.table_driver``): tagged cards and chips placed on the zones, read by the HAL's zone tracker and fed to the
+controller as the daemon does, with and without the chip layer. Each test quotes the rule it follows."""
 
 from __future__ import annotations
 

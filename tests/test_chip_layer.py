@@ -84,6 +84,7 @@ def test_a_foreign_chip_is_reported_and_never_counts_toward_a_bet():
     foreign = [e for e in table.events if e.type == "foreign_chip"]
     assert len(foreign) == 1 and foreign[0].public["chip_set"] == "old-series"
     assert actions(produced) == [(3, "call", 100)]
+    assert table.controller.snapshot(secure=False)["betting"]["current_bet"] == 100
 
 
 def checked_down(table: "Table") -> tuple[dict, list, int]:

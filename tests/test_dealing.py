@@ -903,7 +903,7 @@ def every_kind_of_event() -> list:
     table = Table(zones=ZONES | {"pot": ("main", 15)})
     table.deal()
     table.place("Kd", zone="pot")
-    table.cycle()
+    assert [e.public["code"] for e in irregular(table.cycle())] == ["card_in_chip_zone"]
     events.extend(table.events)
     # The deal, the board, the deck, the floor and the console.
     play(Table(exposed_by="zone"), lambda t: t.put(t.card(), "exposed"), lambda t: t.gather())

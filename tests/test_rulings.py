@@ -143,9 +143,11 @@ def test_a_turn_dealt_after_action_on_the_flop_without_a_burn_is_the_turn(chips)
             table.chips(seat, 100)
     else:
         table.fold(3)
+    turn = table.stub[0]
     produced = table.board(1) + table.run(2.0)
     assert irregular_codes(produced) == ["missing_burn"]
     assert [e.public["position"] for e in produced if e.type == "board_card"] == [4]
+    assert table.controller.board[3] == turn
 
 
 def test_a_turn_burn_read_after_the_turn_card_makes_it_the_turn():

@@ -123,23 +123,24 @@ class TableDriver:
     def cycle(self, after_s: float | None = None, console: dict | None = None) -> list[DomainEvent]:
         """One reader pass ``after_s`` (``cycle_s``) after the last: its zone events go to the controller, then a
         dealer console input pressed during the pass (``console``: a command body), then a tick."""
-        self.t = round(self.t + (self.cycle_s if after_s is None else after_s), 6)  # no drift over long runs
-        produced: list[DomainEvent] = []
-        controller = self.controller
-        for inventory in self.reader.poll(self.t):
-            for zone_event in self.tracker.feed(inventory):
-                produced += controller.handle(zone_event)
-        if console is not None:
-            produced += self._command({"role": "dealer", "user": "sim", **console}, expect_taken=True)[0]
-        produced += controller.tick(self.t)
-        return self._keep(produced)
+        return self._passes(1, self.cycle_s if after_s is None else after_s, console)
 
     def run(self, seconds: float) -> list[DomainEvent]:
         """The readers pass every ``cycle_s`` for ``seconds`` of table time."""
+        return self._passes(round(seconds / self.cycle_s), self.cycle_s)
+
+    def _passes(self, count: int, step: float, console: dict | None = None) -> list[DomainEvent]:
         produced: list[DomainEvent] = []
-        for _ in range(round(seconds / self.cycle_s)):
-            produced += self.cycle()
-        return produced
+        controller, poll, feed = self.controller, self.reader.poll, self.tracker.feed
+        for _ in range(count):
+            self.t = t = round(self.t + step, 6)  # no drift over long runs
+            for inventory in poll(t):
+                for zone_event in feed(inventory):
+                    produced += controller.handle(zone_event)
+            if console is not None:
+                produced += self._command({"role": "dealer", "user": "sim", **console}, expect_taken=True)[0]
+            produced += controller.tick(t)
+        return self._keep(produced)
 
     def skip(self, seconds: float) -> list[DomainEvent]:
         """Table time jumps ``seconds`` and the controller ticks once; nothing is read (nothing moved meanwhile)."""

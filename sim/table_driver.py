@@ -68,7 +68,8 @@ class TableDriver:
         self.cycle_s = cycle_s
         self.move_s = cycle_s if move_s is None else move_s  # how long the readers run after a move
         self.t = start_t  # table time; a scenario may move it on itself between inputs
-        self.uid_of = {card: uid for uid, card in (deck or {}).items()}
+        self.deck = dict(deck or {})
+        self.uid_of = {card: uid for uid, card in self.deck.items()}
         self.rack = {value: list(uids) for value, uids in (rack or {}).items()}
         self.check = check
         self.events: list[DomainEvent] = []

@@ -18,6 +18,7 @@ also returns what it produced.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from controller.domain import DomainEvent
@@ -40,6 +41,17 @@ class CommandRefused(AssertionError):
     """The controller refused a command the scenario expected it to take."""
 
 
+@dataclass(frozen=True)
+class Input:
+    """One input handed to the controller, and what it produced: what the daemon's journal records a step from."""
+
+    kind: str  # zone, command, tick or device
+    t: float
+    body: Any  # the ZoneEvent, the command's body, None for a tick, the DeviceEvent
+    produced: list[DomainEvent] = field(default_factory=list)
+    refusal: str | None = None  # a refused command's reason
+
+
 class TableDriver:
     """One reader (``READER``) over a simulated field, the zone tracker and a controller, stepped by hand.
 
@@ -48,14 +60,15 @@ class TableDriver:
     ``debounce``: the zone tracker's settings, for every zone or zone name → settings (the rest get the default).
     ``deck``: tag UID → card, so cards can be named ("Ah") where a tag is wanted. ``rack``: chip value → the chips'
     tag UIDs at hand, taken from the end by :meth:`chips`. ``check``: called with every event produced (an invariant
-    the scenario keeps).
+    the scenario keeps). ``on_input``: called with every :class:`Input` handed to the controller (a journal).
     """
 
     def __init__(self, controller: Any, zones: Mapping[str, tuple[str, int]], *,
                  debounce: DebounceSettings | Mapping[str, DebounceSettings] = DebounceSettings(),
                  cycle_s: float = 0.05, move_s: float | None = None, start_t: float = 0.0,
                  deck: Mapping[str, str] | None = None, rack: Mapping[int, Sequence[str]] | None = None,
-                 check: Callable[[DomainEvent], None] | None = None):
+                 check: Callable[[DomainEvent], None] | None = None,
+                 on_input: Callable[[Input], None] | None = None):
         self.controller = controller
         self.zones = dict(zones)
         self.field = TableField(self.zones)
@@ -72,6 +85,7 @@ class TableDriver:
         self.uid_of = {card: uid for uid, card in self.deck.items()}
         self.rack = {value: list(uids) for value, uids in (rack or {}).items()}
         self.check = check
+        self.on_input = on_input
         self.events: list[DomainEvent] = []
 
     # ---- the table ------------------------------------------------------------------------------------------
@@ -132,21 +146,30 @@ class TableDriver:
 
     def _passes(self, count: int, step: float, console: dict | None = None) -> list[DomainEvent]:
         produced: list[DomainEvent] = []
-        controller, poll, feed = self.controller, self.reader.poll, self.tracker.feed
+        controller, poll, feed, on_input = self.controller, self.reader.poll, self.tracker.feed, self.on_input
         for _ in range(count):
             self.t = t = round(self.t + step, 6)  # no drift over long runs
             for inventory in poll(t):
                 for zone_event in feed(inventory):
-                    produced += controller.handle(zone_event)
+                    out = controller.handle(zone_event)
+                    if on_input is not None:
+                        on_input(Input("zone", t, zone_event, out))
+                    produced += out
             if console is not None:
                 produced += self._command({"role": "dealer", "user": "sim", **console}, expect_taken=True)[0]
-            produced += controller.tick(t)
+            out = controller.tick(t)
+            if on_input is not None:
+                on_input(Input("tick", t, None, out))
+            produced += out
         return self._keep(produced)
 
     def skip(self, seconds: float) -> list[DomainEvent]:
         """Table time jumps ``seconds`` and the controller ticks once; nothing is read (nothing moved meanwhile)."""
         self.t = round(self.t + seconds, 6)
-        return self._keep(self.controller.tick(self.t))
+        produced = self.controller.tick(self.t)
+        if self.on_input is not None:
+            self.on_input(Input("tick", self.t, None, produced))
+        return self._keep(produced)
 
     def read_until_settled(self, timeout_s: float = 5.0) -> list[DomainEvent]:
         """The readers pass until the zone tracker sees every tag where it lies on the field (and no other), at most
@@ -183,13 +206,19 @@ class TableDriver:
 
     def _command(self, body: dict, expect_taken: bool) -> tuple[list[DomainEvent], str | None]:
         produced, refusal = self.controller.handle_command(body, self.t)
+        if self.on_input is not None:
+            self.on_input(Input("command", self.t, body, produced, refusal))
         if refusal is not None and expect_taken:
             raise CommandRefused(f"{body['command']}: {refusal}")
         return produced, refusal
 
     def device(self, kind: str, **detail: Any) -> list[DomainEvent]:
         """A reader reports on its equipment (``antenna_fault``, ``antenna_ok``, ``reader_down``…) now."""
-        return self._keep(self.controller.handle_device(DeviceEvent(kind, READER, self.t, tuple(detail.items()))))
+        event = DeviceEvent(kind, READER, self.t, tuple(detail.items()))
+        produced = self.controller.handle_device(event)
+        if self.on_input is not None:
+            self.on_input(Input("device", self.t, event, produced))
+        return self._keep(produced)
 
     # ---- what happened -----------------------------------------------------------------------------------------
 

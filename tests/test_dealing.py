@@ -35,12 +35,12 @@ class Table(TableDriver):
     """A physical table: each card placed on a zone is read in one pass of the readers, 0.1 s after the last."""
 
     def __init__(self, rules: str = "tda", exposed_by: str = "console", players=PLAYERS, button=BUTTON,
-                 seats: int = 6, hole_cards: int = 2, zones=ZONES):
+                 seats: int = 6, hole_cards: int = 2, zones=ZONES, on_input=None):
         controller = TableController(TableSetup(
             "t", seats, DECK_A, hole_cards, clear_after_s=1.0, decks={"A": DECK_A, "B": DECK_B}, deck_id="A",
             button=button, players=players, rules=rules, exposed_by=exposed_by))
         super().__init__(controller, zones, debounce=READ_AT_ONCE, cycle_s=0.1, start_t=1000.0, deck=DECK_A,
-                         check=assert_public_part_names_no_hidden_card)
+                         check=assert_public_part_names_no_hidden_card, on_input=on_input)
         self.stub = list(FULL_DECK)  # the next card to deal is the first one not dealt yet
 
     # ---- physical moves ------------------------------------------------------------------------------------
@@ -707,30 +707,17 @@ def test_a_table_with_an_exposed_zone_refuses_the_console_report_of_a_seat():
 def test_a_journal_replay_restores_what_waits_for_the_floor(tmp_path):
     from rfid_table.journal import Journal, replay
 
-    table = Table()
     inputs: list = []
-    handle, handle_command = table.controller.handle, table.controller.handle_command
 
-    def journaled(event):
-        inputs.append(("zone", event.t, {"kind": event.kind, "zone": event.zone, "uid": event.uid}))
-        return handle(event)
+    def journaled(step) -> None:  # as the daemon journals: accepted commands, ticks that changed something
+        if step.kind == "zone":
+            inputs.append(("zone", step.t, {"kind": step.body.kind, "zone": step.body.zone, "uid": step.body.uid}))
+        elif step.kind == "command" and step.refusal is None:
+            inputs.append(("command", step.t, step.body))
+        elif step.kind == "tick" and step.produced:
+            inputs.append(("tick", step.t, {}))
 
-    def journaled_command(command, t):
-        out, refusal = handle_command(command, t)
-        if refusal is None:
-            inputs.append(("command", t, command))
-        return out, refusal
-
-    tick = table.controller.tick
-
-    def journaled_tick(now):
-        out = tick(now)
-        if out:  # as the daemon does: a tick that changed something is an input
-            inputs.append(("tick", now, {}))
-        return out
-
-    table.controller.handle, table.controller.handle_command = journaled, journaled_command
-    table.controller.tick = journaled_tick
+    table = Table(on_input=journaled)
     table.seat(1)
     table.seat(2)
     table.seat(5)

@@ -28,12 +28,12 @@ ORDER = [1, 2, 3, 5]  # the button on seat 5: the first card goes to seat 1
 class Table(TableDriver):
     """A physical table read every cycle: cards placed, lifted and put back take the time they take."""
 
-    def __init__(self, missing_card_s: float | None = None):
+    def __init__(self, missing_card_s: float | None = None, on_input=None):
         extra = {} if missing_card_s is None else {"missing_card_s": missing_card_s}
         controller = TableController(TableSetup("t", 6, DECK, 2, clear_after_s=1.0, decks={"A": DECK}, deck_id="A",
                                                 button=5, players=PLAYERS, **extra))
         super().__init__(controller, ZONES, debounce=DebounceSettings(present_after_cycles=2, absent_after_s=0.6),
-                         cycle_s=0.05, move_s=0.3, start_t=1000.0, deck=DECK)
+                         cycle_s=0.05, move_s=0.3, start_t=1000.0, deck=DECK, on_input=on_input)
         self.stub = list(FULL_DECK)
         self.hole: dict[int, list[str]] = defaultdict(list)
         self.board_cards: list[str] = []
@@ -278,26 +278,18 @@ def test_a_negative_time_is_refused():
 def test_a_journal_replay_reports_the_same_missing_card(tmp_path):
     from rfid_table.journal import Journal, device_input, replay, tick_input, zone_input
 
-    table = Table()
     inputs: list = []
+
+    def journaled(step) -> None:  # as the daemon journals: only a tick that changed something is an input
+        if step.kind == "zone":
+            inputs.append(zone_input(step.body))
+        elif step.kind == "device":
+            inputs.append(device_input(step.body))
+        elif step.kind == "tick" and step.produced:
+            inputs.append(tick_input(step.t))
+
+    table = Table(on_input=journaled)
     controller = table.controller
-    handle, tick, handle_device = controller.handle, controller.tick, controller.handle_device
-
-    def journaled(event):
-        inputs.append(zone_input(event))
-        return handle(event)
-
-    def journaled_tick(now):
-        out = tick(now)
-        if out:  # as the daemon does: only a tick that changed something is an input
-            inputs.append(tick_input(now))
-        return out
-
-    def journaled_device(event):
-        inputs.append(device_input(event))
-        return handle_device(event)
-
-    controller.handle, controller.tick, controller.handle_device = journaled, journaled_tick, journaled_device
     table.deal()
     table.street(3)
     table.device("antenna_fault", 2)

@@ -51,3 +51,19 @@ def test_a_refused_command_raises_with_the_refusal_unless_it_is_tried():
         driver.command("exposed_card", role="dealer", seat=2)
     assert driver.try_command("exposed_card", role="dealer", seat=2) == ([], "no hand is running")
     assert driver.events == []
+
+
+def test_every_input_is_handed_on_in_the_order_the_controller_took_it():
+    """What a journal records: the zone events of a pass, then its tick; a command with its refusal; a device
+    report; each with what it produced."""
+    inputs = []
+    driver = table(on_input=inputs.append)
+    driver.put("Ah", "seat1.cards", seconds=3 * driver.cycle_s)
+    driver.try_command("set_button", seat=7)
+    driver.try_command("undo", role="dealer")
+    driver.device("antenna_fault", antenna=4)
+    assert [(i.kind, types(i.produced)) for i in inputs] == [
+        ("tick", []), ("tick", []), ("zone", ["hand_started", "card_dealt"]), ("tick", []),
+        ("command", ["button_set"]), ("command", []), ("device", ["antenna"])]
+    assert inputs[2].body.uid == driver.uid("Ah") and inputs[5].refusal == "not available on this table"
+    assert [e for i in inputs for e in i.produced] == driver.events

@@ -6,7 +6,7 @@ a tag takes at a real table, with no broker and no threads::
 
     table = TableDriver(GameController(setup, betting), table_zones(), deck=setup.deck, rack=rack)
     table.put("Ah", "seat1.cards")          # a card dealt; the readers run for ``move_s``
-    table.chips("seat1.bets", 100, 25)      # two chips pushed
+    table.chips(1, 100, 25)                 # two chips pushed into seat 1's betting zone
     table.command("confirm", irregularity=7)
     [ruling] = of(table.events, "bet_ruling", "chips_do_not_play")
 
@@ -31,8 +31,9 @@ READER = "main"
 
 
 def debounce_by_pile(zones: Iterable[str]) -> dict[str, DebounceSettings]:
-    """The zone tracker's settings of the replayed table: chips and the muck lie in piles bigger than a reader gets
-    through in one pass, so one read must do there; a card takes three."""
+    """The zone tracker's settings of a table that reads cards and chips, as the replayed hands' table has them:
+    chips and the muck lie in piles bigger than a reader gets through in one pass, so one read must do there; a card
+    takes three."""
     return {zone: PILE_DEBOUNCE if zone.endswith((".bets", ".stack")) or zone in ("pot", "muck") else CARD_DEBOUNCE
             for zone in zones}
 
@@ -145,6 +146,7 @@ class TableDriver:
         return self._passes(round(seconds / self.cycle_s), self.cycle_s)
 
     def _passes(self, count: int, step: float, console: dict | None = None) -> list[DomainEvent]:
+        """``count`` reader passes ``step`` apart; ``console`` is pressed during the first."""
         produced: list[DomainEvent] = []
         controller, poll, feed, on_input = self.controller, self.reader.poll, self.tracker.feed, self.on_input
         for _ in range(count):
@@ -157,6 +159,7 @@ class TableDriver:
                     produced += out
             if console is not None:
                 produced += self._command({"role": "dealer", "user": "sim", **console}, expect_taken=True)[0]
+                console = None
             out = controller.tick(t)
             if on_input is not None:
                 on_input(Input("tick", t, None, out))

@@ -22,22 +22,25 @@ DECK = {card_uid(i): card for i, card in enumerate(FULL_DECK)}
 
 class Table(TableDriver):
     """A ten-seat table of which ``players`` are dealt in, read through the zone tracker into ``GameController``;
-    ``chips=False``: a table that reads only the cards. ``levels``: a tournament's level schedule."""
+    ``chips=False``: a table that reads only the cards. ``setup_options``: more of its ``TableSetup`` (a level schedule,
+    the hole cards…), ``betting_options`` more of its ``BettingSetup`` (the variant…)."""
 
-    def __init__(self, rules: str = "tda", chips: bool = True, players=PLAYERS, button: int = BUTTON,
-                 blinds: tuple[int, int] = (50, 100), stack: int = 5000, levels=(), start_level: int = 1):
+    def __init__(self, rules: str = "tda", chips: bool = True, players=PLAYERS, button: int | None = BUTTON,
+                 blinds: tuple[int, int] = (50, 100), stack: int = 5000, zones=ZONES,
+                 betting_options: dict | None = None, **setup_options):
         rack = {value: [chip_uid(d, n) for n in range(60)] for d, value in enumerate(DENOMINATIONS)}
         betting = None
         if chips:
             betting = BettingSetup(small_blind=blinds[0], big_blind=blinds[1], rules=rules, chip_set="test",
-                                   chips={uid: value for value, uids in rack.items() for uid in uids})
+                                   chips={uid: value for value, uids in rack.items() for uid in uids},
+                                   **(betting_options or {}))
         controller = GameController(
-            TableSetup("rulings", 10, DECK, decks={"A": DECK}, deck_id="A", players=tuple(players), button=button,
-                       rules=rules, levels=levels, start_level=start_level), betting)
-        super().__init__(controller, ZONES, debounce=debounce_by_pile(ZONES), deck=DECK, rack=rack, move_s=0.25)
+            TableSetup("rulings", 10, DECK, decks={"A": DECK}, deck_id="A", button=button, rules=rules,
+                       players=None if players is None else tuple(players), **setup_options), betting)
+        super().__init__(controller, zones, debounce=debounce_by_pile(zones), deck=DECK, rack=rack, move_s=0.25)
         self.stub = list(FULL_DECK)
         self.hole: dict[int, list[str]] = {}
-        if chips:
+        if chips and players is not None:
             self.command("set_stacks", stacks={str(s): stack for s in players})
 
     # ---- moves ------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from controller.cards import FULL_DECK
 from hal.zones import DebounceSettings
 from sim.dealer import DealerSettings, SimDealer
 from sim.table_driver import TableDriver, of
+from test_dealing import BettingSays
 
 DECK = {f"E0040150A1{i:06X}": card for i, card in enumerate(FULL_DECK)}
 ZONES = {f"seat{n}.cards": ("main", n) for n in range(1, 7)} | {
@@ -30,8 +31,9 @@ class Table(TableDriver):
 
     def __init__(self, missing_card_s: float | None = None, on_input=None):
         extra = {} if missing_card_s is None else {"missing_card_s": missing_card_s}
+        self.betting = BettingSays()
         controller = TableController(TableSetup("t", 6, DECK, 2, clear_after_s=1.0, decks={"A": DECK}, deck_id="A",
-                                                button=5, players=PLAYERS, **extra))
+                                                button=5, players=PLAYERS, **extra), self.betting)
         super().__init__(controller, ZONES, debounce=DebounceSettings(present_after_cycles=2, absent_after_s=0.6),
                          cycle_s=0.05, move_s=0.3, start_t=1000.0, deck=DECK, on_input=on_input)
         self.stub = list(FULL_DECK)
@@ -238,11 +240,11 @@ def test_nothing_counts_while_the_floor_is_to_rule():
     table.deal()
     table.street(3)
     # A four-card flop waits for the floor's pick (TDA 39-1): the dealer mixes the four cards off the board.
-    table.controller.betting_round_open = lambda: True
+    table.betting.open = lambda: True
     fourth = table.stub.pop(0)
     table.put(fourth, "board")
     [pick] = of(table.events, "irregular_card", "four_card_flop")
-    table.controller.betting_round_open = lambda: False
+    table.betting.open = lambda: False
     table.take(*table.board_cards, fourth, seconds=30.0)
     assert missing(table.events) == []
     out, refusal = table.try_command("floor_pick", irregularity=pick.seq, card=fourth)
@@ -319,12 +321,13 @@ def dealt_by_the_simulator(hands: int, seed: int, pace_s: float, exposed_by: str
     confirms at once whatever waits for it, as the simulated dealer assumes."""
     players = [1, 2, 3, 4, 5, 6]
     controller = TableController(TableSetup("t", 6, DECK, 2, decks={"A": DECK}, deck_id="A", button=players[0],
-                                            players=tuple(players), exposed_by=exposed_by))
+                                            players=tuple(players), exposed_by=exposed_by),
+                                 betting := BettingSays())
     table = TableDriver(controller, ZONES, debounce=DebounceSettings(present_after_cycles=1, absent_after_s=0.6),
                         cycle_s=0.25, start_t=1000.0)
     dealer = SimDealer(table.field, DECK, DealerSettings(players, 2, pace_s, 0.3, exposed_by=exposed_by, **rates),
                        seed)
-    controller.betting_round_open = lambda: dealer.betting_open
+    betting.open = lambda: dealer.betting_open
 
     def floor_confirms(events: list) -> None:
         for event in events:

@@ -182,3 +182,25 @@ def test_a_bomb_pot_is_written_with_every_players_ante_and_no_betting_before_the
     ohh = to_ohh(record)["ohh"]
     assert [a["action"] for a in ohh["rounds"][0]["actions"]][:3] == ["Post Ante"] * 3
     assert "flags" not in ohh
+
+
+@pytest.mark.parametrize("players, flip", [(2, False), (2, True), (4, False), (4, True)])
+def test_a_bomb_pots_phh_replays_in_pokerkit_and_in_the_engine_to_the_same_stacks(players, flip):
+    """The export rebuilds each hand from its PHH record: a bomb pot's (heads-up too, where PHH would otherwise
+    write the blinds) replays in pokerkit and in the engine with no blinds, every ante, and the agreed amount."""
+    pokerkit = pytest.importorskip("pokerkit")
+    from controller import phh as phhlib  # noqa: PLC0415
+
+    seats = list(range(1, players + 1))
+    hand = BettingHand(NLHE, seats, players, {s: 1000 for s in seats}, (50, 100), bomb_pot=100, flip=flip)
+    finish(hand)
+    hole = {s: [f"{'AKQJ'[s - 1]}s", f"{'AKQJ'[s - 1]}d"] for s in seats}
+    board = ["2c", "7h", "9d", "3s", "4h"]
+    finishing = dict(award(hand, hole, board).finishing_stacks)
+    text = phhlib.dumps(phhlib.to_phh(hand, hole, board, seats, finishing))
+    assert "blinds_or_straddles = [" + ", ".join(["0"] * players) + "]" in text
+    *_, state = pokerkit.HandHistory.loads(text)
+    assert list(state.stacks) == [finishing[s] for s in hand.order]
+    replayed, hole2, board2, _shown = phhlib.replay(phhlib.loads(text))
+    assert (replayed.bomb_pot, replayed.flip, replayed.small_blind) == (100, flip, 50)
+    assert dict(award(replayed, hole2, board2).finishing_stacks) == finishing

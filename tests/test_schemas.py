@@ -78,7 +78,7 @@ EVENT_TYPES = {"hand_started", "card_dealt", "burn", "board_card", "fold", "hand
                "button_set", "seats_set", "new_hand", "floor_call", "deck_audit", "hand_audit",
                "device_breach", "device_seen", "absent_at_deal", "seat_left", "seat_returned", "seat_presence",
                "clock_due", "clock_started", "clock_tick", "time_bank_used", "clock_stopped", "clock_expired", "equity",
-               "player_seated", "seat_cleared", "level_set", "bomb_pot_agreed"}
+               "player_seated", "seat_cleared", "level_set", "bomb_pot_agreed", "run_it_agreed"}
 UNKNOWN_UID = "E004015000FF0001"  # a tag of no registered deck
 
 

@@ -137,7 +137,8 @@ class TableConfig:
         return BettingSetup(variant=ENGINE_VARIANTS[game.variant], small_blind=game.small_blind,
                             big_blind=game.big_blind, ante=game.ante, big_blind_ante=game.big_blind_ante,
                             chips=self.chips.chips, chip_set=self.chips.active_set, other_chips=self.chips.others,
-                            rules=game.rules, settle_s=game.settle_s, table_id=self.table_id)
+                            rules=game.rules, settle_s=game.settle_s, table_id=self.table_id,
+                            double_board=game.double_board)
 
     def table_setup(self) -> TableSetup:
         return TableSetup(

@@ -204,6 +204,9 @@ class HandScript:
             at(0.0, "the floor enters the seats", lambda: self.command({"command": "seats", "seats": sorted(order)}))
             at(0.0, "the floor sets the button", lambda: self.command({"command": "set_button",
                                                                        "seat": hand.button}))
+        if hand.bomb_pot:  # the players agree before the deal (CA GR 14.2, 14.3)
+            at(0.0, "the players agree a bomb pot", lambda: self.command(
+                {"command": "bomb_pot", "amount": hand.bomb_pot, "kind": "flip" if hand.flip else "bomb_pot"}))
         zone_value: dict[int, int] = {s: 0 for s in order}  # chips in each betting zone, by value
         zone_uids: dict[int, list[str]] = {s: [] for s in order}
         pot_uids: list[str] = []
@@ -396,6 +399,8 @@ class ReplayTable:
         elif nonzero:
             ante = antes[nonzero[0]]
         sb, bb = (blinds[0], blinds[1])
+        if phh.get("_bomb_pot"):  # no blinds: every player's agreed amount (the bomb_pot command), not an ante
+            sb, bb, ante = phh.get("_small_blind", phh["min_bet"] // 2), phh["min_bet"], 0
         limits = (phh["small_bet"], phh["big_bet"]) if variant == "FLHE" else None
         hole = 4 if variant == "PLO" else 2
         key = (variant, sb, bb, ante, bb_ante, limits)

@@ -1,0 +1,273 @@
+"""The board: the flop, the turn and the river in order, the burn card before each street, and the rulings of TDA 39
+when they go wrong (docs/rules.md section 1, docs/events.md):
+
+* a fourth card before anyone acted on the flop, with no burn before it, is a four-card flop: the floor mixes the
+  four cards and picks the burn (TDA 39-1, AC 32); a turn's burn read a moment after the turn card still makes it the
+  turn (``READ_ORDER_S``);
+* a flop turned without a burn: the floor picks the burn among the three, unless someone acted (TDA 39-2) or the
+  house plays on (``missing_flop_burn``); a turn or river without its burn is reported and played on;
+* a board card while players are still to act on a bet is premature: returned and dealt again (DE 3; PP
+  Irregularities 15; TDA 39-3), one irregularity for the cards turned together;
+* a burn card turned up is reported (everyone sees it now).
+
+Cards on the board while the deal is still running are the deal's concern first (``controller.deal_rulings``): this
+module sees a board card once the deal is over. ``BettingProgress`` (given at construction) says whether a betting
+round is open and whether anyone acted on the street.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from controller.cards import parse_card
+from controller.dealing import FLOOR_PICKS_BURN, PLAY_ON, READ_ORDER_S, RETURN_AND_REDEAL
+from controller.hand_cards import HandCards
+from controller.irregularities import Irregularities, Irregularity
+from controller.outbox import Outbox
+from controller.rules import MISSING_FLOP_BURN_PLAY_ON, RuleProfile
+
+STREETS = {1: "flop", 2: "flop", 3: "flop", 4: "turn", 5: "river"}
+
+
+class BettingProgress(Protocol):
+    """What the dealing rules ask of the betting layer (``controller.chip_betting.ChipBetting``)."""
+
+    def substantial_action(self) -> bool:
+        """A misdeal can no longer be called (the house's definition of substantial action)."""
+
+    def round_open(self) -> bool:
+        """Players still have to act on a bet in this betting round: a board card now is premature."""
+
+    def street_action(self) -> bool:
+        """Some player acted on the current street (chips, a fold, a declaration, chips still settling)."""
+
+
+class Board:
+    def __init__(self, out: Outbox, irregularities: Irregularities, hand: HandCards, progress: BettingProgress,
+                 profile: RuleProfile):
+        self.out = out
+        self.irregularities = irregularities
+        self.hand = hand
+        self.progress = progress
+        self.profile = profile
+        self.new_hand()
+
+    def new_hand(self) -> None:
+        self.cards: list[str] = []
+        self.burns: list[str] = []
+        self.premature: set[str] = set()  # premature board cards still lying on the board
+        self.returned: set[str] = set()  # premature board cards taken back (they may be dealt again)
+        self.premature_id: int | None = None
+        self.fourth: str | None = None  # a four-card flop's fourth card, until the floor's pick
+        self.fourth_due: float | None = None  # when a fourth card with no burn before it is a four-card flop
+        self.pick: int | None = None  # the TDA 39 irregularity waiting for the floor's pick
+        self.burn_checks = True  # False once the burns of this hand were found irregular
+        self._burns_at: list[int] = []  # burns on the table when each board card came
+        self._burn_due: list[tuple[float, int]] = []  # (when, board position): was there a burn before it?
+
+    def street(self) -> str:
+        return STREETS.get(len(self.cards), "preflop") if self.cards else "preflop"
+
+    # ---- a card on the board ------------------------------------------------------------------------
+
+    def arrives(self, card: str) -> bool:
+        """A card reached the board: False when that is all there is to it (a card read again, put back before the
+        floor's pick, or irregular whatever the deal), True when it is to be turned (``turn``)."""
+        report = self.irregularities.irregular
+        if card in self.cards or card in self.premature or card == self.fourth:
+            return False  # re-read after being lifted
+        if card in self.pick_candidates():
+            return False  # a card of a four-card flop or a burnless flop put back before the floor's pick
+        if not self.hand.in_hand:
+            report("card_outside_hand", "board", card, public_card=True)
+            return False
+        if card in self.hand.owner:
+            report("hole_card_on_board", "board", card, seat=self.hand.owner[card])
+            return False
+        if len(self.cards) >= 5:
+            report("extra_board_card", "board", card, public_card=True)
+            return False
+        return True
+
+    def turn(self, card: str) -> None:
+        """A card turned on the board once the deal is over."""
+        self.hand.after_deal = True
+        position = len(self.cards) + 1
+        burned_since = len(self.burns) - (self._burns_at[-1] if self._burns_at else 0)
+        turned_burn = card in self.burns or self.hand.retired.get(card) in ("exposed", "extra")
+        if position == 4 and self.burn_checks and burned_since == 0 and not turned_burn and not self.flop_acted():
+            # TDA 39-1, AC 32: a fourth card before anyone acted on the flop is a four-card flop, on every table. A
+            # turn's burn read a moment late still makes it the turn, unless players are still to act on a bet.
+            self.fourth = card
+            if self.progress.round_open():
+                self._four_card_flop()
+            else:
+                self.fourth_due = self.out.now + READ_ORDER_S
+            return
+        if self.progress.round_open():
+            self.premature_card(card)
+            return
+        if turned_burn:  # a burn card turned up: everyone sees it now
+            self.hand.retired.pop(card, None)
+            self.irregularities.irregular("burn_card_on_board", "board", card, public_card=True)
+            self.burn_checks = False
+        self.put(card)
+        if self.burn_checks and position in (3, 4, 5):
+            self._burn_due.append((self.out.now + READ_ORDER_S, position))
+
+    def put(self, card: str) -> None:
+        """``card`` is the board's next card."""
+        self.cards.append(card)
+        self._burns_at.append(len(self.burns))
+        self.hand.street_acted = False
+        self.out.emit("board_card", {"card": card, "street": STREETS[len(self.cards)], "position": len(self.cards)})
+
+    def taken_back(self, card: str) -> None:
+        """A card left the board: a premature card returned to the stub."""
+        if card in self.premature:
+            self.premature.discard(card)
+            self.returned.add(card)
+
+    def flop_acted(self) -> bool:
+        """Someone acted since the flop: a fold or a declaration the cards show, or what the betting layer read."""
+        return self.hand.street_acted or self.progress.street_action()
+
+    def premature_card(self, card: str) -> None:
+        """A board card before the betting round was over: returned, reshuffled and dealt again (DE 3; PP
+        Irregularities 15; TDA 39-3); one irregularity for the cards turned together."""
+        if self.premature and self.premature_id is not None:  # turned with the others still lying there
+            self.premature.add(card)
+            if self.premature_id in self.irregularities.pending:
+                self.irregularities.pending[self.premature_id].data["cards"].append(card)
+            return
+        self.premature.add(card)
+        self.premature_id = self.irregularities.report(
+            "premature_board_card", RETURN_AND_REDEAL, seats=[], cards=[card], zone="board", needs_floor=True,
+            extra={"street": STREETS[len(self.cards) + 1]}, data={"cards": [card]})
+
+    def _four_card_flop(self) -> None:
+        """TDA 39-1, AC 32: the floor is called, the four cards are mixed face down and the floor picks the burn."""
+        self.fourth_due = None
+        card = self.fourth
+        self.pick = self.irregularities.report("four_card_flop", FLOOR_PICKS_BURN, seats=[], cards=[card],
+                                               zone="board", needs_floor=True,
+                                               data={"candidates": [*self.cards, card]})
+        self.burn_checks = False
+
+    # ---- burn cards ---------------------------------------------------------------------------------
+
+    def burn(self, card: str) -> bool:
+        """A card reached the burn zone. True when it is a fresh burn card (not one set aside before): during the
+        deal, the dealer burning for the flop ends the deal."""
+        report = self.irregularities.irregular
+        if card in self.burns:
+            return False
+        if not self.hand.in_hand:
+            report("card_outside_hand", "burn", card)
+            return False
+        if card in self.pick_candidates():  # the floor's pick of the burn card (TDA 39)
+            self.apply_pick(self.irregularities.pending[self.pick], card, None)
+            return False
+        if card in self.hand.owner:
+            report("hole_card_burned", "burn", card, seat=self.hand.owner[card])
+            return False
+        if card in self.cards:
+            report("board_card_burned", "burn", card, public_card=True)
+            self.burn_checks = False
+            return False
+        fresh = self.hand.retired.pop(card, None) is None
+        self.hand.after_deal = True
+        self.burns.append(card)
+        self.out.emit("burn", {"count": len(self.burns)}, {"card": card})
+        if self.fourth_due is not None:  # the turn's burn, read after the turn card: it was the turn
+            turn, self.fourth, self.fourth_due = self.fourth, None, None
+            self.put(turn)
+        return fresh
+
+    def _check_burn(self, position: int) -> None:
+        """A street's burn card: one burn before the flop, one more before the turn and the river each (a burn read a
+        moment after its street's card counts)."""
+        report = self.irregularities.report
+        burned = len(self.burns) - sum(1 for card in self.cards if card in self.burns)
+        if position == 3 and burned < 1 and len(self.cards) >= 3 and self.fourth is None:
+            self.burn_checks = False
+            if self.profile.missing_flop_burn == MISSING_FLOP_BURN_PLAY_ON:
+                report("flop_without_burn", PLAY_ON, seats=[], zone="board",
+                       rules=[self.profile.cite("missing_flop_burn")])
+            elif self.flop_acted():  # TDA 39-2: "Sollte eine beliebige Aktion (selbst ein Check) stattgefunden
+                report("flop_without_burn", PLAY_ON, seats=[], zone="board",  # haben": play goes on
+                       rules=["TDA 39-2"], extra={"after_action": True})
+            else:
+                self.pick = report("flop_without_burn", FLOOR_PICKS_BURN, seats=[], zone="board", needs_floor=True,
+                                   rules=[self.profile.cite("missing_flop_burn")],
+                                   data={"candidates": self.cards[:3]})
+        elif position in (4, 5) and burned < position - 2:
+            self.burn_checks = False
+            report("missing_burn", PLAY_ON, seats=[], zone="board", extra={"street": STREETS[position]})
+
+    # ---- what waits for a moment --------------------------------------------------------------------
+
+    def decide_fourth(self, now: float) -> None:
+        """A fourth card with no burn read after it by now is a four-card flop."""
+        if self.fourth_due is not None and now >= self.fourth_due and not self.hand.void:
+            self._four_card_flop()
+
+    def decide_burns(self, now: float) -> None:
+        """Whether each street had its burn, once a burn read late would have come."""
+        while self._burn_due and now >= self._burn_due[0][0] and not self.hand.void:
+            _due, position = self._burn_due.pop(0)
+            if self.burn_checks:
+                self._check_burn(position)
+
+    # ---- the floor ----------------------------------------------------------------------------------
+
+    def pick_candidates(self) -> list[str]:
+        irregularity = self.irregularities.pending.get(self.pick) if self.pick is not None else None
+        if irregularity is None or (irregularity.code == "flop_without_burn" and self.flop_acted()):
+            return []  # TDA 39-2: after any action the three cards stand
+        return irregularity.data["candidates"]
+
+    def floor_pick(self, irregularity: Irregularity, card_name: str, by: dict) -> str | None:
+        """The floor picked ``card_name`` as the burn card (``floor_pick``); returns why it cannot, or None."""
+        ident = irregularity.id
+        if irregularity.ruling != FLOOR_PICKS_BURN:
+            return f"irregularity {ident} ({irregularity.code}) is not settled by a pick of the burn card"
+        card = parse_card(card_name)
+        if card not in irregularity.data["candidates"]:
+            return f"{card} is not one of the cards to pick the burn card from"
+        if irregularity.code == "flop_without_burn" and self.flop_acted():
+            return "a player has acted on the flop: TDA 39-2, play goes on with the three cards as dealt (override)"
+        self.apply_pick(irregularity, card, by)
+        return None
+
+    def apply_pick(self, irregularity: Irregularity, card: str, by: dict | None) -> None:
+        """TDA 39-1/-2: the floor's random pick is the burn card; the other cards are the flop (two of them, after
+        a burnless flop: the next card completes it)."""
+        candidates = irregularity.data["candidates"]
+        self.irregularities.pending.pop(irregularity.id, None)
+        self.pick, self.fourth = None, None
+        self.cards = [c for c in candidates if c != card][:3]
+        self._burns_at = [len(self.burns) + 1] * len(self.cards)
+        self.out.emit("board_corrected", {"irregularity": irregularity.id, "code": irregularity.code,
+                                          "board": list(self.cards), **(by or {})}, {"card": card})
+        self.burns.append(card)
+        self.out.emit("burn", {"count": len(self.burns)}, {"card": card})
+
+    def override(self, irregularity: Irregularity) -> None:
+        """The floor rules that play goes on as dealt."""
+        if irregularity.code == "premature_board_card":
+            for card in irregularity.data["cards"]:
+                if card in self.premature and len(self.cards) < 5:
+                    self.premature.discard(card)
+                    self.put(card)
+        elif irregularity.code == "four_card_flop" and self.fourth is not None:
+            card, self.fourth, self.pick = self.fourth, None, None
+            self.put(card)
+        elif irregularity.code == "flop_without_burn":
+            self.pick = None
+
+    def renumber(self, old: int, new: int) -> None:
+        if self.premature_id == old:
+            self.premature_id = new
+        if self.pick == old:
+            self.pick = new

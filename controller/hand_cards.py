@@ -1,0 +1,48 @@
+"""Where the cards of one hand are: the seats and their hole cards, which seat holds which card, the tag that carried
+each card, the cards in the muck and those set aside, and whether the hand is void. One ``HandCards`` lives as long as
+the table; ``reset`` starts a hand afresh. The deal, the board, the muck and the missing-card watch all read and
+write it; the board's own cards are the board's (``controller.board``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from controller.dealing import Deal
+
+
+@dataclass
+class Seat:
+    cards: list[str] = field(default_factory=list)
+    folded: bool = False  # folded, or its hand was ruled dead
+
+
+class HandCards:
+    def __init__(self, seats: int, deal: Deal, button: int):
+        self.seat_count = seats
+        self.in_hand = False
+        self.reset(deal, button)
+
+    def reset(self, deal: Deal, button: int) -> None:
+        """A new hand, dealt as ``deal`` plans, with the table's button at ``button``."""
+        self.deal = deal
+        self.button = button  # the table's button (the deal's may differ once the floor ruled the deal right)
+        self.seats = {n: Seat() for n in range(1, self.seat_count + 1)}
+        self.owner: dict[str, int] = {}  # hole card → seat
+        self.uids: dict[str, str] = {}  # card → the tag that carried it this hand
+        self.mucked: list[str] = []
+        self.retired: dict[str, str] = {}  # cards out of the play: exposed, extra, boxed → why
+        self.void = False  # misdealt: nothing counts until the new deal
+        self.after_deal = False  # a burn, a board card, a fold or a declaration came: the betting has begun
+        self.street_acted = False  # a fold or a declaration since the latest board card (the cards' view)
+        self.folds_seen: list[int] = []  # the seats that folded this hand, in order (actions without chips)
+
+    def live_seats(self) -> list[int]:
+        return [n for n, s in self.seats.items() if s.cards and not s.folded]
+
+    def folded_seats(self) -> list[int]:
+        return [n for n, s in self.seats.items() if s.folded]
+
+    def kill(self, *seats: int) -> None:
+        for seat in seats:
+            if seat in self.seats:
+                self.seats[seat].folded = True

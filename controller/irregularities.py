@@ -1,0 +1,97 @@
+"""The card controller's irregularities: each published as an ``irregular_card`` event with its code, severity,
+ruling and the rules cited (``controller.dealing.CODES``), and those that need the floor kept in ``pending`` until a
+``confirm``, ``override`` or ``floor_pick`` answers them, or their hand ends (``resolved``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.dealing import CODES, NO_RULING, plain, severity_of
+from controller.outbox import Outbox
+from controller.rules import RuleProfile
+
+
+@dataclass
+class Irregularity:
+    """An irregularity waiting for the floor (``confirm``, ``override``, ``floor_pick``)."""
+
+    id: int  # the seq of its irregular_card event
+    hand: int
+    code: str
+    ruling: str
+    severity: str
+    seats: list[int]
+    rules: list[str]
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def public(self) -> dict[str, Any]:
+        return {"irregularity": self.id, "hand": self.hand, "code": self.code, "severity": self.severity,
+                "ruling": self.ruling, "seats": list(self.seats), "rules": list(self.rules)}
+
+
+class Irregularities:
+    """Publishes irregularities into the outbox and keeps those that wait for the floor."""
+
+    def __init__(self, out: Outbox, profile: RuleProfile):
+        self.out = out
+        self.profile = profile
+        self.pending: dict[int, Irregularity] = {}
+        self.reported: dict[int, tuple[str, list[str]]] = {}  # this hand's irregularities: id → code, rules
+
+    def new_hand(self) -> None:
+        self.reported = {}
+
+    def report(self, code: str, ruling: str, *, seats: list[int], cards: list[str] = (), zone: str | None = None,
+               needs_floor: bool = False, rules: list[str] = (), extra: dict | None = None, data: dict | None = None,
+               public: dict | None = None, secret: dict | None = None) -> int:
+        """Publish one irregularity; return its id (its seq). With ``needs_floor`` it waits in ``pending``."""
+        info = CODES[code]
+        cited = list(dict.fromkeys([*info.rules, *(r for r in rules if r)]))
+        severity = severity_of(code, ruling, needs_floor)
+        body = dict(public) if public is not None else {"code": code, **({"zone": zone} if zone else {})}
+        body.update(extra or {})
+        body.update({"seats": list(seats), "severity": severity, "ruling": ruling, "rules": cited,
+                     "needs_floor": needs_floor, "profile": self.profile.name})
+        hidden = dict(secret) if secret is not None else ({"cards": list(cards)} if cards else {})
+        ident = self.out.emit("irregular_card", plain(body), hidden).seq
+        self.reported[ident] = (code, cited)
+        if needs_floor:
+            self.pending[ident] = Irregularity(ident, self.out.hand or 0, code, ruling, severity, list(seats), cited,
+                                               dict(data or {}))
+        return ident
+
+    def irregular(self, code: str, zone: str, card: str, public_card: bool = False, ruling: str = NO_RULING,
+                  rules: list[str] = (), **where: Any) -> int:
+        """One of the codes the controller always had: ``zone``, ``seat``/``from_seat`` and ``card`` as before,
+        with the ruling added."""
+        public: dict[str, Any] = {"code": code, "zone": zone, **where}
+        if public_card:
+            public["card"] = card
+        seats = [s for s in (where.get("seat"), where.get("from_seat")) if s is not None]
+        return self.report(code, ruling, seats=seats, public=public, secret={} if public_card else {"card": card},
+                           rules=rules)
+
+    def resolved(self, ident: int, resolution: str, seats: list[int] | None = None) -> None:
+        """``seats``: the hands a ``dead_hand`` resolution kills (the betting layer folds them)."""
+        self.pending.pop(ident, None)
+        code = self.reported.get(ident, ("wrong_card_count", []))[0]
+        body = {"irregularity": ident, "code": code, "resolution": resolution}
+        if seats is not None:
+            body["seats"] = list(seats)
+        self.out.emit("irregularity_resolved", body)
+
+    def rules_of(self, ident: int) -> list[str]:
+        return list(self.reported.get(ident, ("", []))[1])
+
+    def of_hand(self, hand: int) -> list[int]:
+        """The ids of the irregularities of ``hand`` that wait for the floor."""
+        return [ident for ident, irregularity in self.pending.items() if irregularity.hand == hand]
+
+    def renumber(self, old: int, new: int) -> None:
+        if old in self.reported:
+            self.reported[new] = self.reported.pop(old)
+        irregularity = self.pending.pop(old, None)
+        if irregularity is not None:
+            irregularity.id = new
+            self.pending[new] = irregularity

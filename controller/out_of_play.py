@@ -1,0 +1,161 @@
+"""Cards that leave the play: the muck (a live seat's card there is a fold), hole cards the dealer exposes during the
+deal (DE 3; PP Irregularities 12-14; the house's ``exposed_hole_card``), and cards found face up in the deck (boxed
+cards, PP Irregularities 7, two in a deal a misdeal: PP Misdeals 1c). An exposed card is reported by the console
+(``exposed_card``) or, on a table with an exposed-card zone, by placing it there (``TableSetup.exposed_by``)."""
+
+from __future__ import annotations
+
+from controller.board import Board
+from controller.deal_rulings import DealRulings
+from controller.dealing import BURN_CARD, MISDEAL, PLAY_ON, REPLACE_CARD
+from controller.hand_cards import HandCards
+from controller.irregularities import Irregularities
+from controller.outbox import Outbox
+from controller.rules import EXPOSED_REPLACE_NOW, RuleProfile
+
+
+class OutOfPlay:
+    def __init__(self, out: Outbox, irregularities: Irregularities, hand: HandCards, board: Board,
+                 dealing: DealRulings, profile: RuleProfile, exposed_by: str):
+        self.out = out
+        self.irregularities = irregularities
+        self.hand = hand
+        self.board = board
+        self.dealing = dealing
+        self.profile = profile
+        self.exposed_by = exposed_by
+        self.boxed = 0  # cards found face up in the deck, this deal (counted from before its first card)
+
+    # ---- the muck -----------------------------------------------------------------------------------
+
+    def muck(self, card: str) -> None:
+        hand = self.hand
+        if card in hand.mucked:
+            return
+        if not hand.in_hand:
+            self.irregularities.irregular("card_outside_hand", "muck", card)
+            return
+        seat = hand.owner.get(card)
+        if seat is not None:
+            self.dealing.close_soon()  # a fold: the betting has begun, so the deal is over
+        hand.mucked.append(card)
+        if seat is not None:
+            hand.after_deal = True
+            place = hand.seats[seat]
+            if not place.folded and len(hand.live_seats()) > 1:
+                place.folded = True
+                hand.street_acted = True
+                hand.folds_seen.append(seat)
+                self.out.emit("fold", {"seat": seat}, {"cards": list(place.cards)})
+        elif card not in self.board.cards and card not in self.board.burns and card not in hand.retired \
+                and card not in self.board.returned:
+            self.irregularities.irregular("unseen_card_mucked", "muck", card)
+
+    # ---- exposed cards ------------------------------------------------------------------------------
+
+    def exposed_zone(self, card: str, zone: str) -> None:
+        """A card on the exposed zone during a hand (the deal's first card may start it)."""
+        hand = self.hand
+        if card in hand.retired or card in self.board.cards or card in self.board.burns or card in hand.mucked:
+            return  # already out of the play, or face up anyway
+        deal = hand.deal
+        owner = hand.owner.get(card)
+        if owner is not None:
+            self._exposure(card, owner, zone, in_flight=False)
+        elif deal.holds(card) is not None:
+            held = deal.holds(card)
+            deal.held.remove(held)
+            self._exposure(card, held.expected, zone, in_flight=True, counted=True)
+        elif not deal.complete:
+            self._exposure(card, deal.expected(), zone, in_flight=True)
+        else:
+            self.boxed_card(card, zone)
+
+    def exposed_command(self, seat: int | None) -> str | None:
+        """``exposed_card``: the dealer exposed the latest card of ``seat`` (or the one due to it); without a seat, a
+        boxed card. Returns why it was refused, or None."""
+        hand = self.hand
+        if self.exposed_by == "zone":
+            return "this table reports exposed cards on its exposed zone: place the card there"
+        if seat is None:
+            self.boxed_card(None, None)
+            return None
+        if not hand.in_hand:
+            return "no hand is running"
+        if hand.void:
+            return "the hand is void (misdeal): deal again"
+        place = hand.seats[seat]
+        if place.cards:
+            self._exposure(place.cards[-1], seat, None, in_flight=False)
+        elif not hand.deal.complete and hand.deal.expected() == seat:
+            self._exposure(None, seat, None, in_flight=True)
+        else:
+            return f"seat {seat} holds no card"
+        return None
+
+    def _exposure(self, card: str | None, seat: int | None, zone: str | None, in_flight: bool,
+                  counted: bool = False) -> None:
+        """The dealer exposed a card of the deal: ``in_flight`` before it reached ``seat`` (the seat it was due to),
+        otherwise after."""
+        hand = self.hand
+        deal = hand.deal
+        report = self.irregularities.report
+        cards = [card] if card else []
+        seats = [seat] if seat is not None else []
+        if (deal.complete or deal.learning) and hand.after_deal and not in_flight:  # flashed after the deal: it plays
+            report("hole_card_exposed", PLAY_ON, seats=seats, cards=cards, zone=zone,
+                   rules=["PP Irregularities 12", "PP Irregularities 14"], extra={"during_deal": False})
+            return
+        if in_flight:
+            position = deal.positions.get(card, deal.position) if counted and card else deal.position
+            if not counted:
+                deal.position += 1
+            if card:
+                deal.positions.setdefault(card, position)
+        else:
+            position = deal.positions.get(card, 0) if card else 0
+        deal.exposed += 1
+        if card:
+            hand.retired[card] = "exposed"
+            if not in_flight and seat is not None:
+                hand.seats[seat].cards.remove(card)
+                hand.owner.pop(card, None)
+        extra = {"during_deal": True, "position": position + 1}
+        if position <= 1 or deal.exposed >= 2:
+            code = "first_cards_exposed" if position <= 1 else "cards_exposed"
+            ruling, rules = self.dealing.misdeal_or(PLAY_ON)
+            ident = report(code, ruling, seats=seats, cards=cards, zone=zone, rules=rules, extra=extra)
+            if ruling == MISDEAL:
+                self.dealing.misdeal(code, self.irregularities.rules_of(ident), ident)
+                return
+            # substantial action (it cannot happen before the deal is over): the card is replaced as below
+        replace_now = self.profile.exposed_hole_card == EXPOSED_REPLACE_NOW
+        if seat is not None and not deal.learning:  # a learning deal is taken as dealt
+            if replace_now:
+                if not in_flight:
+                    deal.queue.insert(0, seat)
+            else:
+                if in_flight and seat in deal.queue:
+                    deal.queue.remove(seat)
+                deal.queue.append(seat)
+        if position <= 1 or deal.exposed >= 2:
+            return
+        report("hole_card_exposed", REPLACE_CARD if replace_now else BURN_CARD, seats=seats, cards=cards,
+               zone=zone, rules=[self.profile.cite("exposed_hole_card")], extra=extra)
+
+    # ---- boxed cards --------------------------------------------------------------------------------
+
+    def boxed_card(self, card: str | None, zone: str | None) -> None:
+        """A card found face up in the deck: not used, replaced by the next card (PP Irregularities 7); two in
+        one deal are a misdeal (PP Misdeals 1c)."""
+        hand = self.hand
+        self.boxed += 1
+        if card and hand.in_hand:
+            hand.retired[card] = "boxed"
+        ruling, rules = REPLACE_CARD, []
+        if hand.in_hand and not hand.void and self.boxed >= 2:
+            ruling, rules = self.dealing.misdeal_or(REPLACE_CARD)
+        ident = self.irregularities.report("boxed_card", ruling, seats=[], cards=[card] if card else [], zone=zone,
+                                           rules=rules, extra={"count": self.boxed})
+        if ruling == MISDEAL:
+            self.dealing.misdeal("boxed_card", self.irregularities.rules_of(ident), ident)

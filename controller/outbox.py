@@ -1,0 +1,37 @@
+"""The outbox: where every part of the controller puts the events it makes, numbered in the order they happen.
+
+One outbox per table. The part that takes an input stamps it with the input's time (``now``) and the hand it belongs
+to (``hand``); every ``emit`` then makes the next ``DomainEvent`` (``seq`` one higher than the last) and the input's
+caller takes the events out (``take``). Because every part emits into the same outbox, the stream has one ``seq``
+and the order of the events is the order in which the parts acted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.domain import DomainEvent
+
+CURRENT = object()  # ``emit(hand=CURRENT)``: the outbox's hand
+
+
+class Outbox:
+    def __init__(self) -> None:
+        self.seq = 0  # the number of the latest event
+        self.now = 0.0  # the table time of the input being handled (monotonic, docs/events.md)
+        self.hand: int | None = None  # the hand the events belong to (None between the table's first hands)
+        self._events: list[DomainEvent] = []
+
+    def emit(self, type_: str, public: dict[str, Any], secret: dict[str, Any] | None = None, *,
+             t: float | None = None, hand: Any = CURRENT) -> DomainEvent:
+        """Number and keep one event; ``t`` and ``hand`` default to the input's."""
+        self.seq += 1
+        event = DomainEvent(self.seq, type_, self.now if t is None else t, self.hand if hand is CURRENT else hand,
+                            public, secret or {})
+        self._events.append(event)
+        return event
+
+    def take(self) -> list[DomainEvent]:
+        """The events emitted since the last ``take``, oldest first."""
+        events, self._events = self._events, []
+        return events

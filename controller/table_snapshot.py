@@ -1,0 +1,52 @@
+"""The card controller's picture as plain data: the snapshot the daemon publishes (hole and burn cards only on the
+secure branch) and the checkpoint a hand's end leaves for the next hand (``rfid_table.checkpoint``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from controller.table import TableController
+
+
+def checkpoint_state(table: TableController) -> dict[str, Any]:
+    """What carries over from one hand to the next, as JSON (the hand's own state starts afresh)."""
+    return {"seq": table.seq, "hand": table.hand, "now": table.now, "button": table.button,
+            "next_button": table.next_button,
+            "eligible": None if table.eligible is None else list(table.eligible),
+            "next_players": None if table.next_players is None else list(table.next_players),
+            "deck_id": table.deck_id, "on_table": table.on_table(),
+            "readers": {name: {"link": state["link"], "faulted_antennas": list(state["faulted_antennas"])}
+                        for name, state in table.readers.items()}}
+
+
+def snapshot(table: TableController, secure: bool) -> dict[str, Any]:
+    """The table as it is now; hole and burn cards only when ``secure``."""
+    seats = []
+    for n, place in table.seats.items():
+        entry: dict[str, Any] = {"seat": n, "cards": len(place.cards), "folded": place.folded}
+        if secure:
+            entry["hole_cards"] = list(place.cards)
+        seats.append(entry)
+    deal = table.deal
+    players = deal.order if table.in_hand and deal.order is not None else table.eligible
+    snap: dict[str, Any] = {
+        "table": table.setup.table_id,
+        "seq": table.seq,
+        "t": round(table.now, 3),
+        "hand": table.hand if table.hand else None,
+        "phase": table.phase(),
+        "seats": seats,
+        "board": list(table.board),
+        "burns": len(table.burns),
+        "mucked": len(table.mucked),
+        "readers": {name: dict(state) for name, state in table.readers.items()},
+        "deck": table.deck_id,
+        "button": deal.button if table.in_hand else table.button,
+        "players": sorted(players) if players is not None else None,
+        "misdeal": table.void,
+        "irregularities": [p.public() for p in table.pending.values()],
+    }
+    if secure:
+        snap["burn_cards"] = list(table.burns)
+    return snap

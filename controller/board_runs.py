@@ -62,6 +62,14 @@ class BoardRuns:
     def agree(self, runs: int, first_board: int) -> str | None:
         """The players agreed to run the rest of the board ``runs`` times with ``first_board`` cards dealt.
         Returns why not, or None."""
+        refusal = self.refusal(runs, first_board)
+        if refusal is None:
+            self.runs, self.shared = runs, first_board
+            self.later = [LaterBoard(n) for n in range(2, runs + 1)]
+        return refusal
+
+    def refusal(self, runs: int, first_board: int) -> str | None:
+        """Why the board cannot be run ``runs`` times with ``first_board`` cards dealt, or None."""
         if self.double_board:
             return "a double board is not run more than once at this table"
         if self.runs > 1:
@@ -70,8 +78,6 @@ class BoardRuns:
             return f"a hand is run twice or three times, not {runs} times"
         if first_board >= 5:
             return "the board is complete: the players agree before the rest of the board is dealt"
-        self.runs, self.shared = runs, first_board
-        self.later = [LaterBoard(n) for n in range(2, runs + 1)]
         return None
 
     def _size(self) -> int:

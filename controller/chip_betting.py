@@ -327,8 +327,8 @@ class ChipBetting:
             self._last_card_at = t
         elif type_ == "board_corrected":  # the floor's pick of a burn card (TDA 39): the board as it is now
             self._board = list(public["board"])
-        elif type_ == "board_card" and public.get("board", 1) > 1:  # a later run's or the second board's card
-            self._later_boards.setdefault(public["board"], []).append(public["card"])
+        elif type_ == "board_card" and public.get("board_number", 1) > 1:  # a later run's or the second board's
+            self._later_boards.setdefault(public["board_number"], []).append(public["card"])
         elif type_ == "board_card":
             self.start_if_dealt(t, emit)
             self._board.append(public["card"])
@@ -530,11 +530,15 @@ class ChipBetting:
         hand = self.hand
         if hand is None or self._hand_ended:
             return "no hand is being played"
-        if hand.status != "showdown" or len(hand.live_seats) < 2:
+        able = [s for s in hand.live_seats if not hand.is_all_in(s)]  # players with chips left to bet
+        over = hand.status == "showdown" or (hand.status == "betting" and hand.round_complete() and len(able) <= 1)
+        if not over or len(hand.live_seats) < 2:
             return "players can still act: a hand is run twice only when no more action is possible (CA Actions 8a)"
         if len(self._board) >= 5 or self._later_boards:
             return "the board is already dealt: the players agree before the rest of the board is dealt"
-        count = len(hand.pots())
+        # the pots once this street's bets are in: a side pot above each all-in level (at most)
+        levels = {hand.seat_state(s)["committed"] for s in hand.live_seats if hand.is_all_in(s)}
+        count = max(len(hand.pots()), len(levels) + (1 if len(levels) < len(hand.live_seats) else 0))
         if pots is not None and any(not 0 <= p < count for p in pots):
             return f"the hand has {count} pot(s): 0 is the main pot, 1 the first side pot"
         self.runs = (runs, tuple(sorted(set(pots))) if pots is not None else None)

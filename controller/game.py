@@ -140,6 +140,12 @@ class GameController:
             return self._level_command(command, t)
         if name == "bomb_pot":
             return self._bomb_pot_command(command, t)
+        if name == "run_it":  # the board's part (controller.board_runs), then the betting's: no more action possible
+            refusal = self.cards.run_it_refusal(command["times"])
+            if refusal is None and self.betting is not None:
+                refusal = self.betting.agree_runs(command["times"], command.get("pots"))
+            if refusal is not None:
+                return [], refusal
         if name in ("seat_player", "clear_seat"):
             return self._seat_command(command, t)
         if name in ("confirm", "override") and command.get("irregularity") in self.floor_waits:

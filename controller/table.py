@@ -48,6 +48,7 @@ from typing import Any, Mapping
 
 from controller import table_snapshot
 from controller.board import Board, BettingProgress
+from controller.board_runs import RUN_RULES
 from controller.deal_rulings import DealRulings
 from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, Deal, next_seat
 from controller.decks import Decks
@@ -101,6 +102,8 @@ class TableSetup:
     # A tournament's level schedule (controller.levels), and the level the table starts at; () in a cash game.
     levels: tuple[Level, ...] = ()
     start_level: int = 1
+    double_board: bool = False  # two boards every hand (CA GR 14.1)
+    max_players: int = 10  # the most players dealt in (CA GR 15 by variant: controller.player_limits)
 
 
 class _TableProgress:
@@ -148,7 +151,8 @@ class TableController:
         progress = _TableProgress(self)
         self.irregularities = Irregularities(self.out, self.profile)
         self.cards = HandCards(setup.seats, self._plan(), self.button)
-        self.community = Board(self.out, self.irregularities, self.cards, progress, self.profile)
+        self.community = Board(self.out, self.irregularities, self.cards, progress, self.profile,
+                               double_board=setup.double_board)
         self.dealing = DealRulings(self.out, self.irregularities, self.cards, self.community, progress, self.profile,
                                    setup.hole_cards, folds_are_the_action=betting is None)
         self.out_of_play = OutOfPlay(self.out, self.irregularities, self.cards, self.community, self.dealing,
@@ -290,8 +294,9 @@ class TableController:
             if not self.in_hand:
                 self._start_hand()
             self.dealing.seat_card(card, seat, event.zone)
-        elif kind == "board":
-            self.dealing.board_card(card)
+        elif kind in ("board", "board2"):
+            if not self.community.later_board(card, kind):  # a later run's or the second board's card
+                self.dealing.board_card(card)
         elif kind == "burn":
             if self.community.burn(card):
                 self.dealing.close_soon()  # the dealer burns for the flop: the deal is over
@@ -389,8 +394,9 @@ class TableController:
             self.dealing.close()
         self.watch.audit()
         live = self.cards.live_seats()
-        self.out.emit("hand_ended", {"board": list(self.board), "live_seats": live,
-                                     "folded_seats": self.cards.folded_seats()},
+        boards = self.community.boards()
+        self.out.emit("hand_ended", {"board": list(self.board), **({"boards": boards} if len(boards) > 1 else {}),
+                                     "live_seats": live, "folded_seats": self.cards.folded_seats()},
                       {"hole_cards": {str(s): list(self.seats[s].cards) for s in live}})
         for ident in self.irregularities.of_hand(self.hand):
             self.irregularities.resolved(ident, "hand_ended")
@@ -481,6 +487,23 @@ class TableController:
         self.out.emit("seats_set", {"seats": list(players), "applies_to_hand": self.hand + 1, **by})
         return None
 
+    def run_it_refusal(self, times: int) -> str | None:
+        """Why the board cannot be run ``times`` times now (the card controller's part), or None."""
+        if not self.in_hand or self.void:
+            return "no hand is running"
+        return self.community.runs.refusal(times, len(self.board))
+
+    def _run_it(self, command: dict[str, Any], by: dict) -> str | None:
+        """``run_it``: all players agreed to deal the rest of the board ``times`` times (CA Actions 8), for
+        ``pots`` (CA Actions 8e; the betting layer checks that no more action is possible)."""
+        refusal = self.community.runs.agree(command["times"], len(self.board)) if self.in_hand else \
+            "no hand is running"
+        if refusal is not None:
+            return refusal
+        self.out.emit("run_it_agreed", {"runs": command["times"], "pots": command.get("pots"),
+                                        "shared": len(self.board), **by, "rules": list(RUN_RULES)})
+        return None
+
     def _new_hand(self, command: dict[str, Any], by: dict) -> str | None:
         self.out.emit("new_hand", {**by})
         return None
@@ -525,6 +548,7 @@ class TableController:
     _COMMANDS = {"select_deck": _select_deck, "declare": _declare, "misdeal": _misdeal_command,
                  "exposed_card": _exposed_command, "confirm": _floor, "override": _floor, "floor_pick": _floor,
                  "set_button": _set_button, "seats": _seats, "new_hand": _new_hand, "floor_call": _floor_call,
+                 "run_it": _run_it,
                  "undo": _not_available, "start_clock": _not_available, "time_bank": _not_available}
 
     # ---- checkpoints and the snapshot ---------------------------------------------------------------

@@ -156,6 +156,8 @@ class TableConfig:
             missing_card_s=self.missing_card_s,
             levels=self.game.levels,
             start_level=self.game.start_level,
+            double_board=self.game.double_board,
+            max_players=self.game.max_players,
         )
 
 

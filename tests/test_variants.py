@@ -8,23 +8,52 @@ import pytest
 from controller.chip_betting import BettingSetup
 from controller.game import GameController
 from controller.table import TableSetup
+from hal.zones import ZoneTracker
+from sim.field import TableField
+from sim.replay import CARD_DEBOUNCE, PILE_DEBOUNCE, PerfectReader
 from test_rulings import Table, of
 
 pytest.importorskip("phevaluator")
 
 
 class VariantTable(Table):
-    """The rulings' table dealing ``variant`` (a key of controller.betting.VARIANTS) with ``hole_cards`` each."""
+    """The rulings' table dealing ``variant`` (a key of controller.betting.VARIANTS) with ``hole_cards`` each; with
+    ``board2``, a second board antenna."""
 
-    def __init__(self, variant: str, hole_cards: int, players=(1, 2, 3, 4, 5), button: int = 5, **betting):
+    def __init__(self, variant: str = "NLHE", hole_cards: int = 2, players=(1, 2, 3, 4, 5), button: int = 5,
+                 stack: int = 5000, board2: bool = False, double_board: bool = False, missing_card_s: float = 10.0):
         super().__init__(players=players, button=button)
+        if board2:
+            self.zones["board2"] = ("main", 35)
+            self.field = TableField(self.zones)
+            self.reader = PerfectReader("main", 35, self.field)
+            self.tracker = ZoneTracker({a: z for z, a in self.zones.items()},
+                                       {z: PILE_DEBOUNCE if z.endswith((".bets", ".stack")) or z in ("pot", "muck")
+                                        else CARD_DEBOUNCE for z in self.zones})
         self.controller = GameController(
             TableSetup("variants", 10, self.deck, decks={"A": self.deck}, deck_id="A", players=tuple(players),
-                       button=button, hole_cards=hole_cards),
-            BettingSetup(variant=variant, small_blind=50, big_blind=100, chip_set="test", **betting,
+                       button=button, hole_cards=hole_cards, double_board=double_board,
+                       missing_card_s=missing_card_s),
+            BettingSetup(variant=variant, small_blind=50, big_blind=100, chip_set="test", double_board=double_board,
                          chips={uid: value for value, uids in self.rack.items() for uid in uids}))
         self.players = tuple(players)
-        self.command("set_stacks", stacks={str(s): 5000 for s in players})
+        self.command("set_stacks", stacks={str(s): stack for s in players})
+
+    def deal_hands(self, hands: dict[int, str]) -> None:
+        """Pitch ``hands`` (seat → its cards, space-separated) round by round from the seat left of the button."""
+        order = [s for s in self.players if s > self.controller.cards.button] + \
+                [s for s in self.players if s <= self.controller.cards.button]
+        for rnd in range(len(next(iter(hands.values())).split())):
+            for seat in order:
+                card = hands[seat].split()[rnd]
+                self.hole.setdefault(seat, []).append(card)
+                self.card(f"seat{seat}.cards", card, seconds=0.1)
+        self.run(0.6)
+
+    def street(self, burn: str, cards: str, zone: str = "board") -> None:
+        self.card("burn", burn)
+        for card in cards.split():
+            self.card(zone, card)
 
 
 def test_seven_card_omaha_is_dealt_seven_cards_and_pays_the_hand_of_two_hole_and_three_board_cards():
@@ -32,27 +61,236 @@ def test_seven_card_omaha_is_dealt_seven_cards_and_pays_the_hand_of_two_hole_and
     calls the big blind and checks to the river. The board has four spades: seat 3's one spade in hand makes no
     Omaha flush (exactly two hole cards), seat 4's two spades do and win the 500."""
     table = VariantTable("PLO7", 7)
-    hands = {1: "2h 3h 4d 5d 6c 7c 8h", 2: "9h Th Jd Qd 2d 3d 4c", 3: "As Kh Kd Kc Qh 5h 6h",
-             4: "4s 5s 7h 7d 8c 8d 9c", 5: "Ah Ad Ac Qc Tc Jc Jh"}
-    order = [1, 2, 3, 4, 5]
     table.blinds()
-    for rnd in range(7):  # the dealer pitches the cards round by round from the seat left of the button
-        for seat in order:
-            card = hands[seat].split()[rnd]
-            table.hole.setdefault(seat, []).append(card)
-            table.card(f"seat{seat}.cards", card, seconds=0.1)
-    table.run(0.6)
+    table.deal_hands({1: "2h 3h 4d 5d 6c 7c 8h", 2: "9h Th Jd Qd 2d 3d 4c", 3: "As Kh Kd Kc Qh 5h 6h",
+                      4: "4s 5s 7h 7d 8c 8d 9c", 5: "Ah Ad Ac Qc Tc Jc Jh"})
     assert [e.public["count"] for e in of(table.events, "card_dealt") if e.public["seat"] == 1] == list(range(1, 8))
     assert not of(table.events, "irregular_card")
     for seat in (3, 4, 5):
         table.chips(seat, 100)
     table.chips(1, 25, 25)
-    for burn, cards in (("6s", ("2s", "7s", "9s")), ("8s", ("Js",)), ("Ts", ("3c",))):
-        table.card("burn", burn)
-        for card in cards:
-            table.card("board", card)
+    table.street("6s", "2s 7s 9s")
+    table.street("8s", "Js")
+    table.street("Ts", "3c")
     table.field.clear()
     table.run(3.0)
     [showdown] = of(table.events, "showdown")
     assert showdown.public["payouts"] == {"4": 500}
     assert not of(table.events, "irregular_card") and not of(table.events, "bet_ruling")
+
+
+# ---- run it twice (CA Actions 8) -------------------------------------------------------------------------------
+
+def heads_up_all_in(board2: bool = False) -> VariantTable:
+    """Heads-up, seat 2 on the button posts the small blind: both all-in for 1000 before the flop, seat 1 with
+    kings, seat 2 with queens."""
+    table = VariantTable(players=(1, 2), button=2, stack=1000, board2=board2)
+    table.chips(2, 25, 25)
+    table.chips(1, 100)
+    table.deal_hands({1: "Ks Kd", 2: "Qs Qd"})
+    table.command("declare", seat=2, declaration="all_in")
+    table.chips(2, 500, 100, 100, 100, 100, 25, 25)
+    table.chips(1, 500, 100, 100, 100, 100)
+    assert table.betting()["to_act"] is None and table.betting()["pot"] == 2000
+    return table
+
+
+RUN_1, RUN_2 = ("5h", "2c 7h 9d", "6h", "3s", "8h", "4h"), ("Th", "Qh 7c 9s", "Jh", "3d", "Ah", "4c")
+
+
+def run_out(table: VariantTable, burns_and_cards, zone: str = "board") -> None:
+    burn1, flop, burn2, turn, burn3, river = burns_and_cards
+    table.street(burn1, flop, zone)
+    table.street(burn2, turn, zone)
+    table.street(burn3, river, zone)
+
+
+def showdown_of(table: VariantTable):
+    table.field.clear()
+    table.run(3.0)
+    [showdown] = of(table.events, "showdown")
+    return showdown
+
+
+def test_a_hand_run_twice_on_one_board_antenna_pays_each_run_half_the_pot():
+    """CA Actions 8: "the entire board can be dealt twice if a.) no more action is possible, b.) all players declare
+    themselves clearly". The dealer deals the first run whole, then the second on the same antenna: the table tells
+    them apart by count (a run is complete before the next begins). Kings win the first run, the queens' set the
+    second: 1000 each."""
+    table = heads_up_all_in()
+    [agreed] = of(table.command("run_it", times=2), "run_it_agreed")
+    assert agreed.public["runs"] == 2 and agreed.public["pots"] is None and agreed.public["shared"] == 0
+    run_out(table, RUN_1)
+    run_out(table, RUN_2)
+    second = [e.public for e in table.events if e.type == "board_card" and e.public.get("board_number") == 2]
+    assert [(c["card"], c["position"], c["street"]) for c in second] == [
+        ("Qh", 1, "flop"), ("7c", 2, "flop"), ("9s", 3, "flop"), ("3d", 4, "turn"), ("4c", 5, "river")]
+    assert not of(table.events, "irregular_card")
+    showdown = showdown_of(table)
+    assert showdown.public["payouts"] == {"1": 1000, "2": 1000} and showdown.public["runs"] == 2
+    assert showdown.public["boards"] == [RUN_1[1].split() + [RUN_1[3], RUN_1[5]],
+                                         RUN_2[1].split() + [RUN_2[3], RUN_2[5]]]
+    [history] = of(table.events, "hand_history")
+    text = history.secret["pokerstars_complete"]
+    assert "*** SECOND FLOP *** [Qh 7c 9s]" in text and "Hand was run twice" in text
+    assert history.secret["ohh_complete"]["ohh"]["flags"] == ["Run_It_Twice"]
+
+
+def test_a_hand_run_twice_from_the_flop_shares_the_flop_and_may_use_a_second_board_antenna():
+    """The runs after the flop share it; the second run's turn and river lie on the second board antenna, dealt
+    while the first run is still being completed."""
+    table = VariantTable(players=(1, 2), button=2, stack=1000, board2=True)
+    table.chips(2, 25, 25)
+    table.chips(1, 100)
+    table.deal_hands({1: "Ks Kd", 2: "Qs Qd"})
+    table.chips(2, 25, 25)  # the small blind completes, the big blind checks on the flop's first card
+    table.street("5h", "2c 7h 9d")
+    table.command("declare", seat=1, declaration="all_in")
+    table.chips(1, 500, 100, 100, 100, 100)
+    table.chips(2, 500, 100, 100, 100, 100)
+    [agreed] = of(table.command("run_it", times=2), "run_it_agreed")
+    assert agreed.public["shared"] == 3
+    table.card("burn", "6h")
+    table.card("board", "3s")  # the first run's turn
+    table.card("burn", "Th")
+    table.card("board2", "Qh")  # the second run's turn on its own antenna
+    table.card("burn", "8h")
+    table.card("board", "4h")
+    table.card("burn", "Jh")
+    table.card("board2", "4c")
+    assert not of(table.events, "irregular_card")
+    showdown = showdown_of(table)
+    assert showdown.public["boards"] == [["2c", "7h", "9d", "3s", "4h"], ["2c", "7h", "9d", "Qh", "4c"]]
+    assert showdown.public["payouts"] == {"1": 1000, "2": 1000}
+
+
+def test_running_twice_is_agreed_only_when_no_more_action_is_possible():
+    """CA Actions 8a: "no more action is possible"."""
+    table = VariantTable(players=(1, 2), button=2, stack=1000)
+    table.chips(2, 25, 25)
+    table.chips(1, 100)
+    table.deal_hands({1: "Ks Kd", 2: "Qs Qd"})
+    events, refusal = table.controller.handle_command({"command": "run_it", "times": 2, "role": "dealer",
+                                                       "user": "bob"}, table.t)
+    assert events == [] and "no more action is possible" in refusal
+
+
+def test_a_side_pot_run_twice_leaves_the_main_pot_to_the_first_run():
+    """CA Actions 8e: "If the main pot was not approved for Run It Twice but only for the side pot, the main pot may
+    not be used for Run It Twice in the showdown under any circumstances!" Seat 3 is all-in short (300): the main
+    pot of 900 goes by the first run, where seat 3's aces win; the side pot (1400) is split between the runs."""
+    table = VariantTable(players=(1, 2, 3), button=3, stack=1000)
+    table.command("set_stacks", stacks={"3": 300})
+    table.chips(1, 25, 25)
+    table.chips(2, 100)
+    table.deal_hands({1: "Ks Kd", 2: "Qs Qd", 3: "As Ad"})
+    table.command("declare", seat=3, declaration="all_in")
+    table.chips(3, 100, 100, 100)
+    table.command("declare", seat=1, declaration="all_in")
+    table.chips(1, 500, 100, 100, 100, 100, 25, 25)
+    table.chips(2, 500, 100, 100, 100, 100)
+    assert table.betting()["to_act"] is None and table.betting()["pot"] == 2300
+    [agreed] = of(table.command("run_it", times=2, pots=[1]), "run_it_agreed")
+    assert agreed.public["pots"] == [1]
+    run_out(table, RUN_1)
+    run_out(table, RUN_2)
+    showdown = showdown_of(table)
+    assert [p["amount"] for p in showdown.public["pots"]] == [900, 1400]
+    assert showdown.public["payouts"] == {"3": 900, "1": 700, "2": 700}
+    assert "CA Actions 8e" in showdown.public["pots"][0]["rules"]
+
+
+# ---- the burn cards reshuffled for a later run (CA GR 15.3; CA Actions 8e) -------------------------------------
+
+def again(table: VariantTable, zone: str, card: str, seconds: float = 0.25) -> list:
+    """A card the dealer had set aside (a burn card taken up to be reshuffled) placed on ``zone``."""
+    table.field.place(table.uid_of[card], zone)
+    return table.run(seconds)
+
+
+def all_in_before_the_flop(players: int, hole_cards: int, variant: str) -> tuple[VariantTable, list[str]]:
+    """``players`` seats dealt ``hole_cards`` each from the top of the deck; seats 1 (small blind) and 2 (big
+    blind, 200 each) go all-in, the others fold. Returns the table and the stub left, top first."""
+    seats = tuple(range(1, players + 1))
+    table = VariantTable(variant, hole_cards, players=seats, button=players, stack=200, missing_card_s=5.0)
+    table.chips(1, 25, 25)
+    table.chips(2, 100)
+    deck = list(table.stub)
+    hands = {s: " ".join(deck[(s - 1) * hole_cards:s * hole_cards]) for s in seats}
+    table.deal_hands(hands)
+    for seat in seats[2:]:
+        table.fold(seat)
+    table.command("declare", seat=1, declaration="all_in")
+    table.chips(1, 100, 25, 25)
+    table.chips(2, 100)
+    assert table.betting()["to_act"] is None and table.betting()["pot"] == 400
+    table.command("run_it", times=2)
+    return table, deck[players * hole_cards:]
+
+
+def test_eight_players_at_five_card_omaha_run_twice_reuse_the_four_burn_cards_without_an_irregularity():
+    """CA GR 15.3: "Burn / Flop / Burn / Turn / Burn / River / Burn / Flop 2 - after that, no more cards are
+    available and the the croupier/croupière shuffles the remaining 4 burn cards: Burn / Turn 2 / Burn / River 2."
+    40 cards dealt, the twelve left make the first board, four burns and the second flop; the four burn cards are
+    taken up and shuffled (off every antenna longer than the missing-card time), then one is burned again, one is
+    the second turn, one is burned, one is the second river: no duplicate, burn-on-board, missing-burn or missing
+    card."""
+    table, stub = all_in_before_the_flop(8, 5, "PLO5")
+    a, f1, f2, f3, b, turn, c, river, d, g1, g2, g3 = stub
+    assert len(stub) == 12
+    table.street(a, f"{f1} {f2} {f3}")
+    table.street(b, turn)
+    table.street(c, river)
+    table.street(d, f"{g1} {g2} {g3}")
+    for burn in (a, b, c, d):  # the dealer takes the burn cards up and shuffles them
+        table.field.remove(table.uid_of[burn])
+    table.run(6.0)
+    again(table, "burn", b)
+    again(table, "board", d)
+    again(table, "burn", a)
+    again(table, "board", c)
+    assert not of(table.events, "irregular_card"), [e.public for e in of(table.events, "irregular_card")]
+    reshuffled = [e.public for e in table.events if e.type == "board_card" and e.public.get("reshuffled")]
+    assert [(p["card"], p["board_number"], p["street"]) for p in reshuffled] == [(d, 2, "turn"), (c, 2, "river")]
+    showdown = showdown_of(table)
+    assert showdown.public["boards"][1] == [g1, g2, g3, d, c]
+    assert sum(showdown.public["payouts"].values()) == 400
+
+
+def test_nine_players_at_omaha_run_twice_reshuffle_the_three_burn_cards_with_the_stub():
+    """CA Actions 8e: "If cards have been dealt to nine players in Pot Limit Omaha and the board is required to be
+    dealt twice, the three burn cards with the remaining eight cards are shuffled again after the first regular board
+    before the second board can be dealt." The second board's flop and river hold two of the first board's burn
+    cards and the third is burned again."""
+    table, stub = all_in_before_the_flop(9, 4, "PLO")
+    a, f1, f2, f3, b, turn, c, river, *rest = stub
+    assert len(rest) == 8
+    table.street(a, f"{f1} {f2} {f3}")
+    table.street(b, turn)
+    table.street(c, river)
+    for burn in (a, b, c):
+        table.field.remove(table.uid_of[burn])
+    table.run(6.0)
+    table.card("burn", rest[0])
+    again(table, "board", b)
+    table.card("board", rest[1])
+    table.card("board", rest[2])
+    again(table, "burn", a)
+    table.card("board", rest[3])
+    table.card("burn", rest[4])
+    again(table, "board", c)
+    assert not of(table.events, "irregular_card"), [e.public for e in of(table.events, "irregular_card")]
+    showdown = showdown_of(table)
+    assert showdown.public["boards"][1] == [b, rest[1], rest[2], rest[3], c]
+
+
+def test_a_later_run_without_a_burn_is_still_a_missing_burn():
+    """The reshuffle does not excuse a street of a later run dealt without its burn (DE 3: play goes on)."""
+    table = heads_up_all_in()
+    table.command("run_it", times=2)
+    run_out(table, RUN_1)
+    table.street(RUN_2[0], RUN_2[1])
+    table.card("board", RUN_2[3])  # the second turn without a burn
+    table.run(2.0)
+    [missing] = of(table.events, "irregular_card", "missing_burn")
+    assert missing.public["street"] == "turn" and missing.public.get("board_number") == 2

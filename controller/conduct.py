@@ -391,7 +391,7 @@ class ConductRules:
     # ---- the sensors --------------------------------------------------------------------------------
 
     def sensor(self, event: SensorEvent) -> list[RuleEvent]:
-        """A :class:`SensorEvent` from the table's GPIO (``rfid_table.table_gpio.GpioConsole``)."""
+        """A :class:`SensorEvent` from the table's GPIO (``rfid_table.service.table_gpio.GpioConsole``)."""
         if event.sensor == "presence":
             return self.presence(event.seat, event.active, event.t)
         if event.sensor == "device":

@@ -13,7 +13,7 @@ class DomainEvent:
     cannot contain it by construction.
 
     ``t`` is table time (monotonic, what every rule measures intervals on); ``wall`` is the room's clock at that
-    moment, stamped by the daemon (rfid_table.timebase). Subscribers see ``wall`` as ``t``; without a stamp
+    moment, stamped by the daemon (rfid_table.service.timebase). Subscribers see ``wall`` as ``t``; without a stamp
     (a bare controller in a test or a replay) they see the table time.
     """
 

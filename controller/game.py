@@ -104,7 +104,7 @@ class GameController:
         return self._conduct_after(self._cards_then_chips(lambda: self.cards.handle_device(event)), event.t)
 
     def handle_sensor(self, event: SensorEvent) -> list[DomainEvent]:
-        """A seat sensor changed (``rfid_table.table_gpio.GpioConsole``): the device and presence rules judge it."""
+        """A seat sensor changed (``rfid_table.service.table_gpio.GpioConsole``): the device and presence rules judge it."""
         out: list[DomainEvent] = []
         t = max(self._rules_t, event.t)
         self.cards.now = max(self.cards.now, event.t)
@@ -508,7 +508,7 @@ class GameController:
     def checkpoint_state(self) -> dict[str, Any]:
         """What carries over from this hand's end to the next hand, as JSON: numbering, button, players, deck,
         stacks, the tags lying on the table, the deck audit, the time banks, what the seat sensors show. Taken
-        between hands (``in_hand`` false); the journal keeps it with the hand's end (``rfid_table.checkpoint``),
+        between hands (``in_hand`` false); the journal keeps it with the hand's end (``rfid_table.service.checkpoint``),
         and another version of the program restarts from it, replaying the inputs since."""
         return {"seq": self.seq, "rules_t": self._rules_t if self._rules_t != float("-inf") else None,
                 "cards": self.cards.checkpoint_state(), "deck_audit": self.deck_audit.checkpoint_state(),

@@ -1,5 +1,5 @@
 """The card controller's picture as plain data: the snapshot the daemon publishes (hole and burn cards only on the
-secure branch) and the checkpoint a hand's end leaves for the next hand (``rfid_table.checkpoint``)."""
+secure branch) and the checkpoint a hand's end leaves for the next hand (``rfid_table.service.checkpoint``)."""
 
 from __future__ import annotations
 

@@ -1,27 +1,22 @@
-"""The ``rfid-table`` command."""
+"""The ``rfid-table`` command: its arguments, and which part runs each subcommand.
+
+The daemon's loop is :mod:`rfid_table.service.run`; the operator's tools are in :mod:`rfid_table.ops`, the
+developer's in :mod:`rfid_table.devtools`; each is imported only when its subcommand runs.
+"""
 
 import argparse
 import dataclasses
 import logging
 import sys
-import secrets
-import time
 from pathlib import Path
 
-from rfid_table.broker_login import PASSWORD_ENV, PASSWORD_HELP
-from rfid_table.config import EX_CONFIG, ConfigError, TableConfig, load_config
-from rfid_table.timebase import system_clock
+from rfid_table.ops.broker_login import PASSWORD_ENV, PASSWORD_HELP
+from rfid_table.config.table import EX_CONFIG, ConfigError, TableConfig, load_config
 
 DEMO_DEALER_ERRORS = 0.2  # a misdeal or an exposed card every couple of minutes of the demo
-RUN_PERIOD_S = 0.01  # how often the hardware loop polls the readers at the latest
-EX_JOURNAL = 65  # sysexits.h EX_DATAERR: the journal on disk is damaged, empty, or another table's
-EX_JOURNAL_DISK = 74  # sysexits.h EX_IOERR: the journal cannot be written (the disk is full); not restarted
 
 NEW_JOURNAL_HELP = ("an empty file at the journal's path becomes a new journal (without it the daemon refuses an "
                     "empty journal: the hand it held is gone, and someone should know why)")
-
-log = logging.getLogger("rfid_table")
-
 
 def _load_or_exit(path: str) -> TableConfig:
     try:
@@ -40,7 +35,7 @@ def _with_broker(config: TableConfig, args: argparse.Namespace) -> TableConfig:
 
 
 def cmd_check_config(args: argparse.Namespace) -> int:
-    from rfid_table.register import config_summary  # noqa: PLC0415
+    from rfid_table.ops.register import config_summary  # noqa: PLC0415
 
     if _is_chip_registry(args.file):
         return _check_chip_registry(args.file)
@@ -52,7 +47,7 @@ def cmd_check_config(args: argparse.Namespace) -> int:
 def _is_chip_registry(path: str) -> bool:
     """A file of [sets.ID] tables only: what register-chips writes, not a table configuration. Read with the
     configuration's own bounded reader, so a hostile file is refused here as it is there."""
-    from rfid_table.checker import parse_toml, read_config_text  # noqa: PLC0415
+    from rfid_table.config.checker import parse_toml, read_config_text  # noqa: PLC0415
 
     try:
         doc = parse_toml(path, read_config_text(path))
@@ -62,7 +57,7 @@ def _is_chip_registry(path: str) -> bool:
 
 
 def _check_chip_registry(path: str) -> int:
-    from rfid_table.registry import load_chip_registry  # noqa: PLC0415
+    from rfid_table.config.registry import load_chip_registry  # noqa: PLC0415
 
     how = (f"a table uses it with [chips] registry = \"{Path(path).name}\" and active_set = \"ID\"; "
            "'rfid-table check-config TABLE.toml' checks it together with that table's decks")
@@ -81,199 +76,19 @@ def _check_chip_registry(path: str) -> int:
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
-    from rfid_table.broker_login import EX_NOPERM, probe_login
-    from rfid_table import service
-    from rfid_table.daemon import StopFlag
-    from rfid_table.publisher import MqttPublisher
-    from rfid_table.simulate import SimOptions, SimulatedTable
+    from rfid_table.devtools.simulate import run_simulated  # noqa: PLC0415
 
-    config = _with_broker(_load_or_exit(args.config), args)
-    refusal = probe_login(config.mqtt)
-    if refusal:  # playing on would publish nothing, and look like success
-        print(f"rfid-table sim: {refusal} (user {config.mqtt.username or '(none)'} at {config.mqtt.host}:"
-              f"{config.mqtt.port}; [mqtt] of {args.config})", file=sys.stderr)
-        return EX_NOPERM
-    if args.delay is not None:  # a short broadcast delay for a trial of the overlay (docs/overlay.md)
-        if args.delay and not args.journal:
-            print("rfid-table sim: --delay needs --journal (the delayed feed is released from the journal)",
-                  file=sys.stderr)
-            return 2
-        config = dataclasses.replace(config, broadcast_delay_s=args.delay,
-                                     broadcast_equity=config.broadcast_equity or bool(args.delay))
-    options = SimOptions(hands=args.hands or None, seed=args.seed, speed=args.speed, pace_s=args.pace,
-                         players=args.players, link=args.link, noise=args.noise, faults_per_minute=args.faults,
-                         missed_read=args.missed_read, cross_read=args.cross_read, flicker=args.flicker,
-                         stack_limit=args.stack_limit, devices_per_hour=args.devices_per_hour,
-                         devices_per_hand=args.devices_per_hand, absences_per_hour=args.absences_per_hour,
-                         absences_per_hand=args.absences_per_hand, dealer_errors=args.dealer_errors,
-                         floor_answer_s=args.floor_answers)
-    journal = _open_journal(args.journal, config, args.new_journal) if args.journal else None
-    epoch = journal.epoch if journal is not None else secrets.token_hex(8)
-    publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch, journaled=journal is not None)
-    try:
-        table = SimulatedTable(config, options, publisher, journal)
-    except ValueError as exc:
-        print(f"rfid-table sim: {exc}", file=sys.stderr)
-        return 2
-    stop = StopFlag()
-    stop.install()
-    log.info("simulated table %r: %s hands, seed %s, speed %s, publishing to %s:%s", config.table_id,
-             args.hands or "endless", args.seed, args.speed or "max", config.mqtt.host, config.mqtt.port)
-    clock = system_clock()
-    if journal is not None:
-        clock.resume(journal)
-        _restore_or_exit(table.pipeline, args.journal, clock.now())
-    service.settle_heap_for_steady_loop()
-    publisher.start()
-    try:
-        if journal is not None:
-            table.pipeline.publish_backlog()
-        table.run(stop, publisher, clock)
-    finally:
-        publisher.stop()
-        if journal is not None:
-            _close_journal(journal, publisher)
-    log.info("done: %d hands", table.pipeline.controller.hand)
-    return 0
-
-
-def _open_journal(path: str, config: TableConfig, fresh: bool = False):
-    """The table's journal, checked; exits with a clear message (never a traceback) when it cannot be used."""
-    from rfid_table.journal import Journal, JournalRefused, JournalWriteFailed
-
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        print(f"rfid-table: cannot create the journal's directory for {path}: {exc.strerror}", file=sys.stderr)
-        raise SystemExit(EX_JOURNAL)
-    journal = Journal(path, retention_events=config.journal_retention, table_id=config.table_id, fresh=fresh,
-                      feeds=("public", "secure", "delayed") if config.broadcast_delay_s else ("public", "secure"))
-    try:
-        check = journal.open()
-    except JournalWriteFailed as exc:
-        print(f"rfid-table: {exc}. The table cannot start without writing its journal: free space on the journal's "
-              f"file system (df -h {Path(path).parent}), then start it again", file=sys.stderr)
-        raise SystemExit(EX_JOURNAL_DISK)
-    except JournalRefused as exc:
-        print(f"rfid-table: refusing the journal: {exc}", file=sys.stderr)
-        raise SystemExit(EX_JOURNAL)
-    if not check.ok:
-        print(f"rfid-table: the journal {path} failed its self-check; refusing to publish from it:\n  "
-              + "\n  ".join(check.problems), file=sys.stderr)
-        raise SystemExit(EX_JOURNAL)
-    return journal
-
-
-def _restore_or_exit(pipeline, path: str, now: float) -> None:
-    """The table restored from its journal at table time ``now``, or a clear message and EX_JOURNAL when no
-    checkpoint can be used."""
-    from rfid_table.checkpoint import CheckpointUnusable
-
-    try:
-        pipeline.restore(now)
-    except CheckpointUnusable as exc:
-        print(f"rfid-table: cannot restore the table from the journal {path}: {exc}", file=sys.stderr)
-        raise SystemExit(EX_JOURNAL)
-
-
-def _close_journal(journal, publisher) -> None:
-    """The broker's last acknowledgements into the journal, then close it."""
-    from rfid_table.journal import JournalWriteFailed
-
-    try:
-        for feed, seq in publisher.take_acknowledged().items():
-            journal.mark_delivered(feed, seq)
-    except JournalWriteFailed as exc:
-        log.error("%s: the last acknowledgements are not journaled; those events go out again at the next start", exc)
-    journal.close()
+    return run_simulated(_with_broker(_load_or_exit(args.config), args), args)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import select
+    from rfid_table.service.run import run_table  # noqa: PLC0415
 
-    from hal.readers import open_reader
-    from rfid_table import service
-    from rfid_table.daemon import StopFlag, TablePipeline, run_realtime
-    from rfid_table.publisher import MqttPublisher
-
-    config = _with_broker(_load_or_exit(args.config), args)
-    sim_readers = [r.name for r in config.readers.values() if r.backend == "sim"]
-    if sim_readers:
-        print(f"rfid-table run: reader(s) {', '.join(sim_readers)} use the simulated backend; "
-              f"run the simulated table with 'rfid-table sim --config {args.config}'", file=sys.stderr)
-        return EX_CONFIG
-    journal_path = args.journal or config.journal_path
-    journal = _open_journal(journal_path, config, args.new_journal) if journal_path else None
-    readers = [open_reader(r.name, r.backend, r.antennas, r.link) for r in config.readers.values()]
-    epoch = journal.epoch if journal is not None else secrets.token_hex(8)
-    publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch, journaled=journal is not None)
-    clock = system_clock()  # table time for every timer and the delay; the wall clock only stamps events
-    if journal is not None:
-        clock.resume(journal)
-    gpio = None
-    if config.gpio is not None:  # the seat sensors, console buttons and lights: [gpio] backend (rpi on the table)
-        from hal.gpio import GpioError
-        from rfid_table.table_gpio import TableGpio
-
-        try:
-            gpio = TableGpio(config.gpio, config.gpio.backend, clock=clock.now)
-        except GpioError as exc:
-            print(f"rfid-table run: [gpio]: {exc}", file=sys.stderr)
-            for reader in readers:
-                reader.close()
-            return EX_CONFIG
-    # group commits: the journal's fsync runs beside the loop, the steps that arrive meanwhile share the next one
-    pipeline = TablePipeline(config, readers, publisher, journal, gpio=gpio, group_commit=True)
-    stop = StopFlag()
-    stop.install()
-    if journal is not None:
-        service.status(f"table {config.table_id}: restoring the journal")
-        _restore_or_exit(pipeline, journal_path, clock.now())  # before anything new is published
-    service.settle_heap_for_steady_loop()
-    publisher.start(wait_s=5.0)
-    if journal is not None:
-        pipeline.publish_backlog()
-    log.info("table %r running: %d reader(s), publishing to %s:%s", config.table_id, len(readers),
-             config.mqtt.host, config.mqtt.port)
-    monitor = service.ServiceMonitor(config.table_id)  # $WATCHDOG_USEC, $RFID_TABLE_LINK_GRACE_S
-    service.ready(f"table {config.table_id}: running, {len(readers)} reader(s)")
-
-    def step(now: float, wall: float) -> None:
-        pipeline.step(now, wall)
-        # systemd's watchdog is fed while every reader link is up, or down for less than the grace period.
-        monitor.loop(time.monotonic(), {r.name: r.link.is_up for r in readers}, publisher.connected,
-                     f"hand {pipeline.controller.hand}")
-
-    def wait(timeout_s: float) -> None:
-        # Wake as soon as a reader sends bytes or the broker answers; otherwise at the next step.
-        fds = [r.link.transport.fileno() for r in readers if r.link.transport is not None]
-        fds.append(pipeline.writer.fileno() if pipeline.writer is not None else None)  # a commit has landed
-        sock = publisher.client.socket()
-        try:
-            select.select([fd for fd in fds if fd is not None] + ([sock] if sock else []),
-                          [sock] if sock and publisher.client.want_write() else [], [], timeout_s)
-        except (OSError, ValueError):  # a reader unplugged meanwhile: the link notices on its next poll
-            pass
-        publisher.service(0)
-
-    try:
-        run_realtime(step, RUN_PERIOD_S, stop, wait, clock)
-    finally:
-        service.stopping(f"table {config.table_id}: stopping")
-        pipeline.close_journal()  # what the writer still holds, on disk (published at the next start)
-        publisher.stop()
-        for reader in readers:
-            reader.close()
-        if gpio is not None:
-            gpio.close()  # the lights off, the pins released
-        if journal is not None:
-            _close_journal(journal, publisher)
-    log.info("stopped")
-    return 0
+    return run_table(_with_broker(_load_or_exit(args.config), args), args.config, args.journal, args.new_journal)
 
 
 def cmd_diag(args: argparse.Namespace) -> int:
-    from rfid_table.diag import diag
+    from rfid_table.ops.diag import diag
 
     config = _with_broker(_load_or_exit(args.config), args)
     settings = _with_login(config.mqtt, args, "diag")
@@ -282,7 +97,7 @@ def cmd_diag(args: argparse.Namespace) -> int:
 
 def _with_login(settings, args: argparse.Namespace, command: str):
     """The broker settings with the login of the command line (--username, --password-file, the environment)."""
-    from rfid_table.broker_login import LoginError, with_login  # noqa: PLC0415
+    from rfid_table.ops.broker_login import LoginError, with_login  # noqa: PLC0415
 
     try:
         settings = with_login(settings, args.username, args.password_file)
@@ -297,8 +112,8 @@ def _with_login(settings, args: argparse.Namespace, command: str):
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from rfid_table.config import MqttSettings
-    from rfid_table.watch import watch
+    from rfid_table.config.table import MqttSettings
+    from rfid_table.ops.watch import watch
 
     if args.config:
         config = _with_broker(_load_or_exit(args.config), args)
@@ -313,37 +128,37 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from rfid_table.demo import demo
+    from rfid_table.devtools.demo import demo
 
     return demo(args.config, args.hands, args.speed, args.seed, args.dealer_errors)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from rfid_table.bench import bench
+    from rfid_table.devtools.bench import bench
 
     return bench(args)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from rfid_table import replay  # noqa: PLC0415 (the replay loads the simulator only when asked)
+    from rfid_table.devtools import replay  # noqa: PLC0415 (the replay loads the simulator only when asked)
 
     return replay.run(args)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from rfid_table import export  # noqa: PLC0415
+    from rfid_table.ops import export  # noqa: PLC0415
 
     return export.run(args)
 
 
 def cmd_register_deck(args: argparse.Namespace) -> int:
-    from rfid_table.register import register_deck_command
+    from rfid_table.ops.register import register_deck_command
 
     return register_deck_command(args)
 
 
 def cmd_register_chips(args: argparse.Namespace) -> int:
-    from rfid_table.register import register_chips_command
+    from rfid_table.ops.register import register_chips_command
 
     return register_chips_command(args)
 
@@ -506,13 +321,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_register_chips)
 
     p = sub.add_parser("replay", help="play PHH hand histories on the simulated table and write what it read")
-    from rfid_table.replay import add_arguments as replay_arguments  # noqa: PLC0415
+    from rfid_table.devtools.replay import add_arguments as replay_arguments  # noqa: PLC0415
 
     replay_arguments(p)
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("export", help="write a journal's hands as Open Hand History or PokerStars-style text")
-    from rfid_table.export import add_arguments as export_arguments  # noqa: PLC0415
+    from rfid_table.ops.export import add_arguments as export_arguments  # noqa: PLC0415
 
     export_arguments(p)
     p.set_defaults(func=cmd_export)
@@ -547,11 +362,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["broker-setup"]:  # its own options, its own parser
-        from rfid_table import broker_setup
+        from rfid_table.ops import broker_setup
 
         return broker_setup.main(argv[1:])
     if argv[:1] == ["soak"]:  # its own options, its own parser
-        from rfid_table import soak
+        from rfid_table.devtools import soak
 
         return soak.main(argv[1:])
     args = build_parser().parse_args(argv)

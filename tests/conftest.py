@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from rfid_table.broker import PrivateBroker
-from rfid_table.config import MqttSettings, load_config
-from rfid_table.mqtt_client import make_client
+from rfid_table.ops.broker import PrivateBroker
+from rfid_table.config.table import MqttSettings, load_config
+from rfid_table.service.mqtt_client import make_client
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE_10 = ROOT / "config" / "table-10.toml"

@@ -30,11 +30,11 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.packettypes import PacketTypes
 
 from conftest import ROOT, TABLE_10
-from rfid_table.broker import PRIVATE_CONF, PrivateBroker
-from rfid_table.config import MqttSettings, load_config
-from rfid_table.journal import Journal
-from rfid_table.publisher import MqttPublisher
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.ops.broker import PRIVATE_CONF, PrivateBroker
+from rfid_table.config.table import MqttSettings, load_config
+from rfid_table.service.journal import Journal
+from rfid_table.service.publisher import MqttPublisher
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
 COMMAND = Path(sys.executable).with_name("rfid-table")
 RFID_TABLE = [str(COMMAND)] if COMMAND.exists() else [sys.executable, "-m", "rfid_table.cli"]

@@ -25,14 +25,14 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from conftest import TABLE_10
-from rfid_table.broker_setup import (CARDROOM_CONF, CardRoom, CardRoomBroker, SetupError, User, check_username,
+from rfid_table.ops.broker_setup import (CARDROOM_CONF, CardRoom, CardRoomBroker, SetupError, User, check_username,
                                      main, render_acl)
-from rfid_table.config import MqttSettings, load_config
-from rfid_table.daemon import StopFlag
-from rfid_table.diag import render
-from rfid_table.journal import Journal
-from rfid_table.publisher import MqttPublisher
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.config.table import MqttSettings, load_config
+from rfid_table.service.daemon import StopFlag
+from rfid_table.ops.diag import render
+from rfid_table.service.journal import Journal
+from rfid_table.service.publisher import MqttPublisher
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
 ROOT = Path(__file__).resolve().parents[1]
 P = "rfid-table"
@@ -522,7 +522,7 @@ def test_events_the_broker_refuses_stay_undelivered_in_the_journal_and_go_out_on
         return condition()
 
     try:
-        with caplog.at_level("ERROR", logger="rfid_table.publisher"):
+        with caplog.at_level("ERROR", logger="rfid_table.service.publisher"):
             assert publisher.start(), "the table could not log in"
             for card, seat in (("As", 1), ("Kd", 2), ("Qs", 1), ("Jd", 2)):
                 sim.field.place(uid[card], f"seat{seat}.cards")

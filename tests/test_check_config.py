@@ -371,7 +371,7 @@ def test_a_chip_registry_that_never_ends_is_refused_with_exit_78(tmp_path):
 
 
 def test_a_configuration_larger_than_the_limit_is_refused(tmp_path):
-    from rfid_table.checker import MAX_FILE_BYTES  # noqa: PLC0415
+    from rfid_table.config.checker import MAX_FILE_BYTES  # noqa: PLC0415
 
     path = write(tmp_path, SIXMAX + ("#" * 99 + "\n") * (MAX_FILE_BYTES // 100 + 1))
     result = check_config_bounded(path)

@@ -219,7 +219,7 @@ def test_undo_takes_back_a_push_read_as_a_call_and_the_chips_are_read_again_with
     assert undone[0].public["undone"] == [{"seq": call.seq, "seat": 3, "action": "call", "to": 100}]
     assert undone[0].public["next"] == 3 and undone[0].public["pot"] == 150  # seat 3 is to act again
     assert table.controller.snapshot(secure=False)["betting"]["to_act"] == 3
-    from rfid_table.watch import describe_event  # what the live view shows the floor
+    from rfid_table.ops.watch import describe_event  # what the live view shows the floor
     assert [describe_event({"type": e.type, **e.public}) for e in (call, undone[0])] == [
         "seat 3 calls 100", "undone by dealer/test: seat 3 call; seat 3 to act"]
     table.command({"command": "declare", "seat": 3, "declaration": "raise"})

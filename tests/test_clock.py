@@ -5,7 +5,7 @@ import pytest
 from controller.clock import ActionClock, ClockRefused, ClockSettings
 from controller.conduct import CHECK, HAND_DEAD, conduct_profile
 from hal.gpio import GpioInputs, GpioOutputs, SimulatedGpio
-from rfid_table.table_gpio import STATUS_PATTERNS, GpioConsole, TableLights, light_levels, show_lights
+from rfid_table.service.table_gpio import STATUS_PATTERNS, GpioConsole, TableLights, light_levels, show_lights
 from sim.conduct import simulated_pin_map
 
 

@@ -11,10 +11,10 @@ import dataclasses
 import pytest
 
 from conftest import ListSink
-from rfid_table.daemon import StopFlag, run_realtime
-from rfid_table.journal import Journal
-from rfid_table.simulate import SimOptions, SimulatedTable
-from rfid_table.timebase import TableClock
+from rfid_table.service.daemon import StopFlag, run_realtime
+from rfid_table.service.journal import Journal
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
+from rfid_table.service.timebase import TableClock
 
 DELAY_S = 20.0
 HOUR = 3600.0
@@ -171,7 +171,7 @@ def test_a_journal_of_the_previous_schema_opens_and_keeps_its_events(tmp_path):
     import sqlite3
 
     from controller.domain import DomainEvent
-    from rfid_table.journal import SCHEMA_VERSION, tick_input
+    from rfid_table.service.journal import SCHEMA_VERSION, tick_input
 
     path = tmp_path / "journal.db"
     with Journal(path) as journal:

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from conftest import ROOT
 from controller.game import GameController
-from rfid_table.commands import COMMANDS, CommandError, parse_command
-from rfid_table.config import load_config
+from rfid_table.service.commands import COMMANDS, CommandError, parse_command
+from rfid_table.config.table import load_config
 
 BASE = "rfid-table/main-1"
 SCHEMA = json.loads((ROOT / "schemas" / "command.schema.json").read_text())

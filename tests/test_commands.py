@@ -7,14 +7,14 @@ import time
 
 import pytest
 
-from rfid_table.commands import CommandGate, CommandRateLimit
-from rfid_table.config import MqttSettings
-from rfid_table.daemon import TablePipeline
-from rfid_table.diag import render
-from rfid_table.journal import Journal
-from rfid_table.mqtt_client import make_client
-from rfid_table.publisher import MqttPublisher
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.service.commands import CommandGate, CommandRateLimit
+from rfid_table.config.table import MqttSettings
+from rfid_table.service.daemon import TablePipeline
+from rfid_table.ops.diag import render
+from rfid_table.service.journal import Journal
+from rfid_table.service.mqtt_client import make_client
+from rfid_table.service.publisher import MqttPublisher
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
 BASE = "rfid-table/main-1"
 
@@ -163,7 +163,7 @@ def test_ten_thousand_malformed_commands_leave_the_daemon_running_and_the_state_
 # ---- the dealing commands, validated before the controller sees them (no broker needed) -----------------------
 
 def parse(payload, role: str = "floor", seats: int = 10):
-    from rfid_table.commands import parse_command
+    from rfid_table.service.commands import parse_command
 
     raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     return parse_command(f"{BASE}/commands/{role}/ann", raw, BASE, seats, ("A", "B"))
@@ -219,7 +219,7 @@ def test_the_dealing_and_console_commands_are_accepted(payload, role, args):
     ({"id": "1", "command": "new_hand", "seat": 1}, "dealer", "seat", "unknown field for new_hand"),
 ])
 def test_a_malformed_dealing_command_names_the_field_at_fault(payload, role, field, error):
-    from rfid_table.commands import CommandError
+    from rfid_table.service.commands import CommandError
 
     with pytest.raises(CommandError) as refused:
         parse(payload, role)
@@ -230,7 +230,7 @@ def test_the_command_schema_names_the_same_commands_fields_and_roles_as_the_tabl
     from jsonschema import Draft202012Validator
 
     from conftest import ROOT
-    from rfid_table.commands import COMMANDS
+    from rfid_table.service.commands import COMMANDS
 
     schema = json.loads((ROOT / "schemas" / "command.schema.json").read_text())
     assert schema["properties"]["command"]["enum"] == list(COMMANDS)
@@ -310,8 +310,8 @@ def test_a_retained_command_is_refused_and_never_executed_at_arrival_or_at_a_res
 
 def test_network_values_in_the_log_are_escaped_and_cannot_forge_a_line(table, console, caplog):
     send, replies = console
-    forged = "x\nERROR rfid_table.journal: journal corrupt"
-    with caplog.at_level("WARNING", logger="rfid_table.daemon"):
+    forged = "x\nERROR rfid_table.service.journal: journal corrupt"
+    with caplog.at_level("WARNING", logger="rfid_table.service.daemon"):
         send({"id": "l1", "command": "ping", forged: 1})
         # Mosquitto refuses control characters in a topic; a Unicode line separator gets through
         send({"id": "l2", "command": "reboot"}, user="eve\u2028ERROR forged")
@@ -319,7 +319,7 @@ def test_network_values_in_the_log_are_escaped_and_cannot_forge_a_line(table, co
     refusals = [r.getMessage() for r in caplog.records if "refused a command" in r.getMessage()]
     assert len(refusals) == 2, refusals
     assert all("\n" not in line and "\u2028" not in line for line in refusals)
-    assert "x\\nERROR rfid_table.journal: journal corrupt" in refusals[0]
+    assert "x\\nERROR rfid_table.service.journal: journal corrupt" in refusals[0]
     assert "eve\\u2028ERROR forged" in refusals[1]
 
 
@@ -420,7 +420,7 @@ def test_an_input_that_raises_is_skipped_counted_and_logged_once_and_the_table_g
         send({"id": "1", "command": "floor_call", "note": "before"})
         assert run_until(lambda: len(replies) == 1) and replies[0]["ok"]
         broken = {"id": "c1", "role": "dealer", "user": "console", "command": "set_button"}  # no seat
-        with caplog.at_level("ERROR", logger="rfid_table.daemon"):
+        with caplog.at_level("ERROR", logger="rfid_table.service.daemon"):
             sim.pipeline.submit(broken)
             sim.pipeline.submit({**broken, "id": "c2"})
             send({"id": "2", "command": "floor_call", "note": "after"})

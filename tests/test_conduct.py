@@ -17,7 +17,7 @@ from controller.conduct import (
 from controller.rules import PROFILES
 from hal.events import SensorEvent
 from hal.gpio import GpioInputs, SimulatedGpio
-from rfid_table.table_gpio import GpioConsole
+from rfid_table.service.table_gpio import GpioConsole
 from sim.conduct import ConductInjector, ConductSimOptions, Injection, simulated_pin_map
 
 

@@ -5,9 +5,9 @@ import dataclasses
 from collections import defaultdict
 
 from conftest import ROOT, TABLE_10
-from rfid_table.config import load_config
-from rfid_table.journal import Journal
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.config.table import load_config
+from rfid_table.service.journal import Journal
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
 TABLE_CHIPS = ROOT / "config" / "table-chips.toml"
 T0 = 1_800_000_000.0

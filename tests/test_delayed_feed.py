@@ -4,8 +4,8 @@ import dataclasses
 
 import pytest
 
-from rfid_table.journal import Journal
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.service.journal import Journal
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
 
 class RecordingSink:

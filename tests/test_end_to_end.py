@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import TABLE_10
-from rfid_table.daemon import StopFlag
-from rfid_table.publisher import MqttPublisher
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.service.daemon import StopFlag
+from rfid_table.service.publisher import MqttPublisher
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
 CARD = re.compile(r"^[2-9TJQKA][shdc]$")
 

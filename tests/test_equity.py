@@ -18,9 +18,9 @@ from controller.cards import FULL_DECK
 from controller.domain import DomainEvent
 from controller.equity import equity
 from controller.game import GameController
-from rfid_table.equity_worker import EquityWorker
-from rfid_table.journal import Journal, replay
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.service.equity_worker import EquityWorker
+from rfid_table.service.journal import Journal, replay
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
 
 def best(hole, board, omaha):

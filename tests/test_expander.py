@@ -47,11 +47,12 @@ from hal.gpio import (
     validate_pin_map,
 )
 from hal.zones import ZoneTracker
-from rfid_table.table_gpio import STATUS_PATTERNS, TableLights, show_lights
+from rfid_table.service.table_gpio import STATUS_PATTERNS, TableLights, show_lights
 from jsonschema import Draft202012Validator
 from rfid_table.cli import main
-from rfid_table.diag import DiagnosticsCollector, render
-from rfid_table.config import load_config
+from rfid_table.ops.diag import render
+from rfid_table.service.diagnostics import DiagnosticsCollector
+from rfid_table.config.table import load_config
 from test_conduct_daemon import Driven, of
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -38,11 +38,11 @@ from controller.histories import HandRecord
 from controller.ohh import to_ohh
 from controller.pokerstars import describe, to_pokerstars
 from controller.showdown import award
-from rfid_table.config import load_config
-from rfid_table.daemon import StopFlag
-from rfid_table.journal import Journal
-from rfid_table.publisher import MqttPublisher
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.config.table import load_config
+from rfid_table.service.daemon import StopFlag
+from rfid_table.service.journal import Journal
+from rfid_table.service.publisher import MqttPublisher
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from sim.handgen import random_hand
 
 pokerkit = pytest.importorskip("pokerkit")

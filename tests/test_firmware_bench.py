@@ -1,7 +1,7 @@
 """The reader figures of `rfid-table bench` come from the firmware on the modelled PN5180, and say what they mean."""
 
 from micropython_runtime import requires_micropython
-from rfid_table.bench_reader import CARD, CHIP, measure_dwell, measure_memory, report_lines
+from rfid_table.devtools.bench_reader import CARD, CHIP, measure_dwell, measure_memory, report_lines
 
 
 @requires_micropython

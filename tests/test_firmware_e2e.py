@@ -12,7 +12,7 @@ import pytest
 
 from conftest import ROOT
 from micropython_runtime import requires_micropython
-from rfid_table.config import load_config
+from rfid_table.config.table import load_config
 from sim.field import TableField
 from sim.pn5180 import ModelledReader, firmware_config
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from conftest import TABLE_6
 from micropython_runtime import requires_micropython
-from rfid_table.config import load_config
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.config.table import load_config
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
 COMMAND = Path(sys.executable).with_name("rfid-table")
 RFID_TABLE = [str(COMMAND)] if COMMAND.exists() else [sys.executable, "-m", "rfid_table.cli"]

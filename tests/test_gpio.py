@@ -31,7 +31,7 @@ from hal.gpio import (
     parse_pin_map,
     validate_pin_map,
 )
-from rfid_table.table_gpio import BUTTON_COMMANDS, STATUS_PATTERNS, GpioConsole, TableLights, light_levels, show_lights
+from rfid_table.service.table_gpio import BUTTON_COMMANDS, STATUS_PATTERNS, GpioConsole, TableLights, light_levels, show_lights
 
 ROOT = Path(__file__).resolve().parents[1]
 

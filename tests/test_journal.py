@@ -15,7 +15,7 @@ import pytest
 from controller import DomainEvent, TableController, TableSetup
 from controller.cards import FULL_DECK
 from hal.events import ZoneEvent
-from rfid_table.journal import (Checkpoint, Journal, JournalCorrupt, JournalError, _crc, journal_event,
+from rfid_table.service.journal import (Checkpoint, Journal, JournalCorrupt, JournalError, _crc, journal_event,
                                 journal_input, replay, tick_input, zone_input)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,7 +146,7 @@ def test_replay_reports_a_controller_that_disagrees_with_the_journal(path):
 WRITER = r"""
 import random, sys
 from controller.domain import DomainEvent
-from rfid_table.journal import Journal
+from rfid_table.service.journal import Journal
 
 journal = Journal(sys.argv[1], retention_events=200)
 check = journal.open()
@@ -464,8 +464,8 @@ def test_a_journal_event_replays_with_its_seq_and_is_found_at_the_next_start(pat
 def test_the_running_daemon_removes_delivered_events_past_the_retention(tmp_path):
     """[journal] retention_events bounds the file: once a minute the daemon removes the events every feed has had
     acknowledged beyond the newest retention_events; undelivered events always stay."""
-    from rfid_table.config import load_config
-    from rfid_table.simulate import SimOptions, SimulatedTable
+    from rfid_table.config.table import load_config
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
     config = load_config(Path(__file__).resolve().parent.parent / "config" / "table-6max.toml")
     journal = Journal(tmp_path / "journal.db", retention_events=20, feeds=("public", "secure"))
@@ -499,8 +499,8 @@ def test_a_restart_starts_from_the_last_hand_boundary_and_the_inputs_before_it_g
     """At each hand's end the controller is checkpointed; the retention then drops the inputs the checkpoint
     covers, so the journal and the restart time stay bounded, and a restart restores the same table. (The dealer
     takes two seconds to shuffle: the table is clear between hands, so each hand's end is a base checkpoint.)"""
-    from rfid_table.config import load_config
-    from rfid_table.simulate import SimOptions, SimulatedTable
+    from rfid_table.config.table import load_config
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
     config = load_config(Path(__file__).resolve().parent.parent / "config" / "table-chips.toml")
     path = tmp_path / "journal.db"
@@ -544,9 +544,9 @@ def test_a_checkpoint_of_another_program_version_is_never_unpickled_the_table_re
     deck audit...) and the hand in progress is rebuilt from its journaled inputs, to exactly the same table."""
     import base64
 
-    from rfid_table.checkpoint import STATE_VERSION
-    from rfid_table.config import load_config
-    from rfid_table.simulate import SimOptions, SimulatedTable
+    from rfid_table.service.checkpoint import STATE_VERSION
+    from rfid_table.config.table import load_config
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
     config = load_config(Path(__file__).resolve().parent.parent / "config" / "table-chips.toml")
     path = tmp_path / "journal.db"
@@ -599,9 +599,9 @@ def test_a_checkpoint_from_before_version_stamps_is_loaded_and_an_unloadable_one
     import pickle
     import sqlite3
 
-    from rfid_table.checkpoint import CheckpointUnusable
-    from rfid_table.config import load_config
-    from rfid_table.simulate import SimOptions, SimulatedTable
+    from rfid_table.service.checkpoint import CheckpointUnusable
+    from rfid_table.config.table import load_config
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
     config = load_config(Path(__file__).resolve().parent.parent / "config" / "table-6max.toml")
     path = tmp_path / "journal.db"

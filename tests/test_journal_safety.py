@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rfid_table.cli import main
-from rfid_table.journal import Journal, JournalRefused
+from rfid_table.service.journal import Journal, JournalRefused
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
 SIXMAX = (CONFIG / "table-6max.toml").read_text(encoding="utf-8")
@@ -170,8 +170,8 @@ class RecordingSink:
 
 
 def test_a_full_disk_mid_game_stops_publishing_says_so_and_carries_on_once_there_is_room(small_disk, caplog):
-    from rfid_table.config import load_config  # noqa: PLC0415
-    from rfid_table.simulate import SimOptions, SimulatedTable  # noqa: PLC0415
+    from rfid_table.config.table import load_config  # noqa: PLC0415
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable  # noqa: PLC0415
 
     config = load_config(CONFIG / "table-6max.toml")
     path = small_disk / "journal.db"
@@ -196,7 +196,7 @@ def test_a_full_disk_mid_game_stops_publishing_says_so_and_carries_on_once_there
         play(10)
         assert sink.live and pipeline.journal_state() == {"state": "ok"}
         filler = fill(small_disk)
-        with caplog.at_level("ERROR", logger="rfid_table.daemon"):
+        with caplog.at_level("ERROR", logger="rfid_table.service.daemon"):
             assert play(120, until=lambda: pipeline.journal_state()["state"] != "ok"), "the disk never filled"
             stuck_at = journal.last_seq()
             snapshots = sink.snapshots
@@ -206,7 +206,7 @@ def test_a_full_disk_mid_game_stops_publishing_says_so_and_carries_on_once_there
         assert sink.snapshots == snapshots
         assert pipeline.controller.seq > stuck_at + 5  # the table kept reading the cards
         assert table.gpio.outputs.status_shown == "journal_failing"
-        from rfid_table.diag import render  # noqa: PLC0415
+        from rfid_table.ops.diag import render  # noqa: PLC0415
 
         assert "JOURNAL CANNOT BE WRITTEN: cannot write the journal" in render(sink.diagnostics[-1], "online")
         state = sink.diagnostics[-1]["journal"]
@@ -218,7 +218,7 @@ def test_a_full_disk_mid_game_stops_publishing_says_so_and_carries_on_once_there
 
         filler.unlink()
         caplog.clear()
-        with caplog.at_level("WARNING", logger="rfid_table.daemon"):
+        with caplog.at_level("WARNING", logger="rfid_table.service.daemon"):
             assert play(5, until=lambda: pipeline.journal_state()["state"] == "ok")
         assert any("written again" in r.getMessage() for r in caplog.records)
         play(30)

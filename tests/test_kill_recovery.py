@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 
 from conftest import TABLE_6
-from rfid_table.config import load_config
-from rfid_table.journal import Journal
+from rfid_table.config.table import load_config
+from rfid_table.service.journal import Journal
 from sim.dealer import DealerSettings, SimDealer
 from sim.field import TableField
 from sim.firmware import FirmwareEmulator

@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from conftest import TABLE_6, TABLE_10
-from rfid_table.broker_setup import CardRoomBroker, main as broker_setup
+from rfid_table.ops.broker_setup import CardRoomBroker, main as broker_setup
 from rfid_table.cli import main
-from rfid_table.config import load_config
-from rfid_table.daemon import StopFlag
-from rfid_table.mqtt_client import make_client
-from rfid_table.publisher import MqttPublisher
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.config.table import load_config
+from rfid_table.service.daemon import StopFlag
+from rfid_table.service.mqtt_client import make_client
+from rfid_table.service.publisher import MqttPublisher
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
 PASSWORDS = {"table-main-1": "table pw", "floor-1": "floor pw"}
 
@@ -69,7 +69,7 @@ class Floor:
     """The floor's subscriber, over TLS with the room's CA."""
 
     def __init__(self, broker: CardRoomBroker, ca: Path):
-        from rfid_table.config import MqttSettings
+        from rfid_table.config.table import MqttSettings
 
         self.messages: list[tuple[str, bytes]] = []
         self.ready = threading.Event()
@@ -123,7 +123,7 @@ def test_a_client_certificate_is_presented_with_its_key(room):
 
 def test_a_broker_certificate_from_another_ca_or_for_another_host_is_refused(room, caplog):
     work, directory, broker = room
-    caplog.set_level(logging.WARNING, logger="rfid_table.publisher")
+    caplog.set_level(logging.WARNING, logger="rfid_table.service.publisher")
     wrong_ca = load_config(table_file(work, broker.tls_port, tls_ca_file="other-ca.crt"))
     publisher = MqttPublisher(wrong_ca.mqtt, wrong_ca.table_id, epoch="tls")
     assert not publisher.start(wait_s=1.0)
@@ -146,7 +146,7 @@ def test_a_broker_certificate_from_another_ca_or_for_another_host_is_refused(roo
 
 def test_tls_to_a_plain_listener_says_so(room, caplog):
     work, directory, broker = room
-    caplog.set_level(logging.WARNING, logger="rfid_table.publisher")
+    caplog.set_level(logging.WARNING, logger="rfid_table.service.publisher")
     config = load_config(table_file(work, broker.mqtt_port, tls_ca_file=str(directory / "ca.crt")))
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch="tls")
     assert not publisher.start(wait_s=1.0)

@@ -8,11 +8,11 @@ import tomllib
 
 import pytest
 
-from rfid_table.config import MqttSettings, load_config
-from rfid_table.journal import Journal
-from rfid_table.mqtt_client import make_client
-from rfid_table.publisher import MqttPublisher
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.config.table import MqttSettings, load_config
+from rfid_table.service.journal import Journal
+from rfid_table.service.mqtt_client import make_client
+from rfid_table.service.publisher import MqttPublisher
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from conftest import ROOT, ListSink
 
 BASE = "rfid-table/main-1"
@@ -118,7 +118,7 @@ def test_names_are_in_the_hand_history_and_survive_a_restart(tmp_path):
 @pytest.mark.parametrize("name,problem", [("", "0 characters"), ("a\tb", "character .* is not allowed"),
                                           ("Anna ", "spaces"), ("Anna  B", "spaces"), ("Anna\n", "not allowed")])
 def test_a_bad_name_says_what_is_wrong(name, problem):
-    from rfid_table.commands import CommandError, parse_command
+    from rfid_table.service.commands import CommandError, parse_command
 
     with pytest.raises(CommandError, match=problem) as refused:
         parse_command(f"{BASE}/commands/floor/anna", json.dumps({"id": "1", "command": "seat_player", "seat": 1,

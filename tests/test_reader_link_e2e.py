@@ -1,6 +1,6 @@
 """The daemon over the emulated reader firmware: unplug and replug while a hand is running."""
 
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
 
 class ListSink:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TABLE_6
-from rfid_table.config import load_config
+from rfid_table.config.table import load_config
 from sim.field import TableField
 from sim.firmware import FirmwareEmulator
 

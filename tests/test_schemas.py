@@ -27,12 +27,12 @@ from conftest import ROOT, TABLE_10, Recorder
 TABLE_CHIPS = ROOT / "config" / "table-chips.toml"
 from controller.levels import Level
 from firmware_bridge.messages import PROTOCOL_MAJOR, FaultCode
-from rfid_table.config import MqttSettings, load_config
-from rfid_table.daemon import StopFlag
-from rfid_table.journal import Journal
-from rfid_table.mqtt_client import make_client
-from rfid_table.publisher import MqttPublisher
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.config.table import MqttSettings, load_config
+from rfid_table.service.daemon import StopFlag
+from rfid_table.service.journal import Journal
+from rfid_table.service.mqtt_client import make_client
+from rfid_table.service.publisher import MqttPublisher
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
 SCHEMA_DIR = ROOT / "schemas"
 BASE_ID = "https://rfid-table.invalid/schemas/"

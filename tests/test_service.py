@@ -1,4 +1,4 @@
-"""Running as a systemd service: sd_notify and the watchdog (rfid_table/service.py), the unit
+"""Running as a systemd service: sd_notify and the watchdog (rfid_table/service/systemd.py), the unit
 (systemd/rfid-table@.service), the udev rule (udev/99-rfid-table.rules) and the installer (scripts/install-pi).
 
 sd_notify is checked against a real AF_UNIX datagram socket, byte for byte. The unit is checked by
@@ -27,9 +27,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, TABLE_6, TABLE_10
-from rfid_table import cli, service
-from rfid_table.config import EX_CONFIG, load_config
-from rfid_table.publisher import MqttPublisher
+from rfid_table.service import run, systemd
+from rfid_table.config.table import EX_CONFIG, load_config
+from rfid_table.service.publisher import MqttPublisher
 
 UNIT_FILE = ROOT / "systemd" / "rfid-table@.service"
 RULES_FILE = ROOT / "udev" / "99-rfid-table.rules"
@@ -79,27 +79,27 @@ def notify_socket(tmp_path, monkeypatch):
 
 def test_without_a_notify_socket_every_call_is_a_silent_no_op(monkeypatch):
     monkeypatch.delenv("NOTIFY_SOCKET", raising=False)
-    assert service.notify("READY=1") is False
-    assert not any((service.ready("x"), service.stopping(), service.status("x"), service.watchdog_ping()))
-    watchdog = service.Watchdog(environ={})
+    assert systemd.notify("READY=1") is False
+    assert not any((systemd.ready("x"), systemd.stopping(), systemd.status("x"), systemd.watchdog_ping()))
+    watchdog = systemd.Watchdog(environ={})
     assert not watchdog.enabled and watchdog.interval_s is None
     assert watchdog.maybe_ping(0.0, healthy=True) is False
 
 
 def test_ready_status_stopping_and_watchdog_send_exactly_these_datagrams(notify_socket):
-    assert service.ready("table main-1: restoring done")
+    assert systemd.ready("table main-1: restoring done")
     assert notify_socket.recv() == "READY=1\nSTATUS=table main-1: restoring done"
-    assert service.ready()
+    assert systemd.ready()
     assert notify_socket.recv() == "READY=1"
-    assert service.status("reader main up;\nbroker connected")  # a newline would start another variable
+    assert systemd.status("reader main up;\nbroker connected")  # a newline would start another variable
     assert notify_socket.recv() == "STATUS=reader main up; broker connected"
-    assert service.watchdog_ping()
+    assert systemd.watchdog_ping()
     assert notify_socket.recv() == "WATCHDOG=1"
-    assert service.stopping("table main-1: stopping")
+    assert systemd.stopping("table main-1: stopping")
     assert notify_socket.recv() == "STOPPING=1\nSTATUS=table main-1: stopping"
-    assert service.stopping()
+    assert systemd.stopping()
     assert notify_socket.recv() == "STOPPING=1"
-    assert service.notify("A=1", "B=2")
+    assert systemd.notify("A=1", "B=2")
     assert notify_socket.recv() == "A=1\nB=2"
     assert notify_socket.drain() == []
 
@@ -110,9 +110,9 @@ def test_an_abstract_socket_name_starting_with_at_is_reached_in_the_abstract_nam
         sock.bind(b"\0" + name.encode())
         sock.settimeout(2)
         monkeypatch.setenv("NOTIFY_SOCKET", "@" + name)
-        assert service.ready("abstract")
+        assert systemd.ready("abstract")
         assert sock.recv(4096) == b"READY=1\nSTATUS=abstract"
-        assert service.watchdog_ping()
+        assert systemd.watchdog_ping()
         assert sock.recv(4096) == b"WATCHDOG=1"
     assert not Path("@" + name).exists() and not Path(name).exists()  # no file was involved
 
@@ -120,12 +120,12 @@ def test_an_abstract_socket_name_starting_with_at_is_reached_in_the_abstract_nam
 def test_an_unreachable_or_invalid_socket_is_logged_once_and_never_raises(monkeypatch, tmp_path, caplog):
     missing = str(tmp_path / f"gone-{time.monotonic_ns()}")
     monkeypatch.setenv("NOTIFY_SOCKET", missing)
-    with caplog.at_level("WARNING", logger="rfid_table.service"):
-        assert service.watchdog_ping() is False
-        assert service.watchdog_ping() is False
+    with caplog.at_level("WARNING", logger="rfid_table.service.systemd"):
+        assert systemd.watchdog_ping() is False
+        assert systemd.watchdog_ping() is False
     assert len([r for r in caplog.records if missing in r.getMessage()]) == 1
     monkeypatch.setenv("NOTIFY_SOCKET", f"relative/path-{time.monotonic_ns()}")
-    assert service.ready() is False
+    assert systemd.ready() is False
     assert "neither a path nor an abstract name" in caplog.text
 
 
@@ -145,7 +145,7 @@ def test_an_unreachable_or_invalid_socket_is_logged_once_and_never_raises(monkey
     ({}, None),
 ])
 def test_the_watchdog_reads_its_timeout_from_the_environment(environ, timeout_s):
-    watchdog = service.Watchdog(environ=environ, pid=4242)
+    watchdog = systemd.Watchdog(environ=environ, pid=4242)
     assert watchdog.timeout_s == timeout_s
     assert watchdog.enabled is (timeout_s is not None)
     assert watchdog.interval_s == (None if timeout_s is None else timeout_s / 2)
@@ -154,11 +154,11 @@ def test_the_watchdog_reads_its_timeout_from_the_environment(environ, timeout_s)
 def test_the_watchdog_is_read_from_os_environ_by_default(monkeypatch):
     monkeypatch.setenv("WATCHDOG_USEC", "3000000")
     monkeypatch.setenv("WATCHDOG_PID", str(os.getpid()))
-    assert service.Watchdog().interval_s == 1.5
+    assert systemd.Watchdog().interval_s == 1.5
 
 
 def test_pings_come_at_most_every_half_timeout_and_only_while_healthy(notify_socket):
-    watchdog = service.Watchdog(environ={"WATCHDOG_USEC": "10000000"})
+    watchdog = systemd.Watchdog(environ={"WATCHDOG_USEC": "10000000"})
     sent = []
     for tick in range(0, 2000):  # 20 s of a 10 ms loop
         now = 1000.0 + tick * 0.01
@@ -178,7 +178,7 @@ def test_pings_come_at_most_every_half_timeout_and_only_while_healthy(notify_soc
 
 
 def test_a_disabled_watchdog_never_pings_even_with_a_socket(notify_socket):
-    watchdog = service.Watchdog(environ={})
+    watchdog = systemd.Watchdog(environ={})
     assert not any(watchdog.maybe_ping(float(t), healthy=True) for t in range(100))
     assert notify_socket.drain() == []
 
@@ -189,7 +189,7 @@ def test_a_disabled_watchdog_never_pings_even_with_a_socket(notify_socket):
 
 
 def test_a_link_down_for_less_than_the_grace_period_is_healthy_and_past_it_is_not():
-    health = service.LinkHealth(grace_s=30.0)
+    health = systemd.LinkHealth(grace_s=30.0)
     assert health.update(0.0, {"main": True})
     assert health.update(100.0, {"main": False})  # unplugged
     assert health.update(129.9, {"main": False})
@@ -206,7 +206,7 @@ def test_a_link_down_for_less_than_the_grace_period_is_healthy_and_past_it_is_no
 
 def test_a_reader_not_up_once_since_start_is_reported_but_does_not_stop_the_watchdog():
     """A fresh restart meets the same unplugged reader: restarting again and again would not help."""
-    health = service.LinkHealth(grace_s=30.0)
+    health = systemd.LinkHealth(grace_s=30.0)
     for t in range(0, 1000, 10):
         assert health.update(float(t), {"main": False})
     assert health.describe() == "waiting for reader main (not connected since start, 990 s)"
@@ -216,7 +216,7 @@ def test_a_reader_not_up_once_since_start_is_reported_but_does_not_stop_the_watc
 
 
 def test_one_failing_reader_of_two_is_enough_and_a_reader_removed_is_forgotten():
-    health = service.LinkHealth(grace_s=5.0)
+    health = systemd.LinkHealth(grace_s=5.0)
     assert health.update(0.0, {"cards": True, "chips": True})
     assert health.update(1.0, {"cards": True, "chips": False})
     assert not health.update(6.0, {"cards": True, "chips": False})
@@ -225,15 +225,15 @@ def test_one_failing_reader_of_two_is_enough_and_a_reader_removed_is_forgotten()
     assert health.describe().startswith("reader cards up; reader chips DOWN for 5 s")
     assert health.update(7.0, {"cards": True})
     assert health.down_for() == {}
-    assert service.LinkHealth(grace_s=5.0).describe() == "no readers"
+    assert systemd.LinkHealth(grace_s=5.0).describe() == "no readers"
 
 
 @pytest.mark.parametrize("value, grace", [("5", 5.0), ("0.5", 0.5), ("0", 30.0), ("-3", 30.0), ("soon", 30.0),
                                           ("inf", 30.0), ("nan", 30.0), ("", 30.0)])
 def test_the_grace_period_may_be_set_from_the_environment(value, grace):
-    assert service.LinkHealth(environ={service.GRACE_ENV: value}).grace_s == grace
-    assert service.link_grace_s({service.GRACE_ENV: value}) == grace
-    assert service.LinkHealth(grace_s=7.0, environ={service.GRACE_ENV: value}).grace_s == 7.0
+    assert systemd.LinkHealth(environ={systemd.GRACE_ENV: value}).grace_s == grace
+    assert systemd.link_grace_s({systemd.GRACE_ENV: value}) == grace
+    assert systemd.LinkHealth(grace_s=7.0, environ={systemd.GRACE_ENV: value}).grace_s == 7.0
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -245,8 +245,8 @@ def test_the_monitor_feeds_the_watchdog_through_a_replug_and_starves_it_when_the
         notify_socket, caplog):
     """A 10 ms loop with WatchdogSec=10 and a 30 s grace: a 20 s unplug is survived; a long one lets systemd's
     watchdog fire 40 s after the unplug at the latest; when the link returns, the pings resume."""
-    monitor = service.ServiceMonitor("main-1", watchdog=service.Watchdog(environ={"WATCHDOG_USEC": "10000000"}),
-                                     health=service.LinkHealth(grace_s=30.0))
+    monitor = systemd.ServiceMonitor("main-1", watchdog=systemd.Watchdog(environ={"WATCHDOG_USEC": "10000000"}),
+                                     health=systemd.LinkHealth(grace_s=30.0))
     pings: list[float] = []
     statuses: list[tuple[float, str]] = []
 
@@ -261,7 +261,7 @@ def test_the_monitor_feeds_the_watchdog_through_a_replug_and_starves_it_when_the
                     assert message.startswith("STATUS=")
                     statuses.append((now, message.removeprefix("STATUS=")))
 
-    with caplog.at_level("INFO", logger="rfid_table.service"):
+    with caplog.at_level("INFO", logger="rfid_table.service.systemd"):
         run(0, 20, up=True)
         run(20, 40, up=False)  # a replug taking 20 s
         run(40, 60, up=True)
@@ -277,7 +277,7 @@ def test_the_monitor_feeds_the_watchdog_through_a_replug_and_starves_it_when_the
     assert (20.0, "table main-1: reader main down for 0 s (grace 30 s); broker connected; hand 7") in statuses
     assert any(text.startswith("table main-1: reader main DOWN for 30 s: watchdog stopped") for t, text in statuses
                if t == 90.0)
-    assert all(b - a >= service.STATUS_MIN_INTERVAL_S for (a, _), (b, _) in zip(statuses, statuses[1:]))
+    assert all(b - a >= systemd.STATUS_MIN_INTERVAL_S for (a, _), (b, _) in zip(statuses, statuses[1:]))
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert warnings == ["reader link(s) main down for 30 s or more: no more watchdog pings, systemd will restart "
                         "the daemon"]
@@ -285,7 +285,7 @@ def test_the_monitor_feeds_the_watchdog_through_a_replug_and_starves_it_when_the
 
 
 def test_the_monitor_status_says_when_the_broker_is_away(notify_socket):
-    monitor = service.ServiceMonitor("t1", watchdog=service.Watchdog(environ={}))
+    monitor = systemd.ServiceMonitor("t1", watchdog=systemd.Watchdog(environ={}))
     assert monitor.loop(0.0, {"main": True}, broker_connected=False)
     assert notify_socket.drain() == ["STATUS=table t1: reader main up; broker NOT connected (journaling, will resend)"]
     assert monitor.loop(0.5, {"main": True}, broker_connected=True)  # changed, but within a second of the last
@@ -325,8 +325,8 @@ def test_the_unit_has_the_settings_the_daemon_relies_on():
     assert s["WatchdogSec"] == "10" and s["WatchdogSignal"] == "SIGTERM"
     assert s["Restart"] == "on-failure" and s["RestartSec"] == "2"
     # The exit statuses that need a human are the ones the code uses.
-    assert set(s["RestartPreventExitStatus"].split()) == {str(EX_CONFIG), str(cli.EX_JOURNAL),
-                                                          str(cli.EX_JOURNAL_DISK)} == {"78", "65", "74"}
+    assert set(s["RestartPreventExitStatus"].split()) == {str(EX_CONFIG), str(run.EX_JOURNAL),
+                                                          str(run.EX_JOURNAL_DISK)} == {"78", "65", "74"}
     # RestartPreventExitStatus= ignores ExecStartPre= (systemd #11868): "run" checks the configuration itself.
     assert "ExecStartPre" not in unit["Service"]
     assert s["KillSignal"] == "SIGTERM" and s["TimeoutStopSec"] == "15"
@@ -348,8 +348,8 @@ def test_the_unit_has_the_settings_the_daemon_relies_on():
     assert unit["Service"]["SystemCallFilter"] == ["@system-service", "~@privileged"]
     assert unit["Install"]["WantedBy"] == ["multi-user.target"]
     # The watchdog interval, the grace period and the stop timeout fit together.
-    assert service.Watchdog(environ={"WATCHDOG_USEC": str(int(s["WatchdogSec"]) * 1_000_000)}).interval_s == 5.0
-    assert service.LINK_GRACE_S > float(s["WatchdogSec"])
+    assert systemd.Watchdog(environ={"WATCHDOG_USEC": str(int(s["WatchdogSec"]) * 1_000_000)}).interval_s == 5.0
+    assert systemd.LINK_GRACE_S > float(s["WatchdogSec"])
 
 
 def analyze_root(tmp_path: Path) -> Path:
@@ -603,7 +603,7 @@ def test_install_pi_writes_the_files_with_their_modes(tmp_path, install_root):
                       ("ENV", "SYSTEMD_WANTS", "+=", "rfid-table@main-1.service")]]
 
     opt = root / "opt/rfid-table"
-    for name in ("pyproject.toml", "rfid_table/service.py", "systemd/rfid-table@.service", "docs/service.md"):
+    for name in ("pyproject.toml", "rfid_table/service/systemd.py", "systemd/rfid-table@.service", "docs/service.md"):
         assert (opt / name).is_file(), name
     assert not (opt / ".git").exists() and not (opt / ".venv").exists()
     assert not list(opt.rglob("__pycache__"))
@@ -835,13 +835,13 @@ def test_the_daemon_runs_reads_and_stops_cleanly_under_the_units_sandbox(serial_
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# the real daemon talking to "systemd" (once rfid-table run uses rfid_table.service: see docs/service.md)
+# the real daemon talking to "systemd" (once rfid-table run uses rfid_table.service.systemd: see docs/service.md)
 # ---------------------------------------------------------------------------------------------------------------
 
-INTEGRATED = "service." in inspect.getsource(cli.cmd_run)
+INTEGRATED = "systemd." in inspect.getsource(run.run_table)
 
 
-@pytest.mark.skipif(not INTEGRATED, reason="rfid-table run does not call rfid_table.service yet "
+@pytest.mark.skipif(not INTEGRATED, reason="rfid-table run does not call rfid_table.service.systemd yet "
                                            "(the lines to add are in docs/service.md)")
 def test_the_daemon_notifies_ready_pings_the_watchdog_starves_it_on_a_dead_link_and_says_stopping(
         serial_reader, broker, recorder_factory, notify_socket):

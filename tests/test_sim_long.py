@@ -8,9 +8,9 @@ whole simulated table (readers and the daemon's pipeline) past the hand where tw
 
 from concurrent.futures import ProcessPoolExecutor
 
-from rfid_table.config import ENGINE_VARIANTS, load_config
-from rfid_table.daemon import StopFlag
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.config.table import ENGINE_VARIANTS, load_config
+from rfid_table.service.daemon import StopFlag
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from sim.betting_dealer import BettingDealer
 from sim.field import TableField
 from test_watch import CHIP_TABLE

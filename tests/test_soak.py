@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from rfid_table import soak
-from rfid_table.soak import REPORT_FIELDS, Checker
+from rfid_table.devtools import soak
+from rfid_table.devtools.soak import REPORT_FIELDS, Checker
 
 PREFIX = "rfid-table"
 
@@ -107,7 +107,7 @@ def test_the_table_clock_falling_behind_is_measured():
 def test_configs_get_distinct_table_ids(tmp_path):
     made = soak.make_configs(12, tmp_path, list(soak.TEMPLATES))
     assert [table_id for table_id, _ in made] == [f"soak-{i:02d}" for i in range(12)]
-    from rfid_table.config import load_config
+    from rfid_table.config.table import load_config
 
     assert {load_config(path).seats for _, path in made} == {6, 10}
 

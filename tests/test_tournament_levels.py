@@ -199,7 +199,7 @@ def test_the_game_blinds_beside_a_schedule_are_refused(tmp_path, capsys):
 
 def test_the_shipped_tournament_example_passes_and_plays_its_schedule(capsys):
     """config/table-tournament.toml: the club's schedule (DE 11) on the demo chip set."""
-    from rfid_table.config import load_config
+    from rfid_table.config.table import load_config
     path = str(ROOT / "config" / "table-tournament.toml")
     assert main(["check-config", path]) == 0
     assert capsys.readouterr().out.startswith(f"{path}: OK — table 'tourney-1'")

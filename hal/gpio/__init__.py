@@ -18,7 +18,7 @@ detected). Outputs are a light per seat and one table status light. The modules,
   from the time given to :meth:`GpioOutputs.poll`: no threads, no sleeping.
 
 :func:`open_gpio` (:mod:`hal.gpio.wiring`) opens a backend and sets up the inputs and outputs. What the console's
-buttons ask for and what the lights show are the service's rules: :mod:`rfid_table.table_gpio`.
+buttons ask for and what the lights show are the service's rules: :mod:`rfid_table.service.table_gpio`.
 """
 
 from hal.gpio.backend import EdgeCallback, GpioBackend

@@ -36,7 +36,7 @@ STATUS_CONDITIONS = tuple(STATUS_PATTERNS)
 
 # ---- the dealer console and the seat sensors, as the controller takes them ----------------------------------
 
-# What each button asks for: the body of a command of the same shape as the MQTT commands (rfid_table.commands).
+# What each button asks for: the body of a command of the same shape as the MQTT commands (rfid_table.service.commands).
 # A declare or start_clock without a seat means the seat whose turn it is: the controller fills it in.
 BUTTON_COMMANDS: Mapping[str, Mapping[str, Any]] = {
     "new_hand": {"command": "new_hand"},

@@ -1,4 +1,4 @@
-"""Publish the table over MQTT (paho-mqtt 2, MQTT 5), on the topics of :mod:`rfid_table.contract`.
+"""Publish the table over MQTT (paho-mqtt 2, MQTT 5), on the topics of :mod:`rfid_table.service.contract`.
 
 Events go out live to ``public/events`` and ``secure/events`` (and, after the broadcast delay, ``delayed/events``);
 the snapshots and ``status`` are retained. Hole cards only ever go to ``secure/``; the public payloads are built
@@ -15,10 +15,10 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from controller.domain import DomainEvent
-from rfid_table.commands import loggable
-from rfid_table.config import MqttSettings
-from rfid_table.contract import QOS, STATUS_OFFLINE, STATUS_ONLINE, Topics, encode, snapshot_payload
-from rfid_table.mqtt_client import make_client
+from rfid_table.service.commands import loggable
+from rfid_table.config.table import MqttSettings
+from rfid_table.service.contract import QOS, STATUS_OFFLINE, STATUS_ONLINE, Topics, encode, snapshot_payload
+from rfid_table.service.mqtt_client import make_client
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ and the result is validated before it replaces the file.
 
 ``rfid-table register-chips``: every new tag read is registered with the denomination given for the batch
 (stacks are fine: all chips of a batch are worth the same), or a manufacturer's list is imported; the chip
-registry (``rfid_table.registry``) is rewritten at the end.
+registry (``rfid_table.config.registry``) is rewritten at the end.
 
 Tags are read through the HAL exactly as the daemon reads them: the configured reader's backend (``serial``
 or ``usb`` over the firmware protocol), one inventory cycle at a time. For a ``sim`` reader, ``--simulate``
@@ -38,9 +38,9 @@ from typing import Any, Callable, Iterable, TextIO
 
 from controller.cards import FULL_DECK
 from hal.readers import ReaderBackend, SimulatedReader, open_reader
-from rfid_table.checker import TOML_HEADER, ConfigError, Problem, split_key
-from rfid_table.config import EX_CONFIG, TableConfig, load_config
-from rfid_table.registry import (
+from rfid_table.config.checker import TOML_HEADER, ConfigError, Problem, split_key
+from rfid_table.config.table import EX_CONFIG, TableConfig, load_config
+from rfid_table.config.registry import (
     ChipRegistry,
     chip_list,
     load_chip_registry,

@@ -6,7 +6,7 @@ has acknowledged them, so publishing is at least once, in order, with the contro
 
 Layout (one SQLite file, WAL, ``synchronous=FULL`` so a commit survives a power cut):
 
-* ``inputs``      what was fed to the controller, in order, at its table time ``t`` (rfid_table.timebase): ``kind`` is ``zone``, ``tick``, ``device``, ``command``,
+* ``inputs``      what was fed to the controller, in order, at its table time ``t`` (rfid_table.service.timebase): ``kind`` is ``zone``, ``tick``, ``device``, ``command``,
                   ``sensor`` (a seat sensor's change from the GPIO), or ``journal`` (the daemon's own warning that
                   this file is near its limit, numbered like every event so that replay gives the same seqs);
 * ``events``      the domain events, by ``seq``; ``input_id`` is the input that caused each one; ``t`` is table
@@ -29,7 +29,7 @@ Recovery, for the daemon::
 
     journal = Journal(path, table_id=table_id); check = journal.open()  # JournalRefused: not this table's
     if not check.ok: ...            # refuse to publish; the problems name table and row
-    controller, cp, how = rfid_table.checkpoint.restore(journal, GameController(...))
+    controller, cp, how = rfid_table.service.checkpoint.restore(journal, GameController(...))
     replay(journal, controller, cp)  # feeds the inputs since the checkpoint; the events are already journaled
     # new events go out live; those after the lowest delivered mark go out as a paced backlog, read with
     # journal.events_after(...), and mark_delivered(feed, seq) follows the broker's contiguous acknowledgements
@@ -60,7 +60,7 @@ from typing import Any, NamedTuple
 
 from controller.domain import DomainEvent
 from hal.events import DeviceEvent, SensorEvent, ZoneEvent
-from rfid_table.equity_worker import equity_event
+from rfid_table.service.equity_worker import equity_event
 
 log = logging.getLogger(__name__)
 
@@ -769,7 +769,7 @@ class Journal:
 
         * events every feed has delivered *and* older than the newest ``retention_events``;
         * inputs up to the newest *base* checkpoint — one whose state says ``"base": true``: any version of the
-          program can restart from it (``rfid_table.checkpoint``) — and the checkpoints older than it, or between
+          program can restart from it (``rfid_table.service.checkpoint``) — and the checkpoints older than it, or between
           it and the newest one. Without a base checkpoint no input goes: the inputs are what a program that
           cannot load a checkpoint rebuilds the table from.
         """

@@ -1,100 +1,20 @@
 """Diagnostics for technicians: what every reader and antenna is doing, live.
 
 The daemon collects per-antenna read rates, tags present per zone, antenna faults and the link's frame
-counters, and publishes them once a second (retained) on ``<prefix>/<table>/public/diag``: counts only, no tag
-identities, so it may go to anyone who may see the public feed. ``rfid-table diag`` draws them.
+counters (:mod:`rfid_table.service.diagnostics`), and publishes them once a second (retained) on
+``<prefix>/<table>/public/diag``: counts only, no tag identities, so it may go to anyone who may see the public
+feed. ``rfid-table diag`` draws them.
 """
 
 import json
 import sys
 import threading
 import time
-from collections import Counter
 
-from rfid_table.broker_login import LinkState, connect_viewer, refused_text
-from rfid_table.config import MqttSettings
-from rfid_table.contract import QOS, Topics
-from rfid_table.mqtt_client import make_client
-
-
-COMMAND_OUTCOMES = ("accepted", "not_allowed", "malformed", "retained", "rate_limited")
-
-
-class DiagnosticsCollector:
-    """Counts what the pipeline sees between two reports."""
-
-    INTERVAL_S = 1.0
-
-    def __init__(self) -> None:
-        self._reads: Counter = Counter()  # (reader, antenna) → reads since the last report
-        self._cycles: Counter = Counter()  # reader → cycles since the last report
-        self._since: float | None = None
-        # Totals since the start, not per interval: a refusal or a failure seen once must stay visible.
-        self.commands: Counter = Counter()  # accepted, not_allowed (by the state), malformed, retained, rate_limited
-        self.input_errors: Counter = Counter()  # input kind → inputs whose handling raised (skipped)
-        self.last_input_error: str | None = None
-
-    def count_command(self, outcome: str) -> None:
-        self.commands[outcome] += 1
-
-    def count_input_error(self, kind: str, error: str) -> None:
-        self.input_errors[kind] += 1
-        self.last_input_error = f"{kind}: {error}"
-
-    def count_cycle(self, cycle) -> None:
-        self._cycles[cycle.reader] += 1
-        reads = self._reads
-        for read in cycle.reads:
-            reads[(cycle.reader, read.antenna)] += read.read_count
-
-    def report(self, now: float, readers: list, tracker, controller, gpio=None, delivery: dict | None = None
-               ) -> dict | None:
-        """The report for the interval ending ``now``, or None before the interval is over. ``gpio``: the table's
-        GPIO (``rfid_table.table_gpio.TableGpio``), whose port expanders are reported when it has any. ``delivery``:
-        what the broker refused (``MqttPublisher.delivery_report``)."""
-        if self._since is None:
-            self._since = now
-            return None
-        elapsed = now - self._since
-        if elapsed < self.INTERVAL_S:
-            return None
-        report: dict = {"t": round(now, 3), "readers": {}, "zones": {}, "unmapped_reads": tracker.unmapped_reads}
-        for reader in readers:
-            link = getattr(reader, "link", None)
-            entry: dict = {"link": "simulated (in-process)" if link is None else link.stats.state,
-                           "cycles_per_s": round(self._cycles[reader.name] / elapsed, 1),
-                           "reads_per_s": {str(antenna): round(count / elapsed, 1)
-                                           for (name, antenna), count in sorted(self._reads.items())
-                                           if name == reader.name},
-                           "faulted_antennas": sorted(getattr(reader, "faulted_antennas", ()))}
-            if link is not None:
-                stats = link.stats
-                entry["frames"] = {"ok": stats.frames_ok, "rejected": stats.frames_rejected,
-                                   "crc_errors": stats.crc_errors, "cobs_errors": stats.cobs_errors,
-                                   "malformed": stats.malformed, "lost": stats.frames_lost,
-                                   "duplicates": stats.duplicates, "retransmits": stats.retransmits}
-                entry["reconnects"] = stats.reconnects
-                entry["transport"] = stats.transport
-                entry["last_error"] = stats.last_error
-                if link.identity is not None:
-                    entry["reader_serial"] = link.identity.serial
-            report["readers"][reader.name] = entry
-        report["zones"] = {zone: len(tags) for zone, tags in sorted(tracker.present().items())}
-        report["hand"] = controller.hand or None
-        report["commands"] = {outcome: self.commands[outcome] for outcome in COMMAND_OUTCOMES}
-        report["input_errors"] = dict(sorted(self.input_errors.items()))
-        report["last_input_error"] = self.last_input_error
-        if delivery is not None:
-            report["broker_refused"] = delivery
-        expanders = gpio.pin_map.expanders if gpio is not None else ()
-        if expanders:  # a seat sensor board that stops answering leaves the conduct rules blind: say so
-            faults = getattr(gpio.backend, "faults", {})
-            report["gpio"] = {"expanders": {e.name: f"down: {faults[e.name]}" if e.name in faults else "ok"
-                                            for e in expanders}}
-        self._reads.clear()
-        self._cycles.clear()
-        self._since = now
-        return report
+from rfid_table.ops.broker_login import LinkState, connect_viewer, refused_text
+from rfid_table.config.table import MqttSettings
+from rfid_table.service.contract import QOS, Topics
+from rfid_table.service.mqtt_client import make_client
 
 
 def render(report: dict | None, status: str) -> str:

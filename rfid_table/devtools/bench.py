@@ -14,7 +14,7 @@
   simulated readers, the zone tracker, the controller with the chip layer; no MQTT), on every core the machine
   has, one table per core; ``replay_hands_per_s_one_core`` on one; ``engine_hands_per_s`` is the betting engine
   alone on the same hands (the floor of the work), for the ratio.
-* ``reader_model`` (with ``--reader-model``): the reader firmware in MicroPython on the modelled PN5180 (``rfid_table.bench_reader``): dwell
+* ``reader_model`` (with ``--reader-model``): the reader firmware in MicroPython on the modelled PN5180 (``rfid_table.devtools.bench_reader``): dwell
   time against load, a whole 10-seat table on 1, 2 and 4 front ends, dealt-card arrival per design, memory.
 """
 
@@ -28,15 +28,17 @@ import sys
 import time
 from collections.abc import Callable
 
-from rfid_table.bench_reader import measure_reader, report_lines
-from rfid_table import bench_journal, service
-from rfid_table.broker import PROJECT_ROOT, PrivateBroker
-from rfid_table.config import MqttSettings, load_config
-from rfid_table.equity_worker import measure_equity
-from rfid_table.contract import QOS, Topics
-from rfid_table.mqtt_client import make_client
-from rfid_table.publisher import MqttPublisher
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.devtools.bench_reader import measure_reader, report_lines
+from rfid_table.devtools import bench_journal
+from rfid_table.service import systemd
+from rfid_table.ops.broker import PrivateBroker
+from rfid_table.package_data import CONFIG_DIR
+from rfid_table.config.table import MqttSettings, load_config
+from rfid_table.service.equity_worker import measure_equity
+from rfid_table.service.contract import QOS, Topics
+from rfid_table.service.mqtt_client import make_client
+from rfid_table.service.publisher import MqttPublisher
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
 E2E_SPEED = 50  # table time per wall time in the end-to-end run: a reader cycle every 1 ms of wall time
 E2E_PACE_S = 0.1  # a dealer's action every 25-200 ms of table time
@@ -137,7 +139,7 @@ def measure_end_to_end(config_path: str, settings: MqttSettings, min_events: int
     publisher.start()
     table = SimulatedTable(config, SimOptions(hands=None, seed=1, pace_s=E2E_PACE_S, link="direct"), publisher)
     thresholds = gc.get_threshold()
-    service.settle_heap_for_steady_loop()  # as the daemon does once started
+    systemd.settle_heap_for_steady_loop()  # as the daemon does once started
     sent: dict[int, float] = {}
     # Like the daemon, the loop gives the time between reader cycles to the publisher instead of spinning;
     # table time runs E2E_SPEED times faster than real time so that 5,000 events take seconds, not hours.
@@ -272,7 +274,7 @@ def measure_journal(config_path: str, events: int = 10_000) -> tuple[float, floa
     import tempfile
     from pathlib import Path
 
-    from rfid_table.journal import Journal
+    from rfid_table.service.journal import Journal
 
     config = load_config(config_path)
     with tempfile.TemporaryDirectory() as directory:
@@ -380,7 +382,7 @@ def _table_world(conn, config_path: str, link_dir: str, noise: float, seed: int,
     import select as select_module
     from pathlib import Path
 
-    from rfid_table.config import ENGINE_VARIANTS
+    from rfid_table.config.table import ENGINE_VARIANTS
     from sim.betting_dealer import BettingDealer
     from sim.field import TableField
     from sim.firmware import FirmwareEmulator
@@ -488,7 +490,7 @@ def _table_config(directory: str, settings: MqttSettings, table_id: str) -> str:
     import re
     from pathlib import Path
 
-    source = PROJECT_ROOT / "config" / TABLE_CONFIG
+    source = CONFIG_DIR / TABLE_CONFIG
     text = source.read_text()
     text = re.sub(r'(?m)^id = "[^"]*"', f'id = "{table_id}"', text, count=1)
     text = re.sub(r'(?m)^registry = "([^"]*)"', lambda m: f'registry = "{source.parent / m.group(1)}"', text, count=1)
@@ -589,7 +591,7 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
     if not online or not bare_online:
         raise RuntimeError("no online status arrived from the daemon or the bare client")
     events = [(json.loads(payload), t) for topic, payload, t in received if topic == topics.events(secure=True)]
-    config = load_config(str(PROJECT_ROOT / "config" / TABLE_CONFIG))
+    config = load_config(str(CONFIG_DIR / TABLE_CONFIG))
     cards = config.debounce_by_zone()["seat1.cards"]
     # The least a card can take: the reads in a row that make it present, one reader cycle apart.
     floor_ms = (cards.present_after_cycles - 1) * config.readers["main"].cycle_s * 1000
@@ -604,7 +606,7 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
     an event that matches no read is false, a read that no event matches is a missed card."""
     from collections import defaultdict, deque
 
-    config = load_config(str(PROJECT_ROOT / "config" / TABLE_CONFIG))
+    config = load_config(str(CONFIG_DIR / TABLE_CONFIG))
     card_of = config.decks[config.active_deck]
     reads: dict[tuple[str, str], deque[float]] = defaultdict(deque)  # (card, zone) → first reads, oldest first
     expected = 0
@@ -634,7 +636,7 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
 
 
 def bench(args) -> int:
-    config_path = str(PROJECT_ROOT / "config" / "table-10.toml")
+    config_path = str(CONFIG_DIR / "table-10.toml")
     broker = None
     if args.broker:
         host, _, port = args.broker.rpartition(":")
@@ -663,7 +665,7 @@ def bench(args) -> int:
         replay = measure_replay()
         progress("equity: 2, 6 and 9 live seats, exact on the flop, sampled preflop")
         equity = measure_equity()
-        # The reader firmware on the modelled PN5180 (rfid_table.bench_reader): a few minutes, so on request.
+        # The reader firmware on the modelled PN5180 (rfid_table.devtools.bench_reader): a few minutes, so on request.
         reader = measure_reader(progress) if args.reader_model else None
         table = None
         if args.table_hands:
@@ -688,7 +690,7 @@ def bench(args) -> int:
         "decode_frames_per_s": round(decode_rate),
         "tag_reads_per_s": round(read_rate),
         "frame_to_zone_event_p99_ms": round(read_p99, 3),
-        **journal_figures,  # journaled_events_per_s and its baselines (rfid_table.bench_journal)
+        **journal_figures,  # journaled_events_per_s and its baselines (rfid_table.devtools.bench_journal)
         "recovery_s": round(recovery_s, 3),
         "replay_hands_per_s": round(replay["replay_hands_per_s"]),
         "replay_hands_per_s_one_core": round(replay["replay_hands_per_s_one_core"]),

@@ -20,11 +20,11 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator, validators
+
+from rfid_table.package_data import SCHEMA_DIR
 
 MAX_PAYLOAD = 4096
 MAX_DEPTH = 8  # commands nest 2 deep (a command, its stacks); json.loads recurses once per level
@@ -34,16 +34,7 @@ SCHEMA_FILE = "command.schema.json"
 _PY_TYPES = {"string": str, "integer": int, "array": list, "object": dict}
 
 
-def _schema_text() -> str:
-    """The published command schema. An installed copy carries it in the package (pyproject maps schemas/ to
-    rfid_table.schemas); a checkout, installed editable, reads it where it is published."""
-    try:
-        return resources.files("rfid_table.schemas").joinpath(SCHEMA_FILE).read_text()
-    except ModuleNotFoundError:
-        return (Path(__file__).resolve().parents[1] / "schemas" / SCHEMA_FILE).read_text()
-
-
-SCHEMA: dict = json.loads(_schema_text())
+SCHEMA: dict = json.loads((SCHEMA_DIR / SCHEMA_FILE).read_text())  # the published one, shipped in the package
 # JSON Schema's "integer" takes 3.0; a seat or an amount must be written as an integer.
 _StrictValidator = validators.extend(
     Draft202012Validator,

@@ -6,9 +6,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rfid_table.broker import PROJECT_ROOT, BrokerError, PrivateBroker
-from rfid_table.config import MqttSettings, load_config
-from rfid_table.watch import watch
+from rfid_table.ops.broker import BrokerError, PrivateBroker
+from rfid_table.config.table import MqttSettings, load_config
+from rfid_table.ops.watch import watch
+from rfid_table.package_data import CONFIG_DIR
 
 DEMO_DEVICES_PER_HAND = 0.05  # chance per seat and hand
 DEMO_ABSENCES_PER_HAND = 0.02
@@ -17,7 +18,7 @@ DEMO_DELAY_S = 20  # the broadcast delay (table seconds): the overlay comes aliv
 
 
 def demo(config_path: str | None, hands: int, speed: float, seed: int | None, dealer_errors: float = 0.0) -> int:
-    config_path = config_path or str(PROJECT_ROOT / "config" / "table-chips.toml")
+    config_path = config_path or str(CONFIG_DIR / "table-chips.toml")
     config = load_config(config_path)
     try:
         broker = PrivateBroker().start()

@@ -2,8 +2,8 @@
 
 Every problem is reported, not just the first, each as ``FILE:LINE: key.path: what is wrong (what was
 expected)``. The line comes from the TOML parser for syntax errors and from a scan of the file for the
-rest, so a technician can go straight to it (:mod:`rfid_table.checker` reads, parses and collects; the chip
-registry named in ``[chips]`` is loaded by :mod:`rfid_table.registry`).
+rest, so a technician can go straight to it (:mod:`rfid_table.config.checker` reads, parses and collects; the chip
+registry named in ``[chips]`` is loaded by :mod:`rfid_table.config.registry`).
 """
 
 import re
@@ -20,8 +20,8 @@ from controller.table import TableSetup
 from hal.gpio import PinMap, describe_value, parse_pin_map, validate_pin_map
 from hal.zone_names import FIXED_ZONES, SEAT_ZONE_KINDS, Zone
 from hal.zones import DebounceSettings
-from rfid_table.checker import Checker, ConfigError, UnreadableFile, parse_toml, read_bounded, read_config_text
-from rfid_table.registry import load_chip_registry
+from rfid_table.config.checker import Checker, ConfigError, UnreadableFile, parse_toml, read_bounded, read_config_text
+from rfid_table.config.registry import load_chip_registry
 
 EX_CONFIG = 78  # sysexits.h: configuration error
 

@@ -131,8 +131,8 @@ def _check_journal_path(path: Path) -> None:
 
 
 def _open_copy(path: Path, copy: Path):
-    """A checked private copy of the journal at ``path`` (a :class:`rfid_table.journal.Journal`, open)."""
-    from rfid_table.journal import Journal, JournalError  # noqa: PLC0415 (the CLI starts without SQLite work)
+    """A checked private copy of the journal at ``path`` (a :class:`rfid_table.service.journal.Journal`, open)."""
+    from rfid_table.service.journal import Journal, JournalError  # noqa: PLC0415 (the CLI starts without SQLite work)
 
     try:
         source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -148,7 +148,7 @@ def _open_copy(path: Path, copy: Path):
         status = EX_NOINPUT if "unable to open" in str(exc) else EX_DATAERR
         raise ExportError(f"cannot read the journal {path}: {exc}", status) from None
     journal = Journal(copy)
-    quiet = logging.getLogger("rfid_table.journal")
+    quiet = logging.getLogger("rfid_table.service.journal")
     level = quiet.level
     quiet.setLevel(logging.CRITICAL)  # its lines would name the private copy: the error below names the file
     try:

@@ -12,8 +12,8 @@ One TOML file, loaded by the daemon and written by ``rfid-table register-chips``
 A card room may own several chip sets (a new series, an old one kept for tournaments); the table
 configuration names the one in play. A tag belongs to one set only.
 
-Problems are reported like the table configuration's (``rfid_table.config``, with :mod:`rfid_table.checker`): every one of them at once,
-each as ``FILE:LINE: key.path: what is wrong``, in a :class:`~rfid_table.checker.ConfigError`.
+Problems are reported like the table configuration's (``rfid_table.config.table``, with :mod:`rfid_table.config.checker`): every one of them at once,
+each as ``FILE:LINE: key.path: what is wrong``, in a :class:`~rfid_table.config.checker.ConfigError`.
 
 Writing regenerates the whole file in a canonical form (:func:`render_chip_registry`): a header comment,
 the sets sorted by id, and in each set the chips grouped by denomination, each group under a comment
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Mapping
 
 from hal.gpio import describe_value
-from rfid_table.checker import UID, Checker, ConfigError, Problem, parse_toml, read_config_text
+from rfid_table.config.checker import UID, Checker, ConfigError, Problem, parse_toml, read_config_text
 
 SET_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # a bare TOML key; the daemon may name it in MQTT payloads
 MAX_DENOMINATION = 1_000_000_000

@@ -28,7 +28,8 @@ import types
 from pathlib import Path
 from typing import Any
 
-from rfid_table.journal import Checkpoint
+import controller
+from rfid_table.service.journal import Checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ STATE_VERSION = 1
 
 def _code_version() -> str:
     """A digest of every source file whose classes a pickled controller holds."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(controller.__file__).resolve().parents[1]  # where controller/ and hal/ are installed
     digest = hashlib.sha256()
     for source in sorted([*(root / "controller").rglob("*.py"), root / "hal" / "events.py"]):
         digest.update(source.relative_to(root).as_posix().encode() + b"\0" + source.read_bytes() + b"\0")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller import DomainEvent
-from rfid_table.journal import Journal, JournalWriteFailed, Step
+from rfid_table.service.journal import Journal, JournalWriteFailed, Step
 
 
 @dataclass

@@ -1,7 +1,9 @@
-"""Start a private Mosquitto on a free loopback port with the project's own configuration.
+"""Start a private Mosquitto on a free loopback port with the project's own configuration (shipped in the
+package: :mod:`rfid_table.package_data`).
 
-Used by the demo, the benchmark and the tests, so none of them depends on a broker that happens to run on
-the machine.
+Used by the demo, the benchmark, the soak test and the tests, so none of them depends on a broker that happens to
+run on the machine; ``rfid-table broker-setup`` tries the card room's configuration on the same runner
+(``CardRoomBroker``), which is why it lives with the operator's tools.
 """
 
 import os
@@ -14,9 +16,9 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-PRIVATE_CONF = PROJECT_ROOT / "config" / "mosquitto" / "private.conf"
-OVERLAY_DIR = PROJECT_ROOT / "overlay"  # the broadcast overlay page, served by the WebSocket listener
+from rfid_table.package_data import MOSQUITTO_DIR, NOT_DATA, OVERLAY_DIR
+
+PRIVATE_CONF = MOSQUITTO_DIR / "private.conf"
 
 
 class BrokerError(RuntimeError):
@@ -57,7 +59,7 @@ class PrivateBroker:
         if re.search(r"(?m)^http_dir\s", text):
             served = Path(self._dir.name) / "overlay"
             if not served.exists():
-                shutil.copytree(OVERLAY_DIR, served)
+                shutil.copytree(OVERLAY_DIR, served, ignore=shutil.ignore_patterns(*NOT_DATA))
                 for path in [served, *served.rglob("*")]:
                     os.chmod(path, 0o755 if path.is_dir() else 0o644)
             text = re.sub(r"(?m)^http_dir\s.*$", f"http_dir {served}", text)

@@ -2,7 +2,7 @@
 
 ``rfid-table bench`` reports it two ways, in the same run:
 
-* ``journaled_events_per_s`` the daemon's way, with group commits (``rfid_table.journal_writer``): the steps that
+* ``journaled_events_per_s`` the daemon's way, with group commits (``rfid_table.service.journal_writer``): the steps that
   arrive while one commit's fsync is on its way share the next commit;
 * ``journaled_events_per_s_per_step`` one commit per step, the way it was before, as the baseline of the ratio.
 
@@ -12,7 +12,7 @@ real delay, not a model. Without strace (Debian package ``strace``) those figure
 
 Every published event is checked to be in the journal already: a bench that published first would be wrong.
 
-Run alone: ``python -m rfid_table.bench_journal --events 5000 [--per-step] [--json]``.
+Run alone: ``python -m rfid_table.devtools.bench_journal --events 5000 [--per-step] [--json]``.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from rfid_table.broker import PROJECT_ROOT
-from rfid_table.config import load_config
-from rfid_table.journal import Journal
-from rfid_table.simulate import SimOptions, SimulatedTable
+from rfid_table.config.table import load_config
+from rfid_table.service.journal import Journal
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
+from rfid_table.package_data import CONFIG_DIR
 
-CONFIG = PROJECT_ROOT / "config" / "table-10.toml"
+CONFIG = CONFIG_DIR / "table-10.toml"
 
 
 class _DurabilityCheckingSink:
@@ -96,7 +96,7 @@ def measure_slow_disk(events: int, group_commit: bool, fsync_ms: float = 5.0) ->
         return "strace is not installed (Debian package strace): no slow-disk figure"
     command = [strace, "-f", "-qq", "--seccomp-bpf", "-e", "trace=fsync,fdatasync", "-e",
                f"inject=fsync,fdatasync:delay_exit={int(fsync_ms * 1000)}", "-o", "/dev/null",
-               sys.executable, "-m", "rfid_table.bench_journal", "--events", str(events), "--json"]
+               sys.executable, "-m", "rfid_table.devtools.bench_journal", "--events", str(events), "--json"]
     if not group_commit:
         command.append("--per-step")
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
@@ -123,7 +123,7 @@ def report(events: int = 5000, fsync_ms: float = 5.0) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rfid_table.bench_journal", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m rfid_table.devtools.bench_journal", description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=5000)
     parser.add_argument("--per-step", action="store_true", help="one commit per step (the baseline)")
     parser.add_argument("--json", action="store_true")

@@ -6,7 +6,7 @@ The publisher, the live view, the diagnostics client and the tools connect with 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from rfid_table.config import MqttSettings
+from rfid_table.config.table import MqttSettings
 
 
 def make_client(settings: MqttSettings, client_id: str) -> mqtt.Client:

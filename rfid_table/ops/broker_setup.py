@@ -46,10 +46,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rfid_table.broker import OVERLAY_DIR, PROJECT_ROOT, BrokerError, PrivateBroker, find_mosquitto, free_port
-from rfid_table.config import TABLE_ID
+from rfid_table.ops.broker import BrokerError, PrivateBroker, find_mosquitto, free_port
+from rfid_table.package_data import MOSQUITTO_DIR, NOT_DATA, OVERLAY_DIR
+from rfid_table.config.table import TABLE_ID
 
-CARDROOM_CONF = PROJECT_ROOT / "config" / "mosquitto" / "cardroom.conf"
+CARDROOM_CONF = MOSQUITTO_DIR / "cardroom.conf"
 DEFAULT_DIR = Path("/etc/mosquitto/cardroom")
 SHIPPED_DIR = "/etc/mosquitto/cardroom"  # the directory cardroom.conf names
 MANIFEST = "cardroom.json"
@@ -447,7 +448,7 @@ def install_overlay(directory: Path) -> Path:
     target = directory / "overlay"
     staging = directory / ".overlay-new"
     shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(OVERLAY_DIR, staging)
+    shutil.copytree(OVERLAY_DIR, staging, ignore=shutil.ignore_patterns(*NOT_DATA))
     for path in [staging, *staging.rglob("*")]:
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
     shutil.rmtree(target, ignore_errors=True)

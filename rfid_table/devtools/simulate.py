@@ -13,9 +13,13 @@ The dealer, the emulators and the daemon run on one table clock in lock step, so
 exactly at any speed.
 """
 
+import argparse
+import dataclasses
 import logging
 import random
+import secrets
 import select
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,12 +27,15 @@ from pathlib import Path
 from hal.firmware_reader import serial_reader
 from hal.readers import ReaderBackend, SimulatedReader
 from controller.rules import profile as rule_profile
-from rfid_table.config import ENGINE_VARIANTS, TableConfig
-from rfid_table.daemon import Sink, StopFlag, TablePipeline, run_cycles
-from rfid_table.table_gpio import TableGpio
-from rfid_table.timebase import TableClock
-from rfid_table.journal import Journal
-from rfid_table.publisher import MqttPublisher
+from rfid_table.config.table import ENGINE_VARIANTS, TableConfig
+from rfid_table.ops.broker_login import EX_NOPERM, probe_login
+from rfid_table.service import systemd
+from rfid_table.service.daemon import Sink, StopFlag, TablePipeline, run_cycles
+from rfid_table.service.table_gpio import TableGpio
+from rfid_table.service.timebase import TableClock, system_clock
+from rfid_table.service.journal import Journal
+from rfid_table.service.publisher import MqttPublisher
+from rfid_table.service.run import close_journal, open_journal, restore_or_exit
 from sim.betting_dealer import BettingDealer
 from sim.conduct import ConductInjector, ConductSimOptions, simulated_pin_map
 from sim.dealer import DealerSettings, SimDealer
@@ -37,6 +44,7 @@ from sim.firmware import Fault, FirmwareEmulator
 from sim.noise import NoiseModel
 
 log = logging.getLogger(__name__)
+command_log = logging.getLogger("rfid_table")  # the command's own messages, named as rfid-table run's
 MAX_BACKLOG = 500  # messages
 LINK_FAULTS = (Fault.BIT_FLIP, Fault.DROP, Fault.DUPLICATE, Fault.TRUNCATE, Fault.GARBAGE)
 PTY_WAIT_S = 0.05  # how long to wait for bytes in flight through the pty before stepping on
@@ -282,3 +290,55 @@ def _wait_fd(fd: int) -> None:
         select.select([fd], [], [], PTY_WAIT_S)
     except (OSError, ValueError):  # closed meanwhile (an unplug)
         pass
+
+
+def run_simulated(config: TableConfig, args: argparse.Namespace) -> int:
+    """``rfid-table sim``: the daemon on the simulated table of ``config`` (read from ``args.config``), with the
+    options of the command line; the exit status."""
+    refusal = probe_login(config.mqtt)
+    if refusal:  # playing on would publish nothing, and look like success
+        print(f"rfid-table sim: {refusal} (user {config.mqtt.username or '(none)'} at {config.mqtt.host}:"
+              f"{config.mqtt.port}; [mqtt] of {args.config})", file=sys.stderr)
+        return EX_NOPERM
+    if args.delay is not None:  # a short broadcast delay for a trial of the overlay (docs/overlay.md)
+        if args.delay and not args.journal:
+            print("rfid-table sim: --delay needs --journal (the delayed feed is released from the journal)",
+                  file=sys.stderr)
+            return 2
+        config = dataclasses.replace(config, broadcast_delay_s=args.delay,
+                                     broadcast_equity=config.broadcast_equity or bool(args.delay))
+    options = SimOptions(hands=args.hands or None, seed=args.seed, speed=args.speed, pace_s=args.pace,
+                         players=args.players, link=args.link, noise=args.noise, faults_per_minute=args.faults,
+                         missed_read=args.missed_read, cross_read=args.cross_read, flicker=args.flicker,
+                         stack_limit=args.stack_limit, devices_per_hour=args.devices_per_hour,
+                         devices_per_hand=args.devices_per_hand, absences_per_hour=args.absences_per_hour,
+                         absences_per_hand=args.absences_per_hand, dealer_errors=args.dealer_errors,
+                         floor_answer_s=args.floor_answers)
+    journal = open_journal(args.journal, config, args.new_journal) if args.journal else None
+    epoch = journal.epoch if journal is not None else secrets.token_hex(8)
+    publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch, journaled=journal is not None)
+    try:
+        table = SimulatedTable(config, options, publisher, journal)
+    except ValueError as exc:
+        print(f"rfid-table sim: {exc}", file=sys.stderr)
+        return 2
+    stop = StopFlag()
+    stop.install()
+    command_log.info("simulated table %r: %s hands, seed %s, speed %s, publishing to %s:%s", config.table_id,
+             args.hands or "endless", args.seed, args.speed or "max", config.mqtt.host, config.mqtt.port)
+    clock = system_clock()
+    if journal is not None:
+        clock.resume(journal)
+        restore_or_exit(table.pipeline, args.journal, clock.now())
+    systemd.settle_heap_for_steady_loop()
+    publisher.start()
+    try:
+        if journal is not None:
+            table.pipeline.publish_backlog()
+        table.run(stop, publisher, clock)
+    finally:
+        publisher.stop()
+        if journal is not None:
+            close_journal(journal, publisher)
+    command_log.info("done: %d hands", table.pipeline.controller.hand)
+    return 0

@@ -32,11 +32,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rfid_table.broker import PRIVATE_CONF, PROJECT_ROOT, PrivateBroker
-from rfid_table.config import MqttSettings, load_config
+from rfid_table.ops.broker import PRIVATE_CONF, PrivateBroker
+from rfid_table.config.table import MqttSettings, load_config
+from rfid_table.package_data import CONFIG_DIR, MOSQUITTO_DIR
 
-TEMPLATES = (PROJECT_ROOT / "config" / "table-6max.toml", PROJECT_ROOT / "config" / "table-10.toml")
-CARDROOM_CONF = PROJECT_ROOT / "config" / "mosquitto" / "cardroom.conf"
+TEMPLATES = (CONFIG_DIR / "table-6max.toml", CONFIG_DIR / "table-10.toml")
+CARDROOM_CONF = MOSQUITTO_DIR / "cardroom.conf"
 # Taken from the card room's broker configuration into the soak's private broker: how many QoS 1 messages the
 # broker holds for a subscriber that falls behind. Mosquitto's default (1000, what private.conf has) is ~1.5 s
 # of 50 tables for one subscriber of both feeds; past it the broker drops messages for that subscriber.
@@ -267,8 +268,8 @@ def _cpu_self() -> float:
 
 def _check(settings: MqttSettings, prefix: str, first_expected: dict[str, int], speed: float, conn) -> None:
     """The checking subscriber's process: answers the main process's commands over ``conn``."""
-    from rfid_table.contract import QOS
-    from rfid_table.mqtt_client import make_client
+    from rfid_table.service.contract import QOS
+    from rfid_table.service.mqtt_client import make_client
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the main process: it stops the run and reports
     checker = Checker(prefix, first_expected, speed)
@@ -475,7 +476,7 @@ def soak_broker_conf(directory: Path) -> tuple[Path, int | None]:
     settings = [line for line in CARDROOM_CONF.read_text().splitlines()
                 if line.split(maxsplit=1)[:1] and line.split(maxsplit=1)[0] in CARDROOM_QUEUE_SETTINGS]
     path = directory / "mosquitto-soak.conf"
-    path.write_text(PRIVATE_CONF.read_text() + "\n# From cardroom.conf (rfid_table/soak.py):\n"
+    path.write_text(PRIVATE_CONF.read_text() + "\n# From cardroom.conf (rfid_table/devtools/soak.py):\n"
                     + "\n".join(settings) + "\n")
     limit = next((int(line.split()[1]) for line in settings if line.split()[0] == "max_queued_messages"), None)
     return path, limit
@@ -650,7 +651,7 @@ def soak(args: argparse.Namespace) -> dict:
                 command += ["--journal", str(table.journal)]
             with open(table.stderr, "wb") as err:
                 table.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                              stderr=err, cwd=PROJECT_ROOT, start_new_session=True,
+                                              stderr=err, start_new_session=True,
                                               preexec_fn=_table_preexec(args.nice))
             table.started = time.time()
         sampler.start()

@@ -20,16 +20,16 @@ from controller.game import GameController
 from hal.events import SensorEvent
 from hal.readers import ReaderBackend
 from hal.zones import ZoneTracker
-from rfid_table.checkpoint import restore as restore_controller, state_of
-from rfid_table.commands import COMMANDS, CommandError, CommandGate, loggable, sender
-from rfid_table.config import TableConfig
-from rfid_table.diag import DiagnosticsCollector
-from rfid_table.equity_worker import EquityWorker
-from rfid_table.journal_writer import JournalWriter, PendingStep
-from rfid_table.journal import (Journal, JournalWriteFailed, device_input, journal_event, journal_input, replay,
+from rfid_table.service.checkpoint import restore as restore_controller, state_of
+from rfid_table.service.commands import COMMANDS, CommandError, CommandGate, loggable, sender
+from rfid_table.config.table import TableConfig
+from rfid_table.service.diagnostics import DiagnosticsCollector
+from rfid_table.service.equity_worker import EquityWorker
+from rfid_table.service.journal_writer import JournalWriter, PendingStep
+from rfid_table.service.journal import (Journal, JournalWriteFailed, device_input, journal_event, journal_input, replay,
                                 sensor_input, tick_input, zone_input)
-from rfid_table.table_gpio import TableGpio, TableLights
-from rfid_table.timebase import TableClock
+from rfid_table.service.table_gpio import TableGpio, TableLights
+from rfid_table.service.timebase import TableClock
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class Sink(Protocol):
 
     def take_commands(self) -> list:
         """Commands received since the last call: each with ``topic``, ``payload`` (raw bytes) and ``retained``
-        (:class:`rfid_table.publisher.ReceivedCommand`)."""
+        (:class:`rfid_table.service.publisher.ReceivedCommand`)."""
 
     def publish_reply(self, role: str, user: str, body: dict) -> None: ...
 
@@ -147,7 +147,7 @@ class TablePipeline:
         self._near_limit = False  # the last journal event said near_limit
         self._limit_checked_at = float("-inf")
         self._pruned_at = float("-inf")
-        # Each cycle's step goes to the writer; only what it has on disk is published (rfid_table/journal_writer.py).
+        # Each cycle's step goes to the writer; only what it has on disk is published (rfid_table/service/journal_writer.py).
         # group_commit: a thread of its own commits, the steps that arrive during one commit together.
         self.writer = (JournalWriter(journal, threaded=group_commit, retry_s=self.JOURNAL_RETRY_S)
                        if journal is not None else None)
@@ -157,7 +157,7 @@ class TablePipeline:
         self.gpio = gpio  # the seat sensors, console buttons and lights (None: the table has none)
         self._gpio_synced = False
         self._gpio_since: float | None = None  # the first cycle with the GPIO
-        # equity for the broadcast, computed in a process of its own (rfid_table/equity_worker.py)
+        # equity for the broadcast, computed in a process of its own (rfid_table/service/equity_worker.py)
         self.equity = (EquityWorker(config.game.hole_cards, config.game.variant.startswith("plo"))
                        if sink is not None and config.broadcast_equity else None)
 
@@ -539,7 +539,7 @@ class TablePipeline:
     def step(self, now: float, wall: float | None = None) -> list[DomainEvent]:
         """One cycle of the whole chain at table time ``now``; returns the domain events it produced.
 
-        ``now`` is table time (rfid_table.timebase): every timer, debounce and delay runs on it. ``wall``, the
+        ``now`` is table time (rfid_table.service.timebase): every timer, debounce and delay runs on it. ``wall``, the
         room's clock, only stamps the cycle's events and snapshots (None: they carry the table time).
         With a journal, the cycle's inputs and events are committed to disk before anything is published.
         """

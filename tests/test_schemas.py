@@ -346,6 +346,48 @@ def chip_situations(config) -> None:
         table.close()
 
 
+def run_it_situations(config) -> None:
+    """A hand run twice (CA Actions 8): seats 1 and 2 all-in before the flop, seat 3 folds; the floor records the
+    agreement, the dealer deals two boards on the board antenna, and the pot is divided between them."""
+    table = HandDriven(config, link="direct")
+    rack: dict[int, list[str]] = defaultdict(list)
+    for uid, value in sorted(config.chips.chips.items()):
+        rack[value].append(uid)
+
+    def chips(zone: str, *values: int, settle_s: float = 0.7) -> list:
+        for value in values:
+            table.table.field.place(rack[value].pop(), zone)
+        return table.run(settle_s)
+
+    def command(name: str, **fields) -> list[str]:
+        table.table.pipeline.submit({"id": name, "command": name, "role": "floor", "user": "schemas", **fields})
+        return [e.type for e in table.run(0.2)]
+
+    try:
+        assert "stacks_set" in command("set_stacks", stacks={"1": 200, "2": 200, "3": 200})
+        chips("seat1.bets", 25, 25)
+        chips("seat2.bets", 100)
+        for card, seat in (("As", 1), ("Kd", 2), ("7h", 3), ("Ac", 1), ("Kc", 2), ("7c", 3)):
+            table.place(card, f"seat{seat}.cards", 0.2)
+        for card in ("7h", "7c"):
+            table.place(card, "muck", 0.2)
+        assert "declaration" in command("declare", seat=1, declaration="all_in")
+        chips("seat1.bets", 100, 25, 25)
+        chips("seat2.bets", 100)
+        assert "run_it_agreed" in command("run_it", times=2)
+        for zone, card in (("burn", "2d"), ("board", "3d"), ("board", "4d"), ("board", "5d"), ("burn", "6d"),
+                           ("board", "8d"), ("burn", "9d"), ("board", "Td"), ("burn", "2h"), ("board", "3h"),
+                           ("board", "4h"), ("board", "5h"), ("burn", "6h"), ("board", "8h"), ("burn", "9h"),
+                           ("board", "Th")):
+            table.place(card, zone, 0.2)
+        table.table.field.clear()
+        produced = table.run(3.0)
+        [showdown] = [e for e in produced if e.type == "showdown"]
+        assert showdown.public["runs"] == 2 and len(showdown.public["boards"]) == 2
+    finally:
+        table.close()
+
+
 def conduct_situations(config) -> None:
     """The seat sensors and the action clock (docs/conduct.md), on the simulated GPIO: players sitting down, a
     device between hands, a seat empty at the end of the deal, a phone at a live seat (the floor overrides the ruling),
@@ -582,6 +624,7 @@ COMMANDS_DURING_THE_HAND = [
     ("floor", {"id": "h3", "command": "select_deck", "deck": "A"}, True, False),  # between hands only
     ("floor", {"id": "h4", "command": "set_level"}, True, True),  # level 3, from the next hand
     ("floor", {"id": "h5", "command": "bomb_pot", "amount": 4, "kind": "flip"}, True, False),  # before the deal only
+    ("floor", {"id": "h6", "command": "run_it", "times": 4}, False, False),  # twice or three times
 ]
 COMMANDS_AFTER_THE_HAND = [("floor", {"id": "a1", "command": "select_deck", "deck": "A"}, True, True)]
 
@@ -651,6 +694,9 @@ def session(broker, tmp_path_factory):
         config = table_config(settings, "schemas-dealing")
         tables.append(config.table_id)
         dealing_situations(config)
+        config = table_config(settings, "schemas-run-twice")
+        tables.append(config.table_id)
+        run_it_situations(config)
         config = table_config(settings, "schemas-conduct")
         tables.append(config.table_id)
         conduct_situations(config)

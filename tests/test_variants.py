@@ -294,3 +294,36 @@ def test_a_later_run_without_a_burn_is_still_a_missing_burn():
     table.run(2.0)
     [missing] = of(table.events, "irregular_card", "missing_burn")
     assert missing.public["street"] == "turn" and missing.public.get("board_number") == 2
+
+
+# ---- the double board (CA GR 14.1) -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("board2", [False, True])
+def test_a_double_board_deals_two_boards_every_hand_and_divides_the_pot_between_them(board2):
+    """CA GR 14.1: "The croupier deals two boards, each consisting of "Flop", "Turn" and "River". The pot is divided
+    equally between these "Boards"." On one board antenna each street of the first board comes first, then the same
+    street of the second; on a table with a second board antenna the second board lies there. The betting goes on as
+    usual, street by street: a bet on the flop, called."""
+    table = VariantTable(players=(1, 2), button=2, stack=1000, board2=board2, double_board=True)
+    table.chips(2, 25, 25)
+    table.chips(1, 100)
+    table.deal_hands({1: "Ks Kd", 2: "Qs Qd"})
+    table.chips(2, 25, 25)  # the small blind completes; the big blind checks when the flop comes
+    second = "board2" if board2 else "board"
+    table.street("5h", "2c 7h 9d")
+    for card in ("Qh", "7c", "9s"):
+        table.card(second, card)
+    table.chips(1, 100)  # seat 1 bets on the flop, seat 2 calls
+    table.chips(2, 100)
+    table.street("6h", "3s")
+    table.card(second, "3d")
+    table.street("8h", "4h")
+    table.card(second, "4c")
+    assert not of(table.events, "irregular_card")
+    on_two = [e.public["card"] for e in table.events if e.type == "board_card" and e.public.get("board_number") == 2]
+    assert on_two == ["Qh", "7c", "9s", "3d", "4c"]
+    showdown = showdown_of(table)
+    assert showdown.public["payouts"] == {"1": 200, "2": 200}
+    assert "CA GR 14.1" in showdown.public["pots"][0]["rules"]
+    [history] = of(table.events, "hand_history")
+    assert "*** SECOND FLOP *** [Qh 7c 9s]" in history.secret["pokerstars_complete"]

@@ -49,6 +49,7 @@ from typing import Any, Mapping
 from controller import table_snapshot
 from controller.board import Board, BettingProgress
 from controller.board_runs import RUN_RULES
+from controller.player_limits import limit_rule
 from controller.deal_rulings import DealRulings
 from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, Deal, next_seat
 from controller.decks import Decks
@@ -154,7 +155,9 @@ class TableController:
         self.community = Board(self.out, self.irregularities, self.cards, progress, self.profile,
                                double_board=setup.double_board)
         self.dealing = DealRulings(self.out, self.irregularities, self.cards, self.community, progress, self.profile,
-                                   setup.hole_cards, folds_are_the_action=betting is None)
+                                   setup.hole_cards, folds_are_the_action=betting is None,
+                                   max_players=setup.max_players,
+                                   limit_rules=(limit_rule(setup.double_board),) if setup.max_players < 10 else ())
         self.out_of_play = OutOfPlay(self.out, self.irregularities, self.cards, self.community, self.dealing,
                                      self.profile, setup.exposed_by)
         self.decks = Decks(self.irregularities, self.cards, setup.decks, setup.deck_id, setup.deck)
@@ -480,6 +483,9 @@ class TableController:
 
     def _seats(self, command: dict[str, Any], by: dict) -> str | None:
         players = tuple(sorted(set(command["seats"])))
+        if len(players) > self.setup.max_players:  # CA GR 15: the variant's limit (or the house's, fewer)
+            return (f"{len(players)} players: at most {self.setup.max_players} may be dealt in at this table "
+                    f"({limit_rule(self.setup.double_board)})")
         if self.in_hand:
             self.next_players = players
         else:

@@ -327,3 +327,24 @@ def test_a_double_board_deals_two_boards_every_hand_and_divides_the_pot_between_
     assert "CA GR 14.1" in showdown.public["pots"][0]["rules"]
     [history] = of(table.events, "hand_history")
     assert "*** SECOND FLOP *** [Qh 7c 9s]" in history.secret["pokerstars_complete"]
+
+
+# ---- the player limits of CA GR 15 at the deal -----------------------------------------------------------------
+
+def test_seven_card_omaha_refuses_a_sixth_player_at_the_deal_and_by_the_seats_command():
+    """CA GR 15.1: "5 players maximum 7 cards". A table whose players are not configured learns them from its first
+    deal: a card to a sixth seat is a card to an ineligible seat (the floor rules: a misdeal while one can be
+    called). The floor's seats command naming six seats is refused."""
+    table = Table(chips=False, players=(1, 2, 3, 4, 5, 6), button=6)
+    table.controller = GameController(TableSetup("variants", 10, table.deck, decks={"A": table.deck}, deck_id="A",
+                                                 hole_cards=7, max_players=5))
+    for seat in (1, 2, 3, 4, 5):
+        table.card(f"seat{seat}.cards", seconds=0.3)
+    assert not of(table.events, "irregular_card")
+    table.card("seat6.cards", seconds=0.3)
+    [limit] = of(table.events, "irregular_card", "card_to_ineligible_seat")
+    assert limit.public["seats"] == [6] and limit.public["max_players"] == 5
+    assert "CA GR 15.1" in limit.public["rules"] and limit.public["needs_floor"]
+    events, refusal = table.controller.handle_command({"command": "seats", "seats": [1, 2, 3, 4, 5, 6],
+                                                       "role": "floor", "user": "ann"}, table.t)
+    assert events == [] and "at most 5" in refusal and "CA GR 15.1" in refusal

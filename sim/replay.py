@@ -178,13 +178,15 @@ class HandScript:
 
     def steps(self, hand: BettingHand, hole: Mapping[int, list[str]], board: Sequence[str],
               exposed_at: int | None = None, exposed_procedure: str = EXPOSED_BURN_AFTER_DEAL,
-              floor_s: float = 4.5) -> list[Step]:
+              floor_s: float = 4.5, later_boards: Sequence[Sequence[str]] = ()) -> list[Step]:
         """The physical moves of one hand, from the hand history as the engine read it (exact amounts).
 
         ``exposed_at``: the dealer exposes the card of this position of the deal (0 is the first card), and the
         dealer's console reports it. The first or second card is a misdeal (TDA 35): after ``floor_s`` for the floor,
         the dealer gathers the cards, the bets go back, and the hand is dealt again. A later card is taken away and
-        replaced as the house's ``exposed_procedure`` says (controller.rules.EXPOSED_*)."""
+        replaced as the house's ``exposed_procedure`` says (controller.rules.EXPOSED_*). ``later_boards``: a hand
+        run twice or three times (CA Actions 8), the boards after the first, each whole: the players agree once the
+        betting is over, the first board is run out, then each later run's cards with a burn before each street."""
         steps: list[Step] = []
         t = 0.0
         pace = self.pace_s
@@ -227,7 +229,9 @@ class HandScript:
                 push(a.seat, chips_for(a.added, None, self.denominations), f"seat {a.seat} posts {a.added}", 0.05)
 
         # deal: one card at a time from the seat left of the button
-        cards_left = [c for c in FULL_DECK if c not in board and all(c not in h for h in hole.values())]
+        later_cards = {c for b in later_boards for c in b}
+        cards_left = [c for c in FULL_DECK if c not in board and c not in later_cards
+                      and all(c not in h for h in hole.values())]
         self.rng.shuffle(cards_left)
         dealt = {s: list(hole.get(s) or []) for s in order}
         for s in order:
@@ -330,8 +334,21 @@ class HandScript:
             push(s, values, f"seat {s} {a.kind} to {a.to_amount}", pace)
         # run out the board where the hand went to a showdown
         if len(hand.live_seats) > 1:
+            shared = (0, 3, 4, 5)[street]
+            if later_boards:  # no more action is possible: the players agree to run it (CA Actions 8)
+                at(pace, "the players agree to run it", lambda: self.command(
+                    {"command": "run_it", "times": 1 + len(later_boards)}), reads=0)
             while street < 3:
                 next_street()
+            for later in later_boards:
+                for lo, hi in ((0, 3), (3, 4), (4, 5)):
+                    if hi <= shared:
+                        continue
+                    at(pace * 0.6, "burn for a later run", lambda b=cards_left.pop(): self.field.place(
+                        self.uid_of_card[b], "burn"))
+                    for card in later[lo:hi]:
+                        at(deal_s, f"board {card}", lambda card=card: self.field.place(self.uid_of_card[card],
+                                                                                       "board"))
         collect(street)
         at(pace, "the pot is pushed, the cards are gathered", self.field.clear, reads=0)
         return steps
@@ -441,7 +458,8 @@ class ReplayTable:
         controller = self._controller_for(phh)
         self.script.reset()
         try:
-            steps = self.script.steps(hand, hole, board)
+            later = [phhlib._cards(text) for text in phh.get("_boards", ())[1:]]  # noqa: SLF001 (a hand run twice)
+            steps = self.script.steps(hand, hole, board, later_boards=later)
         except ValueError as exc:
             return HandResult(name, False, str(exc))
         start = self.t + 1.0
@@ -510,7 +528,8 @@ def _split_uids(uids: list[str], values: Mapping[str, int], back: int) -> tuple[
 def compare(original: Mapping[str, Any], reconstructed: Mapping[str, Any]) -> list[str]:
     """Differences between a hand history and its reconstruction in the fields the table reads."""
     problems = []
-    for key in ("variant", "antes", "blinds_or_straddles", "min_bet", "small_bet", "big_bet", "starting_stacks"):
+    for key in ("variant", "antes", "blinds_or_straddles", "min_bet", "small_bet", "big_bet", "starting_stacks",
+                "_bomb_pot", "_flip", "_boards", "_runs"):
         if key in original and list_or(original[key]) != list_or(reconstructed.get(key)):
             problems.append(f"{key}: {original[key]} read as {reconstructed.get(key)}")
     if core_actions(original["actions"]) != core_actions(reconstructed["actions"]):

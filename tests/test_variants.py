@@ -348,3 +348,36 @@ def test_seven_card_omaha_refuses_a_sixth_player_at_the_deal_and_by_the_seats_co
     events, refusal = table.controller.handle_command({"command": "seats", "seats": [1, 2, 3, 4, 5, 6],
                                                        "role": "floor", "user": "ann"}, table.t)
     assert events == [] and "at most 5" in refusal and "CA GR 15.1" in refusal
+
+
+@pytest.mark.parametrize("flop_first", [False, True])
+def test_rfid_table_replay_plays_a_hand_run_twice_and_reads_back_both_boards(flop_first):
+    """`rfid-table replay` (sim.replay): the PHH the table writes for a hand run twice (its user-defined fields
+    ``_boards`` and ``_runs``: pokerkit 0.7.7's PHH has no runout count) is played as table activity — the
+    all-in, the players' agreement, the first board and then the second on the board antenna — and read back the
+    same, both boards and the stacks of the divided pot."""
+    from controller import phh as phhlib
+    from controller.betting import NLHE, BettingHand
+    from controller.showdown import award
+    from sim.replay import ReplayTable
+    hand = BettingHand(NLHE, [1, 2, 3], 3, {1: 1000, 2: 1000, 3: 1000}, (50, 100))
+    order = (3, 1, 2)  # pre-flop: the button first, three-handed
+    if flop_first:
+        assert hand.declare(3, "call").ok and hand.push(3, [100]).ok
+        assert hand.declare(1, "call").ok and hand.push(1, [50]).ok
+        assert hand.check(2).ok and hand.end_street().ok
+        order = (1, 2, 3)
+    for seat in order:
+        assert hand.declare(seat, "all_in").ok and hand.push(seat, [hand.seat_state(seat)["owed"]]).ok
+    while hand.status == "betting":
+        assert hand.end_street().ok
+    hole = {1: ["Ks", "Kd"], 2: ["Qs", "Qd"], 3: ["Js", "Jd"]}
+    first = ["2c", "7h", "9d", "3s", "4h"]
+    second = first[:3] + ["Qh", "4c"] if flop_first else ["Qh", "7c", "9s", "3d", "4c"]
+    finishing = award(hand, hole, boards=[first, second], runs=2).finishing_stacks
+    assert finishing[1] == 1500 and finishing[2] == 1500  # seat 1 wins the first run, seat 2 the second
+    text = phhlib.dumps(phhlib.to_phh(hand, hole, first, [1, 2, 3], finishing,
+                                      _boards=["".join(first), "".join(second)], _runs=2))
+    result = ReplayTable(pace_s=0.5, settle_s=0.4, deal_s=0.05).replay(phhlib.loads(text), "run twice")
+    assert result.ok, result.reason
+    assert result.reconstructed["_boards"] == ["".join(first), "".join(second)]

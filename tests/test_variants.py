@@ -381,3 +381,24 @@ def test_rfid_table_replay_plays_a_hand_run_twice_and_reads_back_both_boards(flo
     result = ReplayTable(pace_s=0.5, settle_s=0.4, deal_s=0.05).replay(phhlib.loads(text), "run twice")
     assert result.ok, result.reason
     assert result.reconstructed["_boards"] == ["".join(first), "".join(second)]
+
+
+def test_the_export_rebuilds_a_hand_run_twice_from_the_journaled_events():
+    """`rfid-table export` writes a hand from its journaled `hand_history` (the PHH record) and `showdown` (the pots,
+    and for a hand run twice its boards and what each paid): both runs come out as the feed wrote them."""
+    from controller.pokerstars import to_pokerstars
+    from rfid_table.ops.export import _Hand
+
+    table = heads_up_all_in()
+    table.command("run_it", times=2)
+    run_out(table, RUN_1)
+    run_out(table, RUN_2)
+    showdown = showdown_of(table)
+    [history] = of(table.events, "hand_history")
+    [ended] = of(table.events, "hand_ended")
+    record = _Hand(1, history.secret, showdown.public, ended.public["folded_seats"], 0.0, None).record("variants",
+                                                                                                       True)
+    assert record.runs == 2 and record.boards == showdown.public["boards"]
+    exported = to_pokerstars(record).splitlines()
+    fed = history.secret["pokerstars_complete"].splitlines()
+    assert exported[1:] == fed[1:]  # the header differs by its date only

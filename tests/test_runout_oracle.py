@@ -33,10 +33,10 @@ from controller.cards import FULL_DECK  # noqa: E402
 from controller.player_limits import max_players  # noqa: E402
 from controller.rules import TDA  # noqa: E402
 from controller.showdown import award  # noqa: E402
+from test_betting_oracle import CHIPS, chips_for  # noqa: E402 (the same chips as the betting oracle's)
 
 HANDS = int(os.environ.get("RUNOUT_ORACLE_HANDS", "200"))
 SEED = int(os.environ.get("RUNOUT_ORACLE_SEED", "20261201"))
-CHIPS = (5000, 1000, 500, 100, 25, 5, 1)
 AUTOMATIONS = (Automation.ANTE_POSTING, Automation.BET_COLLECTION, Automation.BLIND_OR_STRADDLE_POSTING)
 
 
@@ -47,14 +47,6 @@ class PotLimitSevenCardOmaha(PotLimitOmahaHoldem):
 
 
 GAMES = {NLHE: NoLimitTexasHoldem, PLO: PotLimitOmahaHoldem, PLO7: PotLimitSevenCardOmaha}
-
-
-def chips_for(amount: int) -> list[int]:
-    out = []
-    for chip in CHIPS:
-        n, amount = divmod(amount, chip)
-        out += [chip] * n
-    return out
 
 
 def random_game(rng: random.Random) -> dict:

@@ -261,6 +261,9 @@ class HandDriven:
         self.uid = {deck: {card: uid for uid, card in cards.items()} for deck, cards in config.decks.items()}
         self.t = time.time()
         self.events: list = []
+        self._rack: dict[int, list[str]] = defaultdict(list)  # the chip set's tags by denomination, for chips()
+        for uid, value in sorted(config.chips.chips.items() if config.chips else ()):
+            self._rack[value].append(uid)
         assert self.publisher.start(), "the publisher could not reach the test broker"
 
     def run(self, seconds: float) -> list:
@@ -284,6 +287,12 @@ class HandDriven:
         self.table.field.place(self.uid[deck].get(card_or_uid, card_or_uid), zone)
         return self.run(settle_s)
 
+    def chips(self, zone: str, *values: int, settle_s: float = 0.7) -> list:
+        """Chips of the table's chip set, taken from the rack by denomination, placed on ``zone``."""
+        for value in values:
+            self.table.field.place(self._rack[value].pop(), zone)
+        return self.run(settle_s)
+
     def close(self) -> None:
         self.table.close()
         self.publisher.stop()
@@ -295,14 +304,7 @@ def chip_situations(config) -> None:
     the bets made it, and the wagers going back after a misdeal."""
     config = dataclasses.replace(config, game=dataclasses.replace(config.game, ante=10))
     table = HandDriven(config, link="direct")
-    rack: dict[int, list[str]] = defaultdict(list)
-    for uid, value in sorted(config.chips.chips.items()):
-        rack[value].append(uid)
-
-    def chips(zone: str, *values: int, settle_s: float = 0.7) -> list:
-        for value in values:
-            table.table.field.place(rack[value].pop(), zone)
-        return table.run(settle_s)
+    chips = table.chips
 
     def types(produced) -> list[str]:
         return [e.type if e.type != "chip_count" else f"chip_count.{e.public['code']}" for e in produced]
@@ -350,14 +352,7 @@ def run_it_situations(config) -> None:
     """A hand run twice (CA Actions 8): seats 1 and 2 all-in before the flop, seat 3 folds; the floor records the
     agreement, the dealer deals two boards on the board antenna, and the pot is divided between them."""
     table = HandDriven(config, link="direct")
-    rack: dict[int, list[str]] = defaultdict(list)
-    for uid, value in sorted(config.chips.chips.items()):
-        rack[value].append(uid)
-
-    def chips(zone: str, *values: int, settle_s: float = 0.7) -> list:
-        for value in values:
-            table.table.field.place(rack[value].pop(), zone)
-        return table.run(settle_s)
+    chips = table.chips
 
     def command(name: str, **fields) -> list[str]:
         table.table.pipeline.submit({"id": name, "command": name, "role": "floor", "user": "schemas", **fields})

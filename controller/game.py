@@ -231,10 +231,12 @@ class GameController:
         flip = command.get("kind", "bomb_pot") == "flip"
         if self.betting is not None:
             self.betting.agree_bomb_pot(command["amount"], flip)
+        sits_out = self.cards.bomb_pot_sit_out()  # too many players for CA GR 15.2: the small blind sits out
         self.cards.now = max(self.cards.now, t)
         out: list[DomainEvent] = []
         self._emitter(out, t)("bomb_pot_agreed", {"amount": command["amount"], "flip": flip,
                                                   "applies_to_hand": self.cards.hand + 1,
+                                                  **({"sits_out": sits_out} if sits_out is not None else {}),
                                                   "by": f"{command['role']}/{command['user']}"}, None)
         return out, None
 

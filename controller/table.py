@@ -49,9 +49,9 @@ from typing import Any, Mapping
 from controller import table_snapshot
 from controller.board import Board, BettingProgress
 from controller.board_runs import RUN_RULES
-from controller.player_limits import limit_rule
+from controller.player_limits import limit_rule, max_players
 from controller.deal_rulings import DealRulings
-from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, Deal, next_seat
+from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, Deal, next_seat, rotate
 from controller.decks import Decks
 from controller.domain import DomainEvent
 from controller.hand_cards import HandCards, Seat
@@ -143,6 +143,7 @@ class TableController:
         self.eligible: tuple[int, ...] | None = tuple(sorted(set(setup.players))) if setup.players else None
         self.next_button: int | None = None  # set_button during a hand: the next hand's button
         self.next_players: tuple[int, ...] | None = None  # a seats command during a hand
+        self.sitting_out: int | None = None  # the small blind not dealt in the next hand (CA GR 15.2: a bomb pot)
         # What the betting layer knows of the action (``BettingProgress``). Without it: no action has happened
         # but the folds and declarations the cards show, no round is open.
         progress_of = betting if betting is not None else NoBetting()
@@ -165,7 +166,21 @@ class TableController:
                                       setup.missing_card_s)
 
     def _plan(self) -> Deal:
-        return Deal.plan(self.setup.hole_cards, self.button, self.eligible)
+        eligible = self.eligible
+        if eligible is not None and self.sitting_out in eligible:
+            eligible = tuple(s for s in eligible if s != self.sitting_out)
+        return Deal.plan(self.setup.hole_cards, self.button, eligible)
+
+    def bomb_pot_sit_out(self) -> int | None:
+        """A bomb pot agreed for the next hand: "if there are too many players, the small blind sits out" (CA GR
+        15.2, whose limits are lower than 15.1's: 5-card Omaha deals seven players, not eight). Returns the seat
+        that sits out that hand (the first left of the button), or None."""
+        players = self.next_players or self.eligible
+        most = min(max_players(self.setup.hole_cards, bomb_pot=True), self.setup.max_players)
+        if self.in_hand or not players or len(players) <= most:
+            return None
+        self.sitting_out = rotate(players, self.button)[0]
+        return self.sitting_out
 
     def _new_hand_state(self) -> None:
         self.cards.reset(self._plan(), self.button)
@@ -407,9 +422,12 @@ class TableController:
             if deal.learning:
                 deal.learn()
             dealt = sorted(seat for seat, count in deal.received.items() if count)
+            if self.sitting_out is not None:  # the small blind sat out this hand only
+                dealt = sorted(set(dealt) | {self.sitting_out})
             if dealt:
                 self.eligible = tuple(dealt)
             self.button = next_seat(self.eligible or [deal.button], deal.button)
+        self.sitting_out = None
         if self.next_button is not None:
             self.button, self.next_button = self.next_button, None
         if self.next_players is not None:

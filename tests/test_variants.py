@@ -41,8 +41,8 @@ class VariantTable(Table):
 
     def deal_hands(self, hands: dict[int, str]) -> None:
         """Pitch ``hands`` (seat → its cards, space-separated) round by round from the seat left of the button."""
-        order = [s for s in self.players if s > self.controller.cards.button] + \
-                [s for s in self.players if s <= self.controller.cards.button]
+        button = self.controller.cards.button
+        order = [s for s in sorted(hands) if s > button] + [s for s in sorted(hands) if s <= button]
         for rnd in range(len(next(iter(hands.values())).split())):
             for seat in order:
                 card = hands[seat].split()[rnd]
@@ -402,3 +402,22 @@ def test_the_export_rebuilds_a_hand_run_twice_from_the_journaled_events():
     exported = to_pokerstars(record).splitlines()
     fed = history.secret["pokerstars_complete"].splitlines()
     assert exported[1:] == fed[1:]  # the header differs by its date only
+
+
+def test_a_bomb_pot_with_too_many_players_deals_without_the_small_blind():
+    """CA GR 15.2 ("Pot Limit Omaha in the variants "Bomb Pot" and/or "Doubleboard" (if there are too many players,
+    the small blind sits out)"): "8 players maximum 4 cards" — eight players at 5-card Omaha (CA GR 15.1 allows them
+    on one board) play a bomb pot without the small blind, seat 1, who is dealt in again in the next hand."""
+    table = VariantTable("PLO5", 5, players=tuple(range(1, 9)), button=8, stack=1000)
+    [agreed] = of(table.command("bomb_pot", amount=100), "bomb_pot_agreed")
+    assert agreed.public["sits_out"] == 1
+    for seat in range(2, 9):
+        table.chips(seat, 100)
+    deck = list(table.stub)
+    table.deal_hands({s: " ".join(deck[(s - 2) * 5:(s - 1) * 5]) for s in range(2, 9)})
+    assert not of(table.events, "irregular_card")
+    [started] = of(table.events, "betting_started")
+    assert started.public["seats"] == list(range(2, 9)) and table.betting()["pot"] == 700
+    table.field.clear()
+    table.run(3.0)
+    assert table.controller.cards.eligible == tuple(range(1, 9))

@@ -233,6 +233,11 @@ class TableController:
         return self.community.cards
 
     @property
+    def boards(self) -> list[list[str]]:
+        """Every board of the hand, run by run: one, or several (runs, a double board)."""
+        return self.community.boards()
+
+    @property
     def burns(self) -> list[str]:
         return self.community.burns
 
@@ -412,7 +417,7 @@ class TableController:
             self.dealing.close()
         self.watch.audit()
         live = self.cards.live_seats()
-        boards = self.community.boards()
+        boards = self.boards
         self.out.emit("hand_ended", {"board": list(self.board), **({"boards": boards} if len(boards) > 1 else {}),
                                      "live_seats": live, "folded_seats": self.cards.folded_seats()},
                       {"hole_cards": {str(s): list(self.seats[s].cards) for s in live}})

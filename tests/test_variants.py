@@ -421,3 +421,28 @@ def test_a_bomb_pot_with_too_many_players_deals_without_the_small_blind():
     table.field.clear()
     table.run(3.0)
     assert table.controller.cards.eligible == tuple(range(1, 9))
+
+
+def test_the_snapshot_and_the_live_view_show_every_board():
+    """Both snapshots list the boards of a hand run twice (the first is still ``board``); `rfid-table watch` draws
+    each later board under the first."""
+    import json
+
+    from rich.console import Console
+
+    from rfid_table.ops.watch import TableView
+    from rfid_table.service.contract import Topics
+
+    table = heads_up_all_in()
+    table.command("run_it", times=2)
+    run_out(table, RUN_1)
+    table.street(RUN_2[0], RUN_2[1])
+    snapshot = table.controller.snapshot(secure=False)
+    assert snapshot["boards"] == [["2c", "7h", "9d", "3s", "4h"], ["Qh", "7c", "9s"]]
+    topics = Topics.for_table("rfid-table", "variants")
+    view = TableView(topics, want_secure=False)
+    view.on_message(topics.snapshot(False), json.dumps({**snapshot, "epoch": "e"}).encode())
+    console = Console(width=160, record=True, color_system=None)
+    console.print(view.render())
+    lines = console.export_text().splitlines()
+    assert "board 2 Q♥ 7♣ 9♠ ·· ··" in lines, lines

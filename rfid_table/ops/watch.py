@@ -354,6 +354,13 @@ class TableView:
         board.append("·· " * (5 - len(snap.get("board", []))))
         board.append(f"   burns {snap.get('burns', 0)}   muck {snap.get('mucked', 0)}")
         out = [line, board]
+        for number, cards in enumerate(snap.get("boards", [])[1:], start=2):  # a later run, a second board
+            later = Text(f"board {number}")
+            for card in cards:
+                later.append(" ")
+                later.append_text(show_card(card))
+            later.append(" ··" * (5 - len(cards)))
+            out.append(later)
         if betting:
             pots = betting.get("pots") or []
             pot = Text(f"pot {chips(betting.get('pot', 0))}", style="bold")

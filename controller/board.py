@@ -99,11 +99,11 @@ class Board:
         or False when it is the first board's (or no board's) to rule on."""
         if not self.hand.in_hand or self.hand.void:
             return False
+        if any(card in b.cards for b in self.runs.later):
+            return True  # read again after being lifted
         board = self.runs.board_for(zone, len(self.cards))
-        if board is None:
-            return False
-        if card in self.cards or card in board.cards or card in self.hand.owner:
-            return False  # read again, or a card that is no board card: the first board's rules say what it is
+        if board is None or card in self.cards or card in self.hand.owner:
+            return False  # the first board's, or a card that is no board card: the first board's rules say what it is
         reshuffled = card in self.burns  # the burn cards shuffled again for this run (CA GR 15.3; CA Actions 8e)
         position = self.runs.put(board, zone, card)
         extra = {"reshuffled": True} if reshuffled else {}

@@ -446,3 +446,17 @@ def test_the_snapshot_and_the_live_view_show_every_board():
     console.print(view.render())
     lines = console.export_text().splitlines()
     assert "board 2 Q♥ 7♣ 9♠ ·· ··" in lines, lines
+
+
+def test_a_later_runs_card_lifted_and_laid_down_again_is_the_same_card():
+    """A card of the second run read again (the dealer straightens the board) is no sixth board card."""
+    table = heads_up_all_in()
+    table.command("run_it", times=2)
+    run_out(table, RUN_1)
+    table.street(RUN_2[0], RUN_2[1])
+    table.field.remove(table.uid_of["Qh"])
+    table.run(1.0)
+    again(table, "board", "Qh", seconds=0.5)
+    assert not of(table.events, "irregular_card")
+    assert [e.public["card"] for e in of(table.events, "board_card") if e.public.get("board_number")] == \
+        ["Qh", "7c", "9s"]

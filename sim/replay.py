@@ -250,7 +250,7 @@ class HandScript:
                    lambda s=s: self.command({"command": "exposed_card", "seat": s}), reads=0)
                 at(pace * 0.1, "the dealer takes the exposed card", lambda uid=uid: self.field.remove(uid), reads=0)
                 if position <= 1:
-                    return self._misdeal(steps, t, hand, hole, board, floor_s)
+                    return self._misdeal(steps, t, hand, hole, board, floor_s, later_boards)
                 if exposed_procedure == EXPOSED_BURN_AFTER_DEAL:
                     exposed_burn = shown
                     plan.append((s, card))  # the replacement comes after the deal
@@ -336,7 +336,7 @@ class HandScript:
         if len(hand.live_seats) > 1:
             shared = (0, 3, 4, 5)[street]
             if later_boards:  # no more action is possible: the players agree to run it (CA Actions 8)
-                at(pace, "the players agree to run it", lambda: self.command(
+                at(pace * 2, "the players agree to run it", lambda: self.command(  # once the call is read
                     {"command": "run_it", "times": 1 + len(later_boards)}), reads=0)
             while street < 3:
                 next_street()
@@ -354,7 +354,7 @@ class HandScript:
         return steps
 
     def _misdeal(self, steps: list[Step], t: float, hand: BettingHand, hole: Mapping[int, list[str]],
-                 board: Sequence[str], floor_s: float) -> list[Step]:
+                 board: Sequence[str], floor_s: float, later_boards: Sequence[Sequence[str]] = ()) -> list[Step]:
         """The void deal's steps so far, the floor's time, the cards gathered and the bets handed back, then the
         hand dealt again (the button stays)."""
         steps.append(Step(t + floor_s, "misdeal: the floor rules", lambda: None, 0))
@@ -363,7 +363,7 @@ class HandScript:
         again_at = t + floor_s + 3 * self.pace_s  # shuffled
         self.reset()  # every chip of the void deal is off the table by then
         return steps + [Step(again_at + step.at, step.describe, step.apply, step.reads)
-                        for step in self.steps(hand, hole, board)]
+                        for step in self.steps(hand, hole, board, later_boards=later_boards)]
 
 
 

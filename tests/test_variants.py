@@ -460,3 +460,38 @@ def test_a_later_runs_card_lifted_and_laid_down_again_is_the_same_card():
     assert not of(table.events, "irregular_card")
     assert [e.public["card"] for e in of(table.events, "board_card") if e.public.get("board_number")] == \
         ["Qh", "7c", "9s"]
+
+
+def test_the_simulated_table_runs_it_twice_through_the_daemon_pipeline():
+    """`rfid-table sim --run-it-twice 1`: players all-in with board cards to come always run it twice. Through the
+    daemon's pipeline (the emulated readers' zone tracker, the controller), every such hand ends with two boards in
+    its showdown and its histories, the later run told apart on the board antenna, and no irregularity."""
+    import dataclasses
+    from pathlib import Path
+
+    from rfid_table.config.table import load_config
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable
+
+    config = load_config(Path(__file__).resolve().parents[1] / "config" / "table-chips.toml")
+    config = dataclasses.replace(config, broadcast_delay_s=0.0, journal_path=None)
+    table = SimulatedTable(config, SimOptions(hands=30, seed=3, speed=0, pace_s=1.0, link="direct", players=4,
+                                              run_it_twice=1.0), None)
+    events, t = [], 1000.0
+    try:
+        while table.advance(t):
+            events += table.step(t)
+            t += table.cycle_s
+        for _ in range(100):  # the last hand's end
+            events += table.step(t)
+            t += table.cycle_s
+    finally:
+        table.close()
+    runs = [e for e in events if e.type == "run_it_agreed"]
+    assert len(runs) == table.dealer.runs_agreed >= 3
+    showdowns = [e for e in events if e.type == "showdown" and e.public.get("runs") == 2]
+    assert len(showdowns) == len(runs)
+    assert not [e for e in events if e.type == "irregular_card"]
+    assert not [e for e in events if e.type == "bet_ruling" and e.public["code"] == "showdown_unread"]
+    histories = {e.hand: e for e in events if e.type == "hand_history"}
+    for showdown in showdowns:
+        assert "Hand was run twice" in histories[showdown.hand].secret["pokerstars_complete"]

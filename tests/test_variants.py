@@ -495,3 +495,29 @@ def test_the_simulated_table_runs_it_twice_through_the_daemon_pipeline():
     histories = {e.hand: e for e in events if e.type == "hand_history"}
     for showdown in showdowns:
         assert "Hand was run twice" in histories[showdown.hand].secret["pokerstars_complete"]
+
+
+def test_the_simulated_table_deals_seven_card_omaha_to_the_players_the_variant_allows():
+    """A ten-seat table at `plo7` simulates five players (CA GR 15.1), and refuses --players 6."""
+    import dataclasses
+    from pathlib import Path
+
+    from rfid_table.config.table import load_config
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable
+
+    config = load_config(Path(__file__).resolve().parents[1] / "config" / "table-chips.toml")
+    game = dataclasses.replace(config.game, variant="plo7", max_players=5)
+    config = dataclasses.replace(config, game=game, broadcast_delay_s=0.0, journal_path=None)
+    with pytest.raises(ValueError, match="--players must be from 2 to 5"):
+        SimulatedTable(config, SimOptions(hands=1, speed=0, link="direct", players=6), None)
+    table = SimulatedTable(config, SimOptions(hands=3, seed=5, speed=0, pace_s=1.0, link="direct"), None)
+    events, t = [], 1000.0
+    try:
+        while table.advance(t):
+            events += table.step(t)
+            t += table.cycle_s
+    finally:
+        table.close()
+    dealt = [e for e in events if e.type == "card_dealt"]
+    assert {e.public["seat"] for e in dealt} == {1, 2, 3, 4, 5} and max(e.public["count"] for e in dealt) == 7
+    assert not [e for e in events if e.type == "irregular_card"]

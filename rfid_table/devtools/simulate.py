@@ -108,9 +108,11 @@ class SimulatedTable:
 
     def __init__(self, config: TableConfig, options: SimOptions, sink: Sink | None, journal: Journal | None = None,
                  group_commit: bool = False):
-        players = list(range(1, (options.players or config.seats) + 1))
-        if not 2 <= len(players) <= config.seats:
-            raise ValueError(f"--players must be from 2 to {config.seats} (the table's seats), not {len(players)}")
+        most = min(config.seats, config.game.max_players)  # the seats, or fewer where the variant allows fewer
+        players = list(range(1, (options.players or most) + 1))
+        if not 2 <= len(players) <= most:
+            raise ValueError(f"--players must be from 2 to {most} (the table's seats"
+                             f"{', [game] max_players' if most < config.seats else ''}), not {len(players)}")
         if options.link not in ("pty", "direct", "firmware"):
             raise ValueError(f"--link must be pty, direct or firmware, not {options.link!r}")
         if options.link == "firmware" and (options.speed != 1 or options.noise_model() or options.faults_per_minute):

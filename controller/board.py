@@ -116,7 +116,8 @@ class Board:
     def _street_starts(self) -> int:
         """Streets begun on every run so far: each needs a burn card before it."""
         first = sum(1 for p in (1, 4, 5) if len(self.cards) >= p)
-        later = sum(1 for b in self.runs.later for p in (1, 4, 5) if self.runs.shared < p <= self.runs.shared + len(b.cards))
+        shared = self.runs.shared
+        later = sum(1 for b in self.runs.later for p in (1, 4, 5) if shared < p <= shared + len(b.cards))
         return first + later
 
     def burns_dealt(self) -> int:

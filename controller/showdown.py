@@ -3,8 +3,8 @@
 Hand strength comes from phevaluator (imported lazily, so the controller imports without it; on a Raspberry Pi pip
 installs its pure-Python wheel). Only ``evaluate_cards`` (5–7 cards) and ``evaluate_omaha_cards`` (5 board + 4 hole)
 are used: both exist in the pure 0.5.3.1 wheel and in 0.6. Omaha with 5, 6 or 7 hole cards is the best result over
-every 4-card subset of the hole cards, which covers every pair of hole cards (35 subsets for 7-card Omaha). No home-made evaluator: phevaluator is
-maintained and runs everywhere the controller does.
+every 4-card subset of the hole cards, which covers every pair of hole cards (35 subsets for 7-card Omaha). No
+home-made evaluator: phevaluator is maintained and runs everywhere the controller does.
 
 Rules:
 * order: the last aggressor of the last betting round shows first; with no bet in that round the first live seat

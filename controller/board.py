@@ -33,6 +33,8 @@ STREETS = {1: "flop", 2: "flop", 3: "flop", 4: "turn", 5: "river"}
 class BettingProgress(Protocol):
     """What the dealing rules ask of the betting layer (``controller.chip_betting.ChipBetting``)."""
 
+    reads_chips: bool  # False: the folds the cards show are all the action the table sees (``NoBetting``)
+
     def substantial_action(self) -> bool:
         """A misdeal can no longer be called (the house's definition of substantial action)."""
 
@@ -291,7 +293,7 @@ class Board:
         """TDA 39-1/-2: the floor's random pick is the burn card; the other cards are the flop (two of them, after
         a burnless flop: the next card completes it)."""
         candidates = irregularity.data["candidates"]
-        self.irregularities.pending.pop(irregularity.id, None)
+        self.irregularities.floor.pop(irregularity.id)
         self.pick, self.fourth = None, None
         self.cards = [c for c in candidates if c != card][:3]
         self._burns_at = [len(self.burns) + 1] * len(self.cards)

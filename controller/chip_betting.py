@@ -20,27 +20,27 @@ do and drives the betting engine (``controller.betting.BettingHand``) with both:
 * when the card controller ends the hand, the remaining streets are closed, the pots are awarded with the hole
   cards and the board (``controller.showdown``), and the hand is written as a PHH hand history.
 
-Pure and deterministic like the rest of the controller: inputs and times in, ``(type, public, secret)`` out.
+Pure and deterministic like the rest of the controller: inputs and times in, events out, into the outbox given at
+construction (``controller.outbox``), which numbers them with the cards' events; the caller stamps the time and hand.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from controller import ohh, phh as phhlib, pokerstars
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
 from controller.dealing import dead_seats
 from controller.histories import HandRecord, board_shares, game_number, tabled
 from controller.levels import Level, LevelSchedule
+from controller.outbox import Outbox
 from controller.rules import UNPLAYABLE_BELOW_FORCED_BET_CHIP, UNPLAYABLE_NOT_DIVISIBLE, profile as rule_profile
 from controller.showdown import award, hand_rank
 from hal.zone_names import Zone
 
 DEAL_SETTLE_S = 0.5  # the deal is taken as over this long after its last card, unless the betting begins sooner
 UNKNOWN_STACK = 10**9  # no count entered and no stack zone: large enough never to be all-in by accident
-
-Emit = Callable[[str, dict, dict | None], int | None]  # returns the event's seq where the caller numbers events
 
 
 @dataclass(frozen=True)
@@ -107,13 +107,16 @@ def _without_value(chips: list[int], value: int) -> list[int]:
 
 
 class ChipBetting:
-    def __init__(self, setup: BettingSetup, seats: int, hole_cards: int,
-                 button_hint: Callable[[], int | None] = lambda: None,
-                 player_names: Callable[[], dict[int, str]] = dict, levels: LevelSchedule | None = None):
+    reads_chips = True  # what the card controller asks of the action comes from the chips (BettingProgress)
+
+    def __init__(self, setup: BettingSetup, seats: int, hole_cards: int, out: Outbox,
+                 players: Mapping[int, Mapping[str, str]] | None = None, levels: LevelSchedule | None = None):
         self.setup = setup
+        self.out = out  # where the chip layer's events go, numbered with the cards' (controller.outbox)
         self.levels = levels  # a tournament's schedule: the blinds and antes of its running level
-        self.button_hint = button_hint  # where the card controller has the button (it knows a dead one)
-        self.player_names = player_names  # seat → the display name the floor entered, for the hand history
+        self._card_button: int | None = None  # where the card controller has the button (it knows a dead one)
+        # seat → the player the floor seated ({"name", optional "player_id"}): the names go into the hand history
+        self.players: Mapping[int, Mapping[str, str]] = players if players is not None else {}
         self.seats = seats
         self.hole_cards = hole_cards
         self.rules = rule_profile(setup.rules)
@@ -129,6 +132,9 @@ class ChipBetting:
         # a bomb pot or flip agreed before the deal (CA GR 14.2, 14.3): (amount, flip), until a hand plays it
         self.bomb_pot: tuple[int, bool] | None = None
         self._reset_hand()
+
+    def _emit(self, type_: str, public: dict, secret: dict | None) -> int:
+        return self.out.emit(type_, public, secret).seq
 
     def _reset_hand(self) -> None:
         self.hand = None
@@ -176,7 +182,7 @@ class ChipBetting:
     def is_chip(self, uid: str) -> bool:
         return uid in self.setup.chips or uid in self.setup.other_chips
 
-    def chip_zone_event(self, kind: str, uid: str, zone: str, t: float, emit: Emit) -> None:
+    def chip_zone_event(self, kind: str, uid: str, zone: str, t: float) -> None:
         """A tag arrived in (``kind == "arrived"``) or left a chip zone."""
         self._start_refused = False
         value = self.setup.chips.get(uid)
@@ -186,24 +192,24 @@ class ChipBetting:
                 return  # a foreign chip leaving: it was never counted
             if (zone == "pot" and self._pot_check_due and self.hand is not None
                     and t - self._pot_changed_at >= self.setup.settle_s):
-                self._check_pot(emit)  # the pot is being pushed to the winner: count it as it was
+                self._check_pot()  # the pot is being pushed to the winner: count it as it was
             held.pop(uid)
-            self._chip_left(uid, zone, t, emit)
+            self._chip_left(uid, zone, t)
             if uid in self._void_chips.get(zone, ()):
                 self._void_chips[zone].pop(uid)
                 if not any(self._void_chips.values()):
-                    self._chips_returned(emit)
+                    self._chips_returned()
             return
         if value is None:
             other = self.setup.other_chips.get(uid)
-            emit("foreign_chip", {"zone": zone, "uid": uid, "chip_set": other,
-                                  "reason": "chip of another set" if other else "tag not in any chip set"}, None)
+            self._emit("foreign_chip", {"zone": zone, "uid": uid, "chip_set": other,
+                                        "reason": "chip of another set" if other else "tag not in any chip set"}, None)
             return
         if uid in held:
             return
         what, seat = Zone.parse(zone)
         if what == "bets":
-            self.start_if_dealt(t, emit)  # a bet after the deal: the betting has begun
+            self.start_if_dealt(t)  # a bet after the deal: the betting has begun
         held[uid] = value
         if what == "pot":
             self._pot_changed_at = t
@@ -213,7 +219,7 @@ class ChipBetting:
         elif what == "stack" and uid in self._pot_chips:  # the dealer pushes the pot to a player
             self._pushed[seat] = self._pushed.get(seat, 0) + value
 
-    def _chip_left(self, uid: str, zone: str, t: float, emit: Emit) -> None:
+    def _chip_left(self, uid: str, zone: str, t: float) -> None:
         what, seat = Zone.parse(zone)
         if what == "pot":
             self._pot_changed_at = t
@@ -221,7 +227,7 @@ class ChipBetting:
             # where the chip went is known only once the whole cycle is in: resolved at the next tick
             self._departed.append((uid, seat))
 
-    def _resolve_departures(self, t: float, emit: Emit) -> None:
+    def _resolve_departures(self, t: float) -> None:
         """Chips that left a betting zone: moved into the pot (the dealer collects), or taken away."""
         departed, self._departed = self._departed, []
         pot = self.zones.get("pot", {})
@@ -245,7 +251,7 @@ class ChipBetting:
             # otherwise the dealer gave change or tidied the zone; the engine's amounts stand
         if collected and self.hand.status == "betting":
             # chips going from the betting zones into the pot: the dealer is collecting, the round is over
-            self._close_street(t, emit, collected_chips=True)
+            self._close_street(t, collected_chips=True)
             self._collecting.difference_update(uid for uid, _ in departed)
 
     def _motion(self, seat: int, t: float) -> _Motion:
@@ -253,7 +259,7 @@ class ChipBetting:
         motion.last_change = t
         return motion
 
-    def _settle(self, seat: int, emit: Emit) -> None:
+    def _settle(self, seat: int) -> None:
         motion = self._motions.pop(seat, None)
         if motion is None or self.hand is None:
             return
@@ -263,13 +269,13 @@ class ChipBetting:
         if not chips and not withdrawn:
             return
         if chips and not withdrawn:
-            chips = self._chips_that_play(seat, chips, emit)
+            chips = self._chips_that_play(seat, chips)
             if not chips:
                 return
         point = _UndoPoint(len(self._engine_log), seat, "push", list(motion.arrived), list(motion.left))
-        self._apply(self._act("push", seat, chips, withdrawn), emit, chips=chips, withdrawn=withdrawn, undo=point)
+        self._apply(self._act("push", seat, chips, withdrawn), chips=chips, withdrawn=withdrawn, undo=point)
 
-    def _chips_that_play(self, seat: int, chips: list[int], emit: Emit) -> list[int]:
+    def _chips_that_play(self, seat: int, chips: list[int]) -> list[int]:
         """The chips of a push that play, by the house (``RuleProfile.unplayable_chips``); what does not play is a
         ``bet_ruling`` with the amount that ``stands`` and what is ``returned`` to the player.
 
@@ -296,26 +302,29 @@ class ChipBetting:
         returned = sum(chips) - sum(playing)
         if not code or not returned:
             return list(chips)
-        emit("bet_ruling", {"code": code, "seat": seat, "message": f"seat {seat}: {sum(playing)} plays, {returned} "
-                            "goes back to the player", "rules": [self.rules.cite("unplayable_chips")],
-                            "needs_floor": False, "chips": list(chips), "withdrawn": [],
-                            "stands": sum(playing), "returned": returned}, None)
+        self._emit("bet_ruling", {"code": code, "seat": seat,
+                                  "message": f"seat {seat}: {sum(playing)} plays, {returned} goes back to the player",
+                                  "rules": [self.rules.cite("unplayable_chips")],
+                                  "needs_floor": False, "chips": list(chips), "withdrawn": [],
+                                  "stands": sum(playing), "returned": returned}, None)
         return playing
 
-    def _settle_all(self, emit: Emit, keep_undone: bool = False) -> None:
+    def _settle_all(self, keep_undone: bool = False) -> None:
         for seat in sorted(self._motions, key=lambda s: self._motions[s].last_change):
             if not (keep_undone and self._motions[seat].undone):
-                self._settle(seat, emit)
+                self._settle(seat)
 
     # ---- cards (the card controller's events) -----------------------------------------------------------
 
-    def card_event(self, type_: str, public: dict, secret: dict, t: float, emit: Emit) -> None:
+    def card_event(self, type_: str, public: dict, secret: dict, t: float, button: int | None = None) -> None:
+        """What the cards did (an event of the card controller), with where the card controller has the button."""
+        self._card_button = button
         self._start_refused = False
         if type_ == "hand_started":
             if self._void_chips:  # dealt again before every wager of the void hand went back
-                self._chips_returned(emit)
+                self._chips_returned()
             if self._award_waits is not None:  # the floor never answered: the fold stood
-                self.mucked_winner_ruled(False, emit)
+                self.mucked_winner_ruled(False)
             self._reset_hand()
             self._started_t = t
         elif type_ == "card_dealt":
@@ -330,49 +339,49 @@ class ChipBetting:
         elif type_ == "board_card" and public.get("board_number", 1) > 1:  # a later run's or the second board's
             self._later_boards.setdefault(public["board_number"], []).append(public["card"])
         elif type_ == "board_card":
-            self.start_if_dealt(t, emit)
+            self.start_if_dealt(t)
             self._board.append(public["card"])
             street = {1: 1, 4: 2, 5: 3}.get(public["position"])
             if street is not None and self.hand is not None and self.hand.street_index < street:
-                self._close_street(t, emit)  # unless the dealer already collected the bets
+                self._close_street(t)  # unless the dealer already collected the bets
         elif type_ == "fold":
-            self.start_if_dealt(t, emit)
+            self.start_if_dealt(t)
             if self.hand is not None and not self._hand_ended:
-                self._settle_all(emit)
+                self._settle_all()
                 seat, hand = public["seat"], self.hand
                 if hand.status == "showdown":  # the betting is over: the dealer is gathering the losers' cards
-                    self._check_mucked_winner(seat, emit)
+                    self._check_mucked_winner(seat)
                 else:
                     # on the river with nothing to call the table cannot tell a fold from a hand mucked after
                     # unseen checks: the fold stands (TDA 54-5), a winning hand goes to the floor
                     if hand.street == "river" and hand.to_call(seat) == 0:
-                        self._check_mucked_winner(seat, emit)
-                    self._apply(self._act("fold", seat), emit)
+                        self._check_mucked_winner(seat)
+                    self._apply(self._act("fold", seat))
         elif dead_seats(type_, public):
             rule = ", ".join(public.get("rules", [])) or public.get("code", "")
             for seat in dead_seats(type_, public):  # the dealing rules killed the hand (TDA example 1-A/1-B)
-                self.dead_hand(seat, rule, emit)
+                self.dead_hand(seat, rule)
         elif type_ == "misdeal":
             self._reset_hand()  # the bets go back; the next deal starts a new betting hand
             self._void_chips = {zone: dict(chips) for zone, chips in self.zones.items()
                                 if chips and Zone.parse(zone).kind in ("bets", "pot")}
             self._void_total = {zone: sum(chips.values()) for zone, chips in self._void_chips.items()}
         elif type_ == "hand_ended":
-            self.start_if_dealt(t, emit, betting_input=False)
+            self.start_if_dealt(t, betting_input=False)
             if self.hand is not None and self.hand.bomb_pot:
                 self.bomb_pot = None  # played (after a misdeal the deal again is still the bomb pot)
-            self._finish(public, secret, t, emit)
+            self._finish(public, secret, t)
 
-    def _chips_returned(self, emit: Emit) -> None:
+    def _chips_returned(self) -> None:
         """A misdeal voids the bets: say what went back from each zone, and what still lies there at the new deal
         (``complete`` false: those chips count as the next hand's, e.g. the blinds left in place)."""
         kept = {zone: sum(chips.values()) for zone, chips in self._void_chips.items() if chips}
         returned = {zone: total - kept.get(zone, 0) for zone, total in self._void_total.items()}
-        emit("chips_returned", {"complete": not kept, "returned": {z: v for z, v in returned.items() if v},
-                                "left_in_place": kept}, None)
+        self._emit("chips_returned", {"complete": not kept, "returned": {z: v for z, v in returned.items() if v},
+                                      "left_in_place": kept}, None)
         self._void_chips, self._void_total = {}, {}
 
-    def start_if_dealt(self, t: float, emit: Emit, betting_input: bool = True) -> None:
+    def start_if_dealt(self, t: float, betting_input: bool = True) -> None:
         """Start the betting once the deal is over: every seat dealt in the first round holds its cards. A card read
         late (RF noise can hold a card back for a few cycles) must not leave its seat out, so the betting starts at
         the first betting input after that — a chip pushed, a fold, a board card — or ``DEAL_SETTLE_S`` after the
@@ -380,9 +389,9 @@ class ChipBetting:
         seat is short of cards: the action has begun, and that seat's hand is the dealing rules' (fixed by the next
         card, a misdeal, or dead after substantial action: PP Misdeals 1e; TDA example 1-A)."""
         if self.hand is None and not self._hand_ended and self._dealt and self._deal_complete(betting_input):
-            self._start_betting(t, emit)
+            self._start_betting(t)
 
-    def _check_mucked_winner(self, seat: int, emit: Emit) -> None:
+    def _check_mucked_winner(self, seat: int) -> None:
         """At the showdown, a hand that would win (some of) the pot reaching the muck: cards speak, and a clearly
         winning tabled hand must not be mucked by the dealer (AC 14; CA Actions 9). The award still counts it."""
         hand = self.hand
@@ -396,13 +405,13 @@ class ChipBetting:
             return
         if ranks[seat] == min(ranks.values()):
             self._mucked_winner = seat
-            emit("bet_ruling", {"code": "winning_hand_mucked", "seat": seat,
-                                "message": f"seat {seat}'s hand wins at the showdown and reached the muck: cards "
-                                           "speak; confirm restores it (the pot goes to the best hand), override "
-                                           "lets the fold stand", "rules": ["AC 14", "CA Actions 9"],
-                                "needs_floor": True}, None)
+            self._emit("bet_ruling", {"code": "winning_hand_mucked", "seat": seat,
+                                      "message": f"seat {seat}'s hand wins at the showdown and reached the muck: cards "
+                                                 "speak; confirm restores it (the pot goes to the best hand), override "
+                                                 "lets the fold stand", "rules": ["AC 14", "CA Actions 9"],
+                                      "needs_floor": True}, None)
 
-    def mucked_winner_ruled(self, restore: bool, emit: Emit, t: float | None = None) -> str | None:
+    def mucked_winner_ruled(self, restore: bool, t: float | None = None) -> str | None:
         """The floor's answer to ``winning_hand_mucked``: ``restore`` takes the fold back (CA Actions 9: "the
         croupier may not fold a clearly winning hand"; AC 14), so the pot goes to the best hand; otherwise the fold
         stands. A hand that already ended is awarded now. Returns why nothing changed, or None."""
@@ -415,13 +424,13 @@ class ChipBetting:
             if folds:
                 del self._engine_log[folds[-1]]
                 self.hand = self._rebuilt(len(self._engine_log))
-            emit("bet_ruling", {"code": "hand_restored", "seat": seat,
-                                "message": f"seat {seat}'s mucked hand is restored: it plays the showdown",
-                                "rules": ["CA Actions 9", "AC 14"], "needs_floor": False}, None)
+            self._emit("bet_ruling", {"code": "hand_restored", "seat": seat,
+                                      "message": f"seat {seat}'s mucked hand is restored: it plays the showdown",
+                                      "rules": ["CA Actions 9", "AC 14"], "needs_floor": False}, None)
         if self._award_waits is not None:
             public, secret = self._award_waits
             self._award_waits = None
-            self._close_and_award(public, secret, self._last_card_at if t is None else t, emit)
+            self._close_and_award(public, secret, self._last_card_at if t is None else t)
         return None
 
     def _deal_complete(self, betting_input: bool = False) -> bool:
@@ -429,14 +438,14 @@ class ChipBetting:
             return False  # the first round is not over until the first seat gets its second card
         return betting_input or all(self._dealt[s] >= self.hole_cards for s in self._dealt_order)
 
-    def _start_betting(self, t: float, emit: Emit) -> None:
+    def _start_betting(self, t: float) -> None:
         seats = sorted(self._dealt_order)
         bets = {s: self._zone_chips(f"seat{s}.bets") for s in seats}
         button = self._button_from_blinds(seats, bets)
         if button is None:
             first = self._dealt_order[0]
             button = seats[seats.index(first) - 1]  # the deal starts left of the button
-        hint = self.button_hint()
+        hint = self._card_button
         if hint is not None and hint not in seats and button == self._seat_before(seats, hint):
             button = hint  # a dead button (tournaments): on a seat nobody plays, the blinds after it
         stacks, known = {}, True
@@ -469,8 +478,8 @@ class ChipBetting:
         try:
             hand = BettingHand(*args, **kwargs)
         except ValueError as exc:  # e.g. a seat dealt in with no chips: the floor must look
-            emit("bet_ruling", {"code": "betting_unread", "seat": None, "message": f"seats {seats}: {exc}",
-                                "rules": [], "needs_floor": True}, None)
+            self._emit("bet_ruling", {"code": "betting_unread", "seat": None, "message": f"seats {seats}: {exc}",
+                                      "rules": [], "needs_floor": True}, None)
             # Tried again when a card or a chip moves, not at every tick: nothing else can change the answer.
             self._start_refused = True
             return
@@ -480,34 +489,35 @@ class ChipBetting:
         forced = [c for s in posters if s is not None for c in bets[s]] + list(self.zones.get("pot", {}).values())
         self._smallest_forced_chip = min(forced) if forced else None
         self._known_stacks = known
-        emit("betting_started", {
+        self._emit("betting_started", {
             "button": button, "seats": hand.order, "small_blind": self.stakes.small_blind,
             "big_blind": self.stakes.big_blind, "ante": self.stakes.ante, "big_blind_ante": self.stakes.big_blind_ante,
             "level": self.levels.number if self.levels is not None else None,
             "bomb_pot": ({"amount": self.bomb_pot[0], "flip": self.bomb_pot[1]} if self.bomb_pot is not None
-                         else None),
+                               else None),
             "stacks": {str(s): stacks[s] for s in seats} if known else None, "rules": self.rules.name,
         }, None)
         for action in hand.actions:
-            self._emit_action(action, emit)
+            self._emit_action(action)
         if self.bomb_pot is not None:
-            self._check_bomb_pot_chips(bets, emit)
+            self._check_bomb_pot_chips(bets)
             return
         for s in hand.order:  # what lies in the forced bettors' zones must match what they posted
             posted = hand.bets[s]
             if s in (sb, bb) or any(a.seat == s and a.kind == "straddle" for a in hand.actions):
                 if sum(bets[s]) != posted:
-                    emit("chip_count", {"code": "forced_bet", "seat": s, "expected": posted, "seen": sum(bets[s]),
-                                        "rules": ["DE 9"] if hand.is_all_in(s) else []}, None)
+                    self._emit("chip_count", {"code": "forced_bet", "seat": s, "expected": posted, "seen": sum(bets[s]),
+                                              "rules": ["DE 9"] if hand.is_all_in(s) else []}, None)
         antes = sum(a.added for a in hand.actions if a.kind == "ante")
         in_pot = sum(self.zones.get("pot", {}).values())
         if antes and in_pot != antes:
-            emit("chip_count", {"code": "antes", "seat": None, "expected": antes, "seen": in_pot, "rules": []}, None)
+            self._emit("chip_count", {"code": "antes", "seat": None, "expected": antes, "seen": in_pot, "rules": []},
+                       None)
         for s in hand.order:  # chips a non-forced seat pushed before the deal was over: its first action
             if bets[s] and s not in (sb, bb) and not any(a.seat == s and a.kind == "straddle" for a in hand.actions):
-                self._apply(self._act("push", s, bets[s]), emit, chips=bets[s], withdrawn=[])
+                self._apply(self._act("push", s, bets[s]), chips=bets[s], withdrawn=[])
 
-    def _check_bomb_pot_chips(self, bets: Mapping[int, list[int]], emit: Emit) -> None:
+    def _check_bomb_pot_chips(self, bets: Mapping[int, list[int]]) -> None:
         """Every player put the agreed amount in before the deal (CA GR 14.2, 14.3): in the seat's betting zone, or
         already in the pot. A seat whose zone holds another amount, or a pot short of the rest, is a chip count."""
         hand = self.hand
@@ -515,13 +525,13 @@ class ChipBetting:
         rule = ["CA GR 14.2" if self.bomb_pot[1] else "CA GR 14.3"]
         for s in hand.order:
             if bets[s] and sum(bets[s]) != posted.get(s, 0):
-                emit("chip_count", {"code": "forced_bet", "seat": s, "expected": posted.get(s, 0),
-                                    "seen": sum(bets[s]), "rules": rule}, None)
+                self._emit("chip_count", {"code": "forced_bet", "seat": s, "expected": posted.get(s, 0),
+                                          "seen": sum(bets[s]), "rules": rule}, None)
         owed_in_pot = sum(v for s, v in posted.items() if not bets[s])
         in_pot = sum(self.zones.get("pot", {}).values())
         if owed_in_pot != in_pot:
-            emit("chip_count", {"code": "antes", "seat": None, "expected": owed_in_pot, "seen": in_pot,
-                                "rules": rule}, None)
+            self._emit("chip_count", {"code": "antes", "seat": None, "expected": owed_in_pot, "seen": in_pot,
+                                      "rules": rule}, None)
 
     def agree_runs(self, runs: int, pots: Sequence[int] | None) -> str | None:
         """The players agreed to deal the rest of the board ``runs`` times (CA Actions 8) for ``pots`` (indices, 0
@@ -606,36 +616,36 @@ class ChipBetting:
 
     # ---- streets --------------------------------------------------------------------------------------
 
-    def _infer_checks(self, emit: Emit) -> None:
+    def _infer_checks(self) -> None:
         hand = self.hand
         while hand.status == "betting" and (seat := hand.to_act()) is not None and hand.to_call(seat) == 0:
             ruling = self._act("check", seat)
             if not ruling.ok:
                 break
-            self._apply(ruling, emit)
+            self._apply(ruling)
 
-    def _close_street(self, t: float, emit: Emit, collected_chips: bool = False) -> None:
+    def _close_street(self, t: float, collected_chips: bool = False) -> None:
         """A board card arrived, or the dealer moved bets into the pot: the betting round must be over."""
         if self.hand is None or self._hand_ended or self.hand.status != "betting":
             return
-        self._settle_all(emit)
-        self._infer_checks(emit)
+        self._settle_all()
+        self._infer_checks()
         if self.hand.status == "betting" and not self.hand.round_complete():
             if collected_chips:
                 code, message = "collected_before_betting_over", "bets went into the pot before the round was over"
             else:
                 code, message = "board_before_betting_over", "a board card arrived before the round was over"
-            emit("bet_ruling", {"code": code, "seat": self.hand.to_act(), "message": message,
-                                "rules": ["TDA 38"], "needs_floor": True}, None)
+            self._emit("bet_ruling", {"code": code, "seat": self.hand.to_act(), "message": message,
+                                      "rules": ["TDA 38"], "needs_floor": True}, None)
             return
-        self._end_street(t, emit)
+        self._end_street(t)
 
-    def _end_street(self, t: float, emit: Emit) -> None:
+    def _end_street(self, t: float) -> None:
         hand = self.hand
         ruling = self._act("end_street")
         if not ruling.ok:
-            emit("bet_ruling", {"code": ruling.code, "seat": ruling.seat, "message": ruling.message,
-                                "rules": list(ruling.rules), "needs_floor": ruling.needs_floor}, None)
+            self._emit("bet_ruling", {"code": ruling.code, "seat": ruling.seat, "message": ruling.message,
+                                      "rules": list(ruling.rules), "needs_floor": ruling.needs_floor}, None)
             return
         for zone, chips in self.zones.items():
             if Zone.parse(zone).kind == "bets":
@@ -645,12 +655,13 @@ class ChipBetting:
         self._undo.clear()  # the round is over: its actions stand
         self._fixed = None
         collection = ruling.collection
-        emit("pots", {"street": collection.street, "collected": {str(s): v for s, v in collection.into_pot.items()},
-                      "returned": {str(s): v for s, v in collection.returned.items()},
-                      "pots": [{"amount": p.amount, "eligible": list(p.eligible)} for p in collection.pots],
-                      "total": sum(p.amount for p in collection.pots)}, None)
+        self._emit("pots", {"street": collection.street,
+                            "collected": {str(s): v for s, v in collection.into_pot.items()},
+                            "returned": {str(s): v for s, v in collection.returned.items()},
+                            "pots": [{"amount": p.amount, "eligible": list(p.eligible)} for p in collection.pots],
+                            "total": sum(p.amount for p in collection.pots)}, None)
         for action in ruling.actions:  # the next street has no betting (a bomb pot's or flip's): its ruled checks
-            self._emit_action(action, emit)
+            self._emit_action(action)
         self._pot_check_due = True
         self._pot_changed_at = max(self._pot_changed_at, t)
 
@@ -672,41 +683,41 @@ class ChipBetting:
         """Board cards every run shares: those dealt before the agreement (a double board shares none)."""
         return 0 if self.setup.double_board else self._runs_from
 
-    def _check_pot(self, emit: Emit) -> None:
+    def _check_pot(self) -> None:
         self._pot_check_due = False
         expected = sum(p.amount for p in self.hand.pots())
         seen = sum(self.zones.get("pot", {}).values())
         if seen != expected:
-            emit("chip_count", {"code": "pot", "seat": None, "expected": expected, "seen": seen,
-                                "rules": []}, None)
+            self._emit("chip_count", {"code": "pot", "seat": None, "expected": expected, "seen": seen,
+                                      "rules": []}, None)
 
     # ---- the end ---------------------------------------------------------------------------------------
 
-    def _finish(self, public: dict, secret: dict, t: float, emit: Emit) -> None:
+    def _finish(self, public: dict, secret: dict, t: float) -> None:
         hand = self.hand
         if hand is None or self._hand_ended:
             return
         self._hand_ended = True
-        self._settle_all(emit)
+        self._settle_all()
         if self._mucked_winner is not None:  # the pot waits for the floor's answer on the mucked winning hand
             self._award_waits = (public, secret)
             return
-        self._close_and_award(public, secret, t, emit)
+        self._close_and_award(public, secret, t)
 
-    def _close_and_award(self, public: dict, secret: dict, t: float, emit: Emit) -> None:
+    def _close_and_award(self, public: dict, secret: dict, t: float) -> None:
         hand = self.hand
         if hand.status == "betting":
-            self._infer_checks(emit)
+            self._infer_checks()
         while hand.status == "betting" and hand.round_complete():
             before = hand.street_index
-            self._end_street(t, emit)
+            self._end_street(t)
             if hand.street_index == before and hand.status == "betting":
                 break
         self._pot_check_due = False  # the cards are gathered: the pot has gone to the winner
         if hand.status == "betting":
-            emit("bet_ruling", {"code": "hand_ended_in_betting", "seat": hand.to_act(),
-                                "message": "the cards were gathered before the betting was over: no award read",
-                                "rules": [], "needs_floor": True}, None)
+            self._emit("bet_ruling", {"code": "hand_ended_in_betting", "seat": hand.to_act(),
+                                      "message": "the cards were gathered before the betting was over: no award read",
+                                      "rules": [], "needs_floor": True}, None)
             return
         board = list(public.get("board", self._board))
         hole = {int(s): list(cards) for s, cards in secret.get("hole_cards", {}).items()}
@@ -718,14 +729,14 @@ class ChipBetting:
             result = award(hand, {s: hole[s] for s in hand.live_seats if s in hole}, boards=boards, runs=runs,
                            run_pots=run_pots, double_board=double)
         except (ValueError, KeyError) as exc:
-            emit("bet_ruling", {"code": "showdown_unread", "seat": None, "message": str(exc), "rules": [],
-                                "needs_floor": True}, None)
+            self._emit("bet_ruling", {"code": "showdown_unread", "seat": None, "message": str(exc), "rules": [],
+                                      "needs_floor": True}, None)
             return
         finishing = dict(result.finishing_stacks)
         if self._known_stacks:
             self.stacks.update({s: v for s, v in finishing.items() if s not in self._counted_since_start})
         several = {"boards": boards, "runs": runs} if len(boards) > 1 else {}
-        emit("showdown", {
+        self._emit("showdown", {
             "order": list(result.showdown_order),
             "pots": [{"index": p.index, "amount": p.amount, "eligible": list(p.eligible), "winners": list(p.winners),
                       "shares": {str(s): v for s, v in p.shares.items()}, "odd_chips": list(p.odd_chips),
@@ -739,7 +750,7 @@ class ChipBetting:
         }, {"hands": {str(s): hole.get(s, []) for s in result.showdown_order}} if len(hand.live_seats) > 1 else None)
         shown = list(result.showdown_order) if len(hand.live_seats) > 1 else []
         stacks = finishing if self._known_stacks else None
-        names = self.player_names()
+        names = {seat: player["name"] for seat, player in self.players.items()}
         players = {"players": [names.get(s, f"Seat {s}") for s in hand.order]} if names else {}
         record = HandRecord(hand, hole, boards[0], tabled(hand, shown, public.get("folded_seats", ()), result.payouts),
                             [(p.amount, p.shares) for p in result.pots], self.setup.table_id or "table",
@@ -754,16 +765,16 @@ class ChipBetting:
             full = phhlib.to_phh(hand, hole, board, shown, stacks, **players)
             masked = phhlib.to_phh(hand, None, board, [], stacks, **players)
         except ValueError as exc:  # a variant PHH has no code for
-            emit("hand_history", {"format": "phh", "phh": None, "reason": str(exc)}, copies)
+            self._emit("hand_history", {"format": "phh", "phh": None, "reason": str(exc)}, copies)
         else:
-            emit("hand_history", {"format": "phh", "phh": phhlib.dumps(masked)},
-                 {"phh_complete": phhlib.dumps(full), **copies})
+            self._emit("hand_history", {"format": "phh", "phh": phhlib.dumps(masked)},
+                       {"phh_complete": phhlib.dumps(full), **copies})
         if self._pushed:  # stack zones saw where the pot went: it must be where the award says
             for s in sorted(set(self._pushed) | {s for s, v in result.payouts.items() if v}):
                 expected, seen = result.payouts.get(s, 0), self._pushed.get(s, 0)
                 if expected != seen:
-                    emit("chip_count", {"code": "award", "seat": s, "expected": expected, "seen": seen,
-                                        "rules": ["CA Actions 7", "TDA 20-5"]}, None)
+                    self._emit("chip_count", {"code": "award", "seat": s, "expected": expected, "seen": seen,
+                                              "rules": ["CA Actions 7", "TDA 20-5"]}, None)
 
     # ---- inputs from the floor and the console -----------------------------------------------------------
 
@@ -794,36 +805,37 @@ class ChipBetting:
             return False
         return bool(self._motions) or hand.street_acted()
 
-    def dead_hand(self, seat: int, rule: str, emit: Emit) -> None:
+    def dead_hand(self, seat: int, rule: str) -> None:
         """A rule killed the seat's hand (the action clock ran out, the player was away): it is folded."""
         hand = self.hand
         if hand is None or self._hand_ended or hand.status != "betting" or seat not in hand.live_seats:
             return
-        self._settle_all(emit)
+        self._settle_all()
         ruling = self._act("fold", seat)
         if ruling.ok:
-            self._apply(ruling, emit)
-            emit("bet_ruling", {"code": "hand_dead", "seat": seat, "message": f"seat {seat}'s hand is dead: folded",
-                                "rules": [rule] if rule else [], "needs_floor": False}, None)
+            self._apply(ruling)
+            self._emit("bet_ruling", {"code": "hand_dead", "seat": seat,
+                                      "message": f"seat {seat}'s hand is dead: folded",
+                                      "rules": [rule] if rule else [], "needs_floor": False}, None)
 
-    def ruled_check(self, seat: int, rule: str, emit: Emit) -> None:
+    def ruled_check(self, seat: int, rule: str) -> None:
         """The clock ran out on a seat with nothing to call and the profile checks it (PP Dead hands 1f)."""
         hand = self.hand
         if hand is None or self._hand_ended or hand.status != "betting" or hand.to_act() != seat:
             return
-        self._settle_all(emit)
+        self._settle_all()
         if hand.to_call(seat) == 0:
-            self._apply(self._act("check", seat), emit)
+            self._apply(self._act("check", seat))
 
     def accepts_declarations(self) -> bool:
         return self.hand is not None and not self._hand_ended
 
-    def declare(self, seat: int, declaration: str, amount: int | None, emit: Emit) -> None:
+    def declare(self, seat: int, declaration: str, amount: int | None) -> None:
         """A verbal declaration entered at the console (the table cannot hear); the engine rules on it."""
-        self._settle_all(emit, keep_undone=True)
+        self._settle_all(keep_undone=True)
         kind = {"all-in": "all_in", "allin": "all_in"}.get(declaration, declaration)
         point = _UndoPoint(len(self._engine_log), seat, "declaration", declaration=kind)
-        self._apply(self._act("declare", seat, kind, amount), emit, undo=point)
+        self._apply(self._act("declare", seat, kind, amount), undo=point)
 
     def _act(self, name: str, *args: Any) -> Ruling:
         """Give the engine one input (``push``, ``fold``, ``check``, ``declare``, ``end_street``), logged for undo."""
@@ -839,7 +851,7 @@ class ChipBetting:
             getattr(hand, name)(*(list(a) if isinstance(a, list) else a for a in logged))
         return hand
 
-    def undo(self, by: str, t: float, emit: Emit) -> str | None:
+    def undo(self, by: str, t: float) -> str | None:
         """The dealer's ``undo``: take back the latest betting input of this round (a push read from the chips,
         with the checks it implied, or a declaration entered at the console). The engine returns to its state before
         it; the chips of an undone push are back in motion, so the push is read again once the player has put right
@@ -849,7 +861,7 @@ class ChipBetting:
         if hand is None or self._hand_ended:
             return "no betting is running: nothing to undo"
         if hand.status == "betting":
-            self._settle_all(emit)  # a push still settling is read first: it is the latest action
+            self._settle_all()  # a push still settling is read first: it is the latest action
         if hand.status != "betting" or not self._undo:
             fixed = self._fixed
             if fixed is not None and fixed.kind == "fold" and hand.status == "betting":
@@ -864,27 +876,27 @@ class ChipBetting:
             motion.arrived[:0] = [u for u in point.arrived if u in in_zone and u not in motion.arrived]
             motion.left[:0] = [u for u in point.left if u not in in_zone and u not in motion.left]
             motion.last_change, motion.undone = max(motion.last_change, t), True
-        emit("action_undone", {"seat": point.seat, "undone": point.actions, "declaration": point.declaration,
-                               "street": hand.street if hand.status == "betting" else None,
-                               "pot": self.hand.pot_total(), "next": self.hand.to_act(), "by": by}, None)
+        self._emit("action_undone", {"seat": point.seat, "undone": point.actions, "declaration": point.declaration,
+                                     "street": hand.street if hand.status == "betting" else None,
+                                     "pot": self.hand.pot_total(), "next": self.hand.to_act(), "by": by}, None)
         return None
 
     # ---- time ------------------------------------------------------------------------------------------
 
-    def tick(self, now: float, emit: Emit) -> None:
+    def tick(self, now: float) -> None:
         if self.hand is None and self._dealt and now - self._last_card_at >= DEAL_SETTLE_S and not self._start_refused:
-            self.start_if_dealt(now, emit, betting_input=False)
+            self.start_if_dealt(now, betting_input=False)
         if self._departed:
-            self._resolve_departures(now, emit)
+            self._resolve_departures(now)
         for seat in [s for s, m in self._motions.items() if now - m.last_change >= self.setup.settle_s]:
-            self._settle(seat, emit)
+            self._settle(seat)
         if (self._pot_check_due and self.hand is not None and now - self._pot_changed_at >= self.setup.pile_s
                 and not self._collecting):
-            self._check_pot(emit)
+            self._check_pot()
 
     # ---- output ----------------------------------------------------------------------------------------
 
-    def _apply(self, ruling: Ruling, emit: Emit, chips: list[int] | None = None,
+    def _apply(self, ruling: Ruling, chips: list[int] | None = None,
                withdrawn: list[int] | None = None, undo: _UndoPoint | None = None) -> None:
         if undo is not None and (ruling.actions or (ruling.ok and undo.what == "declaration")):
             self._recording = undo  # the actions published now are the ones an undo names
@@ -894,7 +906,7 @@ class ChipBetting:
             self._fixed = ruling.actions[-1]
         try:
             for action in ruling.actions:
-                self._emit_action(action, emit)
+                self._emit_action(action)
         finally:
             self._recording = None
         if not ruling.actions or not ruling.ok or ruling.needs_floor:
@@ -903,9 +915,9 @@ class ChipBetting:
             if chips is not None:
                 body["chips"] = list(chips)
                 body["withdrawn"] = list(withdrawn or [])
-            emit("bet_ruling", body, None)
+            self._emit("bet_ruling", body, None)
 
-    def _emit_action(self, action: Action, emit: Emit) -> None:
+    def _emit_action(self, action: Action) -> None:
         hand = self.hand
         body = {"seat": action.seat, "action": action.kind, "street": action.street, "to": action.to_amount,
                 "added": action.added, "all_in": action.all_in, "rules": list(action.rules)}
@@ -920,7 +932,7 @@ class ChipBetting:
         if hand is not None:
             body["pot"] = hand.pot_total()
             body["next"] = hand.to_act()
-        seq = emit("action", body, None)
+        seq = self._emit("action", body, None)
         if self._recording is not None:
             self._recording.actions.append({"seq": seq, "seat": action.seat, "action": action.kind,
                                             "to": action.to_amount})

@@ -363,6 +363,10 @@ class ConductRules:
         self._deal_t, self._deal_seats, self._deal_decided = t, tuple(sorted(set(dealt))), False
         return out + self._settle(t)
 
+    def deal_decision_pending(self) -> bool:
+        """The deal is complete and who was absent at it is not decided yet (the settle time is running)."""
+        return self.in_hand and self._deal_t is not None and not self._deal_decided
+
     def folded(self, seat: int, t: float) -> list[RuleEvent]:
         """``seat`` folded (its hand is no longer live): an ongoing breach there ends."""
         out = self._settle(t)

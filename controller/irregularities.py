@@ -1,33 +1,16 @@
 """The card controller's irregularities: each published as an ``irregular_card`` event with its code, severity,
 ruling and the rules cited (``controller.dealing.CODES``), and those that need the floor kept in ``pending`` until a
-``confirm``, ``override`` or ``floor_pick`` answers them, or their hand ends (``resolved``)."""
+``confirm``, ``override`` or ``floor_pick`` answers them, or their hand ends (``resolved``): in the table's one floor
+queue (``controller.floor``), as the card controller's."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from controller.dealing import CODES, NO_RULING, plain, severity_of
+from controller.floor import CARDS, Irregularity
 from controller.outbox import Outbox
 from controller.rules import RuleProfile
-
-
-@dataclass
-class Irregularity:
-    """An irregularity waiting for the floor (``confirm``, ``override``, ``floor_pick``)."""
-
-    id: int  # the seq of its irregular_card event
-    hand: int
-    code: str
-    ruling: str
-    severity: str
-    seats: list[int]
-    rules: list[str]
-    data: dict[str, Any] = field(default_factory=dict)
-
-    def public(self) -> dict[str, Any]:
-        return {"irregularity": self.id, "hand": self.hand, "code": self.code, "severity": self.severity,
-                "ruling": self.ruling, "seats": list(self.seats), "rules": list(self.rules)}
 
 
 class Irregularities:
@@ -35,9 +18,14 @@ class Irregularities:
 
     def __init__(self, out: Outbox, profile: RuleProfile):
         self.out = out
+        self.floor = out.floor
         self.profile = profile
-        self.pending: dict[int, Irregularity] = {}
         self.reported: dict[int, tuple[str, list[str]]] = {}  # this hand's irregularities: id → code, rules
+
+    @property
+    def pending(self) -> dict[int, Irregularity]:
+        """The card controller's irregularities that wait for the floor, by id, oldest first."""
+        return self.floor.of(CARDS)
 
     def new_hand(self) -> None:
         self.reported = {}
@@ -57,8 +45,8 @@ class Irregularities:
         ident = self.out.emit("irregular_card", plain(body), hidden).seq
         self.reported[ident] = (code, cited)
         if needs_floor:
-            self.pending[ident] = Irregularity(ident, self.out.hand or 0, code, ruling, severity, list(seats), cited,
-                                               dict(data or {}))
+            self.floor.add(Irregularity(ident, self.out.hand or 0, code, ruling, severity, list(seats), cited,
+                                        dict(data or {})))
         return ident
 
     def irregular(self, code: str, zone: str, card: str, public_card: bool = False, ruling: str = NO_RULING,
@@ -74,7 +62,7 @@ class Irregularities:
 
     def resolved(self, ident: int, resolution: str, seats: list[int] | None = None) -> None:
         """``seats``: the hands a ``dead_hand`` resolution kills (the betting layer folds them)."""
-        self.pending.pop(ident, None)
+        self.floor.pop(ident)
         code = self.reported.get(ident, ("wrong_card_count", []))[0]
         body = {"irregularity": ident, "code": code, "resolution": resolution}
         if seats is not None:
@@ -86,12 +74,9 @@ class Irregularities:
 
     def of_hand(self, hand: int) -> list[int]:
         """The ids of the irregularities of ``hand`` that wait for the floor."""
-        return [ident for ident, irregularity in self.pending.items() if irregularity.hand == hand]
+        return self.floor.of_hand(hand, CARDS)
 
     def renumber(self, old: int, new: int) -> None:
         if old in self.reported:
             self.reported[new] = self.reported.pop(old)
-        irregularity = self.pending.pop(old, None)
-        if irregularity is not None:
-            irregularity.id = new
-            self.pending[new] = irregularity
+        self.floor.renumber(old, new)

@@ -145,6 +145,10 @@ class OutOfPlay:
 
     # ---- boxed cards --------------------------------------------------------------------------------
 
+    def deal_over(self) -> None:
+        """The hand ended: the next deal counts its boxed cards afresh."""
+        self.boxed = 0
+
     def boxed_card(self, card: str | None, zone: str | None) -> None:
         """A card found face up in the deck: not used, replaced by the next card (PP Irregularities 7); two in
         one deal are a misdeal (PP Misdeals 1c)."""

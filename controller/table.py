@@ -17,8 +17,10 @@ parts, each given what it needs at construction and all emitting into one ``Outb
 * ``controller.out_of_play`` — the muck, exposed and boxed cards;
 * ``controller.decks`` — the deck in play, other decks' cards and duplicates;
 * ``controller.missing_cards`` — cards gone from the table while the hand goes on;
-* ``controller.irregularities`` — what is reported and what waits for the floor;
+* ``controller.irregularities`` — what is reported, and what of it waits in the floor queue (``controller.floor``);
 * ``controller.table_snapshot`` — the snapshot and the checkpoint.
+
+Commands (``controller.commands.Command``) are dispatched by name from ``_COMMANDS``.
 
 How the hand is read:
 * the first card that reaches a seat while no hand is running starts a hand;
@@ -49,17 +51,19 @@ from typing import Any, Mapping
 from controller import table_snapshot
 from controller.board import Board, BettingProgress
 from controller.board_runs import RUN_RULES
-from controller.player_limits import limit_rule, max_players
+from controller.commands import Command
 from controller.deal_rulings import DealRulings
 from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, Deal, next_seat, rotate
 from controller.decks import Decks
 from controller.domain import DomainEvent
 from controller.hand_cards import HandCards, Seat
-from controller.irregularities import Irregularities, Irregularity
+from controller.floor import Irregularity
+from controller.irregularities import Irregularities
 from controller.levels import Level
 from controller.missing_cards import MissingCardWatch
 from controller.out_of_play import OutOfPlay
 from controller.outbox import Outbox
+from controller.player_limits import limit_rule, max_players
 from controller.rules import profile as rule_profile
 from hal.events import DeviceEvent, ZoneEvent
 from hal.zone_names import Zone
@@ -73,6 +77,8 @@ __all__ = ["BettingProgress", "Irregularity", "NoBetting", "Seat", "TableControl
 
 class NoBetting:
     """A table that does not read the chips: no action is seen but the folds and declarations the cards show."""
+
+    reads_chips = False
 
     def substantial_action(self) -> bool:
         return False
@@ -107,25 +113,11 @@ class TableSetup:
     max_players: int = 10  # the most players dealt in (CA GR 15 by variant: controller.player_limits)
 
 
-class _TableProgress:
-    """The betting layer's answers as the table's ``substantial_action``/``betting_round_open``/``street_action``
-    give them."""
-
-    def __init__(self, table: "TableController"):
-        self._table = table
-
-    def substantial_action(self) -> bool:
-        return self._table.substantial_action()
-
-    def round_open(self) -> bool:
-        return self._table.betting_round_open()
-
-    def street_action(self) -> bool:
-        return self._table.street_action()
-
-
 class TableController:
-    def __init__(self, setup: TableSetup, betting: BettingProgress | None = None):
+    def __init__(self, setup: TableSetup, betting: BettingProgress | None = None, out: Outbox | None = None):
+        """``betting``: what the betting layer knows of the action (without it: no action has happened but the folds
+        and declarations the cards show, no round is open); ``out``: the outbox the events go to, shared with the
+        rest of the table (default: one of its own)."""
         if setup.exposed_by not in EXPOSED_BY:
             raise ValueError(f"exposed_by must be one of {', '.join(EXPOSED_BY)}, not {setup.exposed_by!r}")
         if setup.button is not None and not 1 <= setup.button <= setup.seats:
@@ -134,7 +126,7 @@ class TableController:
             raise ValueError(f"players {list(setup.players)}: the table has seats 1 to {setup.seats}")
         self.setup = setup
         self.profile = rule_profile(setup.rules)
-        self.out = Outbox()
+        self.out = out if out is not None else Outbox()
         self.hand = 0
         self._on_table: dict[str, str] = {}  # uid → zone, everything the antennas report now
         self.readers: dict[str, dict[str, Any]] = {}  # reader → link state and faulted antennas
@@ -144,25 +136,19 @@ class TableController:
         self.next_button: int | None = None  # set_button during a hand: the next hand's button
         self.next_players: tuple[int, ...] | None = None  # a seats command during a hand
         self.sitting_out: int | None = None  # the small blind not dealt in the next hand (CA GR 15.2: a bomb pot)
-        # What the betting layer knows of the action (``BettingProgress``). Without it: no action has happened
-        # but the folds and declarations the cards show, no round is open.
-        progress_of = betting if betting is not None else NoBetting()
-        self.substantial_action = progress_of.substantial_action
-        self.betting_round_open = progress_of.round_open
-        self.street_action = progress_of.street_action
-        progress = _TableProgress(self)
+        progress = betting if betting is not None else NoBetting()
         self.irregularities = Irregularities(self.out, self.profile)
-        self.cards = HandCards(setup.seats, self._plan(), self.button)
-        self.community = Board(self.out, self.irregularities, self.cards, progress, self.profile,
+        self.hand_cards = HandCards(setup.seats, self._plan(), self.button)
+        self.community = Board(self.out, self.irregularities, self.hand_cards, progress, self.profile,
                                double_board=setup.double_board)
-        self.dealing = DealRulings(self.out, self.irregularities, self.cards, self.community, progress, self.profile,
-                                   setup.hole_cards, folds_are_the_action=betting is None,
+        self.dealing = DealRulings(self.out, self.irregularities, self.hand_cards, self.community, progress,
+                                   self.profile, setup.hole_cards, folds_are_the_action=not progress.reads_chips,
                                    max_players=setup.max_players,
                                    limit_rules=(limit_rule(setup.double_board),) if setup.max_players < 10 else ())
-        self.out_of_play = OutOfPlay(self.out, self.irregularities, self.cards, self.community, self.dealing,
+        self.out_of_play = OutOfPlay(self.out, self.irregularities, self.hand_cards, self.community, self.dealing,
                                      self.profile, setup.exposed_by)
-        self.decks = Decks(self.irregularities, self.cards, setup.decks, setup.deck_id, setup.deck)
-        self.watch = MissingCardWatch(self.out, self.irregularities, self.cards, self.community,
+        self.decks = Decks(self.irregularities, self.hand_cards, setup.decks, setup.deck_id, setup.deck)
+        self.watch = MissingCardWatch(self.out, self.irregularities, self.hand_cards, self.community,
                                       setup.missing_card_s)
 
     def _plan(self) -> Deal:
@@ -183,7 +169,7 @@ class TableController:
         return self.sitting_out
 
     def _new_hand_state(self) -> None:
-        self.cards.reset(self._plan(), self.button)
+        self.hand_cards.reset(self._plan(), self.button)
         self.irregularities.new_hand()
         self.community.new_hand()
         self.dealing.new_hand()
@@ -196,37 +182,29 @@ class TableController:
     def seq(self) -> int:
         return self.out.seq
 
-    @seq.setter
-    def seq(self, value: int) -> None:
-        self.out.seq = value
-
     @property
     def now(self) -> float:
         return self.out.now
 
-    @now.setter
-    def now(self, value: float) -> None:
-        self.out.now = value
-
     @property
     def in_hand(self) -> bool:
-        return self.cards.in_hand
+        return self.hand_cards.in_hand
 
     @property
     def void(self) -> bool:
-        return self.cards.void
+        return self.hand_cards.void
 
     @property
     def seats(self) -> dict[int, Seat]:
-        return self.cards.seats
+        return self.hand_cards.seats
 
     @property
     def deal(self) -> Deal:
-        return self.cards.deal
+        return self.hand_cards.deal
 
     @property
     def mucked(self) -> list[str]:
-        return self.cards.mucked
+        return self.hand_cards.mucked
 
     @property
     def board(self) -> list[str]:
@@ -260,6 +238,12 @@ class TableController:
     def phase(self) -> str:
         return self.community.street() if self.in_hand else "waiting"
 
+    def numbered_event(self, type_: str, t: float, public: dict[str, Any], secret: dict[str, Any] | None = None
+                       ) -> DomainEvent:
+        """An event the service raises (the journal's state, an equity result), numbered like the table's own so
+        that the stream stays one gapless sequence and a replay numbers it the same."""
+        return self.out.numbered(type_, t, public, secret)
+
     # ---- inputs -------------------------------------------------------------------------------------
 
     def handle(self, event: ZoneEvent) -> list[DomainEvent]:
@@ -278,7 +262,7 @@ class TableController:
             if event.zone == "board":
                 self.community.taken_back(card)
                 self.dealing.taken_back(card)
-            if self.in_hand and card is not None and self.cards.uids.get(card) == event.uid:
+            if self.in_hand and card is not None and self.hand_cards.uids.get(card) == event.uid:
                 self.watch.card_left(card, event.t, event.zone)
             if not self._on_table and self.in_hand:
                 self._cleared_at = event.t
@@ -289,7 +273,7 @@ class TableController:
         if self.in_hand:
             self._decide_late()
             card = self.deck.get(event.uid)
-            if card is not None and self.cards.uids.get(card) == event.uid:
+            if card is not None and self.hand_cards.uids.get(card) == event.uid:
                 self.watch.card_back(card)
         self._on_table[event.uid] = event.zone
         self._cleared_at = None
@@ -310,7 +294,7 @@ class TableController:
                 self._end_hand()  # the new deal after a misdeal
             else:
                 return
-        if self.in_hand and self.cards.uids.get(card, event.uid) != event.uid:
+        if self.in_hand and self.hand_cards.uids.get(card, event.uid) != event.uid:
             self.decks.duplicate(event.uid, card, event.zone, kind, seat)
             return
         if kind == "seat":
@@ -332,7 +316,7 @@ class TableController:
         else:  # a card on a chip zone (bets, pot)
             self.irregularities.irregular("card_in_chip_zone", event.zone, card)
         if self.in_hand:
-            self.cards.uids.setdefault(card, event.uid)
+            self.hand_cards.uids.setdefault(card, event.uid)
 
     def handle_device(self, event: DeviceEvent) -> list[DomainEvent]:
         """A reader link went up or down, an antenna faulted or recovered: published for the floor and the
@@ -405,7 +389,7 @@ class TableController:
 
     def _start_hand(self) -> None:
         self._new_hand_state()
-        self.cards.in_hand = True
+        self.hand_cards.in_hand = True
         self.hand += 1
         self.out.hand = self.hand
         self.out.emit("hand_started", {})
@@ -416,10 +400,10 @@ class TableController:
         if not self.void and (deal.held or deal.fix is not None):
             self.dealing.close()
         self.watch.audit()
-        live = self.cards.live_seats()
+        live = self.hand_cards.live_seats()
         boards = self.boards
         self.out.emit("hand_ended", {"board": list(self.board), **({"boards": boards} if len(boards) > 1 else {}),
-                                     "live_seats": live, "folded_seats": self.cards.folded_seats()},
+                                     "live_seats": live, "folded_seats": self.hand_cards.folded_seats()},
                       {"hole_cards": {str(s): list(self.seats[s].cards) for s in live}})
         for ident in self.irregularities.of_hand(self.hand):
             self.irregularities.resolved(ident, "hand_ended")
@@ -437,15 +421,15 @@ class TableController:
             self.button, self.next_button = self.next_button, None
         if self.next_players is not None:
             self.eligible, self.next_players = self.next_players, None
-        self.out_of_play.boxed = 0
-        self.cards.in_hand = False
+        self.out_of_play.deal_over()
+        self.hand_cards.in_hand = False
         self._cleared_at = None
 
     def hand_dead(self, seat: int) -> None:
         """A rule beyond the cards (the action clock, the floor confirming a device breach) killed the seat's hand
         on a table that does not read the chips: the seat is out of the hand, as if it had folded."""
         if self.in_hand:
-            self.cards.kill(seat)
+            self.hand_cards.kill(seat)
 
     def restore_hand(self, seat: int) -> None:
         """The floor restored a hand the dealer mucked at the showdown (CA Actions 9; AC 14): it is live again."""
@@ -455,32 +439,34 @@ class TableController:
 
     # ---- commands -----------------------------------------------------------------------------------
 
-    def handle_command(self, command: dict[str, Any], t: float) -> tuple[list[DomainEvent], str | None]:
+    def handle_command(self, command: Mapping[str, Any] | Command, t: float) -> tuple[list[DomainEvent], str | None]:
         """A validated command from the floor or the dealer console; returns its events, or why it was refused
         in the current state (nothing changes then)."""
+        command = Command.of(command)
         self.out.now = t
-        handler = self._COMMANDS.get(command["command"])
-        refusal = handler(self, command, {"by": f"{command['role']}/{command['user']}"}) if handler else None
+        handler = self._COMMANDS.get(command.name)
+        refusal = handler(self, command) if handler else None
         self._note_hold()
         return self.out.take(), refusal
 
-    def _select_deck(self, command: dict[str, Any], by: dict) -> str | None:
+    def _select_deck(self, command: Command) -> str | None:
         if self.in_hand:
             return "a hand is running: the deck can be changed between hands"
         self.decks.select(command["deck"])
-        self.out.emit("deck_selected", {"deck": self.deck_id, **by})
+        self.out.emit("deck_selected", {"deck": self.deck_id, **command.signed()})
         return None
 
-    def _declare(self, command: dict[str, Any], by: dict) -> str | None:
+    def _declare(self, command: Command) -> str | None:
         if not self.in_hand:
             return "no hand is running"
         extra = {"amount": command["amount"]} if "amount" in command else {}
-        self.cards.after_deal = True
-        self.cards.street_acted = True
-        self.out.emit("declaration", {"seat": command["seat"], "declaration": command["declaration"], **extra, **by})
+        self.hand_cards.after_deal = True
+        self.hand_cards.street_acted = True
+        self.out.emit("declaration", {"seat": command["seat"], "declaration": command["declaration"], **extra,
+                                      **command.signed()})
         return None
 
-    def _misdeal_command(self, command: dict[str, Any], by: dict) -> str | None:
+    def _misdeal_command(self, command: Command) -> str | None:
         if not self.in_hand:
             return "no hand is running"
         if self.void:
@@ -489,22 +475,22 @@ class TableController:
         if self.dealing.substantial():
             return (f"substantial action has taken place ({cited}): a misdeal can no longer be called, the hand is "
                     "played to its end")
-        self.dealing.misdeal("called", [cited], None, by | _note(command))
+        self.dealing.misdeal("called", [cited], None, command.signed() | command.noted())
         return None
 
-    def _exposed_command(self, command: dict[str, Any], by: dict) -> str | None:
+    def _exposed_command(self, command: Command) -> str | None:
         return self.out_of_play.exposed_command(command.get("seat"))
 
-    def _set_button(self, command: dict[str, Any], by: dict) -> str | None:
+    def _set_button(self, command: Command) -> str | None:
         seat = command["seat"]
         if self.in_hand:
             self.next_button = seat
         else:
             self.button, self.next_button = seat, None
-        self.out.emit("button_set", {"seat": seat, "applies_to_hand": self.hand + 1, **by})
+        self.out.emit("button_set", {"seat": seat, "applies_to_hand": self.hand + 1, **command.signed()})
         return None
 
-    def _seats(self, command: dict[str, Any], by: dict) -> str | None:
+    def _seats(self, command: Command) -> str | None:
         players = tuple(sorted(set(command["seats"])))
         if len(players) > self.setup.max_players:  # CA GR 15: the variant's limit (or the house's, fewer)
             return (f"{len(players)} players: at most {self.setup.max_players} may be dealt in at this table "
@@ -513,7 +499,7 @@ class TableController:
             self.next_players = players
         else:
             self.eligible, self.next_players = players, None
-        self.out.emit("seats_set", {"seats": list(players), "applies_to_hand": self.hand + 1, **by})
+        self.out.emit("seats_set", {"seats": list(players), "applies_to_hand": self.hand + 1, **command.signed()})
         return None
 
     def run_it_refusal(self, times: int) -> str | None:
@@ -522,7 +508,7 @@ class TableController:
             return "no hand is running"
         return self.community.runs.refusal(times, len(self.board))
 
-    def _run_it(self, command: dict[str, Any], by: dict) -> str | None:
+    def _run_it(self, command: Command) -> str | None:
         """``run_it``: all players agreed to deal the rest of the board ``times`` times (CA Actions 8), for
         ``pots`` (CA Actions 8e; the betting layer checks that no more action is possible)."""
         refusal = self.community.runs.agree(command["times"], len(self.board)) if self.in_hand else \
@@ -530,43 +516,46 @@ class TableController:
         if refusal is not None:
             return refusal
         self.out.emit("run_it_agreed", {"runs": command["times"], "pots": command.get("pots"),
-                                        "shared": len(self.board), **by, "rules": list(RUN_RULES)})
+                                        "shared": len(self.board), **command.signed(), "rules": list(RUN_RULES)})
         return None
 
-    def _new_hand(self, command: dict[str, Any], by: dict) -> str | None:
-        self.out.emit("new_hand", {**by})
+    def _new_hand(self, command: Command) -> str | None:
+        self.out.emit("new_hand", {**command.signed()})
         return None
 
-    def _floor_call(self, command: dict[str, Any], by: dict) -> str | None:
+    def _floor_call(self, command: Command) -> str | None:
         extra = {"seat": command["seat"]} if "seat" in command else {}
-        self.out.emit("floor_call", {**extra, **_note(command), **by})
+        self.out.emit("floor_call", {**extra, **command.noted(), **command.signed()})
         return None
 
-    def _not_available(self, command: dict[str, Any], by: dict) -> str | None:
+    def _ping(self, command: Command) -> str | None:
+        return None  # the sender checks that the table answers: nothing changes
+
+    def _not_available(self, command: Command) -> str | None:
         return NOT_AVAILABLE
 
-    def _floor(self, command: dict[str, Any], by: dict) -> str | None:
+    def _floor(self, command: Command) -> str | None:
         """``confirm``, ``override`` or ``floor_pick`` of an irregularity that waits for the floor."""
-        name, ident = command["command"], command["irregularity"]
+        name, ident = command.name, command["irregularity"]
         irregularity = self.pending.get(ident)
         if irregularity is None:
             return f"no irregularity {ident} waits for the floor"
         if name == "floor_pick":
-            return self.community.floor_pick(irregularity, command["card"], by)
+            return self.community.floor_pick(irregularity, command["card"], command.signed())
         if name == "confirm" and irregularity.ruling == FLOOR_PICKS_BURN:
             return "the ruling is the floor's random pick of the burn card: send floor_pick with the card"
-        del self.pending[ident]
+        self.irregularities.floor.pop(ident)
         result = irregularity.ruling if name == "confirm" else PLAY_ON
         if result == MISDEAL and not (irregularity.data.get("void") or not self.dealing.substantial()):
             result = DEAD_HAND if "dead" in irregularity.data else PLAY_ON  # substantial action since
         dead = {"seats": list(irregularity.data.get("dead", irregularity.seats))} if result == DEAD_HAND else {}
         self.out.emit("floor_ruling", {"irregularity": ident, "code": irregularity.code,
                                        "decision": "confirmed" if name == "confirm" else "overridden",
-                                       "result": result, **dead, **_note(command), **by})
+                                       "result": result, **dead, **command.noted(), **command.signed()})
         if result == MISDEAL:
             self.dealing.misdeal(irregularity.code, irregularity.rules, ident)
         elif result == DEAD_HAND:
-            self.cards.kill(*irregularity.data.get("dead", irregularity.seats))
+            self.hand_cards.kill(*irregularity.data.get("dead", irregularity.seats))
         elif name == "override":  # the floor rules that play goes on as dealt
             if irregularity.code in ("button_misplaced", "first_card_wrong_seat"):
                 self.deal.button = irregularity.data["dealt_button"]  # the deal was right: the table's button not
@@ -578,7 +567,7 @@ class TableController:
                  "exposed_card": _exposed_command, "confirm": _floor, "override": _floor, "floor_pick": _floor,
                  "set_button": _set_button, "seats": _seats, "new_hand": _new_hand, "floor_call": _floor_call,
                  "run_it": _run_it,
-                 "undo": _not_available, "start_clock": _not_available, "time_bank": _not_available}
+                 "undo": _not_available, "start_clock": _not_available, "time_bank": _not_available, "ping": _ping}
 
     # ---- checkpoints and the snapshot ---------------------------------------------------------------
 
@@ -590,7 +579,7 @@ class TableController:
         """Take over :meth:`checkpoint_state` on a controller just made from the same setup."""
         self.out.seq, self.hand, self.out.now = int(state["seq"]), int(state["hand"]), float(state["now"])
         self.out.hand = self.hand or None
-        self.cards.in_hand = False
+        self.hand_cards.in_hand = False
         self.button = int(state["button"])
         self.next_button = state["next_button"]
         self.eligible = None if state["eligible"] is None else tuple(state["eligible"])
@@ -605,7 +594,3 @@ class TableController:
     def snapshot(self, secure: bool) -> dict[str, Any]:
         """The table as it is now; hole and burn cards only when ``secure``."""
         return table_snapshot.snapshot(self, secure)
-
-
-def _note(command: dict[str, Any]) -> dict[str, Any]:
-    return {"note": command["note"]} if command.get("note") else {}

@@ -7,6 +7,7 @@ replay that restores what waits for the floor, and the simulated dealer erring f
 """
 
 from collections import defaultdict
+from typing import Callable
 
 import pytest
 
@@ -14,6 +15,7 @@ from controller import TableController, TableSetup
 from controller.cards import FULL_DECK
 from controller.dealing import READ_ORDER_S
 from controller.rules import EXPOSED_BURN_AFTER_DEAL, EXPOSED_REPLACE_NOW, PROFILES
+from controller.table import NoBetting
 from hal.events import InventoryCycle, TagRead
 from hal.zones import DebounceSettings, ZoneTracker
 from sim.dealer import DealerSettings, SimDealer
@@ -30,6 +32,21 @@ ORDER = [1, 2, 3, 5]
 FACE_UP_CODES = {"card_outside_hand", "extra_board_card", "burn_card_on_board", "board_card_burned"}
 
 
+class BettingSays(NoBetting):
+    """What a betting layer tells the dealing rules, as a test sets it; a table without chips otherwise (the folds
+    the cards show still count as actions)."""
+
+    def __init__(self) -> None:
+        self.substantial = False  # players acted: a misdeal can no longer be called
+        self.open: Callable[[], bool] = lambda: False  # players still to act on a bet in this betting round
+
+    def substantial_action(self) -> bool:
+        return self.substantial
+
+    def round_open(self) -> bool:
+        return self.open()
+
+
 class Table:
     """A physical table: cards placed on zones, read by the HAL's zone tracker, fed to the controller."""
 
@@ -38,9 +55,10 @@ class Table:
         self.field = TableField(ZONES)
         self.tracker = ZoneTracker({antenna: zone for zone, antenna in ZONES.items()},
                                    default=DebounceSettings(present_after_cycles=1, absent_after_s=0.0))
+        self.betting = BettingSays()
         self.controller = TableController(TableSetup(
             "t", seats, DECK_A, hole_cards, clear_after_s=1.0, decks={"A": DECK_A, "B": DECK_B}, deck_id="A",
-            button=button, players=players, rules=rules, exposed_by=exposed_by))
+            button=button, players=players, rules=rules, exposed_by=exposed_by), self.betting)
         self.t = 1000.0
         self.events: list = []
         self.stub = list(FULL_DECK)  # the next card to deal is the first one not dealt yet
@@ -263,7 +281,7 @@ def test_one_extra_card_before_the_betting_becomes_the_burn_card():
 def test_an_extra_card_found_after_substantial_action_makes_the_hand_dead():
     table = Table()
     table.deal()
-    table.controller.substantial_action = lambda: True  # the betting layer: two players acted
+    table.betting.substantial = True  # the betting layer: two players acted
     event = only(table.seat(3), "extra_hole_card")
     assert event.public["ruling"] == "dead_hand" and "TDA example 1-B" in event.public["rules"]
     table.gather()
@@ -335,7 +353,7 @@ def test_after_substantial_action_a_short_hand_is_dead_and_play_goes_on():
     table = Table()
     for seat in ORDER + [1, 2, 3]:
         table.seat(seat)
-    table.controller.substantial_action = lambda: True
+    table.betting.substantial = True
     table.burn()
     event = only(table.settle(), "wrong_card_count")
     assert event.public["ruling"] == "dead_hand" and "TDA example 1-A" in event.public["rules"]
@@ -373,7 +391,7 @@ def test_a_card_out_of_sequence_confirmed_after_substantial_action_makes_the_han
     table.seat(1)
     table.seat(3)
     event = only(table.seat(3), "card_out_of_sequence")
-    table.controller.substantial_action = lambda: True
+    table.betting.substantial = True
     out, _ = table.command("confirm", irregularity=event.seq)
     assert [e.public["result"] for e in out] == ["dead_hand"] and "misdeal" not in types(out)
     snapshot = table.controller.snapshot(secure=False)
@@ -480,7 +498,7 @@ def test_when_a_misdeal_can_still_be_called_depends_on_the_house(rules, after_fl
     # After substantial action as the house defines it (the betting layer says so): no house accepts it.
     table = Table(rules=rules)
     table.deal()
-    table.controller.substantial_action = lambda: True
+    table.betting.substantial = True
     _, refusal = table.command("misdeal")
     assert (refusal is None) is after_action and PROFILES[rules].cite("substantial_action") in refusal
 
@@ -549,7 +567,7 @@ def test_premature_board_cards_are_returned_and_dealt_again():
     table = Table()
     table.deal()
     betting = {"open": True}
-    table.controller.betting_round_open = lambda: betting["open"]  # the betting layer: players still to act
+    table.betting.open = lambda: betting["open"]  # the betting layer: players still to act
     table.burn()
     flop = [table.card() for _ in range(3)]
     out = []
@@ -583,7 +601,7 @@ def test_a_four_card_flop_is_mixed_and_the_floor_picks_the_burn():
     flop = [table.card() for _ in range(4)]
     for card in flop[:3]:
         table.put(card, "board")
-    table.controller.betting_round_open = lambda: True  # the flop's betting round has not begun
+    table.betting.open = lambda: True  # the flop's betting round has not begun
     event = only(table.put(flop[3], "board"), "four_card_flop")
     assert event.public["ruling"] == "floor_picks_burn" and {"TDA 39-1", "AC 32"} <= set(event.public["rules"])
     _, refusal = table.command("confirm", irregularity=event.seq)
@@ -642,7 +660,7 @@ def test_a_flop_without_a_burn_after_action_is_overridden_and_played_as_dealt():
 def test_a_card_of_another_deck_in_play_voids_the_hand_even_after_substantial_action():
     table = Table()
     table.deal(ORDER + [1, 2], rounds=1)
-    table.controller.substantial_action = lambda: True
+    table.betting.substantial = True
     out = table.put("Kc", "seat3.cards", deck="B")
     event = only(out, "foreign_card")
     assert event.public["deck"] == "B" and event.public["ruling"] == "misdeal" and event.public["needs_floor"]
@@ -819,8 +837,9 @@ def play_with_errors(hands: int, seed: int, rules: str, exposed_by: str, players
                                                      exposed_by=exposed_by, exposed_procedure=procedure, **rates),
                        seed)
     controller = TableController(TableSetup("t", 10, DECK_A, hole_cards, decks={"A": DECK_A, "B": DECK_B}, deck_id="A",
-                                            button=players[0], players=players, rules=rules, exposed_by=exposed_by))
-    controller.betting_round_open = lambda: dealer.betting_open
+                                            button=players[0], players=players, rules=rules, exposed_by=exposed_by),
+                                 betting := BettingSays())
+    betting.open = lambda: dealer.betting_open
     events: list = []
     t = 1000.0
     for move in dealer.hands(hands):
@@ -982,7 +1001,7 @@ def every_kind_of_event() -> list:
     play(Table(), lambda t: t.deal(), lambda t: t.board(3), lambda t: t.settle(),
          lambda t: t.put(t.controller.board[0], "burn"), lambda t: t.board())
     table = play(Table(), lambda t: t.deal(), lambda t: t.burn(), lambda t: t.board(3))
-    table.controller.betting_round_open = lambda: True
+    table.betting.open = lambda: True
     table.board()
     table.command("floor_pick", irregularity=pending(table), card=table.controller.board[0])
     events.extend(table.events[-3:])

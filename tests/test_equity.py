@@ -210,6 +210,10 @@ class Table:
                 "seats": [{"seat": n, "cards": 2, "folded": n in self.folded, "hole_cards": c}
                           for n, c in self.seats.items()]}
 
+    def numbered_event(self, type_, t, public, secret=None):
+        self.seq += 1
+        return DomainEvent(self.seq, type_, t, self.hand or None, public, secret or {})
+
 
 def cycle(worker, table, *types):
     """One daemon cycle: its events (of these types), the worker's result if any, then the offer."""

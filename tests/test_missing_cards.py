@@ -18,6 +18,7 @@ from hal.events import DeviceEvent, InventoryCycle, TagRead
 from hal.zones import DebounceSettings, ZoneTracker
 from sim.dealer import DealerSettings, SimDealer
 from sim.field import TableField
+from test_dealing import BettingSays
 
 DECK = {f"E0040150A1{i:06X}": card for i, card in enumerate(FULL_DECK)}
 UID = {card: uid for uid, card in DECK.items()}
@@ -36,8 +37,9 @@ class Table:
         self.tracker = ZoneTracker({antenna: zone for zone, antenna in ZONES.items()},
                                    default=DebounceSettings(present_after_cycles=2, absent_after_s=0.6))
         extra = {} if missing_card_s is None else {"missing_card_s": missing_card_s}
+        self.betting = BettingSays()
         self.controller = TableController(TableSetup("t", 6, DECK, 2, clear_after_s=1.0, decks={"A": DECK},
-                                                     deck_id="A", button=5, players=PLAYERS, **extra))
+                                                     deck_id="A", button=5, players=PLAYERS, **extra), self.betting)
         self.t = 1000.0
         self.events: list = []
         self.stub = list(FULL_DECK)
@@ -270,11 +272,11 @@ def test_nothing_counts_while_the_floor_is_to_rule():
     table.deal()
     table.street(3)
     # A four-card flop waits for the floor's pick (TDA 39-1): the dealer mixes the four cards off the board.
-    table.controller.betting_round_open = lambda: True
+    table.betting.open = lambda: True
     fourth = table.stub.pop(0)
     table.put(fourth, "board")
     [pick] = of(table.events, "irregular_card", "four_card_flop")
-    table.controller.betting_round_open = lambda: False
+    table.betting.open = lambda: False
     table.take(*table.board_cards, fourth, seconds=30.0)
     assert missing(table.events) == []
     out, refusal = table.controller.handle_command({"id": "c", "role": "floor", "user": "ann", "command": "floor_pick",
@@ -364,8 +366,9 @@ def dealt_by_the_simulator(hands: int, seed: int, pace_s: float, exposed_by: str
     players = [1, 2, 3, 4, 5, 6]
     dealer = SimDealer(field, DECK, DealerSettings(players, 2, pace_s, 0.3, exposed_by=exposed_by, **rates), seed)
     controller = TableController(TableSetup("t", 6, DECK, 2, decks={"A": DECK}, deck_id="A", button=players[0],
-                                            players=tuple(players), exposed_by=exposed_by))
-    controller.betting_round_open = lambda: dealer.betting_open
+                                            players=tuple(players), exposed_by=exposed_by),
+                                 betting := BettingSays())
+    betting.open = lambda: dealer.betting_open
     events: list = []
     t = 1000.0
 

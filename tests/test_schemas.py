@@ -420,7 +420,7 @@ def conduct_situations(config) -> None:
         assert sensor("seat1.device", True) == ["device_breach"]  # a phone at a live seat
         assert sensor("seat1.device", False) == ["device_breach"]
         breach = max(controller.floor_waits)  # the breach waits for the floor, which lets play go on
-        assert controller.floor_waits[breach]["code"] == "device_breach"
+        assert controller.floor_waits[breach].code == "device_breach"
         assert command("override", irregularity=breach) == ["floor_ruling"]
         assert sensor("seat2.presence", False) == ["seat_left"]
         assert sensor("seat2.presence", True) == ["seat_returned"]

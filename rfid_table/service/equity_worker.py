@@ -87,9 +87,7 @@ def _serve(connection, omaha: bool) -> None:
 def equity_event(controller: Any, t: float, body: dict) -> DomainEvent:
     """The ``equity`` event of an ``equity`` input, numbered like the controller's own events (replay makes it
     again with the same seq)."""
-    controller.seq += 1
-    return DomainEvent(controller.seq, "equity", t, controller.hand or None, dict(body["public"]),
-                       dict(body["secret"]))
+    return controller.numbered_event("equity", t, dict(body["public"]), dict(body["secret"]))
 
 
 class EquityWorker:

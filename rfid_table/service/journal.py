@@ -259,8 +259,7 @@ def journal_input(t: float, state: str, rows: int, undelivered: int, limit: int)
 def journal_event(controller: Any, t: float, body: dict[str, Any]) -> DomainEvent:
     """The ``journal`` event of a ``journal`` input. The controller numbers it like its own events (the daemon
     raises it, not the game), so seqs stay one gapless sequence and replay re-creates it with the same seq."""
-    controller.seq += 1
-    return DomainEvent(controller.seq, "journal", t, controller.hand or None, dict(body))
+    return controller.numbered_event("journal", t, dict(body))
 
 
 # ---- the journal ----------------------------------------------------------------------------------------

@@ -521,3 +521,27 @@ def test_the_simulated_table_deals_seven_card_omaha_to_the_players_the_variant_a
     dealt = [e for e in events if e.type == "card_dealt"]
     assert {e.public["seat"] for e in dealt} == {1, 2, 3, 4, 5} and max(e.public["count"] for e in dealt) == 7
     assert not [e for e in events if e.type == "irregular_card"]
+
+
+def test_the_broadcast_overlay_keeps_the_first_board_and_draws_the_second_run_apart():
+    """overlay/overlay.js, run in Node with a minimal DOM (tests/overlay_harness.js): a second run's turn (position 4
+    of board 2) does not replace the first board's turn; the page draws the second board with the shared flop."""
+    import json
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        pytest.skip("node is not installed")
+    root = Path(__file__).resolve().parents[1]
+    flop = [("2c", 1), ("7h", 2), ("9d", 3), ("3s", 4), ("4h", 5)]
+    events = [{"seq": 1, "type": "hand_started", "t": 1, "hand": 1}]
+    events += [{"seq": 2 + i, "type": "board_card", "t": 2, "hand": 1, "card": card, "street": "flop",
+                "position": position} for i, (card, position) in enumerate(flop)]
+    events.append({"seq": 9, "type": "board_card", "t": 3, "hand": 1, "card": "Qh", "street": "turn", "position": 4,
+                   "board_number": 2})
+    out = subprocess.run([node, str(root / "tests" / "overlay_harness.js"), str(root / "overlay" / "overlay.js"),
+                          json.dumps(events)], capture_output=True, text=True, timeout=30, check=True)
+    drawn = json.loads(out.stdout.strip().splitlines()[-1])
+    assert drawn == {"board": ["2c", "7h", "9d", "3s", "4h"], "later": [["2", ["2c", "7h", "9d", "Qh"]]]}

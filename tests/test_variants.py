@@ -446,6 +446,9 @@ def test_the_snapshot_and_the_live_view_show_every_board():
     console.print(view.render())
     lines = console.export_text().splitlines()
     assert "board 2 Q♥ 7♣ 9♠ ·· ··" in lines, lines
+    from rfid_table.ops.watch import describe_event
+    said = [describe_event(e.payload(False)) for e in table.events if e.type in ("run_it_agreed", "board_card")]
+    assert "run it twice for every pot (floor/ann)" in said and "board 2 flop: Qh" in said
 
 
 def test_a_later_runs_card_lifted_and_laid_down_again_is_the_same_card():

@@ -70,8 +70,9 @@ PLHE = Variant("PLHE", POT_LIMIT, 2, False, None)
 PLO = Variant("PLO", POT_LIMIT, 4, True, "PO")
 PLO5 = Variant("PLO5", POT_LIMIT, 5, True, None)
 PLO6 = Variant("PLO6", POT_LIMIT, 6, True, None)
+PLO7 = Variant("PLO7", POT_LIMIT, 7, True, None)  # 7-card Omaha (CA GR 15.1-15.2: at most five players)
 FLHE = Variant("FLHE", FIXED_LIMIT, 2, False, "FT")  # split limit: small bet pre-flop/flop, big bet turn/river
-VARIANTS = {v.code: v for v in (NLHE, PLHE, PLO, PLO5, PLO6, FLHE)}
+VARIANTS = {v.code: v for v in (NLHE, PLHE, PLO, PLO5, PLO6, PLO7, FLHE)}
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from controller.board_runs import BoardRuns
 from controller.cards import parse_card
 from controller.dealing import FLOOR_PICKS_BURN, PLAY_ON, READ_ORDER_S, RETURN_AND_REDEAL
 from controller.hand_cards import HandCards
@@ -46,12 +47,13 @@ class BettingProgress(Protocol):
 
 class Board:
     def __init__(self, out: Outbox, irregularities: Irregularities, hand: HandCards, progress: BettingProgress,
-                 profile: RuleProfile):
+                 profile: RuleProfile, double_board: bool = False):
         self.out = out
         self.irregularities = irregularities
         self.hand = hand
         self.progress = progress
         self.profile = profile
+        self.runs = BoardRuns(double_board)  # the boards after the first (runs, a double board's second)
         self.new_hand()
 
     def new_hand(self) -> None:
@@ -66,6 +68,9 @@ class Board:
         self.burn_checks = True  # False once the burns of this hand were found irregular
         self._burns_at: list[int] = []  # burns on the table when each board card came
         self._burn_due: list[tuple[float, int]] = []  # (when, board position): was there a burn before it?
+        self.reburns = 0  # burn cards burned again in a later run (CA GR 15.3; CA Actions 8e)
+        self._later_burn_due: list[tuple[float, int, int, int]] = []  # (when, board, position, burns needed)
+        self.runs.new_hand()
 
     def street(self) -> str:
         return STREETS.get(len(self.cards), "preflop") if self.cards else "preflop"
@@ -90,6 +95,40 @@ class Board:
             report("extra_board_card", "board", card, public_card=True)
             return False
         return True
+
+    def later_board(self, card: str, zone: str) -> bool:
+        """A card on a board antenna that belongs to a later run or a double board's second board: taken (True),
+        or False when it is the first board's (or no board's) to rule on."""
+        if not self.hand.in_hand or self.hand.void:
+            return False
+        if any(card in b.cards for b in self.runs.later):
+            return True  # read again after being lifted
+        board = self.runs.board_for(zone, len(self.cards))
+        if board is None or card in self.cards or card in self.hand.owner:
+            return False  # the first board's, or a card that is no board card: the first board's rules say what it is
+        reshuffled = card in self.burns  # the burn cards shuffled again for this run (CA GR 15.3; CA Actions 8e)
+        position = self.runs.put(board, zone, card)
+        extra = {"reshuffled": True} if reshuffled else {}
+        self.out.emit("board_card", {"card": card, "street": STREETS[position], "position": position,
+                                     "board_number": board.number, **extra})
+        if self.runs.runs > 1 and position in (1, 4, 5) and self.burn_checks:
+            self._later_burn_due.append((self.out.now + READ_ORDER_S, board.number, position, self._street_starts()))
+        return True
+
+    def _street_starts(self) -> int:
+        """Streets begun on every run so far: each needs a burn card before it."""
+        first = sum(1 for p in (1, 4, 5) if len(self.cards) >= p)
+        shared = self.runs.shared
+        later = sum(1 for b in self.runs.later for p in (1, 4, 5) if shared < p <= shared + len(b.cards))
+        return first + later
+
+    def burns_dealt(self) -> int:
+        """Burn cards dealt so far, a burn card burned again in a later run included (not one turned on the board)."""
+        return len(self.burns) + self.reburns - sum(1 for card in self.cards if card in self.burns)
+
+    def boards(self) -> list[list[str]]:
+        """Every board of the hand, run by run (one: the board)."""
+        return self.runs.boards(self.cards)
 
     def turn(self, card: str) -> None:
         """A card turned on the board once the deal is over."""
@@ -163,6 +202,8 @@ class Board:
         deal, the dealer burning for the flop ends the deal."""
         report = self.irregularities.irregular
         if card in self.burns:
+            if self.hand.in_hand and self.runs.reshuffle_allowed():
+                self.reburns += 1  # taken up to be reshuffled and burned again for a later run (CA GR 15.3)
             return False
         if not self.hand.in_hand:
             report("card_outside_hand", "burn", card)
@@ -220,6 +261,12 @@ class Board:
             _due, position = self._burn_due.pop(0)
             if self.burn_checks:
                 self._check_burn(position)
+        while self._later_burn_due and now >= self._later_burn_due[0][0] and not self.hand.void:
+            _due, board, position, needed = self._later_burn_due.pop(0)
+            if self.burn_checks and self.burns_dealt() < needed:
+                self.burn_checks = False
+                self.irregularities.report("missing_burn", PLAY_ON, seats=[], zone="board",
+                                           extra={"street": STREETS[position], "board_number": board})
 
     # ---- the floor ----------------------------------------------------------------------------------
 

@@ -27,12 +27,12 @@ construction (``controller.outbox``), which numbers them with the cards' events;
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from controller import ohh, phh as phhlib, pokerstars
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
 from controller.dealing import dead_seats
-from controller.histories import HandRecord, game_number, tabled
+from controller.histories import HandRecord, board_shares, game_number, tabled
 from controller.levels import Level, LevelSchedule
 from controller.outbox import Outbox
 from controller.rules import UNPLAYABLE_BELOW_FORCED_BET_CHIP, UNPLAYABLE_NOT_DIVISIBLE, profile as rule_profile
@@ -62,6 +62,7 @@ class BettingSetup:
     pile_s: float = 2.0
     bet_limits: tuple[int, int] | None = None  # fixed limit: (small bet, big bet)
     table_id: str = ""  # names the table in the OHH and PokerStars copies of each hand
+    double_board: bool = False  # two boards every hand, the pot divided equally between them (CA GR 14.1)
 
 
 @dataclass
@@ -145,6 +146,10 @@ class ChipBetting:
         self._pot_changed_at = 0.0
         self._hole: dict[int, list[str]] = {}
         self._board: list[str] = []
+        self._later_boards: dict[int, list[str]] = {}  # board number (2, 3, ...) → its cards: runs, a double board
+        # run it twice or three times (CA Actions 8): (runs, the pots agreed or None for all), once agreed
+        self.runs: tuple[int, tuple[int, ...] | None] | None = None
+        self._runs_from = 0  # board cards dealt when the runs were agreed: every run shares them
         self._hand_ended = False
         self._last_card_at = 0.0
         self._known_stacks = False
@@ -331,6 +336,8 @@ class ChipBetting:
             self._last_card_at = t
         elif type_ == "board_corrected":  # the floor's pick of a burn card (TDA 39): the board as it is now
             self._board = list(public["board"])
+        elif type_ == "board_card" and public.get("board_number", 1) > 1:  # a later run's or the second board's
+            self._later_boards.setdefault(public["board_number"], []).append(public["card"])
         elif type_ == "board_card":
             self.start_if_dealt(t)
             self._board.append(public["card"])
@@ -526,6 +533,28 @@ class ChipBetting:
             self._emit("chip_count", {"code": "antes", "seat": None, "expected": owed_in_pot, "seen": in_pot,
                                       "rules": rule}, None)
 
+    def agree_runs(self, runs: int, pots: Sequence[int] | None) -> str | None:
+        """The players agreed to deal the rest of the board ``runs`` times (CA Actions 8) for ``pots`` (indices, 0
+        the main pot; None: every pot). Returns why not, or None. "if a.) no more action is possible": the betting
+        is over with players all-in and board cards still to come."""
+        hand = self.hand
+        if hand is None or self._hand_ended:
+            return "no hand is being played"
+        able = [s for s in hand.live_seats if not hand.is_all_in(s)]  # players with chips left to bet
+        over = hand.status == "showdown" or (hand.status == "betting" and hand.round_complete() and len(able) <= 1)
+        if not over or len(hand.live_seats) < 2:
+            return "players can still act: a hand is run twice only when no more action is possible (CA Actions 8a)"
+        if len(self._board) >= 5 or self._later_boards:
+            return "the board is already dealt: the players agree before the rest of the board is dealt"
+        # the pots once this street's bets are in: a side pot above each all-in level (at most)
+        levels = {hand.seat_state(s)["committed"] for s in hand.live_seats if hand.is_all_in(s)}
+        count = max(len(hand.pots()), len(levels) + (1 if len(levels) < len(hand.live_seats) else 0))
+        if pots is not None and any(not 0 <= p < count for p in pots):
+            return f"the hand has {count} pot(s): 0 is the main pot, 1 the first side pot"
+        self.runs = (runs, tuple(sorted(set(pots))) if pots is not None else None)
+        self._runs_from = len(self._board)
+        return None
+
     def agree_bomb_pot(self, amount: int | None, flip: bool) -> None:
         """The players' agreement before the deal (the ``bomb_pot`` command); ``None`` takes it back."""
         self.bomb_pot = None if amount is None else (amount, flip)
@@ -636,6 +665,24 @@ class ChipBetting:
         self._pot_check_due = True
         self._pot_changed_at = max(self._pot_changed_at, t)
 
+    def _boards(self, board: list[str], public: dict) -> tuple[list[list[str]], int, tuple[int, ...] | None]:
+        """The hand's boards, run by run (the card controller's ``boards`` at the hand's end, or the board cards it
+        reported), how many runs were dealt, and the pots the runs cover. Agreed runs the dealer did not deal do
+        not count: the pots go by the boards on the table."""
+        if public.get("boards"):
+            boards = [list(b) for b in public["boards"]]
+        else:
+            later = [list(self._board[:self._shared()]) + cards for _n, cards in sorted(self._later_boards.items())]
+            boards = [board] + later
+        per_run = 2 if self.setup.double_board and len(boards) >= 2 else 1
+        runs = len(boards) // per_run
+        boards = boards[: runs * per_run]
+        return boards, runs, self.runs[1] if self.runs is not None and runs > 1 else None
+
+    def _shared(self) -> int:
+        """Board cards every run shares: those dealt before the agreement (a double board shares none)."""
+        return 0 if self.setup.double_board else self._runs_from
+
     def _check_pot(self) -> None:
         self._pot_check_due = False
         expected = sum(p.amount for p in self.hand.pots())
@@ -676,8 +723,11 @@ class ChipBetting:
         hole = {int(s): list(cards) for s, cards in secret.get("hole_cards", {}).items()}
         for s, cards in self._hole.items():
             hole.setdefault(s, [c for c in cards if c])
+        boards, runs, run_pots = self._boards(board, public)
+        double = self.setup.double_board and len(boards) >= 2
         try:
-            result = award(hand, {s: hole[s] for s in hand.live_seats if s in hole}, board)
+            result = award(hand, {s: hole[s] for s in hand.live_seats if s in hole}, boards=boards, runs=runs,
+                           run_pots=run_pots, double_board=double)
         except (ValueError, KeyError) as exc:
             self._emit("bet_ruling", {"code": "showdown_unread", "seat": None, "message": str(exc), "rules": [],
                                       "needs_floor": True}, None)
@@ -685,11 +735,16 @@ class ChipBetting:
         finishing = dict(result.finishing_stacks)
         if self._known_stacks:
             self.stacks.update({s: v for s, v in finishing.items() if s not in self._counted_since_start})
+        several = {"boards": boards, "runs": runs} if len(boards) > 1 else {}
         self._emit("showdown", {
             "order": list(result.showdown_order),
             "pots": [{"index": p.index, "amount": p.amount, "eligible": list(p.eligible), "winners": list(p.winners),
-                            "shares": {str(s): v for s, v in p.shares.items()}, "odd_chips": list(p.odd_chips),
-                            "rules": list(p.rules)} for p in result.pots],
+                      "shares": {str(s): v for s, v in p.shares.items()}, "odd_chips": list(p.odd_chips),
+                      "rules": list(p.rules),
+                      **({"boards": [{"board": b + 1, "shares": {str(s): v for s, v in shares.items()}}
+                                     for b, shares in board_shares(p)]} if p.boards else {})}
+                     for p in result.pots],
+            **several,
             "payouts": {str(s): v for s, v in result.payouts.items() if v},
             "finishing_stacks": {str(s): v for s, v in finishing.items()} if self._known_stacks else None,
         }, {"hands": {str(s): hole.get(s, []) for s in result.showdown_order}} if len(hand.live_seats) > 1 else None)
@@ -697,10 +752,14 @@ class ChipBetting:
         stacks = finishing if self._known_stacks else None
         names = {seat: player["name"] for seat, player in self.players.items()}
         players = {"players": [names.get(s, f"Seat {s}") for s in hand.order]} if names else {}
-        record = HandRecord(hand, hole, board, tabled(hand, shown, public.get("folded_seats", ()), result.payouts),
+        record = HandRecord(hand, hole, boards[0], tabled(hand, shown, public.get("folded_seats", ()), result.payouts),
                             [(p.amount, p.shares) for p in result.pots], self.setup.table_id or "table",
                             game_number(self.setup.table_id, self._started_t), self.seats,
-                            names=names)
+                            names=names, boards=boards if len(boards) > 1 else (), runs=runs, double_board=double,
+                            pot_boards=[board_shares(p) for p in result.pots])
+        if len(boards) > 1:  # PHH (pokerkit 0.7.7) has no notation for runouts or boards: user-defined fields
+            players["_boards"] = ["".join(b) for b in boards]
+            players["_runs"] = runs
         copies = {"ohh_complete": ohh.to_ohh(record), "pokerstars_complete": pokerstars.to_pokerstars(record)}
         try:
             full = phhlib.to_phh(hand, hole, board, shown, stacks, **players)

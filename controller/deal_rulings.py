@@ -30,7 +30,8 @@ from controller.rules import SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP, RuleProfile, 
 
 class DealRulings:
     def __init__(self, out: Outbox, irregularities: Irregularities, hand: HandCards, board: Board,
-                 progress: BettingProgress, profile: RuleProfile, hole_cards: int, folds_are_the_action: bool):
+                 progress: BettingProgress, profile: RuleProfile, hole_cards: int, folds_are_the_action: bool,
+                 max_players: int = 10, limit_rules: tuple[str, ...] = ()):
         self.out = out
         self.irregularities = irregularities
         self.hand = hand
@@ -39,6 +40,8 @@ class DealRulings:
         self.profile = profile
         self.hole_cards = hole_cards
         self.folds_are_the_action = folds_are_the_action  # without chips the folds are all the action seen
+        self.max_players = max_players  # the most players the variant deals in (CA GR 15)
+        self.limit_rules = list(limit_rules)
         self.new_hand()
 
     def new_hand(self) -> None:
@@ -118,6 +121,12 @@ class DealRulings:
             self._loose_card(card, seat, zone)
             return
         if deal.learning:  # the players are not known yet: this deal is taken as dealt, and learned from
+            if seat not in deal.received and len(deal.received) >= self.max_players:
+                # more players than the variant allows (CA GR 15): the deck does not hold their cards and the board
+                ruling, rules = self.misdeal_or(PLAY_ON)
+                self._freeze(report("card_to_ineligible_seat", ruling, seats=[seat], cards=[card], zone=zone,
+                                    needs_floor=True, rules=rules + self.limit_rules,
+                                    extra={"max_players": self.max_players}))
             deal.arrivals.append(seat)
             self._loose_card(card, seat, zone)
             return

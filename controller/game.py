@@ -228,10 +228,23 @@ class GameController:
         flip = command.get("kind", "bomb_pot") == "flip"
         if self.betting is not None:
             self.betting.agree_bomb_pot(command["amount"], flip)
+        sits_out = self.cards.bomb_pot_sit_out()  # too many players for CA GR 15.2: the small blind sits out
         self.out.now = max(self.out.now, t)
         self.out.emit("bomb_pot_agreed", {"amount": command["amount"], "flip": flip,
-                                          "applies_to_hand": self.cards.hand + 1, **command.signed()}, t=t)
+                                          "applies_to_hand": self.cards.hand + 1,
+                                          **({"sits_out": sits_out} if sits_out is not None else {}),
+                                          **command.signed()}, t=t)
         return self.out.take(), None
+
+    def _run_it_command(self, command: Command, t: float) -> Result:
+        """``run_it``: the board's part (controller.board_runs), then the betting's (no more action possible, the
+        pots it names); the card controller records the agreement."""
+        refusal = self.cards.run_it_refusal(command["times"])
+        if refusal is None and self.betting is not None:
+            refusal = self.betting.agree_runs(command["times"], command.get("pots"))
+        if refusal is not None:
+            return [], refusal
+        return self._to_cards(command, t)
 
     def _seat_command(self, command: Command, t: float) -> Result:
         """``seat_player`` names who sits at a seat (any time: a player may be seated, or renamed, mid-hand);
@@ -289,7 +302,7 @@ class GameController:
     _COMMANDS: dict[str, Callable[["GameController", Command, float], Result]] = {
         "set_stacks": _set_stacks, "declare": _declare, "undo": _undo,
         "start_clock": _clock_command, "stop_clock": _clock_command, "time_bank": _clock_command,
-        "set_level": _level_command, "bomb_pot": _bomb_pot_command,
+        "set_level": _level_command, "bomb_pot": _bomb_pot_command, "run_it": _run_it_command,
         "seat_player": _seat_command, "clear_seat": _seat_command,
         "confirm": _floor_answer, "override": _floor_answer,
     }  # the rest are the card controller's

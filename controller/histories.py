@@ -19,10 +19,13 @@ from datetime import datetime
 from typing import Mapping, Sequence
 
 from controller.betting import BettingHand
-from controller.showdown import showdown_order
+from controller.showdown import PotAward, showdown_order
 
 STREETS = ("preflop", "flop", "turn", "river")
 BOARD_COUNTS = (0, 3, 4, 5)  # board cards once each street is dealt
+ORDINALS = ("FIRST", "SECOND", "THIRD", "FOURTH", "FIFTH", "SIXTH")
+
+
 def game_number(table_id: str, started_t: float) -> str:
     """The digits that name a hand for trackers (they key hands on them): two from the table's id, then the hand's
     start on the table clock in tenths of a second. The table clock never goes back, across restarts too, so a
@@ -42,6 +45,25 @@ def tabled(hand: BettingHand, showdown_order: Sequence[int], gone_to_muck: Seque
     if any(hand.is_all_in(s) for s in showdown_order):
         return list(showdown_order)
     return [s for s in showdown_order if s not in gone_to_muck or payouts.get(s)]
+
+
+def board_shares(pot: PotAward) -> list[tuple[int, dict[int, int]]]:
+    """A pot divided between boards as a history states it: each board's winners and what they collected there,
+    the units the division between the boards left over counted on the first board their receiver won (the
+    totals are the pot's shares). A pot that played one board has none."""
+    parts = [(p.board, dict(p.shares)) for p in pot.boards]
+    if not parts:
+        return []
+    counted = {s: 0 for s in pot.shares}
+    for _board, shares in parts:
+        for s, v in shares.items():
+            counted[s] += v
+    for s, total in pot.shares.items():
+        extra = total - counted[s]
+        if extra:
+            shares = next(shares for _board, shares in parts if s in shares)
+            shares[s] += extra
+    return parts
 
 
 FORCED = {"ante": "ante", "post_sb": "small_blind", "post_bb": "big_blind", "straddle": "straddle"}
@@ -68,6 +90,11 @@ class HandRecord:
     ``pots``: each pot's amount and its shares by seat, the main pot first (``controller.showdown.Award.pots`` or
     the ``showdown`` event's). ``game_number`` is digits only (trackers key hands on it). ``started``: the hand's
     start in UTC, None where it is not known (the controller keeps no clock).
+
+    A hand with several boards — run ``runs`` times (CA Actions 8), or a ``double_board`` (CA GR 14.1) — lists
+    them all in ``boards``, run by run (``board`` is the first), and for each pot divided between boards its
+    ``pot_boards``: (board index, shares) as :func:`board_shares` gives them; a pot that played the first board
+    only (CA Actions 8e) has none.
     """
 
     hand: BettingHand
@@ -80,6 +107,36 @@ class HandRecord:
     table_size: int = 10
     started: datetime | None = None
     names: Mapping[int, str] = field(default_factory=dict)
+    boards: Sequence[Sequence[str]] = ()
+    runs: int = 1
+    double_board: bool = False
+    pot_boards: Sequence[Sequence[tuple[int, Mapping[int, int]]]] = ()
+
+    @property
+    def several_boards(self) -> bool:
+        return len(self.boards) > 1
+
+    def shared_board(self) -> int:
+        """How many board cards every board has in common (dealt before the runs began; 0 for a double board)."""
+        if not self.several_boards:
+            return len(self.board)
+        first = self.boards[0]
+        n = 0
+        while n < len(first) and all(len(b) > n and b[n] == first[n] for b in self.boards):
+            n += 1
+        return max(c for c in BOARD_COUNTS if c <= n)
+
+    def board_collections(self, board: int) -> list[tuple[int, dict[int, int]]]:
+        """What each pot paid out on ``board``: (pot index, shares). A pot that played only the first board pays
+        all of it there."""
+        out = []
+        for index, (_amount, shares) in enumerate(self.pots):
+            parts = self.pot_boards[index] if index < len(self.pot_boards) else ()
+            if parts:
+                out += [(index, dict(s)) for b, s in parts if b == board]
+            elif board == 0:
+                out.append((index, dict(shares)))
+        return out
 
     def name(self, seat: int) -> str:
         return self.names.get(seat) or f"seat{seat}"

@@ -3,6 +3,9 @@ reached the muck — that stays off every antenna for ``missing_card_s`` while t
 ``card_missing`` for it (the card on the secure branch only), resolved (``returned``) when it comes back. A hand that
 ends with cards still missing says where every card of it ended (``hand_audit``).
 
+In a hand run more than once the burn cards are not watched: the dealer may take them up to shuffle them again for
+a later run (CA GR 15.3; CA Actions 8e).
+
 The hand goes on while two seats are still live and a card of the hand lies on a seat or the board: the dealer
 gathering the cards at the end (the board, the winner's cards, the muck) is never counted, nor is anything after the
 last live seat but one has folded. A player looking at their cards puts them back well within the time. Nothing
@@ -89,9 +92,10 @@ class MissingCardWatch:
     def _in_play(self, card: str) -> bool:
         """A card the hand needs on the table until the end: not one in the muck (accounted for), nor one out of
         the play (exposed, extra or boxed cards set aside, premature cards taken back to the stub)."""
-        hand = self.hand
-        return card not in hand.mucked and (card in hand.owner or card in self.board.cards
-                                            or card in self.board.burns)
+        hand, board = self.hand, self.board
+        if card in board.burns and card not in board.cards and board.runs.reshuffle_allowed():
+            return False  # a hand run more than once: the dealer may shuffle the burn cards again (CA GR 15.3)
+        return card not in hand.mucked and (card in hand.owner or card in board.cards or card in board.burns)
 
     def audit(self) -> None:
         """The hand ends with cards missing: where every card the hand saw ended (``hand_audit``; counts public,

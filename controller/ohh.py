@@ -10,6 +10,9 @@ players[], rounds[], pots[]}}``, as the spec's published examples write it:
   with a ``Shows Cards`` action per seat that showed and ``Mucks Cards`` for one that gave up unseen.
   ``action_number`` counts the actions of the whole hand; ``amount`` is what the action put in (a raise's chips,
   not its total), ``is_allin`` is on every chip action;
+* a hand with several boards (run twice or three times, CA Actions 8; a double board, CA GR 14.1) has the flag
+  ``Run_It_Twice``: the streets dealt before the runs once, then each run's streets as rounds of their own (no
+  actions); a double board has a round per board for each street, the betting on the first board's;
 * ``pots``: ``number`` (0 is the main pot), ``amount``, ``rake`` 0, ``player_wins`` (``player_id``,
   ``win_amount``, ``contributed_rake`` 0). An uncalled bet that went back is in no pot.
 
@@ -23,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.betting import FIXED_LIMIT, POT_LIMIT
-from controller.histories import STREETS, HandRecord
+from controller.histories import BOARD_COUNTS, STREETS, HandRecord
 
 SPEC_VERSION = "1.4.6"
 NETWORK = "rfid-table"
@@ -79,16 +82,33 @@ def to_ohh(record: HandRecord, site_name: str = "rfid-table", internal_version: 
         cards = record.cards(s)
         rounds[0]["actions"].append(action(s, "Dealt Cards", **({"cards": cards} if cards else {})))
     played = record.streets_played()
+    several = record.several_boards
+    shared = record.shared_board() if several and not record.double_board else None
     for index, street in enumerate(STREETS[:played]):
-        if index:
-            rounds.append({"id": index, "street": street.capitalize(), "cards": record.board_of(index), "actions": []})
+        if index and (shared is None or BOARD_COUNTS[index] <= shared):
+            first = len(rounds)
+            for b in record.boards if record.double_board and several else [record.board]:  # a round per board
+                rounds.append({"id": len(rounds), "street": street.capitalize(),
+                               "cards": list(b[BOARD_COUNTS[index - 1]:BOARD_COUNTS[index]]), "actions": []})
+            betting = rounds[first]["actions"]  # the street's betting goes on the first board's round
+        else:
+            betting = rounds[-1]["actions"]
         for a in actions:
             if a.street != street or a.kind in FORCED_KINDS:
                 continue
             fields: dict[str, Any] = {}
             if a.kind in ("call", "bet", "raise"):
                 fields = {"amount": a.added, "is_allin": a.all_in}
-            rounds[-1]["actions"].append(action(a.seat, ACTION_NAMES[a.kind], **fields))
+            betting.append(action(a.seat, ACTION_NAMES[a.kind], **fields))
+    if shared is not None:  # the runs, one after the other, from the first street they did not share
+        for b in record.boards:
+            for index in range(1, 4):
+                if BOARD_COUNTS[index] > shared:
+                    rounds.append({"id": len(rounds), "street": STREETS[index].capitalize(),
+                                   "cards": list(b[BOARD_COUNTS[index - 1]:BOARD_COUNTS[index]]), "actions": []})
+    if several:
+        out["flags"] = ["Run_It_Twice"]  # the spec: "Two [or more] sets of board cards are used in the play of the
+        # same hand. This flag should also be used for hands that are run three times or more."
     if record.showdown:
         rounds.append({"id": len(rounds), "street": "Showdown", "actions": []})
         for s in record.showdown:

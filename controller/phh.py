@@ -54,7 +54,7 @@ def to_phh(
         if a.kind in ("post_sb", "post_bb", "straddle"):
             nominal = {"post_sb": hand.small_blind, "post_bb": hand.big_blind}.get(a.kind, a.to_amount)
             blinds[order.index(a.seat)] = nominal
-    if n == 2:
+    if n == 2 and not hand.bomb_pot:  # a bomb pot has no blinds, heads-up neither
         blinds = [hand.small_blind, hand.big_blind]
     starting = _starting_stacks(hand)
     out: dict[str, Any] = {"variant": variant, "ante_trimming_status": trimming, "antes": antes,
@@ -94,6 +94,11 @@ def to_phh(
     out["seat_count"] = max(10, max(order))
     if finishing_stacks is not None:
         out["finishing_stacks"] = [finishing_stacks[s] for s in order]
+    if hand.bomb_pot:  # user-defined fields (pokerkit ignores them): what the antes alone do not say
+        out["_bomb_pot"] = hand.bomb_pot
+        out["_small_blind"] = hand.small_blind
+        if hand.flip:
+            out["_flip"] = True
     out.update(extra)
     return out
 
@@ -172,6 +177,10 @@ def replay(phh: Mapping[str, Any], rules: RuleProfile = TDA) -> tuple[BettingHan
     kwargs: dict[str, Any] = {}
     if variant.structure == FIXED_LIMIT:
         kwargs["bets"] = (phh["small_bet"], phh["big_bet"])
+    if phh.get("_bomb_pot"):  # every player's agreed amount as an ante, no blinds (CA GR 14.2, 14.3)
+        kwargs.update(bomb_pot=phh["_bomb_pot"], flip=bool(phh.get("_flip")))
+        ante = 0
+        blinds[0], blinds[1] = phh.get("_small_blind", phh["min_bet"] // 2), phh["min_bet"]
     hand = BettingHand(variant, seats, button, dict(zip(seats, stacks_list)), (blinds[0], blinds[1]), ante=ante,
                        big_blind_ante=big_blind_ante, straddles=straddles, rules=rules, **kwargs)
     if hand.order != seats:
@@ -197,6 +206,8 @@ def replay(phh: Mapping[str, Any], rules: RuleProfile = TDA) -> tuple[BettingHan
             _check(hand.fold(seat), raw)
         elif verb == "cc":
             call = hand.to_call(seat)
+            if call == 0 and hand.to_act() is None:
+                continue  # nothing to decide: a street without betting (a bomb pot's pre-flop) is checked by rule
             if call == 0:
                 _check(hand.check(seat), raw)
             else:

@@ -42,7 +42,7 @@ from itertools import combinations
 from typing import Sequence
 
 from controller.betting import FIXED_LIMIT, NLHE, POT_LIMIT
-from controller.histories import STREETS, HandRecord
+from controller.histories import BOARD_COUNTS, ORDINALS, STREETS, HandRecord
 from controller.showdown import hand_rank
 
 RANK_ORDER = "23456789TJQKA"
@@ -71,12 +71,14 @@ def to_pokerstars(record: HandRecord) -> str:
             lines.append(f"Dealt to {name(s)} [{' '.join(record.cards(s))}]")
     uncalled = record.uncalled()
     played = record.streets_played()
+    several = record.several_boards
+    shared = record.shared_board() if several and not record.double_board else None
     for index, street in enumerate(STREETS[:played]):
-        if index == 1:
-            lines.append(f"*** FLOP *** [{' '.join(record.board_of(1))}]")
-        elif index > 1:
-            before = record.board[: (3, 4)[index - 2]]
-            lines.append(f"*** {street.upper()} *** [{' '.join(before)}] [{' '.join(record.board_of(index))}]")
+        if index and (shared is None or BOARD_COUNTS[index] <= shared):
+            if record.double_board and several:  # both boards' cards of the street, then its betting
+                lines += [_street_line(b, index, ORDINALS[i]) for i, b in enumerate(record.boards)]
+            else:
+                lines.append(_street_line(record.board, index))
         facing = 0
         for a in actions:
             if a.street != street:
@@ -89,35 +91,46 @@ def to_pokerstars(record: HandRecord) -> str:
             facing = max(facing, a.to)
         for seat, amount in uncalled.get(street, {}).items():
             lines.append(f"Uncalled bet ({amount}) returned to {name(seat)}")
+    if shared is not None:  # the runs, one after the other, from the first street they did not share
+        for i, b in enumerate(record.boards):
+            lines += [_street_line(b, index, ORDINALS[i]) for index in range(1, 4) if BOARD_COUNTS[index] > shared]
     won = record.winnings()
-    descriptions = {s: describe(hand.variant.omaha, record.cards(s), record.board) for s in record.shown
-                    if record.cards(s) and len(record.board) == 5}
-    if record.showdown:
-        lines.append("*** SHOW DOWN ***")
-        for s in record.showdown:
-            if s in descriptions:
-                lines.append(f"{name(s)}: shows [{' '.join(record.cards(s))}] ({descriptions[s]})")
-            else:
-                lines.append(f"{name(s)}: mucks hand")
+    boards = list(record.boards) if several else [record.board]
+    descriptions = [{s: describe(hand.variant.omaha, record.cards(s), b) for s in record.shown
+                     if record.cards(s) and len(b) == 5} for b in boards]
     labels = _pot_labels(len(record.pots))
-    for index in reversed(range(len(record.pots))):  # PokerStars pays the last side pot first
-        for s, share in record.pots[index][1].items():
-            if share:
-                lines.append(f"{name(s)} collected {share} from {labels[index]}")
+    if record.showdown:
+        for i, b in enumerate(boards):
+            lines.append(f"*** {ORDINALS[i]} SHOW DOWN ***" if several else "*** SHOW DOWN ***")
+            for s in record.showdown:
+                if s in descriptions[i]:
+                    lines.append(f"{name(s)}: shows [{' '.join(record.cards(s))}] ({descriptions[i][s]})")
+                elif not i:
+                    lines.append(f"{name(s)}: mucks hand")
+            if several:
+                lines += _collected(record, record.board_collections(i), labels)
+    if not several:
+        lines += _collected(record, list(enumerate(shares for _amount, shares in record.pots)), labels)
     if not record.showdown:
         for s in sorted(won, key=hand.order.index):
             lines.append(f"{name(s)}: doesn't show hand")
     lines.append("*** SUMMARY ***")
     pots = "".join(f" {label.capitalize()} {amount}." for label, (amount, _) in zip(labels, record.pots))
     lines.append(f"Total pot {record.total_pot}{pots if len(record.pots) > 1 else ''} | Rake 0")
-    shown_board = record.board[: (0, 3, 4, 5)[played - 1]]
-    if shown_board:
-        lines.append(f"Board [{' '.join(shown_board)}]")
+    if several:
+        if not record.double_board:
+            lines.append("Hand was run twice" if record.runs == 2 else f"Hand was run {_times(record.runs)} times")
+        lines += [f"{ORDINALS[i]} Board [{' '.join(b)}]" for i, b in enumerate(boards)]
+    else:
+        shown_board = record.board[: (0, 3, 4, 5)[played - 1]]
+        if shown_board:
+            lines.append(f"Board [{' '.join(shown_board)}]")
     folded = record.folded_on()
     put_in = {a.seat for a in actions if a.kind in ("call", "bet", "raise", "small_blind", "big_blind", "straddle")}
+    won_on = [_won_on(record, i) for i in range(len(boards))]
     for s in record.seats:
         lines.append(f"Seat {s}: {name(s)}{_position(record, s)} "
-                     f"{_result(record, s, folded, put_in, won, descriptions)}")
+                     f"{_result(record, s, folded, put_in, won, descriptions, won_on)}")
     return "\n".join(lines) + "\n"
 
 
@@ -137,6 +150,38 @@ def _header(record: HandRecord) -> str:
         if eastern is not None:
             line += f" [{_stamp(eastern, 'ET')}]"
     return line
+
+
+def _street_line(board: Sequence[str], index: int, ordinal: str = "") -> str:
+    """``*** FLOP *** [..]``, ``*** TURN *** [flop] [turn]`` ...; a run's or a second board's with its ordinal
+    (``*** SECOND TURN ***``), as PokerStars writes a hand run twice."""
+    street = f"{ordinal} {STREETS[index].upper()}".strip()
+    cards = board[BOARD_COUNTS[index - 1]:BOARD_COUNTS[index]]
+    if index == 1:
+        return f"*** {street} *** [{' '.join(cards)}]"
+    return f"*** {street} *** [{' '.join(board[:BOARD_COUNTS[index - 1]])}] [{' '.join(cards)}]"
+
+
+def _collected(record: HandRecord, collections: list[tuple[int, dict[int, int]]], labels: list[str]) -> list[str]:
+    lines = []
+    for index, shares in reversed(collections):  # PokerStars pays the last side pot first
+        for s, share in shares.items():
+            if share:
+                lines.append(f"{record.name(s)} collected {share} from {labels[index]}")
+    return lines
+
+
+def _won_on(record: HandRecord, board: int) -> dict[int, int]:
+    won: dict[int, int] = {}
+    for _index, shares in record.board_collections(board):
+        for s, v in shares.items():
+            if v:
+                won[s] = won.get(s, 0) + v
+    return won
+
+
+def _times(runs: int) -> str:
+    return {3: "three", 4: "four"}.get(runs, str(runs))
 
 
 def _stamp(moment: datetime, zone: str) -> str:
@@ -185,17 +230,21 @@ def _position(record: HandRecord, seat: int) -> str:
 
 
 def _result(record: HandRecord, seat: int, folded: dict[int, str], put_in: set[int], won: dict[int, int],
-            descriptions: dict[int, str]) -> str:
+            descriptions: list[dict[int, str]], won_on: list[dict[int, int]]) -> str:
     if seat in folded:
         street = folded[seat]
         if street == "preflop":
             return "folded before Flop" + ("" if seat in put_in else " (didn't bet)")
         return f"folded on the {street.capitalize()}"
-    if seat in descriptions:
+    if seat in descriptions[0]:
         cards = " ".join(record.cards(seat))
+        if len(descriptions) > 1:  # one result per board: "and won (X) with ..., and lost with ..."
+            results = [f"and won ({won_on[i][seat]}) with {d[seat]}" if won_on[i].get(seat) else
+                       f"and lost with {d[seat]}" for i, d in enumerate(descriptions)]
+            return f"showed [{cards}] " + ", ".join(results)
         if won.get(seat):
-            return f"showed [{cards}] and won ({won[seat]}) with {descriptions[seat]}"
-        return f"showed [{cards}] and lost with {descriptions[seat]}"
+            return f"showed [{cards}] and won ({won[seat]}) with {descriptions[0][seat]}"
+        return f"showed [{cards}] and lost with {descriptions[0][seat]}"
     if won.get(seat):
         return f"collected ({won[seat]})"
     cards = record.cards(seat)

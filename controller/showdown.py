@@ -2,9 +2,9 @@
 
 Hand strength comes from phevaluator (imported lazily, so the controller imports without it; on a Raspberry Pi pip
 installs its pure-Python wheel). Only ``evaluate_cards`` (5–7 cards) and ``evaluate_omaha_cards`` (5 board + 4 hole)
-are used: both exist in the pure 0.5.3.1 wheel and in 0.6. Omaha with 5 or 6 hole cards is the best result over every
-4-card subset of the hole cards, which covers every pair of hole cards. No home-made evaluator: phevaluator is
-maintained and runs everywhere the controller does.
+are used: both exist in the pure 0.5.3.1 wheel and in 0.6. Omaha with 5, 6 or 7 hole cards is the best result over
+every 4-card subset of the hole cards, which covers every pair of hole cards (35 subsets for 7-card Omaha). No
+home-made evaluator: phevaluator is maintained and runs everywhere the controller does.
 
 Rules:
 * order: the last aggressor of the last betting round shows first; with no bet in that round the first live seat
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 from controller.cards import parse_card
 from controller.rules import ODD_CHIP_CLOSEST_TO_BUTTON, SPLIT_SMALL_BLIND_OR_ANTE, RuleProfile
+from controller.runouts import DOUBLE_BOARD_RULE, RUN_IT_RULES, SIDE_POT_ONLY_RULE, BoardPart, boards_of_pots, divide
 
 if TYPE_CHECKING:
     from controller.betting import BettingHand, Variant
@@ -61,6 +62,7 @@ class PotAward:
     shares: Mapping[int, int]
     odd_chips: tuple[int, ...]  # seats that received an odd unit, in the order they got it
     rules: tuple[str, ...]
+    boards: tuple[BoardPart, ...] = ()  # a pot divided between runs or boards: each board's part
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,8 @@ class Award:
     payouts: Mapping[int, int]
     finishing_stacks: Mapping[int, int]
     showdown_order: tuple[int, ...]
-    ranks: Mapping[int, int]
+    ranks: Mapping[int, int]  # on the first board
+    board_ranks: tuple[Mapping[int, int], ...] = ()  # on each board, where the hand had more than one
 
 
 def showdown_order(hand: BettingHand) -> list[int]:
@@ -112,36 +115,65 @@ def split_pot(amount: int, winners_in_odd_chip_order: Sequence[int], unit: int) 
 
 
 def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = None,
-          board: Sequence[str] = (), rules: RuleProfile | None = None) -> Award:
-    """Award every pot of a finished hand. Uncontested pots need no cards."""
+          board: Sequence[str] = (), rules: RuleProfile | None = None, *,
+          boards: Sequence[Sequence[str]] | None = None, runs: int = 1, run_pots: Sequence[int] | None = None,
+          double_board: bool = False) -> Award:
+    """Award every pot of a finished hand. Uncontested pots need no cards.
+
+    With several boards (``boards``, listed run by run: ``runs`` runs of one board, or of two with
+    ``double_board``) each pot is divided between the boards it plays (``controller.runouts``): ``run_pots`` names
+    the pots the players agreed to run more than once (None: all of them; CA Actions 8e), the others play the first
+    run. ``board`` is then unused."""
     rules = rules or hand.rules
     if hand.status not in ("showdown", "complete"):
         raise ValueError(f"the betting is not over ({hand.status})")
+    per_run = 2 if double_board else 1
+    boards = [list(b) for b in boards] if boards is not None else [list(board)]
+    if len(boards) != runs * per_run:
+        raise ValueError(f"{runs} run(s) of {per_run} board(s) need {runs * per_run} boards, not {len(boards)}")
     live = hand.live_seats
-    ranks: dict[int, int] = {}
+    board_ranks: list[dict[int, int]] = [{} for _ in boards]
     if len(live) > 1:
         if hole_cards is None or any(s not in hole_cards for s in live):
             raise ValueError("every live seat's hole cards are needed for the showdown")
-        for s in live:
-            ranks[s] = hand_rank(hand.variant, hole_cards[s], board)
+        for i, cards in enumerate(boards):
+            for s in live:
+                board_ranks[i][s] = hand_rank(hand.variant, hole_cards[s], cards)
     unit = split_unit(hand, rules)
     payouts = {s: 0 for s in hand.order}
     awards = []
-    for index, pot in enumerate(hand.pots()):
+    pots = hand.pots()
+    plays = boards_of_pots(len(pots), runs, per_run, run_pots)
+    for index, pot in enumerate(pots):
         contenders = [s for s in pot.eligible if s in live]
-        if len(contenders) == 1:
-            winners = contenders
+        cites: tuple[str, ...] = ("CA Actions 7", "TDA 20-5")
+        if len(plays[index]) == 1 or len(contenders) == 1:
+            winners = contenders if len(contenders) == 1 else _best(contenders, board_ranks[plays[index][0]])
+            order = odd_chip_order(hand, winners, rules)
+            shares, odd = split_pot(pot.amount, order, unit)
+            parts: tuple[BoardPart, ...] = ()
+            if len(winners) > 1:
+                cites += (rules.cite("odd_chip"), rules.cite("split_unit"))
+            if runs > 1 and len(contenders) > 1:
+                cites += (SIDE_POT_ONLY_RULE,)  # not agreed for this pot: the first run alone decides it
         else:
-            best = min(ranks[s] for s in contenders)
-            winners = [s for s in contenders if ranks[s] == best]
-        order = odd_chip_order(hand, winners, rules)
-        shares, odd = split_pot(pot.amount, order, unit)
+            by_board = {b: _best(contenders, board_ranks[b]) for b in plays[index]}
+            # runs: the worse position first (CA Actions 8f); a double board: the house's order
+            order = list(hand.order) if runs > 1 else odd_chip_order(hand, hand.order, rules)
+            division = divide(pot.amount, by_board, order, unit)
+            shares, odd, parts = dict(division.shares), list(division.odd_chips), division.parts
+            winners = list(division.winners)
+            odd += [s for p in parts for s in p.odd_chips]
+            cites += (RUN_IT_RULES if runs > 1 else ()) + ((DOUBLE_BOARD_RULE,) if double_board else ())
+            cites += (rules.cite("split_unit"),)
         for s, v in shares.items():
             payouts[s] += v
-        cites = ("CA Actions 7", "TDA 20-5")
-        if len(winners) > 1:
-            cites += (rules.cite("odd_chip"), rules.cite("split_unit"))
-        awards.append(PotAward(index, pot.amount, pot.eligible, tuple(winners), shares, tuple(odd), cites))
+        awards.append(PotAward(index, pot.amount, pot.eligible, tuple(winners), shares, tuple(odd), cites, parts))
     finishing = {s: hand.stacks[s] + payouts[s] for s in hand.order}
     return Award(tuple(awards), payouts, finishing, tuple(showdown_order(hand)) if len(live) > 1 else tuple(live),
-                 ranks)
+                 board_ranks[0], tuple(board_ranks) if len(boards) > 1 else ())
+
+
+def _best(contenders: Sequence[int], ranks: Mapping[int, int]) -> list[int]:
+    best = min(ranks[s] for s in contenders)
+    return [s for s in contenders if ranks[s] == best]

@@ -50,9 +50,10 @@ from typing import Any, Mapping
 
 from controller import table_snapshot
 from controller.board import Board, BettingProgress
+from controller.board_runs import RUN_RULES
 from controller.commands import Command
 from controller.deal_rulings import DealRulings
-from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, Deal, next_seat
+from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, Deal, next_seat, rotate
 from controller.decks import Decks
 from controller.domain import DomainEvent
 from controller.hand_cards import HandCards, Seat
@@ -62,6 +63,7 @@ from controller.levels import Level
 from controller.missing_cards import MissingCardWatch
 from controller.out_of_play import OutOfPlay
 from controller.outbox import Outbox
+from controller.player_limits import limit_rule, max_players
 from controller.rules import profile as rule_profile
 from hal.events import DeviceEvent, ZoneEvent
 from hal.zone_names import Zone
@@ -107,6 +109,8 @@ class TableSetup:
     # A tournament's level schedule (controller.levels), and the level the table starts at; () in a cash game.
     levels: tuple[Level, ...] = ()
     start_level: int = 1
+    double_board: bool = False  # two boards every hand (CA GR 14.1)
+    max_players: int = 10  # the most players dealt in (CA GR 15 by variant: controller.player_limits)
 
 
 class TableController:
@@ -131,12 +135,16 @@ class TableController:
         self.eligible: tuple[int, ...] | None = tuple(sorted(set(setup.players))) if setup.players else None
         self.next_button: int | None = None  # set_button during a hand: the next hand's button
         self.next_players: tuple[int, ...] | None = None  # a seats command during a hand
+        self.sitting_out: int | None = None  # the small blind not dealt in the next hand (CA GR 15.2: a bomb pot)
         progress = betting if betting is not None else NoBetting()
         self.irregularities = Irregularities(self.out, self.profile)
         self.hand_cards = HandCards(setup.seats, self._plan(), self.button)
-        self.community = Board(self.out, self.irregularities, self.hand_cards, progress, self.profile)
+        self.community = Board(self.out, self.irregularities, self.hand_cards, progress, self.profile,
+                               double_board=setup.double_board)
         self.dealing = DealRulings(self.out, self.irregularities, self.hand_cards, self.community, progress,
-                                   self.profile, setup.hole_cards, folds_are_the_action=not progress.reads_chips)
+                                   self.profile, setup.hole_cards, folds_are_the_action=not progress.reads_chips,
+                                   max_players=setup.max_players,
+                                   limit_rules=(limit_rule(setup.double_board),) if setup.max_players < 10 else ())
         self.out_of_play = OutOfPlay(self.out, self.irregularities, self.hand_cards, self.community, self.dealing,
                                      self.profile, setup.exposed_by)
         self.decks = Decks(self.irregularities, self.hand_cards, setup.decks, setup.deck_id, setup.deck)
@@ -144,7 +152,21 @@ class TableController:
                                       setup.missing_card_s)
 
     def _plan(self) -> Deal:
-        return Deal.plan(self.setup.hole_cards, self.button, self.eligible)
+        eligible = self.eligible
+        if eligible is not None and self.sitting_out in eligible:
+            eligible = tuple(s for s in eligible if s != self.sitting_out)
+        return Deal.plan(self.setup.hole_cards, self.button, eligible)
+
+    def bomb_pot_sit_out(self) -> int | None:
+        """A bomb pot agreed for the next hand: "if there are too many players, the small blind sits out" (CA GR
+        15.2, whose limits are lower than 15.1's: 5-card Omaha deals seven players, not eight). Returns the seat
+        that sits out that hand (the first left of the button), or None."""
+        players = self.next_players or self.eligible
+        most = min(max_players(self.setup.hole_cards, bomb_pot=True), self.setup.max_players)
+        if self.in_hand or not players or len(players) <= most:
+            return None
+        self.sitting_out = rotate(players, self.button)[0]
+        return self.sitting_out
 
     def _new_hand_state(self) -> None:
         self.hand_cards.reset(self._plan(), self.button)
@@ -187,6 +209,11 @@ class TableController:
     @property
     def board(self) -> list[str]:
         return self.community.cards
+
+    @property
+    def boards(self) -> list[list[str]]:
+        """Every board of the hand, run by run: one, or several (runs, a double board)."""
+        return self.community.boards()
 
     @property
     def burns(self) -> list[str]:
@@ -274,8 +301,9 @@ class TableController:
             if not self.in_hand:
                 self._start_hand()
             self.dealing.seat_card(card, seat, event.zone)
-        elif kind == "board":
-            self.dealing.board_card(card)
+        elif kind in ("board", "board2"):
+            if not self.community.later_board(card, kind):  # a later run's or the second board's card
+                self.dealing.board_card(card)
         elif kind == "burn":
             if self.community.burn(card):
                 self.dealing.close_soon()  # the dealer burns for the flop: the deal is over
@@ -373,8 +401,9 @@ class TableController:
             self.dealing.close()
         self.watch.audit()
         live = self.hand_cards.live_seats()
-        self.out.emit("hand_ended", {"board": list(self.board), "live_seats": live,
-                                     "folded_seats": self.hand_cards.folded_seats()},
+        boards = self.boards
+        self.out.emit("hand_ended", {"board": list(self.board), **({"boards": boards} if len(boards) > 1 else {}),
+                                     "live_seats": live, "folded_seats": self.hand_cards.folded_seats()},
                       {"hole_cards": {str(s): list(self.seats[s].cards) for s in live}})
         for ident in self.irregularities.of_hand(self.hand):
             self.irregularities.resolved(ident, "hand_ended")
@@ -382,9 +411,12 @@ class TableController:
             if deal.learning:
                 deal.learn()
             dealt = sorted(seat for seat, count in deal.received.items() if count)
+            if self.sitting_out is not None:  # the small blind sat out this hand only
+                dealt = sorted(set(dealt) | {self.sitting_out})
             if dealt:
                 self.eligible = tuple(dealt)
             self.button = next_seat(self.eligible or [deal.button], deal.button)
+        self.sitting_out = None
         if self.next_button is not None:
             self.button, self.next_button = self.next_button, None
         if self.next_players is not None:
@@ -460,11 +492,31 @@ class TableController:
 
     def _seats(self, command: Command) -> str | None:
         players = tuple(sorted(set(command["seats"])))
+        if len(players) > self.setup.max_players:  # CA GR 15: the variant's limit (or the house's, fewer)
+            return (f"{len(players)} players: at most {self.setup.max_players} may be dealt in at this table "
+                    f"({limit_rule(self.setup.double_board)})")
         if self.in_hand:
             self.next_players = players
         else:
             self.eligible, self.next_players = players, None
         self.out.emit("seats_set", {"seats": list(players), "applies_to_hand": self.hand + 1, **command.signed()})
+        return None
+
+    def run_it_refusal(self, times: int) -> str | None:
+        """Why the board cannot be run ``times`` times now (the card controller's part), or None."""
+        if not self.in_hand or self.void:
+            return "no hand is running"
+        return self.community.runs.refusal(times, len(self.board))
+
+    def _run_it(self, command: Command) -> str | None:
+        """``run_it``: all players agreed to deal the rest of the board ``times`` times (CA Actions 8), for
+        ``pots`` (CA Actions 8e; the betting layer checks that no more action is possible)."""
+        refusal = self.community.runs.agree(command["times"], len(self.board)) if self.in_hand else \
+            "no hand is running"
+        if refusal is not None:
+            return refusal
+        self.out.emit("run_it_agreed", {"runs": command["times"], "pots": command.get("pots"),
+                                        "shared": len(self.board), **command.signed(), "rules": list(RUN_RULES)})
         return None
 
     def _new_hand(self, command: Command) -> str | None:
@@ -514,6 +566,7 @@ class TableController:
     _COMMANDS = {"select_deck": _select_deck, "declare": _declare, "misdeal": _misdeal_command,
                  "exposed_card": _exposed_command, "confirm": _floor, "override": _floor, "floor_pick": _floor,
                  "set_button": _set_button, "seats": _seats, "new_hand": _new_hand, "floor_call": _floor_call,
+                 "run_it": _run_it,
                  "undo": _not_available, "start_clock": _not_available, "time_bank": _not_available, "ping": _ping}
 
     # ---- checkpoints and the snapshot ---------------------------------------------------------------

@@ -47,6 +47,9 @@ def snapshot(table: TableController, secure: bool) -> dict[str, Any]:
         "misdeal": table.void,
         "irregularities": [p.public() for p in table.pending.values()],
     }
+    boards = table.boards
+    if len(boards) > 1:  # a hand run twice or three times, a double board: every board, run by run
+        snap["boards"] = boards
     if secure:
         snap["burn_cards"] = list(table.burns)
     return snap

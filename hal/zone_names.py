@@ -8,7 +8,9 @@ them back through :class:`Zone`, and nothing else splits a zone's name.
 import re
 from typing import NamedTuple
 
-FIXED_ZONES = ("board", "burn", "muck", "pot", "exposed")
+# board2: a second board antenna, where the table has one, for a later run (run it twice) or a double board's
+# second board
+FIXED_ZONES = ("board", "burn", "muck", "pot", "exposed", "board2")
 SEAT_ZONE_KINDS = ("cards", "bets", "stack")
 MAX_SEATS = 10  # a table has at most this many seats (when the configuration does not say)
 

@@ -235,6 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="chance per deal that the simulated dealer makes a dealing error: an exposed card (the first "
                         "or second one a misdeal), and on tables without chips also extra or misplaced cards and a "
                         "board turned too early (default 0)")
+    p.add_argument("--run-it-twice", type=float, default=0.0, metavar="P",
+                   help="on a table with chips: chance that players all-in with board cards to come agree to run it "
+                        "twice (the floor's run_it; CA Actions 8; default 0)")
     p.add_argument("--floor-answers", type=float, default=None, metavar="SECONDS",
                    help="a simulated floor answers each ruling that waits for it this long after it was reported: "
                         "it confirms the dealing rulings and overrides the seat sensors' (default: nobody answers "

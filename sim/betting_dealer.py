@@ -30,7 +30,7 @@ class BettingDealer:
                  *, variant: str = "NLHE", blinds: tuple[int, int] = (1, 2), ante: int = 0,
                  buy_in_bb: int = 100, max_buy_ins: int = 5, command: Callable[[dict], None], pace_s: float = 1.0,
                  seed: int | None = None, error_rate: float = 0.0,
-                 exposed_procedure: str = EXPOSED_BURN_AFTER_DEAL):
+                 exposed_procedure: str = EXPOSED_BURN_AFTER_DEAL, run_it_twice: float = 0.0):
         self.field = field
         self.uid_of_card = {card: uid for uid, card in deck.items()}
         rack: dict[int, list[str]] = {}
@@ -62,6 +62,13 @@ class BettingDealer:
         self.exposed_procedure = exposed_procedure
         self.error_rng = random.Random(None if seed is None else f"dealing-errors/{seed}")
         self.errors: list[InjectedError] = []
+        # Players all-in with board cards to come agree to run it twice (CA Actions 8) at this chance; a generator
+        # of their own, so that a run without it deals as ever for a seed.
+        if not 0.0 <= run_it_twice <= 1.0:
+            raise ValueError(f"the chance to run it twice is from 0 to 1, not {run_it_twice}")
+        self.run_it_twice = run_it_twice
+        self.runs_rng = random.Random(None if seed is None else f"run-it-twice/{seed}")
+        self.runs_agreed = 0
 
     def hand(self) -> Iterator[Move]:
         self.button = next((p for p in self.players if p > self.button), self.players[0])
@@ -81,7 +88,11 @@ class BettingDealer:
         board = [deck.pop() for _ in range(5)]
         from controller.showdown import award  # noqa: PLC0415
 
-        result = award(hand, hole if hand.status == "showdown" else None, board)
+        later = self._second_run(hand, board, deck)
+        if later:
+            result = award(hand, hole, boards=[board, *later], runs=1 + len(later))
+        else:
+            result = award(hand, hole if hand.status == "showdown" else None, board)
         self.script.reset()
         exposed_at = None
         if self.error_rate and self.error_rng.random() < self.error_rate:
@@ -94,13 +105,26 @@ class BettingDealer:
             if exposed_at <= 1:
                 self.hands_dealt += 1  # the deal again is a hand of its own for the table
         steps = self.script.steps(hand, hole, board, exposed_at=exposed_at, exposed_procedure=self.exposed_procedure,
-                                  floor_s=FLOOR_S * 1.5)
+                                  floor_s=FLOOR_S * 1.5, later_boards=later)
         self.stacks = dict(result.finishing_stacks)
         previous = 0.0
         for step in steps:
             yield Move(step.at - previous, step.describe, step.apply)
             previous = step.at
         yield Move(self.script.pace_s * 2.5, TABLE_CLEAR, lambda: None)
+
+    def _second_run(self, hand: BettingHand, board: list[str], deck: list[str]) -> list[list[str]]:
+        """The second board when the players, all-in with board cards still to come, agree to run it twice."""
+        if not self.run_it_twice or hand.status != "showdown" or len(hand.live_seats) < 2:
+            return []
+        if sum(1 for s in hand.live_seats if not hand.is_all_in(s)) > 1:
+            return []
+        streets = ("preflop", "flop", "turn", "river")
+        shared = (0, 3, 4, 5)[max(streets.index(a.street) for a in hand.actions)]
+        if shared == 5 or self.runs_rng.random() >= self.run_it_twice:
+            return []
+        self.runs_agreed += 1
+        return [board[:shared] + [deck.pop() for _ in range(5 - shared)]]
 
     def hands(self, count: int | None) -> Iterator[Move]:
         played = 0

@@ -178,13 +178,15 @@ class HandScript:
 
     def steps(self, hand: BettingHand, hole: Mapping[int, list[str]], board: Sequence[str],
               exposed_at: int | None = None, exposed_procedure: str = EXPOSED_BURN_AFTER_DEAL,
-              floor_s: float = 4.5) -> list[Step]:
+              floor_s: float = 4.5, later_boards: Sequence[Sequence[str]] = ()) -> list[Step]:
         """The physical moves of one hand, from the hand history as the engine read it (exact amounts).
 
         ``exposed_at``: the dealer exposes the card of this position of the deal (0 is the first card), and the
         dealer's console reports it. The first or second card is a misdeal (TDA 35): after ``floor_s`` for the floor,
         the dealer gathers the cards, the bets go back, and the hand is dealt again. A later card is taken away and
-        replaced as the house's ``exposed_procedure`` says (controller.rules.EXPOSED_*)."""
+        replaced as the house's ``exposed_procedure`` says (controller.rules.EXPOSED_*). ``later_boards``: a hand
+        run twice or three times (CA Actions 8), the boards after the first, each whole: the players agree once the
+        betting is over, the first board is run out, then each later run's cards with a burn before each street."""
         steps: list[Step] = []
         t = 0.0
         pace = self.pace_s
@@ -204,6 +206,9 @@ class HandScript:
             at(0.0, "the floor enters the seats", lambda: self.command({"command": "seats", "seats": sorted(order)}))
             at(0.0, "the floor sets the button", lambda: self.command({"command": "set_button",
                                                                        "seat": hand.button}))
+        if hand.bomb_pot:  # the players agree before the deal (CA GR 14.2, 14.3)
+            at(0.0, "the players agree a bomb pot", lambda: self.command(
+                {"command": "bomb_pot", "amount": hand.bomb_pot, "kind": "flip" if hand.flip else "bomb_pot"}))
         zone_value: dict[int, int] = {s: 0 for s in order}  # chips in each betting zone, by value
         zone_uids: dict[int, list[str]] = {s: [] for s in order}
         pot_uids: list[str] = []
@@ -224,7 +229,9 @@ class HandScript:
                 push(a.seat, chips_for(a.added, None, self.denominations), f"seat {a.seat} posts {a.added}", 0.05)
 
         # deal: one card at a time from the seat left of the button
-        cards_left = [c for c in FULL_DECK if c not in board and all(c not in h for h in hole.values())]
+        later_cards = {c for b in later_boards for c in b}
+        cards_left = [c for c in FULL_DECK if c not in board and c not in later_cards
+                      and all(c not in h for h in hole.values())]
         self.rng.shuffle(cards_left)
         dealt = {s: list(hole.get(s) or []) for s in order}
         for s in order:
@@ -243,7 +250,7 @@ class HandScript:
                    lambda s=s: self.command({"command": "exposed_card", "seat": s}), reads=0)
                 at(pace * 0.1, "the dealer takes the exposed card", lambda uid=uid: self.field.remove(uid), reads=0)
                 if position <= 1:
-                    return self._misdeal(steps, t, hand, hole, board, floor_s)
+                    return self._misdeal(steps, t, hand, hole, board, floor_s, later_boards)
                 if exposed_procedure == EXPOSED_BURN_AFTER_DEAL:
                     exposed_burn = shown
                     plan.append((s, card))  # the replacement comes after the deal
@@ -327,14 +334,27 @@ class HandScript:
             push(s, values, f"seat {s} {a.kind} to {a.to_amount}", pace)
         # run out the board where the hand went to a showdown
         if len(hand.live_seats) > 1:
+            shared = (0, 3, 4, 5)[street]
+            if later_boards:  # no more action is possible: the players agree to run it (CA Actions 8)
+                at(pace * 2, "the players agree to run it", lambda: self.command(  # once the call is read
+                    {"command": "run_it", "times": 1 + len(later_boards)}), reads=0)
             while street < 3:
                 next_street()
+            for later in later_boards:
+                for lo, hi in ((0, 3), (3, 4), (4, 5)):
+                    if hi <= shared:
+                        continue
+                    at(pace * 0.6, "burn for a later run", lambda b=cards_left.pop(): self.field.place(
+                        self.uid_of_card[b], "burn"))
+                    for card in later[lo:hi]:
+                        at(deal_s, f"board {card}", lambda card=card: self.field.place(self.uid_of_card[card],
+                                                                                       "board"))
         collect(street)
         at(pace, "the pot is pushed, the cards are gathered", self.field.clear, reads=0)
         return steps
 
     def _misdeal(self, steps: list[Step], t: float, hand: BettingHand, hole: Mapping[int, list[str]],
-                 board: Sequence[str], floor_s: float) -> list[Step]:
+                 board: Sequence[str], floor_s: float, later_boards: Sequence[Sequence[str]] = ()) -> list[Step]:
         """The void deal's steps so far, the floor's time, the cards gathered and the bets handed back, then the
         hand dealt again (the button stays)."""
         steps.append(Step(t + floor_s, "misdeal: the floor rules", lambda: None, 0))
@@ -343,7 +363,7 @@ class HandScript:
         again_at = t + floor_s + 3 * self.pace_s  # shuffled
         self.reset()  # every chip of the void deal is off the table by then
         return steps + [Step(again_at + step.at, step.describe, step.apply, step.reads)
-                        for step in self.steps(hand, hole, board)]
+                        for step in self.steps(hand, hole, board, later_boards=later_boards)]
 
 
 
@@ -396,6 +416,8 @@ class ReplayTable:
         elif nonzero:
             ante = antes[nonzero[0]]
         sb, bb = (blinds[0], blinds[1])
+        if phh.get("_bomb_pot"):  # no blinds: every player's agreed amount (the bomb_pot command), not an ante
+            sb, bb, ante = phh.get("_small_blind", phh["min_bet"] // 2), phh["min_bet"], 0
         limits = (phh["small_bet"], phh["big_bet"]) if variant == "FLHE" else None
         hole = 4 if variant == "PLO" else 2
         key = (variant, sb, bb, ante, bb_ante, limits)
@@ -436,7 +458,8 @@ class ReplayTable:
         controller = self._controller_for(phh)
         self.script.reset()
         try:
-            steps = self.script.steps(hand, hole, board)
+            later = [phhlib._cards(text) for text in phh.get("_boards", ())[1:]]  # noqa: SLF001 (a hand run twice)
+            steps = self.script.steps(hand, hole, board, later_boards=later)
         except ValueError as exc:
             return HandResult(name, False, str(exc))
         start = self.t + 1.0
@@ -505,7 +528,8 @@ def _split_uids(uids: list[str], values: Mapping[str, int], back: int) -> tuple[
 def compare(original: Mapping[str, Any], reconstructed: Mapping[str, Any]) -> list[str]:
     """Differences between a hand history and its reconstruction in the fields the table reads."""
     problems = []
-    for key in ("variant", "antes", "blinds_or_straddles", "min_bet", "small_bet", "big_bet", "starting_stacks"):
+    for key in ("variant", "antes", "blinds_or_straddles", "min_bet", "small_bet", "big_bet", "starting_stacks",
+                "_bomb_pot", "_flip", "_boards", "_runs"):
         if key in original and list_or(original[key]) != list_or(reconstructed.get(key)):
             problems.append(f"{key}: {original[key]} read as {reconstructed.get(key)}")
     if core_actions(original["actions"]) != core_actions(reconstructed["actions"]):

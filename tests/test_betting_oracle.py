@@ -19,7 +19,8 @@ Differences that are rulings, not bugs, are counted and reported, never silently
 * a "formal check": pokerkit asks a player to act who has nothing to decide (everyone else all-in, nothing to call);
   the engine closes the round.
 
-``BETTING_ORACLE_HANDS`` (default 1000) and ``BETTING_ORACLE_SEED`` change the run.
+``BETTING_ORACLE_HANDS`` (default 1000) and ``BETTING_ORACLE_SEED`` change the run. Hands run twice or three times,
+the double board and 7-card Omaha have their own oracle run: tests/test_runout_oracle.py.
 """
 
 from __future__ import annotations

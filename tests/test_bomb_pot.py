@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from test_rulings import PLAYERS, Table, actions, of
+from sim.table_driver import actions, of
+from test_rulings import PLAYERS, Table
 
 
 @pytest.mark.parametrize("kind", ["bomb_pot", "flip"])
@@ -38,7 +39,7 @@ def test_every_player_puts_the_agreed_amount_in_and_nothing_is_bet_before_the_fl
     table.board(1)
     table.burn()
     table.board(1)
-    table.field.clear()
+    table.clear()
     table.run(3.0)
     [showdown] = of(table.events, "showdown")
     assert sum(int(v) for v in showdown.public["payouts"].values()) == 500
@@ -50,8 +51,7 @@ def test_a_bomb_pot_is_agreed_before_the_deal_only():
     table = Table()
     table.blinds()
     table.deal()
-    events, refusal = table.controller.handle_command({"command": "bomb_pot", "amount": 100, "role": "dealer",
-                                                       "user": "bob"}, table.t)
+    events, refusal = table.try_command("bomb_pot", amount=100, role="dealer", user="bob")
     assert events == [] and "before the deal" in refusal
 
 
@@ -80,3 +80,33 @@ def test_pokerkit_plays_the_bomb_pot_written_as_phh_to_the_same_stacks(flip):
     text = phhlib.dumps(phhlib.to_phh(hand, hole, board, [1, 2, 3, 4], finishing))
     *_, state = pokerkit.HandHistory.loads(text)
     assert list(state.stacks) == [finishing[s] for s in (1, 2, 3, 4)]
+
+
+@pytest.mark.parametrize("players, flip", [(2, False), (3, False), (4, True)])
+def test_rfid_table_replay_plays_a_bomb_pots_hand_history_on_the_table_and_reads_it_back(players, flip):
+    """`rfid-table replay` (sim.replay): the PHH of a bomb pot or flip is played as table activity — the agreement
+    entered before the deal, every player's amount, the flop bet and calls — and the controller reads back the same
+    hand, heads-up too."""
+    pytest.importorskip("phevaluator")
+    from controller import phh as phhlib
+    from controller.betting import NLHE, BettingHand
+    from controller.showdown import award
+    from sim.replay import ReplayTable
+    seats = list(range(1, players + 1))
+    hand = BettingHand(NLHE, seats, players, {s: 1000 for s in seats}, (50, 100), bomb_pot=100, flip=flip)
+    assert hand.end_street().ok
+    if not flip:
+        assert hand.declare(1, "bet", 200).ok and hand.push(1, [200]).ok
+        for seat in seats[1:]:
+            assert hand.declare(seat, "call").ok and hand.push(seat, [200]).ok
+    while hand.status == "betting":
+        while hand.to_act() is not None:
+            hand.check(hand.to_act())
+        assert hand.end_street().ok
+    hole = {s: [["As", "Ad"], ["Ks", "Kd"], ["Qs", "Qd"], ["Js", "Jd"]][s - 1] for s in seats}
+    board = ["2c", "7h", "9d", "3s", "4h"]
+    finishing = award(hand, hole, board).finishing_stacks
+    text = phhlib.dumps(phhlib.to_phh(hand, hole, board, seats, finishing))
+    result = ReplayTable(pace_s=0.5, settle_s=0.4, deal_s=0.05).replay(phhlib.loads(text), "bomb pot")
+    assert result.ok, result.reason
+    assert result.reconstructed["_bomb_pot"] == 100 and result.reconstructed.get("_flip", False) is flip

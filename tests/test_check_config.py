@@ -121,6 +121,12 @@ def case(id, old, new, key, at, expected):
          'expected { reader = "NAME", antenna = N }, got int 7'),
     case("invalid big blind is not compared", "small_blind = 1\nbig_blind = 2", 'small_blind = 5\nbig_blind = "10"',
          "game.big_blind", "big_blind =", "expected a positive number of chips, got str '10'"),
+    case("more players than CA GR 15.1 allows at 7-card Omaha", 'variant = "nlhe"',
+         'variant = "plo7"\nmax_players = 6', "game.max_players", "max_players =",
+         "expected players from 2 to 5 (CA GR 15.1: at most 5 players at plo7), got 6"),
+    case("a double board must be true or false", 'variant = "nlhe"', 'variant = "plo5"\ndouble_board = "yes"',
+         "game.double_board", "double_board =",
+         "expected true (two boards every hand, CA GR 14.1) or false, got str 'yes'"),
     case("U+2028 in a comment does not shift lines", "small_blind = 1", "# chips\u2028(pasted)\nsmall_blind = 0",
          "game.small_blind", "small_blind =", "expected a positive number of chips, got 0"),
 ])
@@ -131,6 +137,30 @@ def test_each_mistake_is_reported_with_key_line_and_expectation(tmp_path, capsys
         "bad configuration (1 problem):",
         f"  {path}:{line_of(text, at)}: {key}: {expected}",
     ]
+
+
+def test_the_players_listed_must_fit_the_variant(tmp_path, capsys):
+    """CA GR 15.1: "5 players maximum 7 cards": six players listed for 7-card Omaha are refused on the players' line;
+    with a double board CA GR 15.2 allows 7 players at 5-card Omaha, not 8."""
+    text = edited("seats = 6\n", "seats = 6\nplayers = [1, 2, 3, 4, 5, 6]\n").replace('variant = "nlhe"',
+                                                                                    'variant = "plo7"')
+    path = write(tmp_path, text)
+    assert check_config_fails(path, capsys) == [
+        "bad configuration (1 problem):",
+        f"  {path}:{line_of(text, 'players =')}: table.players: 6 players, but at most 5 may be dealt in "
+        "(CA GR 15.1: at most 5 players at plo7)",
+    ]
+    ten = (CONFIG / "table-10.toml").read_text(encoding="utf-8")
+    assert ten.count('variant = "nlhe"') == 1
+    text = ten.replace('variant = "nlhe"', 'variant = "plo5"\ndouble_board = true\nmax_players = 8')
+    path = write(tmp_path, text)
+    assert check_config_fails(path, capsys) == [
+        "bad configuration (1 problem):",
+        f"  {path}:{line_of(text, 'max_players =')}: game.max_players: expected players from 2 to 7 "
+        "(CA GR 15.2: at most 7 players at plo5 with a double board), got 8",
+    ]
+    path = write(tmp_path, text.replace("max_players = 8", "max_players = 7"))
+    assert main(["check-config", str(path)]) == 0
 
 
 @pytest.mark.parametrize("old, new, key, at, expected", [

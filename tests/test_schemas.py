@@ -78,7 +78,7 @@ EVENT_TYPES = {"hand_started", "card_dealt", "burn", "board_card", "fold", "hand
                "button_set", "seats_set", "new_hand", "floor_call", "deck_audit", "hand_audit",
                "device_breach", "device_seen", "absent_at_deal", "seat_left", "seat_returned", "seat_presence",
                "clock_due", "clock_started", "clock_tick", "time_bank_used", "clock_stopped", "clock_expired", "equity",
-               "player_seated", "seat_cleared", "level_set", "bomb_pot_agreed"}
+               "player_seated", "seat_cleared", "level_set", "bomb_pot_agreed", "run_it_agreed"}
 UNKNOWN_UID = "E004015000FF0001"  # a tag of no registered deck
 
 
@@ -261,6 +261,9 @@ class HandDriven:
         self.uid = {deck: {card: uid for uid, card in cards.items()} for deck, cards in config.decks.items()}
         self.t = time.time()
         self.events: list = []
+        self._rack: dict[int, list[str]] = defaultdict(list)  # the chip set's tags by denomination, for chips()
+        for uid, value in sorted(config.chips.chips.items() if config.chips else ()):
+            self._rack[value].append(uid)
         assert self.publisher.start(), "the publisher could not reach the test broker"
 
     def run(self, seconds: float) -> list:
@@ -284,6 +287,12 @@ class HandDriven:
         self.table.field.place(self.uid[deck].get(card_or_uid, card_or_uid), zone)
         return self.run(settle_s)
 
+    def chips(self, zone: str, *values: int, settle_s: float = 0.7) -> list:
+        """Chips of the table's chip set, taken from the rack by denomination, placed on ``zone``."""
+        for value in values:
+            self.table.field.place(self._rack[value].pop(), zone)
+        return self.run(settle_s)
+
     def close(self) -> None:
         self.table.close()
         self.publisher.stop()
@@ -295,14 +304,7 @@ def chip_situations(config) -> None:
     the bets made it, and the wagers going back after a misdeal."""
     config = dataclasses.replace(config, game=dataclasses.replace(config.game, ante=10))
     table = HandDriven(config, link="direct")
-    rack: dict[int, list[str]] = defaultdict(list)
-    for uid, value in sorted(config.chips.chips.items()):
-        rack[value].append(uid)
-
-    def chips(zone: str, *values: int, settle_s: float = 0.7) -> list:
-        for value in values:
-            table.table.field.place(rack[value].pop(), zone)
-        return table.run(settle_s)
+    chips = table.chips
 
     def types(produced) -> list[str]:
         return [e.type if e.type != "chip_count" else f"chip_count.{e.public['code']}" for e in produced]
@@ -342,6 +344,41 @@ def chip_situations(config) -> None:
         assert "chips_returned" in types(table.run(2.0))
         table.table.field.clear()
         table.run(3.0)
+    finally:
+        table.close()
+
+
+def run_it_situations(config) -> None:
+    """A hand run twice (CA Actions 8): seats 1 and 2 all-in before the flop, seat 3 folds; the floor records the
+    agreement, the dealer deals two boards on the board antenna, and the pot is divided between them."""
+    table = HandDriven(config, link="direct")
+    chips = table.chips
+
+    def command(name: str, **fields) -> list[str]:
+        table.table.pipeline.submit({"id": name, "command": name, "role": "floor", "user": "schemas", **fields})
+        return [e.type for e in table.run(0.2)]
+
+    try:
+        assert "stacks_set" in command("set_stacks", stacks={"1": 200, "2": 200, "3": 200})
+        chips("seat1.bets", 25, 25)
+        chips("seat2.bets", 100)
+        for card, seat in (("As", 1), ("Kd", 2), ("7h", 3), ("Ac", 1), ("Kc", 2), ("7c", 3)):
+            table.place(card, f"seat{seat}.cards", 0.2)
+        for card in ("7h", "7c"):
+            table.place(card, "muck", 0.2)
+        assert "declaration" in command("declare", seat=1, declaration="all_in")
+        chips("seat1.bets", 100, 25, 25)
+        chips("seat2.bets", 100)
+        assert "run_it_agreed" in command("run_it", times=2)
+        for zone, card in (("burn", "2d"), ("board", "3d"), ("board", "4d"), ("board", "5d"), ("burn", "6d"),
+                           ("board", "8d"), ("burn", "9d"), ("board", "Td"), ("burn", "2h"), ("board", "3h"),
+                           ("board", "4h"), ("board", "5h"), ("burn", "6h"), ("board", "8h"), ("burn", "9h"),
+                           ("board", "Th")):
+            table.place(card, zone, 0.2)
+        table.table.field.clear()
+        produced = table.run(3.0)
+        [showdown] = [e for e in produced if e.type == "showdown"]
+        assert showdown.public["runs"] == 2 and len(showdown.public["boards"]) == 2
     finally:
         table.close()
 
@@ -582,6 +619,7 @@ COMMANDS_DURING_THE_HAND = [
     ("floor", {"id": "h3", "command": "select_deck", "deck": "A"}, True, False),  # between hands only
     ("floor", {"id": "h4", "command": "set_level"}, True, True),  # level 3, from the next hand
     ("floor", {"id": "h5", "command": "bomb_pot", "amount": 4, "kind": "flip"}, True, False),  # before the deal only
+    ("floor", {"id": "h6", "command": "run_it", "times": 4}, False, False),  # twice or three times
 ]
 COMMANDS_AFTER_THE_HAND = [("floor", {"id": "a1", "command": "select_deck", "deck": "A"}, True, True)]
 
@@ -651,6 +689,9 @@ def session(broker, tmp_path_factory):
         config = table_config(settings, "schemas-dealing")
         tables.append(config.table_id)
         dealing_situations(config)
+        config = table_config(settings, "schemas-run-twice")
+        tables.append(config.table_id)
+        run_it_situations(config)
         config = table_config(settings, "schemas-conduct")
         tables.append(config.table_id)
         conduct_situations(config)

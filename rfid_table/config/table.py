@@ -15,6 +15,7 @@ from typing import Any
 from controller.cards import FULL_DECK, parse_card
 from controller.chip_betting import BettingSetup
 from controller.levels import Level
+from controller.player_limits import limit_rule, max_players
 from controller.table import TableSetup
 from hal.gpio import PinMap, describe_value, parse_pin_map, validate_pin_map
 from hal.zone_names import FIXED_ZONES, SEAT_ZONE_KINDS, Zone
@@ -30,9 +31,10 @@ READER_BACKENDS = ("sim", "serial", "usb")
 # never read whole in consecutive cycles, so one read must do, with a longer silence.
 # Piles (the muck): cards heaped higher than a reader gets through in one cycle, read like chips.
 ZONE_KINDS = {"cards": DebounceSettings(3, 0.6), "chips": DebounceSettings(1, 1.0), "piles": DebounceSettings(1, 1.0)}
-ENGINE_VARIANTS = {"nlhe": "NLHE", "plhe": "PLHE", "flhe": "FLHE", "plo4": "PLO", "plo5": "PLO5", "plo6": "PLO6"}
+ENGINE_VARIANTS = {"nlhe": "NLHE", "plhe": "PLHE", "flhe": "FLHE", "plo4": "PLO", "plo5": "PLO5", "plo6": "PLO6",
+                   "plo7": "PLO7"}
 RULE_PROFILES = ("tda", "casinos_austria", "poker_play", "allin_club", "club_tournament_de")
-VARIANTS = {"nlhe": 2, "plhe": 2, "flhe": 2, "plo4": 4, "plo5": 5, "plo6": 6}  # variant → hole cards
+VARIANTS = {"nlhe": 2, "plhe": 2, "flhe": 2, "plo4": 4, "plo5": 5, "plo6": 6, "plo7": 7}  # variant → hole cards
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # it becomes an MQTT topic level: no '/', '+' or '#'
 
 
@@ -77,6 +79,8 @@ class GameSettings:
     settle_s: float = 0.5  # a bet is read once its chips have not moved for this long
     levels: tuple[Level, ...] = ()  # [tournament]: the level schedule, replacing the blinds and antes above
     start_level: int = 1
+    double_board: bool = False  # two boards every hand, the pot divided equally between them (CA GR 14.1)
+    max_players: int = 10  # the most players dealt in (CA GR 15 by variant; the house may set fewer)
 
     @property
     def hole_cards(self) -> int:
@@ -133,7 +137,8 @@ class TableConfig:
         return BettingSetup(variant=ENGINE_VARIANTS[game.variant], small_blind=game.small_blind,
                             big_blind=game.big_blind, ante=game.ante, big_blind_ante=game.big_blind_ante,
                             chips=self.chips.chips, chip_set=self.chips.active_set, other_chips=self.chips.others,
-                            rules=game.rules, settle_s=game.settle_s, table_id=self.table_id)
+                            rules=game.rules, settle_s=game.settle_s, table_id=self.table_id,
+                            double_board=game.double_board)
 
     def table_setup(self) -> TableSetup:
         return TableSetup(
@@ -151,6 +156,8 @@ class TableConfig:
             missing_card_s=self.missing_card_s,
             levels=self.game.levels,
             start_level=self.game.start_level,
+            double_board=self.game.double_board,
+            max_players=self.game.max_players,
         )
 
 
@@ -208,7 +215,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     # [game]
     game = c.table(doc, ("game",), {"variant": f"one of {', '.join(VARIANTS)}", "small_blind": "chips",
                                     "big_blind": "chips", "ante": "chips", "big_blind_ante": "chips",
-                                    "rules": f"one of {', '.join(RULE_PROFILES)}", "settle_ms": "milliseconds"})
+                                    "rules": f"one of {', '.join(RULE_PROFILES)}", "settle_ms": "milliseconds",
+                                    "double_board": "true or false", "max_players": "players"})
     variant = c.value(game, ("game", "variant"), str, f"one of {', '.join(VARIANTS)}", "nlhe", VARIANTS.__contains__)
     before = len(c.problems)
     small = c.value(game, ("game", "small_blind"), int, "a positive number of chips", 1, lambda v: v > 0)
@@ -225,6 +233,9 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     settle_ms = c.value(game, ("game", "settle_ms"), int, "milliseconds from 100 to 5000", 500,
                         lambda v: 100 <= v <= 5000)
     levels, start_level = _tournament_levels(c, doc, game)
+    double_board = c.value(game, ("game", "double_board"), bool, "true (two boards every hand, CA GR 14.1) or false",
+                           False)
+    most_players = _max_players(c, game, variant, double_board, seats, players)
 
     # [mqtt]
     m = c.table(doc, ("mqtt",), {"host": "a host name", "port": "1 to 65535", "topic_prefix": "a topic prefix",
@@ -425,11 +436,27 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     if c.problems:
         raise ConfigError(path, c.problems)
     return TableConfig(path, table_id, seats, GameSettings(variant, small, big, ante, bb_ante, rules,
-                                                           settle_ms / 1000, levels, start_level),
+                                                           settle_ms / 1000, levels, start_level, double_board,
+                                                           most_players),
                        mqtt, readers, zones, decks, active, debounce, float(clear_after_s), name, journal_path,
                        retention, float(delay_s), release, pin_map, chips, min_rssi, order_window_ms / 1000,
                        button, tuple(players) if players else None, exposed_by, audit_hands,
                        float(missing_card_s), broadcast_equity=equity)
+
+
+def _max_players(c: Checker, game: dict, variant: str, double_board: bool, seats: int, players: list | None) -> int:
+    """``[game] max_players`` (default: CA GR 15's limit for the variant, or the table's seats), and the players
+    of ``[table] players`` against it."""
+    hole_cards = VARIANTS.get(variant, 2)
+    allowed = min(max_players(hole_cards, double_board), seats or 10)
+    rule = limit_rule(double_board)
+    why = f"{rule}: at most {allowed} players at {variant}{' with a double board' if double_board else ''}"
+    most = c.value(game, ("game", "max_players"), int, f"players from 2 to {allowed} ({why})", allowed,
+                   lambda v: 2 <= v <= allowed)
+    if players and len(players) > most:
+        c.problem(("table", "players"), f"{len(players)} players, but at most {most} may be dealt in "
+                                        f"({'[game] max_players' if 'max_players' in game else why})")
+    return most
 
 
 LEVEL_KEYS = {"small_blind": "chips", "big_blind": "chips", "ante": "chips (from every player)",

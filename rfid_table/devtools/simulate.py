@@ -78,6 +78,8 @@ class SimOptions:
     # extra and misplaced cards and a premature board; sim.betting_dealer for tables with chips: exposed cards,
     # half of them a misdeal).
     dealer_errors: float = 0.0
+    # On a chip table: the chance that players all-in with board cards to come run it twice (CA Actions 8).
+    run_it_twice: float = 0.0
     # The simulated floor answers what waits for it this long after it was reported; None: nobody answers (a floor
     # console or a test does).
     floor_answer_s: float | None = None
@@ -106,9 +108,11 @@ class SimulatedTable:
 
     def __init__(self, config: TableConfig, options: SimOptions, sink: Sink | None, journal: Journal | None = None,
                  group_commit: bool = False):
-        players = list(range(1, (options.players or config.seats) + 1))
-        if not 2 <= len(players) <= config.seats:
-            raise ValueError(f"--players must be from 2 to {config.seats} (the table's seats), not {len(players)}")
+        most = min(config.seats, config.game.max_players)  # the seats, or fewer where the variant allows fewer
+        players = list(range(1, (options.players or most) + 1))
+        if not 2 <= len(players) <= most:
+            raise ValueError(f"--players must be from 2 to {most} (the table's seats"
+                             f"{', [game] max_players' if most < config.seats else ''}), not {len(players)}")
         if options.link not in ("pty", "direct", "firmware"):
             raise ValueError(f"--link must be pty, direct or firmware, not {options.link!r}")
         if options.link == "firmware" and (options.speed != 1 or options.noise_model() or options.faults_per_minute):
@@ -137,7 +141,8 @@ class SimulatedTable:
                 self.field, config.decks[config.active_deck], config.chips.chips, players,
                 variant=ENGINE_VARIANTS[game.variant], blinds=(game.small_blind, game.big_blind), ante=game.ante,
                 command=self._floor_command, pace_s=options.pace_s, seed=options.seed,
-                error_rate=options.dealer_errors, exposed_procedure=exposed_procedure)
+                error_rate=options.dealer_errors, exposed_procedure=exposed_procedure,
+                run_it_twice=options.run_it_twice)
         else:
             each = options.dealer_errors / 4  # the errors a single deck can make, equally often
             self.dealer = SimDealer(
@@ -313,7 +318,7 @@ def run_simulated(config: TableConfig, args: argparse.Namespace) -> int:
                          stack_limit=args.stack_limit, devices_per_hour=args.devices_per_hour,
                          devices_per_hand=args.devices_per_hand, absences_per_hour=args.absences_per_hour,
                          absences_per_hand=args.absences_per_hand, dealer_errors=args.dealer_errors,
-                         floor_answer_s=args.floor_answers)
+                         floor_answer_s=args.floor_answers, run_it_twice=args.run_it_twice)
     journal = open_journal(args.journal, config, args.new_journal) if args.journal else None
     epoch = journal.epoch if journal is not None else secrets.token_hex(8)
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch, journaled=journal is not None)

@@ -190,12 +190,17 @@ class _Hand:
         feed = self.history.get("ohh_complete", {}).get("ohh", {})
         started_t = self.started_t if self.started_t is not None else 0.0
         wall = self.started_wall if self.started_wall is not None else self.started_t
+        boards = [list(b) for b in self.showdown.get("boards", ())]  # a hand run twice, or a double board
+        runs = self.showdown.get("runs", 1)
+        pot_boards = [[(b["board"] - 1, {int(s): v for s, v in b["shares"].items()}) for b in p.get("boards", ())]
+                      for p in self.showdown["pots"]]
         return HandRecord(
-            hand, hole, board, shown,
+            hand, hole, boards[0] if boards else board, shown,
             [(p["amount"], {int(s): v for s, v in p["shares"].items()}) for p in self.showdown["pots"]],
             feed.get("table_name") or table_id, feed.get("game_number") or game_number(table_id, started_t),
             feed.get("table_size") or max(10, max(hand.order)),
-            datetime.fromtimestamp(wall, timezone.utc) if wall is not None else None, names)
+            datetime.fromtimestamp(wall, timezone.utc) if wall is not None else None, names,
+            boards=boards, runs=runs, double_board=len(boards) > runs, pot_boards=pot_boards)
 
 
 def _hands(journal, progress: TextIO | None) -> Iterator[_Hand]:

@@ -68,7 +68,12 @@ def describe_event(event: dict) -> str:
     if kind == "card_dealt":
         return f"seat {seat} gets card {event.get('count')}" + (f" ({event['card']})" if "card" in event else "")
     if kind == "board_card":
-        return f"{event.get('street')}: {event.get('card')}"
+        board = f"board {event['board_number']} " if event.get("board_number") else ""  # a later run, board 2
+        again = " (reshuffled)" if event.get("reshuffled") else ""
+        return f"{board}{event.get('street')}: {event.get('card')}{again}"
+    if kind == "run_it_agreed":
+        pots = "every pot" if event.get("pots") is None else "pots " + ", ".join(map(str, event["pots"]))
+        return f"run it {'twice' if event.get('runs') == 2 else 'three times'} for {pots} ({event.get('by')})"
     if kind == "burn":
         return "burn card" + (f" ({event['card']})" if "card" in event else "")
     if kind == "fold":
@@ -354,6 +359,13 @@ class TableView:
         board.append("·· " * (5 - len(snap.get("board", []))))
         board.append(f"   burns {snap.get('burns', 0)}   muck {snap.get('mucked', 0)}")
         out = [line, board]
+        for number, cards in enumerate(snap.get("boards", [])[1:], start=2):  # a later run, a second board
+            later = Text(f"board {number}")
+            for card in cards:
+                later.append(" ")
+                later.append_text(show_card(card))
+            later.append(" ··" * (5 - len(cards)))
+            out.append(later)
         if betting:
             pots = betting.get("pots") or []
             pot = Text(f"pot {chips(betting.get('pot', 0))}", style="bold")

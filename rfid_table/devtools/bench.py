@@ -610,12 +610,18 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
     return {"startup_s": online[0] - started, "startup_baseline_s": bare_online[0] - baseline_started,
             "cpu_rest": rest_share, "cpu_hand": hand_share, "cpu_rest_after_hands": rest_after_share,
             "first_read_floor_ms": floor_ms,
-            **_first_read_latencies(first_reads, [(e, t) for e, t in events if hands_from < t < hands_until])}
+            **_first_read_latencies(first_reads, [(e, t) for e, t in events if hands_from < t < hands_until],
+                                    time.time() - time.perf_counter())}
 
 
-def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], events: list[tuple[dict, float]]) -> dict:
+def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], events: list[tuple[dict, float]],
+                          wall_offset_s: float) -> dict:
     """Match each card event, in order of arrival, to the earliest first read of that card in the zone it names;
-    an event that matches no read is false, a read that no event matches is a missed card."""
+    an event that matches no read is false, a read that no event matches is a missed card.
+
+    Each latency is also split at the event's wall stamp (``t``: the daemon's step that made it; ``wall_offset_s``
+    takes it to perf_counter): before it, the debouncing, the order window and the daemon's loop; after it, the
+    journal's commit and the broker."""
     from collections import defaultdict, deque
 
     config = load_config(str(CONFIG_DIR / TABLE_CONFIG))
@@ -627,6 +633,8 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
             reads[(card_of.get(uid), zone)].append(read_at)
             expected += 1
     latencies, false_events = [], 0
+    to_stamp: list[float] = []  # first read → the event's stamp
+    from_stamp: list[float] = []  # the stamp → the subscriber
     for event, arrived in sorted(events, key=lambda e: e[1]):
         kind = event["type"]
         if kind == "irregular_card":
@@ -639,12 +647,19 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
         if not waiting or waiting[0] > arrived:
             false_events += 1
             continue
-        latencies.append((arrived - waiting.popleft()) * 1000)
+        read_at = waiting.popleft()
+        latencies.append((arrived - read_at) * 1000)
+        stamped = event["t"] - wall_offset_s
+        to_stamp.append((stamped - read_at) * 1000)
+        from_stamp.append((arrived - stamped) * 1000)
+    nan = float("nan")
     return {"first_read_events": len(latencies), "first_read_missed": expected - len(latencies),
             "false_events": false_events,
-            "first_read_p50_ms": percentile(latencies, 50) if latencies else float("nan"),
-            "first_read_p99_ms": percentile(latencies, 99) if latencies else float("nan"),
-            "first_read_max_ms": max(latencies, default=float("nan"))}
+            "first_read_p50_ms": percentile(latencies, 50) if latencies else nan,
+            "first_read_p99_ms": percentile(latencies, 99) if latencies else nan,
+            "first_read_max_ms": max(latencies, default=nan),
+            "first_read_to_event_p99_ms": percentile(to_stamp, 99) if to_stamp else nan,
+            "first_read_event_to_subscriber_p99_ms": percentile(from_stamp, 99) if from_stamp else nan}
 
 
 def bench(args) -> int:
@@ -723,6 +738,8 @@ def bench(args) -> int:
             "first_read_p50_ms": round(table["first_read_p50_ms"], 1),
             "first_read_p99_ms": round(table["first_read_p99_ms"], 1),
             "first_read_max_ms": round(table["first_read_max_ms"], 1),
+            "first_read_to_event_p99_ms": round(table["first_read_to_event_p99_ms"], 1),
+            "first_read_event_to_subscriber_p99_ms": round(table["first_read_event_to_subscriber_p99_ms"], 1),
             "first_read_floor_ms": round(table["first_read_floor_ms"], 1),
         })
     result["e2e_p99_over_baseline_p99"] = round(result["e2e_p99_ms"] / result["baseline_p99_ms"], 2)

@@ -21,7 +21,7 @@ from hal.events import SensorEvent
 from hal.readers import ReaderBackend
 from hal.zones import ZoneTracker
 from rfid_table.service.checkpoint import restore as restore_controller, state_of
-from rfid_table.service.commands import COMMANDS, CommandError, CommandGate, loggable, sender
+from rfid_table.service.commands import CommandError, CommandGate, loggable, sender
 from rfid_table.config.table import TableConfig
 from rfid_table.service.diagnostics import DiagnosticsCollector
 from rfid_table.service.equity_worker import EquityWorker
@@ -199,10 +199,8 @@ class TablePipeline:
                 self._gpio_since = now
             if now - self._gpio_since >= self.gpio.settle_s:  # the levels at start-up are through the debounce
                 self._gpio_synced = True
-                conduct = self.controller.conduct
                 for event in self.gpio.sensors(now):
-                    known = conduct.present(event.seat) if event.sensor == "presence" else \
-                        event.detects in conduct.snapshot()["seats"][event.seat - 1]["devices"]
+                    known = self.controller.sensor_known(event.seat, event.sensor, event.detects)
                     if (known is None and event.active) or (known is not None and known != event.active):
                         polled.append(event)
         for item in polled:
@@ -216,33 +214,19 @@ class TablePipeline:
                 events.extend(produced)
                 caused_by.extend([len(inputs) - 1] * len(produced))
                 continue
-            body = dict(item.body)
-            if body["command"] == "declare" and "seat" not in body:
-                to_act = self.controller.clock.seat
-                if to_act is not None:
-                    body["seat"] = to_act
-            waiting = self.controller.floor_pending()
-            if body["command"] == "confirm" and "irregularity" not in body and waiting:
-                # the confirm key is the floor's: it confirms the oldest ruling waiting for the floor
-                body["irregularity"] = waiting[0]
-                body["role"] = "floor"
-            _roles, fields = COMMANDS[body["command"]]
-            missing = [key for key, (_kind, required, _what) in fields.items() if required and key not in body]
-            if body["role"] not in _roles or missing:
-                log.warning("console button %s ignored: %s", item.button,
-                            f"{', '.join(missing)} not known at the console" if missing else
-                            f"the console may not send {body['command']}")
+            body, problem = self.gpio.console.command(item, self.controller.seat_to_act(),
+                                                      self.controller.floor_pending())
+            if problem is not None:
+                log.warning("console button %s ignored: %s", item.button, problem)
                 continue
             self.submit(body)
 
     def _show_lights(self, now: float) -> None:
         """The seat lights and the status light from the controller's state."""
         controller = self.controller
-        t = max(now, getattr(controller, "_rules_t", now))
         link_down = any(not getattr(r.link, "is_up", True) for r in self.readers if hasattr(r, "link"))
-        clock = controller.clock
-        to_act = clock.seat if clock.phase(t) != "expired" else None  # run out: the hand is dead, the light off
-        self.gpio.show(TableLights(to_act=to_act, clock=clock.lights(t), link_down=link_down,
+        to_act, clock_lights = controller.turn_lights(now)
+        self.gpio.show(TableLights(to_act=to_act, clock=clock_lights, link_down=link_down,
                                    journal_failing=self._journal_failure is not None,
                                    awaiting_floor=bool(controller.floor_pending()),
                                    deck_not_registered=controller.deck_unregistered,

@@ -40,8 +40,14 @@ class Sink(Protocol):
     Optional, and what the pipeline assumes without them: ``connected`` (True), ``pending`` — messages not yet
     acknowledged (0), ``resume(marks)`` — the journal's delivery marks at the start, and
     ``publish_backlog_events(events) -> int`` — publish as many journaled events as the pace allows, return how
-    many (all of them, through :meth:`publish_events`).
+    many (all of them, through :meth:`publish_events`). A sink that subclasses this protocol inherits the defaults
+    of ``refusing`` and :meth:`backlog_started`.
     """
+
+    refusing: bool = False  # the broker refuses what the table publishes (a status light condition)
+
+    def backlog_started(self) -> None:
+        """A delivery of journaled events begins: the sink starts counting what it has in flight for it anew."""
 
     def publish_events(self, events: list[DomainEvent]) -> None: ...
 
@@ -230,7 +236,7 @@ class TablePipeline:
                                    journal_failing=self._journal_failure is not None,
                                    awaiting_floor=bool(controller.floor_pending()),
                                    deck_not_registered=controller.deck_unregistered,
-                                   broker_refuses=bool(getattr(self.sink, "refusing", False)),
+                                   broker_refuses=self.sink is not None and self.sink.refusing,
                                    game_stopped=controller.game_stopped), now)
 
     def _commands(self, now: float, inputs: list, events: list, caused_by: list) -> list[tuple[str, str, dict]]:
@@ -385,8 +391,7 @@ class TablePipeline:
         if backlog.started_at is not None:
             return
         backlog.started_at, backlog.first, backlog.upto = time.monotonic(), backlog.next, backlog.end
-        if hasattr(self.sink, "max_paced_in_flight"):
-            self.sink.max_paced_in_flight = self.sink.paced_in_flight
+        self.sink.backlog_started()
         log.info("%d journaled events (seq %d to %d) await the broker's acknowledgement: sending them behind the "
                  "live events, oldest first", backlog.end - backlog.next + 1, backlog.next, backlog.end)
 

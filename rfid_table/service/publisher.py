@@ -237,6 +237,10 @@ class MqttPublisher:
             feed, seq = key
             self._awaiting[self._publish(topic, payload)] = (feed, seq, False, payload)
 
+    def backlog_started(self) -> None:
+        """A backlog delivery begins: the most in flight at once is counted from now (for its log line)."""
+        self.max_paced_in_flight = self.paced_in_flight
+
     @property
     def refusing(self) -> bool:
         """The broker refuses what the table publishes (events wait undelivered): for the status light."""

@@ -620,7 +620,7 @@ def soak(args: argparse.Namespace) -> dict:
         conf, queue_limit = soak_broker_conf(Path(workdir.name))
         broker = _start_broker(conf)
         settings = MqttSettings(host=broker.host, port=broker.port)
-        broker_pid = broker._proc.pid if broker._proc is not None else None
+        broker_pid = broker.pid
     tables: list[Table] = []
     checker = None
     sampler = Sampler(broker_pid)

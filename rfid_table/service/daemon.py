@@ -1,7 +1,9 @@
-"""Wire the layers together: readers → zone tracker (HAL) → controller → publisher.
+"""The table's pipeline: readers → zone tracker (HAL) → controller → journal → publisher.
 
-Data flows one way. The loop polls the readers once per cycle, feeds the zone events to the controller,
-lets time pass in the controller, and hands whatever happened to the publisher.
+Data flows one way. Each :meth:`TablePipeline.step` polls the readers once, feeds the zone events to the
+controller, lets time pass in the controller, and hands whatever happened to the publisher. The loops that call
+it are elsewhere: the daemon's in :mod:`rfid_table.service.run`, the simulator's in
+:mod:`rfid_table.devtools.simulate`.
 
 With a journal, nothing is lost to a broker outage: events are journaled before they are published; while the
 broker is away they stay in the journal only; when it is back, new events go out live at once and the
@@ -29,7 +31,6 @@ from rfid_table.service.journal_writer import JournalWriter, PendingStep
 from rfid_table.service.journal import (Journal, JournalWriteFailed, device_input, journal_event, journal_input, replay,
                                 sensor_input, tick_input, zone_input)
 from rfid_table.service.table_gpio import TableGpio, TableLights
-from rfid_table.service.timebase import TableClock
 
 log = logging.getLogger(__name__)
 
@@ -632,47 +633,3 @@ class StopFlag:
 
     def is_set(self) -> bool:
         return self.event.is_set()
-
-
-def run_realtime(step: Callable[[float, float], object], period_s: float, stop: StopFlag,
-                 wait: Callable[[float], None], clock: TableClock) -> None:
-    """The hardware loop: ``step(table time, wall time)`` every ``period_s`` of table time; ``wait`` sleeps until
-    then or until a reader or the broker has something to say."""
-    next_step = clock.now()
-    while not stop.is_set():
-        step(clock.now(), clock.wall())
-        next_step = max(next_step + period_s, clock.now())
-        wait(max(0.0, next_step - clock.now()))
-
-
-def run_cycles(
-    step: Callable[[float, float], object],
-    cycle_s: float,
-    stop: StopFlag,
-    speed: float = 1.0,
-    before_step: Callable[[float], bool] | None = None,
-    idle: Callable[[float], None] | None = None,
-    clock: TableClock | None = None,
-) -> None:
-    """Call ``step(t, wall)`` (a pipeline's) every ``cycle_s`` of simulated table time until ``stop`` (or
-    ``before_step`` returns False).
-
-    Table time starts at ``clock``'s (continuing a journal's) and runs ``speed`` times faster than the monotonic
-    clock; ``speed=0`` runs as fast as possible (simulation only: a real reader sets its own pace). The events'
-    wall stamps run with it from the wall time at the start, so a fast simulation reads like a real table. Time
-    between cycles goes to ``idle`` (the publisher's network work) or is slept.
-    """
-    clock = clock or TableClock()
-    start_mono = time.monotonic()
-    start_table = t = clock.now()
-    start_wall = clock.wall()
-    while not stop.is_set():
-        if before_step is not None and not before_step(t):
-            break
-        step(t, start_wall + (t - start_table))
-        t += cycle_s
-        delay = start_mono + (t - start_table) / speed - time.monotonic() if speed > 0 else 0.0
-        if idle is not None:
-            idle(max(delay, 0.0))
-        elif delay > 0:
-            stop.event.wait(delay)

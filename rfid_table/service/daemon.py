@@ -192,7 +192,7 @@ class TablePipeline:
 
     def submit(self, body: dict) -> None:
         """A command from the table itself (a console button, the simulated floor): applied and journaled in the
-        next cycle like one from MQTT, without a reply. ``body`` has the shape of ``Command.as_input()``."""
+        next cycle like one from MQTT, without a reply. ``body`` has the shape of ``AdmittedCommand.as_input()``."""
         self._console.append(body)
 
     def _gpio_inputs(self, now: float, inputs: list, events: list, caused_by: list) -> None:

@@ -57,7 +57,7 @@ assert set(BUTTON_COMMANDS) == set(BUTTONS)
 @dataclass(frozen=True, slots=True)
 class ButtonCommand:
     """A dealer console button was pressed (debounced): ``body`` has the shape of an MQTT command as the
-    controller is fed it (``rfid_table.service.commands.Command.as_input``): ``{"id", "role", "user", "command", ...}``.
+    controller is fed it (``rfid_table.service.commands.AdmittedCommand.as_input``): ``{"id", "role", "user", "command", ...}``.
 
     A ``declare`` body has no ``seat``: the button means the seat whose turn it is, which
     :meth:`GpioConsole.command` fills in; a ``confirm`` body names no ruling: it is the floor's key for the oldest

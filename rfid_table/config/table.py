@@ -387,9 +387,10 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
         zones[zname] = (reader, antenna)
     if zone_tables is not None:  # (a missing [zones] table is one problem, not one per zone)
         for seat in range(1, (seats or 0) + 1):
-            if f"seat{seat}.cards" not in zones and not _reported(c, f"zones.seat{seat}.cards"):
-                c.problem(("zones", f"seat{seat}"), f"seat {seat} has no card zone (add seat{seat}.cards = "
-                                                     "{ reader = \"NAME\", antenna = N })")
+            cards = Zone("cards", seat).name
+            if cards not in zones and not _reported(c, f"zones.{cards}"):
+                c.problem(("zones", cards.partition(".")[0]), f"seat {seat} has no card zone (add {cards} = "
+                                                              "{ reader = \"NAME\", antenna = N })")
         for required in ("board", "burn", "muck"):
             if required not in zones and not _reported(c, f"zones.{required}"):
                 c.problem(("zones", required), "missing: every table needs a board, a burn and a muck zone")

@@ -28,9 +28,8 @@ from hal.gpio import (
     choose_lgpio_chip,
     find_header_gpiochip,
     open_gpio,
-    parse_pin_map,
-    validate_pin_map,
 )
+from rfid_table.config.gpio import parse_pin_map, validate_pin_map
 from rfid_table.service.table_gpio import (BUTTON_COMMANDS, STATUS_PATTERNS, ButtonCommand, GpioConsole, TableLights,
                                           light_levels, show_lights)
 

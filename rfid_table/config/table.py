@@ -17,10 +17,12 @@ from controller.chip_betting import BettingSetup
 from controller.levels import Level
 from controller.player_limits import limit_rule, max_players
 from controller.table import TableSetup
-from hal.gpio import PinMap, describe_value, parse_pin_map, validate_pin_map
+from hal.gpio import PinMap
 from hal.zone_names import FIXED_ZONES, SEAT_ZONE_KINDS, Zone
 from hal.zones import DebounceSettings
-from rfid_table.config.checker import Checker, ConfigError, UnreadableFile, parse_toml, read_bounded, read_config_text
+from rfid_table.config.checker import (Checker, ConfigError, UnreadableFile, describe_value, parse_toml, read_bounded,
+                                       read_config_text)
+from rfid_table.config.gpio import parse_pin_map, validate_pin_map
 from rfid_table.config.registry import load_chip_registry
 
 EX_CONFIG = 78  # sysexits.h: configuration error

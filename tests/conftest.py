@@ -9,7 +9,7 @@ import pytest
 
 from rfid_table.ops.broker import PrivateBroker
 from rfid_table.config.table import MqttSettings, load_config
-from rfid_table.service.mqtt_client import make_client
+from rfid_table.mqtt import make_client
 from rfid_table.service.daemon import Sink
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -37,7 +37,7 @@ from rfid_table.package_data import CONFIG_DIR
 from rfid_table.config.table import MqttSettings, load_config
 from rfid_table.service.equity_worker import measure_equity
 from rfid_table.service.contract import QOS, Topics
-from rfid_table.service.mqtt_client import make_client
+from rfid_table.mqtt import make_client
 from rfid_table.service.publisher import MqttPublisher
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 

@@ -269,7 +269,7 @@ def _cpu_self() -> float:
 def _check(settings: MqttSettings, prefix: str, first_expected: dict[str, int], speed: float, conn) -> None:
     """The checking subscriber's process: answers the main process's commands over ``conn``."""
     from rfid_table.service.contract import QOS
-    from rfid_table.service.mqtt_client import make_client
+    from rfid_table.mqtt import make_client
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the main process: it stops the run and reports
     checker = Checker(prefix, first_expected, speed)

@@ -18,7 +18,7 @@ from controller.domain import DomainEvent
 from rfid_table.service.commands import loggable
 from rfid_table.config.table import MqttSettings
 from rfid_table.service.contract import QOS, STATUS_OFFLINE, STATUS_ONLINE, Topics, encode, snapshot_payload
-from rfid_table.service.mqtt_client import make_client
+from rfid_table.mqtt import make_client
 
 log = logging.getLogger(__name__)
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from hal.firmware_reader import serial_reader
+from hal.zone_names import Zone
 from hal.readers import ReaderBackend, SimulatedReader
 from controller.rules import profile as rule_profile
 from rfid_table.config.table import ENGINE_VARIANTS, TableConfig
@@ -178,7 +179,8 @@ class SimulatedTable:
                 variant=ENGINE_VARIANTS[game.variant], blinds=(game.small_blind, game.big_blind), ante=game.ante,
                 command=self._floor_command, pace_s=options.pace_s, seed=options.seed,
                 error_rate=options.dealer_errors, exposed_procedure=exposed_procedure,
-                run_it_twice=options.run_it_twice)
+                run_it_twice=options.run_it_twice, hand_over_s=table_hand_over_s(config),
+                read_s=table_read_s(config))
         else:
             each = options.dealer_errors / 4  # the errors a single deck can make, equally often
             self.dealer = SimDealer(
@@ -318,6 +320,24 @@ class SimulatedTable:
         if self._links_dir is not None:
             self._links_dir.cleanup()
             self._links_dir = None
+
+
+def table_hand_over_s(config: TableConfig) -> float:
+    """How long after the dealer gathers the cards the table ends the hand: the last card zone's absence time,
+    then ``clear_after_s`` of a clear table, and two reader cycles for the last reads and the tick."""
+    absent_s = max(config.debounce[Zone.parse(zone).holds].absent_after_s for zone in config.zones
+                   if Zone.parse(zone).holds != "chips")
+    return absent_s + config.clear_after_s + _two_cycles(config)
+
+
+def table_read_s(config: TableConfig) -> float:
+    """How long after a push the table has read the bet: its chips settled (``[game] settle_ms``), and two reader
+    cycles for the last reads and the tick."""
+    return config.game.settle_s + _two_cycles(config)
+
+
+def _two_cycles(config: TableConfig) -> float:
+    return 2 * max(r.cycle_s for r in config.readers.values())
 
 
 def _wait_readable(transport) -> None:

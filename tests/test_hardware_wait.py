@@ -1,4 +1,4 @@
-"""The hardware loop's wait between steps (rfid_table.service.daemon.HardwareWait), on the real parts: the firmware emulator on
+"""The hardware loop's wait between steps (rfid_table.service.run.HardwareWait), on the real parts: the firmware emulator on
 a pseudo-terminal read through pyserial, the MQTT publisher on the test broker.
 
 A reader reports each antenna at the end of its dwell, so most frames complete no cycle: the table is stepped when
@@ -12,8 +12,8 @@ import pytest
 
 from hal.firmware_reader import serial_reader
 from rfid_table.service.contract import QOS, Topics
-from rfid_table.service.daemon import HardwareWait
-from rfid_table.service.mqtt_client import make_client
+from rfid_table.service.run import HardwareWait
+from rfid_table.mqtt import make_client
 from rfid_table.service.publisher import MqttPublisher
 from sim.field import TableField
 from sim.firmware import FirmwareEmulator

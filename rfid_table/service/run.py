@@ -2,26 +2,29 @@
 
 It opens the journal (refusing one that is damaged, empty or another table's, with a clear message and the exit
 status the systemd unit does not restart on), restores the table from it, then steps the pipeline as soon as a
-reader's cycle is whole, a command arrives or a commit lands (:class:`rfid_table.service.daemon.HardwareWait`), and
-every ``RUN_PERIOD_S`` at the latest (``POLL_PERIOD_S`` with USB readers or GPIO); systemd hears of it (readiness,
-status, the watchdog) through :mod:`rfid_table.service.systemd`. ``rfid-table sim`` shares the journal's
-opening and closing (:mod:`rfid_table.devtools.simulate`).
+reader's cycle is whole, a command arrives or a commit lands (:class:`HardwareWait`), and every ``RUN_PERIOD_S`` at
+the latest (``POLL_PERIOD_S`` with USB readers or GPIO); systemd hears of it (readiness, status, the watchdog)
+through :mod:`rfid_table.service.systemd`. ``rfid-table sim`` shares the journal's opening and closing
+(:mod:`rfid_table.devtools.simulate`).
 """
 
 import logging
 import secrets
+import select
 import sys
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 from hal.readers import open_reader
 from rfid_table.config.table import EX_CONFIG, TableConfig
 from rfid_table.service import systemd
 from rfid_table.service.checkpoint import CheckpointUnusable
-from rfid_table.service.daemon import HardwareWait, StopFlag, TablePipeline, run_realtime
+from rfid_table.service.daemon import StopFlag, TablePipeline
 from rfid_table.service.journal import Journal, JournalRefused, JournalWriteFailed
+from rfid_table.service.journal_writer import JournalWriter
 from rfid_table.service.publisher import MqttPublisher
-from rfid_table.service.timebase import system_clock
+from rfid_table.service.timebase import TableClock, system_clock
 
 # How often the hardware loop steps at the latest. A serial reader's whole cycle, a command and a landed commit wake
 # it at once (HardwareWait), so then only the timers need it (the action clock, a bet's settling, the end of a hand):
@@ -33,6 +36,85 @@ EX_JOURNAL = 65  # sysexits.h EX_DATAERR: the journal on disk is damaged, empty,
 EX_JOURNAL_DISK = 74  # sysexits.h EX_IOERR: the journal cannot be written (the disk is full); not restarted
 
 log = logging.getLogger("rfid_table")
+
+
+def run_realtime(step: Callable[[float, float], object], period_s: float, stop: StopFlag,
+                 wait: Callable[[float], None], clock: TableClock) -> None:
+    """The hardware loop: ``step(table time, wall time)`` every ``period_s`` of table time; ``wait`` sleeps until
+    then or until a reader or the broker has something to say."""
+    next_step = clock.now()
+    while not stop.is_set():
+        step(clock.now(), clock.wall())
+        next_step = max(next_step + period_s, clock.now())
+        wait(max(0.0, next_step - clock.now()))
+
+
+class HardwareWait:
+    """The hardware loop's time between steps (the ``wait`` of :func:`run_realtime`): the broker's network work,
+    and each reader's frames taken in as they arrive (``FirmwareReader.receive``), until the next step is due or
+    the table has work sooner: a reader's cycle is complete or its link changed, a journal commit has landed (its
+    events go out now), a command has arrived.
+
+    A reader reports each antenna at the end of its dwell (27 frames a cycle on a full table), and only a whole
+    cycle gives the zone tracker anything to do: a wake-up for every frame was most of the daemon's CPU at rest.
+    So once a reader's cycle is complete, its frames are left to gather in the port's buffer for the first
+    ``QUIET_SHARE`` of its next cycle (``cycle_s``: reader name → its configured cycle) and are then taken in
+    together; its end is watched for as closely as before.
+    """
+
+    QUIET_SHARE = 0.75
+
+    def __init__(self, readers: list, publisher, writer: JournalWriter | None, now: Callable[[], float],
+                 cycle_s: dict[str, float] | None = None):
+        self.readers = readers
+        self.publisher = publisher
+        self.writer = writer
+        self.now = now  # table time, which stamps the cycles taken in
+        self.cycle_s = cycle_s or {}
+        self._quiet_until = {reader.name: 0.0 for reader in readers}  # monotonic; its fd is not watched before
+
+    def __call__(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        client = self.publisher.client
+        while True:
+            mono = time.monotonic()
+            reader_at: dict[int, Any] = {}
+            until = deadline
+            for reader in self.readers:
+                quiet_until = self._quiet_until[reader.name]
+                if mono < quiet_until:
+                    until = min(until, quiet_until)
+                    continue
+                transport = reader.link.transport
+                fd = transport.fileno() if transport is not None else None
+                if fd is not None:
+                    reader_at[fd] = reader
+            committed = self.writer.fileno() if self.writer is not None else None
+            sock = client.socket()
+            watched = [*reader_at, *(fd for fd in (committed, sock) if fd is not None)]
+            try:
+                readable, writable, _ = select.select(watched, [sock] if sock and client.want_write() else [], [],
+                                                      max(0.0, until - mono))
+            except (OSError, ValueError):  # a reader unplugged meanwhile: the link notices in the next step
+                readable, writable, deadline = [], [], 0.0
+            network = sock is None or sock in readable or bool(writable)
+            if network:
+                self.publisher.service(0)
+            work = self.publisher.has_commands or (committed is not None and committed in readable)
+            now = self.now()
+            for fd in readable:
+                reader = reader_at.get(fd)
+                if reader is None:
+                    continue
+                cycles = reader.cycles_emitted
+                if reader.receive(now):
+                    work = True
+                    if reader.cycles_emitted != cycles and reader.name in self.cycle_s:
+                        self._quiet_until[reader.name] = time.monotonic() + self.QUIET_SHARE * self.cycle_s[reader.name]
+            if work or time.monotonic() >= deadline:
+                if not network:
+                    self.publisher.service(0)  # keepalive, reconnection
+                return
 
 
 def open_journal(path: str, config: TableConfig, fresh: bool = False):

@@ -444,8 +444,8 @@ class TableController:
         in the current state (nothing changes then)."""
         command = Command.of(command)
         self.out.now = t
-        handler = self._COMMANDS.get(command.name)
-        refusal = handler(self, command) if handler else None
+        # a command of the rest of the table (the chips, the clock, the seats) sent to the cards alone is refused
+        refusal = self._COMMANDS.get(command.name, TableController._not_available)(self, command)
         self._note_hold()
         return self.out.take(), refusal
 
@@ -532,7 +532,7 @@ class TableController:
         return None  # the sender checks that the table answers: nothing changes
 
     def _not_available(self, command: Command) -> str | None:
-        return NOT_AVAILABLE
+        return f"{command.name} is {NOT_AVAILABLE}"
 
     def _floor(self, command: Command) -> str | None:
         """``confirm``, ``override`` or ``floor_pick`` of an irregularity that waits for the floor."""
@@ -567,7 +567,8 @@ class TableController:
                  "exposed_card": _exposed_command, "confirm": _floor, "override": _floor, "floor_pick": _floor,
                  "set_button": _set_button, "seats": _seats, "new_hand": _new_hand, "floor_call": _floor_call,
                  "run_it": _run_it,
-                 "undo": _not_available, "start_clock": _not_available, "time_bank": _not_available, "ping": _ping}
+                 "undo": _not_available, "start_clock": _not_available, "stop_clock": _not_available,
+                 "time_bank": _not_available, "ping": _ping}
 
     # ---- checkpoints and the snapshot ---------------------------------------------------------------
 

@@ -735,11 +735,22 @@ def test_console_commands_that_the_table_does_not_implement_are_refused():
     table = Table()
     for name, fields in (("undo", {}), ("start_clock", {"seat": 2}), ("time_bank", {"seat": 2})):
         out, refusal = table.command(name, role="dealer", **fields)
-        assert (out, refusal) == ([], "not available on this table")
+        assert (out, refusal) == ([], f"{name} is not available on this table")
     out, refusal = table.command("new_hand", role="dealer")
     assert refusal is None and [(e.type, e.public) for e in out] == [("new_hand", {"by": "dealer/ann"})]
     out, refusal = table.command("floor_call", role="dealer", seat=3, note="dispute")
     assert [(e.type, e.public) for e in out] == [("floor_call", {"seat": 3, "note": "dispute", "by": "dealer/ann"})]
+
+
+def test_commands_of_the_rest_of_the_table_are_refused_by_the_card_controller_alone():
+    # the chip layer's, the clock's, the tournament's and the seats' commands: a bare card controller answered
+    # them ok and did nothing
+    table = Table()
+    for command, fields in (("set_stacks", {"stacks": {"1": 100}}), ("stop_clock", {}), ("bomb_pot", {"amount": 100}),
+                            ("set_level", {}), ("seat_player", {"seat": 1, "name": "Ann"}), ("clear_seat", {"seat": 1})):
+        out, refusal = table.controller.handle_command({"role": "floor", "user": "ann", "command": command,
+                                                        **fields}, table.t)
+        assert (out, refusal) == ([], f"{command} is not available on this table"), command
 
 
 def test_a_table_with_an_exposed_zone_refuses_the_console_report_of_a_seat():

@@ -34,6 +34,7 @@ const SUITS = { s: "\u2660", h: "\u2665", d: "\u2666", c: "\u2663" };
 
 const state = {
   epoch: null, lastSeq: 0, hand: null, button: null, board: [], pot: 0, pots: [], toAct: null,
+  later: {},  // board number (2, 3) → its cards by position: a later run's board, a double board's second
   seats: {},  // seat number → {name, stack, bet, cards: [...], count, folded, allIn, equity, won}
   winner: null, winnerHand: null, tableStatus: null, connected: false, resyncs: 0, connects: 0,
   betting: false, result: false, voided: false,  // this hand: chips read, its showdown seen, a misdeal
@@ -50,9 +51,16 @@ function seat(n) {
   return state.seats[key];
 }
 
+function laterBoards(boards) {
+  // a snapshot's or hand_ended's boards (run by run, the first is the board) as board number → cards
+  const out = {};
+  (boards || []).slice(1).forEach((cards, i) => { out[i + 2] = cards.slice(); });
+  return out;
+}
+
 function newHand(hand) {
   state.hand = hand;
-  state.board = []; state.pot = 0; state.pots = []; state.toAct = null; state.winner = null;
+  state.board = []; state.later = {}; state.pot = 0; state.pots = []; state.toAct = null; state.winner = null;
   state.betting = false; state.result = false; state.voided = false;
   for (const s of Object.values(state.seats)) {
     Object.assign(s, { bet: 0, cards: [], count: 0, folded: false, allIn: false, equity: null, won: null });
@@ -90,6 +98,7 @@ function fromSnapshot(snap) {
   if (config.mode === "public") {
     if (snap.hand !== state.hand) state.winner = null;
     state.hand = snap.hand; state.board = snap.board || []; state.button = snap.button;
+    state.later = laterBoards(snap.boards);
     state.pot = betting ? betting.pot : 0; state.pots = betting ? betting.pots || [] : [];
     state.toAct = betting ? betting.to_act : null;
     if (snap.phase === "waiting") state.toAct = null;
@@ -105,7 +114,14 @@ function apply(ev) {
       if (p.card && !s.cards.includes(p.card)) s.cards.push(p.card);
       break;
     }
-    case "board_card": state.board[p.position - 1] = p.card; state.board = state.board.filter(Boolean); break;
+    case "board_card":
+      if (p.board_number) {  // a later run's or the second board's card: the first board stays as it is
+        const later = state.later[p.board_number] || (state.later[p.board_number] = []);
+        later[p.position - 1] = p.card;
+      } else {
+        state.board[p.position - 1] = p.card; state.board = state.board.filter(Boolean);
+      }
+      break;
     case "board_corrected": if (p.board) state.board = p.board; break;
     case "fold": seat(p.seat).folded = true; seat(p.seat).equity = null; if (p.cards) seat(p.seat).cards = p.cards; break;
     case "misdeal": state.voided = true; state.toAct = null; break;
@@ -147,6 +163,7 @@ function apply(ev) {
     case "hand_ended":
       state.toAct = null;
       if (p.board) state.board = p.board;
+      if (p.boards) state.later = laterBoards(p.boards);
       if (p.hole_cards) for (const [n, cards] of Object.entries(p.hole_cards)) seat(n).cards = cards;
       if (!state.winner && p.live_seats && p.live_seats.length === 1) {
         const n = p.live_seats[0];
@@ -285,6 +302,17 @@ function draw() {
   const board = document.getElementById("board");
   board.textContent = "";
   state.board.forEach((c) => board.append(cardElement(c)));
+  const laterEl = document.getElementById("later-boards");
+  laterEl.textContent = "";
+  for (const [number, cards] of Object.entries(state.later)) {
+    const row = document.createElement("div");
+    row.className = "later-board";
+    row.dataset.board = number;
+    // the cards a later run shares with the first are the first board's
+    Array.from({ length: cards.length }, (_, i) => cards[i] || state.board[i]).filter(Boolean)
+      .forEach((c) => row.append(cardElement(c)));
+    laterEl.append(row);
+  }
   document.querySelector("#pot .amount").textContent = money(state.pot);
   const side = document.getElementById("side-pots");
   side.textContent = "";

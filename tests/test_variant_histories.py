@@ -204,3 +204,22 @@ def test_a_bomb_pots_phh_replays_in_pokerkit_and_in_the_engine_to_the_same_stack
     replayed, hole2, board2, _shown = phhlib.replay(phhlib.loads(text))
     assert (replayed.bomb_pot, replayed.flip, replayed.small_blind) == (100, flip, 50)
     assert dict(award(replayed, hole2, board2).finishing_stacks) == finishing
+
+
+def test_seven_card_omaha_is_named_as_pokerstars_names_its_big_omaha_games():
+    """PokerStars names Omaha by its hand size ("5 Card Omaha Pot Limit"): seven cards are "7 Card Omaha"; OHH's
+    game type is Omaha; the shown hand uses exactly two hole cards."""
+    from controller.betting import PLO7
+
+    hand = BettingHand(PLO7, [1, 2, 3], 3, {s: 1000 for s in (1, 2, 3)}, (50, 100))
+    assert hand.declare(3, "call").ok and hand.push(3, [100]).ok
+    assert hand.declare(1, "call").ok and hand.push(1, [50]).ok
+    assert hand.check(2).ok
+    finish(hand)
+    board = ["2s", "7s", "9s", "Js", "3d"]
+    hole = {1: "As Kh Kd Qc 8h 4c 5d".split(), 2: "4s 5s 6h 6d Tc Th 8c".split(), 3: "Ah Ac 2h 3h Qd Qh 9c".split()}
+    _result, record, ohh = record_of(hand, hole, [board])
+    text = to_pokerstars(record)
+    assert text.startswith("PokerStars Hand #42:  7 Card Omaha Pot Limit (50/100)")
+    assert "seat2: shows [4s 5s 6h 6d Tc Th 8c] (a flush, Jack high)" in text
+    assert ohh["game_type"] == "Omaha"

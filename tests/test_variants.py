@@ -446,6 +446,9 @@ def test_the_snapshot_and_the_live_view_show_every_board():
     console.print(view.render())
     lines = console.export_text().splitlines()
     assert "board 2 Q♥ 7♣ 9♠ ·· ··" in lines, lines
+    from rfid_table.ops.watch import describe_event
+    said = [describe_event(e.payload(False)) for e in table.events if e.type in ("run_it_agreed", "board_card")]
+    assert "run it twice for every pot (floor/ann)" in said and "board 2 flop: Qh" in said
 
 
 def test_a_later_runs_card_lifted_and_laid_down_again_is_the_same_card():
@@ -521,3 +524,68 @@ def test_the_simulated_table_deals_seven_card_omaha_to_the_players_the_variant_a
     dealt = [e for e in events if e.type == "card_dealt"]
     assert {e.public["seat"] for e in dealt} == {1, 2, 3, 4, 5} and max(e.public["count"] for e in dealt) == 7
     assert not [e for e in events if e.type == "irregular_card"]
+
+
+def test_the_broadcast_overlay_keeps_the_first_board_and_draws_the_second_run_apart():
+    """overlay/overlay.js, run in Node with a minimal DOM (tests/overlay_harness.js): a second run's turn (position 4
+    of board 2) does not replace the first board's turn; the page draws the second board with the shared flop."""
+    import json
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        pytest.skip("node is not installed")
+    root = Path(__file__).resolve().parents[1]
+    flop = [("2c", 1), ("7h", 2), ("9d", 3), ("3s", 4), ("4h", 5)]
+    events = [{"seq": 1, "type": "hand_started", "t": 1, "hand": 1}]
+    events += [{"seq": 2 + i, "type": "board_card", "t": 2, "hand": 1, "card": card, "street": "flop",
+                "position": position} for i, (card, position) in enumerate(flop)]
+    events.append({"seq": 9, "type": "board_card", "t": 3, "hand": 1, "card": "Qh", "street": "turn", "position": 4,
+                   "board_number": 2})
+    out = subprocess.run([node, str(root / "tests" / "overlay_harness.js"), str(root / "overlay" / "overlay.js"),
+                          json.dumps(events)], capture_output=True, text=True, timeout=30, check=True)
+    drawn = json.loads(out.stdout.strip().splitlines()[-1])
+    assert drawn == {"board": ["2c", "7h", "9d", "3s", "4h"], "later": [["2", ["2c", "7h", "9d", "Qh"]]]}
+
+
+def test_rfid_table_export_writes_the_hands_a_journaled_session_ran_twice(tmp_path):
+    """A journaled session (`rfid-table sim --run-it-twice 1` with a journal, as the daemon journals) exported with
+    `rfid-table export` as a user runs it: the hands run twice come out in PokerStars' run-twice layout and as OHH
+    with the Run_It_Twice flag, with the pots as the table divided them."""
+    import dataclasses
+    import json
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from rfid_table.config.table import load_config
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable
+    from rfid_table.service.daemon import StopFlag
+    from rfid_table.service.journal import Journal
+
+    root = Path(__file__).resolve().parents[1]
+    config = load_config(root / "config" / "table-chips.toml")
+    config = dataclasses.replace(config, broadcast_delay_s=0.0, journal_path=None)
+    path = tmp_path / "main-2.journal"
+    journal = Journal(path, table_id=config.table_id)
+    assert journal.open().ok
+    table = SimulatedTable(config, SimOptions(hands=20, seed=3, speed=0, pace_s=1.0, link="direct", players=4,
+                                              run_it_twice=1.0), None, journal)
+    table.pipeline.restore(time.time())
+    table.run(StopFlag())
+    journal.close()
+    runs = table.dealer.runs_agreed
+    assert runs >= 2
+    out = tmp_path / "out"
+    for fmt in ("pokerstars", "ohh"):
+        done = subprocess.run([sys.executable, "-m", "rfid_table.cli", "export", "--journal", str(path), "--format",
+                               fmt, "--out", str(out)], capture_output=True, text=True, timeout=120, cwd=root)
+        assert done.returncode == 0, done.stderr
+    [text] = [p.read_text() for p in out.glob("*.txt")]
+    assert text.count("Hand was run twice") == runs and text.count("*** SECOND SHOW DOWN ***") == runs
+    [ohh] = [p.read_text() for p in out.glob("*.ohh")]
+    hands = [json.loads(line)["ohh"] for line in ohh.splitlines() if line.strip()]
+    assert sum(1 for h in hands if h.get("flags") == ["Run_It_Twice"]) == runs

@@ -68,7 +68,12 @@ def describe_event(event: dict) -> str:
     if kind == "card_dealt":
         return f"seat {seat} gets card {event.get('count')}" + (f" ({event['card']})" if "card" in event else "")
     if kind == "board_card":
-        return f"{event.get('street')}: {event.get('card')}"
+        board = f"board {event['board_number']} " if event.get("board_number") else ""  # a later run, board 2
+        again = " (reshuffled)" if event.get("reshuffled") else ""
+        return f"{board}{event.get('street')}: {event.get('card')}{again}"
+    if kind == "run_it_agreed":
+        pots = "every pot" if event.get("pots") is None else "pots " + ", ".join(map(str, event["pots"]))
+        return f"run it {'twice' if event.get('runs') == 2 else 'three times'} for {pots} ({event.get('by')})"
     if kind == "burn":
         return "burn card" + (f" ({event['card']})" if "card" in event else "")
     if kind == "fold":

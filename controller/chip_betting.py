@@ -32,6 +32,7 @@ from typing import Any, Mapping, Sequence
 from controller import ohh, phh as phhlib, pokerstars
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
 from controller.dealing import dead_seats
+from controller.floor import FloorQueue
 from controller.histories import HandRecord, board_shares, game_number, tabled
 from controller.levels import Level, LevelSchedule
 from controller.outbox import Outbox
@@ -109,10 +110,11 @@ def _without_value(chips: list[int], value: int) -> list[int]:
 class ChipBetting:
     reads_chips = True  # what the card controller asks of the action comes from the chips (BettingProgress)
 
-    def __init__(self, setup: BettingSetup, seats: int, hole_cards: int, out: Outbox,
+    def __init__(self, setup: BettingSetup, seats: int, hole_cards: int, out: Outbox, floor: FloorQueue,
                  players: Mapping[int, Mapping[str, str]] | None = None, levels: LevelSchedule | None = None):
         self.setup = setup
         self.out = out  # where the chip layer's events go, numbered with the cards' (controller.outbox)
+        self.floor = floor  # where its rulings that need the floor wait, answered by the game (controller.floor)
         self.levels = levels  # a tournament's schedule: the blinds and antes of its running level
         self._card_button: int | None = None  # where the card controller has the button (it knows a dead one)
         # seat → the player the floor seated ({"name", optional "player_id"}): the names go into the hand history
@@ -134,7 +136,9 @@ class ChipBetting:
         self._reset_hand()
 
     def _emit(self, type_: str, public: dict, secret: dict | None) -> int:
-        return self.out.emit(type_, public, secret).seq
+        event = self.out.emit(type_, public, secret)
+        self.floor.note(event)  # a ruling that needs the floor waits for it
+        return event.seq
 
     def _reset_hand(self) -> None:
         self.hand = None

@@ -46,11 +46,12 @@ class GameController:
         # a tournament's blinds and antes by level (DE 5, AC 18); None in a cash game
         self.levels = LevelSchedule(tuple(setup.levels), setup.start_level) if setup.levels else None
         self.floor = FloorQueue()  # every ruling that waits for the floor, the cards' and the rest
-        self.out = Outbox(self.floor)  # every event of every part, numbered in one sequence
-        self.betting = (ChipBetting(betting, setup.seats, setup.hole_cards, self.out, players=self.players,
-                                    levels=self.levels)
+        self.out = Outbox()  # every event of every part, numbered in one sequence
+        self.betting = (ChipBetting(betting, setup.seats, setup.hole_cards, self.out, self.floor,
+                                    players=self.players, levels=self.levels)
                         if betting and betting.chips else None)
-        self.cards = TableController(setup, self.betting, self.out)  # the dealing rules ask the betting how far
+        # the dealing rules ask the betting how far it is
+        self.cards = TableController(setup, self.betting, self.out, self.floor)
         self.deck_audit = DeckAudit(audit_hands)  # every card of the deck must show up within audit_hands hands
         self._card_uids = {uid for deck in (setup.decks or {"": setup.deck}).values() for uid in deck} | set(setup.deck)
         # the conduct the seat sensors see and the action clock (docs/conduct.md), by the table's house profile
@@ -425,7 +426,7 @@ class GameController:
             hand = rule_event.hand if rule_event.hand is not None else (
                 (self.cards.hand or None) if self.cards.in_hand or rule_event.type.startswith(("clock", "time"))
                 else None)
-            self.out.emit(rule_event.type, dict(rule_event.public), {}, t=rule_event.t, hand=hand)
+            self.floor.note(self.out.emit(rule_event.type, dict(rule_event.public), {}, t=rule_event.t, hand=hand))
             self._apply_conduct_ruling(rule_event)
 
     def _kill(self, seat: int, rule: str, t: float) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.dealing import CODES, NO_RULING, plain, severity_of
-from controller.floor import CARDS, Irregularity
+from controller.floor import CARDS, FloorQueue, Irregularity
 from controller.outbox import Outbox
 from controller.rules import RuleProfile
 
@@ -16,9 +16,9 @@ from controller.rules import RuleProfile
 class Irregularities:
     """Publishes irregularities into the outbox and keeps those that wait for the floor."""
 
-    def __init__(self, out: Outbox, profile: RuleProfile):
+    def __init__(self, out: Outbox, floor: FloorQueue, profile: RuleProfile):
         self.out = out
-        self.floor = out.floor
+        self.floor = floor
         self.profile = profile
         self.reported: dict[int, tuple[str, list[str]]] = {}  # this hand's irregularities: id → code, rules
 
@@ -45,7 +45,7 @@ class Irregularities:
         ident = self.out.emit("irregular_card", plain(body), hidden).seq
         self.reported[ident] = (code, cited)
         if needs_floor:
-            self.floor.add(Irregularity(ident, self.out.hand or 0, code, ruling, severity, list(seats), cited,
+            self.floor.add(Irregularity(ident, self.out.hand, code, ruling, severity, list(seats), cited,
                                         dict(data or {})))
         return ident
 

@@ -57,7 +57,7 @@ from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, De
 from controller.decks import Decks
 from controller.domain import DomainEvent
 from controller.hand_cards import HandCards, Seat
-from controller.floor import Irregularity
+from controller.floor import FloorQueue, Irregularity
 from controller.irregularities import Irregularities
 from controller.levels import Level
 from controller.missing_cards import MissingCardWatch
@@ -114,10 +114,11 @@ class TableSetup:
 
 
 class TableController:
-    def __init__(self, setup: TableSetup, betting: BettingProgress | None = None, out: Outbox | None = None):
+    def __init__(self, setup: TableSetup, betting: BettingProgress | None = None, out: Outbox | None = None,
+                 floor: FloorQueue | None = None):
         """``betting``: what the betting layer knows of the action (without it: no action has happened but the folds
-        and declarations the cards show, no round is open); ``out``: the outbox the events go to, shared with the
-        rest of the table (default: one of its own)."""
+        and declarations the cards show, no round is open); ``out``: the outbox the events go to, and ``floor`` the
+        queue of what waits for the floor, both shared with the rest of the table (default: its own)."""
         if setup.exposed_by not in EXPOSED_BY:
             raise ValueError(f"exposed_by must be one of {', '.join(EXPOSED_BY)}, not {setup.exposed_by!r}")
         if setup.button is not None and not 1 <= setup.button <= setup.seats:
@@ -127,6 +128,7 @@ class TableController:
         self.setup = setup
         self.profile = rule_profile(setup.rules)
         self.out = out if out is not None else Outbox()
+        self.floor = floor if floor is not None else FloorQueue()
         self.hand = 0
         self._on_table: dict[str, str] = {}  # uid → zone, everything the antennas report now
         self.readers: dict[str, dict[str, Any]] = {}  # reader → link state and faulted antennas
@@ -137,7 +139,7 @@ class TableController:
         self.next_players: tuple[int, ...] | None = None  # a seats command during a hand
         self.sitting_out: int | None = None  # the small blind not dealt in the next hand (CA GR 15.2: a bomb pot)
         progress = betting if betting is not None else NoBetting()
-        self.irregularities = Irregularities(self.out, self.profile)
+        self.irregularities = Irregularities(self.out, self.floor, self.profile)
         self.hand_cards = HandCards(setup.seats, self._plan(), self.button)
         self.community = Board(self.out, self.irregularities, self.hand_cards, progress, self.profile,
                                double_board=setup.double_board)

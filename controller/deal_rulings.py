@@ -302,7 +302,7 @@ class DealRulings:
         hand = self.hand
         if len(hand.seats[seat].cards) < self.hole_cards:
             self._accept(card, seat)
-        elif hand.deal.frozen_by in self.irregularities.pending:
+        elif self.irregularities.waiting(hand.deal.frozen_by) is not None:
             hand.retired[card] = "extra"
             hand.deal.position += 1
         else:

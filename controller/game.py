@@ -90,13 +90,6 @@ class GameController:
     def board(self) -> list[str]:
         return self.cards.board
 
-    @property
-    def floor_waits(self) -> dict[int, Any]:
-        """The rulings of the seat sensors, the clock and the betting that wait for the floor (the card controller's
-        irregularities are ``cards.pending``), by id: answered by confirm / override, or dropped when their hand
-        ends."""
-        return self.floor.of(TABLE)
-
     def numbered_event(self, type_: str, t: float, public: dict[str, Any], secret: dict[str, Any] | None = None
                        ) -> DomainEvent:
         """An event the service raises (the journal's state, an equity result), numbered like the table's own so

@@ -1,7 +1,7 @@
 """The card controller's irregularities: each published as an ``irregular_card`` event with its code, severity,
-ruling and the rules cited (``controller.dealing.CODES``), and those that need the floor kept in ``pending`` until a
-``confirm``, ``override`` or ``floor_pick`` answers them, or their hand ends (``resolved``): in the table's one floor
-queue (``controller.floor``), as the card controller's."""
+ruling and the rules cited (``controller.dealing.CODES``), and those that need the floor kept until a ``confirm``,
+``override`` or ``floor_pick`` answers them, or their hand ends (``resolved``): in the table's one floor queue
+(``controller.floor``), as the card controller's (``CARDS``)."""
 
 from __future__ import annotations
 
@@ -22,18 +22,13 @@ class Irregularities:
         self.profile = profile
         self.reported: dict[int, tuple[str, list[str]]] = {}  # this hand's irregularities: id → code, rules
 
-    @property
-    def pending(self) -> dict[int, Irregularity]:
-        """The card controller's irregularities that wait for the floor, by id, oldest first."""
-        return self.floor.of(CARDS)
-
     def new_hand(self) -> None:
         self.reported = {}
 
     def report(self, code: str, ruling: str, *, seats: list[int], cards: list[str] = (), zone: str | None = None,
                needs_floor: bool = False, rules: list[str] = (), extra: dict | None = None, data: dict | None = None,
                public: dict | None = None, secret: dict | None = None) -> int:
-        """Publish one irregularity; return its id (its seq). With ``needs_floor`` it waits in ``pending``."""
+        """Publish one irregularity; return its id (its seq). With ``needs_floor`` it waits for the floor."""
         info = CODES[code]
         cited = list(dict.fromkeys([*info.rules, *(r for r in rules if r)]))
         severity = severity_of(code, ruling, needs_floor)
@@ -59,6 +54,20 @@ class Irregularities:
         seats = [s for s in (where.get("seat"), where.get("from_seat")) if s is not None]
         return self.report(code, ruling, seats=seats, public=public, secret={} if public_card else {"card": card},
                            rules=rules)
+
+    def waiting(self, ident: int | None) -> Irregularity | None:
+        """The card controller's irregularity ``ident`` if it waits for the floor."""
+        return self.floor.get(ident, CARDS) if ident is not None else None
+
+    def add_card(self, ident: int, card: str) -> None:
+        """One more card belongs to the waiting irregularity ``ident`` (premature board cards turned together)."""
+        irregularity = self.waiting(ident)
+        if irregularity is not None:
+            irregularity.data["cards"].append(card)
+
+    def answered(self, ident: int) -> None:
+        """The floor answered ``ident``: it waits no more."""
+        self.floor.pop(ident)
 
     def resolved(self, ident: int, resolution: str, seats: list[int] | None = None) -> None:
         """``seats``: the hands a ``dead_hand`` resolution kills (the betting layer folds them)."""

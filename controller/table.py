@@ -36,7 +36,7 @@ How the hand is read:
   a seat while no seat holds a card starts the new deal (the button has not moved).
 A card lifted off its zone and put back (a player looking at their cards) changes nothing.
 
-An irregularity that needs the floor waits in ``pending`` (and in the snapshot) until a ``confirm``, ``override``
+An irregularity that needs the floor waits in the floor queue (``floor``, and in the snapshot) until a ``confirm``, ``override``
 or ``floor_pick`` command, or the end of its hand. Whether a misdeal can still be called, whether a board card is
 premature and whether a fourth card is a four-card flop ask the betting layer given at construction
 (``BettingProgress``; without one, no action has happened but the folds and declarations the cards show). Everything
@@ -220,10 +220,6 @@ class TableController:
     @property
     def burns(self) -> list[str]:
         return self.community.burns
-
-    @property
-    def pending(self) -> dict[int, Irregularity]:
-        return self.irregularities.pending
 
     @property
     def deck_id(self) -> str:
@@ -539,14 +535,14 @@ class TableController:
     def _floor(self, command: Command) -> str | None:
         """``confirm``, ``override`` or ``floor_pick`` of an irregularity that waits for the floor."""
         name, ident = command.name, command["irregularity"]
-        irregularity = self.pending.get(ident)
+        irregularity = self.irregularities.waiting(ident)
         if irregularity is None:
             return f"no irregularity {ident} waits for the floor"
         if name == "floor_pick":
             return self.community.floor_pick(irregularity, command["card"], command.signed())
         if name == "confirm" and irregularity.ruling == FLOOR_PICKS_BURN:
             return "the ruling is the floor's random pick of the burn card: send floor_pick with the card"
-        self.irregularities.floor.pop(ident)
+        self.irregularities.answered(ident)
         result = irregularity.ruling if name == "confirm" else PLAY_ON
         if result == MISDEAL and not (irregularity.data.get("void") or not self.dealing.substantial()):
             result = DEAD_HAND if "dead" in irregularity.data else PLAY_ON  # substantial action since

@@ -13,6 +13,7 @@ import pytest
 
 from controller import TableController, TableSetup
 from controller.cards import FULL_DECK
+from controller.floor import CARDS
 from controller.dealing import READ_ORDER_S
 from controller.rules import EXPOSED_BURN_AFTER_DEAL, EXPOSED_REPLACE_NOW, PROFILES
 from controller.table import NoBetting
@@ -712,7 +713,7 @@ def test_what_waits_for_the_floor_lapses_with_its_hand():
     event = only(out, "first_card_wrong_seat")
     assert [e.public for e in out if e.type == "irregularity_resolved"] == [
         {"irregularity": event.seq, "code": "first_card_wrong_seat", "resolution": "hand_ended"}]
-    assert table.controller.pending == {}
+    assert table.controller.floor.of(CARDS) == {}
 
 
 def test_set_button_and_seats_apply_to_the_next_hand():
@@ -867,7 +868,7 @@ def play_with_errors(hands: int, seed: int, rules: str, exposed_by: str, players
             out += produced
         out += controller.tick(t)
         for event in list(out):
-            if event.type == "irregular_card" and event.seq in controller.pending:
+            if event.type == "irregular_card" and event.seq in controller.floor.of(CARDS):
                 produced, refusal = controller.handle_command({"id": "f", "role": "floor", "user": "sim",
                                                                "command": "confirm", "irregularity": event.seq}, t)
                 assert refusal is None, refusal
@@ -897,7 +898,7 @@ def check_reports(dealer, controller, events) -> dict:
             assert error.seat is None or error.seat in event.public["seats"], (error, event.public)
             voided = any(e.type == "misdeal" and e.hand == hand for e in events)
             assert voided is any(e.void for e in errors), (hand, errors)
-    assert controller.pending == {}
+    assert controller.floor.of(CARDS) == {}
     return {"hands": dealer.hands_dealt, "errors": len(dealer.errors),
             "misdeals": sum(e.type == "misdeal" for e in events),
             "clean_hands": dealer.hands_dealt - len(injected)}
@@ -951,7 +952,7 @@ def every_kind_of_event() -> list:
         return table
 
     def pending(table: Table) -> int:
-        return next(iter(table.controller.pending))
+        return next(iter(table.controller.floor.of(CARDS)))
 
     # The codes the controller always had.
     table = Table(players=(1, 2, 3), button=3)

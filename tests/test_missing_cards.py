@@ -14,6 +14,7 @@ import pytest
 
 from controller import TableController, TableSetup
 from controller.cards import FULL_DECK
+from controller.floor import CARDS
 from hal.events import DeviceEvent, InventoryCycle, TagRead
 from hal.zones import DebounceSettings, ZoneTracker
 from sim.dealer import DealerSettings, SimDealer
@@ -379,7 +380,7 @@ def dealt_by_the_simulator(hands: int, seed: int, pace_s: float, exposed_by: str
             out += controller.handle_command({"id": "x", "role": "dealer", "user": "sim", **command}, now)[0]
         out += controller.tick(now)
         for event in list(out):
-            if event.type == "irregular_card" and event.seq in controller.pending:
+            if event.type == "irregular_card" and event.seq in controller.floor.of(CARDS):
                 out += controller.handle_command({"id": "f", "role": "floor", "user": "sim", "command": "confirm",
                                                   "irregularity": event.seq}, now)[0]
         events.extend(out)

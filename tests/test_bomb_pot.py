@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from test_rulings import PLAYERS, Table, actions, of
+from sim.table_driver import actions, of
+from test_rulings import PLAYERS, Table
 
 
 @pytest.mark.parametrize("kind", ["bomb_pot", "flip"])
@@ -38,7 +39,7 @@ def test_every_player_puts_the_agreed_amount_in_and_nothing_is_bet_before_the_fl
     table.board(1)
     table.burn()
     table.board(1)
-    table.field.clear()
+    table.clear()
     table.run(3.0)
     [showdown] = of(table.events, "showdown")
     assert sum(int(v) for v in showdown.public["payouts"].values()) == 500
@@ -50,8 +51,7 @@ def test_a_bomb_pot_is_agreed_before_the_deal_only():
     table = Table()
     table.blinds()
     table.deal()
-    events, refusal = table.controller.handle_command({"command": "bomb_pot", "amount": 100, "role": "dealer",
-                                                       "user": "bob"}, table.t)
+    events, refusal = table.try_command("bomb_pot", amount=100, role="dealer", user="bob")
     assert events == [] and "before the deal" in refusal
 
 

@@ -1,63 +1,41 @@
-"""The controller reading a hold'em hand from zone events, and what it does with cards out of place."""
+"""The controller reading a hold'em hand from the cards laid on a simulated table (``sim.table_driver``), and what it
+does with cards out of place."""
 
 import pytest
 
 from controller import TableController, TableSetup
 from controller.cards import FULL_DECK
-from hal.events import ZoneEvent
+from hal.zones import DebounceSettings
+from sim.table_driver import TableDriver, types
 
 DECK = {f"E0040150{i:08X}": card for i, card in enumerate(FULL_DECK)}
-UID = {card: uid for uid, card in DECK.items()}
+ZONES = {f"seat{n}.cards": ("main", n) for n in range(1, 7)} | {"board": ("main", 11), "burn": ("main", 12),
+                                                                "muck": ("main", 13)}
 
 
-class Table:
-    """Drives a controller the way the HAL would, with a clock that moves on by itself."""
+class Table(TableDriver):
+    """Each move read in the one pass of the readers that follows it, 0.1 s after the last."""
 
     def __init__(self, seats: int = 6, hole_cards: int = 2):
-        self.controller = TableController(TableSetup("t", seats, DECK, hole_cards, clear_after_s=1.0))
-        self.t = 1000.0
-        self.where: dict[str, str] = {}
-        self.events: list = []
-
-    def put(self, card: str, zone: str) -> list:
-        uid = UID.get(card, card)
-        out = []
-        if uid in self.where:
-            out += self._feed(ZoneEvent("left", self.where.pop(uid), uid, self.t))
-        self.where[uid] = zone
-        return out + self._feed(ZoneEvent("arrived", zone, uid, self.t))
+        super().__init__(TableController(TableSetup("t", seats, DECK, hole_cards, clear_after_s=1.0)), ZONES,
+                         debounce=DebounceSettings(present_after_cycles=1, absent_after_s=0.0), cycle_s=0.1,
+                         start_t=1000.0, deck=DECK)
 
     def lift(self, card: str) -> list:
-        uid = UID[card]
-        return self._feed(ZoneEvent("left", self.where.pop(uid), uid, self.t))
+        return self.take(card)
 
     def gather(self) -> list:
-        out = []
-        for uid in list(self.where):
-            out += self.lift(DECK[uid])
-        return out
+        self.clear()
+        return self.cycle()
 
     def wait(self, seconds: float) -> list:
-        self.t += seconds
-        out = self.controller.tick(self.t)
-        self.events += out
-        return out
-
-    def _feed(self, event: ZoneEvent) -> list:
-        self.t += 0.1
-        out = self.controller.handle(event)
-        self.events += out
-        return out
+        return self.skip(seconds)
 
     def deal(self, hands: dict[int, list[str]]) -> None:
         rounds = max(len(cards) for cards in hands.values())
         for i in range(rounds):
             for seat, cards in hands.items():
                 self.put(cards[i], f"seat{seat}.cards")
-
-
-def types(events) -> list[str]:
-    return [e.type for e in events]
 
 
 def test_a_hand_from_deal_to_gathered_cards():

@@ -1,6 +1,6 @@
 """Dealing, misdeals and irregular cards (docs/rules.md section 1), played with physical cards.
 
-Every scenario places tagged cards on the simulated table (``sim.field.TableField``), reads them with the HAL's zone
+Every scenario places tagged cards on the simulated table (``sim.table_driver``), reads them with the HAL's zone
 tracker and feeds the zone events to the controller, as the daemon does. One test per row of docs/rules.md section 1,
 one per house profile where the houses differ; then the commands of the floor and the dealer console, a journal
 replay that restores what waits for the floor, and the simulated dealer erring for 1,000 hands.
@@ -17,10 +17,10 @@ from controller.floor import CARDS
 from controller.dealing import READ_ORDER_S
 from controller.rules import EXPOSED_BURN_AFTER_DEAL, EXPOSED_REPLACE_NOW, PROFILES
 from controller.table import NoBetting
-from hal.events import InventoryCycle, TagRead
-from hal.zones import DebounceSettings, ZoneTracker
+from hal.zones import DebounceSettings
 from sim.dealer import DealerSettings, SimDealer
 from sim.field import TableField
+from sim.table_driver import TableDriver, types
 
 DECK_A = {f"E0040150A1{i:06X}": card for i, card in enumerate(FULL_DECK)}
 DECK_B = {f"E0040150B2{i:06X}": card for i, card in enumerate(FULL_DECK)}  # another registered deck
@@ -31,6 +31,7 @@ PLAYERS = (1, 2, 3, 5)  # a 6-seat table: seats 4 and 6 are empty
 BUTTON = 5  # the first card goes to seat 1
 ORDER = [1, 2, 3, 5]
 FACE_UP_CODES = {"card_outside_hand", "extra_board_card", "burn_card_on_board", "board_card_burned"}
+READ_AT_ONCE = DebounceSettings(present_after_cycles=1, absent_after_s=0.0)  # one pass of the readers per move
 
 
 class BettingSays(NoBetting):
@@ -48,56 +49,34 @@ class BettingSays(NoBetting):
         return self.open()
 
 
-class Table:
-    """A physical table: cards placed on zones, read by the HAL's zone tracker, fed to the controller."""
+class Table(TableDriver):
+    """A physical table: each card placed on a zone is read in one pass of the readers, 0.1 s after the last."""
 
     def __init__(self, rules: str = "tda", exposed_by: str = "console", players=PLAYERS, button=BUTTON,
-                 seats: int = 6, hole_cards: int = 2):
-        self.field = TableField(ZONES)
-        self.tracker = ZoneTracker({antenna: zone for zone, antenna in ZONES.items()},
-                                   default=DebounceSettings(present_after_cycles=1, absent_after_s=0.0))
-        self.betting = BettingSays()
-        self.controller = TableController(TableSetup(
+                 seats: int = 6, hole_cards: int = 2, zones=ZONES, on_input=None):
+        self.betting = betting = BettingSays()
+        controller = TableController(TableSetup(
             "t", seats, DECK_A, hole_cards, clear_after_s=1.0, decks={"A": DECK_A, "B": DECK_B}, deck_id="A",
-            button=button, players=players, rules=rules, exposed_by=exposed_by), self.betting)
-        self.t = 1000.0
-        self.events: list = []
+            button=button, players=players, rules=rules, exposed_by=exposed_by), betting)
+        super().__init__(controller, zones, debounce=READ_AT_ONCE, cycle_s=0.1, start_t=1000.0, deck=DECK_A,
+                         check=assert_public_part_names_no_hidden_card, on_input=on_input)
         self.stub = list(FULL_DECK)  # the next card to deal is the first one not dealt yet
 
     # ---- physical moves ------------------------------------------------------------------------------------
 
-    def _read(self) -> list:
-        self.t += 0.1
-        reads = tuple(TagRead(antenna, uid) for _reader, antenna in ZONES.values()
-                      for uid in self.field.tags_on("main", antenna))
-        out = []
-        for event in self.tracker.feed(InventoryCycle("main", self.t, reads)):
-            out += self.controller.handle(event)
-        out += self.controller.tick(self.t)
-        return self._keep(out)
-
-    def _keep(self, out: list) -> list:
-        for event in out:
-            assert_public_part_names_no_hidden_card(event)
-        self.events += out
-        return out
-
     def card(self) -> str:
-        card = self.stub.pop(0)
-        return card
+        return self.stub.pop(0)
 
     def put(self, card: str, zone: str, deck: str = "A") -> list:
         if card in self.stub:
             self.stub.remove(card)
-        self.field.place(UID[deck][card], zone)
-        return self._read()
+        return super().put(UID[deck][card], zone)
 
     def seat(self, seat: int, card: str | None = None) -> list:
         return self.put(card or self.card(), f"seat{seat}.cards")
 
     def take(self, card: str, deck: str = "A") -> list:
-        self.field.remove(UID[deck][card])
-        return self._read()
+        return super().take(UID[deck][card])
 
     def deal(self, seats=ORDER, rounds: int = 2) -> list:
         out = []
@@ -116,23 +95,19 @@ class Table:
         return out
 
     def gather(self) -> list:
-        self.field.clear()
-        out = self._read()
-        return out + self.wait(1.1)
+        self.clear()
+        return self.cycle() + self.skip(1.1)
 
     def wait(self, seconds: float) -> list:
-        self.t += seconds
-        return self._keep(self.controller.tick(self.t))
+        return self.skip(seconds)
 
     def settle(self) -> list:
         """Let the time pass in which a card read late could still come (what depends on it is decided then)."""
-        return self.wait(READ_ORDER_S + 0.1)
+        return self.skip(READ_ORDER_S + 0.1)
 
-    def command(self, name: str, role: str = "floor", **fields) -> tuple[list, str | None]:
-        self.t += 0.1
-        out, refusal = self.controller.handle_command({"id": "c", "role": role, "user": "ann", "command": name,
-                                                       **fields}, self.t)
-        return self._keep(out), refusal
+    def try_command(self, name: str, role: str = "floor", **fields) -> tuple[list, str | None]:
+        self.t += 0.1  # a moment after the last read
+        return super().try_command(name, role=role, **fields)
 
     # ---- what happened ---------------------------------------------------------------------------------------
 
@@ -157,10 +132,6 @@ def only(events, code: str):
     found = irregular(events)
     assert [e.public["code"] for e in found] == [code], [(e.public["code"], e.public["ruling"]) for e in found]
     return found[0]
-
-
-def types(events) -> list[str]:
-    return [e.type for e in events]
 
 
 def misdeal_of(events):
@@ -231,7 +202,7 @@ def test_the_second_card_exposed_reported_by_the_console_is_a_misdeal():
     table.seat(1)
     second = table.card()
     table.seat(2, second)
-    out, refusal = table.command("exposed_card", role="dealer", seat=2)
+    out, refusal = table.try_command("exposed_card", role="dealer", seat=2)
     assert refusal is None
     event = only(out, "first_cards_exposed")
     assert event.public["position"] == 2 and event.secret == {"cards": [second]}
@@ -301,7 +272,7 @@ def test_an_eligible_player_dealt_out_waits_for_the_floor_and_the_confirmation_i
     assert {"CA GR 9b", "PP Misdeals 1j", "AC 30e"} <= set(event.public["rules"])
     pending = table.controller.snapshot(secure=False)["irregularities"]
     assert [(p["irregularity"], p["code"]) for p in pending] == [(event.seq, "player_dealt_out")]
-    out, refusal = table.command("confirm", irregularity=event.seq, note="seat 3 was present")
+    out, refusal = table.try_command("confirm", irregularity=event.seq, note="seat 3 was present")
     assert refusal is None
     assert [e.public for e in out if e.type == "floor_ruling"] == [{
         "irregularity": event.seq, "code": "player_dealt_out", "decision": "confirmed", "result": "misdeal",
@@ -316,7 +287,7 @@ def test_a_player_dealt_out_who_was_not_in_the_hand_is_overridden_and_play_goes_
         table.seat(seat)
     table.settle()
     event = only(table.events, "player_dealt_out")
-    out, refusal = table.command("override", irregularity=event.seq)
+    out, refusal = table.try_command("override", irregularity=event.seq)
     assert refusal is None and [e.public["decision"] for e in out] == ["overridden"] and "misdeal" not in types(out)
     assert irregular(table.burn() + table.board(3)) == []
     table.gather()
@@ -383,7 +354,7 @@ def test_a_card_out_of_sequence_dealt_over_is_a_misdeal():
     event = only(out, "card_out_of_sequence")
     assert event.public["ruling"] == "misdeal" and "PP Misdeals 1f" in event.public["rules"]
     assert event.public["needs_floor"] and "misdeal" not in types(out)  # the table's idea of the order may be wrong
-    out, _ = table.command("confirm", irregularity=event.seq)
+    out, _ = table.try_command("confirm", irregularity=event.seq)
     assert misdeal_of(out).public["reason"] == "card_out_of_sequence"
 
 
@@ -393,7 +364,7 @@ def test_a_card_out_of_sequence_confirmed_after_substantial_action_makes_the_han
     table.seat(3)
     event = only(table.seat(3), "card_out_of_sequence")
     table.betting.substantial = True
-    out, _ = table.command("confirm", irregularity=event.seq)
+    out, _ = table.try_command("confirm", irregularity=event.seq)
     assert [e.public["result"] for e in out] == ["dead_hand"] and "misdeal" not in types(out)
     snapshot = table.controller.snapshot(secure=False)
     assert [s["seat"] for s in snapshot["seats"] if s["folded"]] == [2, 3]
@@ -407,7 +378,7 @@ def test_the_first_card_to_the_wrong_seat_is_a_misdeal_once_the_floor_confirms()
     event = only(out, "first_card_wrong_seat")
     assert event.public["seats"] == [2, 1] and event.public["needs_floor"] and event.public["button"] == BUTTON
     assert {"PP Misdeals 1h", "AC 30c"} <= set(event.public["rules"])
-    out, _ = table.command("confirm", irregularity=event.seq)
+    out, _ = table.try_command("confirm", irregularity=event.seq)
     assert misdeal_of(out).public["reason"] == "first_card_wrong_seat"
 
 
@@ -419,7 +390,7 @@ def test_a_deal_from_the_wrong_button_is_a_misdeal_and_the_button_stays_where_it
     event = only(table.events, "button_misplaced")
     assert event.public["button"] == BUTTON and event.public["dealt_from_button"] == 1
     assert {"PP Misdeals 1g", "PP Irregularities 1"} <= set(event.public["rules"])
-    table.command("confirm", irregularity=event.seq)
+    table.try_command("confirm", irregularity=event.seq)
     table.gather()
     assert table.controller.button == BUTTON
     table.deal()
@@ -437,7 +408,7 @@ def test_a_button_the_table_had_wrong_is_overridden_and_the_deal_moves_it_on():
     table = Table()
     table.deal([2, 3, 5, 1])
     event = only(table.events, "button_misplaced")
-    table.command("override", irregularity=event.seq, note="the button was at seat 1")
+    table.try_command("override", irregularity=event.seq, note="the button was at seat 1")
     table.gather()
     assert table.controller.button == 2  # the deal's button (1) moved on
     table.deal([3, 5, 1, 2])
@@ -452,19 +423,19 @@ def test_a_card_to_an_empty_seat_waits_for_the_floor():
     event = only(out, "card_to_ineligible_seat")
     assert event.public["seats"] == [4] and event.public["needs_floor"] and event.public["ruling"] == "misdeal"
     assert {"PP Misdeals 1i", "AC 30d"} <= set(event.public["rules"])
-    out, _ = table.command("confirm", irregularity=event.seq)
+    out, _ = table.try_command("confirm", irregularity=event.seq)
     assert misdeal_of(out).public["reason"] == "card_to_ineligible_seat"
 
 
 def test_a_face_up_card_in_the_deck_is_replaced_and_a_second_one_is_a_misdeal():
     table = Table()
     table.deal([1, 2], rounds=1)
-    out, _ = table.command("exposed_card", role="dealer")  # no seat: found face up in the deck
+    out, _ = table.try_command("exposed_card", role="dealer")  # no seat: found face up in the deck
     event = only(out, "boxed_card")
     assert event.public["ruling"] == "replace_card" and "PP Irregularities 7" in event.public["rules"]
     table.deal([3, 5, 1, 2, 3, 5], rounds=1)  # the next card replaces it
     assert len(irregular(table.events)) == 1
-    out, _ = table.command("exposed_card", role="dealer")
+    out, _ = table.try_command("exposed_card", role="dealer")
     event = only(out, "boxed_card")
     assert event.public["ruling"] == "misdeal" and "PP Misdeals 1c" in event.public["rules"]
     assert misdeal_of(out).public["reason"] == "boxed_card"
@@ -484,7 +455,7 @@ def test_when_a_misdeal_can_still_be_called_depends_on_the_house(rules, after_fl
     # Before any action: every house accepts a misdeal.
     table = Table(rules=rules)
     table.deal()
-    out, refusal = table.command("misdeal", role="dealer", note="cards stuck together")
+    out, refusal = table.try_command("misdeal", role="dealer", note="cards stuck together")
     assert refusal is None and misdeal_of(out).public["reason"] == "called"
     assert misdeal_of(out).public["rules"] == [PROFILES[rules].cite("substantial_action")]
     # After the flop without a betting layer: only CA GR 9 says never after the flop.
@@ -492,7 +463,7 @@ def test_when_a_misdeal_can_still_be_called_depends_on_the_house(rules, after_fl
     table.deal()
     table.burn()
     table.board(3)
-    _, refusal = table.command("misdeal")
+    _, refusal = table.try_command("misdeal")
     assert (refusal is None) is after_flop
     if refusal:
         assert "CA GR 9" in refusal
@@ -500,7 +471,7 @@ def test_when_a_misdeal_can_still_be_called_depends_on_the_house(rules, after_fl
     table = Table(rules=rules)
     table.deal()
     table.betting.substantial = True
-    _, refusal = table.command("misdeal")
+    _, refusal = table.try_command("misdeal")
     assert (refusal is None) is after_action and PROFILES[rules].cite("substantial_action") in refusal
 
 
@@ -511,7 +482,7 @@ def test_a_later_hole_card_exposed_in_the_deal_follows_the_house(rules, ruling):
     table = Table(rules=rules)
     table.deal([1, 2, 3, 5], rounds=1)
     exposed = table.hole(5)[0]
-    out, _ = table.command("exposed_card", role="dealer", seat=5)
+    out, _ = table.try_command("exposed_card", role="dealer", seat=5)
     event = only(out, "hole_card_exposed")
     assert event.public["ruling"] == ruling and event.public["position"] == 4 and event.public["during_deal"]
     assert PROFILES[rules].cite("exposed_hole_card") in event.public["rules"] and event.secret == {"cards": [exposed]}
@@ -532,7 +503,7 @@ def test_a_hole_card_a_player_flashes_after_the_deal_still_plays():
     table.deal()
     table.burn()
     table.board(3)
-    out, _ = table.command("exposed_card", role="dealer", seat=2)
+    out, _ = table.try_command("exposed_card", role="dealer", seat=2)
     event = only(out, "hole_card_exposed")
     assert event.public["ruling"] == "play_on" and not event.public["during_deal"]
     assert "PP Irregularities 14" in event.public["rules"] and "misdeal" not in types(table.events)
@@ -541,7 +512,7 @@ def test_a_hole_card_a_player_flashes_after_the_deal_still_plays():
 def test_a_card_dealt_off_the_table_is_treated_as_exposed():
     table = Table(rules="poker_play")
     table.deal([1, 2, 3], rounds=1)
-    out, refusal = table.command("exposed_card", role="dealer", seat=5)  # seat 5's card fell to the floor
+    out, refusal = table.try_command("exposed_card", role="dealer", seat=5)  # seat 5's card fell to the floor
     assert refusal is None
     event = only(out, "hole_card_exposed")
     assert event.public["seats"] == [5] and event.public["ruling"] == "replace_card" and event.secret == {}
@@ -581,7 +552,7 @@ def test_premature_board_cards_are_returned_and_dealt_again():
     for card in flop:
         table.take(card)  # returned, reshuffled into the stub
     betting["open"] = False
-    table.command("confirm", irregularity=event.seq)
+    table.try_command("confirm", irregularity=event.seq)
     out = table.put(flop[1], "board") + table.board(2)  # redealt: the same cards may come again
     assert [e.public["position"] for e in out if e.type == "board_card"] == [1, 2, 3] and irregular(out) == []
 
@@ -605,11 +576,11 @@ def test_a_four_card_flop_is_mixed_and_the_floor_picks_the_burn():
     table.betting.open = lambda: True  # the flop's betting round has not begun
     event = only(table.put(flop[3], "board"), "four_card_flop")
     assert event.public["ruling"] == "floor_picks_burn" and {"TDA 39-1", "AC 32"} <= set(event.public["rules"])
-    _, refusal = table.command("confirm", irregularity=event.seq)
+    _, refusal = table.try_command("confirm", irregularity=event.seq)
     assert "floor_pick" in refusal
-    _, refusal = table.command("floor_pick", irregularity=event.seq, card=table.stub[0])
+    _, refusal = table.try_command("floor_pick", irregularity=event.seq, card=table.stub[0])
     assert "not one of the cards" in refusal
-    out, refusal = table.command("floor_pick", irregularity=event.seq, card=flop[1])
+    out, refusal = table.try_command("floor_pick", irregularity=event.seq, card=flop[1])
     assert refusal is None
     corrected = [e for e in out if e.type == "board_corrected"][0]
     assert corrected.public == {"irregularity": event.seq, "code": "four_card_flop", "board": [flop[0], *flop[2:]],
@@ -652,7 +623,7 @@ def test_a_flop_without_a_burn_after_action_is_overridden_and_played_as_dealt():
     table.deal()
     table.board(3)
     event = only(table.settle(), "flop_without_burn")
-    out, _ = table.command("override", irregularity=event.seq, note="seat 1 had checked")
+    out, _ = table.try_command("override", irregularity=event.seq, note="seat 1 had checked")
     assert [e.public["result"] for e in out] == ["play_on"]
     table.burn()
     assert types(table.board()) == ["board_card"] and len(table.controller.board) == 4
@@ -666,7 +637,7 @@ def test_a_card_of_another_deck_in_play_voids_the_hand_even_after_substantial_ac
     event = only(out, "foreign_card")
     assert event.public["deck"] == "B" and event.public["ruling"] == "misdeal" and event.public["needs_floor"]
     assert event.public["rules"] == ["PP Irregularities 3"] and dealt(out) == []
-    out, _ = table.command("confirm", irregularity=event.seq)
+    out, _ = table.try_command("confirm", irregularity=event.seq)
     assert [e.public["result"] for e in out if e.type == "floor_ruling"] == ["misdeal"]
     assert misdeal_of(out).public["reason"] == "foreign_card"
 
@@ -689,7 +660,7 @@ def test_two_cards_of_the_same_rank_and_suit_void_the_hand():
     event = only(out, "duplicate_card")
     assert event.public["seats"] == [5, 2] and event.public["rules"] == ["PP Irregularities 4"]
     assert event.secret == {"cards": [twin]}
-    out, _ = table.command("confirm", irregularity=event.seq)
+    out, _ = table.try_command("confirm", irregularity=event.seq)
     assert misdeal_of(out).public["reason"] == "duplicate_card"
 
 
@@ -699,9 +670,9 @@ def test_the_floor_names_only_irregularities_that_wait_for_it():
     table = Table()
     table.deal()
     event = only(table.seat(1), "extra_hole_card")  # ruled at once: nothing to confirm
-    _, refusal = table.command("confirm", irregularity=event.seq)
+    _, refusal = table.try_command("confirm", irregularity=event.seq)
     assert refusal == f"no irregularity {event.seq} waits for the floor"
-    _, refusal = table.command("floor_pick", irregularity=999, card="As")
+    _, refusal = table.try_command("floor_pick", irregularity=999, card="As")
     assert refusal == "no irregularity 999 waits for the floor"
 
 
@@ -718,13 +689,13 @@ def test_what_waits_for_the_floor_lapses_with_its_hand():
 
 def test_set_button_and_seats_apply_to_the_next_hand():
     table = Table()
-    out, refusal = table.command("set_button", role="dealer", seat=2)
+    out, refusal = table.try_command("set_button", role="dealer", seat=2)
     assert refusal is None and out[0].public == {"seat": 2, "applies_to_hand": 1, "by": "dealer/ann"}
-    out, _ = table.command("seats", seats=[1, 3, 5, 6])
+    out, _ = table.try_command("seats", seats=[1, 3, 5, 6])
     assert out[0].type == "seats_set" and out[0].public["seats"] == [1, 3, 5, 6]
     table.deal([3, 5, 6, 1])
     assert irregular(table.events) == []
-    table.command("set_button", seat=6)  # during the hand: for the next one
+    table.try_command("set_button", seat=6)  # during the hand: for the next one
     assert table.controller.snapshot(secure=False)["button"] == 2
     table.gather()
     assert table.controller.button == 6
@@ -735,11 +706,11 @@ def test_set_button_and_seats_apply_to_the_next_hand():
 def test_console_commands_that_the_table_does_not_implement_are_refused():
     table = Table()
     for name, fields in (("undo", {}), ("start_clock", {"seat": 2}), ("time_bank", {"seat": 2})):
-        out, refusal = table.command(name, role="dealer", **fields)
+        out, refusal = table.try_command(name, role="dealer", **fields)
         assert (out, refusal) == ([], f"{name} is not available on this table")
-    out, refusal = table.command("new_hand", role="dealer")
+    out, refusal = table.try_command("new_hand", role="dealer")
     assert refusal is None and [(e.type, e.public) for e in out] == [("new_hand", {"by": "dealer/ann"})]
-    out, refusal = table.command("floor_call", role="dealer", seat=3, note="dispute")
+    out, refusal = table.try_command("floor_call", role="dealer", seat=3, note="dispute")
     assert [(e.type, e.public) for e in out] == [("floor_call", {"seat": 3, "note": "dispute", "by": "dealer/ann"})]
 
 
@@ -757,46 +728,33 @@ def test_commands_of_the_rest_of_the_table_are_refused_by_the_card_controller_al
 def test_a_table_with_an_exposed_zone_refuses_the_console_report_of_a_seat():
     table = Table(exposed_by="zone")
     table.deal([1, 2], rounds=1)
-    _, refusal = table.command("exposed_card", role="dealer", seat=2)
+    _, refusal = table.try_command("exposed_card", role="dealer", seat=2)
     assert refusal == "this table reports exposed cards on its exposed zone: place the card there"
-    _, refusal = Table().command("exposed_card", role="dealer", seat=2)
+    _, refusal = Table().try_command("exposed_card", role="dealer", seat=2)
     assert refusal == "no hand is running"
 
 
 def test_a_journal_replay_restores_what_waits_for_the_floor(tmp_path):
     from rfid_table.service.journal import Journal, replay
 
-    table = Table()
     inputs: list = []
-    handle, handle_command = table.controller.handle, table.controller.handle_command
 
-    def journaled(event):
-        inputs.append(("zone", event.t, {"kind": event.kind, "zone": event.zone, "uid": event.uid}))
-        return handle(event)
+    def journaled(step) -> None:  # as the daemon journals: accepted commands, ticks that changed something
+        if step.kind == "zone":
+            inputs.append(("zone", step.t, {"kind": step.body.kind, "zone": step.body.zone, "uid": step.body.uid}))
+        elif step.kind == "command" and step.refusal is None:
+            inputs.append(("command", step.t, step.body))
+        elif step.kind == "tick" and step.produced:
+            inputs.append(("tick", step.t, {}))
 
-    def journaled_command(command, t):
-        out, refusal = handle_command(command, t)
-        if refusal is None:
-            inputs.append(("command", t, command))
-        return out, refusal
-
-    tick = table.controller.tick
-
-    def journaled_tick(now):
-        out = tick(now)
-        if out:  # as the daemon does: a tick that changed something is an input
-            inputs.append(("tick", now, {}))
-        return out
-
-    table.controller.handle, table.controller.handle_command = journaled, journaled_command
-    table.controller.tick = journaled_tick
+    table = Table(on_input=journaled)
     table.seat(1)
     table.seat(2)
     table.seat(5)
     table.seat(1)
     table.settle()  # seat 3 dealt out: waits for the floor
-    table.command("set_button", seat=3)
-    table.command("exposed_card", role="dealer", seat=1)  # the 4th card of the deal
+    table.try_command("set_button", seat=3)
+    table.try_command("exposed_card", role="dealer", seat=1)  # the 4th card of the deal
     journal = Journal(tmp_path / "j.db")
     assert journal.open().ok
     journal.record(inputs, table.events)
@@ -818,9 +776,9 @@ def test_a_layer_that_renumbers_events_renames_the_pending_irregularity():
     table.seat(5)
     event = only(table.settle(), "first_card_wrong_seat")
     table.controller.renumber_irregularity(event.seq, 70)
-    _, refusal = table.command("confirm", irregularity=event.seq)
+    _, refusal = table.try_command("confirm", irregularity=event.seq)
     assert refusal is not None
-    out, refusal = table.command("confirm", irregularity=70)
+    out, refusal = table.try_command("confirm", irregularity=70)
     assert refusal is None and misdeal_of(out).public["irregularity"] == 70
 
 
@@ -841,41 +799,24 @@ def play_with_errors(hands: int, seed: int, rules: str, exposed_by: str, players
                      hole_cards: int = 2, **rates):
     """The simulated dealer's moves, read by the zone tracker, into the controller; the floor confirms every
     irregularity that waits for it at once (as the simulated dealer assumes)."""
-    field = TableField(ZONES)
-    tracker = ZoneTracker({antenna: zone for zone, antenna in ZONES.items()}, default=DebounceSettings(1, 0.0))
     procedure = EXPOSED_REPLACE_NOW if PROFILES[rules].exposed_hole_card == EXPOSED_REPLACE_NOW \
         else EXPOSED_BURN_AFTER_DEAL
-    dealer = SimDealer(field, DECK_A, DealerSettings(list(players), hole_cards, 0.5, 0.3, spare_deck=DECK_B,
-                                                     exposed_by=exposed_by, exposed_procedure=procedure, **rates),
-                       seed)
     controller = TableController(TableSetup("t", 10, DECK_A, hole_cards, decks={"A": DECK_A, "B": DECK_B}, deck_id="A",
                                             button=players[0], players=players, rules=rules, exposed_by=exposed_by),
                                  betting := BettingSays())
+    table = TableDriver(controller, ZONES, debounce=READ_AT_ONCE, start_t=1000.0)
+    dealer = SimDealer(table.field, DECK_A, DealerSettings(list(players), hole_cards, 0.5, 0.3, spare_deck=DECK_B,
+                                                           exposed_by=exposed_by, exposed_procedure=procedure,
+                                                           **rates), seed)
     betting.open = lambda: dealer.betting_open
-    events: list = []
-    t = 1000.0
     for move in dealer.hands(hands):
-        t += move.delay_s
         move.apply()
-        reads = tuple(TagRead(antenna, uid) for _r, antenna in ZONES.values() for uid in field.tags_on("main", antenna))
-        out = []
-        for event in tracker.feed(InventoryCycle("main", t, reads)):
-            out += controller.handle(event)
-        if move.command is not None:
-            produced, refusal = controller.handle_command({"id": "x", "role": "dealer", "user": "sim",
-                                                           **move.command}, t)
-            assert refusal is None, refusal
-            out += produced
-        out += controller.tick(t)
-        for event in list(out):
+        for event in table.cycle(after_s=move.delay_s, console=move.command):
             if event.type == "irregular_card" and event.seq in controller.floor.of(CARDS):
-                produced, refusal = controller.handle_command({"id": "f", "role": "floor", "user": "sim",
-                                                               "command": "confirm", "irregularity": event.seq}, t)
+                _, refusal = table.try_command("confirm", irregularity=event.seq, user="sim")
                 assert refusal is None, refusal
-                out += produced
-        events += out
-    events += controller.tick(t + 5)
-    return dealer, controller, events
+    table.skip(5)
+    return dealer, controller, table.events
 
 
 def check_reports(dealer, controller, events) -> dict:
@@ -977,36 +918,30 @@ def every_kind_of_event() -> list:
     table.put(table.controller.board[1], "burn")  # board_card_burned
     table.board(2)  # the river and a sixth card
     events.extend(table.events)
-    field = dict(ZONES, pot=("main", 15))
-    table = Table()
-    table.field = TableField(field)
-    table.tracker = ZoneTracker({a: z for z, a in field.items()}, default=DebounceSettings(1, 0.0))
-    ZONES_WITH_POT = field
+    table = Table(zones=ZONES | {"pot": ("main", 15)})
     table.deal()
-    table.field.place(UID["A"]["Kd"], "pot")
-    reads = tuple(TagRead(a, uid) for _r, a in ZONES_WITH_POT.values() for uid in table.field.tags_on("main", a))
-    table.events += [e for ze in table.tracker.feed(InventoryCycle("main", table.t + 0.1, reads))
-                     for e in table.controller.handle(ze)]
+    table.place("Kd", zone="pot")
+    assert [e.public["code"] for e in irregular(table.cycle())] == ["card_in_chip_zone"]
     events.extend(table.events)
     # The deal, the board, the deck, the floor and the console.
     play(Table(exposed_by="zone"), lambda t: t.put(t.card(), "exposed"), lambda t: t.gather())
     play(Table(exposed_by="zone"), lambda t: t.deal([1, 2, 3], rounds=1), lambda t: t.put(t.card(), "exposed"),
          lambda t: t.deal([1, 2, 3], rounds=1), lambda t: t.put(t.card(), "exposed"))
     play(Table(), lambda t: t.deal(), lambda t: t.put(t.card(), "exposed"))
-    play(Table(), lambda t: t.deal([1, 2, 3, 5], rounds=1), lambda t: t.command("exposed_card", seat=5))
-    play(Table(), lambda t: t.deal(), lambda t: t.burn(), lambda t: t.command("exposed_card", seat=2))
+    play(Table(), lambda t: t.deal([1, 2, 3, 5], rounds=1), lambda t: t.try_command("exposed_card", seat=5))
+    play(Table(), lambda t: t.deal(), lambda t: t.burn(), lambda t: t.try_command("exposed_card", seat=2))
     play(Table(), lambda t: [t.seat(s) for s in (1, 2, 5, 1)], lambda t: t.settle(),
-         lambda t: t.command("confirm", irregularity=pending(t), note="seat 3 was present"))
+         lambda t: t.try_command("confirm", irregularity=pending(t), note="seat 3 was present"))
     play(Table(), lambda t: [t.seat(s) for s in ORDER + [1, 2, 3]], lambda t: t.burn(), lambda t: t.settle(),
          lambda t: t.seat(5))
     play(Table(), lambda t: [t.seat(s) for s in ORDER + [1, 2, 3]], lambda t: t.burn(), lambda t: t.settle(),
          lambda t: t.board())
     play(Table(), lambda t: t.seat(1), lambda t: t.seat(3), lambda t: t.seat(3))
     play(Table(), lambda t: t.seat(2), lambda t: t.seat(5), lambda t: t.gather())
-    play(Table(), lambda t: t.deal([2, 3, 5, 1]), lambda t: t.command("override", irregularity=pending(t)))
+    play(Table(), lambda t: t.deal([2, 3, 5, 1]), lambda t: t.try_command("override", irregularity=pending(t)))
     play(Table(), lambda t: t.deal([1, 2, 4], rounds=1))
-    play(Table(), lambda t: t.deal([1], rounds=1), lambda t: t.command("exposed_card"),
-         lambda t: t.command("exposed_card"))
+    play(Table(), lambda t: t.deal([1], rounds=1), lambda t: t.try_command("exposed_card"),
+         lambda t: t.try_command("exposed_card"))
     play(Table(), lambda t: t.deal(), lambda t: t.burn(), lambda t: t.board(3),
          lambda t: t.put(t.hole(5)[0], "muck"), lambda t: t.board(), lambda t: t.settle())  # a fold, then the turn
     play(Table(), lambda t: t.deal(ORDER + [1], rounds=1), lambda t: t.board(), lambda t: t.settle())
@@ -1015,14 +950,15 @@ def every_kind_of_event() -> list:
     table = play(Table(), lambda t: t.deal(), lambda t: t.burn(), lambda t: t.board(3))
     table.betting.open = lambda: True
     table.board()
-    table.command("floor_pick", irregularity=pending(table), card=table.controller.board[0])
+    table.try_command("floor_pick", irregularity=pending(table), card=table.controller.board[0])
     events.extend(table.events[-3:])
     play(Table(), lambda t: t.put("Kc", "muck", deck="B"), lambda t: t.take("Kc", deck="B"), lambda t: t.deal(),
          lambda t: t.put("Qd", "burn", deck="B"), lambda t: t.put("Qc", "seat1.cards", deck="B"))
     play(Table(), lambda t: t.deal([1, 2], rounds=1), lambda t: t.put(t.hole(1)[0], "seat3.cards", deck="B"))
-    play(Table(), lambda t: t.command("set_button", seat=2), lambda t: t.command("seats", seats=[1, 2, 3, 5]),
-         lambda t: t.command("new_hand", role="dealer"), lambda t: t.command("floor_call", role="dealer", seat=3),
-         lambda t: t.deal([3, 5, 1, 2]), lambda t: t.command("misdeal", note="cards stuck together"))
+    play(Table(), lambda t: t.try_command("set_button", seat=2), lambda t: t.try_command("seats", seats=[1, 2, 3, 5]),
+         lambda t: t.try_command("new_hand", role="dealer"),
+         lambda t: t.try_command("floor_call", role="dealer", seat=3),
+         lambda t: t.deal([3, 5, 1, 2]), lambda t: t.try_command("misdeal", note="cards stuck together"))
 
     def lose_two_cards(table: Table) -> None:  # card_missing twice, one returned, and the hand's audit
         lost, found = table.hole(1)[0], table.hole(2)[0]

@@ -1,42 +1,31 @@
 """The deck audit over the hands a simulated dealer deals: a deck with a card taken out is reported, a full one not."""
 
+from controller.cards import FULL_DECK
 from controller.deck_audit import DeckAudit
 from controller.table import TableController, TableSetup
-from hal.zones import ZoneTracker
-from hal.readers import SimulatedReader
+from hal.zones import DebounceSettings
 from sim.dealer import DealerSettings, SimDealer
-from sim.field import TableField
 from sim.replay import card_uid, table_zones
-from controller.cards import FULL_DECK
-
+from sim.table_driver import TableDriver
 
 DECK = {card_uid(i): card for i, card in enumerate(FULL_DECK)}
 
 
+def audits(audit: DeckAudit, events) -> list[dict]:
+    return [r for e in events if (r := audit.card_event(e.type, e.public, e.secret))]
+
+
 def audit_of(registered: dict[str, str], hands: int, window: int) -> list[dict]:
     """Hands dealt from the whole deck; the table knows the ``registered`` tags."""
-    zones = table_zones()
-    field = TableField(zones)
     controller = TableController(TableSetup("audit", 10, registered, decks={"A": registered}, deck_id="A"))
-    dealer = SimDealer(field, DECK, DealerSettings(list(range(1, 7))), seed=11)
-    reader = SimulatedReader("main", max(a for _, a in zones.values()), field)
-    tracker = ZoneTracker({a: z for z, a in zones.items()})
-    audit = DeckAudit(window)
-    reports, t = [], 0.0
+    table = TableDriver(controller, table_zones())
+    dealer = SimDealer(table.field, DECK, DealerSettings(list(range(1, 7))), seed=11)
     for move in dealer.hands(hands):
-        steps = max(1, round(move.delay_s / 0.05))
-        for _ in range(steps):
-            t += 0.05
-            events = [e for c in reader.poll(t) for z in tracker.feed(c) for e in controller.handle(z)]
-            events += controller.tick(t)
-            reports += [r for e in events if (r := audit.card_event(e.type, e.public, e.secret))]
+        for _ in range(max(1, round(move.delay_s / table.cycle_s))):
+            table.cycle()
         move.apply()
-    for _ in range(60):
-        t += 0.05
-        events = [e for c in reader.poll(t) for z in tracker.feed(c) for e in controller.handle(z)]
-        events += controller.tick(t)
-        reports += [r for e in events if (r := audit.card_event(e.type, e.public, e.secret))]
-    return reports
+    table.run(3.0)
+    return audits(DeckAudit(window), table.events)
 
 
 def test_a_card_missing_from_the_deck_is_reported_after_the_window():
@@ -50,50 +39,34 @@ def test_a_card_missing_from_the_deck_is_reported_after_the_window():
 def test_a_card_that_went_missing_during_a_hand_is_missing_from_the_deck():
     """Two hands show the whole deck between them; a hole card pocketed in the first (card_missing, then the hand's
     hand_audit) was seen, but it is gone from the deck: the window's audit names it."""
-    from hal.events import ZoneEvent
 
     def window(pocket: str | None) -> list[dict]:
         controller = TableController(TableSetup("audit", 10, DECK, decks={"A": DECK}, deck_id="A", button=10,
                                                 players=tuple(range(1, 11))))
-        uid = {card: tag for tag, card in DECK.items()}
-        audit = DeckAudit(2)
-        reports: list[dict] = []
-        t = 1000.0
-
-        def feed(events) -> None:
-            reports.extend(r for e in events if (r := audit.card_event(e.type, e.public, e.secret)))
-
-        def zone_event(kind: str, zone: str, card: str) -> None:
-            nonlocal t
-            t += 0.1
-            feed(controller.handle(ZoneEvent(kind, zone, uid[card], t)))
-
-        def wait(seconds: float) -> None:
-            nonlocal t
-            for _ in range(int(seconds * 10)):
-                t += 0.1
-                feed(controller.tick(t))
-
+        # each move read in the reader pass that follows it, 0.1 s after the last
+        table = TableDriver(controller, table_zones(), debounce=DebounceSettings(1, 0.0), cycle_s=0.1,
+                            start_t=1000.0, deck=DECK)
         for button, cards in ((10, FULL_DECK[:26]), (1, FULL_DECK[26:])):  # 20 hole cards, burn, flop, burn, turn
             hole = {}
             for i, card in enumerate(cards[:20]):
                 hole[card] = f"seat{(button + i) % 10 + 1}.cards"
-                zone_event("arrived", hole[card], card)
+                table.put(card, hole[card])
             place = {**hole}
             for card, zone in zip(cards[20:], ("burn", "board", "board", "board")):
                 place[card] = zone
-                zone_event("arrived", zone, card)
+                table.put(card, zone)
             if pocket in hole:
-                zone_event("left", place.pop(pocket), pocket)
-                wait(11.0)
+                place.pop(pocket)
+                table.take(pocket)
+                table.run(11.0)
             for card, zone in zip(cards[24:], ("burn", "board")):
                 place[card] = zone
-                zone_event("arrived", zone, card)
-            for card, zone in place.items():  # the dealer gathers the cards
-                zone_event("left", zone, card)
-            wait(2.0)
+                table.put(card, zone)
+            for card in place:  # the dealer gathers the cards
+                table.take(card)
+            table.run(2.0)
         assert controller.hand == 2
-        return reports
+        return audits(DeckAudit(2), table.events)
 
     assert window(None) == []
     [report] = window("Kd")

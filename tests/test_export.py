@@ -472,13 +472,12 @@ def test_a_losing_hand_mucked_at_the_showdown_is_not_shown_and_a_winning_one_sti
     loser = 3 - winner
     table.chips(1, 100)  # a bet on the river and a call
     table.chips(2, 100)
-    for uid in list(table.field.tags_in("seat1.bets")) + list(table.field.tags_in("seat2.bets")):
-        table.field.place(uid, "pot")  # the dealer collects the river: the betting is over, the showdown begins
+    # the dealer collects the river: the betting is over, the showdown begins
+    table.place(*table.tags_in("seat1.bets"), *table.tags_in("seat2.bets"), zone="pot")
     table.run(1.0)
-    for card in hole[loser]:  # no all-in: the loser gives up without showing (TDA 17-2; CA Actions 9)
-        table.field.place(table.uid_of[card], "muck")
+    table.place(*hole[loser], zone="muck")  # no all-in: the loser gives up without showing (TDA 17-2; CA Actions 9)
     table.run(0.8)
-    table.field.clear()
+    table.clear()
     history = [e for e in table.run(3.0) if e.type == "hand_history"]
     assert len(history) == 1
     text, ohh = history[0].secret["pokerstars_complete"], history[0].secret["ohh_complete"]["ohh"]

@@ -1,6 +1,6 @@
 """Cards that go missing during a hand (docs/events.md: ``card_missing``, ``hand_audit``), played with physical cards.
 
-The cards lie on a simulated table (``sim.field.TableField``) read every 50 ms by the HAL's zone tracker with the
+The cards lie on a simulated table (``sim.table_driver``) read every 50 ms by the HAL's zone tracker with the
 debouncing of a real table (a card is gone 0.6 s after its last read), and the zone events go to the controller as
 the daemon feeds them, with a tick after every cycle. A player looks at their cards and puts them back; a card taken
 off the table for good while the hand goes on is reported once, after ``missing_card_s``; its return resolves it;
@@ -15,65 +15,37 @@ import pytest
 from controller import TableController, TableSetup
 from controller.cards import FULL_DECK
 from controller.floor import CARDS
-from hal.events import DeviceEvent, InventoryCycle, TagRead
-from hal.zones import DebounceSettings, ZoneTracker
+from hal.zones import DebounceSettings
 from sim.dealer import DealerSettings, SimDealer
-from sim.field import TableField
+from sim.table_driver import TableDriver, of
 from test_dealing import BettingSays
 
 DECK = {f"E0040150A1{i:06X}": card for i, card in enumerate(FULL_DECK)}
-UID = {card: uid for uid, card in DECK.items()}
 ZONES = {f"seat{n}.cards": ("main", n) for n in range(1, 7)} | {
     "board": ("main", 11), "burn": ("main", 12), "muck": ("main", 13), "exposed": ("main", 14)}
 PLAYERS = (1, 2, 3, 5)
 ORDER = [1, 2, 3, 5]  # the button on seat 5: the first card goes to seat 1
-CYCLE_S = 0.05
 
 
-class Table:
+class Table(TableDriver):
     """A physical table read every cycle: cards placed, lifted and put back take the time they take."""
 
-    def __init__(self, missing_card_s: float | None = None):
-        self.field = TableField(ZONES)
-        self.tracker = ZoneTracker({antenna: zone for zone, antenna in ZONES.items()},
-                                   default=DebounceSettings(present_after_cycles=2, absent_after_s=0.6))
+    def __init__(self, missing_card_s: float | None = None, on_input=None):
         extra = {} if missing_card_s is None else {"missing_card_s": missing_card_s}
         self.betting = BettingSays()
-        self.controller = TableController(TableSetup("t", 6, DECK, 2, clear_after_s=1.0, decks={"A": DECK},
-                                                     deck_id="A", button=5, players=PLAYERS, **extra), self.betting)
-        self.t = 1000.0
-        self.events: list = []
+        controller = TableController(TableSetup("t", 6, DECK, 2, clear_after_s=1.0, decks={"A": DECK}, deck_id="A",
+                                                button=5, players=PLAYERS, **extra), self.betting)
+        super().__init__(controller, ZONES, debounce=DebounceSettings(present_after_cycles=2, absent_after_s=0.6),
+                         cycle_s=0.05, move_s=0.3, start_t=1000.0, deck=DECK, on_input=on_input)
         self.stub = list(FULL_DECK)
         self.hole: dict[int, list[str]] = defaultdict(list)
         self.board_cards: list[str] = []
 
-    def run(self, seconds: float) -> list:
-        """``seconds`` of table time: the readers cycle, the controller ticks after every cycle."""
-        out = []
-        for _ in range(round(seconds / CYCLE_S)):
-            self.t = round(self.t + CYCLE_S, 3)
-            reads = tuple(TagRead(antenna, uid) for _reader, antenna in ZONES.values()
-                          for uid in self.field.tags_on("main", antenna))
-            for event in self.tracker.feed(InventoryCycle("main", self.t, reads)):
-                out += self.controller.handle(event)
-            out += self.controller.tick(self.t)
-        self.events += out
-        return out
+    def put(self, card: str, zone: str, settle: float = 0.3) -> list:
+        return super().put(card, zone, seconds=settle)
 
     def device(self, kind: str, antenna: int) -> list:
-        out = self.controller.handle_device(DeviceEvent(kind, "main", self.t, (("antenna", antenna),)))
-        self.events += out
-        return out
-
-    def put(self, card: str, zone: str, settle: float = 0.3) -> list:
-        self.field.place(UID[card], zone)
-        return self.run(settle)
-
-    def take(self, *cards: str, seconds: float = 0.3) -> list:
-        """Cards taken off the table (a hand lifting them, a pocket, the floor under the table)."""
-        for card in cards:
-            self.field.remove(UID[card])
-        return self.run(seconds)
+        return super().device(kind, antenna=antenna)
 
     def deal(self) -> list:
         out = []
@@ -99,12 +71,8 @@ class Table:
         return out
 
     def gather(self) -> list:
-        self.field.clear()
+        self.clear()
         return self.run(2.0)
-
-
-def of(events, type_: str, code: str | None = None) -> list:
-    return [e for e in events if e.type == type_ and (code is None or e.public.get("code") == code)]
 
 
 def missing(events) -> list:
@@ -280,8 +248,7 @@ def test_nothing_counts_while_the_floor_is_to_rule():
     table.betting.open = lambda: False
     table.take(*table.board_cards, fourth, seconds=30.0)
     assert missing(table.events) == []
-    out, refusal = table.controller.handle_command({"id": "c", "role": "floor", "user": "ann", "command": "floor_pick",
-                                                    "irregularity": pick.seq, "card": fourth}, table.t)
+    out, refusal = table.try_command("floor_pick", irregularity=pick.seq, card=fourth)
     assert refusal is None and "board_corrected" in [e.type for e in out]
     for card in table.board_cards:  # the flop back on the board, the pick on the burn zone
         table.put(card, "board")
@@ -314,26 +281,18 @@ def test_a_negative_time_is_refused():
 def test_a_journal_replay_reports_the_same_missing_card(tmp_path):
     from rfid_table.service.journal import Journal, device_input, replay, tick_input, zone_input
 
-    table = Table()
     inputs: list = []
+
+    def journaled(step) -> None:  # as the daemon journals: only a tick that changed something is an input
+        if step.kind == "zone":
+            inputs.append(zone_input(step.body))
+        elif step.kind == "device":
+            inputs.append(device_input(step.body))
+        elif step.kind == "tick" and step.produced:
+            inputs.append(tick_input(step.t))
+
+    table = Table(on_input=journaled)
     controller = table.controller
-    handle, tick, handle_device = controller.handle, controller.tick, controller.handle_device
-
-    def journaled(event):
-        inputs.append(zone_input(event))
-        return handle(event)
-
-    def journaled_tick(now):
-        out = tick(now)
-        if out:  # as the daemon does: only a tick that changed something is an input
-            inputs.append(tick_input(now))
-        return out
-
-    def journaled_device(event):
-        inputs.append(device_input(event))
-        return handle_device(event)
-
-    controller.handle, controller.tick, controller.handle_device = journaled, journaled_tick, journaled_device
     table.deal()
     table.street(3)
     table.device("antenna_fault", 2)
@@ -361,41 +320,29 @@ def test_a_journal_replay_reports_the_same_missing_card(tmp_path):
 def dealt_by_the_simulator(hands: int, seed: int, pace_s: float, exposed_by: str, **rates) -> tuple[list, SimDealer]:
     """The simulated dealer's moves on a table read every 0.25 s (a card is gone 0.6 s after its last read); the floor
     confirms at once whatever waits for it, as the simulated dealer assumes."""
-    field = TableField(ZONES)
-    tracker = ZoneTracker({antenna: zone for zone, antenna in ZONES.items()},
-                          default=DebounceSettings(present_after_cycles=1, absent_after_s=0.6))
     players = [1, 2, 3, 4, 5, 6]
-    dealer = SimDealer(field, DECK, DealerSettings(players, 2, pace_s, 0.3, exposed_by=exposed_by, **rates), seed)
     controller = TableController(TableSetup("t", 6, DECK, 2, decks={"A": DECK}, deck_id="A", button=players[0],
                                             players=tuple(players), exposed_by=exposed_by),
                                  betting := BettingSays())
+    table = TableDriver(controller, ZONES, debounce=DebounceSettings(present_after_cycles=1, absent_after_s=0.6),
+                        cycle_s=0.25, start_t=1000.0)
+    dealer = SimDealer(table.field, DECK, DealerSettings(players, 2, pace_s, 0.3, exposed_by=exposed_by, **rates),
+                       seed)
     betting.open = lambda: dealer.betting_open
-    events: list = []
-    t = 1000.0
 
-    def cycle(now: float, command: dict | None = None) -> None:
-        reads = tuple(TagRead(antenna, uid) for _r, antenna in ZONES.values() for uid in field.tags_on("main", antenna))
-        out = [e for z in tracker.feed(InventoryCycle("main", now, reads)) for e in controller.handle(z)]
-        if command is not None:
-            out += controller.handle_command({"id": "x", "role": "dealer", "user": "sim", **command}, now)[0]
-        out += controller.tick(now)
-        for event in list(out):
+    def floor_confirms(events: list) -> None:
+        for event in events:
             if event.type == "irregular_card" and event.seq in controller.floor.of(CARDS):
-                out += controller.handle_command({"id": "f", "role": "floor", "user": "sim", "command": "confirm",
-                                                  "irregularity": event.seq}, now)[0]
-        events.extend(out)
+                table.try_command("confirm", irregularity=event.seq, user="sim")
 
     for move in dealer.hands(hands):
         for _ in range(int(move.delay_s / 0.25)):
-            t += 0.25
-            cycle(t)
-        t += 0.05
+            floor_confirms(table.cycle())
         move.apply()
-        cycle(t, move.command)
+        floor_confirms(table.cycle(after_s=0.05, console=move.command))
     for _ in range(20):
-        t += 0.25
-        cycle(t)
-    return events, dealer
+        floor_confirms(table.cycle())
+    return table.events, dealer
 
 
 @pytest.mark.parametrize("pace_s, exposed_by, rates", [

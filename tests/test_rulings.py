@@ -1,6 +1,6 @@
-"""Rulings of the rule books (``shared/rules/``, digested in docs/rules.md) played on a simulated table: tagged cards and
-chips placed on the zones, read by the HAL's zone tracker and fed to the controller as the daemon does, with and
-without the chip layer. Each test quotes the rule it follows."""
+"""Rulings of the rule books (``shared/rules/``, digested in docs/rules.md) played on a simulated table
+(``sim.table_driver``): tagged cards and chips placed on the zones, read by the HAL's zone tracker and fed to the
+controller as the daemon does, with and without the chip layer. Each test quotes the rule it follows."""
 
 from __future__ import annotations
 
@@ -10,68 +10,45 @@ from controller.cards import FULL_DECK
 from controller.chip_betting import BettingSetup
 from controller.game import GameController
 from controller.table import TableSetup
-from hal.zones import ZoneTracker
-from sim.field import TableField
-from sim.replay import CARD_DEBOUNCE, CYCLE_S, PILE_DEBOUNCE, PerfectReader, card_uid, chip_uid, table_zones
+from sim.replay import card_uid, chip_uid, table_zones
+from sim.table_driver import TableDriver, actions, debounce_by_pile, irregular_codes, of
 
 DENOMINATIONS = (5, 25, 100, 500, 1000)
 PLAYERS = (1, 2, 3, 4, 5)
 BUTTON = 5  # seat 1 posts the small blind, seat 2 the big blind, seat 3 is first to act
+ZONES = table_zones() | {f"seat{s}.stack": ("main", 24 + s) for s in range(1, 11)}
+DECK = {card_uid(i): card for i, card in enumerate(FULL_DECK)}
 
 
-class Table:
+class Table(TableDriver):
     """A ten-seat table of which ``players`` are dealt in, read through the zone tracker into ``GameController``;
-    ``chips=False``: a table that reads only the cards."""
+    ``chips=False``: a table that reads only the cards. ``setup_options``: more of its ``TableSetup`` (a level schedule,
+    the hole cards…), ``betting_options`` more of its ``BettingSetup`` (the variant…)."""
 
-    def __init__(self, rules: str = "tda", chips: bool = True, players=PLAYERS, button: int = BUTTON,
-                 blinds: tuple[int, int] = (50, 100), stack: int = 5000):
-        self.zones = table_zones()
-        self.zones.update({f"seat{s}.stack": ("main", 24 + s) for s in range(1, 11)})
-        self.field = TableField(self.zones)
-        self.deck = {card_uid(i): card for i, card in enumerate(FULL_DECK)}
-        self.uid_of = {card: uid for uid, card in self.deck.items()}
-        self.stub = list(FULL_DECK)
-        self.rack = {value: [chip_uid(d, n) for n in range(60)] for d, value in enumerate(DENOMINATIONS)}
+    def __init__(self, rules: str = "tda", chips: bool = True, players=PLAYERS, button: int | None = BUTTON,
+                 blinds: tuple[int, int] = (50, 100), stack: int = 5000, zones=ZONES,
+                 betting_options: dict | None = None, **setup_options):
+        rack = {value: [chip_uid(d, n) for n in range(60)] for d, value in enumerate(DENOMINATIONS)}
         betting = None
         if chips:
             betting = BettingSetup(small_blind=blinds[0], big_blind=blinds[1], rules=rules, chip_set="test",
-                                   chips={uid: value for value, uids in self.rack.items() for uid in uids})
-        self.controller = GameController(
-            TableSetup("rulings", 10, self.deck, decks={"A": self.deck}, deck_id="A", players=tuple(players),
-                       button=button, rules=rules), betting)
-        self.reader = PerfectReader("main", max(a for _, a in self.zones.values()), self.field)
-        debounce = {z: PILE_DEBOUNCE if z.endswith((".bets", ".stack")) or z in ("pot", "muck") else CARD_DEBOUNCE
-                    for z in self.zones}
-        self.tracker = ZoneTracker({a: z for z, a in self.zones.items()}, debounce)
-        self.t = 0.0
-        self.events: list = []
+                                   chips={uid: value for value, uids in rack.items() for uid in uids},
+                                   **(betting_options or {}))
+        controller = GameController(
+            TableSetup("rulings", 10, DECK, decks={"A": DECK}, deck_id="A", button=button, rules=rules,
+                       players=None if players is None else tuple(players), **setup_options), betting)
+        super().__init__(controller, zones, debounce=debounce_by_pile(zones), deck=DECK, rack=rack, move_s=0.25)
+        self.stub = list(FULL_DECK)
         self.hole: dict[int, list[str]] = {}
-        if chips:
+        if chips and players is not None:
             self.command("set_stacks", stacks={str(s): stack for s in players})
 
     # ---- moves ------------------------------------------------------------------------------------------
 
-    def run(self, seconds: float) -> list:
-        """Let the readers cycle for ``seconds``: the zone events go to the controller, then a tick."""
-        produced: list = []
-        for _ in range(round(seconds / CYCLE_S)):
-            self.t += CYCLE_S
-            zone_events = [e for cycle in self.reader.poll(self.t) for e in self.tracker.feed(cycle)]
-            produced += [d for e in zone_events for d in self.controller.handle(e)]
-            produced += self.controller.tick(self.t)
-        self.events += produced
-        return produced
-
     def card(self, zone: str, card: str | None = None, seconds: float = 0.25) -> list:
         card = card or self.stub[0]
         self.stub.remove(card)
-        self.field.place(self.uid_of[card], zone)
-        return self.run(seconds)
-
-    def chips(self, seat: int, *values: int, seconds: float = 1.0) -> list:
-        for value in values:
-            self.field.place(self.rack[value].pop(), f"seat{seat}.bets")
-        return self.run(seconds)
+        return self.put(card, zone, seconds)
 
     def blinds(self) -> None:
         self.chips(1, 25, 25)
@@ -88,8 +65,7 @@ class Table:
         self.run(0.6)
 
     def fold(self, seat: int) -> list:
-        for card in self.hole[seat]:
-            self.field.place(self.uid_of[card], "muck")
+        self.place(*self.hole[seat], zone="muck")
         return self.run(0.8)
 
     def burn(self) -> list:
@@ -101,29 +77,10 @@ class Table:
             out += self.card("board", seconds=seconds)
         return out
 
-    def command(self, name: str, **fields) -> list:
-        events, refusal = self.controller.handle_command({"command": name, "role": "floor", "user": "ann", **fields},
-                                                         self.t)
-        assert refusal is None, refusal
-        self.events += events
-        return events
-
     # ---- what happened ----------------------------------------------------------------------------------
 
     def betting(self) -> dict:
         return self.controller.snapshot(secure=False)["betting"]
-
-
-def of(events, type_: str, code: str | None = None) -> list:
-    return [e for e in events if e.type == type_ and (code is None or e.public.get("code") == code)]
-
-
-def actions(events) -> list[tuple]:
-    return [(e.public["seat"], e.public["action"], e.public["to"]) for e in events if e.type == "action"]
-
-
-def irregular_codes(events) -> list[str]:
-    return [e.public["code"] for e in events if e.type == "irregular_card"]
 
 
 def preflop_called(table: Table) -> None:
@@ -189,9 +146,11 @@ def test_a_turn_dealt_after_action_on_the_flop_without_a_burn_is_the_turn(chips)
             table.chips(seat, 100)
     else:
         table.fold(3)
+    turn = table.stub[0]
     produced = table.board(1) + table.run(2.0)
     assert irregular_codes(produced) == ["missing_burn"]
     assert [e.public["position"] for e in produced if e.type == "board_card"] == [4]
+    assert table.controller.board[3] == turn
 
 
 def test_a_turn_burn_read_after_the_turn_card_makes_it_the_turn():
@@ -291,8 +250,7 @@ def test_a_fold_and_a_call_after_the_blinds_are_substantial_action_by_the_house(
     table.deal()
     table.fold(3)
     table.chips(4, 100)
-    events, refusal = table.controller.handle_command({"command": "misdeal", "role": "floor", "user": "ann"},
-                                                      table.t)
+    events, refusal = table.try_command("misdeal")
     if substantial:
         assert refusal is not None and "substantial action" in refusal and events == []
     else:
@@ -377,7 +335,7 @@ def test_a_mucked_winning_hand_restored_by_the_floor_wins_the_pot(answer_after_t
     [alert] = of(table.events, "bet_ruling", "winning_hand_mucked")
     assert alert.public["seat"] == winner and alert.public["needs_floor"]
     if answer_after_the_gathering:
-        table.field.clear()
+        table.clear()
         table.run(3.0)
         assert of(table.events, "showdown") == [] and alert.seq in table.controller.floor_pending()
     answered = table.command("confirm", irregularity=alert.seq)
@@ -385,7 +343,7 @@ def test_a_mucked_winning_hand_restored_by_the_floor_wins_the_pot(answer_after_t
     assert [e.public["seat"] for e in of(answered, "bet_ruling", "hand_restored")] == [winner]
     if not answer_after_the_gathering:
         assert table.controller.snapshot(secure=False)["seats"][winner - 1]["folded"] is False
-        table.field.clear()
+        table.clear()
         table.run(3.0)
     assert showdown_payouts(table.events) == {str(winner): 200}
 
@@ -397,7 +355,7 @@ def test_the_floor_can_let_the_fold_of_a_mucked_winning_hand_stand():
     winner, loser = checked_to_the_river(table)
     table.fold(winner)
     [alert] = of(table.events, "bet_ruling", "winning_hand_mucked")
-    table.field.clear()
+    table.clear()
     table.run(3.0)
     table.command("override", irregularity=alert.seq)
     assert showdown_payouts(table.events) == {str(loser): 200}
@@ -426,7 +384,7 @@ def test_after_the_big_blind_busts_the_next_hand_has_a_big_blind_and_no_small_bl
     table.burn()
     for card in board:
         table.card("board", card, seconds=0.4)
-    table.field.clear()  # seat 1 wins the pot, the cards are gathered
+    table.clear()  # seat 1 wins the pot, the cards are gathered
     table.run(3.0)
     assert showdown_payouts(table.events) == {"1": 200}
     table.command("seats", seats=[1, 3, 4, 5])  # seat 2 is out of the tournament
@@ -624,9 +582,7 @@ def test_a_flop_without_a_burn_waiting_for_the_pick_stands_once_a_player_acts():
     [event] = of(table.events, "irregular_card", "flop_without_burn")
     assert event.public["ruling"] == "floor_picks_burn" and event.public["needs_floor"]
     table.chips(1, 100)
-    events, refusal = table.controller.handle_command({"command": "floor_pick", "irregularity": event.seq,
-                                                       "card": table.controller.board[0], "role": "floor",
-                                                       "user": "ann"}, table.t)
+    events, refusal = table.try_command("floor_pick", irregularity=event.seq, card=table.controller.board[0])
     assert events == [] and "TDA 39-2" in refusal
     assert len(table.controller.board) == 3 and actions(table.events)[-1] == (1, "bet", 100)
 

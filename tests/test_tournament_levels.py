@@ -3,8 +3,6 @@ zone tracker, and the floor's ``set_level`` taking effect from the next hand. Ea
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from controller.game import GameController
@@ -12,7 +10,8 @@ from controller.levels import Level
 from conftest import ROOT
 from rfid_table.cli import main
 from test_check_config import SIXMAX, line_of
-from test_rulings import PLAYERS, Table, actions, of
+from sim.table_driver import actions, of
+from test_rulings import PLAYERS, Table
 
 SCHEDULE = (Level(50, 100, minutes=12), Level(100, 200, minutes=12), Level(200, 400, big_blind_ante=400))
 
@@ -21,13 +20,7 @@ class TournamentTable(Table):
     """test_rulings' table, playing a tournament's level schedule (club tournament rules)."""
 
     def __init__(self, levels=SCHEDULE, start: int = 1, chips: bool = True):
-        super().__init__("club_tournament_de", chips=chips)
-        cash = self.controller
-        setup = dataclasses.replace(cash.setup, levels=levels, start_level=start)
-        self.controller = GameController(setup, cash.betting.setup if cash.betting is not None else None)
-        self.events = []
-        if chips:
-            self.command("set_stacks", stacks={str(s): 20_000 for s in PLAYERS})
+        super().__init__("club_tournament_de", chips=chips, stack=20_000, levels=levels, start_level=start)
 
     def set_level(self, level: int | None = None) -> list:
         return self.command("set_level", **({} if level is None else {"level": level}))
@@ -39,7 +32,7 @@ class TournamentTable(Table):
         for seat in PLAYERS:
             if seat != big_blind:
                 self.fold(seat)
-        self.field.clear()  # the big blind takes the pot, the cards are gathered
+        self.clear()  # the big blind takes the pot, the cards are gathered
         self.run(3.0)
 
 
@@ -87,9 +80,7 @@ def test_a_level_set_between_hands_runs_at_once_with_its_big_blind_ante():
     assert table.level()["level"] == 3 and table.level()["next_hand"] is None
     table.chips(1, 100, 100)  # small blind 200
     table.chips(2, 100, 100, 100, 100)  # big blind 400
-    for _ in range(4):
-        table.field.place(table.rack[100].pop(), "pot")  # the big blind's ante of 400
-    table.run(1.0)
+    table.chips("pot", 100, 100, 100, 100)  # the big blind's ante of 400
     table.deal()
     hand = table.events
     assert [a for a in actions(hand) if a[1] != "ante"] == [(1, "post_sb", 200), (2, "post_bb", 400)]
@@ -102,12 +93,11 @@ def test_the_schedule_ends_at_its_last_level_and_a_cash_table_has_none():
     """DE 11 lists the schedule's levels ("Runde Small Big Minuten"): the floor cannot go past its last level, and a
     table without a schedule refuses set_level; neither changes anything."""
     table = TournamentTable(start=3)
-    events, refusal = table.controller.handle_command({"command": "set_level", "role": "floor", "user": "ann"}, 1.0)
+    events, refusal = table.try_command("set_level")
     assert events == [] and refusal == "level 4 is not in the schedule (levels 1 to 3) (level 3 is the schedule's last)"
     assert table.level()["level"] == 3
     cash = Table()
-    events, refusal = cash.controller.handle_command({"command": "set_level", "level": 2, "role": "floor",
-                                                      "user": "ann"}, 1.0)
+    events, refusal = cash.try_command("set_level", level=2)
     assert events == [] and "no [tournament] level schedule" in refusal
     assert cash.controller.snapshot(secure=True)["level"] is None
 
@@ -118,7 +108,7 @@ def test_a_table_without_chips_shows_the_level_and_a_restart_keeps_the_announced
     table = TournamentTable(chips=False)
     table.deal()
     table.set_level(2)
-    table.field.clear()
+    table.clear()
     table.run(3.0)
     assert not table.controller.in_hand
     state = table.controller.checkpoint_state()

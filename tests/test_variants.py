@@ -5,13 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.chip_betting import BettingSetup
-from controller.game import GameController
-from controller.table import TableSetup
-from hal.zones import ZoneTracker
-from sim.field import TableField
-from sim.replay import CARD_DEBOUNCE, PILE_DEBOUNCE, PerfectReader
-from test_rulings import Table, of
+from test_rulings import ZONES, Table, of
 
 pytest.importorskip("phevaluator")
 
@@ -22,22 +16,11 @@ class VariantTable(Table):
 
     def __init__(self, variant: str = "NLHE", hole_cards: int = 2, players=(1, 2, 3, 4, 5), button: int = 5,
                  stack: int = 5000, board2: bool = False, double_board: bool = False, missing_card_s: float = 10.0):
-        super().__init__(players=players, button=button)
-        if board2:
-            self.zones["board2"] = ("main", 35)
-            self.field = TableField(self.zones)
-            self.reader = PerfectReader("main", 35, self.field)
-            self.tracker = ZoneTracker({a: z for z, a in self.zones.items()},
-                                       {z: PILE_DEBOUNCE if z.endswith((".bets", ".stack")) or z in ("pot", "muck")
-                                        else CARD_DEBOUNCE for z in self.zones})
-        self.controller = GameController(
-            TableSetup("variants", 10, self.deck, decks={"A": self.deck}, deck_id="A", players=tuple(players),
-                       button=button, hole_cards=hole_cards, double_board=double_board,
-                       missing_card_s=missing_card_s),
-            BettingSetup(variant=variant, small_blind=50, big_blind=100, chip_set="test", double_board=double_board,
-                         chips={uid: value for value, uids in self.rack.items() for uid in uids}))
+        super().__init__(players=players, button=button, stack=stack,
+                         zones=ZONES | {"board2": ("main", 35)} if board2 else ZONES,
+                         betting_options={"variant": variant, "double_board": double_board},
+                         hole_cards=hole_cards, double_board=double_board, missing_card_s=missing_card_s)
         self.players = tuple(players)
-        self.command("set_stacks", stacks={str(s): stack for s in players})
 
     def deal_hands(self, hands: dict[int, str]) -> None:
         """Pitch ``hands`` (seat → its cards, space-separated) round by round from the seat left of the button."""
@@ -72,7 +55,7 @@ def test_seven_card_omaha_is_dealt_seven_cards_and_pays_the_hand_of_two_hole_and
     table.street("6s", "2s 7s 9s")
     table.street("8s", "Js")
     table.street("Ts", "3c")
-    table.field.clear()
+    table.clear()
     table.run(3.0)
     [showdown] = of(table.events, "showdown")
     assert showdown.public["payouts"] == {"4": 500}
@@ -106,7 +89,7 @@ def run_out(table: VariantTable, burns_and_cards, zone: str = "board") -> None:
 
 
 def showdown_of(table: VariantTable):
-    table.field.clear()
+    table.clear()
     table.run(3.0)
     [showdown] = of(table.events, "showdown")
     return showdown
@@ -170,8 +153,7 @@ def test_running_twice_is_agreed_only_when_no_more_action_is_possible():
     table.chips(2, 25, 25)
     table.chips(1, 100)
     table.deal_hands({1: "Ks Kd", 2: "Qs Qd"})
-    events, refusal = table.controller.handle_command({"command": "run_it", "times": 2, "role": "dealer",
-                                                       "user": "bob"}, table.t)
+    events, refusal = table.try_command("run_it", times=2, role="dealer", user="bob")
     assert events == [] and "no more action is possible" in refusal
 
 
@@ -204,8 +186,7 @@ def test_a_side_pot_run_twice_leaves_the_main_pot_to_the_first_run():
 
 def again(table: VariantTable, zone: str, card: str, seconds: float = 0.25) -> list:
     """A card the dealer had set aside (a burn card taken up to be reshuffled) placed on ``zone``."""
-    table.field.place(table.uid_of[card], zone)
-    return table.run(seconds)
+    return table.put(card, zone, seconds)
 
 
 def all_in_before_the_flop(players: int, hole_cards: int, variant: str) -> tuple[VariantTable, list[str]]:
@@ -243,7 +224,7 @@ def test_eight_players_at_five_card_omaha_run_twice_reuse_the_four_burn_cards_wi
     table.street(c, river)
     table.street(d, f"{g1} {g2} {g3}")
     for burn in (a, b, c, d):  # the dealer takes the burn cards up and shuffles them
-        table.field.remove(table.uid_of[burn])
+        table.remove(burn)
     table.run(6.0)
     again(table, "burn", b)
     again(table, "board", d)
@@ -269,7 +250,7 @@ def test_nine_players_at_omaha_run_twice_reshuffle_the_three_burn_cards_with_the
     table.street(b, turn)
     table.street(c, river)
     for burn in (a, b, c):
-        table.field.remove(table.uid_of[burn])
+        table.remove(burn)
     table.run(6.0)
     table.card("burn", rest[0])
     again(table, "board", b)
@@ -335,9 +316,7 @@ def test_seven_card_omaha_refuses_a_sixth_player_at_the_deal_and_by_the_seats_co
     """CA GR 15.1: "5 players maximum 7 cards". A table whose players are not configured learns them from its first
     deal: a card to a sixth seat is a card to an ineligible seat (the floor rules: a misdeal while one can be
     called). The floor's seats command naming six seats is refused."""
-    table = Table(chips=False, players=(1, 2, 3, 4, 5, 6), button=6)
-    table.controller = GameController(TableSetup("variants", 10, table.deck, decks={"A": table.deck}, deck_id="A",
-                                                 hole_cards=7, max_players=5))
+    table = Table(chips=False, players=None, button=None, hole_cards=7, max_players=5)
     for seat in (1, 2, 3, 4, 5):
         table.card(f"seat{seat}.cards", seconds=0.3)
     assert not of(table.events, "irregular_card")
@@ -345,8 +324,7 @@ def test_seven_card_omaha_refuses_a_sixth_player_at_the_deal_and_by_the_seats_co
     [limit] = of(table.events, "irregular_card", "card_to_ineligible_seat")
     assert limit.public["seats"] == [6] and limit.public["max_players"] == 5
     assert "CA GR 15.1" in limit.public["rules"] and limit.public["needs_floor"]
-    events, refusal = table.controller.handle_command({"command": "seats", "seats": [1, 2, 3, 4, 5, 6],
-                                                       "role": "floor", "user": "ann"}, table.t)
+    events, refusal = table.try_command("seats", seats=[1, 2, 3, 4, 5, 6])
     assert events == [] and "at most 5" in refusal and "CA GR 15.1" in refusal
 
 
@@ -418,7 +396,7 @@ def test_a_bomb_pot_with_too_many_players_deals_without_the_small_blind():
     assert not of(table.events, "irregular_card")
     [started] = of(table.events, "betting_started")
     assert started.public["seats"] == list(range(2, 9)) and table.betting()["pot"] == 700
-    table.field.clear()
+    table.clear()
     table.run(3.0)
     assert table.controller.cards.eligible == tuple(range(1, 9))
 
@@ -457,7 +435,7 @@ def test_a_later_runs_card_lifted_and_laid_down_again_is_the_same_card():
     table.command("run_it", times=2)
     run_out(table, RUN_1)
     table.street(RUN_2[0], RUN_2[1])
-    table.field.remove(table.uid_of["Qh"])
+    table.remove("Qh")
     table.run(1.0)
     again(table, "board", "Qh", seconds=0.5)
     assert not of(table.events, "irregular_card")

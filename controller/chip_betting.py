@@ -834,6 +834,14 @@ class ChipBetting:
     def accepts_declarations(self) -> bool:
         return self.hand is not None and not self._hand_ended
 
+    def to_act(self) -> int | None:
+        """The seat to act, while the betting takes declarations; None otherwise."""
+        return self.hand.to_act() if self.accepts_declarations() else None
+
+    def to_call(self, seat: int) -> int:
+        """What ``seat`` must put in to call (0 without a hand)."""
+        return self.hand.to_call(seat) if self.hand is not None else 0
+
     def declare(self, seat: int, declaration: str, amount: int | None) -> None:
         """A verbal declaration entered at the console (the table cannot hear); the engine rules on it."""
         self._settle_all(keep_undone=True)

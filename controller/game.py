@@ -352,7 +352,7 @@ class GameController:
         while seat is not None and seat in self._check_or_fold:  # an absent player's turn (DE 6): check or fold
             self._check_or_fold.discard(seat)
             rule = self.conduct.profile.cite("absent_at_deal")
-            if self.betting.hand.to_call(seat) == 0:
+            if self.betting.to_call(seat) == 0:
                 with self.out.stamped(t):
                     self.betting.ruled_check(seat, rule)
                 self._check_or_fold.add(seat)  # still away: checked again on the next street, folded facing a bet
@@ -365,9 +365,7 @@ class GameController:
         acted = any(e.type in ("action", "betting_started", "fold", "hand_ended", "misdeal") for e in out)
         if seat != self._turn or (acted and seat is not None):
             self._turn = seat
-            facing = None
-            if seat is not None and self.betting is not None and self.betting.hand is not None:
-                facing = self.betting.hand.to_call(seat) > 0
+            facing = self.betting.to_call(seat) > 0 if seat is not None else None
             self._emit_rules(self.clock.turn(seat, t, facing_bet=facing))
         self._rules_t = t
         return out + self.out.take()
@@ -409,8 +407,7 @@ class GameController:
         self._emit_rules(self.conduct.deal_complete(t, sorted(self._dealt)))
 
     def _to_act(self) -> int | None:
-        hand = self.betting.hand if self.betting is not None else None
-        return hand.to_act() if hand is not None and self.betting.accepts_declarations() else None
+        return self.betting.to_act() if self.betting is not None else None
 
     def _emit_rules(self, produced: list[RuleEvent]) -> None:
         """The rule events of the conduct rules and the clock, into the outbox; a ruling they apply by themselves

@@ -101,7 +101,7 @@ class GameController:
     def handle(self, event: ZoneEvent) -> list[DomainEvent]:
         if self.betting is not None and event.uid not in self._card_uids:
             if Zone.parse(event.zone).kind in CHIP_ZONES:
-                self.out.now = event.t
+                self.out.begin(event.t)
                 self.betting.chip_zone_event(event.kind, event.uid, event.zone, event.t)
                 return self._conduct_after(self.out.take(), event.t)
             if self.betting.is_chip(event.uid):
@@ -115,7 +115,7 @@ class GameController:
         """A seat sensor changed (``rfid_table.service.table_gpio.GpioConsole``): the device and presence rules judge
         it."""
         t = max(self._rules_t, event.t)
-        self.out.now = max(self.out.now, event.t)
+        self.out.begin(event.t)
         self._emit_rules(self.clock.tick(t))  # what the clock had due comes first
         self._emit_rules(self.conduct.sensor(event))
         return self._conduct_after(self.out.take(), t)
@@ -133,7 +133,7 @@ class GameController:
     def _set_stacks(self, command: Command, t: float) -> Result:
         if self.betting is None:
             return self._to_cards(command, t)
-        self.out.now = t
+        self.out.begin(t)
         stacks = {int(seat): int(amount) for seat, amount in command["stacks"].items()}
         self.betting.set_stacks(stacks)
         self.out.emit("stacks_set", {"stacks": {str(s): v for s, v in sorted(stacks.items())}, **command.signed()})
@@ -142,7 +142,7 @@ class GameController:
     def _declare(self, command: Command, t: float) -> Result:
         if self.betting is None:
             return self._to_cards(command, t)
-        self.out.now = t
+        self.out.begin(t)
         self.betting.start_if_dealt(t)
         if not self.betting.accepts_declarations():
             self.out.take()  # what the attempt to start the betting said is not published with a refusal
@@ -156,7 +156,7 @@ class GameController:
     def _undo(self, command: Command, t: float) -> Result:
         if self.betting is None:
             return [], "this table does not read the chips: there is no betting action to undo"
-        self.out.now = max(self.out.now, t)
+        self.out.begin(t)
         with self.out.stamped(t):
             refusal = self.betting.undo(command.by, t)
         events = self.out.take()
@@ -194,7 +194,7 @@ class GameController:
                 produced = self.clock.time_bank(seat, t)
         except ClockRefused as exc:
             return [], str(exc)
-        self.out.now = max(self.out.now, t)
+        self.out.begin(t)
         self._emit_rules(produced)
         self._rules_t = t
         return self.out.take(), None
@@ -209,7 +209,7 @@ class GameController:
         number, refusal = self.levels.announce(command.get("level"), in_hand)
         if refusal is not None:
             return [], refusal
-        self.out.now = max(self.out.now, t)
+        self.out.begin(t)
         self.out.emit("level_set", {**self.levels.describe(number), "applies_to_hand": self.cards.hand + 1,
                                     "running": not in_hand, **command.signed()}, t=t)
         return self.out.take(), None
@@ -223,7 +223,7 @@ class GameController:
         if self.betting is not None:
             self.betting.agree_bomb_pot(command["amount"], flip)
         sits_out = self.cards.bomb_pot_sit_out()  # too many players for CA GR 15.2: the small blind sits out
-        self.out.now = max(self.out.now, t)
+        self.out.begin(t)
         self.out.emit("bomb_pot_agreed", {"amount": command["amount"], "flip": flip,
                                           "applies_to_hand": self.cards.hand + 1,
                                           **({"sits_out": sits_out} if sits_out is not None else {}),
@@ -248,7 +248,7 @@ class GameController:
             if seat not in self.players:
                 return [], f"seat {seat} has no player to clear"
             left = self.players.pop(seat)
-            self.out.now = max(self.out.now, t)
+            self.out.begin(t)
             self.out.emit("seat_cleared", {"seat": seat, "name": left["name"], **command.signed()}, t=t)
             return self.out.take(), None
         player = {"name": command["name"]}
@@ -259,7 +259,7 @@ class GameController:
         if elsewhere:
             return [], f"player {player['player_id']} already sits at seat {elsewhere[0]}: clear_seat it first"
         self.players[seat] = player
-        self.out.now = max(self.out.now, t)
+        self.out.begin(t)
         self.out.emit("player_seated", {"seat": seat, **player, **command.signed()}, t=t)
         return self.out.take(), None
 
@@ -278,7 +278,7 @@ class GameController:
             result = "hand_restored"
         elif confirmed:
             result = "dead_hand" if wait.ruling in FLOOR_KILLS else "none"
-        self.out.now = max(self.out.now, t)
+        self.out.begin(t)
         of_hand = wait.hand if wait.hand is not None else CURRENT
         self.out.emit("floor_ruling", {"irregularity": ident, "code": wait.code,
                                        "decision": "confirmed" if confirmed else "overridden", "result": result,
@@ -505,8 +505,7 @@ class GameController:
 
     def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
         """Take over :meth:`checkpoint_state` on a controller just made from this table's setup."""
-        self.cards.restore_checkpoint_state(state["cards"])  # the outbox's numbering with it
-        self.out.seq = int(state["seq"])
+        self.cards.restore_checkpoint_state(state["cards"])  # the outbox's numbering (the same seq) with it
         self._rules_t = float("-inf") if state["rules_t"] is None else float(state["rules_t"])
         self.deck_audit.restore_checkpoint_state(state["deck_audit"])
         if self.betting is not None and state["betting"] is not None:

@@ -1,7 +1,8 @@
 """The outbox: where every part of the controller puts the events it makes, numbered in the order they happen.
 
-One outbox per table. The part that takes an input stamps it with the input's time (``now``) and the hand it belongs
-to (``hand``); every ``emit`` then makes the next ``DomainEvent`` (``seq`` one higher than the last) and the input's
+One outbox per table. Each entry point of the controller begins an input with its time (``begin``: table time never
+goes back, so ``now`` is the latest input's time); the card controller sets the hand the events belong to
+(``hand``) as hands start; every ``emit`` then makes the next ``DomainEvent`` (``seq`` one higher than the last) and the input's
 caller takes the events out (``take``). Because every part emits into the same outbox, the stream has one ``seq``
 and the order of the events is the order in which the parts acted. What waits for the floor is not the outbox's
 business: the part that answers a ruling puts it in the floor queue (``controller.floor``) itself.
@@ -23,6 +24,15 @@ class Outbox:
         self.now = 0.0  # the table time of the input being handled (monotonic, docs/events.md)
         self.hand: int | None = None  # the hand the events belong to (None between the table's first hands)
         self._events: list[DomainEvent] = []
+
+    def begin(self, t: float) -> None:
+        """An input at table time ``t`` is being handled: its events are stamped with it (table time never goes back,
+        as an input stamped before the latest one is still handled after it)."""
+        self.now = max(self.now, t)
+
+    def restore(self, seq: int, hand: int | None, now: float) -> None:
+        """Continue the numbering, hand and time of a checkpoint."""
+        self.seq, self.hand, self.now = seq, hand, now
 
     def emit(self, type_: str, public: dict[str, Any], secret: dict[str, Any] | None = None, *,
              t: float | None = None, hand: Any = CURRENT) -> DomainEvent:

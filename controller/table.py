@@ -246,7 +246,7 @@ class TableController:
 
     def handle(self, event: ZoneEvent) -> list[DomainEvent]:
         """Apply one zone event; return the domain events it causes, in order."""
-        self.out.now = event.t
+        self.out.begin(event.t)
         if self.in_hand:
             self.watch.check(self._holding(), self._on_table, self.deck)  # what went missing up to now
         self._zone_event(event)
@@ -319,7 +319,7 @@ class TableController:
     def handle_device(self, event: DeviceEvent) -> list[DomainEvent]:
         """A reader link went up or down, an antenna faulted or recovered: published for the floor and the
         technician, and kept in the snapshot (a table whose reader is down is not seeing its cards)."""
-        self.out.now = event.t
+        self.out.begin(event.t)
         detail = dict(event.detail)
         reader = self.readers.setdefault(event.reader, {"link": "unknown", "faulted_antennas": []})
         if event.kind in ("reader_up", "reader_down", "reader_incompatible"):
@@ -342,7 +342,7 @@ class TableController:
     def tick(self, now: float) -> list[DomainEvent]:
         """Let time pass: reports the cards that went missing, ends the hand once the table has stayed clear long
         enough."""
-        self.out.now = now
+        self.out.begin(now)
         if self.in_hand:
             self._decide_late()
         if self.in_hand:
@@ -441,7 +441,7 @@ class TableController:
         """A validated command from the floor or the dealer console; returns its events, or why it was refused
         in the current state (nothing changes then)."""
         command = Command.of(command)
-        self.out.now = t
+        self.out.begin(t)
         # a command of the rest of the table (the chips, the clock, the seats) sent to the cards alone is refused
         refusal = self._COMMANDS.get(command.name, TableController._not_available)(self, command)
         self._note_hold()
@@ -576,8 +576,8 @@ class TableController:
 
     def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
         """Take over :meth:`checkpoint_state` on a controller just made from the same setup."""
-        self.out.seq, self.hand, self.out.now = int(state["seq"]), int(state["hand"]), float(state["now"])
-        self.out.hand = self.hand or None
+        self.hand = int(state["hand"])
+        self.out.restore(int(state["seq"]), self.hand or None, float(state["now"]))
         self.hand_cards.in_hand = False
         self.button = int(state["button"])
         self.next_button = state["next_button"]

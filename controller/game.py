@@ -157,8 +157,7 @@ class GameController:
         if self.betting is None:
             return [], "this table does not read the chips: there is no betting action to undo"
         self.out.begin(t)
-        with self.out.stamped(t):
-            refusal = self.betting.undo(command.by, t)
+        refusal = self.betting.undo(command.by, t)
         events = self.out.take()
         return (self._conduct_after(events, t) if refusal is None else []), refusal
 

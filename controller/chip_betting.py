@@ -444,7 +444,7 @@ class ChipBetting:
 
     def _start_betting(self, t: float) -> None:
         seats = sorted(self._dealt_order)
-        bets = {s: self._zone_chips(f"seat{s}.bets") for s in seats}
+        bets = {s: self._zone_chips(Zone("bets", s).name) for s in seats}
         button = self._button_from_blinds(seats, bets)
         if button is None:
             first = self._dealt_order[0]
@@ -455,7 +455,7 @@ class ChipBetting:
         stacks, known = {}, True
         for s in seats:
             in_zone = sum(bets[s])
-            stack_zone = self.zones.get(f"seat{s}.stack")
+            stack_zone = self.zones.get(Zone("stack", s).name)
             if stack_zone:
                 stacks[s] = sum(stack_zone.values()) + in_zone
             elif s in self.stacks:
@@ -884,7 +884,7 @@ class ChipBetting:
         self.hand = self._rebuilt(point.log_length)
         if point.what == "push" and point.seat is not None:
             motion = self._motions.setdefault(point.seat, _Motion())
-            in_zone = self.zones.get(f"seat{point.seat}.bets", {})
+            in_zone = self.zones.get(Zone("bets", point.seat).name, {})
             motion.arrived[:0] = [u for u in point.arrived if u in in_zone and u not in motion.arrived]
             motion.left[:0] = [u for u in point.left if u not in in_zone and u not in motion.left]
             motion.last_change, motion.undone = max(motion.last_change, t), True

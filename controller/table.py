@@ -257,7 +257,7 @@ class TableController:
         if event.kind == "left":
             self._on_table.pop(event.uid, None)
             card = self.deck.get(event.uid)
-            if event.zone == "board":
+            if Zone.parse(event.zone).kind == "board":
                 self.community.taken_back(card)
                 self.dealing.taken_back(card)
             if self.in_hand and card is not None and self.hand_cards.uids.get(card) == event.uid:
@@ -287,7 +287,7 @@ class TableController:
                 self.decks.stray(event.uid, other, event.zone, kind, seat)
             return
         if self.in_hand and self.void:
-            if kind == "seat" and not any(zone.endswith(".cards") for uid, zone in self._on_table.items()
+            if kind == "seat" and not any(Zone.parse(zone).place == "seat" for uid, zone in self._on_table.items()
                                           if uid != event.uid):
                 self._end_hand()  # the new deal after a misdeal
             else:

@@ -161,13 +161,12 @@ class GameController:
         events = self.out.take()
         return (self._conduct_after(events, t) if refusal is None else []), refusal
 
-    def _clock_command(self, command: Command, t: float) -> Result:
-        """``start_clock`` (without a seat: on the seat to act) and ``time_bank``; a refusal changes nothing."""
-        name = command.name
+    def _start_clock(self, command: Command, t: float) -> Result:
+        """``start_clock``: without a seat, on the seat to act; a refusal changes nothing."""
         t = max(self._rules_t, t)
         seat = command.get("seat")
         produced: list[RuleEvent] = []
-        if name == "start_clock" and self.betting is None:
+        if self.betting is None:
             # Without the chips the table does not know whose turn it is: the floor names the seat it calls the
             # clock on, and the clock runs for that seat until it is stopped, the seat folds or the hand ends.
             if seat is None:
@@ -181,16 +180,32 @@ class GameController:
                     return [], f"the clock is already running on seat {self.clock.seat}"
                 produced = self.clock.turn(seat, t)
                 self._turn = seat
-        elif name in ("start_clock", "stop_clock") and seat is not None and seat != self.clock.seat:
-            return [], (f"seat {seat} is not to act" + (f" (seat {self.clock.seat} is)" if self.clock.seat else
-                                                       ": no player is to act"))
+        elif (refusal := self._not_to_act(seat)) is not None:
+            return [], refusal
+        return self._clock_answer(t, lambda: produced + self.clock.start(t, command.by))
+
+    def _stop_clock(self, command: Command, t: float) -> Result:
+        t = max(self._rules_t, t)
+        refusal = self._not_to_act(command.get("seat"))
+        if refusal is not None:
+            return [], refusal
+        return self._clock_answer(t, lambda: self.clock.stop(t, command.by))
+
+    def _time_bank(self, command: Command, t: float) -> Result:
+        t = max(self._rules_t, t)
+        return self._clock_answer(t, lambda: self.clock.time_bank(command.get("seat"), t))
+
+    def _not_to_act(self, seat: int | None) -> str | None:
+        """Why the clock cannot be started or stopped on ``seat`` (None: on the seat to act), or None."""
+        if seat is None or seat == self.clock.seat:
+            return None
+        return f"seat {seat} is not to act" + (f" (seat {self.clock.seat} is)" if self.clock.seat else
+                                               ": no player is to act")
+
+    def _clock_answer(self, t: float, clock_call: Callable[[], list[RuleEvent]]) -> Result:
+        """What the clock made of a command, into the outbox; a refusal of the clock changes nothing."""
         try:
-            if name == "start_clock":
-                produced = produced + self.clock.start(t, command.by)
-            elif name == "stop_clock":
-                produced = self.clock.stop(t, command.by)
-            else:
-                produced = self.clock.time_bank(seat, t)
+            produced = clock_call()
         except ClockRefused as exc:
             return [], str(exc)
         self.out.begin(t)
@@ -239,17 +254,20 @@ class GameController:
             return [], refusal
         return self._to_cards(command, t)
 
-    def _seat_command(self, command: Command, t: float) -> Result:
-        """``seat_player`` names who sits at a seat (any time: a player may be seated, or renamed, mid-hand);
-        ``clear_seat`` frees it. Names are public: on both branches, in both snapshots, in the hand history."""
+    def _clear_seat(self, command: Command, t: float) -> Result:
+        """``clear_seat`` frees a seat."""
         seat = command["seat"]
-        if command.name == "clear_seat":
-            if seat not in self.players:
-                return [], f"seat {seat} has no player to clear"
-            left = self.players.pop(seat)
-            self.out.begin(t)
-            self.out.emit("seat_cleared", {"seat": seat, "name": left["name"], **command.signed()}, t=t)
-            return self.out.take(), None
+        if seat not in self.players:
+            return [], f"seat {seat} has no player to clear"
+        left = self.players.pop(seat)
+        self.out.begin(t)
+        self.out.emit("seat_cleared", {"seat": seat, "name": left["name"], **command.signed()}, t=t)
+        return self.out.take(), None
+
+    def _seat_player(self, command: Command, t: float) -> Result:
+        """``seat_player`` names who sits at a seat (any time: a player may be seated, or renamed, mid-hand).
+        Names are public: on both branches, in both snapshots, in the hand history."""
+        seat = command["seat"]
         player = {"name": command["name"]}
         if "player_id" in command:
             player["player_id"] = command["player_id"]
@@ -294,9 +312,9 @@ class GameController:
 
     _COMMANDS: dict[str, Callable[["GameController", Command, float], Result]] = {
         "set_stacks": _set_stacks, "declare": _declare, "undo": _undo,
-        "start_clock": _clock_command, "stop_clock": _clock_command, "time_bank": _clock_command,
+        "start_clock": _start_clock, "stop_clock": _stop_clock, "time_bank": _time_bank,
         "set_level": _level_command, "bomb_pot": _bomb_pot_command, "run_it": _run_it_command,
-        "seat_player": _seat_command, "clear_seat": _seat_command,
+        "seat_player": _seat_player, "clear_seat": _clear_seat,
         "confirm": _floor_answer, "override": _floor_answer,
     }  # the rest are the card controller's
 

@@ -532,14 +532,21 @@ class TableController:
     def _not_available(self, command: Command) -> str | None:
         return f"{command.name} is {NOT_AVAILABLE}"
 
+    def _floor_pick(self, command: Command) -> str | None:
+        """``floor_pick``: the floor's random pick of the burn card (TDA 39)."""
+        ident = command["irregularity"]
+        irregularity = self.irregularities.waiting(ident)
+        if irregularity is None:
+            return f"no irregularity {ident} waits for the floor"
+        return self.community.floor_pick(irregularity, command["card"], command.signed())
+
     def _floor(self, command: Command) -> str | None:
-        """``confirm``, ``override`` or ``floor_pick`` of an irregularity that waits for the floor."""
+        """``confirm`` or ``override`` of an irregularity that waits for the floor: one ruling, answered either
+        way."""
         name, ident = command.name, command["irregularity"]
         irregularity = self.irregularities.waiting(ident)
         if irregularity is None:
             return f"no irregularity {ident} waits for the floor"
-        if name == "floor_pick":
-            return self.community.floor_pick(irregularity, command["card"], command.signed())
         if name == "confirm" and irregularity.ruling == FLOOR_PICKS_BURN:
             return "the ruling is the floor's random pick of the burn card: send floor_pick with the card"
         self.irregularities.answered(ident)
@@ -562,7 +569,7 @@ class TableController:
         return None
 
     _COMMANDS = {"select_deck": _select_deck, "declare": _declare, "misdeal": _misdeal_command,
-                 "exposed_card": _exposed_command, "confirm": _floor, "override": _floor, "floor_pick": _floor,
+                 "exposed_card": _exposed_command, "confirm": _floor, "override": _floor, "floor_pick": _floor_pick,
                  "set_button": _set_button, "seats": _seats, "new_hand": _new_hand, "floor_call": _floor_call,
                  "run_it": _run_it,
                  "undo": _not_available, "start_clock": _not_available, "stop_clock": _not_available,

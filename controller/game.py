@@ -328,6 +328,24 @@ class GameController:
         stops the game until the floor rules is ``floor_pending``, the status light's more urgent condition.)"""
         return self.cards.in_hand and self.cards.void
 
+    def seat_to_act(self) -> int | None:
+        """The seat whose turn it is, as the action clock knows it (None: no player is to act)."""
+        return self.clock.seat
+
+    def turn_lights(self, now: float) -> tuple[int | None, dict[int, str]]:
+        """What the seat lights show at ``now``: the seat to act (None once its clock has run out: the hand is
+        dead) and the action clock's lights. Never earlier than the rules' latest time."""
+        t = max(now, self._rules_t)
+        to_act = self.clock.seat if self.clock.phase(t) != "expired" else None
+        return to_act, self.clock.lights(t)
+
+    def sensor_known(self, seat: int, sensor: str, detects: str | None = None) -> bool | None:
+        """What the rules believe a seat sensor shows: ``presence`` — a player seated (None: never reported);
+        ``device`` — a device of kind ``detects`` on."""
+        if sensor == "presence":
+            return self.conduct.present(seat)
+        return detects in self.conduct.snapshot()["seats"][seat - 1]["devices"]
+
     @property
     def deck_unregistered(self) -> bool:
         """The cards being dealt are tags of no registered deck (a new deck nobody registered)."""

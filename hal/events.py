@@ -70,17 +70,3 @@ class SensorEvent:
     active: bool
     detects: str | None = None
     duration_s: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ButtonCommand:
-    """A dealer console button was pressed (debounced): ``body`` has the shape of an MQTT command as the
-    controller is fed it (``rfid_table.service.commands.Command.as_input``): ``{"id", "role", "user", "command", ...}``.
-
-    A ``declare`` or ``start_clock`` body has no ``seat``: the button means the seat whose turn it is, which the
-    controller fills in.
-    """
-
-    t: float
-    button: str
-    body: dict

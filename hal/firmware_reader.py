@@ -72,6 +72,10 @@ class FirmwareReader:
         self._gap_pending = False  # frames were lost just before the next INVENTORY we will get
         self._requested_acked = False  # our REQUEST_INVENTORY was acknowledged; its cycle is whole
 
+    @property
+    def link_up(self) -> bool:
+        return self.link.is_up
+
     def poll(self, now: float) -> list[InventoryCycle]:
         cycles: list[InventoryCycle] = []
         for event in self.link.poll(now):

@@ -12,6 +12,9 @@ from hal.events import InventoryCycle, TagRead
 
 class ReaderBackend(Protocol):
     name: str
+    # whether the table sees this reader's cards now (False: its link is down); a reader without a link of its
+    # own inherits True by subclassing this protocol
+    link_up: bool = True
 
     def poll(self, now: float) -> list[InventoryCycle]:
         """Return the inventory cycles completed since the last poll (possibly none)."""
@@ -25,7 +28,7 @@ class TagField(Protocol):
     def tags_on(self, reader: str, antenna: int) -> list[str]: ...
 
 
-class SimulatedReader:
+class SimulatedReader(ReaderBackend):
     """A reader that sees a simulated table perfectly: every tag on an antenna is read once per cycle.
 
     The reads are built again only when something on the table moved: a table at rest costs nothing to read."""

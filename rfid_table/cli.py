@@ -151,16 +151,25 @@ def cmd_export(args: argparse.Namespace) -> int:
     return export.run(args)
 
 
+def _registration_simulation(args: argparse.Namespace):
+    """``--simulate``: the developer's tools' simulated field and technicians, for the operator's registration."""
+    if not args.simulate:
+        return None
+    from rfid_table.devtools.register_sim import SimulatedRegistration  # noqa: PLC0415 (only when asked)
+
+    return SimulatedRegistration
+
+
 def cmd_register_deck(args: argparse.Namespace) -> int:
     from rfid_table.ops.register import register_deck_command
 
-    return register_deck_command(args)
+    return register_deck_command(args, _registration_simulation(args))
 
 
 def cmd_register_chips(args: argparse.Namespace) -> int:
     from rfid_table.ops.register import register_chips_command
 
-    return register_chips_command(args)
+    return register_chips_command(args, _registration_simulation(args))
 
 
 def package_version() -> str:

@@ -6,7 +6,8 @@ for the seat, so the chips in play stay within what the table's chip set can mak
 the floor enters the stacks, the betting is played with random legal decisions (folds, checks,
 calls, bets and raises, all-ins), and ``sim.replay.HandScript`` turns it into moves: blinds and antes as chips,
 cards dealt one by one, bets pushed into the betting zones, folds to the muck, bets swept into the pot, burns and
-board cards, and the table cleared. One seeded generator: a seed replays a run.
+board cards, and the table cleared; the dealer shuffles, at least as long as the table takes to see the hand over,
+before the next hand's blinds. One seeded generator: a seed replays a run.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ class BettingDealer:
                  *, variant: str = "NLHE", blinds: tuple[int, int] = (1, 2), ante: int = 0,
                  buy_in_bb: int = 100, max_buy_ins: int = 5, command: Callable[[dict], None], pace_s: float = 1.0,
                  seed: int | None = None, error_rate: float = 0.0,
-                 exposed_procedure: str = EXPOSED_BURN_AFTER_DEAL, run_it_twice: float = 0.0):
+                 exposed_procedure: str = EXPOSED_BURN_AFTER_DEAL, run_it_twice: float = 0.0,
+                 hand_over_s: float = 0.0, read_s: float = 0.0):
         self.field = field
         self.uid_of_card = {card: uid for uid, card in deck.items()}
         rack: dict[int, list[str]] = {}
@@ -37,8 +39,9 @@ class BettingDealer:
         # Players bet round amounts: in units of the largest chip not above the small blind (25 at 50/100).
         self.unit = max((v for v in rack if v <= blinds[0]), default=min(rack))
         self.rng = random.Random(seed)
+        # read_s: how long the table takes to read a bet (``table_read_s``); nobody acts on a bet sooner
         self.script = HandScript(field, self.uid_of_card, rack, command, self.rng, pace_s=pace_s,
-                                 deal_s=pace_s * 0.3)
+                                 deal_s=pace_s * 0.3, read_s=read_s)
         self.players = sorted(players)
         self.variant = VARIANTS[variant]
         self.blinds = blinds
@@ -67,6 +70,12 @@ class BettingDealer:
         self.run_it_twice = run_it_twice
         self.runs_rng = random.Random(None if seed is None else f"run-it-twice/{seed}")
         self.runs_agreed = 0
+        # How long the table takes to see the hand over once the cards are gathered (``table_hand_over_s``). The
+        # dealer shuffles before the next blinds go in, and a real shuffle lasts longer than that; at a brisk
+        # pace the simulated one must too, or the next hand's blinds are read as bets of the last one.
+        if hand_over_s < 0:
+            raise ValueError(f"the time the table takes to end a hand is seconds from 0, not {hand_over_s}")
+        self.hand_over_s = hand_over_s
 
     def hand(self) -> Iterator[Move]:
         self.button = next((p for p in self.players if p > self.button), self.players[0])
@@ -109,7 +118,8 @@ class BettingDealer:
         for step in steps:
             yield Move(step.at - previous, step.describe, step.apply)
             previous = step.at
-        yield Move(self.script.pace_s * 2.5, "the table is clear", lambda: None)
+        yield Move(max(self.script.pace_s * 2.5, self.hand_over_s), "the dealer shuffles; the table is clear",
+                   lambda: None)
 
     def _second_run(self, hand: BettingHand, board: list[str], deck: list[str]) -> list[list[str]]:
         """The second board when the players, all-in with board cards still to come, agree to run it twice."""

@@ -157,10 +157,13 @@ class HandScript:
 
     def __init__(self, field: TableField, uid_of_card: Mapping[str, str], rack: Mapping[int, Sequence[str]],
                  command: Callable[[dict], None], rng: random.Random, pace_s: float = 0.8, deal_s: float = 0.3,
-                 announce_seats: bool = False):
+                 announce_seats: bool = False, read_s: float = 0.0):
         self.field, self.uid_of_card, self.command, self.rng = field, uid_of_card, command, rng
         self.announce_seats = announce_seats
         self.pace_s, self.deal_s = pace_s, max(CYCLE_S, deal_s)
+        # The next player acts, and the dealer collects, once the bet before is in: never sooner than the table
+        # takes to read it (its chips settled), however brisk the pace.
+        self.act_s = max(pace_s, read_s)
         self.chip_set = {uid: value for value, uids in rack.items() for uid in uids}
         self.denominations = tuple(sorted(rack))
         self._rack = {value: list(uids) for value, uids in rack.items()}
@@ -292,7 +295,7 @@ class HandScript:
                     zone_uids[s], zone_value[s] = [], 0
             if into_pot or back_to_players:
                 pot_uids.extend(into_pot)
-                at(pace, "the dealer collects the bets", lambda: (
+                at(self.act_s, "the dealer collects the bets", lambda: (
                     [self.field.place(u, "pot") for u in into_pot], [self.field.remove(u) for u in back_to_players]),
                    reads=1)
 
@@ -316,7 +319,7 @@ class HandScript:
             s = a.seat
             if a.kind == "fold":
                 for i, card in enumerate(dealt[s]):
-                    at(pace if i == 0 else CYCLE_S, f"seat {s} folds",
+                    at(self.act_s if i == 0 else CYCLE_S, f"seat {s} folds",
                        lambda card=card: self.field.place(self.uid_of_card[card], "muck"))
                 continue
             if a.kind == "check" or a.added == 0:
@@ -331,7 +334,7 @@ class HandScript:
                                                                                             self.denominations)
             else:
                 values = chips_for(a.added, smallest, self.denominations)
-            push(s, values, f"seat {s} {a.kind} to {a.to_amount}", pace)
+            push(s, values, f"seat {s} {a.kind} to {a.to_amount}", self.act_s)
         # run out the board where the hand went to a showdown
         if len(hand.live_seats) > 1:
             shared = (0, 3, 4, 5)[street]
@@ -350,7 +353,7 @@ class HandScript:
                         at(deal_s, f"board {card}", lambda card=card: self.field.place(self.uid_of_card[card],
                                                                                        "board"))
         collect(street)
-        at(pace, "the pot is pushed, the cards are gathered", self.field.clear, reads=0)
+        at(self.act_s, "the pot is pushed, the cards are gathered", self.field.clear, reads=0)
         return steps
 
     def _misdeal(self, steps: list[Step], t: float, hand: BettingHand, hole: Mapping[int, list[str]],

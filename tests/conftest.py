@@ -9,7 +9,8 @@ import pytest
 
 from rfid_table.ops.broker import PrivateBroker
 from rfid_table.config.table import MqttSettings, load_config
-from rfid_table.service.mqtt_client import make_client
+from rfid_table.mqtt import make_client
+from rfid_table.service.daemon import Sink
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE_10 = ROOT / "config" / "table-10.toml"
@@ -104,7 +105,7 @@ def recorder_factory(mqtt_settings):
         recorder.close()
 
 
-class ListSink:
+class ListSink(Sink):
     """The pipeline's sink where no broker is needed: keeps the live events and the latest snapshots; the delayed
     feed takes nothing."""
 

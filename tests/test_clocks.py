@@ -11,7 +11,8 @@ import dataclasses
 import pytest
 
 from conftest import ListSink
-from rfid_table.service.daemon import StopFlag, run_realtime
+from rfid_table.service.daemon import StopFlag
+from rfid_table.service.run import run_realtime
 from rfid_table.service.journal import Journal
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from rfid_table.service.timebase import TableClock

@@ -12,7 +12,7 @@ from rfid_table.config.table import MqttSettings
 from rfid_table.service.daemon import TablePipeline
 from rfid_table.ops.diag import render
 from rfid_table.service.journal import Journal
-from rfid_table.service.mqtt_client import make_client
+from rfid_table.mqtt import make_client
 from rfid_table.service.publisher import MqttPublisher
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 

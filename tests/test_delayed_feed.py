@@ -6,9 +6,10 @@ import pytest
 
 from rfid_table.service.journal import Journal
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
+from rfid_table.service.daemon import Sink
 
 
-class RecordingSink:
+class RecordingSink(Sink):
     """Records when (table time) each event reached each feed."""
 
     def __init__(self):

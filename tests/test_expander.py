@@ -41,12 +41,11 @@ from hal.gpio import (
     SimulatedGpio,
     expander_pin,
     open_gpio,
-    parse_pin_map,
     pin_label,
     split_expander_pin,
-    validate_pin_map,
 )
 from hal.zones import ZoneTracker
+from rfid_table.config.gpio import parse_pin_map, validate_pin_map
 from rfid_table.service.table_gpio import STATUS_PATTERNS, TableLights, show_lights
 from jsonschema import Draft202012Validator
 from rfid_table.cli import main

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hal.events import ButtonCommand, SensorEvent
+from hal.events import SensorEvent
 from hal.gpio import (
     BUTTONS,
     GpioError,
@@ -28,10 +28,10 @@ from hal.gpio import (
     choose_lgpio_chip,
     find_header_gpiochip,
     open_gpio,
-    parse_pin_map,
-    validate_pin_map,
 )
-from rfid_table.service.table_gpio import BUTTON_COMMANDS, STATUS_PATTERNS, GpioConsole, TableLights, light_levels, show_lights
+from rfid_table.config.gpio import parse_pin_map, validate_pin_map
+from rfid_table.service.table_gpio import (BUTTON_COMMANDS, STATUS_PATTERNS, ButtonCommand, GpioConsole, TableLights,
+                                          light_levels, show_lights)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -690,3 +690,16 @@ def test_the_lights_follow_the_table_state(lights):
     levels = light_levels(TableLights(to_act=1, clock={2: "blink"}, link_down=True), pins, 10.7,
                           since={"seat2.light": 10.0})
     assert levels == {12: True, 13: True, 26: False}  # seat 2 (active low) dark in its second half, status dark too
+
+
+def test_console_command_completes_declare_and_confirm_from_the_table_state():
+    """A declare press goes to the seat to act; the confirm key confirms the oldest ruling waiting, as the floor;
+    what the console cannot complete says why."""
+    base = {"id": "console-1", "role": "dealer", "user": "console"}
+    declare = ButtonCommand(1.0, "declare_call", {**base, "command": "declare", "declaration": "call"})
+    assert GpioConsole.command(declare, 4, []) == ({**declare.body, "seat": 4}, None)
+    assert GpioConsole.command(declare, None, [])[1] == "seat not known at the console"
+    confirm = ButtonCommand(2.0, "confirm", {**base, "command": "confirm"})
+    body, problem = GpioConsole.command(confirm, None, [7, 9])
+    assert problem is None and body["irregularity"] == 7 and body["role"] == "floor"
+    assert GpioConsole.command(confirm, None, [])[1] == "irregularity not known at the console"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from rfid_table.cli import main
+from rfid_table.service.daemon import Sink
 from rfid_table.service.journal import Journal, JournalRefused
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
@@ -139,7 +140,7 @@ def fill(disk: Path) -> Path:
     return filler
 
 
-class RecordingSink:
+class RecordingSink(Sink):
     """Every event, snapshot and diagnostics report the pipeline publishes; the broker acknowledges at once."""
 
     def __init__(self):

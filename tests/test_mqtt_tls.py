@@ -20,7 +20,7 @@ from rfid_table.ops.broker_setup import CardRoomBroker, main as broker_setup
 from rfid_table.cli import main
 from rfid_table.config.table import load_config
 from rfid_table.service.daemon import StopFlag
-from rfid_table.service.mqtt_client import make_client
+from rfid_table.mqtt import make_client
 from rfid_table.service.publisher import MqttPublisher
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 

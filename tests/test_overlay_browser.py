@@ -35,7 +35,7 @@ from conftest import ROOT
 from rfid_table.ops import broker_setup
 from rfid_table.ops.broker import PrivateBroker
 from rfid_table.config.table import MqttSettings
-from rfid_table.service.mqtt_client import make_client
+from rfid_table.mqtt import make_client
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (scripts/bootstrap)")

@@ -10,7 +10,7 @@ import pytest
 
 from rfid_table.config.table import MqttSettings, load_config
 from rfid_table.service.journal import Journal
-from rfid_table.service.mqtt_client import make_client
+from rfid_table.mqtt import make_client
 from rfid_table.service.publisher import MqttPublisher
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from conftest import ROOT, ListSink

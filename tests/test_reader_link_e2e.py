@@ -1,9 +1,10 @@
 """The daemon over the emulated reader firmware: unplug and replug while a hand is running."""
 
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
+from rfid_table.service.daemon import Sink
 
 
-class ListSink:
+class ListSink(Sink):
     def __init__(self):
         self.events = []
 

@@ -31,7 +31,7 @@ from firmware_bridge.messages import PROTOCOL_MAJOR, FaultCode
 from rfid_table.config.table import MqttSettings, load_config
 from rfid_table.service.daemon import StopFlag
 from rfid_table.service.journal import Journal
-from rfid_table.service.mqtt_client import make_client
+from rfid_table.mqtt import make_client
 from rfid_table.service.publisher import MqttPublisher
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 

@@ -100,7 +100,7 @@ def fresh_chip_table(broker):
     """The session's broker without what an earlier run of the chip table left retained (its status and
     snapshots), so the view starts from nothing, as at a table seen for the first time."""
     from rfid_table.config.table import MqttSettings  # noqa: PLC0415
-    from rfid_table.service.mqtt_client import make_client  # noqa: PLC0415
+    from rfid_table.mqtt import make_client  # noqa: PLC0415
 
     client = make_client(MqttSettings(host=broker.host, port=broker.port), "test-clear-retained")
     client.connect(broker.host, broker.port)
@@ -171,7 +171,7 @@ def test_the_floor_panel_keeps_an_item_until_the_floor_answers_it(fresh_chip_tab
         frame = watcher.wait_for(lambda f: re.search(r"floor: \d+ waiting", f))
         seq = int(re.search(r"confirm or override #(\d+)", frame).group(1))
         replies = recorder_factory("rfid-table/main-2/replies/#")
-        from rfid_table.service.mqtt_client import make_client  # noqa: PLC0415
+        from rfid_table.mqtt import make_client  # noqa: PLC0415
         from rfid_table.config.table import MqttSettings  # noqa: PLC0415
 
         floor = make_client(MqttSettings(host=broker.host, port=broker.port), "test-floor-console")

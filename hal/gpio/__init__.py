@@ -4,8 +4,7 @@ Inputs are the dealer's console buttons and two sensors per seat (a player is pr
 detected). Outputs are a light per seat and one table status light. The modules, each usable alone:
 
 * :mod:`hal.gpio.pins`: what a table can have and the pins as values (:class:`PinMap`, :class:`InputPin`, ...);
-* :mod:`hal.gpio.pin_map`: the ``[gpio]`` section, read by :func:`parse_pin_map` after :func:`validate_pin_map`
-  found nothing wrong with it;
+  the ``[gpio]`` section of a configuration becomes a :class:`PinMap` in :mod:`rfid_table.config.gpio`;
 * backends (:class:`GpioBackend`, in :mod:`hal.gpio.backend`), chosen by name: ``rpi`` (:mod:`hal.gpio.rpi`,
   with :mod:`hal.gpio.gpiochip` finding the header's chip) drives the pins through the ``RPi.GPIO`` module,
   imported only when that backend is opened, so this package imports on any laptop; ``sim``
@@ -26,7 +25,6 @@ from hal.gpio.gpiochip import HEADER_CHIP_LABELS, choose_lgpio_chip, find_header
 from hal.gpio.inputs import GpioInputs
 from hal.gpio.mcp23017 import ExpandedGpio, Mcp23017Expanders
 from hal.gpio.outputs import SEAT_BLINK, GpioOutputs, Pattern, pattern_lit
-from hal.gpio.pin_map import KeyPath, describe_value, parse_pin_map, validate_pin_map
 from hal.gpio.pins import (
     BACKENDS,
     BUTTONS,
@@ -70,9 +68,9 @@ __all__ = [
     "I2C_PULLED_UP", "LIGHT_MODES", "MAX_DEBOUNCE_MS", "MAX_SEATS", "PHYSICAL_PINS", "PULLS", "RESERVED_GPIO",
     "SEAT_BLINK", "SEAT_KEYS",
     "EdgeCallback", "ExpandedGpio", "Expander", "GpioBackend", "GpioError", "GpioInputEvent", "GpioInputs",
-    "GpioOutputs", "GpioUnavailable", "InputKind", "InputPin", "KeyPath", "Mcp23017Expanders", "OutputKind",
+    "GpioOutputs", "GpioUnavailable", "InputKind", "InputPin", "Mcp23017Expanders", "OutputKind",
     "OutputPin", "Pattern", "PinMap", "RpiGpioBackend", "SimulatedGpio",
-    "choose_lgpio_chip", "describe_value", "expander_pin", "expander_pin_name", "find_header_gpiochip",
-    "gpiochip_label", "open_backend", "open_gpio", "parse_pin_map", "pattern_lit", "pin_label",
-    "split_expander_pin", "validate_pin_map",
+    "choose_lgpio_chip", "expander_pin", "expander_pin_name", "find_header_gpiochip",
+    "gpiochip_label", "open_backend", "open_gpio", "pattern_lit", "pin_label",
+    "split_expander_pin",
 ]

@@ -119,6 +119,18 @@ class Mcp23017:
     def outputs(self) -> int:
         return ~self.iodir & 0xFFFF
 
+    def set_shadow(self, register_a: int, value: int) -> int:
+        """Set the shadow of a register pair the driver writes (IODIRA, GPPUA, OLATA); returns the previous value."""
+        if register_a == IODIRA:
+            old, self.iodir = self.iodir, value
+        elif register_a == GPPUA:
+            old, self.gppu = self.gppu, value
+        elif register_a == OLATA:
+            old, self.olat = self.olat, value
+        else:
+            raise ValueError(f"no shadow of register {register_a:#04x}")
+        return old
+
     def write_port(self, register_a: int, value: int, port: int) -> None:
         """Write one port's byte of a 16-bit register pair (port 0: A, 1: B)."""
         self.bus.write_byte_data(self.expander.address, register_a + port, value >> (8 * port) & 0xFF)
@@ -231,7 +243,7 @@ class Mcp23017Expanders:
         self._check_pull(pin, pull)
         gppu = chip.gppu | bit if pull == "up" else chip.gppu & ~bit
         changed = self._update(chip, f"set up {self._label(pin)} as an input",
-                               ((GPPUA, "gppu", gppu), (IODIRA, "iodir", chip.iodir | bit)))
+                               ((GPPUA, gppu), (IODIRA, chip.iodir | bit)))
         if changed and chip.ok:  # a new pull or direction can change what the pins read
             self._sample(chip, None)
 
@@ -240,7 +252,7 @@ class Mcp23017Expanders:
         olat = chip.olat | bit if initial else chip.olat & ~bit
         chip.off = chip.off | bit if initial else chip.off & ~bit  # set up off: that is its inactive level
         self._update(chip, f"set up {self._label(pin)} as an output",
-                     ((OLATA, "olat", olat), (IODIRA, "iodir", chip.iodir & ~bit)))  # the latch first
+                     ((OLATA, olat), (IODIRA, chip.iodir & ~bit)))  # the latch first
 
     def read(self, pin: int) -> bool:
         """An input's level at the last poll (no transfer); an output's latch."""
@@ -251,7 +263,7 @@ class Mcp23017Expanders:
         chip, bit = self._chip(pin)
         if not chip.outputs & bit:
             raise GpioError(f"{self._label(pin)} is not set up as an output")
-        self._update(chip, "write the lights", ((OLATA, "olat", chip.olat | bit if level else chip.olat & ~bit),))
+        self._update(chip, "write the lights", ((OLATA, chip.olat | bit if level else chip.olat & ~bit),))
 
     def watch(self, pin: int, callback: EdgeCallback) -> None:
         self._chip(pin)
@@ -290,12 +302,11 @@ class Mcp23017Expanders:
         self._buses.clear()
 
     # transfers and faults
-    def _update(self, chip: Mcp23017, what: str, changes: Iterable[tuple[int, str, int]]) -> bool:
+    def _update(self, chip: Mcp23017, what: str, changes: Iterable[tuple[int, int]]) -> bool:
         """Set shadow registers and write the ports that changed (in the order given); True if any did."""
         changed = False
-        for register, attribute, value in changes:
-            old = getattr(chip, attribute)
-            setattr(chip, attribute, value)
+        for register, value in changes:
+            old = chip.set_shadow(register, value)
             for port in (0, 1):
                 if (old ^ value) >> (8 * port) & 0xFF:
                     changed = True

@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from hal.gpio import describe_value
+
+def describe_value(value: Any) -> str:
+    """A configuration value of the wrong type as an error message names it: "a table", "a list", "str 'x'"."""
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return f"{type(value).__name__} {value!r}"
+
 
 UID = re.compile(r"^[0-9A-F]{8,20}$")
 # What a configuration, a chip registry or a TLS file may be: the largest real one (a registry of tens of

@@ -32,8 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from hal.gpio import describe_value
-from rfid_table.config.checker import UID, Checker, ConfigError, Problem, parse_toml, read_config_text
+from rfid_table.config.checker import UID, Checker, ConfigError, Problem, describe_value, parse_toml, read_config_text
 
 SET_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # a bare TOML key; the daemon may name it in MQTT payloads
 MAX_DENOMINATION = 1_000_000_000

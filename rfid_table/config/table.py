@@ -17,10 +17,12 @@ from controller.chip_betting import BettingSetup
 from controller.levels import Level
 from controller.player_limits import limit_rule, max_players
 from controller.table import TableSetup
-from hal.gpio import PinMap, describe_value, parse_pin_map, validate_pin_map
+from hal.gpio import PinMap
 from hal.zone_names import FIXED_ZONES, SEAT_ZONE_KINDS, Zone
 from hal.zones import DebounceSettings
-from rfid_table.config.checker import Checker, ConfigError, UnreadableFile, parse_toml, read_bounded, read_config_text
+from rfid_table.config.checker import (Checker, ConfigError, UnreadableFile, describe_value, parse_toml, read_bounded,
+                                       read_config_text)
+from rfid_table.config.gpio import parse_pin_map, validate_pin_map
 from rfid_table.config.registry import load_chip_registry
 
 EX_CONFIG = 78  # sysexits.h: configuration error
@@ -387,9 +389,10 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
         zones[zname] = (reader, antenna)
     if zone_tables is not None:  # (a missing [zones] table is one problem, not one per zone)
         for seat in range(1, (seats or 0) + 1):
-            if f"seat{seat}.cards" not in zones and not _reported(c, f"zones.seat{seat}.cards"):
-                c.problem(("zones", f"seat{seat}"), f"seat {seat} has no card zone (add seat{seat}.cards = "
-                                                     "{ reader = \"NAME\", antenna = N })")
+            cards = Zone("cards", seat).name
+            if cards not in zones and not _reported(c, f"zones.{cards}"):
+                c.problem(("zones", cards.partition(".")[0]), f"seat {seat} has no card zone (add {cards} = "
+                                                              "{ reader = \"NAME\", antenna = N })")
         for required in ("board", "burn", "muck"):
             if required not in zones and not _reported(c, f"zones.{required}"):
                 c.problem(("zones", required), "missing: every table needs a board, a burn and a muck zone")

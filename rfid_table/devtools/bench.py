@@ -28,6 +28,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from hal.zone_names import Zone
 from rfid_table.devtools.bench_reader import measure_reader, report_lines
 from rfid_table.devtools import bench_journal
 from rfid_table.service import systemd
@@ -36,7 +37,7 @@ from rfid_table.package_data import CONFIG_DIR
 from rfid_table.config.table import MqttSettings, load_config
 from rfid_table.service.equity_worker import measure_equity
 from rfid_table.service.contract import QOS, Topics
-from rfid_table.service.mqtt_client import make_client
+from rfid_table.mqtt import make_client
 from rfid_table.service.publisher import MqttPublisher
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
@@ -446,7 +447,7 @@ def _table_world(conn, config_path: str, link_dir: str, noise: float, seed: int,
                     (count,) = arguments
                     field.clear()
                     deck = list(config.decks[config.active_deck])
-                    cards = [f"seat{s}.cards" for s in range(1, config.seats + 1) for _ in range(2)]
+                    cards = [Zone("cards", s).name for s in range(1, config.seats + 1) for _ in range(2)]
                     cards += ["board"] * 5 + ["burn"] * 3
                     for uid, zone in zip(deck, cards):
                         field.place(uid, zone)
@@ -611,7 +612,7 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
     reads: dict[tuple[str, str], deque[float]] = defaultdict(deque)  # (card, zone) → first reads, oldest first
     expected = 0
     for uid, zone, _placed, read_at in sorted(first_reads, key=lambda r: r[3]):
-        if zone.endswith(".cards") or zone in ("board", "burn"):
+        if Zone.parse(zone).place in ("seat", "board", "burn"):
             reads[(card_of.get(uid), zone)].append(read_at)
             expected += 1
     latencies, false_events = [], 0
@@ -622,7 +623,7 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
             continue
         if kind not in FIRST_READ_EVENTS:
             continue
-        zone = f"seat{event['seat']}.cards" if kind == "card_dealt" else FIRST_READ_EVENTS[kind]
+        zone = Zone("cards", event["seat"]).name if kind == "card_dealt" else FIRST_READ_EVENTS[kind]
         waiting = reads.get((event.get("card"), zone))
         if not waiting or waiting[0] > arrived:
             false_events += 1

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from rfid_table.config.table import load_config
+from rfid_table.service.daemon import Sink
 from rfid_table.service.journal import Journal
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from rfid_table.package_data import CONFIG_DIR
@@ -34,7 +35,7 @@ from rfid_table.package_data import CONFIG_DIR
 CONFIG = CONFIG_DIR / "table-10.toml"
 
 
-class _DurabilityCheckingSink:
+class _DurabilityCheckingSink(Sink):
     """Counts the published events, and refuses any the journal does not hold yet."""
 
     def __init__(self, journal: Journal):

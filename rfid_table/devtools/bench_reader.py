@@ -26,6 +26,7 @@ import serial
 
 from firmware_bridge.codec import FrameDecoder
 from firmware_bridge.messages import Inventory, InventoryFlag
+from hal.zone_names import Zone
 from sim.pn5180 import ModelledReader, find_micropython, firmware_config
 
 PICO_HEAP_KB = 190  # what MicroPython leaves for the heap on an RP2040 (264 KB SRAM)
@@ -34,7 +35,8 @@ CHIP = "E0040150D1%06X"
 LOADS = (("2 cards", CARD, 2), ("stack of 10 chips", CHIP, 10), ("stack of 20 chips", CHIP, 20),
          ("stack of 40 chips", CHIP, 40), ("muck of 40 cards", CARD, 40))
 # A 10-seat table mid-hand: zone -> tags lying on it
-TABLE = ([(f"seat{i}.cards", CARD, 2) for i in range(1, 11)] + [(f"seat{i}.bets", CHIP, 10) for i in range(1, 11)]
+TABLE = ([(Zone("cards", i).name, CARD, 2) for i in range(1, 11)]
+         + [(Zone("bets", i).name, CHIP, 10) for i in range(1, 11)]
          + [("board", CARD, 5), ("burn", CARD, 3), ("muck", CARD, 20), ("pot", CHIP, 40), ("dealer.tray", CHIP, 0)])
 
 
@@ -149,7 +151,7 @@ def measure_arrival(design: str, cards: int = 12, seed: int = 1) -> dict:
     for wire, antenna in enumerate(antennas):
         _zone, uid_format, count = TABLE[antenna]
         field.tags[wire + 1] = [uid_format % (antenna * 100 + i + 1) for i in range(count)]
-    seats = [wire for wire, antenna in enumerate(antennas) if TABLE[antenna][0].endswith(".cards")]
+    seats = [wire for wire, antenna in enumerate(antennas) if Zone.parse(TABLE[antenna][0]).place == "seat"]
     rng = random.Random(seed)
 
     def job(device, host):

@@ -21,16 +21,19 @@ import secrets
 import select
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from hal.firmware_reader import serial_reader
+from hal.zone_names import Zone
 from hal.readers import ReaderBackend, SimulatedReader
 from controller.rules import profile as rule_profile
 from rfid_table.config.table import ENGINE_VARIANTS, TableConfig
 from rfid_table.ops.broker_login import EX_NOPERM, probe_login
 from rfid_table.service import systemd
-from rfid_table.service.daemon import Sink, StopFlag, TablePipeline, run_cycles
+from rfid_table.service.daemon import Sink, StopFlag, TablePipeline
 from rfid_table.service.table_gpio import TableGpio
 from rfid_table.service.timebase import TableClock, system_clock
 from rfid_table.service.journal import Journal
@@ -48,6 +51,40 @@ command_log = logging.getLogger("rfid_table")  # the command's own messages, nam
 MAX_BACKLOG = 500  # messages
 LINK_FAULTS = (Fault.BIT_FLIP, Fault.DROP, Fault.DUPLICATE, Fault.TRUNCATE, Fault.GARBAGE)
 PTY_WAIT_S = 0.05  # how long to wait for bytes in flight through the pty before stepping on
+
+
+
+def run_cycles(
+    step: Callable[[float, float], object],
+    cycle_s: float,
+    stop: StopFlag,
+    speed: float = 1.0,
+    before_step: Callable[[float], bool] | None = None,
+    idle: Callable[[float], None] | None = None,
+    clock: TableClock | None = None,
+) -> None:
+    """Call ``step(t, wall)`` (a pipeline's) every ``cycle_s`` of simulated table time until ``stop`` (or
+    ``before_step`` returns False).
+
+    Table time starts at ``clock``'s (continuing a journal's) and runs ``speed`` times faster than the monotonic
+    clock; ``speed=0`` runs as fast as possible (simulation only: a real reader sets its own pace). The events'
+    wall stamps run with it from the wall time at the start, so a fast simulation reads like a real table. Time
+    between cycles goes to ``idle`` (the publisher's network work) or is slept.
+    """
+    clock = clock or TableClock()
+    start_mono = time.monotonic()
+    start_table = t = clock.now()
+    start_wall = clock.wall()
+    while not stop.is_set():
+        if before_step is not None and not before_step(t):
+            break
+        step(t, start_wall + (t - start_table))
+        t += cycle_s
+        delay = start_mono + (t - start_table) / speed - time.monotonic() if speed > 0 else 0.0
+        if idle is not None:
+            idle(max(delay, 0.0))
+        elif delay > 0:
+            stop.event.wait(delay)
 
 
 @dataclass(frozen=True)
@@ -142,7 +179,8 @@ class SimulatedTable:
                 variant=ENGINE_VARIANTS[game.variant], blinds=(game.small_blind, game.big_blind), ante=game.ante,
                 command=self._floor_command, pace_s=options.pace_s, seed=options.seed,
                 error_rate=options.dealer_errors, exposed_procedure=exposed_procedure,
-                run_it_twice=options.run_it_twice)
+                run_it_twice=options.run_it_twice, hand_over_s=table_hand_over_s(config),
+                read_s=table_read_s(config))
         else:
             each = options.dealer_errors / 4  # the errors a single deck can make, equally often
             self.dealer = SimDealer(
@@ -282,6 +320,24 @@ class SimulatedTable:
         if self._links_dir is not None:
             self._links_dir.cleanup()
             self._links_dir = None
+
+
+def table_hand_over_s(config: TableConfig) -> float:
+    """How long after the dealer gathers the cards the table ends the hand: the last card zone's absence time,
+    then ``clear_after_s`` of a clear table, and two reader cycles for the last reads and the tick."""
+    absent_s = max(config.debounce[Zone.parse(zone).holds].absent_after_s for zone in config.zones
+                   if Zone.parse(zone).holds != "chips")
+    return absent_s + config.clear_after_s + _two_cycles(config)
+
+
+def table_read_s(config: TableConfig) -> float:
+    """How long after a push the table has read the bet: its chips settled (``[game] settle_ms``), and two reader
+    cycles for the last reads and the tick."""
+    return config.game.settle_s + _two_cycles(config)
+
+
+def _two_cycles(config: TableConfig) -> float:
+    return 2 * max(r.cycle_s for r in config.readers.values())
 
 
 def _wait_readable(transport) -> None:

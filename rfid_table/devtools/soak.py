@@ -269,7 +269,7 @@ def _cpu_self() -> float:
 def _check(settings: MqttSettings, prefix: str, first_expected: dict[str, int], speed: float, conn) -> None:
     """The checking subscriber's process: answers the main process's commands over ``conn``."""
     from rfid_table.service.contract import QOS
-    from rfid_table.service.mqtt_client import make_client
+    from rfid_table.mqtt import make_client
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the main process: it stops the run and reports
     checker = Checker(prefix, first_expected, speed)
@@ -620,7 +620,7 @@ def soak(args: argparse.Namespace) -> dict:
         conf, queue_limit = soak_broker_conf(Path(workdir.name))
         broker = _start_broker(conf)
         settings = MqttSettings(host=broker.host, port=broker.port)
-        broker_pid = broker._proc.pid if broker._proc is not None else None
+        broker_pid = broker.pid
     tables: list[Table] = []
     checker = None
     sampler = Sampler(broker_pid)

@@ -82,6 +82,11 @@ class PrivateBroker:
         self.stop()
         raise BrokerError(f"mosquitto did not listen on port {self.port} within {timeout_s} s")
 
+    @property
+    def pid(self) -> int | None:
+        """The running Mosquitto's process id (None: not started, or stopped)."""
+        return self._proc.pid if self._proc is not None else None
+
     def overlay_url(self, table: str, **query: str) -> str:
         """The overlay page on this broker's WebSocket listener, for ``table`` (docs/overlay.md)."""
         return f"http://{self.host}:{self.ws_port}/index.html?" + urlencode({"table": table, **query})

@@ -21,7 +21,7 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 
 from rfid_table.config.table import MqttSettings
-from rfid_table.service.mqtt_client import make_client
+from rfid_table.mqtt import make_client
 
 PASSWORD_ENV = "RFID_TABLE_PASSWORD"
 EX_NOPERM = 77  # sysexits.h: the broker refused these credentials

@@ -14,7 +14,7 @@ import time
 from rfid_table.ops.broker_login import LinkState, connect_viewer, refused_text
 from rfid_table.config.table import MqttSettings
 from rfid_table.service.contract import QOS, Topics
-from rfid_table.service.mqtt_client import make_client
+from rfid_table.mqtt import make_client
 
 
 def render(report: dict | None, status: str) -> str:

@@ -14,7 +14,8 @@ registry (``rfid_table.config.registry``) is rewritten at the end.
 
 Tags are read through the HAL exactly as the daemon reads them: the configured reader's backend (``serial``
 or ``usb`` over the firmware protocol), one inventory cycle at a time. For a ``sim`` reader, ``--simulate``
-lets a virtual technician place new tags on a simulated field (``sim.field``).
+lets a virtual technician place new tags on a simulated field (``rfid_table.devtools.register_sim``, handed in by
+the command line).
 
 Presence on the registration antenna is debounced with the table's own settings (``[hal.cards]``,
 ``[hal.chips]``): a tag is on the antenna after that many reads in a row and gone after that long without
@@ -48,7 +49,6 @@ from rfid_table.config.registry import (
     write_atomically,
     write_chip_registry,
 )
-from sim.field import TableField
 
 EX_ABORTED = 130  # the shell's code for a command ended by Ctrl-C
 EX_CANTCREAT = 73  # sysexits.h: the file cannot be written
@@ -57,7 +57,6 @@ SETTLE_CYCLES = 2  # cycles after a new tag counts as present before it is taken
 STALL_S = 5.0  # a stack registration that stops short this long names the cards still unread
 POLL_S = 0.01  # the longest wait between two polls of a firmware reader
 WAITING_HINT_S = 3.0  # a reader not up this long after the start: say why
-REGISTER_ZONE = "register"  # the registration antenna's zone in the simulated field
 DECK_SIZE = len(FULL_DECK)
 SUIT_NAMES = {"s": "spades", "h": "hearts", "d": "diamonds", "c": "clubs"}
 
@@ -620,81 +619,20 @@ class Console:
         return [line.decode(errors="replace") for line in complete]
 
 
-class DeckTechnician:
-    """A virtual technician for ``--simulate``: puts a new card on the antenna each time the last one is taken."""
-
-    def __init__(self, field: TableField, rng: random.Random, pace_s: float, taken: set[str]):
-        self.field, self.rng, self.pace_s, self.taken = field, rng, pace_s, set(taken)
-        self.placed = 0
-        self.due: float | None = None
-
-    def new_uid(self) -> str:
-        while True:
-            uid = f"E00401{self.rng.getrandbits(40):010X}"
-            if uid not in self.taken:
-                self.taken.add(uid)
-                return uid
-
-    def step(self, now: float, session) -> None:
-        if session.done or len(session.uid_of) < self.placed:
-            return
-        if self.due is None:
-            self.due = now + self.pace_s
-        if now >= self.due:
-            self.field.place(self.new_uid(), REGISTER_ZONE)
-            self.placed += 1
-            self.due = None
-
-
-class StackTechnician:
-    """The simulated technician of a registration from a list: the listed tags go down in handfuls."""
-
-    def __init__(self, field: TableField, rng: random.Random, pace_s: float, uids: list[str]):
-        self.field, self.rng, self.pace_s = field, rng, pace_s
-        self.left = list(uids)
-        rng.shuffle(self.left)
-        self._next = 0.0
-
-    def step(self, now: float, session) -> None:
-        if now < self._next or not self.left:
-            return
-        self._next = now + self.pace_s
-        handful, self.left = self.left[:13], self.left[13:]
-        for uid in handful:
-            self.field.place(uid, REGISTER_ZONE)
-
-
-class ChipTechnician(DeckTechnician):
-    """Puts new chips on the antenna in stacks of up to ``stack`` chips."""
-
-    def __init__(self, field: TableField, rng: random.Random, pace_s: float, taken: set[str], count: int,
-                 stack: int = 10):
-        super().__init__(field, rng, pace_s, taken)
-        self.count, self.stack = count, stack
-
-    def step(self, now: float, session) -> None:
-        if session.done or len(session.new) < self.placed or self.placed >= self.count:
-            return
-        if self.due is None:
-            self.due = now + self.pace_s
-        if now >= self.due:
-            for _ in range(min(self.stack, self.count - self.placed)):
-                self.field.place(self.new_uid(), REGISTER_ZONE)
-                self.placed += 1
-            self.due = None
-
-
-def open_registration_reader(config: TableConfig, reader: str, antenna: int, simulate: bool):
-    """The HAL reader for the registration antenna; with ``simulate``, also the simulated field it reads."""
+def open_registration_reader(config: TableConfig, reader: str, antenna: int, simulation: Any = None):
+    """The HAL reader for the registration antenna; with ``simulation`` (``--simulate``: the developer's tools'
+    ``SimulatedRegistration`` class, given by the command line), also the simulated registration it reads: its
+    field, and the virtual technicians that place tags on it."""
     settings = config.readers[reader]
-    if settings.backend == "sim" and not simulate:
+    if settings.backend == "sim" and simulation is None:
         raise Abort(f"reader {reader!r} uses the simulated backend: add --simulate, and a virtual technician "
                     "places new tags on it", 2)
-    if simulate and settings.backend != "sim":
+    if simulation is not None and settings.backend != "sim":
         raise Abort(f"--simulate needs a reader with backend \"sim\"; reader {reader!r} is {settings.backend!r} "
                     "(made-up tags have no place in a real table's files)", 2)
-    field = TableField({REGISTER_ZONE: (reader, antenna)}) if simulate else None
-    return open_reader(settings.name, settings.backend, settings.antennas, settings.link, field=field), field
+    simulated = simulation(reader, antenna) if simulation is not None else None
+    field = simulated.field if simulated is not None else None
+    return open_reader(settings.name, settings.backend, settings.antennas, settings.link, field=field), simulated
 
 
 def run_session(session, reader: ReaderBackend, antenna: int, say: Callable[[str], None], *,
@@ -798,12 +736,12 @@ def _run_tool(tool: str, list_kind: str, args, body: Callable[[Any], int]) -> in
         return EX_ABORTED
 
 
-def register_deck_command(args) -> int:
+def register_deck_command(args, simulation: Any = None) -> int:
     """``rfid-table register-deck CONFIG --deck ID (--zone NAME | [--reader R] --antenna N) [--replace]``."""
-    return _run_tool("rfid-table register-deck", "deck list", args, _register_deck)
+    return _run_tool("rfid-table register-deck", "deck list", args, lambda a: _register_deck(a, simulation))
 
 
-def _register_deck(args) -> int:
+def _register_deck(args, simulation: Any) -> int:
     reader = None
     try:
         if not DECK_ID.fullmatch(args.deck):
@@ -818,29 +756,29 @@ def _register_deck(args) -> int:
         from_file = getattr(args, "from_file", None)
         listed = _deck_list(from_file, plan.known) if from_file else None  # a bad list stops before the reader
         name, antenna, where = registration_antenna(plan.config, args.zone, args.reader, args.antenna)
-        reader, field = open_registration_reader(plan.config, name, antenna, args.simulate)
+        reader, simulated = open_registration_reader(plan.config, name, antenna, simulation)
         debounce = plan.config.debounce["cards"]
         watch = AntennaWatch(debounce.present_after_cycles, debounce.absent_after_s)
         technician = None
         if listed is not None:
             session = StackSession(args.deck, listed, from_file, plan.known, watch, _say)
-            if field is not None:
-                technician = StackTechnician(field, random.Random(args.seed), args.pace, list(listed))
+            if simulated is not None:
+                technician = simulated.stack_technician(random.Random(args.seed), args.pace, list(listed))
             print(f"Registering deck {args.deck} from {from_file} into {args.config}, on {where}.", flush=True)
             print(f"Place the deck on the antenna: the {DECK_SIZE} tags of the list must all be read. Ctrl-C aborts "
                   "without writing anything.", flush=True)
         else:
             session = DeckSession(args.deck, plan.known, watch, _say)
-            if field is not None:
-                technician = DeckTechnician(field, random.Random(args.seed), args.pace, set(plan.known))
+            if simulated is not None:
+                technician = simulated.deck_technician(random.Random(args.seed), args.pace, set(plan.known))
             print(f"Registering deck {args.deck} into {args.config}, on {where}.", flush=True)
             print(f"Place the {DECK_SIZE} cards one at a time, in this order: 2s 3s … Ks As, then the hearts, "
                   "diamonds and clubs the same way (2h … Ah, 2d … Ad, 2c … Ac).", flush=True)
             print("Type 'undo' and Enter to take back the last card. Ctrl-C aborts without writing anything."
-                  + (" (Simulated: a virtual technician places new cards.)" if field is not None else ""),
+                  + (" (Simulated: a virtual technician places new cards.)" if simulated is not None else ""),
                   flush=True)
         run_session(session, reader, antenna, _say, console=Console(), technician=technician,
-                    cycle_s=plan.config.readers[name].cycle_s, virtual_clock=field is not None and args.pace <= 0)
+                    cycle_s=plan.config.readers[name].cycle_s, virtual_clock=simulated is not None and args.pace <= 0)
         reader = _close(reader)
         try:
             placement, config = write_deck(args.config, args.deck, session.uid_of, args.replace)
@@ -866,12 +804,12 @@ def _deck_list(path: str, known: Known) -> dict[str, str]:
     return listed
 
 
-def register_chips_command(args) -> int:
+def register_chips_command(args, simulation: Any = None) -> int:
     """``rfid-table register-chips REGISTRY --set ID (--denomination V --config TABLE ... | --from-file FILE)``."""
-    return _run_tool("rfid-table register-chips", "chip list", args, _register_chips)
+    return _run_tool("rfid-table register-chips", "chip list", args, lambda a: _register_chips(a, simulation))
 
 
-def _register_chips(args) -> int:
+def _register_chips(args, simulation: Any) -> int:
     reader = None
     try:
         if not DECK_ID.fullmatch(args.set):
@@ -907,24 +845,24 @@ def _register_chips(args) -> int:
             if args.denomination is None:
                 raise Abort("give --denomination V: the value of the chips about to be placed", 2)
             name, antenna, where = registration_antenna(config, args.zone, args.reader, args.antenna)
-            reader, field = open_registration_reader(config, name, antenna, args.simulate)
+            reader, simulated = open_registration_reader(config, name, antenna, simulation)
             known = known_tags(config.decks, registry)
             debounce = config.debounce["chips"]
-            count = args.count if args.count or field is None else 20
+            count = args.count if args.count or simulated is None else 20
             session = ChipSession(args.set, args.denomination, known, AntennaWatch(
                 debounce.present_after_cycles, debounce.absent_after_s), _say, count)
             technician = None
-            if field is not None:
-                technician = ChipTechnician(field, random.Random(args.seed), args.pace, set(known), count)
+            if simulated is not None:
+                technician = simulated.chip_technician(random.Random(args.seed), args.pace, set(known), count)
             print(f"Registering chips of set {args.set} into {path}, on {where}.", flush=True)
             print("Place the chips, a stack at a time if you like: every new tag is registered with the "
                   "denomination in force." + (f" The tool stops after {count} chips." if count else ""), flush=True)
             print("Type a denomination and Enter to switch to it, 'done' and Enter to write the registry. "
                   "Ctrl-C aborts without writing anything."
-                  + (" (Simulated: a virtual technician places new chips.)" if field is not None else ""),
+                  + (" (Simulated: a virtual technician places new chips.)" if simulated is not None else ""),
                   flush=True)
             run_session(session, reader, antenna, _say, console=Console(), technician=technician,
-                        cycle_s=config.readers[name].cycle_s, virtual_clock=field is not None and args.pace <= 0)
+                        cycle_s=config.readers[name].cycle_s, virtual_clock=simulated is not None and args.pace <= 0)
             reader = _close(reader)
             new = dict(session.new)
         if not new:

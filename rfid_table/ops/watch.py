@@ -33,7 +33,7 @@ from rich.text import Text
 from rfid_table.ops.broker_login import LinkState, connect_viewer, refused_text
 from rfid_table.config.table import MqttSettings
 from rfid_table.service.contract import QOS, Topics
-from rfid_table.service.mqtt_client import make_client
+from rfid_table.mqtt import make_client
 
 SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}
 SECURE_GRACE_S = 3.0  # retained snapshots arrive together at subscription: the secure one this late is withheld

@@ -25,10 +25,10 @@ import hashlib
 import logging
 import pickle
 import types
-from pathlib import Path
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from typing import Any
 
-import controller
 from rfid_table.service.journal import Checkpoint
 
 log = logging.getLogger(__name__)
@@ -39,12 +39,24 @@ LEGACY_FORMAT = "pickle-v1"  # a pickle without a code version, from before expl
 STATE_VERSION = 1
 
 
+def _sources(package: Traversable, parts: tuple[str, ...]) -> list[tuple[tuple[str, ...], Traversable]]:
+    """Every ``*.py`` of an installed package, by its path's parts from the package's parent."""
+    found = []
+    for entry in package.iterdir():
+        if entry.is_dir():
+            found += _sources(entry, (*parts, entry.name))
+        elif entry.name.endswith(".py"):
+            found.append(((*parts, entry.name), entry))
+    return found
+
+
 def _code_version() -> str:
-    """A digest of every source file whose classes a pickled controller holds."""
-    root = Path(controller.__file__).resolve().parents[1]  # where controller/ and hal/ are installed
+    """A digest of every source file whose classes a pickled controller holds (read as the installed package's
+    resources, wherever it is installed)."""
+    sources = [*_sources(files("controller"), ("controller",)), (("hal", "events.py"), files("hal") / "events.py")]
     digest = hashlib.sha256()
-    for source in sorted([*(root / "controller").rglob("*.py"), root / "hal" / "events.py"]):
-        digest.update(source.relative_to(root).as_posix().encode() + b"\0" + source.read_bytes() + b"\0")
+    for parts, source in sorted(sources, key=lambda item: item[0]):
+        digest.update("/".join(parts).encode() + b"\0" + source.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 

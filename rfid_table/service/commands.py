@@ -100,7 +100,11 @@ def loggable(text: object) -> str:
 
 
 @dataclass(frozen=True)
-class Command:
+class AdmittedCommand:
+    """A command from the network that passed the gate (retain flag, rate limit, parser): who sent it and what it
+    asks. :meth:`as_input` is the body the journal keeps and the controller turns into its own
+    ``controller.commands.Command``."""
+
     id: str
     role: str
     user: str
@@ -273,7 +277,7 @@ def _name_refusal(body: dict, command_id: str) -> CommandError | None:
     return CommandError("name", f"{problem} (expected {COMMANDS['seat_player'][1]['name'][2]})", command_id)
 
 
-def parse_command(topic: str, payload: bytes, base: str, seats: int, decks: tuple[str, ...]) -> Command:
+def parse_command(topic: str, payload: bytes, base: str, seats: int, decks: tuple[str, ...]) -> AdmittedCommand:
     """The validated command, or :class:`CommandError` naming the field that is wrong.
 
     The payload is checked against the published schema (``schemas/command.schema.json``), then against what only
@@ -317,7 +321,7 @@ def parse_command(topic: str, payload: bytes, base: str, seats: int, decks: tupl
         # the schema's pattern, as Python's re reads it, lets a final newline through ("3\n")
         if not (key.isascii() and key.isdigit() and 1 <= int(key) <= seats):
             raise CommandError("stacks", f"no seat {key!r}: the table has seats 1 to {seats}", command_id)
-    return Command(command_id, role, user, name, args)
+    return AdmittedCommand(command_id, role, user, name, args)
 
 
 class CommandRateLimit:
@@ -361,7 +365,7 @@ class CommandGate:
         self.base = base
         self.rate_limit = rate_limit or CommandRateLimit()
 
-    def admit(self, topic: str, payload: bytes, retained: bool, seats: int, decks: tuple[str, ...]) -> Command:
+    def admit(self, topic: str, payload: bytes, retained: bool, seats: int, decks: tuple[str, ...]) -> AdmittedCommand:
         who = sender(topic, self.base)
         if who is not None and not self.rate_limit.allow(who):
             raise CommandError("rate", f"more than {self.rate_limit.per_s:g} commands a second from "

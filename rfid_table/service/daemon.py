@@ -1,7 +1,9 @@
-"""Wire the layers together: readers → zone tracker (HAL) → controller → publisher.
+"""The table's pipeline: readers → zone tracker (HAL) → controller → journal → publisher.
 
-Data flows one way. The loop polls the readers once per cycle, feeds the zone events to the controller,
-lets time pass in the controller, and hands whatever happened to the publisher.
+Data flows one way. Each :meth:`TablePipeline.step` polls the readers once, feeds the zone events to the
+controller, lets time pass in the controller, and hands whatever happened to the publisher. The loops that call
+it are elsewhere: the daemon's in :mod:`rfid_table.service.run`, the simulator's in
+:mod:`rfid_table.devtools.simulate`.
 
 With a journal, nothing is lost to a broker outage: events are journaled before they are published; while the
 broker is away they stay in the journal only; when it is back, new events go out live at once and the
@@ -21,7 +23,7 @@ from hal.events import SensorEvent
 from hal.readers import ReaderBackend
 from hal.zones import ZoneTracker
 from rfid_table.service.checkpoint import restore as restore_controller, state_of
-from rfid_table.service.commands import COMMANDS, CommandError, CommandGate, loggable, sender
+from rfid_table.service.commands import CommandError, CommandGate, loggable, sender
 from rfid_table.config.table import TableConfig
 from rfid_table.service.diagnostics import DiagnosticsCollector
 from rfid_table.service.equity_worker import EquityWorker
@@ -29,7 +31,6 @@ from rfid_table.service.journal_writer import JournalWriter, PendingStep
 from rfid_table.service.journal import (Journal, JournalWriteFailed, device_input, journal_event, journal_input, replay,
                                 sensor_input, tick_input, zone_input)
 from rfid_table.service.table_gpio import TableGpio, TableLights
-from rfid_table.service.timebase import TableClock
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +41,14 @@ class Sink(Protocol):
     Optional, and what the pipeline assumes without them: ``connected`` (True), ``pending`` — messages not yet
     acknowledged (0), ``resume(marks)`` — the journal's delivery marks at the start, and
     ``publish_backlog_events(events) -> int`` — publish as many journaled events as the pace allows, return how
-    many (all of them, through :meth:`publish_events`).
+    many (all of them, through :meth:`publish_events`). A sink that subclasses this protocol inherits the defaults
+    of ``refusing`` and :meth:`backlog_started`.
     """
+
+    refusing: bool = False  # the broker refuses what the table publishes (a status light condition)
+
+    def backlog_started(self) -> None:
+        """A delivery of journaled events begins: the sink starts counting what it has in flight for it anew."""
 
     def publish_events(self, events: list[DomainEvent]) -> None: ...
 
@@ -185,7 +192,7 @@ class TablePipeline:
 
     def submit(self, body: dict) -> None:
         """A command from the table itself (a console button, the simulated floor): applied and journaled in the
-        next cycle like one from MQTT, without a reply. ``body`` has the shape of ``Command.as_input()``."""
+        next cycle like one from MQTT, without a reply. ``body`` has the shape of ``AdmittedCommand.as_input()``."""
         self._console.append(body)
 
     def _gpio_inputs(self, now: float, inputs: list, events: list, caused_by: list) -> None:
@@ -199,10 +206,8 @@ class TablePipeline:
                 self._gpio_since = now
             if now - self._gpio_since >= self.gpio.settle_s:  # the levels at start-up are through the debounce
                 self._gpio_synced = True
-                conduct = self.controller.conduct
                 for event in self.gpio.sensors(now):
-                    known = conduct.present(event.seat) if event.sensor == "presence" else \
-                        event.detects in conduct.snapshot()["seats"][event.seat - 1]["devices"]
+                    known = self.controller.sensor_known(event.seat, event.sensor, event.detects)
                     if (known is None and event.active) or (known is not None and known != event.active):
                         polled.append(event)
         for item in polled:
@@ -216,37 +221,23 @@ class TablePipeline:
                 events.extend(produced)
                 caused_by.extend([len(inputs) - 1] * len(produced))
                 continue
-            body = dict(item.body)
-            if body["command"] == "declare" and "seat" not in body:
-                to_act = self.controller.clock.seat
-                if to_act is not None:
-                    body["seat"] = to_act
-            waiting = self.controller.floor_pending()
-            if body["command"] == "confirm" and "irregularity" not in body and waiting:
-                # the confirm key is the floor's: it confirms the oldest ruling waiting for the floor
-                body["irregularity"] = waiting[0]
-                body["role"] = "floor"
-            _roles, fields = COMMANDS[body["command"]]
-            missing = [key for key, (_kind, required, _what) in fields.items() if required and key not in body]
-            if body["role"] not in _roles or missing:
-                log.warning("console button %s ignored: %s", item.button,
-                            f"{', '.join(missing)} not known at the console" if missing else
-                            f"the console may not send {body['command']}")
+            body, problem = self.gpio.console.command(item, self.controller.seat_to_act(),
+                                                      self.controller.floor_pending())
+            if problem is not None:
+                log.warning("console button %s ignored: %s", item.button, problem)
                 continue
             self.submit(body)
 
     def _show_lights(self, now: float) -> None:
         """The seat lights and the status light from the controller's state."""
         controller = self.controller
-        t = max(now, getattr(controller, "_rules_t", now))
-        link_down = any(not getattr(r.link, "is_up", True) for r in self.readers if hasattr(r, "link"))
-        clock = controller.clock
-        to_act = clock.seat if clock.phase(t) != "expired" else None  # run out: the hand is dead, the light off
-        self.gpio.show(TableLights(to_act=to_act, clock=clock.lights(t), link_down=link_down,
+        link_down = not all(r.link_up for r in self.readers)
+        to_act, clock_lights = controller.turn_lights(now)
+        self.gpio.show(TableLights(to_act=to_act, clock=clock_lights, link_down=link_down,
                                    journal_failing=self._journal_failure is not None,
                                    awaiting_floor=bool(controller.floor_pending()),
                                    deck_not_registered=controller.deck_unregistered,
-                                   broker_refuses=bool(getattr(self.sink, "refusing", False)),
+                                   broker_refuses=self.sink is not None and self.sink.refusing,
                                    game_stopped=controller.game_stopped), now)
 
     def _commands(self, now: float, inputs: list, events: list, caused_by: list) -> list[tuple[str, str, dict]]:
@@ -401,8 +392,7 @@ class TablePipeline:
         if backlog.started_at is not None:
             return
         backlog.started_at, backlog.first, backlog.upto = time.monotonic(), backlog.next, backlog.end
-        if hasattr(self.sink, "max_paced_in_flight"):
-            self.sink.max_paced_in_flight = self.sink.paced_in_flight
+        self.sink.backlog_started()
         log.info("%d journaled events (seq %d to %d) await the broker's acknowledgement: sending them behind the "
                  "live events, oldest first", backlog.end - backlog.next + 1, backlog.next, backlog.end)
 
@@ -643,47 +633,3 @@ class StopFlag:
 
     def is_set(self) -> bool:
         return self.event.is_set()
-
-
-def run_realtime(step: Callable[[float, float], object], period_s: float, stop: StopFlag,
-                 wait: Callable[[float], None], clock: TableClock) -> None:
-    """The hardware loop: ``step(table time, wall time)`` every ``period_s`` of table time; ``wait`` sleeps until
-    then or until a reader or the broker has something to say."""
-    next_step = clock.now()
-    while not stop.is_set():
-        step(clock.now(), clock.wall())
-        next_step = max(next_step + period_s, clock.now())
-        wait(max(0.0, next_step - clock.now()))
-
-
-def run_cycles(
-    step: Callable[[float, float], object],
-    cycle_s: float,
-    stop: StopFlag,
-    speed: float = 1.0,
-    before_step: Callable[[float], bool] | None = None,
-    idle: Callable[[float], None] | None = None,
-    clock: TableClock | None = None,
-) -> None:
-    """Call ``step(t, wall)`` (a pipeline's) every ``cycle_s`` of simulated table time until ``stop`` (or
-    ``before_step`` returns False).
-
-    Table time starts at ``clock``'s (continuing a journal's) and runs ``speed`` times faster than the monotonic
-    clock; ``speed=0`` runs as fast as possible (simulation only: a real reader sets its own pace). The events'
-    wall stamps run with it from the wall time at the start, so a fast simulation reads like a real table. Time
-    between cycles goes to ``idle`` (the publisher's network work) or is slept.
-    """
-    clock = clock or TableClock()
-    start_mono = time.monotonic()
-    start_table = t = clock.now()
-    start_wall = clock.wall()
-    while not stop.is_set():
-        if before_step is not None and not before_step(t):
-            break
-        step(t, start_wall + (t - start_table))
-        t += cycle_s
-        delay = start_mono + (t - start_table) / speed - time.monotonic() if speed > 0 else 0.0
-        if idle is not None:
-            idle(max(delay, 0.0))
-        elif delay > 0:
-            stop.event.wait(delay)

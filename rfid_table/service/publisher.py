@@ -18,7 +18,7 @@ from controller.domain import DomainEvent
 from rfid_table.service.commands import loggable
 from rfid_table.config.table import MqttSettings
 from rfid_table.service.contract import QOS, STATUS_OFFLINE, STATUS_ONLINE, Topics, encode, snapshot_payload
-from rfid_table.service.mqtt_client import make_client
+from rfid_table.mqtt import make_client
 
 log = logging.getLogger(__name__)
 
@@ -236,6 +236,10 @@ class MqttPublisher:
             topic, payload = self._denied.pop(key)
             feed, seq = key
             self._awaiting[self._publish(topic, payload)] = (feed, seq, False, payload)
+
+    def backlog_started(self) -> None:
+        """A backlog delivery begins: the most in flight at once is counted from now (for its log line)."""
+        self.max_paced_in_flight = self.paced_in_flight
 
     @property
     def refusing(self) -> bool:

@@ -13,21 +13,33 @@ import select
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from hal.readers import open_reader
 from rfid_table.config.table import EX_CONFIG, TableConfig
 from rfid_table.service import systemd
 from rfid_table.service.checkpoint import CheckpointUnusable
-from rfid_table.service.daemon import StopFlag, TablePipeline, run_realtime
+from rfid_table.service.daemon import StopFlag, TablePipeline
 from rfid_table.service.journal import Journal, JournalRefused, JournalWriteFailed
 from rfid_table.service.publisher import MqttPublisher
-from rfid_table.service.timebase import system_clock
+from rfid_table.service.timebase import TableClock, system_clock
 
 RUN_PERIOD_S = 0.01  # how often the hardware loop polls the readers at the latest
 EX_JOURNAL = 65  # sysexits.h EX_DATAERR: the journal on disk is damaged, empty, or another table's
 EX_JOURNAL_DISK = 74  # sysexits.h EX_IOERR: the journal cannot be written (the disk is full); not restarted
 
 log = logging.getLogger("rfid_table")
+
+
+def run_realtime(step: Callable[[float, float], object], period_s: float, stop: StopFlag,
+                 wait: Callable[[float], None], clock: TableClock) -> None:
+    """The hardware loop: ``step(table time, wall time)`` every ``period_s`` of table time; ``wait`` sleeps until
+    then or until a reader or the broker has something to say."""
+    next_step = clock.now()
+    while not stop.is_set():
+        step(clock.now(), clock.wall())
+        next_step = max(next_step + period_s, clock.now())
+        wait(max(0.0, next_step - clock.now()))
 
 
 def open_journal(path: str, config: TableConfig, fresh: bool = False):

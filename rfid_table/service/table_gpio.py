@@ -2,9 +2,9 @@
 
 The HAL (:mod:`hal.gpio`) debounces the inputs and drives the lights; the meaning of both is the table's:
 
-* :class:`GpioConsole` turns debounced events into what the controller takes: a :class:`hal.events.ButtonCommand`
-  per button press (a command body of the MQTT commands' shape, :data:`BUTTON_COMMANDS`) and a
-  :class:`hal.events.SensorEvent` per sensor change;
+* :class:`GpioConsole` turns debounced events into what the controller takes: a :class:`ButtonCommand` per button
+  press (a command body of the MQTT commands' shape, :data:`BUTTON_COMMANDS`, completed by
+  :meth:`GpioConsole.command` from the table's state) and a :class:`hal.events.SensorEvent` per sensor change;
 * :class:`TableLights` says what the lights show from the controller's state (seat to act, the action clock's
   lights, link down, deck not registered, an irregularity waiting for the floor, game stopped);
   :func:`show_lights` applies it to a :class:`hal.gpio.GpioOutputs` opened with :data:`STATUS_PATTERNS`, and
@@ -16,9 +16,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from hal.events import ButtonCommand, SensorEvent
+from hal.events import SensorEvent
 from hal.gpio import (BUTTONS, LIGHT_MODES, SEAT_BLINK, GpioInputEvent, GpioOutputs, InputPin, OutputPin, Pattern,
                       PinMap, open_gpio, pattern_lit)
+from rfid_table.service.commands import COMMANDS
 
 # ---- the status light -----------------------------------------------------------------------------------
 
@@ -37,7 +38,8 @@ STATUS_CONDITIONS = tuple(STATUS_PATTERNS)
 # ---- the dealer console and the seat sensors, as the controller takes them ----------------------------------
 
 # What each button asks for: the body of a command of the same shape as the MQTT commands (rfid_table.service.commands).
-# A declare or start_clock without a seat means the seat whose turn it is: the controller fills it in.
+# A declare without a seat means the seat whose turn it is (GpioConsole.command fills it in); a start_clock without
+# one, the seat to act too (the controller knows it).
 BUTTON_COMMANDS: Mapping[str, Mapping[str, Any]] = {
     "new_hand": {"command": "new_hand"},
     "misdeal": {"command": "misdeal"},
@@ -50,6 +52,21 @@ BUTTON_COMMANDS: Mapping[str, Mapping[str, Any]] = {
     "start_clock": {"command": "start_clock"},
 }
 assert set(BUTTON_COMMANDS) == set(BUTTONS)
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonCommand:
+    """A dealer console button was pressed (debounced): ``body`` has the shape of an MQTT command as the
+    controller is fed it (``rfid_table.service.commands.AdmittedCommand.as_input``): ``{"id", "role", "user", "command", ...}``.
+
+    A ``declare`` body has no ``seat``: the button means the seat whose turn it is, which
+    :meth:`GpioConsole.command` fills in; a ``confirm`` body names no ruling: it is the floor's key for the oldest
+    one waiting.
+    """
+
+    t: float
+    button: str
+    body: dict
 
 
 class GpioConsole:
@@ -66,6 +83,25 @@ class GpioConsole:
         self.role = role
         self.user = user
         self.presses = 0
+
+    @staticmethod
+    def command(press: ButtonCommand, to_act: int | None, floor_waiting: list[int]) -> tuple[dict, str | None]:
+        """The command a press sends, completed from the table's state (``to_act``: the seat whose turn it is;
+        ``floor_waiting``: the rulings waiting for the floor, oldest first), and why it cannot be sent (None: it
+        can). A declare goes to the seat to act; the confirm key confirms the oldest ruling waiting, as the floor."""
+        body = dict(press.body)
+        if body["command"] == "declare" and "seat" not in body and to_act is not None:
+            body["seat"] = to_act
+        if body["command"] == "confirm" and "irregularity" not in body and floor_waiting:
+            body["irregularity"] = floor_waiting[0]
+            body["role"] = "floor"
+        roles, fields = COMMANDS[body["command"]]
+        missing = [key for key, (_kind, required, _what) in fields.items() if required and key not in body]
+        if missing:
+            return body, f"{', '.join(missing)} not known at the console"
+        if body["role"] not in roles:
+            return body, f"the console may not send {body['command']}"
+        return body, None
 
     def translate(self, events: Iterable[GpioInputEvent]) -> list[ButtonCommand | SensorEvent]:
         out: list[ButtonCommand | SensorEvent] = []

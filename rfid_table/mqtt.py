@@ -1,6 +1,7 @@
 """An MQTT client for the table's broker, set up from ``[mqtt]``: MQTT 5, login, TLS, reconnect, in-flight window.
 
-The publisher, the live view, the diagnostics client and the tools connect with it alike.
+The service's publisher, the operator's live view and diagnostics, and the developer's tools connect with it alike:
+it sits beside those packages, not in one of them.
 """
 
 import paho.mqtt.client as mqtt

@@ -1,4 +1,7 @@
-"""The ``[gpio]`` section of a table configuration: validation and parsing into a :class:`PinMap`.
+"""The ``[gpio]`` section of a table configuration: validation and parsing into a :class:`hal.gpio.PinMap`.
+
+The HAL keeps the pin map's value types and what a table can have (:mod:`hal.gpio.pins`) and drives the pins;
+what a configuration may write, and the messages for what it got wrong, are the configuration's.
 
 :func:`validate_pin_map` lists every problem at once, each with the key path where it is written and what was
 expected; :func:`parse_pin_map` returns the map of a valid section. docs/gpio.md has the layout.
@@ -31,6 +34,7 @@ from hal.gpio.pins import (
     PinMap,
     pin_label,
 )
+from rfid_table.config.checker import describe_value
 
 KeyPath = tuple[str, ...]
 _EXPANDER_PIN_NAME = re.compile(r"(?:GP)?([AB])([0-7])", re.IGNORECASE)
@@ -55,15 +59,6 @@ def parse_pin_map(section: Any, seats: int | None = None, reserved: Mapping[int,
     if problems:
         raise ValueError("; ".join(f"{'.'.join(path)}: {message}" for path, message in problems))
     return pin_map
-
-
-def describe_value(value: Any) -> str:
-    """A configuration value of the wrong type as an error message names it: "a table", "a list", "str 'x'"."""
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "a list"
-    return f"{type(value).__name__} {value!r}"
 
 
 def _is_int(value: Any) -> bool:

@@ -5,8 +5,10 @@ One path for every input, and the events come back from it: a zone event goes to
 (``controller.table``) when it concerns a card and to the chip layer (``controller.chip_betting``) when it concerns a
 chip zone; the card controller's events then go on, one by one, to the deck audit and the chip layer, which turns
 them, with the chips, into the betting; then the conduct rules and the clock learn what the input did to the hand.
-Every part emits into the one outbox made here (``controller.outbox``), so the stream has one ``seq``; whatever
-waits for the floor is in its one queue (``controller.floor``). Commands are dispatched by name from a table.
+The card controller's parts, the chip layer and the deck audit emit into the one outbox made here
+(``controller.outbox``); the conduct rules and the clock are pure and return their rule events, which the game emits
+into it (with the rulings they apply), so the stream has one ``seq``; whatever waits for the floor is in its one
+queue (``controller.floor``). Commands are dispatched by name from a table.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ snapshot of the table. docs/events.md lists every irregularity code with its rul
 
 This module is the coordinator: it keeps what lasts from hand to hand (numbering, button, players, deck, what lies on
 the table, the readers), starts and ends hands, routes each card to the part it concerns and answers the floor. The
-parts, each given what it needs at construction and all emitting into one ``Outbox``:
+parts, each given what it needs at construction; those that report emit into the table's one ``Outbox`` (where the
+hand's cards are and the decks only keep state, and report through the irregularities):
 
 * ``controller.hand_cards`` — where the hand's cards are (seats, owners, muck, set-aside cards);
 * ``controller.deal_rulings`` — the deal checked as it happens, misdeals and dead hands;

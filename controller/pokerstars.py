@@ -42,8 +42,9 @@ from itertools import combinations
 from typing import Sequence
 
 from controller.betting import FIXED_LIMIT, NLHE, POT_LIMIT
+from controller.cards import parse_card
 from controller.histories import BOARD_COUNTS, ORDINALS, STREETS, HandRecord
-from controller.showdown import hand_rank
+from controller.showdown import showdown_evaluator
 
 RANK_ORDER = "23456789TJQKA"
 RANK_NAMES = dict(zip(RANK_ORDER, ("Deuce", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten", "Jack",
@@ -257,12 +258,17 @@ def _result(record: HandRecord, seat: int, folded: dict[int, str], put_in: set[i
 def describe(omaha: bool, hole: Sequence[str], board: Sequence[str]) -> str:
     """PokerStars' words for the best five-card hand (``two pair, Aces and Kings``). Omaha uses exactly two hole
     cards and three of the board."""
+    hole, board = [parse_card(c) for c in hole], [parse_card(c) for c in board]  # checked once, not per candidate
+    if len(set(hole + board)) != len(hole) + len(board):
+        raise ValueError(f"duplicate card among {hole + board}")
     if omaha:
-        candidates = [list(h) + list(b) for h in combinations(hole, 2) for b in combinations(board, 3)]
+        candidates = [h + b for h in combinations(hole, 2) for b in combinations(board, 3)]
     else:
-        candidates = [list(five) for five in combinations(list(hole) + list(board), 5)]
-    best = min(candidates, key=lambda five: hand_rank(NLHE, five[:2], five[2:]))
-    return _words(best)
+        candidates = list(combinations(list(hole) + list(board), 5))
+    # Every candidate is five checked cards, so the evaluator ranks them directly: a hand's history asks this
+    # for every shown hand, and checking each of the 21 (Omaha: 60) candidates again was most of an export's time.
+    evaluate_cards = showdown_evaluator()
+    return _words(min(candidates, key=lambda five: evaluate_cards(*five)))
 
 
 def _plural(rank: str) -> str:

@@ -39,6 +39,11 @@ def _phevaluator():
     return evaluate_cards, evaluate_omaha_cards
 
 
+def showdown_evaluator():
+    """phevaluator's rank of exactly the five (to seven) cards given, named as the table names them."""
+    return _phevaluator()[0]
+
+
 def hand_rank(variant: Variant, hole: Sequence[str], board: Sequence[str]) -> int:
     """phevaluator's rank of the best five-card hand: smaller is stronger (1 = royal flush)."""
     evaluate_cards, evaluate_omaha_cards = _phevaluator()

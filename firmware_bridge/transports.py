@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import select
 from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
@@ -98,9 +99,24 @@ class SerialTransport:
 
     def read(self, max_bytes: int = READ_CHUNK) -> bytes:
         port = self._require_open()
+        # Straight from the descriptor, which pyserial opens non-blocking: its read() adds a select() to every call,
+        # and the link reads after each frame a reader sends (27 a cycle on a full table).
         try:
-            return port.read(max_bytes)
-        except Exception as exc:  # SerialException, OSError, TypeError from a port closed under us
+            fd = port.fileno()
+            data = os.read(fd, max_bytes)
+            # Nothing to read reads as b"" (pyserial's VMIN=0); so does a device that went away, which select()
+            # then still reports readable. (Or bytes arrived since the read: then the next read has them.)
+            if not data and select.select([fd], [], [], 0)[0]:
+                data = os.read(fd, max_bytes)
+                if not data:
+                    raise TransportError(f"read from {self.path} failed: the device reports data but gives none "
+                                         "(disconnected?)")
+            return data
+        except (BlockingIOError, InterruptedError):
+            return b""
+        except TransportError:
+            raise
+        except Exception as exc:  # OSError (EIO: unplugged), TypeError or ValueError from a port closed under us
             raise TransportError(f"read from {self.path} failed: {exc}") from exc
 
     def write(self, data: bytes) -> None:

@@ -39,6 +39,11 @@ log = logging.getLogger(__name__)
 
 CONFIG_ANTENNA_BASE = 1  # configuration antenna number of wire antenna 0
 
+_UID_NAMES_KEPT = 4096  # a table holds a few hundred tags (cards and chips)
+
+# The INVENTORY flags as plain ints: an enum's ``&`` costs a microsecond, and every frame tests three of them.
+_MORE, _REQUESTED, _CYCLE_END = int(InventoryFlag.MORE), int(InventoryFlag.REQUESTED), int(InventoryFlag.CYCLE_END)
+
 
 @dataclass
 class _CycleInProgress:
@@ -63,6 +68,8 @@ class FirmwareReader:
         self.cycles_emitted = 0
         self.cycles_skipped = 0  # incomplete first cycles after a (re)connect
         self._events: list[LinkEvent] = []
+        self._uid_names: dict[bytes, str] = {}  # wire UID → its hex name: the same tags are read every cycle
+        self._ready: list[InventoryCycle] = []  # complete cycles taken in, not yet handed on by poll
         self._cycle: _CycleInProgress | None = None
         self._synchronised = False  # seen the end of a cycle since the link came up
         self._last_reads: dict[int, list[TagRead]] = {}  # wire antenna -> reads of the last cycle that had it
@@ -77,10 +84,20 @@ class FirmwareReader:
         return self.link.is_up
 
     def poll(self, now: float) -> list[InventoryCycle]:
-        cycles: list[InventoryCycle] = []
+        self.receive(now)
+        cycles, self._ready = self._ready, []
+        return cycles
+
+    def receive(self, now: float) -> bool:
+        """Take in what the link has by ``now`` without handing it on; True once there is something to hand on (a
+        complete cycle, or a link event such as up or down) for the next :meth:`poll`.
+
+        A reader reports each antenna as its dwell ends, so most of its frames complete nothing: the daemon's loop
+        takes them in as they arrive and runs the table only when a cycle is whole.
+        """
         for event in self.link.poll(now):
             if event.kind == "inventory":
-                self._inventory(now, event.message, cycles)
+                self._inventory(now, event.message, self._ready)
                 continue
             self._events.append(event)
             if event.kind in ("up", "down", "reader_reset"):
@@ -97,7 +114,7 @@ class FirmwareReader:
                 self._antenna_fault(event)
             elif event.kind == "frames_lost":
                 self._frames_lost()
-        return cycles
+        return bool(self._ready or self._events)
 
     def drain_link_events(self) -> list[LinkEvent]:
         """Link events other than inventories since the last call: up, down, faults, status, losses."""
@@ -139,7 +156,7 @@ class FirmwareReader:
     # ---- assembling cycles -------------------------------------------------------------------------------
 
     def _inventory(self, now: float, inventory: Inventory, cycles: list[InventoryCycle]) -> None:
-        flags = inventory.flags
+        flags = int(inventory.flags)
         cycle = self._cycle
         if cycle is not None and cycle.number != inventory.cycle:
             # The end-of-cycle frame of the previous cycle was lost; its successor has begun.
@@ -148,7 +165,7 @@ class FirmwareReader:
             cycle = None
         if cycle is None:
             cycle = self._cycle = _CycleInProgress(inventory.cycle, faulted=set(self._faulted))
-            if flags & InventoryFlag.REQUESTED and self._requested_acked:
+            if flags & _REQUESTED and self._requested_acked:
                 # Requested after our ACK, so we hear it from its start (it matters with an empty
                 # schedule, where no earlier cycle end would ever be seen).
                 self._synchronised = True
@@ -164,12 +181,18 @@ class FirmwareReader:
         if cycle.open_antenna is not None and cycle.open_antenna != antenna:
             cycle.broken.add(cycle.open_antenna)  # its MORE sequence never finished
         uid_reads = cycle.reads.setdefault(antenna, [])
-        uid_reads.extend(
-            TagRead(antenna + self.antenna_base, entry.uid.hex().upper(), entry.read_count, entry.rssi)
-            for entry in inventory.entries
-        )
-        cycle.open_antenna = antenna if flags & InventoryFlag.MORE else None
-        if flags & InventoryFlag.CYCLE_END:
+        number = antenna + self.antenna_base
+        name_of = self._uid_names
+        for entry in inventory.entries:
+            uid = entry.uid
+            name = name_of.get(uid)
+            if name is None:
+                if len(name_of) >= _UID_NAMES_KEPT:  # a flood of unknown tags must not grow it without bound
+                    name_of.clear()
+                name = name_of[uid] = uid.hex().upper()
+            uid_reads.append(TagRead(number, name, entry.read_count, entry.rssi))
+        cycle.open_antenna = antenna if flags & _MORE else None
+        if flags & _CYCLE_END:
             self._finish(now, cycles)
             self._synchronised = True
 

@@ -23,6 +23,8 @@ from sim.field import TableField
 from sim.handgen import play_randomly
 from sim.replay import HandScript
 
+TABLE_CLEAR = "the dealer shuffles; the table is clear"  # the last move of each hand
+
 
 class BettingDealer:
     def __init__(self, field: TableField, deck: Mapping[str, str], chips: Mapping[str, int], players: Sequence[int],
@@ -118,8 +120,7 @@ class BettingDealer:
         for step in steps:
             yield Move(step.at - previous, step.describe, step.apply)
             previous = step.at
-        yield Move(max(self.script.pace_s * 2.5, self.hand_over_s), "the dealer shuffles; the table is clear",
-                   lambda: None)
+        yield Move(max(self.script.pace_s * 2.5, self.hand_over_s), TABLE_CLEAR, lambda: None)
 
     def _second_run(self, hand: BettingHand, board: list[str], deck: list[str]) -> list[list[str]]:
         """The second board when the players, all-in with board cards still to come, agree to run it twice."""

@@ -102,7 +102,8 @@ def _latencies_ms(sent: dict[int, float], arrived: dict[int, float]) -> list[flo
     return [(arrived[seq] - t0) * 1000 for seq, t0 in sent.items() if seq in arrived]
 
 
-def measure_baseline(settings: MqttSettings, send_times: list[float]) -> list[float]:
+def measure_baseline(settings: MqttSettings, send_times: list[float],
+                     progress: Callable[[str], None] = lambda message: None) -> list[float]:
     """Bare paho round trips, one message at each of ``send_times`` (seconds from the start).
 
     The baseline replays the end-to-end run's timing: latency on an idle machine depends on how often messages
@@ -123,6 +124,8 @@ def measure_baseline(settings: MqttSettings, send_times: list[float]) -> list[fl
         payload = json.dumps({"seq": seq, "type": "baseline"}, separators=(",", ":")).encode()
         sent[seq] = time.perf_counter()
         sender.publish(topic, payload, qos=QOS)
+        if seq % 1000 == 0:
+            progress(f"  baseline: {seq}/{len(send_times)} round trips")
     arrived = receiver.collect(len(sent))
     sender.disconnect()
     sender.loop_stop()
@@ -384,7 +387,7 @@ def _table_world(conn, config_path: str, link_dir: str, noise: float, seed: int,
     from pathlib import Path
 
     from rfid_table.config.table import ENGINE_VARIANTS
-    from sim.betting_dealer import BettingDealer
+    from sim.betting_dealer import TABLE_CLEAR, BettingDealer
     from sim.field import TableField
     from sim.firmware import FirmwareEmulator
     from sim.noise import NoiseModel
@@ -466,10 +469,13 @@ def _table_world(conn, config_path: str, link_dir: str, noise: float, seed: int,
                     button = next((p for p in dealer.players if p > dealer.button), dealer.players[0])
                     command({"command": "seats", "seats": dealer.players})
                     command({"command": "set_button", "seat": button})
-                    moves, due = dealer.hands(hands), now + 1.0
+                    moves, due, hands_dealt = dealer.hands(hands), now + 1.0, 0
                     current = next(moves)
             while moves is not None and now >= due:
                 current.apply()
+                if current.describe == TABLE_CLEAR:
+                    hands_dealt += 1
+                    conn.send(("hand dealt", hands_dealt))
                 current = next(moves, None)
                 if current is None:
                     moves = None
@@ -569,9 +575,15 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             progress(f"  table: {hands} hands with chips, a pace of {HAND_PACE_S} s")
             cpu, hands_from = _cpu_s(daemon.pid), time.perf_counter()
             world.send(("hands", hands))
-            if not world.poll(120 * hands):
-                raise RuntimeError("the emulated dealer did not finish")
-            _, first_reads = world.recv()
+            deadline = time.monotonic() + 120 * hands
+            while True:
+                if not world.poll(max(0.0, deadline - time.monotonic())):
+                    raise RuntimeError("the emulated dealer did not finish")
+                what, detail = world.recv()
+                if what != "hand dealt":
+                    first_reads = detail
+                    break
+                progress(f"  table: hand {detail}/{hands} dealt")
             hand_share = (_cpu_s(daemon.pid) - cpu) / (time.perf_counter() - hands_from)
             time.sleep(2.0)  # the last events on their way
             hands_until = time.perf_counter()
@@ -599,12 +611,18 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
     return {"startup_s": online[0] - started, "startup_baseline_s": bare_online[0] - baseline_started,
             "cpu_rest": rest_share, "cpu_hand": hand_share, "cpu_rest_after_hands": rest_after_share,
             "first_read_floor_ms": floor_ms,
-            **_first_read_latencies(first_reads, [(e, t) for e, t in events if hands_from < t < hands_until])}
+            **_first_read_latencies(first_reads, [(e, t) for e, t in events if hands_from < t < hands_until],
+                                    time.time() - time.perf_counter())}
 
 
-def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], events: list[tuple[dict, float]]) -> dict:
+def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], events: list[tuple[dict, float]],
+                          wall_offset_s: float) -> dict:
     """Match each card event, in order of arrival, to the earliest first read of that card in the zone it names;
-    an event that matches no read is false, a read that no event matches is a missed card."""
+    an event that matches no read is false, a read that no event matches is a missed card.
+
+    Each latency is also split at the event's wall stamp (``t``: the daemon's step that made it; ``wall_offset_s``
+    takes it to perf_counter): before it, the debouncing, the order window and the daemon's loop; after it, the
+    journal's commit and the broker."""
     from collections import defaultdict, deque
 
     config = load_config(str(CONFIG_DIR / TABLE_CONFIG))
@@ -616,6 +634,8 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
             reads[(card_of.get(uid), zone)].append(read_at)
             expected += 1
     latencies, false_events = [], 0
+    to_stamp: list[float] = []  # first read → the event's stamp
+    from_stamp: list[float] = []  # the stamp → the subscriber
     for event, arrived in sorted(events, key=lambda e: e[1]):
         kind = event["type"]
         if kind == "irregular_card":
@@ -628,12 +648,19 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
         if not waiting or waiting[0] > arrived:
             false_events += 1
             continue
-        latencies.append((arrived - waiting.popleft()) * 1000)
+        read_at = waiting.popleft()
+        latencies.append((arrived - read_at) * 1000)
+        stamped = event["t"] - wall_offset_s
+        to_stamp.append((stamped - read_at) * 1000)
+        from_stamp.append((arrived - stamped) * 1000)
+    nan = float("nan")
     return {"first_read_events": len(latencies), "first_read_missed": expected - len(latencies),
             "false_events": false_events,
-            "first_read_p50_ms": percentile(latencies, 50) if latencies else float("nan"),
-            "first_read_p99_ms": percentile(latencies, 99) if latencies else float("nan"),
-            "first_read_max_ms": max(latencies, default=float("nan"))}
+            "first_read_p50_ms": percentile(latencies, 50) if latencies else nan,
+            "first_read_p99_ms": percentile(latencies, 99) if latencies else nan,
+            "first_read_max_ms": max(latencies, default=nan),
+            "first_read_to_event_p99_ms": percentile(to_stamp, 99) if to_stamp else nan,
+            "first_read_event_to_subscriber_p99_ms": percentile(from_stamp, 99) if from_stamp else nan}
 
 
 def bench(args) -> int:
@@ -650,7 +677,7 @@ def bench(args) -> int:
         progress(f"end to end: tag read → HAL → controller → publisher → broker → subscriber, ≥{args.events} events")
         e2e, send_times = measure_end_to_end(config_path, settings, args.events, progress)
         progress(f"baseline: {len(send_times)} bare publish → broker → subscriber round trips, same timing")
-        baseline = measure_baseline(settings, send_times)
+        baseline = measure_baseline(settings, send_times, progress)
         progress("codec: decoding 50,000 INVENTORY frames")
         decode_rate = measure_decode_frames_per_s()
         progress("reader link: tag reads through pty, codec, link, firmware reader and zone tracker")
@@ -659,7 +686,7 @@ def bench(args) -> int:
         _per_step_busy, recovery_s = measure_journal(config_path)
         progress(f"journal: durable throughput with group commits and with one commit a step"
                  f"{f', then with every fsync {args.fsync_ms:g} ms late' if args.fsync_ms else ''}")
-        journal_figures = bench_journal.report(args.journal_events, args.fsync_ms)
+        journal_figures = bench_journal.report(args.journal_events, args.fsync_ms, progress)
         progress(f"memory: rfid-table sim playing {args.rss_hands} hands over the emulated reader link")
         rss = measure_rss_mb(config_path, settings, args.rss_hands)
         progress("replay: 400 random hands as cards and chips on the simulated table, read back")
@@ -712,6 +739,8 @@ def bench(args) -> int:
             "first_read_p50_ms": round(table["first_read_p50_ms"], 1),
             "first_read_p99_ms": round(table["first_read_p99_ms"], 1),
             "first_read_max_ms": round(table["first_read_max_ms"], 1),
+            "first_read_to_event_p99_ms": round(table["first_read_to_event_p99_ms"], 1),
+            "first_read_event_to_subscriber_p99_ms": round(table["first_read_event_to_subscriber_p99_ms"], 1),
             "first_read_floor_ms": round(table["first_read_floor_ms"], 1),
         })
     result["e2e_p99_over_baseline_p99"] = round(result["e2e_p99_ms"] / result["baseline_p99_ms"], 2)

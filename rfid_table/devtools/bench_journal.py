@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from rfid_table.config.table import load_config
@@ -106,14 +107,20 @@ def measure_slow_disk(events: int, group_commit: bool, fsync_ms: float = 5.0) ->
     return json.loads(done.stdout)["events_per_s"]
 
 
-def report(events: int = 5000, fsync_ms: float = 5.0) -> dict:
+def report(events: int = 5000, fsync_ms: float = 5.0, progress: Callable[[str], None] = lambda message: None) -> dict:
     """Every figure of this module, for ``rfid-table bench`` (``fsync_ms`` 0: no slow-disk runs)."""
-    grouped, per_step = measure(events, True), measure(events, False)
+    progress(f"  journal: {events} events, group commits")
+    grouped = measure(events, True)
+    progress(f"  journal: {events} events, one commit a step")
+    per_step = measure(events, False)
     figures = {"journaled_events_per_s": round(grouped), "journaled_events_per_s_per_step": round(per_step),
                "journaled_group_commit_ratio": round(grouped / per_step, 2)}
     if not fsync_ms:
         return figures
-    slow_grouped, slow_per_step = measure_slow_disk(events, True, fsync_ms), measure_slow_disk(events, False, fsync_ms)
+    progress(f"  journal: {events} events, group commits, every fsync {fsync_ms:g} ms late")
+    slow_grouped = measure_slow_disk(events, True, fsync_ms)
+    progress(f"  journal: {events} events, one commit a step, every fsync {fsync_ms:g} ms late")
+    slow_per_step = measure_slow_disk(events, False, fsync_ms)
     if isinstance(slow_grouped, str) or isinstance(slow_per_step, str):
         figures["journaled_slow_disk"] = slow_grouped if isinstance(slow_grouped, str) else slow_per_step
     else:

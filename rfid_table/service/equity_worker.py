@@ -104,6 +104,7 @@ class EquityWorker:
         self._done: tuple | None = None  # the last spot whose equity went out
         self._changed = False  # the last cycle may have changed the spot
         self._ready: dict[tuple, dict] = {}  # results received, by spot, not yet journaled
+        self._awaiting = False  # a spot was sent whose answer has not come back: the pipe is worth a look
         self.last_ms: float | None = None  # the worker's time for the last result
 
     def _start(self) -> None:
@@ -119,13 +120,14 @@ class EquityWorker:
         """After a cycle's inputs: the worker's result for the spot as it still is becomes an ``equity`` input and
         event (appended to the cycle's). A cycle whose events may have changed the spot emits none: its result
         waits for :meth:`offer` to tell the spot now, and goes out in the next cycle if it still fits."""
-        while self._connection is not None and self._connection.poll():
+        while self._awaiting and self._connection is not None and self._connection.poll():
             try:
                 spot, body = self._connection.recv()
             except (EOFError, OSError):
                 self._connection = self._process = None
                 break
             self._ready[spot] = body
+            self._awaiting = spot != self._sent  # the worker answers the newest spot it was sent last
         if any(e.type in SPOT_EVENTS for e in events):
             self._changed = True
             return
@@ -156,6 +158,7 @@ class EquityWorker:
             self._start()
         self._connection.send(self._spot)
         self._sent = self._spot
+        self._awaiting = True
 
     @property
     def pending(self) -> bool:

@@ -254,6 +254,11 @@ class MqttPublisher:
     def _on_message(self, client, userdata, message) -> None:
         self._commands.append(ReceivedCommand(message.topic, message.payload, bool(message.retain)))
 
+    @property
+    def has_commands(self) -> bool:
+        """Commands have arrived that :meth:`take_commands` has not handed on yet."""
+        return bool(self._commands)
+
     def take_commands(self) -> list[ReceivedCommand]:
         """Commands received since the last call, in order of arrival."""
         commands, self._commands = self._commands, []

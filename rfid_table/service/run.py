@@ -1,10 +1,11 @@
 """The daemon's loop on the table's readers: what ``rfid-table run`` runs once its arguments are parsed.
 
 It opens the journal (refusing one that is damaged, empty or another table's, with a clear message and the exit
-status the systemd unit does not restart on), restores the table from it, then steps the pipeline every
-``RUN_PERIOD_S`` at the latest, waking as soon as a reader or the broker has something; systemd hears of it
-(readiness, status, the watchdog) through :mod:`rfid_table.service.systemd`. ``rfid-table sim`` shares the journal's
-opening and closing (:mod:`rfid_table.devtools.simulate`).
+status the systemd unit does not restart on), restores the table from it, then steps the pipeline as soon as a
+reader's cycle is whole, a command arrives or a commit lands (:class:`HardwareWait`), and every ``RUN_PERIOD_S`` at
+the latest (``POLL_PERIOD_S`` with USB readers or GPIO); systemd hears of it (readiness, status, the watchdog)
+through :mod:`rfid_table.service.systemd`. ``rfid-table sim`` shares the journal's opening and closing
+(:mod:`rfid_table.devtools.simulate`).
 """
 
 import logging
@@ -13,7 +14,7 @@ import select
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from hal.readers import open_reader
 from rfid_table.config.table import EX_CONFIG, TableConfig
@@ -21,10 +22,16 @@ from rfid_table.service import systemd
 from rfid_table.service.checkpoint import CheckpointUnusable
 from rfid_table.service.daemon import StopFlag, TablePipeline
 from rfid_table.service.journal import Journal, JournalRefused, JournalWriteFailed
+from rfid_table.service.journal_writer import JournalWriter
 from rfid_table.service.publisher import MqttPublisher
 from rfid_table.service.timebase import TableClock, system_clock
 
-RUN_PERIOD_S = 0.01  # how often the hardware loop polls the readers at the latest
+# How often the hardware loop steps at the latest. A serial reader's whole cycle, a command and a landed commit wake
+# it at once (HardwareWait), so then only the timers need it (the action clock, a bet's settling, the end of a hand):
+# a reader's cycle is precision enough. USB readers (nothing to wait on) and the console's buttons and sensors are
+# polled, more often.
+RUN_PERIOD_S = 0.05
+POLL_PERIOD_S = 0.01
 EX_JOURNAL = 65  # sysexits.h EX_DATAERR: the journal on disk is damaged, empty, or another table's
 EX_JOURNAL_DISK = 74  # sysexits.h EX_IOERR: the journal cannot be written (the disk is full); not restarted
 
@@ -40,6 +47,74 @@ def run_realtime(step: Callable[[float, float], object], period_s: float, stop: 
         step(clock.now(), clock.wall())
         next_step = max(next_step + period_s, clock.now())
         wait(max(0.0, next_step - clock.now()))
+
+
+class HardwareWait:
+    """The hardware loop's time between steps (the ``wait`` of :func:`run_realtime`): the broker's network work,
+    and each reader's frames taken in as they arrive (``FirmwareReader.receive``), until the next step is due or
+    the table has work sooner: a reader's cycle is complete or its link changed, a journal commit has landed (its
+    events go out now), a command has arrived.
+
+    A reader reports each antenna at the end of its dwell (27 frames a cycle on a full table), and only a whole
+    cycle gives the zone tracker anything to do: a wake-up for every frame was most of the daemon's CPU at rest.
+    So once a reader's cycle is complete, its frames are left to gather in the port's buffer for the first
+    ``QUIET_SHARE`` of its next cycle (``cycle_s``: reader name → its configured cycle) and are then taken in
+    together; its end is watched for as closely as before.
+    """
+
+    QUIET_SHARE = 0.75
+
+    def __init__(self, readers: list, publisher, writer: JournalWriter | None, now: Callable[[], float],
+                 cycle_s: dict[str, float] | None = None):
+        self.readers = readers
+        self.publisher = publisher
+        self.writer = writer
+        self.now = now  # table time, which stamps the cycles taken in
+        self.cycle_s = cycle_s or {}
+        self._quiet_until = {reader.name: 0.0 for reader in readers}  # monotonic; its fd is not watched before
+
+    def __call__(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        client = self.publisher.client
+        while True:
+            mono = time.monotonic()
+            reader_at: dict[int, Any] = {}
+            until = deadline
+            for reader in self.readers:
+                quiet_until = self._quiet_until[reader.name]
+                if mono < quiet_until:
+                    until = min(until, quiet_until)
+                    continue
+                transport = reader.link.transport
+                fd = transport.fileno() if transport is not None else None
+                if fd is not None:
+                    reader_at[fd] = reader
+            committed = self.writer.fileno() if self.writer is not None else None
+            sock = client.socket()
+            watched = [*reader_at, *(fd for fd in (committed, sock) if fd is not None)]
+            try:
+                readable, writable, _ = select.select(watched, [sock] if sock and client.want_write() else [], [],
+                                                      max(0.0, until - mono))
+            except (OSError, ValueError):  # a reader unplugged meanwhile: the link notices in the next step
+                readable, writable, deadline = [], [], 0.0
+            network = sock is None or sock in readable or bool(writable)
+            if network:
+                self.publisher.service(0)
+            work = self.publisher.has_commands or (committed is not None and committed in readable)
+            now = self.now()
+            for fd in readable:
+                reader = reader_at.get(fd)
+                if reader is None:
+                    continue
+                cycles = reader.cycles_emitted
+                if reader.receive(now):
+                    work = True
+                    if reader.cycles_emitted != cycles and reader.name in self.cycle_s:
+                        self._quiet_until[reader.name] = time.monotonic() + self.QUIET_SHARE * self.cycle_s[reader.name]
+            if work or time.monotonic() >= deadline:
+                if not network:
+                    self.publisher.service(0)  # keepalive, reconnection
+                return
 
 
 def open_journal(path: str, config: TableConfig, fresh: bool = False):
@@ -133,26 +208,19 @@ def run_table(config: TableConfig, config_path: str, journal_path: str | None = 
     monitor = systemd.ServiceMonitor(config.table_id)  # $WATCHDOG_USEC, $RFID_TABLE_LINK_GRACE_S
     systemd.ready(f"table {config.table_id}: running, {len(readers)} reader(s)")
 
+    polled = gpio is not None or any(r.backend != "serial" for r in config.readers.values())
+    period_s = POLL_PERIOD_S if polled else RUN_PERIOD_S
+
     def step(now: float, wall: float) -> None:
         pipeline.step(now, wall)
         # systemd's watchdog is fed while every reader link is up, or down for less than the grace period.
         monitor.loop(time.monotonic(), {r.name: r.link.is_up for r in readers}, publisher.connected,
                      f"hand {pipeline.controller.hand}")
 
-    def wait(timeout_s: float) -> None:
-        # Wake as soon as a reader sends bytes or the broker answers; otherwise at the next step.
-        fds = [r.link.transport.fileno() for r in readers if r.link.transport is not None]
-        fds.append(pipeline.writer.fileno() if pipeline.writer is not None else None)  # a commit has landed
-        sock = publisher.client.socket()
-        try:
-            select.select([fd for fd in fds if fd is not None] + ([sock] if sock else []),
-                          [sock] if sock and publisher.client.want_write() else [], [], timeout_s)
-        except (OSError, ValueError):  # a reader unplugged meanwhile: the link notices on its next poll
-            pass
-        publisher.service(0)
-
     try:
-        run_realtime(step, RUN_PERIOD_S, stop, wait, clock)
+        run_realtime(step, period_s, stop, HardwareWait(readers, publisher, pipeline.writer, clock.now,
+                                                        {r.name: r.cycle_s for r in config.readers.values()}),
+                     clock)
     finally:
         systemd.stopping(f"table {config.table_id}: stopping")
         pipeline.close_journal()  # what the writer still holds, on disk (published at the next start)

@@ -115,7 +115,10 @@ class Action:
 
 @dataclass(frozen=True)
 class Ruling:
-    """The answer to one input. ``ok=False``: nothing changed. ``needs_floor``: a rule leaves a choice open."""
+    """The answer to one input. ``ok=False``: nothing changed. ``needs_floor``: a rule leaves a choice open.
+
+    The betting engine is pure and knows no outbox: it returns its rulings, and the chip layer
+    (``controller.chip_betting``) turns them into events."""
 
     ok: bool
     code: str

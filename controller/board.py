@@ -178,8 +178,7 @@ class Board:
         Irregularities 15; TDA 39-3); one irregularity for the cards turned together."""
         if self.premature and self.premature_id is not None:  # turned with the others still lying there
             self.premature.add(card)
-            if self.premature_id in self.irregularities.pending:
-                self.irregularities.pending[self.premature_id].data["cards"].append(card)
+            self.irregularities.add_card(self.premature_id, card)
             return
         self.premature.add(card)
         self.premature_id = self.irregularities.report(
@@ -209,7 +208,7 @@ class Board:
             report("card_outside_hand", "burn", card)
             return False
         if card in self.pick_candidates():  # the floor's pick of the burn card (TDA 39)
-            self.apply_pick(self.irregularities.pending[self.pick], card, None)
+            self.apply_pick(self.irregularities.waiting(self.pick), card, None)
             return False
         if card in self.hand.owner:
             report("hole_card_burned", "burn", card, seat=self.hand.owner[card])
@@ -271,7 +270,7 @@ class Board:
     # ---- the floor ----------------------------------------------------------------------------------
 
     def pick_candidates(self) -> list[str]:
-        irregularity = self.irregularities.pending.get(self.pick) if self.pick is not None else None
+        irregularity = self.irregularities.waiting(self.pick)
         if irregularity is None or (irregularity.code == "flop_without_burn" and self.flop_acted()):
             return []  # TDA 39-2: after any action the three cards stand
         return irregularity.data["candidates"]
@@ -293,7 +292,7 @@ class Board:
         """TDA 39-1/-2: the floor's random pick is the burn card; the other cards are the flop (two of them, after
         a burnless flop: the next card completes it)."""
         candidates = irregularity.data["candidates"]
-        self.irregularities.floor.pop(irregularity.id)
+        self.irregularities.answered(irregularity.id)
         self.pick, self.fourth = None, None
         self.cards = [c for c in candidates if c != card][:3]
         self._burns_at = [len(self.burns) + 1] * len(self.cards)

@@ -32,6 +32,7 @@ from typing import Any, Mapping, Sequence
 from controller import ohh, phh as phhlib, pokerstars
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
 from controller.dealing import dead_seats
+from controller.floor import FloorQueue
 from controller.histories import HandRecord, board_shares, game_number, tabled
 from controller.levels import Level, LevelSchedule
 from controller.outbox import Outbox
@@ -109,10 +110,11 @@ def _without_value(chips: list[int], value: int) -> list[int]:
 class ChipBetting:
     reads_chips = True  # what the card controller asks of the action comes from the chips (BettingProgress)
 
-    def __init__(self, setup: BettingSetup, seats: int, hole_cards: int, out: Outbox,
+    def __init__(self, setup: BettingSetup, seats: int, hole_cards: int, out: Outbox, floor: FloorQueue,
                  players: Mapping[int, Mapping[str, str]] | None = None, levels: LevelSchedule | None = None):
         self.setup = setup
         self.out = out  # where the chip layer's events go, numbered with the cards' (controller.outbox)
+        self.floor = floor  # where its rulings that need the floor wait, answered by the game (controller.floor)
         self.levels = levels  # a tournament's schedule: the blinds and antes of its running level
         self._card_button: int | None = None  # where the card controller has the button (it knows a dead one)
         # seat → the player the floor seated ({"name", optional "player_id"}): the names go into the hand history
@@ -134,7 +136,9 @@ class ChipBetting:
         self._reset_hand()
 
     def _emit(self, type_: str, public: dict, secret: dict | None) -> int:
-        return self.out.emit(type_, public, secret).seq
+        event = self.out.emit(type_, public, secret)
+        self.floor.note(event)  # a ruling that needs the floor waits for it
+        return event.seq
 
     def _reset_hand(self) -> None:
         self.hand = None
@@ -440,7 +444,7 @@ class ChipBetting:
 
     def _start_betting(self, t: float) -> None:
         seats = sorted(self._dealt_order)
-        bets = {s: self._zone_chips(f"seat{s}.bets") for s in seats}
+        bets = {s: self._zone_chips(Zone("bets", s).name) for s in seats}
         button = self._button_from_blinds(seats, bets)
         if button is None:
             first = self._dealt_order[0]
@@ -451,7 +455,7 @@ class ChipBetting:
         stacks, known = {}, True
         for s in seats:
             in_zone = sum(bets[s])
-            stack_zone = self.zones.get(f"seat{s}.stack")
+            stack_zone = self.zones.get(Zone("stack", s).name)
             if stack_zone:
                 stacks[s] = sum(stack_zone.values()) + in_zone
             elif s in self.stacks:
@@ -830,6 +834,14 @@ class ChipBetting:
     def accepts_declarations(self) -> bool:
         return self.hand is not None and not self._hand_ended
 
+    def to_act(self) -> int | None:
+        """The seat to act, while the betting takes declarations; None otherwise."""
+        return self.hand.to_act() if self.accepts_declarations() else None
+
+    def to_call(self, seat: int) -> int:
+        """What ``seat`` must put in to call (0 without a hand)."""
+        return self.hand.to_call(seat) if self.hand is not None else 0
+
     def declare(self, seat: int, declaration: str, amount: int | None) -> None:
         """A verbal declaration entered at the console (the table cannot hear); the engine rules on it."""
         self._settle_all(keep_undone=True)
@@ -872,7 +884,7 @@ class ChipBetting:
         self.hand = self._rebuilt(point.log_length)
         if point.what == "push" and point.seat is not None:
             motion = self._motions.setdefault(point.seat, _Motion())
-            in_zone = self.zones.get(f"seat{point.seat}.bets", {})
+            in_zone = self.zones.get(Zone("bets", point.seat).name, {})
             motion.arrived[:0] = [u for u in point.arrived if u in in_zone and u not in motion.arrived]
             motion.left[:0] = [u for u in point.left if u not in in_zone and u not in motion.left]
             motion.last_change, motion.undone = max(motion.last_change, t), True

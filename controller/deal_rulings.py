@@ -26,6 +26,7 @@ from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
 from controller.outbox import Outbox
 from controller.rules import SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP, RuleProfile, is_substantial
+from hal.zone_names import Zone
 
 
 class DealRulings:
@@ -148,7 +149,7 @@ class DealRulings:
             late, deal.first_late = deal.first_late, None
             ruling, rules = self.misdeal_or(PLAY_ON)
             self._freeze(report("first_card_wrong_seat", ruling, seats=[late, deal.order[0]],
-                                zone=f"seat{late}.cards", needs_floor=True, rules=rules,
+                                zone=Zone("cards", late).name, needs_floor=True, rules=rules,
                                 extra={"button": deal.button, "read_order": "uncertain"},
                                 data={"dealt_button": deal.button}))
         if expected is None:
@@ -214,7 +215,7 @@ class DealRulings:
         for other in rest:
             if self.hand.void:
                 break
-            self.deal_card(other.card, other.seat, f"seat{other.seat}.cards")
+            self.deal_card(other.card, other.seat, Zone("cards", other.seat).name)
         return consumed
 
     def _decide_held(self, held: Held, card: str, seat: int) -> bool:
@@ -232,13 +233,13 @@ class DealRulings:
                 dealt_button = rotated[-1]
                 ruling, rules = self.misdeal_or(PLAY_ON)
                 ident = report("button_misplaced", ruling, seats=[held.seat], cards=[held.card],
-                               zone=f"seat{held.seat}.cards", needs_floor=True, rules=rules,
+                               zone=Zone("cards", held.seat).name, needs_floor=True, rules=rules,
                                extra={"button": deal.button, "dealt_from_button": dealt_button},
                                data={"dealt_button": dealt_button})
             else:
                 ruling, rules = self.misdeal_or(PLAY_ON)
                 ident = report("first_card_wrong_seat", ruling, seats=[held.seat, held.expected],
-                               cards=[held.card], zone=f"seat{held.seat}.cards", needs_floor=True, rules=rules,
+                               cards=[held.card], zone=Zone("cards", held.seat).name, needs_floor=True, rules=rules,
                                extra={"button": deal.button}, data={"dealt_button": order[start - 1]})
             self._freeze(ident)
             self._accept(held.card, seat if moved else held.seat)
@@ -246,7 +247,7 @@ class DealRulings:
         if card == held.card:  # the dealer moved the card on
             if seat == held.expected:
                 report("card_out_of_sequence", FIXED, seats=[held.seat, held.expected], cards=[held.card],
-                       zone=f"seat{seat}.cards")
+                       zone=Zone("cards", seat).name)
                 self._accept(card, seat)
                 return True
             self._out_of_sequence(held, also=[seat])
@@ -257,13 +258,13 @@ class DealRulings:
         others = [s for s in deal.queue if s != due]
         if deal.received.get(due, 0) == 0 and len(others) >= 2 and held.seat == others[0] and seat == others[1]:
             ruling, rules = self.misdeal_or(PLAY_ON)
-            self._freeze(report("player_dealt_out", ruling, seats=[due], zone=f"seat{held.seat}.cards",
+            self._freeze(report("player_dealt_out", ruling, seats=[due], zone=Zone("cards", held.seat).name,
                                 needs_floor=True, rules=rules))
             deal.queue = others
             self._accept(held.card, held.seat)
             return False
         if seat == due and deal.received.get(held.seat, 0) > deal.received.get(due, 0):
-            self._extra_card(held.card, held.seat, f"seat{held.seat}.cards", counted=True)
+            self._extra_card(held.card, held.seat, Zone("cards", held.seat).name, counted=True)
             return False
         self._out_of_sequence(held, also=[seat] if seat not in (held.seat, due) else [])
         if not self.hand.void:
@@ -280,7 +281,7 @@ class DealRulings:
         ruling, rules = self.misdeal_or(DEAD_HAND)
         extra = {"read_order": "uncertain", "gap_s": round(uncertain_s, 2)} if uncertain_s is not None else None
         self._freeze(self.irregularities.report("card_out_of_sequence", ruling, seats=seats, cards=[held.card],
-                                                zone=f"seat{held.seat}.cards", needs_floor=True, rules=rules,
+                                                zone=Zone("cards", held.seat).name, needs_floor=True, rules=rules,
                                                 extra=extra, data={"dead": [held.seat, held.expected]}))
 
     def _accept(self, card: str, seat: int) -> None:
@@ -302,7 +303,7 @@ class DealRulings:
         hand = self.hand
         if len(hand.seats[seat].cards) < self.hole_cards:
             self._accept(card, seat)
-        elif hand.deal.frozen_by in self.irregularities.pending:
+        elif self.irregularities.waiting(hand.deal.frozen_by) is not None:
             hand.retired[card] = "extra"
             hand.deal.position += 1
         else:
@@ -356,7 +357,7 @@ class DealRulings:
                 order = deal.order or [held.seat]
                 start = order.index(held.seat) if held.seat in order else 0
                 self._freeze(report("first_card_wrong_seat", ruling, seats=[held.seat, held.expected],
-                                    cards=[held.card], zone=f"seat{held.seat}.cards", needs_floor=True,
+                                    cards=[held.card], zone=Zone("cards", held.seat).name, needs_floor=True,
                                     rules=rules, extra={"button": deal.button},
                                     data={"dealt_button": order[start - 1]}))
                 self._accept(held.card, held.seat)
@@ -367,7 +368,7 @@ class DealRulings:
             if self.hand.void:
                 return
             for other in rest:
-                self._loose_card(other.card, other.seat, f"seat{other.seat}.cards")
+                self._loose_card(other.card, other.seat, Zone("cards", other.seat).name)
         if deal.fix is not None:
             self.fix_failed()
             return
@@ -435,7 +436,7 @@ class DealRulings:
             self._decide_held(held, rest[0].card, rest[0].seat)
             for other in rest:
                 if not self.hand.void:
-                    self.deal_card(other.card, other.seat, f"seat{other.seat}.cards")
+                    self.deal_card(other.card, other.seat, Zone("cards", other.seat).name)
 
     def decide_early_board(self, now: float) -> None:
         """Board cards turned while the deal did not complete within READ_ORDER_S were turned too early."""

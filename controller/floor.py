@@ -3,15 +3,18 @@
 (``confirm``, ``override``). Each is kept under the ``seq`` of the event that reported it, with the part that answers
 it (``CARDS`` or ``TABLE``), until the floor answers or its hand ends.
 
-The outbox (``controller.outbox``) queues every event that says ``needs_floor`` as it is emitted; the card
-controller's irregularities then carry what their rulings need (``data``: the candidates of a pick, the dead seats
-of a misdeal that comes too late).
+The part that answers a ruling queues it: the card controller's irregularities (``controller.irregularities``) with
+what their rulings need (``data``: the candidates of a pick, the dead seats of a misdeal that comes too late); the
+game and the chip layer their events that say ``needs_floor`` (``note``). ``hand`` is None for a ruling made outside
+any hand.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from controller.domain import DomainEvent
 
 CARDS = "cards"  # answered by the card controller (controller.table)
 TABLE = "table"  # answered by the game: the seat sensors, the clock and the betting (controller.game)
@@ -43,12 +46,13 @@ class FloorQueue:
     def add(self, irregularity: Irregularity) -> None:
         self._waiting[irregularity.id] = irregularity
 
-    def note(self, seq: int, type_: str, public: dict[str, Any], hand: int | None) -> None:
-        """An event was emitted: a ruling that needs the floor waits (a later state of it, such as a breach that
-        ended, does not)."""
+    def note(self, event: DomainEvent) -> None:
+        """A ruling of the seat sensors, the clock or the betting was emitted: if it needs the floor, it waits,
+        answered by the game (a later state of it, such as a breach that ended, does not)."""
+        public = event.public
         if public.get("needs_floor") and public.get("state", "started") == "started":
             seat = public.get("seat")
-            self.add(Irregularity(seq, hand, public.get("code", type_), public.get("ruling"),
+            self.add(Irregularity(event.seq, event.hand, public.get("code", event.type), public.get("ruling"),
                                   public.get("severity", ""), [seat] if seat is not None else [],
                                   list(public.get("rules", [])), {"seat": seat, "rule": public.get("rule")},
                                   answered_by=TABLE))

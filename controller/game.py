@@ -5,8 +5,10 @@ One path for every input, and the events come back from it: a zone event goes to
 (``controller.table``) when it concerns a card and to the chip layer (``controller.chip_betting``) when it concerns a
 chip zone; the card controller's events then go on, one by one, to the deck audit and the chip layer, which turns
 them, with the chips, into the betting; then the conduct rules and the clock learn what the input did to the hand.
-Every part emits into the one outbox made here (``controller.outbox``), so the stream has one ``seq``; whatever
-waits for the floor is in its one queue (``controller.floor``). Commands are dispatched by name from a table.
+The card controller's parts, the chip layer and the deck audit emit into the one outbox made here
+(``controller.outbox``); the conduct rules and the clock are pure and return their rule events, which the game emits
+into it (with the rulings they apply), so the stream has one ``seq``; whatever waits for the floor is in its one
+queue (``controller.floor``). Commands are dispatched by name from a table.
 """
 
 from __future__ import annotations
@@ -46,11 +48,12 @@ class GameController:
         # a tournament's blinds and antes by level (DE 5, AC 18); None in a cash game
         self.levels = LevelSchedule(tuple(setup.levels), setup.start_level) if setup.levels else None
         self.floor = FloorQueue()  # every ruling that waits for the floor, the cards' and the rest
-        self.out = Outbox(self.floor)  # every event of every part, numbered in one sequence
-        self.betting = (ChipBetting(betting, setup.seats, setup.hole_cards, self.out, players=self.players,
-                                    levels=self.levels)
+        self.out = Outbox()  # every event of every part, numbered in one sequence
+        self.betting = (ChipBetting(betting, setup.seats, setup.hole_cards, self.out, self.floor,
+                                    players=self.players, levels=self.levels)
                         if betting and betting.chips else None)
-        self.cards = TableController(setup, self.betting, self.out)  # the dealing rules ask the betting how far
+        # the dealing rules ask the betting how far it is
+        self.cards = TableController(setup, self.betting, self.out, self.floor)
         self.deck_audit = DeckAudit(audit_hands)  # every card of the deck must show up within audit_hands hands
         self._card_uids = {uid for deck in (setup.decks or {"": setup.deck}).values() for uid in deck} | set(setup.deck)
         # the conduct the seat sensors see and the action clock (docs/conduct.md), by the table's house profile
@@ -89,13 +92,6 @@ class GameController:
     def board(self) -> list[str]:
         return self.cards.board
 
-    @property
-    def floor_waits(self) -> dict[int, Any]:
-        """The rulings of the seat sensors, the clock and the betting that wait for the floor (the card controller's
-        irregularities are ``cards.pending``), by id: answered by confirm / override, or dropped when their hand
-        ends."""
-        return self.floor.of(TABLE)
-
     def numbered_event(self, type_: str, t: float, public: dict[str, Any], secret: dict[str, Any] | None = None
                        ) -> DomainEvent:
         """An event the service raises (the journal's state, an equity result), numbered like the table's own so
@@ -107,7 +103,7 @@ class GameController:
     def handle(self, event: ZoneEvent) -> list[DomainEvent]:
         if self.betting is not None and event.uid not in self._card_uids:
             if Zone.parse(event.zone).kind in CHIP_ZONES:
-                self.out.now = event.t
+                self.out.begin(event.t)
                 self.betting.chip_zone_event(event.kind, event.uid, event.zone, event.t)
                 return self._conduct_after(self.out.take(), event.t)
             if self.betting.is_chip(event.uid):
@@ -121,7 +117,7 @@ class GameController:
         """A seat sensor changed (``rfid_table.service.table_gpio.GpioConsole``): the device and presence rules judge
         it."""
         t = max(self._rules_t, event.t)
-        self.out.now = max(self.out.now, event.t)
+        self.out.begin(event.t)
         self._emit_rules(self.clock.tick(t))  # what the clock had due comes first
         self._emit_rules(self.conduct.sensor(event))
         return self._conduct_after(self.out.take(), t)
@@ -139,7 +135,7 @@ class GameController:
     def _set_stacks(self, command: Command, t: float) -> Result:
         if self.betting is None:
             return self._to_cards(command, t)
-        self.out.now = t
+        self.out.begin(t)
         stacks = {int(seat): int(amount) for seat, amount in command["stacks"].items()}
         self.betting.set_stacks(stacks)
         self.out.emit("stacks_set", {"stacks": {str(s): v for s, v in sorted(stacks.items())}, **command.signed()})
@@ -148,7 +144,7 @@ class GameController:
     def _declare(self, command: Command, t: float) -> Result:
         if self.betting is None:
             return self._to_cards(command, t)
-        self.out.now = t
+        self.out.begin(t)
         self.betting.start_if_dealt(t)
         if not self.betting.accepts_declarations():
             self.out.take()  # what the attempt to start the betting said is not published with a refusal
@@ -162,19 +158,17 @@ class GameController:
     def _undo(self, command: Command, t: float) -> Result:
         if self.betting is None:
             return [], "this table does not read the chips: there is no betting action to undo"
-        self.out.now = max(self.out.now, t)
-        with self.out.stamped(t):
-            refusal = self.betting.undo(command.by, t)
+        self.out.begin(t)
+        refusal = self.betting.undo(command.by, t)
         events = self.out.take()
         return (self._conduct_after(events, t) if refusal is None else []), refusal
 
-    def _clock_command(self, command: Command, t: float) -> Result:
-        """``start_clock`` (without a seat: on the seat to act) and ``time_bank``; a refusal changes nothing."""
-        name = command.name
+    def _start_clock(self, command: Command, t: float) -> Result:
+        """``start_clock``: without a seat, on the seat to act; a refusal changes nothing."""
         t = max(self._rules_t, t)
         seat = command.get("seat")
         produced: list[RuleEvent] = []
-        if name == "start_clock" and self.betting is None:
+        if self.betting is None:
             # Without the chips the table does not know whose turn it is: the floor names the seat it calls the
             # clock on, and the clock runs for that seat until it is stopped, the seat folds or the hand ends.
             if seat is None:
@@ -188,19 +182,35 @@ class GameController:
                     return [], f"the clock is already running on seat {self.clock.seat}"
                 produced = self.clock.turn(seat, t)
                 self._turn = seat
-        elif name in ("start_clock", "stop_clock") and seat is not None and seat != self.clock.seat:
-            return [], (f"seat {seat} is not to act" + (f" (seat {self.clock.seat} is)" if self.clock.seat else
-                                                       ": no player is to act"))
+        elif (refusal := self._not_to_act(seat)) is not None:
+            return [], refusal
+        return self._clock_answer(t, lambda: produced + self.clock.start(t, command.by))
+
+    def _stop_clock(self, command: Command, t: float) -> Result:
+        t = max(self._rules_t, t)
+        refusal = self._not_to_act(command.get("seat"))
+        if refusal is not None:
+            return [], refusal
+        return self._clock_answer(t, lambda: self.clock.stop(t, command.by))
+
+    def _time_bank(self, command: Command, t: float) -> Result:
+        t = max(self._rules_t, t)
+        return self._clock_answer(t, lambda: self.clock.time_bank(command.get("seat"), t))
+
+    def _not_to_act(self, seat: int | None) -> str | None:
+        """Why the clock cannot be started or stopped on ``seat`` (None: on the seat to act), or None."""
+        if seat is None or seat == self.clock.seat:
+            return None
+        return f"seat {seat} is not to act" + (f" (seat {self.clock.seat} is)" if self.clock.seat else
+                                               ": no player is to act")
+
+    def _clock_answer(self, t: float, clock_call: Callable[[], list[RuleEvent]]) -> Result:
+        """What the clock made of a command, into the outbox; a refusal of the clock changes nothing."""
         try:
-            if name == "start_clock":
-                produced = produced + self.clock.start(t, command.by)
-            elif name == "stop_clock":
-                produced = self.clock.stop(t, command.by)
-            else:
-                produced = self.clock.time_bank(seat, t)
+            produced = clock_call()
         except ClockRefused as exc:
             return [], str(exc)
-        self.out.now = max(self.out.now, t)
+        self.out.begin(t)
         self._emit_rules(produced)
         self._rules_t = t
         return self.out.take(), None
@@ -215,7 +225,7 @@ class GameController:
         number, refusal = self.levels.announce(command.get("level"), in_hand)
         if refusal is not None:
             return [], refusal
-        self.out.now = max(self.out.now, t)
+        self.out.begin(t)
         self.out.emit("level_set", {**self.levels.describe(number), "applies_to_hand": self.cards.hand + 1,
                                     "running": not in_hand, **command.signed()}, t=t)
         return self.out.take(), None
@@ -229,7 +239,7 @@ class GameController:
         if self.betting is not None:
             self.betting.agree_bomb_pot(command["amount"], flip)
         sits_out = self.cards.bomb_pot_sit_out()  # too many players for CA GR 15.2: the small blind sits out
-        self.out.now = max(self.out.now, t)
+        self.out.begin(t)
         self.out.emit("bomb_pot_agreed", {"amount": command["amount"], "flip": flip,
                                           "applies_to_hand": self.cards.hand + 1,
                                           **({"sits_out": sits_out} if sits_out is not None else {}),
@@ -246,17 +256,20 @@ class GameController:
             return [], refusal
         return self._to_cards(command, t)
 
-    def _seat_command(self, command: Command, t: float) -> Result:
-        """``seat_player`` names who sits at a seat (any time: a player may be seated, or renamed, mid-hand);
-        ``clear_seat`` frees it. Names are public: on both branches, in both snapshots, in the hand history."""
+    def _clear_seat(self, command: Command, t: float) -> Result:
+        """``clear_seat`` frees a seat."""
         seat = command["seat"]
-        if command.name == "clear_seat":
-            if seat not in self.players:
-                return [], f"seat {seat} has no player to clear"
-            left = self.players.pop(seat)
-            self.out.now = max(self.out.now, t)
-            self.out.emit("seat_cleared", {"seat": seat, "name": left["name"], **command.signed()}, t=t)
-            return self.out.take(), None
+        if seat not in self.players:
+            return [], f"seat {seat} has no player to clear"
+        left = self.players.pop(seat)
+        self.out.begin(t)
+        self.out.emit("seat_cleared", {"seat": seat, "name": left["name"], **command.signed()}, t=t)
+        return self.out.take(), None
+
+    def _seat_player(self, command: Command, t: float) -> Result:
+        """``seat_player`` names who sits at a seat (any time: a player may be seated, or renamed, mid-hand).
+        Names are public: on both branches, in both snapshots, in the hand history."""
+        seat = command["seat"]
         player = {"name": command["name"]}
         if "player_id" in command:
             player["player_id"] = command["player_id"]
@@ -265,7 +278,7 @@ class GameController:
         if elsewhere:
             return [], f"player {player['player_id']} already sits at seat {elsewhere[0]}: clear_seat it first"
         self.players[seat] = player
-        self.out.now = max(self.out.now, t)
+        self.out.begin(t)
         self.out.emit("player_seated", {"seat": seat, **player, **command.signed()}, t=t)
         return self.out.take(), None
 
@@ -284,7 +297,7 @@ class GameController:
             result = "hand_restored"
         elif confirmed:
             result = "dead_hand" if wait.ruling in FLOOR_KILLS else "none"
-        self.out.now = max(self.out.now, t)
+        self.out.begin(t)
         of_hand = wait.hand if wait.hand is not None else CURRENT
         self.out.emit("floor_ruling", {"irregularity": ident, "code": wait.code,
                                        "decision": "confirmed" if confirmed else "overridden", "result": result,
@@ -301,9 +314,9 @@ class GameController:
 
     _COMMANDS: dict[str, Callable[["GameController", Command, float], Result]] = {
         "set_stacks": _set_stacks, "declare": _declare, "undo": _undo,
-        "start_clock": _clock_command, "stop_clock": _clock_command, "time_bank": _clock_command,
+        "start_clock": _start_clock, "stop_clock": _stop_clock, "time_bank": _time_bank,
         "set_level": _level_command, "bomb_pot": _bomb_pot_command, "run_it": _run_it_command,
-        "seat_player": _seat_command, "clear_seat": _seat_command,
+        "seat_player": _seat_player, "clear_seat": _clear_seat,
         "confirm": _floor_answer, "override": _floor_answer,
     }  # the rest are the card controller's
 
@@ -376,7 +389,7 @@ class GameController:
         while seat is not None and seat in self._check_or_fold:  # an absent player's turn (DE 6): check or fold
             self._check_or_fold.discard(seat)
             rule = self.conduct.profile.cite("absent_at_deal")
-            if self.betting.hand.to_call(seat) == 0:
+            if self.betting.to_call(seat) == 0:
                 with self.out.stamped(t):
                     self.betting.ruled_check(seat, rule)
                 self._check_or_fold.add(seat)  # still away: checked again on the next street, folded facing a bet
@@ -389,9 +402,7 @@ class GameController:
         acted = any(e.type in ("action", "betting_started", "fold", "hand_ended", "misdeal") for e in out)
         if seat != self._turn or (acted and seat is not None):
             self._turn = seat
-            facing = None
-            if seat is not None and self.betting is not None and self.betting.hand is not None:
-                facing = self.betting.hand.to_call(seat) > 0
+            facing = self.betting.to_call(seat) > 0 if seat is not None else None
             self._emit_rules(self.clock.turn(seat, t, facing_bet=facing))
         self._rules_t = t
         return out + self.out.take()
@@ -433,8 +444,7 @@ class GameController:
         self._emit_rules(self.conduct.deal_complete(t, sorted(self._dealt)))
 
     def _to_act(self) -> int | None:
-        hand = self.betting.hand if self.betting is not None else None
-        return hand.to_act() if hand is not None and self.betting.accepts_declarations() else None
+        return self.betting.to_act() if self.betting is not None else None
 
     def _emit_rules(self, produced: list[RuleEvent]) -> None:
         """The rule events of the conduct rules and the clock, into the outbox; a ruling they apply by themselves
@@ -443,7 +453,7 @@ class GameController:
             hand = rule_event.hand if rule_event.hand is not None else (
                 (self.cards.hand or None) if self.cards.in_hand or rule_event.type.startswith(("clock", "time"))
                 else None)
-            self.out.emit(rule_event.type, dict(rule_event.public), {}, t=rule_event.t, hand=hand)
+            self.floor.note(self.out.emit(rule_event.type, dict(rule_event.public), {}, t=rule_event.t, hand=hand))
             self._apply_conduct_ruling(rule_event)
 
     def _kill(self, seat: int, rule: str, t: float) -> None:
@@ -532,8 +542,7 @@ class GameController:
 
     def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
         """Take over :meth:`checkpoint_state` on a controller just made from this table's setup."""
-        self.cards.restore_checkpoint_state(state["cards"])  # the outbox's numbering with it
-        self.out.seq = int(state["seq"])
+        self.cards.restore_checkpoint_state(state["cards"])  # the outbox's numbering (the same seq) with it
         self._rules_t = float("-inf") if state["rules_t"] is None else float(state["rules_t"])
         self.deck_audit.restore_checkpoint_state(state["deck_audit"])
         if self.betting is not None and state["betting"] is not None:

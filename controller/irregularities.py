@@ -1,14 +1,14 @@
 """The card controller's irregularities: each published as an ``irregular_card`` event with its code, severity,
-ruling and the rules cited (``controller.dealing.CODES``), and those that need the floor kept in ``pending`` until a
-``confirm``, ``override`` or ``floor_pick`` answers them, or their hand ends (``resolved``): in the table's one floor
-queue (``controller.floor``), as the card controller's."""
+ruling and the rules cited (``controller.dealing.CODES``), and those that need the floor kept until a ``confirm``,
+``override`` or ``floor_pick`` answers them, or their hand ends (``resolved``): in the table's one floor queue
+(``controller.floor``), as the card controller's (``CARDS``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from controller.dealing import CODES, NO_RULING, plain, severity_of
-from controller.floor import CARDS, Irregularity
+from controller.floor import CARDS, FloorQueue, Irregularity
 from controller.outbox import Outbox
 from controller.rules import RuleProfile
 
@@ -16,16 +16,11 @@ from controller.rules import RuleProfile
 class Irregularities:
     """Publishes irregularities into the outbox and keeps those that wait for the floor."""
 
-    def __init__(self, out: Outbox, profile: RuleProfile):
+    def __init__(self, out: Outbox, floor: FloorQueue, profile: RuleProfile):
         self.out = out
-        self.floor = out.floor
+        self.floor = floor
         self.profile = profile
         self.reported: dict[int, tuple[str, list[str]]] = {}  # this hand's irregularities: id → code, rules
-
-    @property
-    def pending(self) -> dict[int, Irregularity]:
-        """The card controller's irregularities that wait for the floor, by id, oldest first."""
-        return self.floor.of(CARDS)
 
     def new_hand(self) -> None:
         self.reported = {}
@@ -33,7 +28,7 @@ class Irregularities:
     def report(self, code: str, ruling: str, *, seats: list[int], cards: list[str] = (), zone: str | None = None,
                needs_floor: bool = False, rules: list[str] = (), extra: dict | None = None, data: dict | None = None,
                public: dict | None = None, secret: dict | None = None) -> int:
-        """Publish one irregularity; return its id (its seq). With ``needs_floor`` it waits in ``pending``."""
+        """Publish one irregularity; return its id (its seq). With ``needs_floor`` it waits for the floor."""
         info = CODES[code]
         cited = list(dict.fromkeys([*info.rules, *(r for r in rules if r)]))
         severity = severity_of(code, ruling, needs_floor)
@@ -45,7 +40,7 @@ class Irregularities:
         ident = self.out.emit("irregular_card", plain(body), hidden).seq
         self.reported[ident] = (code, cited)
         if needs_floor:
-            self.floor.add(Irregularity(ident, self.out.hand or 0, code, ruling, severity, list(seats), cited,
+            self.floor.add(Irregularity(ident, self.out.hand, code, ruling, severity, list(seats), cited,
                                         dict(data or {})))
         return ident
 
@@ -59,6 +54,20 @@ class Irregularities:
         seats = [s for s in (where.get("seat"), where.get("from_seat")) if s is not None]
         return self.report(code, ruling, seats=seats, public=public, secret={} if public_card else {"card": card},
                            rules=rules)
+
+    def waiting(self, ident: int | None) -> Irregularity | None:
+        """The card controller's irregularity ``ident`` if it waits for the floor."""
+        return self.floor.get(ident, CARDS) if ident is not None else None
+
+    def add_card(self, ident: int, card: str) -> None:
+        """One more card belongs to the waiting irregularity ``ident`` (premature board cards turned together)."""
+        irregularity = self.waiting(ident)
+        if irregularity is not None:
+            irregularity.data["cards"].append(card)
+
+    def answered(self, ident: int) -> None:
+        """The floor answered ``ident``: it waits no more."""
+        self.floor.pop(ident)
 
     def resolved(self, ident: int, resolution: str, seats: list[int] | None = None) -> None:
         """``seats``: the hands a ``dead_hand`` resolution kills (the betting layer folds them)."""

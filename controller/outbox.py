@@ -1,10 +1,11 @@
 """The outbox: where every part of the controller puts the events it makes, numbered in the order they happen.
 
-One outbox per table. The part that takes an input stamps it with the input's time (``now``) and the hand it belongs
-to (``hand``); every ``emit`` then makes the next ``DomainEvent`` (``seq`` one higher than the last) and the input's
-caller takes the events out (``take``). An event that says ``needs_floor`` joins the floor queue (``floor``) as it
-is emitted. Because every part emits into the same outbox, the stream has one ``seq``
-and the order of the events is the order in which the parts acted.
+One outbox per table. Each entry point of the controller begins an input with its time (``begin``: table time never
+goes back, so ``now`` is the latest input's time); the card controller sets the hand the events belong to
+(``hand``) as hands start; every ``emit`` then makes the next ``DomainEvent`` (``seq`` one higher than the last) and the input's
+caller takes the events out (``take``). Because every part emits into the same outbox, the stream has one ``seq``
+and the order of the events is the order in which the parts acted. What waits for the floor is not the outbox's
+business: the part that answers a ruling puts it in the floor queue (``controller.floor``) itself.
 """
 
 from __future__ import annotations
@@ -13,18 +14,25 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from controller.domain import DomainEvent
-from controller.floor import FloorQueue
 
 CURRENT = object()  # ``emit(hand=CURRENT)``: the outbox's hand
 
 
 class Outbox:
-    def __init__(self, floor: FloorQueue | None = None) -> None:
-        self.floor = floor if floor is not None else FloorQueue()  # what waits for the floor (controller.floor)
+    def __init__(self) -> None:
         self.seq = 0  # the number of the latest event
         self.now = 0.0  # the table time of the input being handled (monotonic, docs/events.md)
         self.hand: int | None = None  # the hand the events belong to (None between the table's first hands)
         self._events: list[DomainEvent] = []
+
+    def begin(self, t: float) -> None:
+        """An input at table time ``t`` is being handled: its events are stamped with it (table time never goes back,
+        as an input stamped before the latest one is still handled after it)."""
+        self.now = max(self.now, t)
+
+    def restore(self, seq: int, hand: int | None, now: float) -> None:
+        """Continue the numbering, hand and time of a checkpoint."""
+        self.seq, self.hand, self.now = seq, hand, now
 
     def emit(self, type_: str, public: dict[str, Any], secret: dict[str, Any] | None = None, *,
              t: float | None = None, hand: Any = CURRENT) -> DomainEvent:
@@ -33,8 +41,6 @@ class Outbox:
         event = DomainEvent(self.seq, type_, self.now if t is None else t, self.hand if hand is CURRENT else hand,
                             public, secret or {})
         self._events.append(event)
-        if public.get("needs_floor"):
-            self.floor.note(event.seq, type_, public, event.hand)
         return event
 
     def numbered(self, type_: str, t: float, public: dict[str, Any], secret: dict[str, Any] | None = None

@@ -9,7 +9,8 @@ snapshot of the table. docs/events.md lists every irregularity code with its rul
 
 This module is the coordinator: it keeps what lasts from hand to hand (numbering, button, players, deck, what lies on
 the table, the readers), starts and ends hands, routes each card to the part it concerns and answers the floor. The
-parts, each given what it needs at construction and all emitting into one ``Outbox``:
+parts, each given what it needs at construction; those that report emit into the table's one ``Outbox`` (where the
+hand's cards are and the decks only keep state, and report through the irregularities):
 
 * ``controller.hand_cards`` — where the hand's cards are (seats, owners, muck, set-aside cards);
 * ``controller.deal_rulings`` — the deal checked as it happens, misdeals and dead hands;
@@ -36,7 +37,7 @@ How the hand is read:
   a seat while no seat holds a card starts the new deal (the button has not moved).
 A card lifted off its zone and put back (a player looking at their cards) changes nothing.
 
-An irregularity that needs the floor waits in ``pending`` (and in the snapshot) until a ``confirm``, ``override``
+An irregularity that needs the floor waits in the floor queue (``floor``, and in the snapshot) until a ``confirm``, ``override``
 or ``floor_pick`` command, or the end of its hand. Whether a misdeal can still be called, whether a board card is
 premature and whether a fourth card is a four-card flop ask the betting layer given at construction
 (``BettingProgress``; without one, no action has happened but the folds and declarations the cards show). Everything
@@ -57,7 +58,7 @@ from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, De
 from controller.decks import Decks
 from controller.domain import DomainEvent
 from controller.hand_cards import HandCards, Seat
-from controller.floor import Irregularity
+from controller.floor import FloorQueue, Irregularity
 from controller.irregularities import Irregularities
 from controller.levels import Level
 from controller.missing_cards import MissingCardWatch
@@ -114,10 +115,11 @@ class TableSetup:
 
 
 class TableController:
-    def __init__(self, setup: TableSetup, betting: BettingProgress | None = None, out: Outbox | None = None):
+    def __init__(self, setup: TableSetup, betting: BettingProgress | None = None, out: Outbox | None = None,
+                 floor: FloorQueue | None = None):
         """``betting``: what the betting layer knows of the action (without it: no action has happened but the folds
-        and declarations the cards show, no round is open); ``out``: the outbox the events go to, shared with the
-        rest of the table (default: one of its own)."""
+        and declarations the cards show, no round is open); ``out``: the outbox the events go to, and ``floor`` the
+        queue of what waits for the floor, both shared with the rest of the table (default: its own)."""
         if setup.exposed_by not in EXPOSED_BY:
             raise ValueError(f"exposed_by must be one of {', '.join(EXPOSED_BY)}, not {setup.exposed_by!r}")
         if setup.button is not None and not 1 <= setup.button <= setup.seats:
@@ -127,6 +129,7 @@ class TableController:
         self.setup = setup
         self.profile = rule_profile(setup.rules)
         self.out = out if out is not None else Outbox()
+        self.floor = floor if floor is not None else FloorQueue()
         self.hand = 0
         self._on_table: dict[str, str] = {}  # uid → zone, everything the antennas report now
         self.readers: dict[str, dict[str, Any]] = {}  # reader → link state and faulted antennas
@@ -137,7 +140,7 @@ class TableController:
         self.next_players: tuple[int, ...] | None = None  # a seats command during a hand
         self.sitting_out: int | None = None  # the small blind not dealt in the next hand (CA GR 15.2: a bomb pot)
         progress = betting if betting is not None else NoBetting()
-        self.irregularities = Irregularities(self.out, self.profile)
+        self.irregularities = Irregularities(self.out, self.floor, self.profile)
         self.hand_cards = HandCards(setup.seats, self._plan(), self.button)
         self.community = Board(self.out, self.irregularities, self.hand_cards, progress, self.profile,
                                double_board=setup.double_board)
@@ -220,10 +223,6 @@ class TableController:
         return self.community.burns
 
     @property
-    def pending(self) -> dict[int, Irregularity]:
-        return self.irregularities.pending
-
-    @property
     def deck_id(self) -> str:
         return self.decks.deck_id
 
@@ -248,7 +247,7 @@ class TableController:
 
     def handle(self, event: ZoneEvent) -> list[DomainEvent]:
         """Apply one zone event; return the domain events it causes, in order."""
-        self.out.now = event.t
+        self.out.begin(event.t)
         if self.in_hand:
             self.watch.check(self._holding(), self._on_table, self.deck)  # what went missing up to now
         self._zone_event(event)
@@ -259,7 +258,7 @@ class TableController:
         if event.kind == "left":
             self._on_table.pop(event.uid, None)
             card = self.deck.get(event.uid)
-            if event.zone == "board":
+            if Zone.parse(event.zone).kind == "board":
                 self.community.taken_back(card)
                 self.dealing.taken_back(card)
             if self.in_hand and card is not None and self.hand_cards.uids.get(card) == event.uid:
@@ -289,7 +288,7 @@ class TableController:
                 self.decks.stray(event.uid, other, event.zone, kind, seat)
             return
         if self.in_hand and self.void:
-            if kind == "seat" and not any(zone.endswith(".cards") for uid, zone in self._on_table.items()
+            if kind == "seat" and not any(Zone.parse(zone).place == "seat" for uid, zone in self._on_table.items()
                                           if uid != event.uid):
                 self._end_hand()  # the new deal after a misdeal
             else:
@@ -321,7 +320,7 @@ class TableController:
     def handle_device(self, event: DeviceEvent) -> list[DomainEvent]:
         """A reader link went up or down, an antenna faulted or recovered: published for the floor and the
         technician, and kept in the snapshot (a table whose reader is down is not seeing its cards)."""
-        self.out.now = event.t
+        self.out.begin(event.t)
         detail = dict(event.detail)
         reader = self.readers.setdefault(event.reader, {"link": "unknown", "faulted_antennas": []})
         if event.kind in ("reader_up", "reader_down", "reader_incompatible"):
@@ -344,7 +343,7 @@ class TableController:
     def tick(self, now: float) -> list[DomainEvent]:
         """Let time pass: reports the cards that went missing, ends the hand once the table has stayed clear long
         enough."""
-        self.out.now = now
+        self.out.begin(now)
         if self.in_hand:
             self._decide_late()
         if self.in_hand:
@@ -443,9 +442,9 @@ class TableController:
         """A validated command from the floor or the dealer console; returns its events, or why it was refused
         in the current state (nothing changes then)."""
         command = Command.of(command)
-        self.out.now = t
-        handler = self._COMMANDS.get(command.name)
-        refusal = handler(self, command) if handler else None
+        self.out.begin(t)
+        # a command of the rest of the table (the chips, the clock, the seats) sent to the cards alone is refused
+        refusal = self._COMMANDS.get(command.name, TableController._not_available)(self, command)
         self._note_hold()
         return self.out.take(), refusal
 
@@ -532,19 +531,26 @@ class TableController:
         return None  # the sender checks that the table answers: nothing changes
 
     def _not_available(self, command: Command) -> str | None:
-        return NOT_AVAILABLE
+        return f"{command.name} is {NOT_AVAILABLE}"
 
-    def _floor(self, command: Command) -> str | None:
-        """``confirm``, ``override`` or ``floor_pick`` of an irregularity that waits for the floor."""
-        name, ident = command.name, command["irregularity"]
-        irregularity = self.pending.get(ident)
+    def _floor_pick(self, command: Command) -> str | None:
+        """``floor_pick``: the floor's random pick of the burn card (TDA 39)."""
+        ident = command["irregularity"]
+        irregularity = self.irregularities.waiting(ident)
         if irregularity is None:
             return f"no irregularity {ident} waits for the floor"
-        if name == "floor_pick":
-            return self.community.floor_pick(irregularity, command["card"], command.signed())
+        return self.community.floor_pick(irregularity, command["card"], command.signed())
+
+    def _floor(self, command: Command) -> str | None:
+        """``confirm`` or ``override`` of an irregularity that waits for the floor: one ruling, answered either
+        way."""
+        name, ident = command.name, command["irregularity"]
+        irregularity = self.irregularities.waiting(ident)
+        if irregularity is None:
+            return f"no irregularity {ident} waits for the floor"
         if name == "confirm" and irregularity.ruling == FLOOR_PICKS_BURN:
             return "the ruling is the floor's random pick of the burn card: send floor_pick with the card"
-        self.irregularities.floor.pop(ident)
+        self.irregularities.answered(ident)
         result = irregularity.ruling if name == "confirm" else PLAY_ON
         if result == MISDEAL and not (irregularity.data.get("void") or not self.dealing.substantial()):
             result = DEAD_HAND if "dead" in irregularity.data else PLAY_ON  # substantial action since
@@ -564,10 +570,11 @@ class TableController:
         return None
 
     _COMMANDS = {"select_deck": _select_deck, "declare": _declare, "misdeal": _misdeal_command,
-                 "exposed_card": _exposed_command, "confirm": _floor, "override": _floor, "floor_pick": _floor,
+                 "exposed_card": _exposed_command, "confirm": _floor, "override": _floor, "floor_pick": _floor_pick,
                  "set_button": _set_button, "seats": _seats, "new_hand": _new_hand, "floor_call": _floor_call,
                  "run_it": _run_it,
-                 "undo": _not_available, "start_clock": _not_available, "time_bank": _not_available, "ping": _ping}
+                 "undo": _not_available, "start_clock": _not_available, "stop_clock": _not_available,
+                 "time_bank": _not_available, "ping": _ping}
 
     # ---- checkpoints and the snapshot ---------------------------------------------------------------
 
@@ -577,8 +584,8 @@ class TableController:
 
     def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
         """Take over :meth:`checkpoint_state` on a controller just made from the same setup."""
-        self.out.seq, self.hand, self.out.now = int(state["seq"]), int(state["hand"]), float(state["now"])
-        self.out.hand = self.hand or None
+        self.hand = int(state["hand"])
+        self.out.restore(int(state["seq"]), self.hand or None, float(state["now"]))
         self.hand_cards.in_hand = False
         self.button = int(state["button"])
         self.next_button = state["next_button"]

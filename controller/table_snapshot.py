@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from controller.floor import CARDS
+
 if TYPE_CHECKING:
     from controller.table import TableController
 
@@ -45,7 +47,7 @@ def snapshot(table: TableController, secure: bool) -> dict[str, Any]:
         "button": deal.button if table.in_hand else table.button,
         "players": sorted(players) if players is not None else None,
         "misdeal": table.void,
-        "irregularities": [p.public() for p in table.pending.values()],
+        "irregularities": [p.public() for p in table.floor.of(CARDS).values()],
     }
     boards = table.boards
     if len(boards) > 1:  # a hand run twice or three times, a double board: every board, run by run

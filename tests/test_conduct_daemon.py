@@ -4,6 +4,7 @@ pipeline (journaled as ``sensor`` inputs), into the controller, and back out as 
 import dataclasses
 from collections import defaultdict
 
+from controller.floor import CARDS
 from conftest import ROOT, TABLE_10
 from rfid_table.config.table import load_config
 from rfid_table.service.journal import Journal
@@ -283,11 +284,11 @@ def test_the_confirm_key_confirms_the_irregularity_waiting_for_the_floor():
         table.table.field.place(deck_b["9d"], "seat3.cards")  # a card of the other deck reaches a seat
         table.run(0.8)
         [foreign] = [e for e in table.events if e.type == "irregular_card" and e.public["code"] == "foreign_card"]
-        assert foreign.public["needs_floor"] and foreign.seq in table.controller.cards.pending
+        assert foreign.public["needs_floor"] and foreign.seq in table.controller.floor.of(CARDS)
         table.sensors.click("confirm", table.t)  # the floor turns the confirm key at the dealer console
         ruled = of(table.run(0.5), "floor_ruling")
         assert [(e.public["irregularity"], e.public["decision"]) for e in ruled] == [(foreign.seq, "confirmed")]
-        assert foreign.seq not in table.controller.cards.pending
+        assert foreign.seq not in table.controller.floor.of(CARDS)
     finally:
         table.close()
 

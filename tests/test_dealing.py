@@ -13,6 +13,7 @@ import pytest
 
 from controller import TableController, TableSetup
 from controller.cards import FULL_DECK
+from controller.floor import CARDS
 from controller.dealing import READ_ORDER_S
 from controller.rules import EXPOSED_BURN_AFTER_DEAL, EXPOSED_REPLACE_NOW, PROFILES
 from controller.table import NoBetting
@@ -683,7 +684,7 @@ def test_what_waits_for_the_floor_lapses_with_its_hand():
     event = only(out, "first_card_wrong_seat")
     assert [e.public for e in out if e.type == "irregularity_resolved"] == [
         {"irregularity": event.seq, "code": "first_card_wrong_seat", "resolution": "hand_ended"}]
-    assert table.controller.pending == {}
+    assert table.controller.floor.of(CARDS) == {}
 
 
 def test_set_button_and_seats_apply_to_the_next_hand():
@@ -706,11 +707,22 @@ def test_console_commands_that_the_table_does_not_implement_are_refused():
     table = Table()
     for name, fields in (("undo", {}), ("start_clock", {"seat": 2}), ("time_bank", {"seat": 2})):
         out, refusal = table.try_command(name, role="dealer", **fields)
-        assert (out, refusal) == ([], "not available on this table")
+        assert (out, refusal) == ([], f"{name} is not available on this table")
     out, refusal = table.try_command("new_hand", role="dealer")
     assert refusal is None and [(e.type, e.public) for e in out] == [("new_hand", {"by": "dealer/ann"})]
     out, refusal = table.try_command("floor_call", role="dealer", seat=3, note="dispute")
     assert [(e.type, e.public) for e in out] == [("floor_call", {"seat": 3, "note": "dispute", "by": "dealer/ann"})]
+
+
+def test_commands_of_the_rest_of_the_table_are_refused_by_the_card_controller_alone():
+    # the chip layer's, the clock's, the tournament's and the seats' commands: a bare card controller answered
+    # them ok and did nothing
+    table = Table()
+    for command, fields in (("set_stacks", {"stacks": {"1": 100}}), ("stop_clock", {}), ("bomb_pot", {"amount": 100}),
+                            ("set_level", {}), ("seat_player", {"seat": 1, "name": "Ann"}), ("clear_seat", {"seat": 1})):
+        out, refusal = table.controller.handle_command({"role": "floor", "user": "ann", "command": command,
+                                                        **fields}, table.t)
+        assert (out, refusal) == ([], f"{command} is not available on this table"), command
 
 
 def test_a_table_with_an_exposed_zone_refuses_the_console_report_of_a_seat():
@@ -800,7 +812,7 @@ def play_with_errors(hands: int, seed: int, rules: str, exposed_by: str, players
     for move in dealer.hands(hands):
         move.apply()
         for event in table.cycle(after_s=move.delay_s, console=move.command):
-            if event.type == "irregular_card" and event.seq in controller.pending:
+            if event.type == "irregular_card" and event.seq in controller.floor.of(CARDS):
                 _, refusal = table.try_command("confirm", irregularity=event.seq, user="sim")
                 assert refusal is None, refusal
     table.skip(5)
@@ -827,7 +839,7 @@ def check_reports(dealer, controller, events) -> dict:
             assert error.seat is None or error.seat in event.public["seats"], (error, event.public)
             voided = any(e.type == "misdeal" and e.hand == hand for e in events)
             assert voided is any(e.void for e in errors), (hand, errors)
-    assert controller.pending == {}
+    assert controller.floor.of(CARDS) == {}
     return {"hands": dealer.hands_dealt, "errors": len(dealer.errors),
             "misdeals": sum(e.type == "misdeal" for e in events),
             "clean_hands": dealer.hands_dealt - len(injected)}
@@ -881,7 +893,7 @@ def every_kind_of_event() -> list:
         return table
 
     def pending(table: Table) -> int:
-        return next(iter(table.controller.pending))
+        return next(iter(table.controller.floor.of(CARDS)))
 
     # The codes the controller always had.
     table = Table(players=(1, 2, 3), button=3)

@@ -14,6 +14,7 @@ import pytest
 
 from controller import TableController, TableSetup
 from controller.cards import FULL_DECK
+from controller.floor import CARDS
 from hal.zones import DebounceSettings
 from sim.dealer import DealerSettings, SimDealer
 from sim.table_driver import TableDriver, of
@@ -331,7 +332,7 @@ def dealt_by_the_simulator(hands: int, seed: int, pace_s: float, exposed_by: str
 
     def floor_confirms(events: list) -> None:
         for event in events:
-            if event.type == "irregular_card" and event.seq in controller.pending:
+            if event.type == "irregular_card" and event.seq in controller.floor.of(CARDS):
                 table.try_command("confirm", irregularity=event.seq, user="sim")
 
     for move in dealer.hands(hands):

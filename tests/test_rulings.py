@@ -585,3 +585,10 @@ def test_a_flop_without_a_burn_waiting_for_the_pick_stands_once_a_player_acts():
     events, refusal = table.try_command("floor_pick", irregularity=event.seq, card=table.controller.board[0])
     assert events == [] and "TDA 39-2" in refusal
     assert len(table.controller.board) == 3 and actions(table.events)[-1] == (1, "bet", 100)
+
+
+def test_a_table_that_does_not_read_the_chips_refuses_set_stacks():
+    table = Table(chips=False)  # answered ok before, and no stack was set
+    events, refusal = table.controller.handle_command({"command": "set_stacks", "role": "floor", "user": "ann",
+                                                       "stacks": {"1": 5000}}, table.t)
+    assert (events, refusal) == ([], "set_stacks is not available on this table")

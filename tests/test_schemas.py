@@ -25,6 +25,7 @@ from referencing import Registry, Resource
 from conftest import ROOT, TABLE_10, Recorder
 
 TABLE_CHIPS = ROOT / "config" / "table-chips.toml"
+from controller.floor import TABLE
 from controller.levels import Level
 from firmware_bridge.messages import PROTOCOL_MAJOR, FaultCode
 from rfid_table.config.table import MqttSettings, load_config
@@ -419,8 +420,8 @@ def conduct_situations(config) -> None:
         assert sensor("seat3.presence", True) == ["seat_presence"]
         assert sensor("seat1.device", True) == ["device_breach"]  # a phone at a live seat
         assert sensor("seat1.device", False) == ["device_breach"]
-        breach = max(controller.floor_waits)  # the breach waits for the floor, which lets play go on
-        assert controller.floor_waits[breach].code == "device_breach"
+        breach = max(controller.floor.of(TABLE))  # the breach waits for the floor, which lets play go on
+        assert controller.floor.of(TABLE)[breach].code == "device_breach"
         assert command("override", irregularity=breach) == ["floor_ruling"]
         assert sensor("seat2.presence", False) == ["seat_left"]
         assert sensor("seat2.presence", True) == ["seat_returned"]

@@ -65,5 +65,5 @@ def test_every_input_is_handed_on_in_the_order_the_controller_took_it():
     assert [(i.kind, types(i.produced)) for i in inputs] == [
         ("tick", []), ("tick", []), ("zone", ["hand_started", "card_dealt"]), ("tick", []),
         ("command", ["button_set"]), ("command", []), ("device", ["antenna"])]
-    assert inputs[2].body.uid == driver.uid("Ah") and inputs[5].refusal == "not available on this table"
+    assert inputs[2].body.uid == driver.uid("Ah") and inputs[5].refusal == "undo is not available on this table"
     assert [e for i in inputs for e in i.produced] == driver.events

@@ -24,15 +24,20 @@ class Outbox:
         self.now = 0.0  # the table time of the input being handled (monotonic, docs/events.md)
         self.hand: int | None = None  # the hand the events belong to (None between the table's first hands)
         self._events: list[DomainEvent] = []
+        self._started = False  # no input yet: the first one sets the time, whatever the clock's origin
 
     def begin(self, t: float) -> None:
         """An input at table time ``t`` is being handled: its events are stamped with it (table time never goes back,
         as an input stamped before the latest one is still handled after it)."""
-        self.now = max(self.now, t)
+        # Table time is the monotonic clock plus an offset (docs/service.md, two clocks) and may well be
+        # negative, so the first input is not compared with the 0 the outbox starts from.
+        self.now = max(self.now, t) if self._started else t
+        self._started = True
 
     def restore(self, seq: int, hand: int | None, now: float) -> None:
         """Continue the numbering, hand and time of a checkpoint."""
         self.seq, self.hand, self.now = seq, hand, now
+        self._started = True
 
     def emit(self, type_: str, public: dict[str, Any], secret: dict[str, Any] | None = None, *,
              t: float | None = None, hand: Any = CURRENT) -> DomainEvent:

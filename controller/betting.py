@@ -246,7 +246,7 @@ class BettingHand:
         self.chip_values = tuple(sorted(chip_values))
         self.infer_checks = infer_checks
         self.button = button
-        self.order = self._order_from_button(list(seats), button)  # PHH order: left of the button first
+        self.order = self.order_from_button(list(seats), button)  # PHH order: left of the button first
         self.heads_up_start = len(self.order) == 2
         self.event_heads_up = self.heads_up_start if event_heads_up is None else event_heads_up
         self._s: dict[int, _Seat] = {s: _Seat(s, int(stacks[s])) for s in self.order}
@@ -271,7 +271,8 @@ class BettingHand:
     # ---- set-up -------------------------------------------------------------------------------------
 
     @staticmethod
-    def _order_from_button(seats: list[int], button: int) -> list[int]:
+    def order_from_button(seats: list[int], button: int) -> list[int]:
+        """The seats in the order they are dealt and act after the flop: left of the button first."""
         ordered = sorted(seats)
         after = [s for s in ordered if s > button]
         before = [s for s in ordered if s <= button]
@@ -411,6 +412,11 @@ class BettingHand:
     @property
     def live_seats(self) -> list[int]:
         return [n for n in self.order if not self._s[n].folded]
+
+    @property
+    def last_betting_round(self) -> int | None:
+        """The last street (0 = preflop) on which anyone could still bet; None if there was none."""
+        return max((i for i, had in self._street_had_round.items() if had), default=None)
 
     def is_all_in(self, seat: int) -> bool:
         return self._all_in(self._s[seat])

@@ -462,7 +462,7 @@ class ChipBetting:
                 stacks[s] = self.stacks[s]
             else:
                 stacks[s], known = UNKNOWN_STACK, False
-        order = BettingHand._order_from_button(seats, button)  # noqa: SLF001 (the engine's own seating rule)
+        order = BettingHand.order_from_button(seats, button)  # the engine's own seating rule
         kwargs: dict[str, Any] = {"bets": self.setup.bet_limits} if self.setup.bet_limits else {}
         if self.bomb_pot is not None:  # everyone's agreed amount, no blinds, no straddles, no antes beside it
             sb = bb = None

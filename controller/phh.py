@@ -56,7 +56,7 @@ def to_phh(
             blinds[order.index(a.seat)] = nominal
     if n == 2 and not hand.bomb_pot:  # a bomb pot has no blinds, heads-up neither
         blinds = [hand.small_blind, hand.big_blind]
-    starting = _starting_stacks(hand)
+    starting = starting_stacks(hand)
     out: dict[str, Any] = {"variant": variant, "ante_trimming_status": trimming, "antes": antes,
                            "blinds_or_straddles": blinds}
     if hand.variant.structure == FIXED_LIMIT:
@@ -103,13 +103,12 @@ def to_phh(
     return out
 
 
-def _starting_stacks(hand: BettingHand) -> dict[int, int]:
+def starting_stacks(hand: BettingHand) -> dict[int, int]:
     """Stacks before the forced bets: what the seat has now plus everything it put in (less nothing returned)."""
     out = {}
     for s in hand.order:
-        st = hand._s[s]  # noqa: SLF001 (the engine keeps the ledger; PHH needs it whole)
         dead = hand.dead_money if s == hand.bb_seat else 0
-        out[s] = st.stack + st.committed + dead
+        out[s] = hand.stacks[s] + hand.seat_state(s)["committed"] + dead
     return out
 
 
@@ -217,7 +216,7 @@ def replay(phh: Mapping[str, Any], rules: RuleProfile = TDA) -> tuple[BettingHan
             amount = int(words[2])
             before = hand.bets[seat]
             _check(hand.declare(seat, "bet" if hand.current_bet == 0 else "raise", amount), raw)
-            if hand._s[seat].owed:  # noqa: SLF001
+            if hand.seat_state(seat)["owed"]:
                 _check(hand.push(seat, [amount - before]), raw)
         elif verb == "sm":
             if len(words) > 2 and words[2] != "-":

@@ -83,7 +83,7 @@ class Award:
 def showdown_order(hand: BettingHand) -> list[int]:
     """Live seats in the order they show (TDA 17-1; AC 12; CA Actions 6, 9)."""
     live = hand.live_seats
-    last_round = max((i for i, had in hand._street_had_round.items() if had), default=None)
+    last_round = hand.last_betting_round
     first = hand.last_aggressor.get(last_round) if last_round is not None else None
     if first is None or first not in live:
         first = live[0]  # ``order`` starts left of the button

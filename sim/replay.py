@@ -202,7 +202,7 @@ class HandScript:
         deal_s = self.deal_s
         order = hand.order
         seat_of = {f"p{i + 1}": s for i, s in enumerate(order)}
-        stacks = phhlib._starting_stacks(hand)  # noqa: SLF001
+        stacks = phhlib.starting_stacks(hand)
         at(0.0, "the floor enters the stacks", lambda: self.command(
             {"command": "set_stacks", "stacks": {str(s): v for s, v in stacks.items()}}))
         if self.announce_seats:  # hands of unrelated tables: the floor says who plays and where the button is

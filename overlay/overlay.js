@@ -210,6 +210,7 @@ function receive(ev) {
 }
 
 let heldSince = null;  // wall time the playback began waiting for a hand's late showdown
+let resultShownAt = null;  // wall time the hand played back showed its result
 const due = (ev) => ev.t / config.speed + offset;  // when an event is played back (wall seconds)
 
 function pump() {
@@ -233,11 +234,21 @@ function pump() {
       late.forEach(apply);
       state.result = true;
       offset = now + RESULT_PAUSE_S - head.t / config.speed;
+      resultShownAt = null;
       changed = true;
       continue;
     }
+    if (head.type === "hand_started" && head.hand !== state.hand && resultShownAt !== null &&
+        due(head) < resultShownAt + RESULT_PAUSE_S) {
+      // The next hand was dealt moments after this one's result (a quick dealer): the result stays on screen
+      // RESULT_PAUSE_S first. Later, never earlier, so no hole card goes out before the delay.
+      offset = resultShownAt + RESULT_PAUSE_S - head.t / config.speed;
+      resultShownAt = null;
+    }
     if (due(head) > now) break;
-    apply(queue.shift());
+    const played = queue.shift();
+    apply(played);
+    if (played.type === "showdown" && played.hand === state.hand) resultShownAt = now;
     changed = true;
   }
   if (changed) draw();

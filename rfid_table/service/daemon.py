@@ -212,14 +212,7 @@ class TablePipeline:
                         polled.append(event)
         for item in polled:
             if isinstance(item, SensorEvent):
-                try:
-                    produced = self.controller.handle_sensor(item)
-                except Exception as exc:  # noqa: BLE001 - the last line of defence
-                    self._input_failed("gpio", item, exc)
-                    continue
-                inputs.append(sensor_input(item))
-                events.extend(produced)
-                caused_by.extend([len(inputs) - 1] * len(produced))
+                self._apply("gpio", item, self.controller.handle_sensor, sensor_input, inputs, events, caused_by)
                 continue
             body, problem = self.gpio.console.command(item, self.controller.seat_to_act(),
                                                       self.controller.floor_pending())
@@ -251,9 +244,7 @@ class TablePipeline:
                 self._input_failed("console", body, exc)
                 continue
             if refusal is None:
-                inputs.append(("command", now, body))
-                events.extend(produced)
-                caused_by.extend([len(inputs) - 1] * len(produced))
+                _record(("command", now, body), produced, inputs, events, caused_by)
             else:
                 log.warning("console command %s refused: %s", body.get("command"), refusal)
         if self.sink is None:
@@ -290,13 +281,21 @@ class TablePipeline:
         produced, refusal = self.controller.handle_command(body, now)
         if refusal is None:
             self.diagnostics.count_command("accepted")
-            inputs.append(("command", now, body))
-            events.extend(produced)
-            caused_by.extend([len(inputs) - 1] * len(produced))
+            _record(("command", now, body), produced, inputs, events, caused_by)
             return command.role, command.user, {"id": command.id, "ok": True,
                                                 "seq": produced[-1].seq if produced else None}
         self.diagnostics.count_command("not_allowed")
         return command.role, command.user, {"id": command.id, "ok": False, "field": "command", "error": refusal}
+
+    def _apply(self, kind: str, item, handle, as_input, inputs: list, events: list, caused_by: list) -> None:
+        """One input through the controller, journaled as ``as_input(item)`` with the events it caused; an input
+        whose handling raises is skipped (:meth:`_input_failed`)."""
+        try:
+            produced = handle(item)
+        except Exception as exc:  # noqa: BLE001 - the last line of defence
+            self._input_failed(kind, item, exc)
+            return
+        _record(as_input(item), produced, inputs, events, caused_by)
 
     def _input_failed(self, kind: str, what: object, exc: Exception) -> None:
         """The last line of defence: an input whose handling raised is skipped and counted (``input_errors`` in
@@ -543,31 +542,16 @@ class TablePipeline:
         for reader in self.readers:
             cycles = reader.poll(now)
             for device_event in reader.device_events() if hasattr(reader, "device_events") else ():
-                try:
-                    produced = self.controller.handle_device(device_event)
-                except Exception as exc:  # noqa: BLE001 - the last line of defence
-                    self._input_failed("device", device_event, exc)
-                    continue
-                inputs.append(device_input(device_event))
-                events.extend(produced)
-                caused_by.extend([len(inputs) - 1] * len(produced))
+                self._apply("device", device_event, self.controller.handle_device, device_input,
+                            inputs, events, caused_by)
             for cycle in cycles:
                 self.diagnostics.count_cycle(cycle)
                 for zone_event in self.tracker.feed(cycle):
-                    try:
-                        produced = self.controller.handle(zone_event)
-                    except Exception as exc:  # noqa: BLE001 - the last line of defence
-                        self._input_failed("zone", zone_event, exc)
-                        continue
-                    inputs.append(zone_input(zone_event))
-                    events.extend(produced)
-                    caused_by.extend([len(inputs) - 1] * len(produced))
+                    self._apply("zone", zone_event, self.controller.handle, zone_input, inputs, events, caused_by)
         produced = self.controller.tick(now)
         if produced or getattr(self.controller, "tick_changed", False):
             # a tick that changes nothing need not be journaled: the next input moves the clock
-            inputs.append(tick_input(now))
-            events.extend(produced)
-            caused_by.extend([len(inputs) - 1] * len(produced))
+            _record(tick_input(now), produced, inputs, events, caused_by)
         if self.equity is not None:  # the worker's results for the spot as it still is: journaled inputs
             self.equity.collect(self.controller, now, events, inputs, caused_by)
         journaled = events
@@ -619,6 +603,13 @@ class TablePipeline:
                 log.info("hand %s ended: board %s, live seats %s", event.hand,
                          " ".join(event.public["board"]) or "-", event.public["live_seats"])
         return events
+
+
+def _record(journal_input: tuple, produced: list, inputs: list, events: list, caused_by: list) -> None:
+    """Keep an input for the journal with the events it caused (``caused_by`` points each event at its input)."""
+    inputs.append(journal_input)
+    events.extend(produced)
+    caused_by.extend([len(inputs) - 1] * len(produced))
 
 
 class StopFlag:

@@ -512,14 +512,19 @@ def _split_uids(uids: list[str], values: Mapping[str, int], back: int) -> tuple[
     rest goes into the pot. ``([], uids)`` when no set of these chips makes the amount."""
     if back <= 0:
         return [], list(uids)
-    # sum → (the sum before, the chip (index) added to it): the first way found to make each sum
+    # sum → (the sum before, the chip (index) added to it): the first chip found to make each sum
     reachable: dict[int, tuple[int, int]] = {0: (0, -1)}
+    sums = 1  # the same sums as bits (bit s: s is reachable), so a chip adds all its new sums in one shift
+    within = (1 << (back + 1)) - 1
     for i, uid in enumerate(uids):
         value = values[uid]
-        for total in list(reachable):
-            new = total + value
-            if new <= back and new not in reachable:
-                reachable[new] = (total, i)
+        new = (sums << value) & within & ~sums
+        sums |= new
+        while new:
+            lowest = new & -new
+            total = lowest.bit_length() - 1
+            reachable[total] = (total - value, i)
+            new ^= lowest
         if back in reachable:
             break
     if back not in reachable:

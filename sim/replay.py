@@ -449,28 +449,31 @@ def _split_uids(uids: list[str], values: Mapping[str, int], back: int) -> tuple[
     rest goes into the pot. ``([], uids)`` when no set of these chips makes the amount."""
     if back <= 0:
         return [], list(uids)
-    # sum → (the sum before, the chip (index) added to it): the first chip found to make each sum
-    reachable: dict[int, tuple[int, int]] = {0: (0, -1)}
-    sums = 1  # the same sums as bits (bit s: s is reachable), so a chip adds all its new sums in one shift
+    # made[k]: the sums (bit s: the sum s, up to back) the first k chips make, until one makes back. A big int
+    # adds a chip's every sum in one shift: change from a big pot is hundreds of sums over dozens of chips.
     within = (1 << (back + 1)) - 1
-    for i, uid in enumerate(uids):
-        value = values[uid]
-        new = (sums << value) & within & ~sums
-        sums |= new
-        while new:
-            lowest = new & -new
-            total = lowest.bit_length() - 1
-            reachable[total] = (total - value, i)
-            new ^= lowest
-        if back in reachable:
+    made = [1]
+    for uid in uids:
+        sums = made[-1]
+        made.append(sums | (sums << values[uid]) & within)
+        if made[-1] >> back & 1:
             break
-    if back not in reachable:
+    else:
         return [], list(uids)
+    # From back down to 0, each sum as the first chip that made it made it: the chip, and the sum before it.
     chosen = set()
-    total = back
+    total, upto = back, len(made) - 1
     while total:
-        total, i = reachable[total]
-        chosen.add(i)
+        lo, hi = 1, upto  # the first k with the sum in made[k] (a sum once made stays made)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if made[mid] >> total & 1:
+                hi = mid
+            else:
+                lo = mid + 1
+        chosen.add(lo - 1)
+        total -= values[uids[lo - 1]]
+        upto = lo - 1
     return [u for i, u in enumerate(uids) if i in chosen], [u for i, u in enumerate(uids) if i not in chosen]
 
 

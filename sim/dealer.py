@@ -53,6 +53,10 @@ class DealerSettings:
     spare_deck: dict[str, str] | None = None  # tag → card of another registered deck
     exposed_by: str = "zone"  # "zone": exposed cards go to the ``exposed`` zone; "console": an exposed_card command
     exposed_procedure: str = EXPOSED_BURN_AFTER_DEAL  # the house's: controller.rules.EXPOSED_*
+    # How long the table takes to see a hand over once the cards are gathered (the card zones' absence time and
+    # the clear table's wait: rfid_table.devtools.simulate.table_hand_over_s). A brisk dealer (a small pace_s)
+    # still shuffles at least that long: cards dealt sooner would be read as the last hand's.
+    hand_over_s: float = 0.0
 
     def error_rates(self) -> dict[str, float]:
         return {"exposed_card": self.exposed_rate, "extra_card": self.extra_card_rate,
@@ -162,7 +166,7 @@ class SimDealer:
                 self.betting_open = self._opening = False
             yield Move(FLOOR_S, f"misdeal ({why}): the floor rules", lambda: None)
             yield Move(pace, "the dealer gathers the cards", gather)
-            yield Move(pace * 2, "shuffle", lambda: None)
+            yield Move(max(pace * 2, s.hand_over_s), "shuffle", lambda: None)
 
         burn_card: str | None = None  # a card that is to be the flop's burn (an exposed or extra card)
         index = 0
@@ -295,7 +299,7 @@ class SimDealer:
             self.betting_open = self._opening = False
         yield Move(pace * 2, "showdown" if len(live) > 1 else f"seat {live[0]} wins uncontested", lambda: None)
         yield Move(pace, "the dealer gathers the cards", gathered)
-        yield Move(pace * 2, "shuffle", lambda: None)
+        yield Move(max(pace * 2, s.hand_over_s), "shuffle", lambda: None)
 
     def hands(self, count: int | None) -> Iterator[Move]:
         """``count`` hands one after another (forever with None)."""

@@ -622,8 +622,9 @@ def test_a_checkpoint_from_before_version_stamps_is_loaded_and_an_unloadable_one
     finally:
         table.close()
         journal.close()
-    with sqlite3.connect(path) as db:  # what the retention of that version did
+    with sqlite3.connect(path) as db:  # what the retention of that version did, and that version wrote no other
         db.execute("DELETE FROM inputs WHERE id <= ?", (last_input,))
+        db.execute("DELETE FROM checkpoints WHERE instr(state, 'pickle-v1') = 0")
     for pickled, expected in ((legacy["controller"], "restored"), (base64.b64encode(b"junk").decode(), "refused")):
         journal = Journal(path)
         assert journal.open().ok

@@ -15,6 +15,8 @@ class ReaderBackend(Protocol):
     # whether the table sees this reader's cards now (False: its link is down); a reader without a link of its
     # own inherits True by subclassing this protocol
     link_up: bool = True
+    link = None  # its firmware_bridge.link.ReaderLink (None: in-process, nothing between it and the table)
+    faulted_antennas: frozenset[int] = frozenset()  # configuration numbers of the antennas reporting a fault now
 
     def poll(self, now: float) -> list[InventoryCycle]:
         """Return the inventory cycles completed since the last poll (possibly none)."""

@@ -265,7 +265,7 @@ class SimulatedTable:
             emulator.step(t)
             if emulator.stats.bytes_sent != sent:
                 _wait_readable(reader.link.transport)
-        written = [reader.link.bytes_sent for reader in self.pipeline.readers if hasattr(reader, "link")]
+        written = [reader.link.bytes_sent for reader in self.pipeline.readers if reader.link is not None]
         events = self.pipeline.step(t, wall)
         if self.injector is not None:
             for event in events:

@@ -644,7 +644,7 @@ def run_session(session, reader: ReaderBackend, antenna: int, say: Callable[[str
     ``cycle_s``, on the wall clock or, with ``virtual_clock``, as fast as it goes.
     """
     simulated = isinstance(reader, SimulatedReader)
-    link = getattr(reader, "link", None)
+    link = reader.link
     started = now = time.monotonic() if not virtual_clock else 0.0
     cycle = 0
     hinted = False

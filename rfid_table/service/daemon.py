@@ -517,7 +517,7 @@ class TablePipeline:
                 self._apply("zone", zone_event, self.controller.handle, zone_input, inputs, events, caused_by)
             reader.watch_antennas(self.tracker.awaiting(reader.name))
         produced = self.controller.tick(now)
-        if produced or getattr(self.controller, "tick_changed", False):
+        if produced or self.controller.tick_changed:
             # a tick that changes nothing need not be journaled: the next input moves the clock
             _record(tick_input(now), produced, inputs, events, caused_by)
         if self.equity is not None:  # the worker's results for the spot as it still is: journaled inputs

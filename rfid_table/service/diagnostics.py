@@ -51,13 +51,13 @@ class DiagnosticsCollector:
             return None
         report: dict = {"t": round(now, 3), "readers": {}, "zones": {}, "unmapped_reads": tracker.unmapped_reads}
         for reader in readers:
-            link = getattr(reader, "link", None)
+            link = reader.link
             entry: dict = {"link": "simulated (in-process)" if link is None else link.stats.state,
                            "cycles_per_s": round(self._cycles[reader.name] / elapsed, 1),
                            "reads_per_s": {str(antenna): round(count / elapsed, 1)
                                            for (name, antenna), count in sorted(self._reads.items())
                                            if name == reader.name},
-                           "faulted_antennas": sorted(getattr(reader, "faulted_antennas", ()))}
+                           "faulted_antennas": sorted(reader.faulted_antennas)}
             if link is not None:
                 stats = link.stats
                 entry["frames"] = {"ok": stats.frames_ok, "rejected": stats.frames_rejected,

@@ -249,6 +249,15 @@ class Board:
 
     # ---- what waits for a moment --------------------------------------------------------------------
 
+    def next_due(self) -> float:
+        """The earliest time ``decide_fourth`` or ``decide_burns`` can decide something (inf: nothing waits)."""
+        due = self.fourth_due if self.fourth_due is not None else float("inf")
+        for when, *_ in self._burn_due:
+            due = min(due, when)
+        for when, *_ in self._later_burn_due:
+            due = min(due, when)
+        return due
+
     def decide_fourth(self, now: float) -> None:
         """A fourth card with no burn read after it by now is a four-card flop."""
         if self.fourth_due is not None and now >= self.fourth_due and not self.hand.void:

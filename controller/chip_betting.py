@@ -38,6 +38,7 @@ from controller.levels import Level, LevelSchedule
 from controller.outbox import Outbox
 from controller.rules import UNPLAYABLE_BELOW_FORCED_BET_CHIP, UNPLAYABLE_NOT_DIVISIBLE, profile as rule_profile
 from controller.showdown import award, hand_rank
+from controller.zone_cache import zone_of
 from hal.zone_names import Zone
 
 DEAL_SETTLE_S = 0.5  # the deal is taken as over this long after its last card, unless the betting begins sooner
@@ -211,7 +212,7 @@ class ChipBetting:
             return
         if uid in held:
             return
-        what, seat = Zone.parse(zone)
+        what, seat = zone_of(zone)
         if what == "bets":
             self.start_if_dealt(t)  # a bet after the deal: the betting has begun
         held[uid] = value
@@ -224,7 +225,7 @@ class ChipBetting:
             self._pushed[seat] = self._pushed.get(seat, 0) + value
 
     def _chip_left(self, uid: str, zone: str, t: float) -> None:
-        what, seat = Zone.parse(zone)
+        what, seat = zone_of(zone)
         if what == "pot":
             self._pot_changed_at = t
         elif what == "bets" and self.hand is not None and not self._hand_ended:

@@ -427,6 +427,21 @@ class DealRulings:
 
     # ---- what waits for a moment --------------------------------------------------------------------
 
+    def next_due(self) -> float:
+        """The earliest time one of the ``decide_*`` calls below can decide something: -inf while a wrong card
+        count waits (it is decided by the betting's progress, not by time), inf when nothing waits."""
+        deal = self.hand.deal
+        if deal.fix is not None:
+            return float("-inf")
+        due = float("inf")
+        if len(deal.held) > 1:
+            due = deal.held[0].t + READ_ORDER_S
+        if self.early_board:
+            due = min(due, self._early_since + READ_ORDER_S)
+        if self._close_due is not None:
+            due = min(due, self._close_due)
+        return due
+
     def decide_held(self, now: float) -> None:
         """The cards due first did not come within READ_ORDER_S of the cards held ahead of their turn."""
         deal = self.hand.deal

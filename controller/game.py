@@ -27,9 +27,10 @@ from controller.levels import LevelSchedule
 from controller.outbox import CURRENT, Outbox
 from controller.table import TableController, TableSetup
 from hal.events import DeviceEvent, SensorEvent, ZoneEvent
-from hal.zone_names import Zone
+from controller.zone_cache import zone_of
 
 CHIP_ZONES = ("bets", "pot", "stack")
+DEAD_SEAT_TYPES = ("irregular_card", "irregularity_resolved", "floor_ruling")  # the events dead_seats reads
 UNREGISTERED_RUN = 3  # this many unknown tags in a row on the card zones, and no registered card: a deck not registered
 # Rulings of the seat sensors and the clock that kill the hand once the floor confirms them (docs/conduct.md).
 FLOOR_KILLS = ("hand_may_be_dead", "hand_dead", "floor_decides", "hand_dead_facing_bet")
@@ -54,13 +55,16 @@ class GameController:
                         if betting and betting.chips else None)
         # the dealing rules ask the betting how far it is
         self.cards = TableController(setup, self.betting, self.out, self.floor)
-        self.deck_audit = DeckAudit(audit_hands)  # every card of the deck must show up within audit_hands hands
+        self.deck_audit = DeckAudit(self.out, audit_hands)  # every card of the deck must show up within audit_hands hands
         self._card_uids = {uid for deck in (setup.decks or {"": setup.deck}).values() for uid in deck} | set(setup.deck)
         # the conduct the seat sensors see and the action clock (docs/conduct.md), by the table's house profile
         self.conduct = ConductRules(setup.rules, setup.seats, settle_s=CONDUCT_SETTLE_S)
         self.clock = ActionClock(ClockSettings(profile=setup.rules), seats=setup.seats)
         self._rules_t = float("-inf")  # the latest time given to the rules: their clock never goes back
         self._turn: int | None = None  # the seat the clock runs for
+        # A ruling of the clock or the seat sensors moved the betting after the input's events were looked at (a
+        # hand killed on a tick): the next input looks at the seat to act again, even if it makes no event.
+        self._turn_moved = False
         self._dealt: dict[int, int] = {}  # this hand's hole cards per seat, to see when the deal is complete
         self._deal_done = False
         self.tick_changed = False
@@ -102,7 +106,7 @@ class GameController:
 
     def handle(self, event: ZoneEvent) -> list[DomainEvent]:
         if self.betting is not None and event.uid not in self._card_uids:
-            if Zone.parse(event.zone).kind in CHIP_ZONES:
+            if zone_of(event.zone).kind in CHIP_ZONES:
                 self.out.begin(event.t)
                 self.betting.chip_zone_event(event.kind, event.uid, event.zone, event.t)
                 return self._conduct_after(self.out.take(), event.t)
@@ -357,7 +361,9 @@ class GameController:
         """Let time pass. ``tick_changed`` says whether it changed anything though it gave no event (the
         daemon journals such a tick too, so that a replay takes the same path)."""
         before, turn = self._rules_t, self._turn
-        events = self._then_chips(self.cards.tick(now))
+        events = self.cards.tick(now)
+        if events:
+            events = self._then_chips(events)
         if self.betting is not None:
             self.betting.tick(now)
         out = self._conduct_after(events + self.out.take(), now)
@@ -374,7 +380,14 @@ class GameController:
 
     def _conduct_after(self, events: list[DomainEvent], t: float) -> list[DomainEvent]:
         """Give the rules what this input did to the hand (docs/conduct.md, "Wiring it into the controller"), then
-        the clock the seat to act; their events follow the input's, in the same sequence."""
+        the clock the seat to act; their events follow the input's, in the same sequence.
+
+        An input that made no event changed nothing the rules learn from, and the seat to act is still the one the
+        clock was told last (every input that moves the betting emits its action): nothing to do but keep the time.
+        Only an absent player's turn (DE 6) is looked at again, as it may be ruled again."""
+        if not events and not self._turn_moved and self._turn not in self._check_or_fold:
+            self._rules_t = max(self._rules_t, t)
+            return events
         for event in events:
             self._hand_progress(event)
         t = max(self._rules_t, t)
@@ -400,6 +413,7 @@ class GameController:
             seat = self._to_act()
         out = events + self.out.take()
         acted = any(e.type in ("action", "betting_started", "fold", "hand_ended", "misdeal") for e in out)
+        self._turn_moved = False
         if seat != self._turn or (acted and seat is not None):
             self._turn = seat
             facing = self.betting.to_call(seat) > 0 if seat is not None else None
@@ -408,36 +422,52 @@ class GameController:
         return out + self.out.take()
 
     def _hand_progress(self, event: DomainEvent) -> None:
+        """What one event of the input tells the conduct rules, by its type (``_PROGRESS``); the rest tell them
+        nothing, but the hands the dealing rules killed (``dead_seats``)."""
         t = max(self._rules_t, event.t)
-        conduct = self.conduct
-        if event.type == "hand_started":
-            self._dealt, self._deal_done = {}, False
-            # a new hand: the award was made as the cards lay
-            self.floor.drop([i for i, wait in self.floor.of(TABLE).items() if wait.code == MUCKED_WINNER])
-            self._emit_rules(conduct.hand_started(t, event.hand))
-        elif event.type == "card_dealt":
-            seat = event.public["seat"]
-            self._dealt[seat] = event.public.get("count", self._dealt.get(seat, 0) + 1)
-            self._emit_rules(conduct.card_dealt(seat, t, event.hand))
-            if (not self._deal_done and len(self._dealt) >= 2
-                    and all(n >= self.cards.setup.hole_cards for n in self._dealt.values())):
-                self._deal_complete(t)
-        elif event.type in ("betting_started", "board_card", "burn"):
-            if not self._deal_done and self._dealt:
-                self._deal_complete(t)
-        elif event.type == "fold":
-            self._emit_rules(conduct.folded(event.public["seat"], t))
-        elif dead_seats(event.type, event.public):  # the dealing rules killed hands: those seats are out
-            for seat in dead_seats(event.type, event.public):
-                self._emit_rules(conduct.folded(seat, t))
-        elif event.type in ("hand_ended", "misdeal"):
-            self._dealt, self._deal_done = {}, False
-            self._check_or_fold.clear()
-            # the hand is over: nothing left to rule on but its award
-            self.floor.drop([i for i, wait in self.floor.of(TABLE).items() if wait.hand in (event.hand, None)
-                             and wait.code != MUCKED_WINNER])
-            self._emit_rules(conduct.hand_ended(t))
+        step = self._PROGRESS.get(event.type)
+        if step is not None:
+            step(self, event, t)
+        elif event.type in DEAD_SEAT_TYPES:
+            for seat in dead_seats(event.type, event.public):  # the dealing rules killed hands: those seats are out
+                self._emit_rules(self.conduct.folded(seat, t))
         self._rules_t = t
+
+    def _progress_hand_started(self, event: DomainEvent, t: float) -> None:
+        self._dealt, self._deal_done = {}, False
+        # a new hand: the award was made as the cards lay
+        self.floor.drop([i for i, wait in self.floor.of(TABLE).items() if wait.code == MUCKED_WINNER])
+        self._emit_rules(self.conduct.hand_started(t, event.hand))
+
+    def _progress_card_dealt(self, event: DomainEvent, t: float) -> None:
+        seat = event.public["seat"]
+        self._dealt[seat] = event.public.get("count", self._dealt.get(seat, 0) + 1)
+        self._emit_rules(self.conduct.card_dealt(seat, t, event.hand))
+        if (not self._deal_done and len(self._dealt) >= 2
+                and all(n >= self.cards.setup.hole_cards for n in self._dealt.values())):
+            self._deal_complete(t)
+
+    def _progress_betting_begun(self, event: DomainEvent, t: float) -> None:
+        if not self._deal_done and self._dealt:
+            self._deal_complete(t)
+
+    def _progress_fold(self, event: DomainEvent, t: float) -> None:
+        self._emit_rules(self.conduct.folded(event.public["seat"], t))
+
+    def _progress_hand_over(self, event: DomainEvent, t: float) -> None:
+        self._dealt, self._deal_done = {}, False
+        self._check_or_fold.clear()
+        # the hand is over: nothing left to rule on but its award
+        self.floor.drop([i for i, wait in self.floor.of(TABLE).items() if wait.hand in (event.hand, None)
+                         and wait.code != MUCKED_WINNER])
+        self._emit_rules(self.conduct.hand_ended(t))
+
+    _PROGRESS: dict[str, Callable[["GameController", DomainEvent, float], None]] = {
+        "hand_started": _progress_hand_started, "card_dealt": _progress_card_dealt,
+        "betting_started": _progress_betting_begun, "board_card": _progress_betting_begun,
+        "burn": _progress_betting_begun, "fold": _progress_fold,
+        "hand_ended": _progress_hand_over, "misdeal": _progress_hand_over,
+    }
 
     def _deal_complete(self, t: float) -> None:
         self._deal_done = True
@@ -462,6 +492,7 @@ class GameController:
         if self.betting is not None:
             with self.out.stamped(t):
                 self.betting.dead_hand(seat, rule)
+            self._turn_moved = True
         else:
             self.cards.hand_dead(seat)
         self._emit_rules(self.conduct.folded(seat, max(self._rules_t, t)))
@@ -487,12 +518,15 @@ class GameController:
         elif public.get("ruling") == "check":
             with self.out.stamped(rule_event.t):
                 self.betting.ruled_check(public["seat"], rule)
+            self._turn_moved = True
 
     # ---- the card controller's events, on to the deck audit and the chips ----------------------------
 
     def _then_chips(self, events: list[DomainEvent]) -> list[DomainEvent]:
         """The card controller's events of one input, then what the level schedule, the deck audit and the chip
         layer make of them, in that order."""
+        if not events:
+            return events
         started = next((e for e in events if e.type == "hand_started"), None)
         if started is not None and self.levels is not None and (number := self.levels.hand_started()) is not None:
             # the announced level runs from this hand: before its blinds are read
@@ -503,9 +537,7 @@ class GameController:
                 self._unknown_run += 1
             elif event.type in ("card_dealt", "board_card", "burn"):
                 self._unknown_run = 0
-            report = self.deck_audit.card_event(event.type, event.public, event.secret)
-            if report is not None:
-                self.out.emit("deck_audit", report, None, t=event.t, hand=_hand_of(event))
+            self.deck_audit.card_event(event)
         if self.betting is not None:
             button = self.cards.button
             for event in events:
@@ -516,7 +548,7 @@ class GameController:
 
     @staticmethod
     def _is_chip_zone(zone: str | None) -> bool:
-        return zone is not None and Zone.parse(zone).kind in CHIP_ZONES
+        return zone is not None and zone_of(zone).kind in CHIP_ZONES
 
     # ---- the picture --------------------------------------------------------------------------------
 

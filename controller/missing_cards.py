@@ -26,7 +26,7 @@ from controller.dealing import NO_RULING, WARNING
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
 from controller.outbox import Outbox
-from hal.zone_names import Zone
+from controller.zone_cache import zone_of
 
 CARD_MISSING = "card_missing"
 RETURNED = "returned"  # the resolution of a card_missing whose card came back
@@ -69,6 +69,15 @@ class MissingCardWatch:
         elif self._watch_from is None:
             self._watch_from = self.out.now
 
+    def next_due(self) -> float:
+        """The earliest time ``check`` can report a card: the first absence to reach ``missing_card_s``, counted from
+        when absences count (inf: nothing to report however long it lasts)."""
+        if not self._off_since or self.limit <= 0 or self._watch_from is None:
+            return float("inf")
+        since = min((s for card, (s, _zone) in self._off_since.items() if card not in self.missing),
+                    default=float("inf"))
+        return max(since, self._watch_from) + self.limit
+
     def check(self, holding: bool, on_table: Mapping[str, str], deck: Mapping[str, str]) -> None:
         """Report the cards that have been off the table too long (``on_table``: tag → zone of what lies there)."""
         now = self.out.now
@@ -77,7 +86,7 @@ class MissingCardWatch:
         hand = self.hand
         if len(hand.live_seats()) < 2:
             return  # the hand is decided: what leaves the table now is the gathering
-        if not any(Zone.parse(zone).place in ("seat", "board") and deck.get(uid) in hand.uids
+        if not any(zone_of(zone).place in ("seat", "board") and deck.get(uid) in hand.uids
                    for uid, zone in on_table.items()):
             return  # nothing of the hand lies on a seat or the board any more: the dealer is gathering
         board = self.board

@@ -58,7 +58,7 @@ from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, De
 from controller.decks import Decks
 from controller.domain import DomainEvent
 from controller.hand_cards import HandCards, Seat
-from controller.floor import FloorQueue, Irregularity
+from controller.floor import CARDS, FloorQueue, Irregularity
 from controller.irregularities import Irregularities
 from controller.levels import Level
 from controller.missing_cards import MissingCardWatch
@@ -67,11 +67,15 @@ from controller.outbox import Outbox
 from controller.player_limits import limit_rule, max_players
 from controller.rules import profile as rule_profile
 from hal.events import DeviceEvent, ZoneEvent
-from hal.zone_names import Zone
+from controller.zone_cache import zone_of
 
 EXPOSED_ZONE = "exposed"  # where a table with an exposed-card zone has the dealer put exposed cards
 EXPOSED_BY = ("console", "zone")
 NOT_AVAILABLE = "not available on this table"
+# The parts' deadlines are taken this much early: whether a deadline has come is each part's own test (``now - since >=
+# limit``), which a deadline computed as ``since + limit`` may miss by a rounding. Asked early, a part decides nothing.
+DUE_EARLY_S = 1e-3
+NEVER = float("inf")
 
 __all__ = ["BettingProgress", "Irregularity", "NoBetting", "Seat", "TableController", "TableSetup"]
 
@@ -153,6 +157,9 @@ class TableController:
         self.decks = Decks(self.irregularities, self.hand_cards, setup.decks, setup.deck_id, setup.deck)
         self.watch = MissingCardWatch(self.out, self.irregularities, self.hand_cards, self.community,
                                       setup.missing_card_s)
+        # When the parts' timers next have something to decide (see _reschedule): before then an input or a tick
+        # does not ask them.
+        self._decide_due = self._watch_due = self._due = NEVER
 
     def _plan(self) -> Deal:
         eligible = self.eligible
@@ -248,7 +255,7 @@ class TableController:
     def handle(self, event: ZoneEvent) -> list[DomainEvent]:
         """Apply one zone event; return the domain events it causes, in order."""
         self.out.begin(event.t)
-        if self.in_hand:
+        if self.in_hand and self.out.now >= self._watch_due:
             self.watch.check(self._holding(), self._on_table, self.deck)  # what went missing up to now
         self._zone_event(event)
         self._note_hold()
@@ -258,7 +265,7 @@ class TableController:
         if event.kind == "left":
             self._on_table.pop(event.uid, None)
             card = self.deck.get(event.uid)
-            if Zone.parse(event.zone).kind == "board":
+            if zone_of(event.zone).kind == "board":
                 self.community.taken_back(card)
                 self.dealing.taken_back(card)
             if self.in_hand and card is not None and self.hand_cards.uids.get(card) == event.uid:
@@ -277,7 +284,7 @@ class TableController:
         self._on_table[event.uid] = event.zone
         self._cleared_at = None
 
-        parsed = Zone.parse(event.zone)
+        parsed = zone_of(event.zone)
         kind, seat = parsed.place, parsed.seat
         card = self.deck.get(event.uid)
         if card is None:
@@ -288,7 +295,7 @@ class TableController:
                 self.decks.stray(event.uid, other, event.zone, kind, seat)
             return
         if self.in_hand and self.void:
-            if kind == "seat" and not any(Zone.parse(zone).place == "seat" for uid, zone in self._on_table.items()
+            if kind == "seat" and not any(zone_of(zone).place == "seat" for uid, zone in self._on_table.items()
                                           if uid != event.uid):
                 self._end_hand()  # the new deal after a misdeal
             else:
@@ -341,12 +348,14 @@ class TableController:
         return self.out.take()
 
     def tick(self, now: float) -> list[DomainEvent]:
-        """Let time pass: reports the cards that went missing, ends the hand once the table has stayed clear long
-        enough."""
+        """Let time pass: decides what waited for cards read late, reports the cards that went missing, ends the hand
+        once the table has stayed clear long enough. Before the earliest of those deadlines a tick asks no part."""
         self.out.begin(now)
+        if now < self._due:
+            return []
         if self.in_hand:
             self._decide_late()
-        if self.in_hand:
+        if self.in_hand and now >= self._watch_due:
             self.watch.check(self._holding(), self._on_table, self.deck)
         if self.in_hand and self._cleared_at is not None and now - self._cleared_at >= self.setup.clear_after_s:
             self._end_hand()
@@ -355,7 +364,7 @@ class TableController:
 
     def _decide_late(self, now: float | None = None) -> None:
         """What waited for cards read late is decided once READ_ORDER_S has passed (at the end of the hand: now)."""
-        if self.void:
+        if self.void or (now is None and self.out.now < self._decide_due):
             return
         now = self.out.now if now is None else now
         self.dealing.decide_held(now)
@@ -368,11 +377,29 @@ class TableController:
     def _holding(self) -> bool:
         """Absences do not count now: no hand, a void one, the floor to rule, or the table not seeing all its
         antennas."""
-        return (not self.in_hand or self.void or bool(self.irregularities.of_hand(self.hand))
+        return (not self.in_hand or self.void or self.floor.waits_in(self.hand, CARDS)
                 or any(r["link"] in ("down", "incompatible") or r["faulted_antennas"] for r in self.readers.values()))
 
     def _note_hold(self) -> None:
+        """After every input: the missing-card watch learns whether absences count, and the deadlines are taken
+        anew (only an input or a decision changes them)."""
         self.watch.note_hold(self._holding())
+        self._reschedule()
+
+    def _reschedule(self) -> None:
+        """When the parts' timers next have something to decide: the deal's and the board's cards read late
+        (``DealRulings.next_due``, ``Board.next_due``), a card gone too long (``MissingCardWatch.next_due``), the
+        table clear long enough to end the hand. None of them runs in a void hand but the last."""
+        if not self.in_hand:
+            self._decide_due = self._watch_due = self._due = NEVER
+            return
+        clear = self._cleared_at + self.setup.clear_after_s - DUE_EARLY_S if self._cleared_at is not None else NEVER
+        if self.void:
+            self._decide_due = self._watch_due = NEVER
+        else:
+            self._decide_due = min(self.dealing.next_due(), self.community.next_due()) - DUE_EARLY_S
+            self._watch_due = self.watch.next_due() - DUE_EARLY_S
+        self._due = min(self._decide_due, self._watch_due, clear)
 
     def renumber_irregularity(self, old: int, new: int) -> None:
         """A layer that renumbers the events it publishes tells the controller the published number of an
@@ -597,6 +624,7 @@ class TableController:
         self.readers = {name: {"link": r["link"], "faulted_antennas": list(r["faulted_antennas"])}
                         for name, r in state["readers"].items()}
         self._new_hand_state()  # the next deal's plan, from the button and the players above
+        self._reschedule()
 
     def snapshot(self, secure: bool) -> dict[str, Any]:
         """The table as it is now; hole and burn cards only when ``secure``."""

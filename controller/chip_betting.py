@@ -896,6 +896,21 @@ class ChipBetting:
 
     # ---- time ------------------------------------------------------------------------------------------
 
+    def next_due(self) -> float:
+        """The earliest time :meth:`tick` has something to do: the deal settled, a push settled, the pot to count;
+        -inf while chips that left a betting zone wait to be placed (the next tick does)."""
+        if self._departed:
+            return float("-inf")
+        due = float("inf")
+        if self.hand is None and self._dealt and not self._start_refused:
+            due = self._last_card_at + DEAL_SETTLE_S
+        settle = self.setup.settle_s
+        for motion in self._motions.values():
+            due = min(due, motion.last_change + settle)
+        if self._pot_check_due and self.hand is not None:
+            due = min(due, self._pot_changed_at + self.setup.pile_s)
+        return due
+
     def tick(self, now: float) -> None:
         if self.hand is None and self._dealt and now - self._last_card_at >= DEAL_SETTLE_S and not self._start_refused:
             self.start_if_dealt(now, betting_input=False)

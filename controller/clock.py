@@ -215,6 +215,16 @@ class ActionClock:
 
     # ---- state --------------------------------------------------------------------------------------
 
+    def next_due(self) -> float:
+        """The earliest time :meth:`tick` has something to report (inf: nothing, however long it waits)."""
+        if self.seat is None or self._expired:
+            return math.inf
+        if self._started_at is None:
+            if not self._auto and self._due_told:
+                return math.inf  # told once: the clock waits for the floor
+            return self._turn_t + self.settings.reasonable_s - _EPS
+        return self._next_after(self._last)[0] - _EPS
+
     def phase(self, t: float) -> str:
         """The phase at ``t`` (as if :meth:`tick` had run to ``t``)."""
         if self.seat is None:

@@ -388,6 +388,12 @@ class ConductRules:
         self.in_hand = False
         return out
 
+    def next_due(self) -> float:
+        """The earliest time :meth:`tick` has a decision to take (inf: none)."""
+        if not self.in_hand or self._deal_t is None or self._deal_decided:
+            return float("inf")
+        return self._deal_t + self.settle_s
+
     def tick(self, now: float) -> list[RuleEvent]:
         """Let time pass: takes the absent-at-deal decision once ``settle_s`` has passed."""
         return self._settle(now)

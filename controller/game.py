@@ -25,7 +25,7 @@ from controller.domain import DomainEvent
 from controller.floor import TABLE, FloorQueue
 from controller.levels import LevelSchedule
 from controller.outbox import CURRENT, Outbox
-from controller.table import TableController, TableSetup
+from controller.table import DUE_EARLY_S, TableController, TableSetup
 from hal.events import DeviceEvent, SensorEvent, ZoneEvent
 from controller.zone_cache import zone_of
 
@@ -65,6 +65,9 @@ class GameController:
         # A ruling of the clock or the seat sensors moved the betting after the input's events were looked at (a
         # hand killed on a tick): the next input looks at the seat to act again, even if it makes no event.
         self._turn_moved = False
+        # Before this time (the rules' time) no part has anything due: a tick only moves the table time. Every
+        # input sets it back (it may have set a timer); the tick after it asks the parts again.
+        self._quiet_until = float("-inf")
         self._dealt: dict[int, int] = {}  # this hand's hole cards per seat, to see when the deal is complete
         self._deal_done = False
         self.tick_changed = False
@@ -105,6 +108,7 @@ class GameController:
     # ---- inputs -------------------------------------------------------------------------------------
 
     def handle(self, event: ZoneEvent) -> list[DomainEvent]:
+        self._quiet_until = float("-inf")
         if self.betting is not None and event.uid not in self._card_uids:
             if zone_of(event.zone).kind in CHIP_ZONES:
                 self.out.begin(event.t)
@@ -115,11 +119,13 @@ class GameController:
         return self._conduct_after(self._then_chips(self.cards.handle(event)), event.t)
 
     def handle_device(self, event: DeviceEvent) -> list[DomainEvent]:
+        self._quiet_until = float("-inf")
         return self._conduct_after(self._then_chips(self.cards.handle_device(event)), event.t)
 
     def handle_sensor(self, event: SensorEvent) -> list[DomainEvent]:
         """A seat sensor changed (``rfid_table.service.table_gpio.GpioConsole``): the device and presence rules judge
         it."""
+        self._quiet_until = float("-inf")
         t = max(self._rules_t, event.t)
         self.out.begin(event.t)
         self._emit_rules(self.clock.tick(t))  # what the clock had due comes first
@@ -128,6 +134,7 @@ class GameController:
 
     def handle_command(self, command: Mapping[str, Any] | Command, t: float) -> Result:
         """A validated command; returns its events, or why it was refused (nothing changes then)."""
+        self._quiet_until = float("-inf")
         command = Command.of(command)
         return self._COMMANDS.get(command.name, GameController._to_cards)(self, command, t)
 
@@ -359,7 +366,12 @@ class GameController:
 
     def tick(self, now: float) -> list[DomainEvent]:
         """Let time pass. ``tick_changed`` says whether it changed anything though it gave no event (the
-        daemon journals such a tick too, so that a replay takes the same path)."""
+        daemon journals such a tick too, so that a replay takes the same path). Before the parts' earliest
+        deadline (``_next_due``) a tick only moves the table time."""
+        if max(self._rules_t, now) < self._quiet_until:
+            self.out.begin(now)
+            self.tick_changed = False
+            return []
         before, turn = self._rules_t, self._turn
         events = self.cards.tick(now)
         if events:
@@ -374,7 +386,19 @@ class GameController:
         out += self.out.take()
         self.tick_changed = self._turn != turn or pending != self.conduct.deal_decision_pending()
         self._rules_t = t if out or self.tick_changed else before  # an unjournaled tick leaves no trace
+        self._quiet_until = self._next_due()
         return out
+
+    def _next_due(self) -> float:
+        """The earliest time a part's tick has something to do: the card controller's timers, the chips settling,
+        the absent-at-deal decision, the action clock (each a moment early: a part asked early does nothing).
+        An absent player's turn (DE 6) and a ruling that moved the betting are looked at on every tick."""
+        if self._turn_moved or self._turn in self._check_or_fold:
+            return float("-inf")
+        due = min(self.cards.next_due(), self.conduct.next_due(), self.clock.next_due())
+        if self.betting is not None:
+            due = min(due, self.betting.next_due())
+        return due - DUE_EARLY_S
 
     # ---- conduct and the clock ----------------------------------------------------------------------
 
@@ -574,6 +598,7 @@ class GameController:
 
     def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
         """Take over :meth:`checkpoint_state` on a controller just made from this table's setup."""
+        self._quiet_until = float("-inf")
         self.cards.restore_checkpoint_state(state["cards"])  # the outbox's numbering (the same seq) with it
         self._rules_t = float("-inf") if state["rules_t"] is None else float(state["rules_t"])
         self.deck_audit.restore_checkpoint_state(state["deck_audit"])

@@ -362,6 +362,10 @@ class TableController:
         self._note_hold()  # changes with an event only (a ruling, the hand's end): a tick without one leaves no trace
         return self.out.take()
 
+    def next_due(self) -> float:
+        """The earliest time a tick has something to decide (a moment early; inf: nothing until the next input)."""
+        return self._due
+
     def _decide_late(self, now: float | None = None) -> None:
         """What waited for cards read late is decided once READ_ORDER_S has passed (at the end of the hand: now)."""
         if self.void or (now is None and self.out.now < self._decide_due):

@@ -31,11 +31,12 @@ from typing import Any, Mapping, Sequence
 
 from controller import ohh, phh as phhlib, pokerstars
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
-from controller.dealing import dead_seats
+from controller.dealing import DEAD_SEAT_TYPES, dead_seats
+from controller.domain import DomainEvent
 from controller.floor import FloorQueue
 from controller.histories import HandRecord, board_shares, game_number, tabled
 from controller.levels import Level, LevelSchedule
-from controller.outbox import Outbox
+from controller.outbox import CURRENT, Outbox
 from controller.rules import UNPLAYABLE_BELOW_FORCED_BET_CHIP, UNPLAYABLE_NOT_DIVISIBLE, profile as rule_profile
 from controller.showdown import award, hand_rank
 from controller.zone_cache import zone_of
@@ -321,61 +322,84 @@ class ChipBetting:
 
     # ---- cards (the card controller's events) -----------------------------------------------------------
 
+    def card_events(self, events: Sequence[DomainEvent], button: int | None) -> None:
+        """The card controller's events of one input, in order, with where it has the button. What the chips make
+        of an event belongs to its time and its hand: the card controller may already be in the next hand (its first
+        card ended this one)."""
+        for event in events:
+            with self.out.stamped(event.t, event.hand if event.hand is not None else CURRENT):
+                self.card_event(event.type, event.public, event.secret, event.t, button)
+
     def card_event(self, type_: str, public: dict, secret: dict, t: float, button: int | None = None) -> None:
         """What the cards did (an event of the card controller), with where the card controller has the button."""
         self._card_button = button
         self._start_refused = False
-        if type_ == "hand_started":
-            if self._void_chips:  # dealt again before every wager of the void hand went back
-                self._chips_returned()
-            if self._award_waits is not None:  # the floor never answered: the fold stood
-                self.mucked_winner_ruled(False)
-            self._reset_hand()
-            self._started_t = t
-        elif type_ == "card_dealt":
-            seat = public["seat"]
-            if seat not in self._dealt:
-                self._dealt_order.append(seat)
-            self._dealt[seat] = public["count"]
-            self._hole.setdefault(seat, []).append(secret.get("card", ""))
-            self._last_card_at = t
-        elif type_ == "board_corrected":  # the floor's pick of a burn card (TDA 39): the board as it is now
-            self._board = list(public["board"])
-        elif type_ == "board_card" and public.get("board_number", 1) > 1:  # a later run's or the second board's
-            self._later_boards.setdefault(public["board_number"], []).append(public["card"])
-        elif type_ == "board_card":
-            self.start_if_dealt(t)
-            self._board.append(public["card"])
-            street = {1: 1, 4: 2, 5: 3}.get(public["position"])
-            if street is not None and self.hand is not None and self.hand.street_index < street:
-                self._close_street(t)  # unless the dealer already collected the bets
-        elif type_ == "fold":
-            self.start_if_dealt(t)
-            if self.hand is not None and not self._hand_ended:
-                self._settle_all()
-                seat, hand = public["seat"], self.hand
-                if hand.status == "showdown":  # the betting is over: the dealer is gathering the losers' cards
-                    self._check_mucked_winner(seat)
-                else:
-                    # on the river with nothing to call the table cannot tell a fold from a hand mucked after
-                    # unseen checks: the fold stands (TDA 54-5), a winning hand goes to the floor
-                    if hand.street == "river" and hand.to_call(seat) == 0:
-                        self._check_mucked_winner(seat)
-                    self._apply(self._act("fold", seat))
-        elif dead_seats(type_, public):
+        step = self._CARD_STEPS.get(type_)
+        if step is not None:
+            step(self, public, secret, t)
+        elif type_ in DEAD_SEAT_TYPES:
             rule = ", ".join(public.get("rules", [])) or public.get("code", "")
             for seat in dead_seats(type_, public):  # the dealing rules killed the hand (TDA example 1-A/1-B)
                 self.dead_hand(seat, rule)
-        elif type_ == "misdeal":
-            self._reset_hand()  # the bets go back; the next deal starts a new betting hand
-            self._void_chips = {zone: dict(chips) for zone, chips in self.zones.items()
-                                if chips and Zone.parse(zone).kind in ("bets", "pot")}
-            self._void_total = {zone: sum(chips.values()) for zone, chips in self._void_chips.items()}
-        elif type_ == "hand_ended":
-            self.start_if_dealt(t, betting_input=False)
-            if self.hand is not None and self.hand.bomb_pot:
-                self.bomb_pot = None  # played (after a misdeal the deal again is still the bomb pot)
-            self._finish(public, secret, t)
+
+    def _hand_started(self, public: dict, secret: dict, t: float) -> None:
+        if self._void_chips:  # dealt again before every wager of the void hand went back
+            self._chips_returned()
+        if self._award_waits is not None:  # the floor never answered: the fold stood
+            self.mucked_winner_ruled(False)
+        self._reset_hand()
+        self._started_t = t
+
+    def _card_dealt(self, public: dict, secret: dict, t: float) -> None:
+        seat = public["seat"]
+        if seat not in self._dealt:
+            self._dealt_order.append(seat)
+        self._dealt[seat] = public["count"]
+        self._hole.setdefault(seat, []).append(secret.get("card", ""))
+        self._last_card_at = t
+
+    def _board_corrected(self, public: dict, secret: dict, t: float) -> None:
+        self._board = list(public["board"])  # the floor's pick of a burn card (TDA 39): the board as it is now
+
+    def _board_card(self, public: dict, secret: dict, t: float) -> None:
+        if public.get("board_number", 1) > 1:  # a later run's or the second board's
+            self._later_boards.setdefault(public["board_number"], []).append(public["card"])
+            return
+        self.start_if_dealt(t)
+        self._board.append(public["card"])
+        street = {1: 1, 4: 2, 5: 3}.get(public["position"])
+        if street is not None and self.hand is not None and self.hand.street_index < street:
+            self._close_street(t)  # unless the dealer already collected the bets
+
+    def _fold(self, public: dict, secret: dict, t: float) -> None:
+        self.start_if_dealt(t)
+        if self.hand is not None and not self._hand_ended:
+            self._settle_all()
+            seat, hand = public["seat"], self.hand
+            if hand.status == "showdown":  # the betting is over: the dealer is gathering the losers' cards
+                self._check_mucked_winner(seat)
+            else:
+                # on the river with nothing to call the table cannot tell a fold from a hand mucked after
+                # unseen checks: the fold stands (TDA 54-5), a winning hand goes to the floor
+                if hand.street == "river" and hand.to_call(seat) == 0:
+                    self._check_mucked_winner(seat)
+                self._apply(self._act("fold", seat))
+
+    def _misdeal(self, public: dict, secret: dict, t: float) -> None:
+        self._reset_hand()  # the bets go back; the next deal starts a new betting hand
+        self._void_chips = {zone: dict(chips) for zone, chips in self.zones.items()
+                            if chips and zone_of(zone).kind in ("bets", "pot")}
+        self._void_total = {zone: sum(chips.values()) for zone, chips in self._void_chips.items()}
+
+    def _hand_over(self, public: dict, secret: dict, t: float) -> None:
+        self.start_if_dealt(t, betting_input=False)
+        if self.hand is not None and self.hand.bomb_pot:
+            self.bomb_pot = None  # played (after a misdeal the deal again is still the bomb pot)
+        self._finish(public, secret, t)
+
+    # what each event of the card controller does to the betting (the dealing rules' dead hands: DEAD_SEAT_TYPES)
+    _CARD_STEPS = {"hand_started": _hand_started, "card_dealt": _card_dealt, "board_corrected": _board_corrected,
+                   "board_card": _board_card, "fold": _fold, "misdeal": _misdeal, "hand_ended": _hand_over}
 
     def _chips_returned(self) -> None:
         """A misdeal voids the bets: say what went back from each zone, and what still lies there at the new deal

@@ -262,6 +262,9 @@ class Deal:
             self.queue.remove(seat)  # the first occurrence: the seat's next due card
 
 
+DEAD_SEAT_TYPES = ("irregular_card", "irregularity_resolved", "floor_ruling")  # the events dead_seats reads
+
+
 def dead_seats(type_: str, public: Mapping[str, Any]) -> list[int]:
     """The seats whose hands an event of the card controller rules dead (``dead_hand``) without waiting for the
     floor: an ``irregular_card`` ruled so, an ``irregularity_resolved`` or a ``floor_ruling`` with its ``seats``."""

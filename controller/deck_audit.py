@@ -34,6 +34,11 @@ class DeckAudit:
         self._seen: set[str] = set()
         self._ended = 0
 
+    def card_events(self, events: list[DomainEvent]) -> None:
+        """The card controller's events of one input, in order."""
+        for event in events:
+            self.card_event(event)
+
     def card_event(self, event: DomainEvent) -> None:
         """One of the card controller's events; a window of hands that ends with cards never seen emits a
         ``deck_audit`` event, at the time and in the hand of the event that ended it."""

@@ -19,7 +19,7 @@ from controller.chip_betting import BettingSetup, ChipBetting
 from controller.clock import ActionClock, ClockRefused, ClockSettings
 from controller.commands import Command
 from controller.conduct import ConductRules, RuleEvent
-from controller.dealing import dead_seats
+from controller.dealing import DEAD_SEAT_TYPES, dead_seats
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
 from controller.floor import TABLE, FloorQueue
@@ -30,7 +30,6 @@ from hal.events import DeviceEvent, SensorEvent, ZoneEvent
 from controller.zone_cache import zone_of
 
 CHIP_ZONES = ("bets", "pot", "stack")
-DEAD_SEAT_TYPES = ("irregular_card", "irregularity_resolved", "floor_ruling")  # the events dead_seats reads
 UNREGISTERED_RUN = 3  # this many unknown tags in a row on the card zones, and no registered card: a deck not registered
 # Rulings of the seat sensors and the clock that kill the hand once the floor confirms them (docs/conduct.md).
 FLOOR_KILLS = ("hand_may_be_dead", "hand_dead", "floor_decides", "hand_dead_facing_bet")
@@ -561,13 +560,9 @@ class GameController:
                 self._unknown_run += 1
             elif event.type in ("card_dealt", "board_card", "burn"):
                 self._unknown_run = 0
-            self.deck_audit.card_event(event)
+        self.deck_audit.card_events(events)
         if self.betting is not None:
-            button = self.cards.button
-            for event in events:
-                # the card controller may already be in the next hand (its first card ended this one)
-                with self.out.stamped(event.t, _hand_of(event)):
-                    self.betting.card_event(event.type, event.public, event.secret, event.t, button)
+            self.betting.card_events(events, self.cards.button)
         return events + self.out.take()
 
     @staticmethod
@@ -627,7 +622,3 @@ class GameController:
             entry["player"] = dict(player) if player else None
         return snap
 
-
-def _hand_of(event: DomainEvent) -> Any:
-    """The hand what follows from ``event`` belongs to: the event's, or (an event outside any hand) the current one."""
-    return event.hand if event.hand is not None else CURRENT

@@ -261,14 +261,23 @@ def describe(omaha: bool, hole: Sequence[str], board: Sequence[str]) -> str:
     hole, board = [parse_card(c) for c in hole], [parse_card(c) for c in board]  # checked once, not per candidate
     if len(set(hole + board)) != len(hole) + len(board):
         raise ValueError(f"duplicate card among {hole + board}")
-    if omaha:
-        candidates = [h + b for h in combinations(hole, 2) for b in combinations(board, 3)]
-    else:
-        candidates = list(combinations(list(hole) + list(board), 5))
-    # Every candidate is five checked cards, so the evaluator ranks them directly: a hand's history asks this
-    # for every shown hand, and checking each of the 21 (Omaha: 60) candidates again was most of an export's time.
     evaluate_cards = showdown_evaluator()
+    if not omaha:
+        # The evaluator's rank of the seven cards is that of the best five, and hands of one rank have the same
+        # ranks and flush, so the same words: each rank is put into words once (every shown hand asks this).
+        rank = evaluate_cards(*hole, *board)
+        words = _WORDS_OF_RANK.get(rank)
+        if words is None:
+            five = next(five for five in combinations(list(hole) + list(board), 5) if evaluate_cards(*five) == rank)
+            words = _WORDS_OF_RANK[rank] = _words(five)
+        return words
+    candidates = [h + b for h in combinations(hole, 2) for b in combinations(board, 3)]
+    # Every candidate is five checked cards, so the evaluator ranks them directly: a hand's history asks this
+    # for every shown hand, and checking each of the 60 candidates again was most of an export's time.
     return _words(min(candidates, key=lambda five: evaluate_cards(*five)))
+
+
+_WORDS_OF_RANK: dict[int, str] = {}  # the evaluator's rank of a five-card hand (1 to 7462) → its words
 
 
 def _plural(rank: str) -> str:

@@ -132,7 +132,7 @@ class Board:
 
     def turn(self, card: str) -> None:
         """A card turned on the board once the deal is over."""
-        self.hand.after_deal = True
+        self.hand.betting_begun()
         position = len(self.cards) + 1
         burned_since = len(self.burns) - (self._burns_at[-1] if self._burns_at else 0)
         turned_burn = card in self.burns or self.hand.retired.get(card) in ("exposed", "extra")
@@ -160,7 +160,7 @@ class Board:
         """``card`` is the board's next card."""
         self.cards.append(card)
         self._burns_at.append(len(self.burns))
-        self.hand.street_acted = False
+        self.hand.new_street()
         self.out.emit("board_card", {"card": card, "street": STREETS[len(self.cards)], "position": len(self.cards)})
 
     def taken_back(self, card: str) -> None:
@@ -218,7 +218,7 @@ class Board:
             self.burn_checks = False
             return False
         fresh = self.hand.retired.pop(card, None) is None
-        self.hand.after_deal = True
+        self.hand.betting_begun()
         self.burns.append(card)
         self.out.emit("burn", {"count": len(self.burns)}, {"card": card})
         if self.fourth_due is not None:  # the turn's burn, read after the turn card: it was the turn

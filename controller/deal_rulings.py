@@ -72,10 +72,7 @@ class DealRulings:
         hand = self.hand
         if hand.void:
             return
-        hand.void = True
-        hand.deal.checking = False
-        hand.deal.fix = None
-        hand.deal.held = []
+        hand.misdealt()
         self.out.emit("misdeal", {"reason": reason, "rules": list(rules), "irregularity": irregularity,
                                   "button": hand.button, **(by or {})})
         for ident in [i for i in self.irregularities.of_hand(self.out.hand or 0) if i != irregularity]:
@@ -159,7 +156,7 @@ class DealRulings:
             self._accept(card, seat)
             if deal.fix is not None and not deal.queue:
                 self.irregularities.resolved(deal.fix, FIXED)
-                deal.fix = None
+                deal.await_fix(None)
             return
         if deal.fix is not None:
             self.fix_failed()
@@ -205,8 +202,7 @@ class DealRulings:
                 deal.positions[card] = deal.position
                 deal.position += 1
                 return True
-        held, rest = deal.held[0], deal.held[1:]
-        deal.held = []
+        held, *rest = deal.take_held()
         if rest and card != held.card:  # the card after the first one shows what happened to it
             consumed = False
             self._decide_held(held, rest[0].card, rest[0].seat)
@@ -311,8 +307,7 @@ class DealRulings:
 
     def _freeze(self, ident: int) -> None:
         """The floor rules on the deal: the order is no longer checked."""
-        self.hand.deal.checking = False
-        self.hand.deal.frozen_by = ident
+        self.hand.deal.stop_checks(frozen_by=ident)
 
     def _extra_card(self, card: str, seat: int, zone: str, counted: bool = False) -> None:
         """A card beyond a seat's share: one becomes a burn card (PP Irregularities 11), two or more are a misdeal
@@ -350,8 +345,7 @@ class DealRulings:
         deal = self.hand.deal
         report = self.irregularities.report
         if deal.held:
-            held, rest = deal.held[0], deal.held[1:]
-            deal.held = []
+            held, *rest = deal.take_held()
             if held.first:
                 ruling, rules = self.misdeal_or(PLAY_ON)
                 order = deal.order or [held.seat]
@@ -380,14 +374,15 @@ class DealRulings:
             deal.queue = []
             self.hand.kill(*short)
         else:
-            deal.fix = report("wrong_card_count", MISDEAL_UNLESS_FIXED, seats=short,
-                              rules=[self.profile.cite("substantial_action")])
+            deal.await_fix(report("wrong_card_count", MISDEAL_UNLESS_FIXED, seats=short,
+                                  rules=[self.profile.cite("substantial_action")]))
 
     def fix_failed(self) -> None:
         """The short seats did not get the next cards: misdeal (PP Misdeals 1e), or dead hands after substantial
         action."""
         deal = self.hand.deal
-        ident, deal.fix = deal.fix, None
+        ident = deal.fix
+        deal.await_fix(None)
         assert ident is not None
         if self.substantial():
             short = list(dict.fromkeys(deal.queue))
@@ -446,8 +441,7 @@ class DealRulings:
         """The cards due first did not come within READ_ORDER_S of the cards held ahead of their turn."""
         deal = self.hand.deal
         if len(deal.held) > 1 and now - deal.held[0].t >= READ_ORDER_S:
-            held, rest = deal.held[0], deal.held[1:]
-            deal.held = []
+            held, *rest = deal.take_held()
             self._decide_held(held, rest[0].card, rest[0].seat)
             for other in rest:
                 if not self.hand.void:
@@ -474,4 +468,4 @@ class DealRulings:
 
     def renumber(self, old: int, new: int) -> None:
         if self.hand.deal.fix == old:
-            self.hand.deal.fix = new
+            self.hand.deal.await_fix(new)

@@ -40,11 +40,11 @@ class OutOfPlay:
             self.dealing.close_soon()  # a fold: the betting has begun, so the deal is over
         hand.mucked.append(card)
         if seat is not None:
-            hand.after_deal = True
+            hand.betting_begun()
             place = hand.seats[seat]
             if not place.folded and len(hand.live_seats()) > 1:
                 place.folded = True
-                hand.street_acted = True
+                hand.action_seen()
                 hand.folds_seen.append(seat)
                 self.out.emit("fold", {"seat": seat}, {"cards": list(place.cards)})
         elif card not in self.board.cards and card not in self.board.burns and card not in hand.retired \

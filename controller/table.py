@@ -419,7 +419,7 @@ class TableController:
 
     def _start_hand(self) -> None:
         self._new_hand_state()
-        self.hand_cards.in_hand = True
+        self.hand_cards.start()
         self.hand += 1
         self.out.hand = self.hand
         self.out.emit("hand_started", {})
@@ -452,7 +452,7 @@ class TableController:
         if self.next_players is not None:
             self.eligible, self.next_players = self.next_players, None
         self.out_of_play.deal_over()
-        self.hand_cards.in_hand = False
+        self.hand_cards.end()
         self._cleared_at = None
 
     def hand_dead(self, seat: int) -> None:
@@ -490,8 +490,7 @@ class TableController:
         if not self.in_hand:
             return "no hand is running"
         extra = {"amount": command["amount"]} if "amount" in command else {}
-        self.hand_cards.after_deal = True
-        self.hand_cards.street_acted = True
+        self.hand_cards.action_seen()
         self.out.emit("declaration", {"seat": command["seat"], "declaration": command["declaration"], **extra,
                                       **command.signed()})
         return None
@@ -595,7 +594,7 @@ class TableController:
             self.hand_cards.kill(*irregularity.data.get("dead", irregularity.seats))
         elif name == "override":  # the floor rules that play goes on as dealt
             if irregularity.code in ("button_misplaced", "first_card_wrong_seat"):
-                self.deal.button = irregularity.data["dealt_button"]  # the deal was right: the table's button not
+                self.deal.accept_button(irregularity.data["dealt_button"])  # the deal was right: the table's button not
             else:
                 self.community.override(irregularity)
         return None
@@ -617,7 +616,7 @@ class TableController:
         """Take over :meth:`checkpoint_state` on a controller just made from the same setup."""
         self.hand = int(state["hand"])
         self.out.restore(int(state["seq"]), self.hand or None, float(state["now"]))
-        self.hand_cards.in_hand = False
+        self.hand_cards.end()
         self.button = int(state["button"])
         self.next_button = state["next_button"]
         self.eligible = None if state["eligible"] is None else tuple(state["eligible"])

@@ -1,14 +1,25 @@
 """The whole table: the card controller and, where the table has a chip set, the chip layer reading the betting,
 with the conduct the seat sensors see and the action clock.
 
-One path for every input, and the events come back from it: a zone event goes to the card controller
-(``controller.table``) when it concerns a card and to the chip layer (``controller.chip_betting``) when it concerns a
-chip zone; the card controller's events then go on, one by one, to the deck audit and the chip layer, which turns
-them, with the chips, into the betting; then the conduct rules and the clock learn what the input did to the hand.
+One path for every input, and the events come back from it. A zone event is routed once, by its zone's kind: a chip
+zone's to the chip layer (``controller.chip_betting``), a card's to the card controller (``controller.table``), which
+routes it on to the one part the card concerns. Then comes the one step in which the parts hear of each other, in
+this order: the card controller's events of the input go, each list once, to the level schedule, the deck audit and
+the chip layer (``_then_chips``), which turns them, with the chips, into the betting; then every event of the input
+tells the conduct rules what happened to the hand (``_hand_progress``, by event type) and the clock hears whose
+turn it is (``_conduct_after``). An input that made no event skips that step: nothing happened to learn from.
+
+Timers run from ``tick``, and only when one is due: each part says when its tick next has something to do
+(``next_due``: the card controller's deal, board and missing-card timers and the table clearing, the chips
+settling, the absent-at-deal decision, the action clock), and a tick before the earliest only moves the table time.
+(What a card read late waits for is also decided at the next card that comes after its time, as the order of the
+cards requires; the card controller does that without asking the parts whose timers are not due.)
+
 The card controller's parts, the chip layer and the deck audit emit into the one outbox made here
 (``controller.outbox``); the conduct rules and the clock are pure and return their rule events, which the game emits
-into it (with the rulings they apply), so the stream has one ``seq``; whatever waits for the floor is in its one
-queue (``controller.floor``). Commands are dispatched by name from a table.
+into it (with the rulings they apply), so the stream has one ``seq``; the betting engine returns its ``Ruling``,
+which the chip layer publishes. Whatever waits for the floor is in its one queue (``controller.floor``). Commands
+are dispatched by name from a table.
 """
 
 from __future__ import annotations

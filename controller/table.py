@@ -23,6 +23,10 @@ hand's cards are and the decks only keep state, and report through the irregular
 
 Commands (``controller.commands.Command``) are dispatched by name from ``_COMMANDS``.
 
+Timers: the deal's and the board's cards read late (``READ_ORDER_S``), the missing-card watch and the table
+clearing each have a deadline (``next_due`` of the parts); after every input the coordinator takes the earliest
+(``_reschedule``), and neither a tick nor a card asks a part before its deadline.
+
 How the hand is read:
 * the first card that reaches a seat while no hand is running starts a hand;
 * the deal is checked as it happens (``controller.dealing.Deal``). The eligible seats are those dealt in the last

@@ -34,6 +34,7 @@ from firmware_bridge.link import LinkEvent, ReaderLink
 from firmware_bridge.messages import FaultCode, Inventory, InventoryFlag
 from firmware_bridge.transports import SerialTransport, UsbTransport
 from hal.events import DeviceEvent, InventoryCycle, TagRead
+from hal.readers import ReaderBackend
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ class _CycleInProgress:
     frames_lost: bool = False
 
 
-class FirmwareReader:
+class FirmwareReader(ReaderBackend):
     """A ``hal.readers.ReaderBackend`` over a ``ReaderLink``."""
 
     def __init__(
@@ -78,6 +79,8 @@ class FirmwareReader:
         self._faulted: set[int] = set()
         self._gap_pending = False  # frames were lost just before the next INVENTORY we will get
         self._requested_acked = False  # our REQUEST_INVENTORY was acknowledged; its cycle is whole
+        self._watched: frozenset[int] = frozenset()  # wire antennas whose reads are wanted before their cycle ends
+        self._early: list[tuple[int, list[TagRead], float]] = []  # their reads this cycle, not yet taken
 
     @property
     def link_up(self) -> bool:
@@ -114,7 +117,19 @@ class FirmwareReader:
                 self._antenna_fault(event)
             elif event.kind == "frames_lost":
                 self._frames_lost()
-        return bool(self._ready or self._events)
+        return bool(self._ready or self._events or self._early)
+
+    @property
+    def watching(self) -> bool:
+        """Whether some antenna's reads are wanted as soon as it reports (``watch_antennas``)."""
+        return bool(self._watched)
+
+    def watch_antennas(self, antennas: set[int]) -> None:
+        self._watched = frozenset(antenna - self.antenna_base for antenna in antennas)
+
+    def take_early_reads(self) -> list[tuple[int, list[TagRead], float]]:
+        early, self._early = self._early, []
+        return early
 
     def drain_link_events(self) -> list[LinkEvent]:
         """Link events other than inventories since the last call: up, down, faults, status, losses."""
@@ -192,12 +207,16 @@ class FirmwareReader:
                 name = name_of[uid] = uid.hex().upper()
             uid_reads.append(TagRead(number, name, entry.read_count, entry.rssi))
         cycle.open_antenna = antenna if flags & _MORE else None
+        if (antenna in self._watched and cycle.open_antenna is None and self._synchronised
+                and not cycle.frames_lost and antenna not in cycle.broken):
+            self._early.append((number, _merge(uid_reads), now))  # whole as far as this antenna goes
         if flags & _CYCLE_END:
             self._finish(now, cycles)
             self._synchronised = True
 
     def _finish(self, now: float, cycles: list[InventoryCycle]) -> None:
         cycle, self._cycle = self._cycle, None
+        self._early.clear()  # the whole cycle carries those reads now
         if cycle is None:
             return
         if not self._synchronised:

@@ -7,7 +7,7 @@ missing. ``serial`` and ``usb`` readers run the table firmware's protocol (``hal
 
 from typing import Protocol
 
-from hal.events import InventoryCycle, TagRead
+from hal.events import DeviceEvent, InventoryCycle, TagRead
 
 
 class ReaderBackend(Protocol):
@@ -18,6 +18,18 @@ class ReaderBackend(Protocol):
 
     def poll(self, now: float) -> list[InventoryCycle]:
         """Return the inventory cycles completed since the last poll (possibly none)."""
+
+    def device_events(self) -> list[DeviceEvent]:
+        """What happened to the reader itself since the last call (link up or down, antenna faults)."""
+        return []
+
+    def watch_antennas(self, antennas: set[int]) -> None:
+        """Hand on these antennas' reads as each reports, ahead of their cycle (``take_early_reads``); a reader
+        that delivers whole cycles at once has nothing earlier to give."""
+
+    def take_early_reads(self) -> list[tuple[int, list[TagRead], float]]:
+        """(antenna, its reads, when taken in) of the watched antennas in the cycle still being read."""
+        return []
 
 
 class TagField(Protocol):

@@ -15,6 +15,10 @@ Two rules give a clean picture anyway:
   controller checks. An arrival waits only while another tag, first read earlier, is still being confirmed, and
   never longer than the window.
 
+* a reader reports each antenna as its dwell ends: the read that settles a tag is taken as its antenna reports
+  (``feed_antenna``, for the antennas ``awaiting`` names), not when the whole cycle is in, which would add the rest
+  of the cycle (up to a cycle) to every card.
+
 A tag is in at most one zone: when it settles in a new zone it leaves the old one first.
 """
 
@@ -131,16 +135,7 @@ class ZoneTracker:
                 state.candidate, state.candidate_reader, state.candidate_hits = zone, cycle.reader, 1
                 state.candidate_misses = 0
             if state.candidate_hits >= self._settings[zone].present_after_cycles:
-                moved = [ZoneEvent("left", state.zone, uid, t)] if state.zone is not None else []
-                moved.append(ZoneEvent("arrived", zone, uid, t))
-                self._first_read.pop(uid, None)
-                if ordered:
-                    self._held_count += 1
-                    self._held.append((first[1], self._held_count, moved))
-                else:
-                    events += moved
-                state.zone, state.reader, state.last_seen = zone, cycle.reader, t
-                state.candidate, state.candidate_hits = None, 0
+                events += self._settle(uid, state, zone, cycle.reader, t, first[1] if ordered else None)
             else:
                 confirming = True
 
@@ -167,6 +162,63 @@ class ZoneTracker:
             self._first_read.clear()  # only kept to order arrivals
         if not confirming and not self._held and not self._first_read and len(tags) == len(best):
             self._quiet = (best, [tags[uid] for uid in best])  # every tag settled where it was read, no other
+        return events
+
+    def _settle(self, uid: str, state: _TagState, zone: str, reader: str, t: float,
+                first_read: float | None) -> list[ZoneEvent]:
+        """The tag settles in ``zone``: its events now, or held until tags first read before ``first_read`` are."""
+        moved = [ZoneEvent("left", state.zone, uid, t)] if state.zone is not None else []
+        moved.append(ZoneEvent("arrived", zone, uid, t))
+        self._first_read.pop(uid, None)
+        state.zone, state.reader, state.last_seen = zone, reader, t
+        state.candidate, state.candidate_hits = None, 0
+        if first_read is None:
+            return moved
+        self._held_count += 1
+        self._held.append((first_read, self._held_count, moved))
+        return []
+
+    # ---- one antenna ahead of its cycle ----------------------------------------------------------------------
+    #
+    # A reader reports each antenna as its dwell ends and a cycle is whole only after the last one: a card's
+    # deciding read on the first antenna would wait most of a cycle for the others. So the reads of an antenna that
+    # a tag needs just once more to settle are taken as they come (``feed_antenna``); everything else, and the
+    # antenna's reads again, comes with the whole cycle (``feed``), which finds the tag settled. Which tag is
+    # strongest where is decided on those reads alone: a tag read more strongly elsewhere later in that cycle
+    # becomes a candidate there, as it would from the next cycle on.
+
+    def awaiting(self, reader: str) -> set[int]:
+        """The antennas of ``reader`` whose next read settles a tag (one read short of ``present_after_cycles``)."""
+        antennas: set[int] = set()
+        for state in self._tags.values():
+            zone = state.candidate
+            if zone is not None and state.candidate_reader == reader \
+                    and state.candidate_hits + 1 >= self._settings[zone].present_after_cycles:
+                antennas.update(a for (r, a), z in self._antenna_zones.items() if r == reader and z == zone)
+        return antennas
+
+    def feed_antenna(self, reader: str, antenna: int, reads: list[TagRead], t: float) -> list[ZoneEvent]:
+        """One antenna's reads of a cycle still being read: the tags they settle (see ``awaiting``), nothing else."""
+        zone = self._antenna_zones.get((reader, antenna))
+        if zone is None:
+            return []
+        need = self._settings[zone].present_after_cycles
+        floor = self.min_rssi_dbm
+        events: list[ZoneEvent] = []
+        for read in reads:
+            if floor is not None and read.rssi is not None and read.rssi < floor:
+                continue
+            state = self._tags.get(read.uid)
+            if state is None or state.candidate != zone or state.candidate_hits + 1 < need:
+                continue
+            self._quiet = None
+            ordered = self.order_window_s and need > 1
+            first = self._first_read.get(read.uid)
+            if first is None or first[0] != zone:
+                first = (zone, t)
+            events += self._settle(read.uid, state, zone, reader, t, first[1] if ordered else None)
+        if self._held:
+            events += self._release(t)
         return events
 
     def _best_reads(self, cycle: InventoryCycle) -> dict[str, tuple[str, TagRead]]:

@@ -23,10 +23,15 @@ CYCLE_S = 0.2  # a frame every 25 ms: the frames of one cycle come one by one
 
 
 @pytest.fixture
-def emulator(tmp_path):
+def field():
     field = TableField({f"zone{a}": ("main", a) for a in range(1, ANTENNAS + 1)})
     for a in range(1, ANTENNAS + 1):
         field.place(f"E0040150{a:08X}", f"zone{a}")
+    return field
+
+
+@pytest.fixture
+def emulator(tmp_path, field):
     emulator = FirmwareEmulator(field, antenna_count=ANTENNAS, cycle_s=CYCLE_S, link_path=tmp_path / "reader-main",
                                 serial="HW-000001")
     emulator.start()  # on the monotonic clock, in its own thread
@@ -96,3 +101,40 @@ def test_a_command_ends_the_wait(publisher, mqtt_settings):
         sender.join(5)
         floor.disconnect()
         floor.loop_stop()
+
+
+def test_a_cards_deciding_read_wakes_the_table_before_its_cycle_is_whole(field, reader, publisher):
+    """A card one read short of settling on antenna 2 settles when antenna 2 reports, a quarter into the cycle,
+    not when antenna 8 ends it: the reader is watched for that antenna and the wait ends at its frame."""
+    from hal.zones import DebounceSettings, ZoneTracker
+
+    zones = {("main", a): f"zone{a}" for a in range(1, ANTENNAS + 1)}
+    tracker = ZoneTracker(zones, default=DebounceSettings(present_after_cycles=3))
+    wait = HardwareWait([reader], publisher, None, time.monotonic, {"main": CYCLE_S})
+    until_reading(reader, wait)
+    card = "E004015000000ABC"
+    field.place(card, "zone2")
+    arrivals = []  # (how it came: "early" ahead of its cycle or "cycle", its event)
+    deadline = time.monotonic() + 10
+    cycle_ended = time.monotonic()
+    while not arrivals:
+        assert time.monotonic() < deadline, "the card never settled"
+        wait(5.0)
+        now = time.monotonic()
+        for cycle in reader.poll(now):
+            cycle_ended = now
+            arrivals += [("cycle", e) for e in tracker.feed(cycle) if e.uid == card]
+        reader.device_events()
+        for antenna, reads, t in reader.take_early_reads():
+            arrivals += [("early", e) for e in tracker.feed_antenna("main", antenna, reads, t) if e.uid == card]
+        reader.watch_antennas(tracker.awaiting("main"))
+    (how, event), = arrivals
+    assert (how, event.kind, event.zone) == ("early", "arrived", "zone2")
+    # taken in as antenna 2 reported (a quarter into the cycle), not with the frames gathered at three quarters
+    assert event.t - cycle_ended < 0.5 * CYCLE_S
+    # and the cycle it was read in, once whole, says nothing more of it
+    emitted = reader.cycles_emitted
+    while reader.cycles_emitted == emitted:
+        wait(5.0)
+        for cycle in reader.poll(time.monotonic()):
+            assert [e for e in tracker.feed(cycle) if e.uid == card] == []

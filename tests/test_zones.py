@@ -86,3 +86,48 @@ def test_a_reader_repeating_its_reads_gets_the_same_events_as_one_sending_fresh_
     assert out_repeating == out_fresh
     assert repeating.present() == fresh.present()
     assert (repeating.weak_reads, repeating.unmapped_reads) == (fresh.weak_reads, fresh.unmapped_reads)
+
+
+# ---- one antenna ahead of its cycle (ZoneTracker.feed_antenna) -----------------------------------------------
+# The reader reports antenna 1 at 0.01 s into each 0.05 s cycle: the card's third read can settle it there and then.
+
+def test_a_cards_deciding_read_settles_it_when_its_antenna_reports_not_when_the_cycle_ends():
+    tracker = ZoneTracker(ZONES, default=DebounceSettings(present_after_cycles=3))
+    seen = [TagRead(1, "A")]
+    assert cycles(tracker, [seen, seen]) == []  # two reads: one short
+    assert tracker.awaiting("r") == {1}  # the antenna whose next read decides
+    early = tracker.feed_antenna("r", 1, seen, 0.11)
+    assert [(e.kind, e.zone, e.uid, e.t) for e in early] == [("arrived", "seat1.cards", "A", 0.11)]
+    assert tracker.awaiting("r") == set()
+    # the whole cycle, with the same read, finds the card settled: nothing twice
+    assert cycles(tracker, [seen, seen], start=0.15) == []
+    assert tracker.present()["seat1.cards"] == {"A"}
+
+
+def test_an_antennas_reads_settle_only_tags_one_read_short():
+    tracker = ZoneTracker(ZONES, default=DebounceSettings(present_after_cycles=3))
+    assert cycles(tracker, [[TagRead(1, "A")]]) == []
+    assert tracker.awaiting("r") == set()  # two reads short: the whole cycle counts the next
+    assert tracker.feed_antenna("r", 1, [TagRead(1, "A"), TagRead(1, "B")], 0.06) == []  # B: never read before
+    # and those reads did not count: two more whole cycles for A, three for B
+    assert cycles(tracker, [[TagRead(1, "A"), TagRead(1, "B")]] * 3, start=0.1) == [
+        ("arrived", "seat1.cards", "A", 0.15), ("arrived", "seat1.cards", "B", 0.2)]
+
+
+def test_a_weak_read_ahead_of_the_cycle_settles_nothing():
+    tracker = ZoneTracker(ZONES, default=DebounceSettings(present_after_cycles=2), min_rssi_dbm=-60)
+    assert cycles(tracker, [[TagRead(2, "A", rssi=-48)]]) == []
+    assert tracker.feed_antenna("r", 2, [TagRead(2, "A", rssi=-68)], 0.06) == []  # a cross read's strength
+    assert tracker.feed_antenna("r", 2, [TagRead(2, "A", rssi=-48)], 0.07) != []
+
+
+def test_ahead_of_the_cycle_arrivals_still_wait_for_a_card_first_read_earlier():
+    # The order window: B (first read later) settles early, but A, read before it and still being confirmed,
+    # comes out first.
+    tracker = ZoneTracker(ZONES, default=DebounceSettings(present_after_cycles=3, max_gap_cycles=2),
+                          order_window_s=1.0)
+    a, b = TagRead(1, "A"), TagRead(2, "B")
+    assert cycles(tracker, [[a], [a, b], [b]]) == []  # A missed in the third cycle; B one read short
+    assert tracker.feed_antenna("r", 2, [b], 0.16) == []  # held for A
+    assert cycles(tracker, [[a, b]], start=0.2) == [("arrived", "seat1.cards", "A", 0.2),
+                                                    ("arrived", "seat2.cards", "B", 0.2)]

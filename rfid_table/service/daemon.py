@@ -541,13 +541,19 @@ class TablePipeline:
             self._gpio_inputs(now, inputs, events, caused_by)
         for reader in self.readers:
             cycles = reader.poll(now)
-            for device_event in reader.device_events() if hasattr(reader, "device_events") else ():
+            for device_event in reader.device_events():
                 self._apply("device", device_event, self.controller.handle_device, device_input,
                             inputs, events, caused_by)
+            zone_events = []
             for cycle in cycles:
                 self.diagnostics.count_cycle(cycle)
-                for zone_event in self.tracker.feed(cycle):
-                    self._apply("zone", zone_event, self.controller.handle, zone_input, inputs, events, caused_by)
+                zone_events += self.tracker.feed(cycle)
+            # then the antennas of the cycle still being read that settle a card now (ZoneTracker.feed_antenna)
+            for antenna, reads, t in reader.take_early_reads():
+                zone_events += self.tracker.feed_antenna(reader.name, antenna, reads, t)
+            for zone_event in zone_events:
+                self._apply("zone", zone_event, self.controller.handle, zone_input, inputs, events, caused_by)
+            reader.watch_antennas(self.tracker.awaiting(reader.name))
         produced = self.controller.tick(now)
         if produced or getattr(self.controller, "tick_changed", False):
             # a tick that changes nothing need not be journaled: the next input moves the clock

@@ -59,7 +59,9 @@ class HardwareWait:
     cycle gives the zone tracker anything to do: a wake-up for every frame was most of the daemon's CPU at rest.
     So once a reader's cycle is complete, its frames are left to gather in the port's buffer for the first
     ``QUIET_SHARE`` of its next cycle (``cycle_s``: reader name → its configured cycle) and are then taken in
-    together; its end is watched for as closely as before.
+    together; its end is watched for as closely as before. Not while the reader is watching antennas for a card's
+    deciding read (``FirmwareReader.watching``): then each frame is taken in as it comes, and one of those antennas
+    wakes the table at once.
     """
 
     QUIET_SHARE = 0.75
@@ -82,7 +84,7 @@ class HardwareWait:
             until = deadline
             for reader in self.readers:
                 quiet_until = self._quiet_until[reader.name]
-                if mono < quiet_until:
+                if mono < quiet_until and not reader.watching:
                     until = min(until, quiet_until)
                     continue
                 transport = reader.link.transport

@@ -150,16 +150,16 @@ class TableController:
         progress = betting if betting is not None else NoBetting()
         self.irregularities = Irregularities(self.out, self.floor, self.profile)
         self.hand_cards = HandCards(setup.seats, self._plan(), self.button)
-        self.community = Board(self.out, self.irregularities, self.hand_cards, progress, self.profile,
+        self.board_part = Board(self.out, self.irregularities, self.hand_cards, progress, self.profile,
                                double_board=setup.double_board)
-        self.dealing = DealRulings(self.out, self.irregularities, self.hand_cards, self.community, progress,
+        self.deal_rulings = DealRulings(self.out, self.irregularities, self.hand_cards, self.board_part, progress,
                                    self.profile, setup.hole_cards, folds_are_the_action=not progress.reads_chips,
                                    max_players=setup.max_players,
                                    limit_rules=(limit_rule(setup.double_board),) if setup.max_players < 10 else ())
-        self.out_of_play = OutOfPlay(self.out, self.irregularities, self.hand_cards, self.community, self.dealing,
+        self.out_of_play = OutOfPlay(self.out, self.irregularities, self.hand_cards, self.board_part, self.deal_rulings,
                                      self.profile, setup.exposed_by)
         self.decks = Decks(self.irregularities, self.hand_cards, setup.decks, setup.deck_id, setup.deck)
-        self.watch = MissingCardWatch(self.out, self.irregularities, self.hand_cards, self.community,
+        self.watch = MissingCardWatch(self.out, self.irregularities, self.hand_cards, self.board_part,
                                       setup.missing_card_s)
         # When the parts' timers next have something to decide (see _reschedule): before then an input or a tick
         # does not ask them.
@@ -185,8 +185,8 @@ class TableController:
     def _new_hand_state(self) -> None:
         self.hand_cards.reset(self._plan(), self.button)
         self.irregularities.new_hand()
-        self.community.new_hand()
-        self.dealing.new_hand()
+        self.board_part.new_hand()
+        self.deal_rulings.new_hand()
         self.decks.new_hand()
         self.watch.new_hand()
 
@@ -222,16 +222,16 @@ class TableController:
 
     @property
     def board(self) -> list[str]:
-        return self.community.cards
+        return self.board_part.cards
 
     @property
     def boards(self) -> list[list[str]]:
         """Every board of the hand, run by run: one, or several (runs, a double board)."""
-        return self.community.boards()
+        return self.board_part.boards()
 
     @property
     def burns(self) -> list[str]:
-        return self.community.burns
+        return self.board_part.burns
 
     @property
     def deck_id(self) -> str:
@@ -246,7 +246,7 @@ class TableController:
         return dict(self._on_table)
 
     def phase(self) -> str:
-        return self.community.street() if self.in_hand else "waiting"
+        return self.board_part.street() if self.in_hand else "waiting"
 
     def numbered_event(self, type_: str, t: float, public: dict[str, Any], secret: dict[str, Any] | None = None
                        ) -> DomainEvent:
@@ -270,8 +270,8 @@ class TableController:
             self._on_table.pop(event.uid, None)
             card = self.deck.get(event.uid)
             if zone_of(event.zone).kind == "board":
-                self.community.taken_back(card)
-                self.dealing.taken_back(card)
+                self.board_part.taken_back(card)
+                self.deal_rulings.taken_back(card)
             if self.in_hand and card is not None and self.hand_cards.uids.get(card) == event.uid:
                 self.watch.card_left(card, event.t, event.zone)
             if not self._on_table and self.in_hand:
@@ -310,13 +310,13 @@ class TableController:
         if kind == "seat":
             if not self.in_hand:
                 self._start_hand()
-            self.dealing.seat_card(card, seat, event.zone)
+            self.deal_rulings.seat_card(card, seat, event.zone)
         elif kind in ("board", "board2"):
-            if not self.community.later_board(card, kind):  # a later run's or the second board's card
-                self.dealing.board_card(card)
+            if not self.board_part.later_board(card, kind):  # a later run's or the second board's card
+                self.deal_rulings.board_card(card)
         elif kind == "burn":
-            if self.community.burn(card):
-                self.dealing.close_soon()  # the dealer burns for the flop: the deal is over
+            if self.board_part.burn(card):
+                self.deal_rulings.close_soon()  # the dealer burns for the flop: the deal is over
         elif kind == "muck":
             self.out_of_play.muck(card)
         elif kind == EXPOSED_ZONE:
@@ -375,12 +375,12 @@ class TableController:
         if self.void or (now is None and self.out.now < self._decide_due):
             return
         now = self.out.now if now is None else now
-        self.dealing.decide_held(now)
-        self.dealing.decide_early_board(now)
-        self.dealing.decide_close(now)
-        self.community.decide_fourth(now)
-        self.dealing.decide_fix()
-        self.community.decide_burns(now)
+        self.deal_rulings.decide_held(now)
+        self.deal_rulings.decide_early_board(now)
+        self.deal_rulings.decide_close(now)
+        self.board_part.decide_fourth(now)
+        self.deal_rulings.decide_fix()
+        self.board_part.decide_burns(now)
 
     def _holding(self) -> bool:
         """Absences do not count now: no hand, a void one, the floor to rule, or the table not seeing all its
@@ -405,7 +405,7 @@ class TableController:
         if self.void:
             self._decide_due = self._watch_due = NEVER
         else:
-            self._decide_due = min(self.dealing.next_due(), self.community.next_due()) - DUE_EARLY_S
+            self._decide_due = min(self.deal_rulings.next_due(), self.board_part.next_due()) - DUE_EARLY_S
             self._watch_due = self.watch.next_due() - DUE_EARLY_S
         self._due = min(self._decide_due, self._watch_due, clear)
 
@@ -415,8 +415,8 @@ class TableController:
         ``irregularity_resolved``, ``board_corrected``) name it as the floor saw it. Fields naming an irregularity in
         the events of the same step are the layer's to map."""
         self.irregularities.renumber(old, new)
-        self.community.renumber(old, new)
-        self.dealing.renumber(old, new)
+        self.board_part.renumber(old, new)
+        self.deal_rulings.renumber(old, new)
         self.watch.renumber(old, new)
 
     # ---- the hand -----------------------------------------------------------------------------------
@@ -432,7 +432,7 @@ class TableController:
         deal = self.deal
         self._decide_late(now=float("inf"))
         if not self.void and (deal.held or deal.fix is not None):
-            self.dealing.close()
+            self.deal_rulings.close()
         self.watch.audit()
         live = self.hand_cards.live_seats()
         boards = self.boards
@@ -505,10 +505,10 @@ class TableController:
         if self.void:
             return "the hand is already void (misdeal): deal again"
         cited = self.profile.cite("substantial_action")
-        if self.dealing.substantial():
+        if self.deal_rulings.substantial():
             return (f"substantial action has taken place ({cited}): a misdeal can no longer be called, the hand is "
                     "played to its end")
-        self.dealing.misdeal("called", [cited], None, command.signed() | command.noted())
+        self.deal_rulings.misdeal("called", [cited], None, command.signed() | command.noted())
         return None
 
     def _exposed_command(self, command: Command) -> str | None:
@@ -539,12 +539,12 @@ class TableController:
         """Why the board cannot be run ``times`` times now (the card controller's part), or None."""
         if not self.in_hand or self.void:
             return "no hand is running"
-        return self.community.runs.refusal(times, len(self.board))
+        return self.board_part.runs.refusal(times, len(self.board))
 
     def _run_it(self, command: Command) -> str | None:
         """``run_it``: all players agreed to deal the rest of the board ``times`` times (CA Actions 8), for
         ``pots`` (CA Actions 8e; the betting layer checks that no more action is possible)."""
-        refusal = self.community.runs.agree(command["times"], len(self.board)) if self.in_hand else \
+        refusal = self.board_part.runs.agree(command["times"], len(self.board)) if self.in_hand else \
             "no hand is running"
         if refusal is not None:
             return refusal
@@ -573,7 +573,7 @@ class TableController:
         irregularity = self.irregularities.waiting(ident)
         if irregularity is None:
             return f"no irregularity {ident} waits for the floor"
-        return self.community.floor_pick(irregularity, command["card"], command.signed())
+        return self.board_part.floor_pick(irregularity, command["card"], command.signed())
 
     def _floor(self, command: Command) -> str | None:
         """``confirm`` or ``override`` of an irregularity that waits for the floor: one ruling, answered either
@@ -586,21 +586,21 @@ class TableController:
             return "the ruling is the floor's random pick of the burn card: send floor_pick with the card"
         self.irregularities.answered(ident)
         result = irregularity.ruling if name == "confirm" else PLAY_ON
-        if result == MISDEAL and not (irregularity.data.get("void") or not self.dealing.substantial()):
+        if result == MISDEAL and not (irregularity.data.get("void") or not self.deal_rulings.substantial()):
             result = DEAD_HAND if "dead" in irregularity.data else PLAY_ON  # substantial action since
         dead = {"seats": list(irregularity.data.get("dead", irregularity.seats))} if result == DEAD_HAND else {}
         self.out.emit("floor_ruling", {"irregularity": ident, "code": irregularity.code,
                                        "decision": "confirmed" if name == "confirm" else "overridden",
                                        "result": result, **dead, **command.noted(), **command.signed()})
         if result == MISDEAL:
-            self.dealing.misdeal(irregularity.code, irregularity.rules, ident)
+            self.deal_rulings.misdeal(irregularity.code, irregularity.rules, ident)
         elif result == DEAD_HAND:
             self.hand_cards.kill(*irregularity.data.get("dead", irregularity.seats))
         elif name == "override":  # the floor rules that play goes on as dealt
             if irregularity.code in ("button_misplaced", "first_card_wrong_seat"):
                 self.deal.accept_button(irregularity.data["dealt_button"])  # the deal was right: the table's button not
             else:
-                self.community.override(irregularity)
+                self.board_part.override(irregularity)
         return None
 
     _COMMANDS = {"select_deck": _select_deck, "declare": _declare, "misdeal": _misdeal_command,

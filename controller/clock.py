@@ -27,7 +27,17 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from controller.conduct import CHECK, HAND_DEAD, HAND_DEAD_FACING_BET, RULING_TEXT, RuleEvent, conduct_profile
+from controller.conduct import (
+    CHECK,
+    HAND_DEAD,
+    HAND_DEAD_FACING_BET,
+    RULING_TEXT,
+    Publish,
+    RuleEvent,
+    nowhere,
+    conduct_profile,
+    publishes,
+)
 
 _EPS = 1e-9
 PHASES = ("idle", "thinking", "minute", "count", "expired")
@@ -101,7 +111,9 @@ def _problems(s: ClockSettings) -> list[str]:
 class ActionClock:
     """The action clock of one table: one turn at a time, one clock at a time."""
 
-    def __init__(self, settings: ClockSettings | None = None, seats: int = 10):
+    def __init__(self, settings: ClockSettings | None = None, seats: int = 10, publish: Publish = nowhere):
+        """``publish``: where the clock's events go, one by one, as each method returns (see
+        ``controller.conduct.publishes``); each method returns them too."""
         self.settings = settings or ClockSettings()
         self.profile = conduct_profile(self.settings.profile)
         if not isinstance(seats, int) or isinstance(seats, bool) or not 1 <= seats <= 10:
@@ -118,9 +130,12 @@ class ActionClock:
         self._expired = False
         self._auto = self.settings.auto_start  # off for the rest of a turn once the floor stopped the clock
         self._banks_used: dict[int, int] = {}
+        self._publish = publish
+        self._calls = 0  # methods running (see publishes)
 
     # ---- inputs -------------------------------------------------------------------------------------
 
+    @publishes
     def turn(self, seat: int | None, t: float, *, facing_bet: bool | None = None) -> list[RuleEvent]:
         """It is ``seat``'s turn from ``t`` (None: no one's, e.g. between betting rounds). Every call begins a new
         turn — call it after each action, even when the same seat acts again. A running clock stops.
@@ -136,6 +151,7 @@ class ActionClock:
         self._auto = self.settings.auto_start
         return out
 
+    @publishes
     def start(self, t: float, by: str) -> list[RuleEvent]:
         """The floor calls the clock on the player to act (``by``: who, e.g. "floor/anna" or "dealer/console").
         The reasonable time need not be over: the floor judges. ClockRefused when no one is to act or the clock
@@ -149,6 +165,7 @@ class ActionClock:
             raise ClockRefused(f"the clock is already running on seat {self.seat}")
         return self.tick(t) + [self._start(t, by)]
 
+    @publishes
     def stop(self, t: float, by: str) -> list[RuleEvent]:
         """The floor stops a running clock; the turn goes on, as in ``thinking``, and the clock starts again only
         when the floor starts it (not automatically). ClockRefused if none runs."""
@@ -160,6 +177,7 @@ class ActionClock:
         self._turn_t, self._last = t, t
         return out
 
+    @publishes
     def time_bank(self, seat: int, t: float) -> list[RuleEvent]:
         """``seat`` uses a time bank: ``time_bank_s`` more before the count (during the count, the count stops and
         ``time_bank_s`` are left before it starts again). Only while the clock runs on that seat; ClockRefused
@@ -185,6 +203,7 @@ class ActionClock:
             "banks_left": self.banks_left(seat), "rule": "CA GR 5 (time bank cards)"}))
         return out
 
+    @publishes
     def tick(self, t: float) -> list[RuleEvent]:
         """Every clock event due by ``t``, in order, each at its own time (a late call loses nothing)."""
         s = self.settings

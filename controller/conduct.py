@@ -3,7 +3,9 @@
 Pure and deterministic: no clock is read and nothing is written. :class:`ConductRules` is fed the seat sensors
 (``device``, ``presence``, or ``sensor`` with a :class:`hal.events.SensorEvent`) and the hand's progress
 (``hand_started``, ``card_dealt``, ``deal_complete``, ``folded``, ``hand_ended``), each with the time it happened,
-and returns :class:`RuleEvent` s — a type and a public payload — for the controller to emit as domain events.
+and publishes the :class:`RuleEvent` s it causes — a type and a public payload — to the ``publish`` it was given at
+construction (the game's: into the table's outbox, with the rulings applied), one by one, in order; each method
+also returns them (a rule set used alone, as in its tests, has nothing to publish to).
 
 What the rule books say, and what each house profile makes of it (:data:`CONDUCT_PROFILES`, keyed like
 ``controller.rules.PROFILES`` — tests/test_conduct.py checks that every rule profile has one — every setting
@@ -35,9 +37,10 @@ Events (``RuleEvent.type``; the payload fields are listed in docs/conduct.md):
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from hal.events import DEVICE_KINDS, SensorEvent
 
@@ -273,6 +276,35 @@ def _r(t: float | None) -> float | None:
     return None if t is None else round(float(t), 3)
 
 
+Publish = Callable[[RuleEvent], None]  # where a rule set's events go, one by one (GameController: the outbox)
+_Method = TypeVar("_Method", bound=Callable[..., list[RuleEvent]])
+
+
+def publishes(method: _Method) -> _Method:
+    """A method of a rule set (``ConductRules``, ``controller.clock.ActionClock``) whose events go to the rule set's
+    ``publish`` once it returns: only the outermost call publishes (a method that calls another publishes the
+    events of both, once), and a method that raises publishes nothing. Each event is published before the next, so
+    a ruling that publish applies (a hand killed) follows its own event."""
+
+    @functools.wraps(method)
+    def publishing(self: Any, *args: Any, **kwargs: Any) -> list[RuleEvent]:
+        self._calls += 1
+        try:
+            events = method(self, *args, **kwargs)
+        finally:
+            self._calls -= 1
+        if self._calls == 0:
+            for event in events:
+                self._publish(event)
+        return events
+
+    return publishing  # type: ignore[return-value]
+
+
+def nowhere(event: RuleEvent) -> None:
+    """A rule set used alone publishes nowhere: its methods' return values are what it did."""
+
+
 @dataclass
 class _Seat:
     present: bool | None = None  # None: no presence sensor report yet
@@ -304,7 +336,7 @@ class ConductRules:
     """
 
     def __init__(self, profile: str | ConductProfile, seats: int, *, present: Mapping[int, bool] | None = None,
-                 settle_s: float = 0.0):
+                 settle_s: float = 0.0, publish: Publish = nowhere):
         self.profile = profile if isinstance(profile, ConductProfile) else conduct_profile(profile)
         if not isinstance(seats, int) or isinstance(seats, bool) or not 1 <= seats <= 10:
             raise ValueError(f"seats: expected a number of seats from 1 to 10, got {seats!r}")
@@ -312,6 +344,8 @@ class ConductRules:
             raise ValueError(f"settle_s: expected seconds >= 0, got {settle_s!r}")
         self.seats = seats
         self.settle_s = float(settle_s)
+        self._publish = publish
+        self._calls = 0  # methods running (see publishes)
         self._seats = {n: _Seat() for n in range(1, seats + 1)}
         for seat, is_present in (present or {}).items():
             state = self._seat(seat)
@@ -324,6 +358,7 @@ class ConductRules:
 
     # ---- the hand -----------------------------------------------------------------------------------
 
+    @publishes
     def hand_started(self, t: float, hand: int | None = None) -> list[RuleEvent]:
         """A new hand (ends a running one first). ``hand``: the controller's number; None counts on from the last."""
         out = self.hand_ended(t) if self.in_hand else []
@@ -337,6 +372,7 @@ class ConductRules:
             state.breaches.clear()
         return out
 
+    @publishes
     def card_dealt(self, seat: int, t: float, hand: int | None = None) -> list[RuleEvent]:
         """A card reached ``seat`` (starts a hand if none is running). The first one makes the seat live: a device
         already active there becomes a breach now."""
@@ -351,6 +387,7 @@ class ConductRules:
                     out.append(self._breach_started(seat, kind, t, since))
         return out
 
+    @publishes
     def deal_complete(self, t: float, seats_dealt: Iterable[int] | None = None) -> list[RuleEvent]:
         """The last card of the deal was dealt at ``t`` (AC 25: "at the moment the last card is dealt").
         ``seats_dealt``: the seats dealt in (None: every seat that got a card). A seat not occupied then is
@@ -367,6 +404,7 @@ class ConductRules:
         """The deal is complete and who was absent at it is not decided yet (the settle time is running)."""
         return self.in_hand and self._deal_t is not None and not self._deal_decided
 
+    @publishes
     def folded(self, seat: int, t: float) -> list[RuleEvent]:
         """``seat`` folded (its hand is no longer live): an ongoing breach there ends."""
         out = self._settle(t)
@@ -376,6 +414,7 @@ class ConductRules:
         state.folded = True
         return out
 
+    @publishes
     def hand_ended(self, t: float) -> list[RuleEvent]:
         """The hand is over: a pending absent-at-deal decision is taken, ongoing breaches end."""
         if not self.in_hand:
@@ -394,12 +433,14 @@ class ConductRules:
             return float("inf")
         return self._deal_t + self.settle_s
 
+    @publishes
     def tick(self, now: float) -> list[RuleEvent]:
         """Let time pass: takes the absent-at-deal decision once ``settle_s`` has passed."""
         return self._settle(now)
 
     # ---- the sensors --------------------------------------------------------------------------------
 
+    @publishes
     def sensor(self, event: SensorEvent) -> list[RuleEvent]:
         """A :class:`SensorEvent` from the table's GPIO (``rfid_table.service.table_gpio.GpioConsole``)."""
         if event.sensor == "presence":
@@ -408,6 +449,7 @@ class ConductRules:
             return self.device(event.seat, event.active, event.t, event.detects or "device")
         raise ValueError(f"sensor {event.sensor!r}: expected presence or device")
 
+    @publishes
     def device(self, seat: int, active: bool, t: float, kind: str = "device") -> list[RuleEvent]:
         """The device sensor of ``seat`` detects (``active``) or no longer detects a device of ``kind``
         (one of ``hal.events.DEVICE_KINDS``). Repeating the current state changes nothing."""
@@ -434,6 +476,7 @@ class ConductRules:
                                   duration_s=_r(max(0.0, t - since))))
         return out
 
+    @publishes
     def presence(self, seat: int, present: bool, t: float) -> list[RuleEvent]:
         """The presence sensor of ``seat``: a player sat down (``present``) or left. Repeating the current state
         changes nothing."""

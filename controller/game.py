@@ -16,9 +16,9 @@ settling, the absent-at-deal decision, the action clock), and a tick before the 
 cards requires; the card controller does that without asking the parts whose timers are not due.)
 
 The card controller's parts, the chip layer and the deck audit emit into the one outbox made here
-(``controller.outbox``); the conduct rules and the clock are pure and return their rule events, which the game emits
-into it (with the rulings they apply), so the stream has one ``seq``; the betting engine returns its ``Ruling``,
-which the chip layer publishes. Whatever waits for the floor is in its one queue (``controller.floor``). Commands
+(``controller.outbox``); the conduct rules and the clock are pure and publish their rule events to the game as they
+come (``_rule_event``: into the outbox, with the rulings they apply), so the stream has one ``seq``; the betting
+engine returns its ``Ruling``, which the chip layer publishes. Whatever waits for the floor is in its one queue (``controller.floor``). Commands
 are dispatched by name from a table.
 """
 
@@ -54,6 +54,11 @@ class GameController:
     """The interface of ``TableController`` (``handle``, ``handle_device``, ``handle_command``, ``tick``,
     ``snapshot``, ``on_table``), over cards and chips."""
 
+    # (class defaults for the timer bookkeeping: a controller pickled by older code, without them, asks every part on
+    # every tick, as that code did)
+    _quiet_until = float("-inf")
+    _turn_moved = False
+
     def __init__(self, setup: TableSetup, betting: BettingSetup | None = None, audit_hands: int = 50):
         self.players: dict[int, dict[str, str]] = {}  # seat → {"name", optional "player_id"} (seat_player)
         # a tournament's blinds and antes by level (DE 5, AC 18); None in a cash game
@@ -68,8 +73,9 @@ class GameController:
         self.deck_audit = DeckAudit(self.out, audit_hands)  # every card of the deck must show up within audit_hands hands
         self._card_uids = {uid for deck in (setup.decks or {"": setup.deck}).values() for uid in deck} | set(setup.deck)
         # the conduct the seat sensors see and the action clock (docs/conduct.md), by the table's house profile
-        self.conduct = ConductRules(setup.rules, setup.seats, settle_s=CONDUCT_SETTLE_S)
-        self.clock = ActionClock(ClockSettings(profile=setup.rules), seats=setup.seats)
+        # their events go into the outbox as they come, each ruling applied before the next event (_rule_event)
+        self.conduct = ConductRules(setup.rules, setup.seats, settle_s=CONDUCT_SETTLE_S, publish=self._conduct_event)
+        self.clock = ActionClock(ClockSettings(profile=setup.rules), seats=setup.seats, publish=self._clock_event)
         self._rules_t = float("-inf")  # the latest time given to the rules: their clock never goes back
         self._turn: int | None = None  # the seat the clock runs for
         # A ruling of the clock or the seat sensors moved the betting after the input's events were looked at (a
@@ -138,8 +144,8 @@ class GameController:
         self._quiet_until = float("-inf")
         t = max(self._rules_t, event.t)
         self.out.begin(event.t)
-        self._emit_rules(self.clock.tick(t))  # what the clock had due comes first
-        self._emit_rules(self.conduct.sensor(event))
+        self.clock.tick(t)  # what the clock had due comes first
+        self.conduct.sensor(event)
         return self._conduct_after(self.out.take(), t)
 
     def handle_command(self, command: Mapping[str, Any] | Command, t: float) -> Result:
@@ -188,7 +194,6 @@ class GameController:
         """``start_clock``: without a seat, on the seat to act; a refusal changes nothing."""
         t = max(self._rules_t, t)
         seat = command.get("seat")
-        produced: list[RuleEvent] = []
         if self.betting is None:
             # Without the chips the table does not know whose turn it is: the floor names the seat it calls the
             # clock on, and the clock runs for that seat until it is stopped, the seat folds or the hand ends.
@@ -201,11 +206,11 @@ class GameController:
             if seat != self.clock.seat or self.clock.phase(t) == "idle":
                 if self.clock.phase(t) in ("minute", "count"):
                     return [], f"the clock is already running on seat {self.clock.seat}"
-                produced = self.clock.turn(seat, t)
+                self.clock.turn(seat, t)
                 self._turn = seat
         elif (refusal := self._not_to_act(seat)) is not None:
             return [], refusal
-        return self._clock_answer(t, lambda: produced + self.clock.start(t, command.by))
+        return self._clock_answer(t, lambda: self.clock.start(t, command.by))
 
     def _stop_clock(self, command: Command, t: float) -> Result:
         t = max(self._rules_t, t)
@@ -225,14 +230,14 @@ class GameController:
         return f"seat {seat} is not to act" + (f" (seat {self.clock.seat} is)" if self.clock.seat else
                                                ": no player is to act")
 
-    def _clock_answer(self, t: float, clock_call: Callable[[], list[RuleEvent]]) -> Result:
-        """What the clock made of a command, into the outbox; a refusal of the clock changes nothing."""
+    def _clock_answer(self, t: float, clock_call: Callable[[], object]) -> Result:
+        """What the clock made of a command, in the outbox (each event at its own time); a refusal of the clock
+        changes nothing and publishes nothing."""
         try:
-            produced = clock_call()
+            clock_call()
         except ClockRefused as exc:
             return [], str(exc)
         self.out.begin(t)
-        self._emit_rules(produced)
         self._rules_t = t
         return self.out.take(), None
 
@@ -391,8 +396,8 @@ class GameController:
         out = self._conduct_after(events + self.out.take(), now)
         t = max(self._rules_t, now)
         pending = self.conduct.deal_decision_pending()
-        self._emit_rules(self.conduct.tick(t))
-        self._emit_rules(self.clock.tick(t))
+        self.conduct.tick(t)
+        self.clock.tick(t)
         out += self.out.take()
         self.tick_changed = self._turn != turn or pending != self.conduct.deal_decision_pending()
         self._rules_t = t if out or self.tick_changed else before  # an unjournaled tick leaves no trace
@@ -429,7 +434,7 @@ class GameController:
             if self._turn is not None and any(e.type in ("hand_ended", "misdeal") or (
                     e.type == "fold" and e.public.get("seat") == self._turn) for e in events):
                 self._turn = None
-                self._emit_rules(self.clock.turn(None, t))
+                self.clock.turn(None, t)
             self._rules_t = t
             return events + self.out.take()
         seat = self._to_act()
@@ -451,7 +456,7 @@ class GameController:
         if seat != self._turn or (acted and seat is not None):
             self._turn = seat
             facing = self.betting.to_call(seat) > 0 if seat is not None else None
-            self._emit_rules(self.clock.turn(seat, t, facing_bet=facing))
+            self.clock.turn(seat, t, facing_bet=facing)
         self._rules_t = t
         return out + self.out.take()
 
@@ -464,19 +469,19 @@ class GameController:
             step(self, event, t)
         elif event.type in DEAD_SEAT_TYPES:
             for seat in dead_seats(event.type, event.public):  # the dealing rules killed hands: those seats are out
-                self._emit_rules(self.conduct.folded(seat, t))
+                self.conduct.folded(seat, t)
         self._rules_t = t
 
     def _progress_hand_started(self, event: DomainEvent, t: float) -> None:
         self._dealt, self._deal_done = {}, False
         # a new hand: the award was made as the cards lay
         self.floor.drop([i for i, wait in self.floor.of(TABLE).items() if wait.code == MUCKED_WINNER])
-        self._emit_rules(self.conduct.hand_started(t, event.hand))
+        self.conduct.hand_started(t, event.hand)
 
     def _progress_card_dealt(self, event: DomainEvent, t: float) -> None:
         seat = event.public["seat"]
         self._dealt[seat] = event.public.get("count", self._dealt.get(seat, 0) + 1)
-        self._emit_rules(self.conduct.card_dealt(seat, t, event.hand))
+        self.conduct.card_dealt(seat, t, event.hand)
         if (not self._deal_done and len(self._dealt) >= 2
                 and all(n >= self.cards.setup.hole_cards for n in self._dealt.values())):
             self._deal_complete(t)
@@ -486,7 +491,7 @@ class GameController:
             self._deal_complete(t)
 
     def _progress_fold(self, event: DomainEvent, t: float) -> None:
-        self._emit_rules(self.conduct.folded(event.public["seat"], t))
+        self.conduct.folded(event.public["seat"], t)
 
     def _progress_hand_over(self, event: DomainEvent, t: float) -> None:
         self._dealt, self._deal_done = {}, False
@@ -494,7 +499,7 @@ class GameController:
         # the hand is over: nothing left to rule on but its award
         self.floor.drop([i for i, wait in self.floor.of(TABLE).items() if wait.hand in (event.hand, None)
                          and wait.code != MUCKED_WINNER])
-        self._emit_rules(self.conduct.hand_ended(t))
+        self.conduct.hand_ended(t)
 
     _PROGRESS: dict[str, Callable[["GameController", DomainEvent, float], None]] = {
         "hand_started": _progress_hand_started, "card_dealt": _progress_card_dealt,
@@ -505,20 +510,27 @@ class GameController:
 
     def _deal_complete(self, t: float) -> None:
         self._deal_done = True
-        self._emit_rules(self.conduct.deal_complete(t, sorted(self._dealt)))
+        self.conduct.deal_complete(t, sorted(self._dealt))
 
     def _to_act(self) -> int | None:
         return self.betting.to_act() if self.betting is not None else None
 
-    def _emit_rules(self, produced: list[RuleEvent]) -> None:
-        """The rule events of the conduct rules and the clock, into the outbox; a ruling they apply by themselves
-        is applied at once."""
-        for rule_event in produced:  # outside a hand (a player sitting down between hands) the hand is null
-            hand = rule_event.hand if rule_event.hand is not None else (
-                (self.cards.hand or None) if self.cards.in_hand or rule_event.type.startswith(("clock", "time"))
-                else None)
-            self.floor.note(self.out.emit(rule_event.type, dict(rule_event.public), {}, t=rule_event.t, hand=hand))
-            self._apply_conduct_ruling(rule_event)
+    def _conduct_event(self, rule_event: RuleEvent) -> None:
+        """What the conduct rules publish: in its hand, or (the rules know none) the table's current hand; outside
+        a hand (a player sitting down between hands) the hand is null."""
+        hand = rule_event.hand if rule_event.hand is not None else (
+            (self.cards.hand or None) if self.cards.in_hand else None)
+        self._rule_event(rule_event, hand)
+
+    def _clock_event(self, rule_event: RuleEvent) -> None:
+        """What the action clock publishes: it belongs to the table's latest hand (the clock knows no hands)."""
+        self._rule_event(rule_event, rule_event.hand if rule_event.hand is not None else (self.cards.hand or None))
+
+    def _rule_event(self, rule_event: RuleEvent, hand: int | None) -> None:
+        """One event of the conduct rules or the clock, into the outbox at its own time; a ruling that needs the
+        floor waits for it, and one the rule applies by itself is applied now, before their next event."""
+        self.floor.note(self.out.emit(rule_event.type, dict(rule_event.public), {}, t=rule_event.t, hand=hand))
+        self._apply_conduct_ruling(rule_event)
 
     def _kill(self, seat: int, rule: str, t: float) -> None:
         """A ruling killed the seat's hand: the betting folds it (without chips: the card controller takes the
@@ -529,7 +541,7 @@ class GameController:
             self._turn_moved = True
         else:
             self.cards.hand_dead(seat)
-        self._emit_rules(self.conduct.folded(seat, max(self._rules_t, t)))
+        self.conduct.folded(seat, max(self._rules_t, t))
 
     def _apply_conduct_ruling(self, rule_event: RuleEvent) -> None:
         """A ruling the rule applies by itself (no floor): the clock ran out or a player was away at the end of the

@@ -123,6 +123,7 @@ class TableSetup:
 
 
 class TableController:
+    _decide_due = _watch_due = _due = float("-inf")  # a controller pickled by older code: every timer asked
     def __init__(self, setup: TableSetup, betting: BettingProgress | None = None, out: Outbox | None = None,
                  floor: FloorQueue | None = None):
         """``betting``: what the betting layer knows of the action (without it: no action has happened but the folds

@@ -36,7 +36,6 @@ from controller.conduct import (
     RuleEvent,
     nowhere,
     conduct_profile,
-    publishes,
 )
 
 _EPS = 1e-9
@@ -112,8 +111,8 @@ class ActionClock:
     """The action clock of one table: one turn at a time, one clock at a time."""
 
     def __init__(self, settings: ClockSettings | None = None, seats: int = 10, publish: Publish = nowhere):
-        """``publish``: where the clock's events go, one by one, as each method returns (see
-        ``controller.conduct.publishes``); each method returns them too."""
+        """``publish``: where the clock's events go, one by one, as each public method returns; each method returns
+        them too."""
         self.settings = settings or ClockSettings()
         self.profile = conduct_profile(self.settings.profile)
         if not isinstance(seats, int) or isinstance(seats, bool) or not 1 <= seats <= 10:
@@ -131,18 +130,25 @@ class ActionClock:
         self._auto = self.settings.auto_start  # off for the rest of a turn once the floor stopped the clock
         self._banks_used: dict[int, int] = {}
         self._publish = publish
-        self._calls = 0  # methods running (see publishes)
+
+    def _published(self, events: list[RuleEvent]) -> list[RuleEvent]:
+        """Each public method's events, published one by one, and returned (as ``ConductRules._published``)."""
+        for event in events:
+            self._publish(event)
+        return events
 
     # ---- inputs -------------------------------------------------------------------------------------
 
-    @publishes
     def turn(self, seat: int | None, t: float, *, facing_bet: bool | None = None) -> list[RuleEvent]:
         """It is ``seat``'s turn from ``t`` (None: no one's, e.g. between betting rounds). Every call begins a new
         turn — call it after each action, even when the same seat acts again. A running clock stops.
         ``facing_bet``: whether the player faces a bet or raise (the ruling of PP Dead hands 1f needs it)."""
+        return self._published(self._turn(seat, t, facing_bet=facing_bet))
+
+    def _turn(self, seat: int | None, t: float, *, facing_bet: bool | None = None) -> list[RuleEvent]:
         if seat is not None:
             self._check_seat(seat)
-        out = self.tick(t)
+        out = self._tick(t)
         if self.seat is not None and self._started_at is not None and not self._expired:
             out.append(self._stopped(t, "turn_ended" if seat is None else "acted", None))
         self.seat, self.facing_bet = seat, facing_bet
@@ -151,11 +157,13 @@ class ActionClock:
         self._auto = self.settings.auto_start
         return out
 
-    @publishes
     def start(self, t: float, by: str) -> list[RuleEvent]:
         """The floor calls the clock on the player to act (``by``: who, e.g. "floor/anna" or "dealer/console").
         The reasonable time need not be over: the floor judges. ClockRefused when no one is to act or the clock
         already runs or ran out."""
+        return self._published(self._start_events(t, by))
+
+    def _start_events(self, t: float, by: str) -> list[RuleEvent]:
         phase = self.phase(t)  # refusals are decided before anything changes
         if phase == "idle":
             raise ClockRefused("no player is to act: the clock starts on the player whose turn it is")
@@ -163,25 +171,29 @@ class ActionClock:
             raise ClockRefused(f"the clock on seat {self.seat} has run out")
         if phase != "thinking":
             raise ClockRefused(f"the clock is already running on seat {self.seat}")
-        return self.tick(t) + [self._start(t, by)]
+        return self._tick(t) + [self._start(t, by)]
 
-    @publishes
     def stop(self, t: float, by: str) -> list[RuleEvent]:
         """The floor stops a running clock; the turn goes on, as in ``thinking``, and the clock starts again only
         when the floor starts it (not automatically). ClockRefused if none runs."""
+        return self._published(self._stop(t, by))
+
+    def _stop(self, t: float, by: str) -> list[RuleEvent]:
         if self.phase(t) not in ("minute", "count"):
             raise ClockRefused("the clock is not running")
-        out = self.tick(t)
+        out = self._tick(t)
         out.append(self._stopped(t, "floor", by))
         self._started_at, self._started_by, self._due_told, self._auto = None, None, True, False
         self._turn_t, self._last = t, t
         return out
 
-    @publishes
     def time_bank(self, seat: int, t: float) -> list[RuleEvent]:
         """``seat`` uses a time bank: ``time_bank_s`` more before the count (during the count, the count stops and
         ``time_bank_s`` are left before it starts again). Only while the clock runs on that seat; ClockRefused
         otherwise, or when the seat has no time bank left."""
+        return self._published(self._time_bank(seat, t))
+
+    def _time_bank(self, seat: int, t: float) -> list[RuleEvent]:
         self._check_seat(seat)
         phase = self.phase(t)
         if seat != self.seat:
@@ -193,7 +205,7 @@ class ActionClock:
             raise ClockRefused("the clock is not running: no time bank is needed yet")
         if self.banks_left(seat) == 0:
             raise ClockRefused(f"seat {seat} has no time bank left")
-        out = self.tick(t)
+        out = self._tick(t)
         self._banks_used[seat] = self._banks_used.get(seat, 0) + 1
         added = self.settings.time_bank_s
         self._deadline = (self._deadline if phase == "minute" else t) + added
@@ -203,9 +215,11 @@ class ActionClock:
             "banks_left": self.banks_left(seat), "rule": "CA GR 5 (time bank cards)"}))
         return out
 
-    @publishes
     def tick(self, t: float) -> list[RuleEvent]:
         """Every clock event due by ``t``, in order, each at its own time (a late call loses nothing)."""
+        return self._published(self._tick(t))
+
+    def _tick(self, t: float) -> list[RuleEvent]:
         s = self.settings
         out: list[RuleEvent] = []
         while self.seat is not None and not self._expired:

@@ -37,10 +37,9 @@ Events (``RuleEvent.type``; the payload fields are listed in docs/conduct.md):
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Mapping
 
 from hal.events import DEVICE_KINDS, SensorEvent
 
@@ -277,28 +276,6 @@ def _r(t: float | None) -> float | None:
 
 
 Publish = Callable[[RuleEvent], None]  # where a rule set's events go, one by one (GameController: the outbox)
-_Method = TypeVar("_Method", bound=Callable[..., list[RuleEvent]])
-
-
-def publishes(method: _Method) -> _Method:
-    """A method of a rule set (``ConductRules``, ``controller.clock.ActionClock``) whose events go to the rule set's
-    ``publish`` once it returns: only the outermost call publishes (a method that calls another publishes the
-    events of both, once), and a method that raises publishes nothing. Each event is published before the next, so
-    a ruling that publish applies (a hand killed) follows its own event."""
-
-    @functools.wraps(method)
-    def publishing(self: Any, *args: Any, **kwargs: Any) -> list[RuleEvent]:
-        self._calls += 1
-        try:
-            events = method(self, *args, **kwargs)
-        finally:
-            self._calls -= 1
-        if self._calls == 0:
-            for event in events:
-                self._publish(event)
-        return events
-
-    return publishing  # type: ignore[return-value]
 
 
 def nowhere(event: RuleEvent) -> None:
@@ -345,7 +322,6 @@ class ConductRules:
         self.seats = seats
         self.settle_s = float(settle_s)
         self._publish = publish
-        self._calls = 0  # methods running (see publishes)
         self._seats = {n: _Seat() for n in range(1, seats + 1)}
         for seat, is_present in (present or {}).items():
             state = self._seat(seat)
@@ -356,12 +332,21 @@ class ConductRules:
         self._deal_seats: tuple[int, ...] = ()
         self._deal_decided = False
 
+    def _published(self, events: list[RuleEvent]) -> list[RuleEvent]:
+        """Each public method's events, published one by one (the game applies a ruling before the next event), and
+        returned. Only the public methods publish: the ones they call are the private ``_<name>``."""
+        for event in events:
+            self._publish(event)
+        return events
+
     # ---- the hand -----------------------------------------------------------------------------------
 
-    @publishes
     def hand_started(self, t: float, hand: int | None = None) -> list[RuleEvent]:
         """A new hand (ends a running one first). ``hand``: the controller's number; None counts on from the last."""
-        out = self.hand_ended(t) if self.in_hand else []
+        return self._published(self._hand_started(t, hand))
+
+    def _hand_started(self, t: float, hand: int | None = None) -> list[RuleEvent]:
+        out = self._hand_ended(t) if self.in_hand else []
         self.hand = hand if hand is not None else (self.hand or 0) + 1
         self.in_hand = True
         self._deal_t, self._deal_seats, self._deal_decided = None, (), False
@@ -372,13 +357,15 @@ class ConductRules:
             state.breaches.clear()
         return out
 
-    @publishes
     def card_dealt(self, seat: int, t: float, hand: int | None = None) -> list[RuleEvent]:
         """A card reached ``seat`` (starts a hand if none is running). The first one makes the seat live: a device
         already active there becomes a breach now."""
+        return self._published(self._card_dealt(seat, t, hand))
+
+    def _card_dealt(self, seat: int, t: float, hand: int | None = None) -> list[RuleEvent]:
         out = self._settle(t)
         if not self.in_hand or (hand is not None and hand != self.hand):
-            out += self.hand_started(t, hand)
+            out += self._hand_started(t, hand)
         state = self._seat(seat)
         if state.live_since is None and not state.folded:
             state.live_since = t
@@ -387,11 +374,13 @@ class ConductRules:
                     out.append(self._breach_started(seat, kind, t, since))
         return out
 
-    @publishes
     def deal_complete(self, t: float, seats_dealt: Iterable[int] | None = None) -> list[RuleEvent]:
         """The last card of the deal was dealt at ``t`` (AC 25: "at the moment the last card is dealt").
         ``seats_dealt``: the seats dealt in (None: every seat that got a card). A seat not occupied then is
         reported (``absent_at_deal``) once ``settle_s`` has passed."""
+        return self._published(self._deal_complete(t, seats_dealt))
+
+    def _deal_complete(self, t: float, seats_dealt: Iterable[int] | None = None) -> list[RuleEvent]:
         out = self._settle(t)
         if not self.in_hand:
             return out
@@ -404,9 +393,11 @@ class ConductRules:
         """The deal is complete and who was absent at it is not decided yet (the settle time is running)."""
         return self.in_hand and self._deal_t is not None and not self._deal_decided
 
-    @publishes
     def folded(self, seat: int, t: float) -> list[RuleEvent]:
         """``seat`` folded (its hand is no longer live): an ongoing breach there ends."""
+        return self._published(self._folded(seat, t))
+
+    def _folded(self, seat: int, t: float) -> list[RuleEvent]:
         out = self._settle(t)
         state = self._seat(seat)
         for kind in sorted(state.breaches):
@@ -414,9 +405,11 @@ class ConductRules:
         state.folded = True
         return out
 
-    @publishes
     def hand_ended(self, t: float) -> list[RuleEvent]:
         """The hand is over: a pending absent-at-deal decision is taken, ongoing breaches end."""
+        return self._published(self._hand_ended(t))
+
+    def _hand_ended(self, t: float) -> list[RuleEvent]:
         if not self.in_hand:
             return []
         out = self._settle(t, force=True)
@@ -433,26 +426,32 @@ class ConductRules:
             return float("inf")
         return self._deal_t + self.settle_s
 
-    @publishes
     def tick(self, now: float) -> list[RuleEvent]:
         """Let time pass: takes the absent-at-deal decision once ``settle_s`` has passed."""
+        return self._published(self._tick(now))
+
+    def _tick(self, now: float) -> list[RuleEvent]:
         return self._settle(now)
 
     # ---- the sensors --------------------------------------------------------------------------------
 
-    @publishes
     def sensor(self, event: SensorEvent) -> list[RuleEvent]:
         """A :class:`SensorEvent` from the table's GPIO (``rfid_table.service.table_gpio.GpioConsole``)."""
+        return self._published(self._sensor(event))
+
+    def _sensor(self, event: SensorEvent) -> list[RuleEvent]:
         if event.sensor == "presence":
-            return self.presence(event.seat, event.active, event.t)
+            return self._presence(event.seat, event.active, event.t)
         if event.sensor == "device":
-            return self.device(event.seat, event.active, event.t, event.detects or "device")
+            return self._device(event.seat, event.active, event.t, event.detects or "device")
         raise ValueError(f"sensor {event.sensor!r}: expected presence or device")
 
-    @publishes
     def device(self, seat: int, active: bool, t: float, kind: str = "device") -> list[RuleEvent]:
         """The device sensor of ``seat`` detects (``active``) or no longer detects a device of ``kind``
         (one of ``hal.events.DEVICE_KINDS``). Repeating the current state changes nothing."""
+        return self._published(self._device(seat, active, t, kind))
+
+    def _device(self, seat: int, active: bool, t: float, kind: str = "device") -> list[RuleEvent]:
         if kind not in DEVICE_KINDS:
             raise ValueError(f"device kind {kind!r}: expected one of {', '.join(DEVICE_KINDS)}")
         out = self._settle(t)
@@ -476,10 +475,12 @@ class ConductRules:
                                   duration_s=_r(max(0.0, t - since))))
         return out
 
-    @publishes
     def presence(self, seat: int, present: bool, t: float) -> list[RuleEvent]:
         """The presence sensor of ``seat``: a player sat down (``present``) or left. Repeating the current state
         changes nothing."""
+        return self._published(self._presence(seat, present, t))
+
+    def _presence(self, seat: int, present: bool, t: float) -> list[RuleEvent]:
         out = self._settle(t)
         state = self._seat(seat)
         present = bool(present)

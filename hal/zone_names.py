@@ -6,6 +6,7 @@ them back through :class:`Zone`, and nothing else splits a zone's name.
 """
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 # board2: a second board antenna, where the table has one, for a later run (run it twice) or a double board's
@@ -27,12 +28,13 @@ class Zone(NamedTuple):
     kind: str  # a seat zone's kind (cards, bets, stack) or the whole name of any other zone
     seat: int | None = None
 
-    @classmethod
-    def parse(cls, name: str) -> "Zone":
+    @staticmethod
+    @lru_cache(maxsize=1024)  # a table's few dozen names, parsed on every zone event; bounded against bad input
+    def parse(name: str) -> "Zone":
         match = _SEAT_ZONE.fullmatch(name)
         if match:
-            return cls(match.group(2), int(match.group(1)))
-        return cls(name, None)
+            return Zone(match.group(2), int(match.group(1)))
+        return Zone(name, None)
 
     @property
     def name(self) -> str:

@@ -67,7 +67,8 @@ class ZoneTracker:
         self.min_rssi_dbm = min_rssi_dbm
         self.order_window_s = order_window_s
         self._first_read: dict[str, tuple[str, float]] = {}  # uid → (zone, first read there), until it settles
-        self._held: list[tuple[float, int, list[ZoneEvent]]] = []  # confirmed arrivals waiting for earlier ones
+        # confirmed arrivals waiting for earlier ones: (first read, count, zone left or None, zone arrived in, uid)
+        self._held: list[tuple[float, int, str | None, str, str]] = []
         self._held_count = 0
         self.weak_reads = 0  # reads ignored as weaker than min_rssi_dbm (cross reads)
         self._antenna_zones = dict(antenna_zones)
@@ -113,7 +114,7 @@ class ZoneTracker:
         tags = self._tags
         state_of = tags.get
         confirming = False  # some tag read here is still a candidate (not settled where it is read)
-        for uid, (zone, _read) in best.items():
+        for uid, zone in best.items():
             state = state_of(uid)
             if state is None:
                 state = tags[uid] = _TagState()
@@ -122,7 +123,8 @@ class ZoneTracker:
                 if state.candidate is not None:
                     state.candidate, state.candidate_hits = None, 0
                 continue
-            ordered = self.order_window_s and self._settings[zone].present_after_cycles > 1
+            settings = self._settings[zone]
+            ordered = self.order_window_s and settings.present_after_cycles > 1
             first = self._first_read.get(uid)
             if first is None or first[0] != zone:
                 first = (zone, t)
@@ -134,7 +136,7 @@ class ZoneTracker:
             else:
                 state.candidate, state.candidate_reader, state.candidate_hits = zone, cycle.reader, 1
                 state.candidate_misses = 0
-            if state.candidate_hits >= self._settings[zone].present_after_cycles:
+            if state.candidate_hits >= settings.present_after_cycles:
                 events += self._settle(uid, state, zone, cycle.reader, t, first[1] if ordered else None)
             else:
                 confirming = True
@@ -158,8 +160,6 @@ class ZoneTracker:
                 del tags[uid]
         if self._held or self._first_read:
             events += self._release(t)
-        elif self._first_read:
-            self._first_read.clear()  # only kept to order arrivals
         if not confirming and not self._held and not self._first_read and len(tags) == len(best):
             self._quiet = (best, [tags[uid] for uid in best])  # every tag settled where it was read, no other
         return events
@@ -167,15 +167,14 @@ class ZoneTracker:
     def _settle(self, uid: str, state: _TagState, zone: str, reader: str, t: float,
                 first_read: float | None) -> list[ZoneEvent]:
         """The tag settles in ``zone``: its events now, or held until tags first read before ``first_read`` are."""
-        moved = [ZoneEvent("left", state.zone, uid, t)] if state.zone is not None else []
-        moved.append(ZoneEvent("arrived", zone, uid, t))
+        left = state.zone
         self._first_read.pop(uid, None)
         state.zone, state.reader, state.last_seen = zone, reader, t
         state.candidate, state.candidate_hits = None, 0
         if first_read is None:
-            return moved
+            return _moved(left, zone, uid, t)
         self._held_count += 1
-        self._held.append((first_read, self._held_count, moved))
+        self._held.append((first_read, self._held_count, left, zone, uid))
         return []
 
     # ---- one antenna ahead of its cycle ----------------------------------------------------------------------
@@ -221,8 +220,9 @@ class ZoneTracker:
             events += self._release(t)
         return events
 
-    def _best_reads(self, cycle: InventoryCycle) -> dict[str, tuple[str, TagRead]]:
-        """Each tag's strongest read in the cycle and the zone of its antenna (weak and unmapped reads counted).
+    def _best_reads(self, cycle: InventoryCycle) -> dict[str, str]:
+        """Each tag's zone: that of the antenna that read it most strongly in the cycle (weak and unmapped reads
+        counted).
 
         A reader that saw exactly what it saw last time (the same reads) gets last time's answer, and its
         counts again: most cycles of a table at rest are such repeats, and each read costs time on a Pi.
@@ -240,10 +240,10 @@ class ZoneTracker:
         if zone_of_antenna is None:
             zone_of_antenna = self._zones_of_reader[reader] = {
                 antenna: zone for (r, antenna), zone in self._antenna_zones.items() if r == reader}
-        best: dict[str, tuple[str, TagRead]] = {}
+        best: dict[str, str] = {}
+        strongest: dict[str, TagRead] = {}  # the read that gave each tag its zone
         weak = unmapped = 0
         zone_at = zone_of_antenna.get
-        held_for = best.get
         for read in reads:
             if floor is not None and read.rssi is not None and read.rssi < floor:
                 weak += 1
@@ -252,9 +252,11 @@ class ZoneTracker:
             if zone is None:
                 unmapped += 1
                 continue
-            held = held_for(read.uid)
-            if held is None or _strength(read) > _strength(held[1]):
-                best[read.uid] = (zone, read)
+            uid = read.uid
+            if uid in best and _strength(read) <= _strength(strongest[uid]):
+                continue  # another antenna read it more strongly (or as strongly, and first)
+            best[uid] = zone
+            strongest[uid] = read
         self.weak_reads += weak
         self.unmapped_reads += unmapped
         self._last_best[reader] = (reads, floor, best, weak, unmapped)
@@ -271,5 +273,13 @@ class ZoneTracker:
         self._held.sort()
         out: list[ZoneEvent] = []
         while self._held and (self._held[0][0] <= waiting or self._held[0][0] < horizon):
-            out += [ZoneEvent(e.kind, e.zone, e.uid, t) for e in self._held.pop(0)[2]]
+            _since, _count, left, arrived, uid = self._held.pop(0)
+            out += _moved(left, arrived, uid, t)
         return out
+
+
+def _moved(left: str | None, arrived: str, uid: str, t: float) -> list[ZoneEvent]:
+    """A tag settling in a zone: it leaves the one it was in first."""
+    if left is None:
+        return [ZoneEvent("arrived", arrived, uid, t)]
+    return [ZoneEvent("left", left, uid, t), ZoneEvent("arrived", arrived, uid, t)]

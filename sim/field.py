@@ -45,3 +45,7 @@ class TableField:
     def changed_at(self, reader: str, antenna: int) -> int:
         """The ``version`` at which the tags on this antenna last changed (0: never)."""
         return self._changed_at.get((reader, antenna), 0)
+
+    def changed_since(self, reader: str, version: int) -> list[int]:
+        """The antennas of ``reader`` whose tags changed after ``version``."""
+        return [antenna for (r, antenna), changed in self._changed_at.items() if changed > version and r == reader]

@@ -14,9 +14,10 @@ with one deck and a generated chip set. For each hand it
 5. finally clears the table.
 
 The moves go through the simulated field, the readers (perfect, or with the RF noise model), the HAL's zone
-tracker and the real controller (cards and chips), exactly as at a table. The controller's ``hand_history`` event is
-the reconstruction. Nothing here tells the controller what happened except the tags it reads and the floor's stack
-count.
+tracker and the real controller (cards and chips), exactly as at a table: on the table driver the scenario tests play
+on (``sim.table_driver``), which this replay steps on a schedule of its own (every cycle right after a move, else
+every half second). The controller's ``hand_history`` event is the reconstruction. Nothing here tells the
+controller what happened except the tags it reads and the floor's stack count.
 
 Chips are made of real denominations so the chip-reading rules stay honest: a raise is never pushed as a single
 chip (a lone overchip is a call, TDA 45) and always contains a chip no larger than the raise itself, so taking
@@ -37,16 +38,13 @@ from controller.domain import DomainEvent
 from controller.game import GameController
 from controller.rules import EXPOSED_BURN_AFTER_DEAL
 from controller.table import TableSetup
-from hal.events import InventoryCycle, TagRead
-from hal.zones import DebounceSettings, ZoneTracker
 from sim.field import TableField
 from sim.noise import NoiseModel
+from sim.table_driver import TableDriver, debounce_by_pile
 
 DENOMINATIONS = (1, 5, 25, 100, 500, 1000, 5000, 25000, 100000)
 SEATS = 10
 CYCLE_S = 0.05
-CARD_DEBOUNCE = DebounceSettings(3, 0.6, max_gap_cycles=2)
-PILE_DEBOUNCE = DebounceSettings(1, 1.0)
 PHH_VARIANTS = {"NT": "NLHE", "PO": "PLO", "FT": "FLHE"}
 ORDER_WINDOW_S = 1.0  # arrivals come out in the order the tags were first read (hal.zones)
 MIN_RSSI_DBM = -60  # between a tag at a zone's edge (about -55 dBm) and one read through the next antenna (-65)
@@ -86,49 +84,6 @@ def chips_for(amount: int, smallest_at_most: int | None = None,
     if amount:
         raise ValueError(f"chips of {sorted(denominations)} cannot make {sum(out) + amount}")
     return out
-
-
-class NoisyReader:
-    """A reader over the simulated field through the RF noise model (misses, cross reads, flicker, stack limit)."""
-
-    def __init__(self, name: str, antennas: int, field: TableField, noise: NoiseModel):
-        self.name, self.antennas, self.field, self.noise = name, antennas, field, noise
-        self._cycle = 0
-
-    def poll(self, now: float) -> list[InventoryCycle]:
-        self._cycle += 1
-        tags = {a: self.field.tags_on(self.name, a) for a in range(1, self.antennas + 1)}
-        reads = []
-        for antenna in range(1, self.antennas + 1):
-            around = {n: tags[n] for n in (antenna - 1, antenna + 1) if n in tags}
-            for read in self.noise.antenna_reads(self._cycle, antenna, tags[antenna], around):
-                reads.append(TagRead(antenna, read.uid, read.read_count, read.rssi))
-        return [InventoryCycle(self.name, now, tuple(reads))]
-
-
-class PerfectReader:
-    """Every tag read once per cycle (an antenna's reads are built again only when its tags changed)."""
-
-    def __init__(self, name: str, antennas: int, field: TableField):
-        self.name, self.antennas, self.field = name, antennas, field
-        self._version, self._reads = -1, ()
-        self._antenna_reads: dict[int, tuple[int, tuple[TagRead, ...]]] = {}  # antenna → (version, its reads)
-
-    def poll(self, now: float) -> list[InventoryCycle]:
-        field = self.field
-        if field.version != self._version:
-            self._version = field.version
-            per_antenna = self._antenna_reads
-            reads: list[TagRead] = []
-            for a in range(1, self.antennas + 1):
-                changed = field.changed_at(self.name, a)
-                held = per_antenna.get(a)
-                if held is None or held[0] != changed:
-                    held = per_antenna[a] = (changed, tuple(TagRead(a, uid, 3, -45)
-                                                            for uid in field.tags_on(self.name, a)))
-                reads += held[1]
-            self._reads = tuple(reads)
-        return [InventoryCycle(self.name, now, self._reads)]
 
 
 @dataclass
@@ -376,13 +331,16 @@ class ReplayTable:
     def __init__(self, noise: float = 0.0, seed: int = 0, rules: str = "tda", settle_s: float = 0.5,
                  pace_s: float = 0.8, deal_s: float = 0.3):
         self.zones = table_zones()
-        self.field = TableField(self.zones)
         self.deck = {card_uid(i): card for i, card in enumerate(FULL_DECK)}
         self.uid_of_card = {card: uid for uid, card in self.deck.items()}
         rack = {value: [chip_uid(d, n) for n in range(400)] for d, value in enumerate(DENOMINATIONS)}
         self.chip_set = {uid: value for value, uids in rack.items() for uid in uids}
         self._fine_until = 0.0
         self.noise = NoiseModel.realistic(noise, seed=seed) if noise else None
+        # The readers, the zone tracker and the controller (set for each hand's game, see _controller_for)
+        self.driver = TableDriver(None, self.zones, noise=self.noise, debounce=debounce_by_pile(self.zones),
+                                  min_rssi_dbm=MIN_RSSI_DBM, order_window_s=ORDER_WINDOW_S, cycle_s=CYCLE_S)
+        self.field = self.driver.field
         self.rng = random.Random(seed)
         self.rules = rules
         self.settle_s = settle_s
@@ -390,15 +348,6 @@ class ReplayTable:
         # perfect reads keep the order of cards dealt even one cycle apart
         self.script = HandScript(self.field, self.uid_of_card, rack, self._command, self.rng, pace_s, deal_s,
                                  announce_seats=True)
-        antennas = max(a for _, a in self.zones.values())
-        self.reader = (NoisyReader("main", antennas, self.field, self.noise) if self.noise
-                       else PerfectReader("main", antennas, self.field))
-        antenna_zones = {antenna: zone for zone, antenna in self.zones.items()}
-        # Chips and the muck lie in piles bigger than a reader gets through in one cycle: one read must do there.
-        debounce = {zone: PILE_DEBOUNCE if zone.endswith(".bets") or zone in ("pot", "muck") else CARD_DEBOUNCE
-                    for zone in self.zones}
-        self.tracker = ZoneTracker(antenna_zones, debounce, min_rssi_dbm=MIN_RSSI_DBM, order_window_s=ORDER_WINDOW_S)
-        self.t = 0.0
         self.controller: GameController | None = None
         self._setup_key: tuple | None = None
 
@@ -430,26 +379,17 @@ class ReplayTable:
             betting = BettingSetup(variant=variant, small_blind=sb, big_blind=bb, ante=ante, big_blind_ante=bb_ante,
                                    chips=self.chip_set, chip_set="replay", rules=self.rules, settle_s=self.settle_s,
                                    bet_limits=limits)
-            self.controller = GameController(setup, betting)
+            self.controller = self.driver.controller = GameController(setup, betting)
             self._setup_key = key
         return self.controller
 
     # ---- physical moves ----------------------------------------------------------------------------------
 
     def _command(self, body: dict) -> None:
-        events, refusal = self.controller.handle_command({**body, "role": "floor", "user": "replay"}, self.t)
-        if refusal:
-            raise RuntimeError(f"the controller refused {body['command']}: {refusal}")
-        self._events.extend(events)
+        fields = {key: value for key, value in body.items() if key != "command"}
+        self.driver.command(body["command"], role="floor", user="replay", **fields)
 
     # ---- running -------------------------------------------------------------------------------------------
-
-    def _cycle(self, t: float) -> None:
-        self.t = t
-        for cycle in self.reader.poll(t):
-            for zone_event in self.tracker.feed(cycle):
-                self._events.extend(self.controller.handle(zone_event))
-        self._events.extend(self.controller.tick(t))
 
     def replay(self, phh: Mapping[str, Any], name: str = "") -> HandResult:
         """Play one hand history on the table and return the controller's reconstruction."""
@@ -457,28 +397,29 @@ class ReplayTable:
             hand, hole, board, _shown = phhlib.replay(phh)
         except (ValueError, KeyError) as exc:
             return HandResult(name, False, f"the hand history cannot be played: {exc}")
-        self._events: list[DomainEvent] = []
-        controller = self._controller_for(phh)
+        driver = self.driver
+        driver.forget_events()  # what this hand produced, and no more, is its result
+        self._controller_for(phh)
         self.script.reset()
         try:
             later = [phhlib._cards(text) for text in phh.get("_boards", ())[1:]]  # noqa: SLF001 (a hand run twice)
             steps = self.script.steps(hand, hole, board, later_boards=later)
         except ValueError as exc:
             return HandResult(name, False, str(exc))
-        start = self.t + 1.0
+        start = driver.t + 1.0
         fine = self.noise is not None
         for step in steps:
             due = start + step.at
             self._run_until(due, fine)
             step.apply()
-            self._fine_until = self.t + (step.reads - 0.5) * CYCLE_S
+            self._fine_until = driver.t + (step.reads - 0.5) * CYCLE_S
         # let the last moves settle and the table clear long enough for the hand to end
-        before = len([e for e in self._events if e.type == "hand_history"])
-        end = self.t + 10.0
-        while self.t < end and len([e for e in self._events if e.type == "hand_history"]) == before:
-            self._run_until(self.t + 0.5, fine)
-        self._run_until(self.t + 0.5, fine)  # every tag gone before the next hand
-        events = self._events
+        before = len([e for e in driver.events if e.type == "hand_history"])
+        end = driver.t + 10.0
+        while driver.t < end and len([e for e in driver.events if e.type == "hand_history"]) == before:
+            self._run_until(driver.t + 0.5, fine)
+        self._run_until(driver.t + 0.5, fine)  # every tag gone before the next hand
+        events = driver.events
         history = [e for e in events if e.type == "hand_history"]
         if not history:
             problems = [f"{e.type} {e.public}" for e in events if e.type in ("bet_ruling", "chip_count",
@@ -495,12 +436,12 @@ class ReplayTable:
         through every 0.5 s (every tag on the table is still read within its absence time; a bet settling or the
         table clearing is read up to one step late, and the controller keeps the order of what happened); right
         after a move, every cycle is run."""
-        t = self.t
+        driver = self.driver
+        t = driver.t
         while t + 1e-9 < until:
             step = CYCLE_S if fine or t < self._fine_until else 0.5
             t = min(until, t + step)
-            self._cycle(t)
-        self.t = max(self.t, t)
+            driver.read_at(t)
 
 
 def _split_uids(uids: list[str], values: Mapping[str, int], back: int) -> tuple[list[str], list[str]]:
@@ -508,23 +449,31 @@ def _split_uids(uids: list[str], values: Mapping[str, int], back: int) -> tuple[
     rest goes into the pot. ``([], uids)`` when no set of these chips makes the amount."""
     if back <= 0:
         return [], list(uids)
-    # sum → (the sum before, the chip (index) added to it): the first way found to make each sum
-    reachable: dict[int, tuple[int, int]] = {0: (0, -1)}
-    for i, uid in enumerate(uids):
-        value = values[uid]
-        for total in list(reachable):
-            new = total + value
-            if new <= back and new not in reachable:
-                reachable[new] = (total, i)
-        if back in reachable:
+    # made[k]: the sums (bit s: the sum s, up to back) the first k chips make, until one makes back. A big int
+    # adds a chip's every sum in one shift: change from a big pot is hundreds of sums over dozens of chips.
+    within = (1 << (back + 1)) - 1
+    made = [1]
+    for uid in uids:
+        sums = made[-1]
+        made.append(sums | (sums << values[uid]) & within)
+        if made[-1] >> back & 1:
             break
-    if back not in reachable:
+    else:
         return [], list(uids)
+    # From back down to 0, each sum as the first chip that made it made it: the chip, and the sum before it.
     chosen = set()
-    total = back
+    total, upto = back, len(made) - 1
     while total:
-        total, i = reachable[total]
-        chosen.add(i)
+        lo, hi = 1, upto  # the first k with the sum in made[k] (a sum once made stays made)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if made[mid] >> total & 1:
+                hi = mid
+            else:
+                lo = mid + 1
+        chosen.add(lo - 1)
+        total -= values[uids[lo - 1]]
+        upto = lo - 1
     return [u for i, u in enumerate(uids) if i in chosen], [u for i, u in enumerate(uids) if i not in chosen]
 
 

@@ -11,8 +11,9 @@ a tag takes at a real table, with no broker and no threads::
     [ruling] = of(table.events, "bet_ruling", "chips_do_not_play")
 
 Time is table time (``t``, seconds), moved on only by the driver: a pass of the readers every ``cycle_s`` with
-:meth:`run`, a single pass after any interval with :meth:`cycle`, or a jump with :meth:`skip` (the readers would
-have read the same tags meanwhile). Everything the controller produced is kept in ``events``, in order; each method
+:meth:`run`, a single pass after any interval with :meth:`cycle` or at a given time with :meth:`read_at` (a caller
+with a schedule of its own: the PHH replay), or a jump with :meth:`skip` (the readers would have read the same tags
+meanwhile). Everything the controller produced is kept in ``events``, in order; each method
 also returns what it produced.
 """
 
@@ -25,9 +26,12 @@ from controller.domain import DomainEvent
 from hal.events import DeviceEvent
 from hal.zones import DebounceSettings, ZoneTracker
 from sim.field import TableField
-from sim.replay import CARD_DEBOUNCE, PILE_DEBOUNCE, PerfectReader
+from sim.noise import NoiseModel
+from sim.readers import NoisyReader, PerfectReader
 
 READER = "main"
+CARD_DEBOUNCE = DebounceSettings(3, 0.6, max_gap_cycles=2)  # three reads in a row; gone after 0.6 s unread
+PILE_DEBOUNCE = DebounceSettings(1, 1.0)  # one read must do: a pile is bigger than a reader gets through in a pass
 
 
 def debounce_by_pile(zones: Iterable[str]) -> dict[str, DebounceSettings]:
@@ -57,15 +61,18 @@ class TableDriver:
     """One reader (``READER``) over a simulated field, the zone tracker and a controller, stepped by hand.
 
     ``controller``: a ``GameController`` or ``TableController``, built by the caller as the table is configured (it
-    may be replaced between steps, as a restart from a checkpoint does). ``zones``: zone name → (reader, antenna).
-    ``debounce``: the zone tracker's settings, for every zone or zone name → settings (the rest get the default).
+    may be replaced between steps, as a restart from a checkpoint does, or set before the first). ``zones``: zone
+    name → (reader, antenna). ``noise``: the reader reads through this RF noise model (None: perfectly).
+    ``debounce``: the zone tracker's settings, for every zone or zone name → settings (the rest get the default);
+    ``min_rssi_dbm`` and ``order_window_s``: its RSSI floor and arrival order (``hal.zones``).
     ``deck``: tag UID → card, so cards can be named ("Ah") where a tag is wanted. ``rack``: chip value → the chips'
     tag UIDs at hand, taken from the end by :meth:`chips`. ``check``: called with every event produced (an invariant
     the scenario keeps). ``on_input``: called with every :class:`Input` handed to the controller (a journal).
     """
 
-    def __init__(self, controller: Any, zones: Mapping[str, tuple[str, int]], *,
+    def __init__(self, controller: Any, zones: Mapping[str, tuple[str, int]], *, noise: NoiseModel | None = None,
                  debounce: DebounceSettings | Mapping[str, DebounceSettings] = DebounceSettings(),
+                 min_rssi_dbm: int | None = None, order_window_s: float = 0.0,
                  cycle_s: float = 0.05, move_s: float | None = None, start_t: float = 0.0,
                  deck: Mapping[str, str] | None = None, rack: Mapping[int, Sequence[str]] | None = None,
                  check: Callable[[DomainEvent], None] | None = None,
@@ -73,12 +80,16 @@ class TableDriver:
         self.controller = controller
         self.zones = dict(zones)
         self.field = TableField(self.zones)
-        self.reader = PerfectReader(READER, max(antenna for _reader, antenna in self.zones.values()), self.field)
+        antennas = max(antenna for _reader, antenna in self.zones.values())
+        self.reader = (NoisyReader(READER, antennas, self.field, noise) if noise is not None
+                       else PerfectReader(READER, antennas, self.field))
         antenna_zones = {antenna: zone for zone, antenna in self.zones.items()}
         if isinstance(debounce, DebounceSettings):
-            self.tracker = ZoneTracker(antenna_zones, default=debounce)
+            by_zone, default = {}, debounce
         else:
-            self.tracker = ZoneTracker(antenna_zones, dict(debounce))
+            by_zone, default = dict(debounce), DebounceSettings()
+        self.tracker = ZoneTracker(antenna_zones, by_zone, default, min_rssi_dbm=min_rssi_dbm,
+                                   order_window_s=order_window_s)
         self.cycle_s = cycle_s
         self.move_s = cycle_s if move_s is None else move_s  # how long the readers run after a move
         self.t = start_t  # table time; a scenario may move it on itself between inputs
@@ -145,26 +156,37 @@ class TableDriver:
         """The readers pass every ``cycle_s`` for ``seconds`` of table time."""
         return self._passes(round(seconds / self.cycle_s), self.cycle_s)
 
+    def read_at(self, t: float) -> list[DomainEvent]:
+        """One reader pass ending at table time ``t`` (not before the driver's), as :meth:`cycle` makes it."""
+        self.t = t
+        return self._keep(self._pass(t))
+
     def _passes(self, count: int, step: float, console: dict | None = None) -> list[DomainEvent]:
         """``count`` reader passes ``step`` apart; ``console`` is pressed during the first."""
         produced: list[DomainEvent] = []
-        controller, poll, feed, on_input = self.controller, self.reader.poll, self.tracker.feed, self.on_input
         for _ in range(count):
             self.t = t = round(self.t + step, 6)  # no drift over long runs
-            for inventory in poll(t):
-                for zone_event in feed(inventory):
-                    out = controller.handle(zone_event)
-                    if on_input is not None:
-                        on_input(Input("zone", t, zone_event, out))
-                    produced += out
-            if console is not None:
-                produced += self._command({"role": "dealer", "user": "sim", **console}, expect_taken=True)[0]
-                console = None
-            out = controller.tick(t)
-            if on_input is not None:
-                on_input(Input("tick", t, None, out))
-            produced += out
+            produced += self._pass(t, console)
+            console = None
         return self._keep(produced)
+
+    def _pass(self, t: float, console: dict | None = None) -> list[DomainEvent]:
+        """One reader pass at ``t``: its zone events go to the controller, then the console's press, then a tick."""
+        produced: list[DomainEvent] = []
+        controller, on_input = self.controller, self.on_input
+        for inventory in self.reader.poll(t):
+            for zone_event in self.tracker.feed(inventory):
+                out = controller.handle(zone_event)
+                if on_input is not None:
+                    on_input(Input("zone", t, zone_event, out))
+                produced += out
+        if console is not None:
+            produced += self._command({"role": "dealer", "user": "sim", **console}, expect_taken=True)[0]
+        out = controller.tick(t)
+        if on_input is not None:
+            on_input(Input("tick", t, None, out))
+        produced += out
+        return produced
 
     def skip(self, seconds: float) -> list[DomainEvent]:
         """Table time jumps ``seconds`` and the controller ticks once; nothing is read (nothing moved meanwhile)."""
@@ -231,6 +253,10 @@ class TableDriver:
                 self.check(event)
         self.events += produced
         return produced
+
+    def forget_events(self) -> None:
+        """Drop the events kept so far: a long run (hundreds of hands) keeps only its latest stretch."""
+        self.events = []
 
     def published(self, secure: bool = False) -> list[dict]:
         """Every event as the public (or secure) feed publishes it."""

@@ -10,7 +10,7 @@ import pytest
 from rfid_table.ops.broker import PrivateBroker
 from rfid_table.config.table import MqttSettings, load_config
 from rfid_table.mqtt import make_client
-from rfid_table.service.daemon import Sink
+from rfid_table.service.sink import Sink
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE_10 = ROOT / "config" / "table-10.toml"

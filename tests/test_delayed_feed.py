@@ -6,7 +6,7 @@ import pytest
 
 from rfid_table.service.journal import Journal
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
-from rfid_table.service.daemon import Sink
+from rfid_table.service.sink import Sink
 
 
 class RecordingSink(Sink):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rfid_table.cli import main
-from rfid_table.service.daemon import Sink
+from rfid_table.service.sink import Sink
 from rfid_table.service.journal import Journal, JournalRefused
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"

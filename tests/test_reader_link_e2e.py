@@ -1,7 +1,7 @@
 """The daemon over the emulated reader firmware: unplug and replug while a hand is running."""
 
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
-from rfid_table.service.daemon import Sink
+from rfid_table.service.sink import Sink
 
 
 class ListSink(Sink):

@@ -5,6 +5,7 @@ import pytest
 from controller import TableController, TableSetup
 from controller.cards import FULL_DECK
 from hal.zones import DebounceSettings
+from sim.noise import NoiseModel
 from sim.replay import card_uid, table_zones
 from sim.table_driver import CommandRefused, TableDriver, debounce_by_pile, of, types
 
@@ -67,3 +68,16 @@ def test_every_input_is_handed_on_in_the_order_the_controller_took_it():
         ("command", ["button_set"]), ("command", []), ("device", ["antenna"])]
     assert inputs[2].body.uid == driver.uid("Ah") and inputs[5].refusal == "undo is not available on this table"
     assert [e for i in inputs for e in i.produced] == driver.events
+
+
+def test_a_driver_reading_through_rf_noise_keeps_the_neighbours_weak_reads_out():
+    """Every tag is also read through the antennas next to its own, 20 dB weaker: with the RSSI floor the zone tracker
+    ignores those reads and the card is dealt once, where it lies, on a pass at the time the caller gives."""
+    driver = table(noise=NoiseModel(cross_read=1.0, seed=1), min_rssi_dbm=-60)
+    driver.place("Ah", zone="seat1.cards")
+    produced = []
+    for t in (0.05, 0.1, 0.15):
+        produced += driver.read_at(t)
+    [dealt] = of(produced, "card_dealt")
+    assert dealt.public["seat"] == 1 and driver.t == 0.15 and driver.settled()
+    assert driver.tracker.weak_reads == 3  # read through seat 2's antenna on each of the three passes

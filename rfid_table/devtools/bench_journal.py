@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rfid_table.config.table import load_config
-from rfid_table.service.daemon import Sink
+from rfid_table.service.sink import Sink
 from rfid_table.service.journal import Journal
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from rfid_table.package_data import CONFIG_DIR

@@ -33,7 +33,8 @@ from controller.rules import profile as rule_profile
 from rfid_table.config.table import ENGINE_VARIANTS, TableConfig
 from rfid_table.ops.broker_login import EX_NOPERM, probe_login
 from rfid_table.service import systemd
-from rfid_table.service.daemon import Sink, StopFlag, TablePipeline
+from rfid_table.service.daemon import StopFlag, TablePipeline
+from rfid_table.service.sink import Sink
 from rfid_table.service.table_gpio import TableGpio
 from rfid_table.service.timebase import TableClock, system_clock
 from rfid_table.service.journal import Journal

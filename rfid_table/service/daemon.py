@@ -15,7 +15,7 @@ import logging
 import signal
 import threading
 import time
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 from controller import DomainEvent
 from controller.game import GameController
@@ -28,45 +28,12 @@ from rfid_table.config.table import TableConfig
 from rfid_table.service.diagnostics import DiagnosticsCollector
 from rfid_table.service.equity_worker import EquityWorker
 from rfid_table.service.journal_writer import JournalWriter, PendingStep
+from rfid_table.service.sink import Sink
 from rfid_table.service.journal import (Journal, JournalWriteFailed, device_input, journal_event, journal_input, replay,
                                 sensor_input, tick_input, zone_input)
 from rfid_table.service.table_gpio import TableGpio, TableLights
 
 log = logging.getLogger(__name__)
-
-
-class Sink(Protocol):
-    """Where the pipeline's output goes (the MQTT publisher; in tests, anything that records).
-
-    Optional, and what the pipeline assumes without them: ``connected`` (True), ``pending`` — messages not yet
-    acknowledged (0), ``resume(marks)`` — the journal's delivery marks at the start, and
-    ``publish_backlog_events(events) -> int`` — publish as many journaled events as the pace allows, return how
-    many (all of them, through :meth:`publish_events`). A sink that subclasses this protocol inherits the defaults
-    of ``refusing`` and :meth:`backlog_started`.
-    """
-
-    refusing: bool = False  # the broker refuses what the table publishes (a status light condition)
-
-    def backlog_started(self) -> None:
-        """A delivery of journaled events begins: the sink starts counting what it has in flight for it anew."""
-
-    def publish_events(self, events: list[DomainEvent]) -> None: ...
-
-    def publish_snapshots(self, public_snapshot: dict, secure_snapshot: dict) -> None: ...
-
-    def take_acknowledged(self) -> dict[str, int]:
-        """Feed → seq up to which the broker has acknowledged every event, where it moved since the last call."""
-
-    def publish_diagnostics(self, report: dict) -> None: ...
-
-    def publish_delayed(self, events: list[DomainEvent]) -> int | None:
-        """Returns how many of ``events`` it took (None: all); the rest is offered again."""
-
-    def take_commands(self) -> list:
-        """Commands received since the last call: each with ``topic``, ``payload`` (raw bytes) and ``retained``
-        (:class:`rfid_table.service.publisher.ReceivedCommand`)."""
-
-    def publish_reply(self, role: str, user: str, body: dict) -> None: ...
 
 
 class Backlog:
@@ -373,7 +340,7 @@ class TablePipeline:
             return
         self._delivery_started = True
         marks = self.journal.delivery_marks()
-        if hasattr(self.sink, "resume"):
+        if self.sink is not None:
             self.sink.resume(marks)
         first = min(marks.get("public", 0), marks.get("secure", 0)) + 1
         if first <= self.journal.last_seq():
@@ -383,7 +350,7 @@ class TablePipeline:
         self._snapshot_due = self.journal.last_seq() > 0  # the restored table, for subscribers that come now
 
     def _sink_connected(self) -> bool:
-        return getattr(self.sink, "connected", True)
+        return self.sink is None or self.sink.connected
 
     def _begin_backlog(self) -> None:
         """Note (and log) the start of a delivery: once connected with a backlog that is not under way yet."""
@@ -398,12 +365,7 @@ class TablePipeline:
     def _send_backlog(self) -> None:
         if not self.backlog or not self._sink_connected():
             return
-        offer = getattr(self.sink, "publish_backlog_events", None)
-        if offer is None:
-            def offer(events: list[DomainEvent]) -> int:
-                self.sink.publish_events(events)
-                return len(events)
-        self.backlog.take(self.journal, offer)
+        self.backlog.take(self.journal, self.sink.publish_backlog_events)
 
     def _backlog_delivered(self) -> None:
         """Log once the broker has acknowledged the delivery under way on both event branches."""
@@ -414,7 +376,7 @@ class TablePipeline:
             return
         log.info("backlog delivered: %d events (seq %d to %d) in %.1f s, at most %s messages in flight",
                  backlog.upto - backlog.first + 1, backlog.first, backlog.upto, time.monotonic() - backlog.started_at,
-                 getattr(self.sink, "max_paced_in_flight", "?"))
+                 self.sink.max_paced_in_flight)
         backlog.started_at = None
 
     def _check_journal_limit(self, now: float, inputs: list, events: list, caused_by: list) -> None:
@@ -516,7 +478,7 @@ class TablePipeline:
             self.writer.mark_delivered(feed, seq)  # kept until the journal takes it (a mark never goes back)
         connected = self._sink_connected()
         if events:
-            if connected and getattr(self.sink, "pending", 0) < self.LIVE_PENDING_LIMIT:
+            if connected and self.sink.pending < self.LIVE_PENDING_LIMIT:
                 self.sink.publish_events(events)
             else:
                 self.backlog.add(events[0].seq, events[-1].seq)
@@ -594,7 +556,7 @@ class TablePipeline:
                 self.sink.publish_snapshots(*snapshots)
             if self.broadcast_delay_s and self.journal is not None and self._sink_connected():
                 self._release_delayed(now)
-            delivery = self.sink.delivery_report() if hasattr(self.sink, "delivery_report") else None
+            delivery = self.sink.delivery_report()
             report = self.diagnostics.report(now, self.readers, self.tracker, self.controller, self.gpio, delivery)
             if report is not None:
                 if wall is not None:

@@ -19,6 +19,7 @@ from rfid_table.service.commands import loggable
 from rfid_table.config.table import MqttSettings
 from rfid_table.service.contract import QOS, STATUS_OFFLINE, STATUS_ONLINE, Topics, encode, snapshot_payload
 from rfid_table.mqtt import make_client
+from rfid_table.service.sink import Sink
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class _Acks:
                 self.acked.remove(self.floor)
 
 
-class MqttPublisher:
+class MqttPublisher(Sink):
     """Publishes from the daemon's own thread: no network thread, so an event goes onto the socket the moment
     it is published instead of waiting for another thread to be scheduled. The daemon calls :meth:`service`
     whenever it would otherwise sleep; that reads acknowledgements, keeps the connection alive and reconnects.

@@ -39,7 +39,6 @@ from controller.levels import Level, LevelSchedule
 from controller.outbox import CURRENT, Outbox
 from controller.rules import UNPLAYABLE_BELOW_FORCED_BET_CHIP, UNPLAYABLE_NOT_DIVISIBLE, profile as rule_profile
 from controller.showdown import award, hand_rank
-from controller.zone_cache import zone_of
 from hal.zone_names import Zone
 
 DEAL_SETTLE_S = 0.5  # the deal is taken as over this long after its last card, unless the betting begins sooner
@@ -213,7 +212,7 @@ class ChipBetting:
             return
         if uid in held:
             return
-        what, seat = zone_of(zone)
+        what, seat = Zone.parse(zone)
         if what == "bets":
             self.start_if_dealt(t)  # a bet after the deal: the betting has begun
         held[uid] = value
@@ -226,7 +225,7 @@ class ChipBetting:
             self._pushed[seat] = self._pushed.get(seat, 0) + value
 
     def _chip_left(self, uid: str, zone: str, t: float) -> None:
-        what, seat = zone_of(zone)
+        what, seat = Zone.parse(zone)
         if what == "pot":
             self._pot_changed_at = t
         elif what == "bets" and self.betting_hand is not None and not self._hand_ended:
@@ -388,7 +387,7 @@ class ChipBetting:
     def _misdeal(self, public: dict, secret: dict, t: float) -> None:
         self._reset_hand()  # the bets go back; the next deal starts a new betting hand
         self._void_chips = {zone: dict(chips) for zone, chips in self.zones.items()
-                            if chips and zone_of(zone).kind in ("bets", "pot")}
+                            if chips and Zone.parse(zone).kind in ("bets", "pot")}
         self._void_total = {zone: sum(chips.values()) for zone, chips in self._void_chips.items()}
 
     def _hand_over(self, public: dict, secret: dict, t: float) -> None:

@@ -38,7 +38,7 @@ from controller.levels import LevelSchedule
 from controller.outbox import CURRENT, Outbox
 from controller.table import DUE_EARLY_S, TableController, TableSetup
 from hal.events import DeviceEvent, SensorEvent, ZoneEvent
-from controller.zone_cache import zone_of
+from hal.zone_names import Zone
 
 CHIP_ZONES = ("bets", "pot", "stack")
 UNREGISTERED_RUN = 3  # this many unknown tags in a row on the card zones, and no registered card: a deck not registered
@@ -126,7 +126,7 @@ class GameController:
     def handle(self, event: ZoneEvent) -> list[DomainEvent]:
         self._quiet_until = float("-inf")
         if self.betting is not None and event.uid not in self._card_uids:
-            if zone_of(event.zone).kind in CHIP_ZONES:
+            if Zone.parse(event.zone).kind in CHIP_ZONES:
                 self.out.begin(event.t)
                 self.betting.chip_zone_event(event.kind, event.uid, event.zone, event.t)
                 return self._conduct_after(self.out.take(), event.t)
@@ -590,7 +590,7 @@ class GameController:
 
     @staticmethod
     def _is_chip_zone(zone: str | None) -> bool:
-        return zone is not None and zone_of(zone).kind in CHIP_ZONES
+        return zone is not None and Zone.parse(zone).kind in CHIP_ZONES
 
     # ---- the picture --------------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from controller.dealing import NO_RULING, WARNING
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
 from controller.outbox import Outbox
-from controller.zone_cache import zone_of
+from hal.zone_names import Zone
 
 CARD_MISSING = "card_missing"
 RETURNED = "returned"  # the resolution of a card_missing whose card came back
@@ -86,7 +86,7 @@ class MissingCardWatch:
         hand = self.hand_cards
         if len(hand.live_seats()) < 2:
             return  # the hand is decided: what leaves the table now is the gathering
-        if not any(zone_of(zone).place in ("seat", "board") and deck.get(uid) in hand.uids
+        if not any(Zone.parse(zone).place in ("seat", "board") and deck.get(uid) in hand.uids
                    for uid, zone in on_table.items()):
             return  # nothing of the hand lies on a seat or the board any more: the dealer is gathering
         board = self.board

@@ -71,7 +71,7 @@ from controller.outbox import Outbox
 from controller.player_limits import limit_rule, max_players
 from controller.rules import profile as rule_profile
 from hal.events import DeviceEvent, ZoneEvent
-from controller.zone_cache import zone_of
+from hal.zone_names import Zone
 
 EXPOSED_ZONE = "exposed"  # where a table with an exposed-card zone has the dealer put exposed cards
 EXPOSED_BY = ("console", "zone")
@@ -270,7 +270,7 @@ class TableController:
         if event.kind == "left":
             self._on_table.pop(event.uid, None)
             card = self.deck.get(event.uid)
-            if zone_of(event.zone).kind == "board":
+            if Zone.parse(event.zone).kind == "board":
                 self.board_part.taken_back(card)
                 self.deal_rulings.taken_back(card)
             if self.in_hand and card is not None and self.hand_cards.uids.get(card) == event.uid:
@@ -289,7 +289,7 @@ class TableController:
         self._on_table[event.uid] = event.zone
         self._cleared_at = None
 
-        parsed = zone_of(event.zone)
+        parsed = Zone.parse(event.zone)
         kind, seat = parsed.place, parsed.seat
         card = self.deck.get(event.uid)
         if card is None:
@@ -300,7 +300,7 @@ class TableController:
                 self.decks.stray(event.uid, other, event.zone, kind, seat)
             return
         if self.in_hand and self.void:
-            if kind == "seat" and not any(zone_of(zone).place == "seat" for uid, zone in self._on_table.items()
+            if kind == "seat" and not any(Zone.parse(zone).place == "seat" for uid, zone in self._on_table.items()
                                           if uid != event.uid):
                 self._end_hand()  # the new deal after a misdeal
             else:

@@ -149,8 +149,9 @@ def loads(text: str) -> dict[str, Any]:
 
 def _read_written(text: str) -> dict[str, Any] | None:
     """The fields of ``text`` if it is byte for byte what :func:`dumps` writes for them (so TOML reads the same
-    fields from it); None for any other text."""
-    fields: dict[str, Any] = {}
+    fields from it); None for any other text. Its values are written as JSON writes them (integers, true and false,
+    strings, lists), so the lines are put together as one JSON object and read at once."""
+    members: list[str] = []
     lines = text.split("\n")
     i = 0
     try:
@@ -160,20 +161,19 @@ def _read_written(text: str) -> dict[str, Any] | None:
             if not line:
                 continue
             key, sep, raw = line.partition(" = ")
-            if not sep or key in fields:
+            if not sep:
                 return None
-            if raw == "[":  # a list of strings, one a line
+            if raw == "[":  # a list of strings, one a line, each followed by a comma
                 items = []
                 while lines[i] != "]":
-                    item = lines[i]
+                    items.append(lines[i][2:-1])
                     i += 1
-                    if not (item.startswith("  ") and item.endswith(",")):
-                        return None
-                    items.append(json.loads(item[2:-1]))
                 i += 1
-                fields[key] = items
-            else:  # an integer, true or false, a string, a list of numbers: written as JSON writes them
-                fields[key] = json.loads(raw)
+                raw = "[" + ",".join(items) + "]"
+            members.append(json.dumps(key) + ":" + raw)
+        fields = json.loads("{" + ",".join(members) + "}")
+        if len(fields) != len(members):  # a key given twice: TOML's error to report
+            return None
         return fields if dumps(fields) == text else None
     except (ValueError, IndexError, TypeError):
         return None

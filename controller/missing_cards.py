@@ -74,8 +74,8 @@ class MissingCardWatch:
         when absences count (inf: nothing to report however long it lasts)."""
         if not self._off_since or self.limit <= 0 or self._watch_from is None:
             return float("inf")
-        since = min((s for card, (s, _zone) in self._off_since.items() if card not in self.missing),
-                    default=float("inf"))
+        missing = self.missing
+        since = min([s for card, (s, _zone) in self._off_since.items() if card not in missing], default=float("inf"))
         return max(since, self._watch_from) + self.limit
 
     def check(self, holding: bool, on_table: Mapping[str, str], deck: Mapping[str, str]) -> None:

@@ -46,6 +46,7 @@ UNREGISTERED_RUN = 3  # this many unknown tags in a row on the card zones, and n
 FLOOR_KILLS = ("hand_may_be_dead", "hand_dead", "floor_decides", "hand_dead_facing_bet")
 MUCKED_WINNER = "winning_hand_mucked"  # its award waits for the floor, past the end of the hand
 CONDUCT_SETTLE_S = 0.6  # the absent-at-deal decision waits this long for presence changes still being debounced
+ASK_NOW = float("-inf")  # _quiet_until after an input: the next tick asks every part
 
 Result = tuple[list[DomainEvent], "str | None"]
 
@@ -56,7 +57,7 @@ class GameController:
 
     # (class defaults for the timer bookkeeping: a controller pickled by older code, without them, asks every part on
     # every tick, as that code did)
-    _quiet_until = float("-inf")
+    _quiet_until = ASK_NOW
     _turn_moved = False
 
     def __init__(self, setup: TableSetup, betting: BettingSetup | None = None, audit_hands: int = 50):
@@ -83,7 +84,7 @@ class GameController:
         self._turn_moved = False
         # Before this time (the rules' time) no part has anything due: a tick only moves the table time. Every
         # input sets it back (it may have set a timer); the tick after it asks the parts again.
-        self._quiet_until = float("-inf")
+        self._quiet_until = ASK_NOW
         self._dealt: dict[int, int] = {}  # this hand's hole cards per seat, to see when the deal is complete
         self._deal_done = False
         self.tick_changed = False
@@ -124,7 +125,7 @@ class GameController:
     # ---- inputs -------------------------------------------------------------------------------------
 
     def handle(self, event: ZoneEvent) -> list[DomainEvent]:
-        self._quiet_until = float("-inf")
+        self._quiet_until = ASK_NOW
         if self.betting is not None and event.uid not in self._card_uids:
             if Zone.parse(event.zone).kind in CHIP_ZONES:
                 self.out.begin(event.t)
@@ -135,13 +136,13 @@ class GameController:
         return self._conduct_after(self._then_chips(self.cards.handle(event)), event.t)
 
     def handle_device(self, event: DeviceEvent) -> list[DomainEvent]:
-        self._quiet_until = float("-inf")
+        self._quiet_until = ASK_NOW
         return self._conduct_after(self._then_chips(self.cards.handle_device(event)), event.t)
 
     def handle_sensor(self, event: SensorEvent) -> list[DomainEvent]:
         """A seat sensor changed (``rfid_table.service.table_gpio.GpioConsole``): the device and presence rules judge
         it."""
-        self._quiet_until = float("-inf")
+        self._quiet_until = ASK_NOW
         t = max(self._rules_t, event.t)
         self.out.begin(event.t)
         self.clock.tick(t)  # what the clock had due comes first
@@ -150,7 +151,7 @@ class GameController:
 
     def handle_command(self, command: Mapping[str, Any] | Command, t: float) -> Result:
         """A validated command; returns its events, or why it was refused (nothing changes then)."""
-        self._quiet_until = float("-inf")
+        self._quiet_until = ASK_NOW
         command = Command.of(command)
         return self._COMMANDS.get(command.name, GameController._to_cards)(self, command, t)
 
@@ -616,7 +617,7 @@ class GameController:
 
     def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
         """Take over :meth:`checkpoint_state` on a controller just made from this table's setup."""
-        self._quiet_until = float("-inf")
+        self._quiet_until = ASK_NOW
         self.cards.restore_checkpoint_state(state["cards"])  # the outbox's numbering (the same seq) with it
         self._rules_t = float("-inf") if state["rules_t"] is None else float(state["rules_t"])
         self.deck_audit.restore_checkpoint_state(state["deck_audit"])

@@ -46,11 +46,11 @@ class BettingProgress(Protocol):
 
 
 class Board:
-    def __init__(self, out: Outbox, irregularities: Irregularities, hand: HandCards, progress: BettingProgress,
+    def __init__(self, out: Outbox, irregularities: Irregularities, hand_cards: HandCards, progress: BettingProgress,
                  profile: RuleProfile, double_board: bool = False):
         self.out = out
         self.irregularities = irregularities
-        self.hand = hand
+        self.hand_cards = hand_cards
         self.progress = progress
         self.profile = profile
         self.runs = BoardRuns(double_board)  # the boards after the first (runs, a double board's second)
@@ -85,11 +85,11 @@ class Board:
             return False  # re-read after being lifted
         if card in self.pick_candidates():
             return False  # a card of a four-card flop or a burnless flop put back before the floor's pick
-        if not self.hand.in_hand:
+        if not self.hand_cards.in_hand:
             report("card_outside_hand", "board", card, public_card=True)
             return False
-        if card in self.hand.owner:
-            report("hole_card_on_board", "board", card, seat=self.hand.owner[card])
+        if card in self.hand_cards.owner:
+            report("hole_card_on_board", "board", card, seat=self.hand_cards.owner[card])
             return False
         if len(self.cards) >= 5:
             report("extra_board_card", "board", card, public_card=True)
@@ -99,12 +99,12 @@ class Board:
     def later_board(self, card: str, zone: str) -> bool:
         """A card on a board antenna that belongs to a later run or a double board's second board: taken (True),
         or False when it is the first board's (or no board's) to rule on."""
-        if not self.hand.in_hand or self.hand.void:
+        if not self.hand_cards.in_hand or self.hand_cards.void:
             return False
         if any(card in b.cards for b in self.runs.later):
             return True  # read again after being lifted
         board = self.runs.board_for(zone, len(self.cards))
-        if board is None or card in self.cards or card in self.hand.owner:
+        if board is None or card in self.cards or card in self.hand_cards.owner:
             return False  # the first board's, or a card that is no board card: the first board's rules say what it is
         reshuffled = card in self.burns  # the burn cards shuffled again for this run (CA GR 15.3; CA Actions 8e)
         position = self.runs.put(board, zone, card)
@@ -132,10 +132,10 @@ class Board:
 
     def turn(self, card: str) -> None:
         """A card turned on the board once the deal is over."""
-        self.hand.after_deal = True
+        self.hand_cards.betting_begun()
         position = len(self.cards) + 1
         burned_since = len(self.burns) - (self._burns_at[-1] if self._burns_at else 0)
-        turned_burn = card in self.burns or self.hand.retired.get(card) in ("exposed", "extra")
+        turned_burn = card in self.burns or self.hand_cards.retired.get(card) in ("exposed", "extra")
         if position == 4 and self.burn_checks and burned_since == 0 and not turned_burn and not self.flop_acted():
             # TDA 39-1, AC 32: a fourth card before anyone acted on the flop is a four-card flop, on every table. A
             # turn's burn read a moment late still makes it the turn, unless players are still to act on a bet.
@@ -149,7 +149,7 @@ class Board:
             self.premature_card(card)
             return
         if turned_burn:  # a burn card turned up: everyone sees it now
-            self.hand.retired.pop(card, None)
+            self.hand_cards.retired.pop(card, None)
             self.irregularities.irregular("burn_card_on_board", "board", card, public_card=True)
             self.burn_checks = False
         self.put(card)
@@ -160,7 +160,7 @@ class Board:
         """``card`` is the board's next card."""
         self.cards.append(card)
         self._burns_at.append(len(self.burns))
-        self.hand.street_acted = False
+        self.hand_cards.new_street()
         self.out.emit("board_card", {"card": card, "street": STREETS[len(self.cards)], "position": len(self.cards)})
 
     def taken_back(self, card: str) -> None:
@@ -171,7 +171,7 @@ class Board:
 
     def flop_acted(self) -> bool:
         """Someone acted since the flop: a fold or a declaration the cards show, or what the betting layer read."""
-        return self.hand.street_acted or self.progress.street_action()
+        return self.hand_cards.street_acted or self.progress.street_action()
 
     def premature_card(self, card: str) -> None:
         """A board card before the betting round was over: returned, reshuffled and dealt again (DE 3; PP
@@ -201,24 +201,24 @@ class Board:
         deal, the dealer burning for the flop ends the deal."""
         report = self.irregularities.irregular
         if card in self.burns:
-            if self.hand.in_hand and self.runs.reshuffle_allowed():
+            if self.hand_cards.in_hand and self.runs.reshuffle_allowed():
                 self.reburns += 1  # taken up to be reshuffled and burned again for a later run (CA GR 15.3)
             return False
-        if not self.hand.in_hand:
+        if not self.hand_cards.in_hand:
             report("card_outside_hand", "burn", card)
             return False
         if card in self.pick_candidates():  # the floor's pick of the burn card (TDA 39)
             self.apply_pick(self.irregularities.waiting(self.pick), card, None)
             return False
-        if card in self.hand.owner:
-            report("hole_card_burned", "burn", card, seat=self.hand.owner[card])
+        if card in self.hand_cards.owner:
+            report("hole_card_burned", "burn", card, seat=self.hand_cards.owner[card])
             return False
         if card in self.cards:
             report("board_card_burned", "burn", card, public_card=True)
             self.burn_checks = False
             return False
-        fresh = self.hand.retired.pop(card, None) is None
-        self.hand.after_deal = True
+        fresh = self.hand_cards.retired.pop(card, None) is None
+        self.hand_cards.betting_begun()
         self.burns.append(card)
         self.out.emit("burn", {"count": len(self.burns)}, {"card": card})
         if self.fourth_due is not None:  # the turn's burn, read after the turn card: it was the turn
@@ -249,18 +249,27 @@ class Board:
 
     # ---- what waits for a moment --------------------------------------------------------------------
 
+    def next_due(self) -> float:
+        """The earliest time ``decide_fourth`` or ``decide_burns`` can decide something (inf: nothing waits)."""
+        due = self.fourth_due if self.fourth_due is not None else float("inf")
+        for when, *_ in self._burn_due:
+            due = min(due, when)
+        for when, *_ in self._later_burn_due:
+            due = min(due, when)
+        return due
+
     def decide_fourth(self, now: float) -> None:
         """A fourth card with no burn read after it by now is a four-card flop."""
-        if self.fourth_due is not None and now >= self.fourth_due and not self.hand.void:
+        if self.fourth_due is not None and now >= self.fourth_due and not self.hand_cards.void:
             self._four_card_flop()
 
     def decide_burns(self, now: float) -> None:
         """Whether each street had its burn, once a burn read late would have come."""
-        while self._burn_due and now >= self._burn_due[0][0] and not self.hand.void:
+        while self._burn_due and now >= self._burn_due[0][0] and not self.hand_cards.void:
             _due, position = self._burn_due.pop(0)
             if self.burn_checks:
                 self._check_burn(position)
-        while self._later_burn_due and now >= self._later_burn_due[0][0] and not self.hand.void:
+        while self._later_burn_due and now >= self._later_burn_due[0][0] and not self.hand_cards.void:
             _due, board, position, needed = self._later_burn_due.pop(0)
             if self.burn_checks and self.burns_dealt() < needed:
                 self.burn_checks = False

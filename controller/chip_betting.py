@@ -31,11 +31,12 @@ from typing import Any, Mapping, Sequence
 
 from controller import ohh, phh as phhlib, pokerstars
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
-from controller.dealing import dead_seats
+from controller.dealing import DEAD_SEAT_TYPES, dead_seats
+from controller.domain import DomainEvent
 from controller.floor import FloorQueue
 from controller.histories import HandRecord, board_shares, game_number, tabled
 from controller.levels import Level, LevelSchedule
-from controller.outbox import Outbox
+from controller.outbox import CURRENT, Outbox
 from controller.rules import UNPLAYABLE_BELOW_FORCED_BET_CHIP, UNPLAYABLE_NOT_DIVISIBLE, profile as rule_profile
 from controller.showdown import award, hand_rank
 from hal.zone_names import Zone
@@ -126,7 +127,7 @@ class ChipBetting:
         self.chip_values = tuple(sorted(set(setup.chips.values())))
         self.zones: dict[str, dict[str, int]] = {}  # chip zone → {uid: denomination} lying there now
         self.stacks: dict[int, int] = {}  # counts the floor entered, carried from hand to hand
-        self.hand: BettingHand | None = None
+        self.betting_hand: BettingHand | None = None
         self._void_chips: dict[str, dict[str, int]] = {}  # after a misdeal: the wagers still to go back, by zone
         self._void_total: dict[str, int] = {}  # what lay in each of those zones at the misdeal
         self._start_refused = False  # the betting could not start; tried again at the next card or chip
@@ -141,7 +142,7 @@ class ChipBetting:
         return event.seq
 
     def _reset_hand(self) -> None:
-        self.hand = None
+        self.betting_hand = None
         self._dealt_order: list[int] = []  # seats in the order their first card arrived
         self._dealt: dict[int, int] = {}  # seat → hole cards received
         self._motions: dict[int, _Motion] = {}
@@ -194,7 +195,7 @@ class ChipBetting:
         if kind == "left":
             if uid not in held:
                 return  # a foreign chip leaving: it was never counted
-            if (zone == "pot" and self._pot_check_due and self.hand is not None
+            if (zone == "pot" and self._pot_check_due and self.betting_hand is not None
                     and t - self._pot_changed_at >= self.setup.settle_s):
                 self._check_pot()  # the pot is being pushed to the winner: count it as it was
             held.pop(uid)
@@ -218,7 +219,7 @@ class ChipBetting:
         if what == "pot":
             self._pot_changed_at = t
             self._pot_chips.add(uid)
-        elif what == "bets" and self.hand is not None and not self._hand_ended:
+        elif what == "bets" and self.betting_hand is not None and not self._hand_ended:
             self._motion(seat, t).arrived.append(uid)
         elif what == "stack" and uid in self._pot_chips:  # the dealer pushes the pot to a player
             self._pushed[seat] = self._pushed.get(seat, 0) + value
@@ -227,7 +228,7 @@ class ChipBetting:
         what, seat = Zone.parse(zone)
         if what == "pot":
             self._pot_changed_at = t
-        elif what == "bets" and self.hand is not None and not self._hand_ended:
+        elif what == "bets" and self.betting_hand is not None and not self._hand_ended:
             # where the chip went is known only once the whole cycle is in: resolved at the next tick
             self._departed.append((uid, seat))
 
@@ -248,12 +249,12 @@ class ChipBetting:
                 motion.arrived.remove(uid)
                 motion.last_change = t
                 continue
-            hand = self.hand
+            hand = self.betting_hand
             facing = hand.to_act() == seat and (hand.to_call(seat) > 0 or bool(motion and motion.arrived))
             if facing:
                 self._motion(seat, t).left.append(uid)  # taken back by the player whose turn it is (TDA 46)
             # otherwise the dealer gave change or tidied the zone; the engine's amounts stand
-        if collected and self.hand.status == "betting":
+        if collected and self.betting_hand.status == "betting":
             # chips going from the betting zones into the pot: the dealer is collecting, the round is over
             self._close_street(t, collected_chips=True)
             self._collecting.difference_update(uid for uid, _ in departed)
@@ -265,7 +266,7 @@ class ChipBetting:
 
     def _settle(self, seat: int) -> None:
         motion = self._motions.pop(seat, None)
-        if motion is None or self.hand is None:
+        if motion is None or self.betting_hand is None:
             return
         values = self.setup.chips
         chips = [values[u] for u in motion.arrived]
@@ -287,7 +288,7 @@ class ChipBetting:
         in quantity". CA GR 8 / CA Stakes 1: "All bets placed must be divisible by the ante or small blind [...] The
         player will be reimbursed for any resulting spike" (by the big blind where the small blind does not divide
         it, as at 2/5); a call of an odd amount and an all-in stand as pushed."""
-        hand = self.hand
+        hand = self.betting_hand
         kind = self.rules.unplayable_chips
         playing, code = list(chips), ""
         if kind == UNPLAYABLE_BELOW_FORCED_BET_CHIP and self._smallest_forced_chip is not None:
@@ -320,61 +321,84 @@ class ChipBetting:
 
     # ---- cards (the card controller's events) -----------------------------------------------------------
 
+    def card_events(self, events: Sequence[DomainEvent], button: int | None) -> None:
+        """The card controller's events of one input, in order, with where it has the button. What the chips make
+        of an event belongs to its time and its hand: the card controller may already be in the next hand (its first
+        card ended this one)."""
+        for event in events:
+            with self.out.stamped(event.t, event.hand if event.hand is not None else CURRENT):
+                self.card_event(event.type, event.public, event.secret, event.t, button)
+
     def card_event(self, type_: str, public: dict, secret: dict, t: float, button: int | None = None) -> None:
         """What the cards did (an event of the card controller), with where the card controller has the button."""
         self._card_button = button
         self._start_refused = False
-        if type_ == "hand_started":
-            if self._void_chips:  # dealt again before every wager of the void hand went back
-                self._chips_returned()
-            if self._award_waits is not None:  # the floor never answered: the fold stood
-                self.mucked_winner_ruled(False)
-            self._reset_hand()
-            self._started_t = t
-        elif type_ == "card_dealt":
-            seat = public["seat"]
-            if seat not in self._dealt:
-                self._dealt_order.append(seat)
-            self._dealt[seat] = public["count"]
-            self._hole.setdefault(seat, []).append(secret.get("card", ""))
-            self._last_card_at = t
-        elif type_ == "board_corrected":  # the floor's pick of a burn card (TDA 39): the board as it is now
-            self._board = list(public["board"])
-        elif type_ == "board_card" and public.get("board_number", 1) > 1:  # a later run's or the second board's
-            self._later_boards.setdefault(public["board_number"], []).append(public["card"])
-        elif type_ == "board_card":
-            self.start_if_dealt(t)
-            self._board.append(public["card"])
-            street = {1: 1, 4: 2, 5: 3}.get(public["position"])
-            if street is not None and self.hand is not None and self.hand.street_index < street:
-                self._close_street(t)  # unless the dealer already collected the bets
-        elif type_ == "fold":
-            self.start_if_dealt(t)
-            if self.hand is not None and not self._hand_ended:
-                self._settle_all()
-                seat, hand = public["seat"], self.hand
-                if hand.status == "showdown":  # the betting is over: the dealer is gathering the losers' cards
-                    self._check_mucked_winner(seat)
-                else:
-                    # on the river with nothing to call the table cannot tell a fold from a hand mucked after
-                    # unseen checks: the fold stands (TDA 54-5), a winning hand goes to the floor
-                    if hand.street == "river" and hand.to_call(seat) == 0:
-                        self._check_mucked_winner(seat)
-                    self._apply(self._act("fold", seat))
-        elif dead_seats(type_, public):
+        step = self._CARD_STEPS.get(type_)
+        if step is not None:
+            step(self, public, secret, t)
+        elif type_ in DEAD_SEAT_TYPES:
             rule = ", ".join(public.get("rules", [])) or public.get("code", "")
             for seat in dead_seats(type_, public):  # the dealing rules killed the hand (TDA example 1-A/1-B)
                 self.dead_hand(seat, rule)
-        elif type_ == "misdeal":
-            self._reset_hand()  # the bets go back; the next deal starts a new betting hand
-            self._void_chips = {zone: dict(chips) for zone, chips in self.zones.items()
-                                if chips and Zone.parse(zone).kind in ("bets", "pot")}
-            self._void_total = {zone: sum(chips.values()) for zone, chips in self._void_chips.items()}
-        elif type_ == "hand_ended":
-            self.start_if_dealt(t, betting_input=False)
-            if self.hand is not None and self.hand.bomb_pot:
-                self.bomb_pot = None  # played (after a misdeal the deal again is still the bomb pot)
-            self._finish(public, secret, t)
+
+    def _hand_started(self, public: dict, secret: dict, t: float) -> None:
+        if self._void_chips:  # dealt again before every wager of the void hand went back
+            self._chips_returned()
+        if self._award_waits is not None:  # the floor never answered: the fold stood
+            self.mucked_winner_ruled(False)
+        self._reset_hand()
+        self._started_t = t
+
+    def _card_dealt(self, public: dict, secret: dict, t: float) -> None:
+        seat = public["seat"]
+        if seat not in self._dealt:
+            self._dealt_order.append(seat)
+        self._dealt[seat] = public["count"]
+        self._hole.setdefault(seat, []).append(secret.get("card", ""))
+        self._last_card_at = t
+
+    def _board_corrected(self, public: dict, secret: dict, t: float) -> None:
+        self._board = list(public["board"])  # the floor's pick of a burn card (TDA 39): the board as it is now
+
+    def _board_card(self, public: dict, secret: dict, t: float) -> None:
+        if public.get("board_number", 1) > 1:  # a later run's or the second board's
+            self._later_boards.setdefault(public["board_number"], []).append(public["card"])
+            return
+        self.start_if_dealt(t)
+        self._board.append(public["card"])
+        street = {1: 1, 4: 2, 5: 3}.get(public["position"])
+        if street is not None and self.betting_hand is not None and self.betting_hand.street_index < street:
+            self._close_street(t)  # unless the dealer already collected the bets
+
+    def _fold(self, public: dict, secret: dict, t: float) -> None:
+        self.start_if_dealt(t)
+        if self.betting_hand is not None and not self._hand_ended:
+            self._settle_all()
+            seat, hand = public["seat"], self.betting_hand
+            if hand.status == "showdown":  # the betting is over: the dealer is gathering the losers' cards
+                self._check_mucked_winner(seat)
+            else:
+                # on the river with nothing to call the table cannot tell a fold from a hand mucked after
+                # unseen checks: the fold stands (TDA 54-5), a winning hand goes to the floor
+                if hand.street == "river" and hand.to_call(seat) == 0:
+                    self._check_mucked_winner(seat)
+                self._apply(self._act("fold", seat))
+
+    def _misdeal(self, public: dict, secret: dict, t: float) -> None:
+        self._reset_hand()  # the bets go back; the next deal starts a new betting hand
+        self._void_chips = {zone: dict(chips) for zone, chips in self.zones.items()
+                            if chips and Zone.parse(zone).kind in ("bets", "pot")}
+        self._void_total = {zone: sum(chips.values()) for zone, chips in self._void_chips.items()}
+
+    def _hand_over(self, public: dict, secret: dict, t: float) -> None:
+        self.start_if_dealt(t, betting_input=False)
+        if self.betting_hand is not None and self.betting_hand.bomb_pot:
+            self.bomb_pot = None  # played (after a misdeal the deal again is still the bomb pot)
+        self._finish(public, secret, t)
+
+    # what each event of the card controller does to the betting (the dealing rules' dead hands: DEAD_SEAT_TYPES)
+    _CARD_STEPS = {"hand_started": _hand_started, "card_dealt": _card_dealt, "board_corrected": _board_corrected,
+                   "board_card": _board_card, "fold": _fold, "misdeal": _misdeal, "hand_ended": _hand_over}
 
     def _chips_returned(self) -> None:
         """A misdeal voids the bets: say what went back from each zone, and what still lies there at the new deal
@@ -392,13 +416,13 @@ class ChipBetting:
         last card, whichever comes first. A betting input once the second round has begun starts it even while a
         seat is short of cards: the action has begun, and that seat's hand is the dealing rules' (fixed by the next
         card, a misdeal, or dead after substantial action: PP Misdeals 1e; TDA example 1-A)."""
-        if self.hand is None and not self._hand_ended and self._dealt and self._deal_complete(betting_input):
+        if self.betting_hand is None and not self._hand_ended and self._dealt and self._deal_complete(betting_input):
             self._start_betting(t)
 
     def _check_mucked_winner(self, seat: int) -> None:
         """At the showdown, a hand that would win (some of) the pot reaching the muck: cards speak, and a clearly
         winning tabled hand must not be mucked by the dealer (AC 14; CA Actions 9). The award still counts it."""
-        hand = self.hand
+        hand = self.betting_hand
         board = [c for c in self._board if c]
         live = [s for s in hand.live_seats if self._hole.get(s)]
         if len(board) < 5 or seat not in live or len(live) < 2:
@@ -420,14 +444,14 @@ class ChipBetting:
         croupier may not fold a clearly winning hand"; AC 14), so the pot goes to the best hand; otherwise the fold
         stands. A hand that already ended is awarded now. Returns why nothing changed, or None."""
         seat = self._mucked_winner
-        if seat is None or self.hand is None:
+        if seat is None or self.betting_hand is None:
             return "no mucked winning hand waits for the floor"
         self._mucked_winner = None
         if restore:
             folds = [i for i, (name, args) in enumerate(self._engine_log) if name == "fold" and args == (seat,)]
             if folds:
                 del self._engine_log[folds[-1]]
-                self.hand = self._rebuilt(len(self._engine_log))
+                self.betting_hand = self._rebuilt(len(self._engine_log))
             self._emit("bet_ruling", {"code": "hand_restored", "seat": seat,
                                       "message": f"seat {seat}'s mucked hand is restored: it plays the showdown",
                                       "rules": ["CA Actions 9", "AC 14"], "needs_floor": False}, None)
@@ -487,7 +511,7 @@ class ChipBetting:
             # Tried again when a card or a chip moves, not at every tick: nothing else can change the answer.
             self._start_refused = True
             return
-        self.hand = hand
+        self.betting_hand = hand
         self._engine_setup, self._engine_log = (args, kwargs), []
         posters = seats if self.bomb_pot is not None else (sb, bb)
         forced = [c for s in posters if s is not None for c in bets[s]] + list(self.zones.get("pot", {}).values())
@@ -524,7 +548,7 @@ class ChipBetting:
     def _check_bomb_pot_chips(self, bets: Mapping[int, list[int]]) -> None:
         """Every player put the agreed amount in before the deal (CA GR 14.2, 14.3): in the seat's betting zone, or
         already in the pot. A seat whose zone holds another amount, or a pot short of the rest, is a chip count."""
-        hand = self.hand
+        hand = self.betting_hand
         posted = {a.seat: a.added for a in hand.actions if a.kind == "ante"}
         rule = ["CA GR 14.2" if self.bomb_pot[1] else "CA GR 14.3"]
         for s in hand.order:
@@ -541,7 +565,7 @@ class ChipBetting:
         """The players agreed to deal the rest of the board ``runs`` times (CA Actions 8) for ``pots`` (indices, 0
         the main pot; None: every pot). Returns why not, or None. "if a.) no more action is possible": the betting
         is over with players all-in and board cards still to come."""
-        hand = self.hand
+        hand = self.betting_hand
         if hand is None or self._hand_ended:
             return "no hand is being played"
         able = [s for s in hand.live_seats if not hand.is_all_in(s)]  # players with chips left to bet
@@ -621,7 +645,7 @@ class ChipBetting:
     # ---- streets --------------------------------------------------------------------------------------
 
     def _infer_checks(self) -> None:
-        hand = self.hand
+        hand = self.betting_hand
         while hand.status == "betting" and (seat := hand.to_act()) is not None and hand.to_call(seat) == 0:
             ruling = self._act("check", seat)
             if not ruling.ok:
@@ -630,22 +654,22 @@ class ChipBetting:
 
     def _close_street(self, t: float, collected_chips: bool = False) -> None:
         """A board card arrived, or the dealer moved bets into the pot: the betting round must be over."""
-        if self.hand is None or self._hand_ended or self.hand.status != "betting":
+        if self.betting_hand is None or self._hand_ended or self.betting_hand.status != "betting":
             return
         self._settle_all()
         self._infer_checks()
-        if self.hand.status == "betting" and not self.hand.round_complete():
+        if self.betting_hand.status == "betting" and not self.betting_hand.round_complete():
             if collected_chips:
                 code, message = "collected_before_betting_over", "bets went into the pot before the round was over"
             else:
                 code, message = "board_before_betting_over", "a board card arrived before the round was over"
-            self._emit("bet_ruling", {"code": code, "seat": self.hand.to_act(), "message": message,
+            self._emit("bet_ruling", {"code": code, "seat": self.betting_hand.to_act(), "message": message,
                                       "rules": ["TDA 38"], "needs_floor": True}, None)
             return
         self._end_street(t)
 
     def _end_street(self, t: float) -> None:
-        hand = self.hand
+        hand = self.betting_hand
         ruling = self._act("end_street")
         if not ruling.ok:
             self._emit("bet_ruling", {"code": ruling.code, "seat": ruling.seat, "message": ruling.message,
@@ -689,7 +713,7 @@ class ChipBetting:
 
     def _check_pot(self) -> None:
         self._pot_check_due = False
-        expected = sum(p.amount for p in self.hand.pots())
+        expected = sum(p.amount for p in self.betting_hand.pots())
         seen = sum(self.zones.get("pot", {}).values())
         if seen != expected:
             self._emit("chip_count", {"code": "pot", "seat": None, "expected": expected, "seen": seen,
@@ -698,7 +722,7 @@ class ChipBetting:
     # ---- the end ---------------------------------------------------------------------------------------
 
     def _finish(self, public: dict, secret: dict, t: float) -> None:
-        hand = self.hand
+        hand = self.betting_hand
         if hand is None or self._hand_ended:
             return
         self._hand_ended = True
@@ -709,7 +733,7 @@ class ChipBetting:
         self._close_and_award(public, secret, t)
 
     def _close_and_award(self, public: dict, secret: dict, t: float) -> None:
-        hand = self.hand
+        hand = self.betting_hand
         if hand.status == "betting":
             self._infer_checks()
         while hand.status == "betting" and hand.round_complete():
@@ -784,18 +808,18 @@ class ChipBetting:
 
     def set_stacks(self, stacks: Mapping[int, int]) -> None:
         self.stacks.update(stacks)
-        if self.hand is not None and not self._hand_ended:
+        if self.betting_hand is not None and not self._hand_ended:
             self._counted_since_start.update(stacks)  # the hand's result must not overwrite the count
 
     def substantial_action(self) -> bool:
         """Whether a misdeal can no longer be called, by the profile's definition (for the dealing rules)."""
-        return self.hand is not None and self.hand.substantial_action()
+        return self.betting_hand is not None and self.betting_hand.substantial_action()
 
     def round_open(self) -> bool:
         """Whether players still have to act on a bet in this betting round: a board card now is premature. Seats
         that only have to check are not waiting (checks are never seen), and chips still settling count as the
         action they are."""
-        hand = self.hand
+        hand = self.betting_hand
         if hand is None or self._hand_ended or hand.status != "betting" or self._motions:
             return False
         seat = hand.to_act()
@@ -804,14 +828,14 @@ class ChipBetting:
     def street_action(self) -> bool:
         """Whether anyone acted on the current street: an action the engine took (a check only where a later push
         showed it), an out-of-turn action or a declaration waiting, or chips still settling into a push."""
-        hand = self.hand
+        hand = self.betting_hand
         if hand is None or self._hand_ended or hand.status != "betting":
             return False
         return bool(self._motions) or hand.street_acted()
 
     def dead_hand(self, seat: int, rule: str) -> None:
         """A rule killed the seat's hand (the action clock ran out, the player was away): it is folded."""
-        hand = self.hand
+        hand = self.betting_hand
         if hand is None or self._hand_ended or hand.status != "betting" or seat not in hand.live_seats:
             return
         self._settle_all()
@@ -824,7 +848,7 @@ class ChipBetting:
 
     def ruled_check(self, seat: int, rule: str) -> None:
         """The clock ran out on a seat with nothing to call and the profile checks it (PP Dead hands 1f)."""
-        hand = self.hand
+        hand = self.betting_hand
         if hand is None or self._hand_ended or hand.status != "betting" or hand.to_act() != seat:
             return
         self._settle_all()
@@ -832,15 +856,15 @@ class ChipBetting:
             self._apply(self._act("check", seat))
 
     def accepts_declarations(self) -> bool:
-        return self.hand is not None and not self._hand_ended
+        return self.betting_hand is not None and not self._hand_ended
 
     def to_act(self) -> int | None:
         """The seat to act, while the betting takes declarations; None otherwise."""
-        return self.hand.to_act() if self.accepts_declarations() else None
+        return self.betting_hand.to_act() if self.accepts_declarations() else None
 
     def to_call(self, seat: int) -> int:
         """What ``seat`` must put in to call (0 without a hand)."""
-        return self.hand.to_call(seat) if self.hand is not None else 0
+        return self.betting_hand.to_call(seat) if self.betting_hand is not None else 0
 
     def declare(self, seat: int, declaration: str, amount: int | None) -> None:
         """A verbal declaration entered at the console (the table cannot hear); the engine rules on it."""
@@ -852,7 +876,7 @@ class ChipBetting:
     def _act(self, name: str, *args: Any) -> Ruling:
         """Give the engine one input (``push``, ``fold``, ``check``, ``declare``, ``end_street``), logged for undo."""
         self._engine_log.append((name, tuple(list(a) if isinstance(a, list) else a for a in args)))
-        return getattr(self.hand, name)(*args)
+        return getattr(self.betting_hand, name)(*args)
 
     def _rebuilt(self, inputs: int) -> BettingHand:
         """The engine as it was after its first ``inputs`` inputs of this hand (it is deterministic)."""
@@ -869,7 +893,7 @@ class ChipBetting:
         it; the chips of an undone push are back in motion, so the push is read again once the player has put right
         what lies in the zone. A fold (the cards are in the muck), a forced bet or a closed round cannot be undone.
         Returns why nothing was undone, or None."""
-        hand = self.hand
+        hand = self.betting_hand
         if hand is None or self._hand_ended:
             return "no betting is running: nothing to undo"
         if hand.status == "betting":
@@ -881,7 +905,7 @@ class ChipBetting:
                         "dead; the floor rules on it")
             return "nothing to undo in this betting round (forced bets, folds and closed rounds are the floor's)"
         point = self._undo.pop()
-        self.hand = self._rebuilt(point.log_length)
+        self.betting_hand = self._rebuilt(point.log_length)
         if point.what == "push" and point.seat is not None:
             motion = self._motions.setdefault(point.seat, _Motion())
             in_zone = self.zones.get(Zone("bets", point.seat).name, {})
@@ -890,19 +914,34 @@ class ChipBetting:
             motion.last_change, motion.undone = max(motion.last_change, t), True
         self._emit("action_undone", {"seat": point.seat, "undone": point.actions, "declaration": point.declaration,
                                      "street": hand.street if hand.status == "betting" else None,
-                                     "pot": self.hand.pot_total(), "next": self.hand.to_act(), "by": by}, None)
+                                     "pot": self.betting_hand.pot_total(), "next": self.betting_hand.to_act(), "by": by}, None)
         return None
 
     # ---- time ------------------------------------------------------------------------------------------
 
+    def next_due(self) -> float:
+        """The earliest time :meth:`tick` has something to do: the deal settled, a push settled, the pot to count;
+        -inf while chips that left a betting zone wait to be placed (the next tick does)."""
+        if self._departed:
+            return float("-inf")
+        due = float("inf")
+        if self.betting_hand is None and self._dealt and not self._start_refused:
+            due = self._last_card_at + DEAL_SETTLE_S
+        settle = self.setup.settle_s
+        for motion in self._motions.values():
+            due = min(due, motion.last_change + settle)
+        if self._pot_check_due and self.betting_hand is not None:
+            due = min(due, self._pot_changed_at + self.setup.pile_s)
+        return due
+
     def tick(self, now: float) -> None:
-        if self.hand is None and self._dealt and now - self._last_card_at >= DEAL_SETTLE_S and not self._start_refused:
+        if self.betting_hand is None and self._dealt and now - self._last_card_at >= DEAL_SETTLE_S and not self._start_refused:
             self.start_if_dealt(now, betting_input=False)
         if self._departed:
             self._resolve_departures(now)
         for seat in [s for s, m in self._motions.items() if now - m.last_change >= self.setup.settle_s]:
             self._settle(seat)
-        if (self._pot_check_due and self.hand is not None and now - self._pot_changed_at >= self.setup.pile_s
+        if (self._pot_check_due and self.betting_hand is not None and now - self._pot_changed_at >= self.setup.pile_s
                 and not self._collecting):
             self._check_pot()
 
@@ -930,7 +969,7 @@ class ChipBetting:
             self._emit("bet_ruling", body, None)
 
     def _emit_action(self, action: Action) -> None:
-        hand = self.hand
+        hand = self.betting_hand
         body = {"seat": action.seat, "action": action.kind, "street": action.street, "to": action.to_amount,
                 "added": action.added, "all_in": action.all_in, "rules": list(action.rules)}
         if action.kind == "all_in":
@@ -961,7 +1000,7 @@ class ChipBetting:
         self._reset_hand()
 
     def snapshot(self) -> dict[str, Any] | None:
-        hand = self.hand
+        hand = self.betting_hand
         if hand is None:
             return None
         return {

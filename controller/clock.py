@@ -27,7 +27,16 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from controller.conduct import CHECK, HAND_DEAD, HAND_DEAD_FACING_BET, RULING_TEXT, RuleEvent, conduct_profile
+from controller.conduct import (
+    CHECK,
+    HAND_DEAD,
+    HAND_DEAD_FACING_BET,
+    RULING_TEXT,
+    Publish,
+    RuleEvent,
+    nowhere,
+    conduct_profile,
+)
 
 _EPS = 1e-9
 PHASES = ("idle", "thinking", "minute", "count", "expired")
@@ -101,7 +110,9 @@ def _problems(s: ClockSettings) -> list[str]:
 class ActionClock:
     """The action clock of one table: one turn at a time, one clock at a time."""
 
-    def __init__(self, settings: ClockSettings | None = None, seats: int = 10):
+    def __init__(self, settings: ClockSettings | None = None, seats: int = 10, publish: Publish = nowhere):
+        """``publish``: where the clock's events go, one by one, as each public method returns; each method returns
+        them too."""
         self.settings = settings or ClockSettings()
         self.profile = conduct_profile(self.settings.profile)
         if not isinstance(seats, int) or isinstance(seats, bool) or not 1 <= seats <= 10:
@@ -118,6 +129,13 @@ class ActionClock:
         self._expired = False
         self._auto = self.settings.auto_start  # off for the rest of a turn once the floor stopped the clock
         self._banks_used: dict[int, int] = {}
+        self._publish = publish
+
+    def _published(self, events: list[RuleEvent]) -> list[RuleEvent]:
+        """Each public method's events, published one by one, and returned (as ``ConductRules._published``)."""
+        for event in events:
+            self._publish(event)
+        return events
 
     # ---- inputs -------------------------------------------------------------------------------------
 
@@ -125,9 +143,12 @@ class ActionClock:
         """It is ``seat``'s turn from ``t`` (None: no one's, e.g. between betting rounds). Every call begins a new
         turn — call it after each action, even when the same seat acts again. A running clock stops.
         ``facing_bet``: whether the player faces a bet or raise (the ruling of PP Dead hands 1f needs it)."""
+        return self._published(self._turn(seat, t, facing_bet=facing_bet))
+
+    def _turn(self, seat: int | None, t: float, *, facing_bet: bool | None = None) -> list[RuleEvent]:
         if seat is not None:
             self._check_seat(seat)
-        out = self.tick(t)
+        out = self._tick(t)
         if self.seat is not None and self._started_at is not None and not self._expired:
             out.append(self._stopped(t, "turn_ended" if seat is None else "acted", None))
         self.seat, self.facing_bet = seat, facing_bet
@@ -140,6 +161,9 @@ class ActionClock:
         """The floor calls the clock on the player to act (``by``: who, e.g. "floor/anna" or "dealer/console").
         The reasonable time need not be over: the floor judges. ClockRefused when no one is to act or the clock
         already runs or ran out."""
+        return self._published(self._start_events(t, by))
+
+    def _start_events(self, t: float, by: str) -> list[RuleEvent]:
         phase = self.phase(t)  # refusals are decided before anything changes
         if phase == "idle":
             raise ClockRefused("no player is to act: the clock starts on the player whose turn it is")
@@ -147,14 +171,17 @@ class ActionClock:
             raise ClockRefused(f"the clock on seat {self.seat} has run out")
         if phase != "thinking":
             raise ClockRefused(f"the clock is already running on seat {self.seat}")
-        return self.tick(t) + [self._start(t, by)]
+        return self._tick(t) + [self._start(t, by)]
 
     def stop(self, t: float, by: str) -> list[RuleEvent]:
         """The floor stops a running clock; the turn goes on, as in ``thinking``, and the clock starts again only
         when the floor starts it (not automatically). ClockRefused if none runs."""
+        return self._published(self._stop(t, by))
+
+    def _stop(self, t: float, by: str) -> list[RuleEvent]:
         if self.phase(t) not in ("minute", "count"):
             raise ClockRefused("the clock is not running")
-        out = self.tick(t)
+        out = self._tick(t)
         out.append(self._stopped(t, "floor", by))
         self._started_at, self._started_by, self._due_told, self._auto = None, None, True, False
         self._turn_t, self._last = t, t
@@ -164,6 +191,9 @@ class ActionClock:
         """``seat`` uses a time bank: ``time_bank_s`` more before the count (during the count, the count stops and
         ``time_bank_s`` are left before it starts again). Only while the clock runs on that seat; ClockRefused
         otherwise, or when the seat has no time bank left."""
+        return self._published(self._time_bank(seat, t))
+
+    def _time_bank(self, seat: int, t: float) -> list[RuleEvent]:
         self._check_seat(seat)
         phase = self.phase(t)
         if seat != self.seat:
@@ -175,7 +205,7 @@ class ActionClock:
             raise ClockRefused("the clock is not running: no time bank is needed yet")
         if self.banks_left(seat) == 0:
             raise ClockRefused(f"seat {seat} has no time bank left")
-        out = self.tick(t)
+        out = self._tick(t)
         self._banks_used[seat] = self._banks_used.get(seat, 0) + 1
         added = self.settings.time_bank_s
         self._deadline = (self._deadline if phase == "minute" else t) + added
@@ -187,6 +217,9 @@ class ActionClock:
 
     def tick(self, t: float) -> list[RuleEvent]:
         """Every clock event due by ``t``, in order, each at its own time (a late call loses nothing)."""
+        return self._published(self._tick(t))
+
+    def _tick(self, t: float) -> list[RuleEvent]:
         s = self.settings
         out: list[RuleEvent] = []
         while self.seat is not None and not self._expired:
@@ -214,6 +247,16 @@ class ActionClock:
         return out
 
     # ---- state --------------------------------------------------------------------------------------
+
+    def next_due(self) -> float:
+        """The earliest time :meth:`tick` has something to report (inf: nothing, however long it waits)."""
+        if self.seat is None or self._expired:
+            return math.inf
+        if self._started_at is None:
+            if not self._auto and self._due_told:
+                return math.inf  # told once: the clock waits for the floor
+            return self._turn_t + self.settings.reasonable_s - _EPS
+        return self._next_after(self._last)[0] - _EPS
 
     def phase(self, t: float) -> str:
         """The phase at ``t`` (as if :meth:`tick` had run to ``t``)."""

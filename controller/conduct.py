@@ -3,7 +3,9 @@
 Pure and deterministic: no clock is read and nothing is written. :class:`ConductRules` is fed the seat sensors
 (``device``, ``presence``, or ``sensor`` with a :class:`hal.events.SensorEvent`) and the hand's progress
 (``hand_started``, ``card_dealt``, ``deal_complete``, ``folded``, ``hand_ended``), each with the time it happened,
-and returns :class:`RuleEvent` s — a type and a public payload — for the controller to emit as domain events.
+and publishes the :class:`RuleEvent` s it causes — a type and a public payload — to the ``publish`` it was given at
+construction (the game's: into the table's outbox, with the rulings applied), one by one, in order; each method
+also returns them (a rule set used alone, as in its tests, has nothing to publish to).
 
 What the rule books say, and what each house profile makes of it (:data:`CONDUCT_PROFILES`, keyed like
 ``controller.rules.PROFILES`` — tests/test_conduct.py checks that every rule profile has one — every setting
@@ -37,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from hal.events import DEVICE_KINDS, SensorEvent
 
@@ -273,6 +275,13 @@ def _r(t: float | None) -> float | None:
     return None if t is None else round(float(t), 3)
 
 
+Publish = Callable[[RuleEvent], None]  # where a rule set's events go, one by one (GameController: the outbox)
+
+
+def nowhere(event: RuleEvent) -> None:
+    """A rule set used alone publishes nowhere: its methods' return values are what it did."""
+
+
 @dataclass
 class _Seat:
     present: bool | None = None  # None: no presence sensor report yet
@@ -304,7 +313,7 @@ class ConductRules:
     """
 
     def __init__(self, profile: str | ConductProfile, seats: int, *, present: Mapping[int, bool] | None = None,
-                 settle_s: float = 0.0):
+                 settle_s: float = 0.0, publish: Publish = nowhere):
         self.profile = profile if isinstance(profile, ConductProfile) else conduct_profile(profile)
         if not isinstance(seats, int) or isinstance(seats, bool) or not 1 <= seats <= 10:
             raise ValueError(f"seats: expected a number of seats from 1 to 10, got {seats!r}")
@@ -312,6 +321,7 @@ class ConductRules:
             raise ValueError(f"settle_s: expected seconds >= 0, got {settle_s!r}")
         self.seats = seats
         self.settle_s = float(settle_s)
+        self._publish = publish
         self._seats = {n: _Seat() for n in range(1, seats + 1)}
         for seat, is_present in (present or {}).items():
             state = self._seat(seat)
@@ -322,11 +332,21 @@ class ConductRules:
         self._deal_seats: tuple[int, ...] = ()
         self._deal_decided = False
 
+    def _published(self, events: list[RuleEvent]) -> list[RuleEvent]:
+        """Each public method's events, published one by one (the game applies a ruling before the next event), and
+        returned. Only the public methods publish: the ones they call are the private ``_<name>``."""
+        for event in events:
+            self._publish(event)
+        return events
+
     # ---- the hand -----------------------------------------------------------------------------------
 
     def hand_started(self, t: float, hand: int | None = None) -> list[RuleEvent]:
         """A new hand (ends a running one first). ``hand``: the controller's number; None counts on from the last."""
-        out = self.hand_ended(t) if self.in_hand else []
+        return self._published(self._hand_started(t, hand))
+
+    def _hand_started(self, t: float, hand: int | None = None) -> list[RuleEvent]:
+        out = self._hand_ended(t) if self.in_hand else []
         self.hand = hand if hand is not None else (self.hand or 0) + 1
         self.in_hand = True
         self._deal_t, self._deal_seats, self._deal_decided = None, (), False
@@ -340,9 +360,12 @@ class ConductRules:
     def card_dealt(self, seat: int, t: float, hand: int | None = None) -> list[RuleEvent]:
         """A card reached ``seat`` (starts a hand if none is running). The first one makes the seat live: a device
         already active there becomes a breach now."""
+        return self._published(self._card_dealt(seat, t, hand))
+
+    def _card_dealt(self, seat: int, t: float, hand: int | None = None) -> list[RuleEvent]:
         out = self._settle(t)
         if not self.in_hand or (hand is not None and hand != self.hand):
-            out += self.hand_started(t, hand)
+            out += self._hand_started(t, hand)
         state = self._seat(seat)
         if state.live_since is None and not state.folded:
             state.live_since = t
@@ -355,6 +378,9 @@ class ConductRules:
         """The last card of the deal was dealt at ``t`` (AC 25: "at the moment the last card is dealt").
         ``seats_dealt``: the seats dealt in (None: every seat that got a card). A seat not occupied then is
         reported (``absent_at_deal``) once ``settle_s`` has passed."""
+        return self._published(self._deal_complete(t, seats_dealt))
+
+    def _deal_complete(self, t: float, seats_dealt: Iterable[int] | None = None) -> list[RuleEvent]:
         out = self._settle(t)
         if not self.in_hand:
             return out
@@ -369,6 +395,9 @@ class ConductRules:
 
     def folded(self, seat: int, t: float) -> list[RuleEvent]:
         """``seat`` folded (its hand is no longer live): an ongoing breach there ends."""
+        return self._published(self._folded(seat, t))
+
+    def _folded(self, seat: int, t: float) -> list[RuleEvent]:
         out = self._settle(t)
         state = self._seat(seat)
         for kind in sorted(state.breaches):
@@ -378,6 +407,9 @@ class ConductRules:
 
     def hand_ended(self, t: float) -> list[RuleEvent]:
         """The hand is over: a pending absent-at-deal decision is taken, ongoing breaches end."""
+        return self._published(self._hand_ended(t))
+
+    def _hand_ended(self, t: float) -> list[RuleEvent]:
         if not self.in_hand:
             return []
         out = self._settle(t, force=True)
@@ -388,23 +420,38 @@ class ConductRules:
         self.in_hand = False
         return out
 
+    def next_due(self) -> float:
+        """The earliest time :meth:`tick` has a decision to take (inf: none)."""
+        if not self.in_hand or self._deal_t is None or self._deal_decided:
+            return float("inf")
+        return self._deal_t + self.settle_s
+
     def tick(self, now: float) -> list[RuleEvent]:
         """Let time pass: takes the absent-at-deal decision once ``settle_s`` has passed."""
+        return self._published(self._tick(now))
+
+    def _tick(self, now: float) -> list[RuleEvent]:
         return self._settle(now)
 
     # ---- the sensors --------------------------------------------------------------------------------
 
     def sensor(self, event: SensorEvent) -> list[RuleEvent]:
         """A :class:`SensorEvent` from the table's GPIO (``rfid_table.service.table_gpio.GpioConsole``)."""
+        return self._published(self._sensor(event))
+
+    def _sensor(self, event: SensorEvent) -> list[RuleEvent]:
         if event.sensor == "presence":
-            return self.presence(event.seat, event.active, event.t)
+            return self._presence(event.seat, event.active, event.t)
         if event.sensor == "device":
-            return self.device(event.seat, event.active, event.t, event.detects or "device")
+            return self._device(event.seat, event.active, event.t, event.detects or "device")
         raise ValueError(f"sensor {event.sensor!r}: expected presence or device")
 
     def device(self, seat: int, active: bool, t: float, kind: str = "device") -> list[RuleEvent]:
         """The device sensor of ``seat`` detects (``active``) or no longer detects a device of ``kind``
         (one of ``hal.events.DEVICE_KINDS``). Repeating the current state changes nothing."""
+        return self._published(self._device(seat, active, t, kind))
+
+    def _device(self, seat: int, active: bool, t: float, kind: str = "device") -> list[RuleEvent]:
         if kind not in DEVICE_KINDS:
             raise ValueError(f"device kind {kind!r}: expected one of {', '.join(DEVICE_KINDS)}")
         out = self._settle(t)
@@ -431,6 +478,9 @@ class ConductRules:
     def presence(self, seat: int, present: bool, t: float) -> list[RuleEvent]:
         """The presence sensor of ``seat``: a player sat down (``present``) or left. Repeating the current state
         changes nothing."""
+        return self._published(self._presence(seat, present, t))
+
+    def _presence(self, seat: int, present: bool, t: float) -> list[RuleEvent]:
         out = self._settle(t)
         state = self._seat(seat)
         present = bool(present)

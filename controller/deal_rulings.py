@@ -30,12 +30,12 @@ from hal.zone_names import Zone
 
 
 class DealRulings:
-    def __init__(self, out: Outbox, irregularities: Irregularities, hand: HandCards, board: Board,
+    def __init__(self, out: Outbox, irregularities: Irregularities, hand_cards: HandCards, board: Board,
                  progress: BettingProgress, profile: RuleProfile, hole_cards: int, folds_are_the_action: bool,
                  max_players: int = 10, limit_rules: tuple[str, ...] = ()):
         self.out = out
         self.irregularities = irregularities
-        self.hand = hand
+        self.hand_cards = hand_cards
         self.board = board
         self.progress = progress
         self.profile = profile
@@ -61,7 +61,7 @@ class DealRulings:
         kind = self.profile.substantial_action
         if kind == SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP and self.board.cards:
             return True
-        return self.folds_are_the_action and is_substantial(kind, [(seat, False) for seat in self.hand.folds_seen])
+        return self.folds_are_the_action and is_substantial(kind, [(seat, False) for seat in self.hand_cards.folds_seen])
 
     def misdeal_or(self, otherwise: str) -> tuple[str, list[str]]:
         """MISDEAL while a misdeal can still be called, else ``otherwise``; with the rule that decided."""
@@ -69,13 +69,10 @@ class DealRulings:
 
     def misdeal(self, reason: str, rules: list[str], irregularity: int | None, by: dict | None = None) -> None:
         """The hand is void: the bets go back (the betting layer), the button stays, the cards are dealt again."""
-        hand = self.hand
+        hand = self.hand_cards
         if hand.void:
             return
-        hand.void = True
-        hand.deal.checking = False
-        hand.deal.fix = None
-        hand.deal.held = []
+        hand.misdealt()
         self.out.emit("misdeal", {"reason": reason, "rules": list(rules), "irregularity": irregularity,
                                   "button": hand.button, **(by or {})})
         for ident in [i for i in self.irregularities.of_hand(self.out.hand or 0) if i != irregularity]:
@@ -85,7 +82,7 @@ class DealRulings:
 
     def seat_card(self, card: str, seat: int, zone: str) -> None:
         """A card reached a seat during a hand."""
-        hand = self.hand
+        hand = self.hand_cards
         irregular = self.irregularities.irregular
         owner = hand.owner.get(card)
         if owner == seat:
@@ -111,12 +108,12 @@ class DealRulings:
 
     def deal_card(self, card: str, seat: int, zone: str) -> None:
         """A fresh card reached a seat: check it against the dealing order."""
-        deal = self.hand.deal
+        deal = self.hand_cards.deal
         report = self.irregularities.report
         if deal.held:
             if self._read_order(card, seat, zone):
                 return
-            if self.hand.void:
+            if self.hand_cards.void:
                 return
         if not deal.checking:
             self._loose_card(card, seat, zone)
@@ -159,11 +156,11 @@ class DealRulings:
             self._accept(card, seat)
             if deal.fix is not None and not deal.queue:
                 self.irregularities.resolved(deal.fix, FIXED)
-                deal.fix = None
+                deal.await_fix(None)
             return
         if deal.fix is not None:
             self.fix_failed()
-            if self.hand.void:
+            if self.hand_cards.void:
                 return
             self._loose_card(card, seat, zone)
             return
@@ -182,7 +179,7 @@ class DealRulings:
         """A card while others wait ahead of their turn. The card due now, soon after them: the reader saw them in
         another order than they were dealt, and all is well. Another card ahead of its turn: it waits too.
         Anything else: the first of them was dealt to the wrong seat. True when ``card`` has been placed."""
-        deal = self.hand.deal
+        deal = self.hand_cards.deal
         now = self.out.now
         soon = now - deal.held[0].t <= READ_ORDER_S
         if deal.holds(card) is None and soon:
@@ -205,15 +202,14 @@ class DealRulings:
                 deal.positions[card] = deal.position
                 deal.position += 1
                 return True
-        held, rest = deal.held[0], deal.held[1:]
-        deal.held = []
+        held, *rest = deal.take_held()
         if rest and card != held.card:  # the card after the first one shows what happened to it
             consumed = False
             self._decide_held(held, rest[0].card, rest[0].seat)
         else:
             consumed = self._decide_held(held, card, seat)
         for other in rest:
-            if self.hand.void:
+            if self.hand_cards.void:
                 break
             self.deal_card(other.card, other.seat, Zone("cards", other.seat).name)
         return consumed
@@ -221,7 +217,7 @@ class DealRulings:
     def _decide_held(self, held: Held, card: str, seat: int) -> bool:
         """The card after a card to the wrong seat shows what happened. True when ``card`` was the held card
         itself (it has been placed now)."""
-        deal = self.hand.deal
+        deal = self.hand_cards.deal
         report = self.irregularities.report
         assert deal.order is not None
         if held.first:
@@ -251,7 +247,7 @@ class DealRulings:
                 self._accept(card, seat)
                 return True
             self._out_of_sequence(held, also=[seat])
-            if not self.hand.void:
+            if not self.hand_cards.void:
                 self._accept(card, seat)
             return True
         due = held.expected
@@ -267,7 +263,7 @@ class DealRulings:
             self._extra_card(held.card, held.seat, Zone("cards", held.seat).name, counted=True)
             return False
         self._out_of_sequence(held, also=[seat] if seat not in (held.seat, due) else [])
-        if not self.hand.void:
+        if not self.hand_cards.void:
             self._accept(held.card, held.seat)
         return False
 
@@ -285,7 +281,7 @@ class DealRulings:
                                                 extra=extra, data={"dead": [held.seat, held.expected]}))
 
     def _accept(self, card: str, seat: int) -> None:
-        hand = self.hand
+        hand = self.hand_cards
         place = hand.seats[seat]
         hand.deal.take(seat, card)
         place.cards.append(card)
@@ -300,7 +296,7 @@ class DealRulings:
     def _loose_card(self, card: str, seat: int, zone: str) -> None:
         """A card while the order is no longer checked (ruled or overridden): counted as dealt, up to the seat's
         share. Beyond it, while the floor looks at the deal, the card follows from the error it looks at."""
-        hand = self.hand
+        hand = self.hand_cards
         if len(hand.seats[seat].cards) < self.hole_cards:
             self._accept(card, seat)
         elif self.irregularities.waiting(hand.deal.frozen_by) is not None:
@@ -311,18 +307,17 @@ class DealRulings:
 
     def _freeze(self, ident: int) -> None:
         """The floor rules on the deal: the order is no longer checked."""
-        self.hand.deal.checking = False
-        self.hand.deal.frozen_by = ident
+        self.hand_cards.deal.stop_checks(frozen_by=ident)
 
     def _extra_card(self, card: str, seat: int, zone: str, counted: bool = False) -> None:
         """A card beyond a seat's share: one becomes a burn card (PP Irregularities 11), two or more are a misdeal
         (CA GR 9a; PP Misdeals 1d); after substantial action the seat's hand is dead (PP Dead hands 1d; TDA 1-B)."""
-        deal = self.hand.deal
+        deal = self.hand_cards.deal
         deal.extra += 1
         if not counted:
             deal.positions.setdefault(card, deal.position)
             deal.position += 1
-        self.hand.retired[card] = "extra"
+        self.hand_cards.retired[card] = "extra"
         rules: list[str] = []
         if self.substantial():
             ruling, rules = DEAD_HAND, [self.profile.cite("substantial_action"), "PP Dead hands 1d", "TDA example 1-B"]
@@ -334,24 +329,23 @@ class DealRulings:
         if ruling == MISDEAL:
             self.misdeal("extra_hole_card", self.irregularities.rules_of(ident), ident)
         elif ruling == DEAD_HAND:
-            self.hand.kill(seat)
+            self.hand_cards.kill(seat)
 
     # ---- the end of the deal ------------------------------------------------------------------------
 
     def close_soon(self) -> None:
         """A burn or a fold while cards are still due: the betting has begun, so the deal is over — once a card
         read late would have come."""
-        deal = self.hand.deal
+        deal = self.hand_cards.deal
         if not deal.complete and (deal.checking or deal.held) and self._close_due is None:
             self._close_due = self.out.now + READ_ORDER_S
 
     def close(self) -> None:
         """The deal is over (a burn card, a fold, the end of the hand) while cards were still due."""
-        deal = self.hand.deal
+        deal = self.hand_cards.deal
         report = self.irregularities.report
         if deal.held:
-            held, rest = deal.held[0], deal.held[1:]
-            deal.held = []
+            held, *rest = deal.take_held()
             if held.first:
                 ruling, rules = self.misdeal_or(PLAY_ON)
                 order = deal.order or [held.seat]
@@ -363,9 +357,9 @@ class DealRulings:
                 self._accept(held.card, held.seat)
             else:
                 self._out_of_sequence(held)
-                if not self.hand.void:
+                if not self.hand_cards.void:
                     self._accept(held.card, held.seat)
-            if self.hand.void:
+            if self.hand_cards.void:
                 return
             for other in rest:
                 self._loose_card(other.card, other.seat, Zone("cards", other.seat).name)
@@ -378,21 +372,22 @@ class DealRulings:
         if self.substantial():
             report("wrong_card_count", DEAD_HAND, seats=short, rules=[self.profile.cite("substantial_action")])
             deal.queue = []
-            self.hand.kill(*short)
+            self.hand_cards.kill(*short)
         else:
-            deal.fix = report("wrong_card_count", MISDEAL_UNLESS_FIXED, seats=short,
-                              rules=[self.profile.cite("substantial_action")])
+            deal.await_fix(report("wrong_card_count", MISDEAL_UNLESS_FIXED, seats=short,
+                                  rules=[self.profile.cite("substantial_action")]))
 
     def fix_failed(self) -> None:
         """The short seats did not get the next cards: misdeal (PP Misdeals 1e), or dead hands after substantial
         action."""
-        deal = self.hand.deal
-        ident, deal.fix = deal.fix, None
+        deal = self.hand_cards.deal
+        ident = deal.fix
+        deal.await_fix(None)
         assert ident is not None
         if self.substantial():
             short = list(dict.fromkeys(deal.queue))
             deal.queue = []
-            self.hand.kill(*short)
+            self.hand_cards.kill(*short)
             self.irregularities.resolved(ident, DEAD_HAND, seats=short)
         else:
             self.misdeal("wrong_card_count", self.irregularities.rules_of(ident), ident)
@@ -405,11 +400,11 @@ class DealRulings:
         board = self.board
         if not board.arrives(card):
             return
-        deal = self.hand.deal
-        if not deal.complete and not self.hand.retired.get(card):
+        deal = self.hand_cards.deal
+        if not deal.complete and not self.hand_cards.retired.get(card):
             if deal.fix is not None:
                 self.fix_failed()
-                if self.hand.void:
+                if self.hand_cards.void:
                     return
             elif deal.checking or deal.held:
                 if not self.early_board:
@@ -427,15 +422,29 @@ class DealRulings:
 
     # ---- what waits for a moment --------------------------------------------------------------------
 
+    def next_due(self) -> float:
+        """The earliest time one of the ``decide_*`` calls below can decide something: -inf while a wrong card
+        count waits (it is decided by the betting's progress, not by time), inf when nothing waits."""
+        deal = self.hand_cards.deal
+        if deal.fix is not None:
+            return float("-inf")
+        due = float("inf")
+        if len(deal.held) > 1:
+            due = deal.held[0].t + READ_ORDER_S
+        if self.early_board:
+            due = min(due, self._early_since + READ_ORDER_S)
+        if self._close_due is not None:
+            due = min(due, self._close_due)
+        return due
+
     def decide_held(self, now: float) -> None:
         """The cards due first did not come within READ_ORDER_S of the cards held ahead of their turn."""
-        deal = self.hand.deal
+        deal = self.hand_cards.deal
         if len(deal.held) > 1 and now - deal.held[0].t >= READ_ORDER_S:
-            held, rest = deal.held[0], deal.held[1:]
-            deal.held = []
+            held, *rest = deal.take_held()
             self._decide_held(held, rest[0].card, rest[0].seat)
             for other in rest:
-                if not self.hand.void:
+                if not self.hand_cards.void:
                     self.deal_card(other.card, other.seat, Zone("cards", other.seat).name)
 
     def decide_early_board(self, now: float) -> None:
@@ -443,20 +452,20 @@ class DealRulings:
         if self.early_board and now - self._early_since >= READ_ORDER_S:
             cards, self.early_board = self.early_board, []
             for card in cards:
-                if not self.hand.void:
+                if not self.hand_cards.void:
                     self.board.premature_card(card)
 
     def decide_close(self, now: float) -> None:
-        deal = self.hand.deal
+        deal = self.hand_cards.deal
         if self._close_due is not None and now >= self._close_due:
             self._close_due = None
-            if not self.hand.void and not deal.complete and (deal.checking or deal.held):
+            if not self.hand_cards.void and not deal.complete and (deal.checking or deal.held):
                 self.close()
 
     def decide_fix(self) -> None:
-        if self.hand.deal.fix is not None and not self.hand.void and self.substantial():
+        if self.hand_cards.deal.fix is not None and not self.hand_cards.void and self.substantial():
             self.fix_failed()  # substantial action came before the short seats' cards: their hands are dead
 
     def renumber(self, old: int, new: int) -> None:
-        if self.hand.deal.fix == old:
-            self.hand.deal.fix = new
+        if self.hand_cards.deal.fix == old:
+            self.hand_cards.deal.await_fix(new)

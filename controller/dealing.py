@@ -235,6 +235,30 @@ class Deal:
     def holds(self, card: str) -> Held | None:
         return next((h for h in self.held if h.card == card), None)
 
+    def stop_checks(self, frozen_by: int | None = None) -> None:
+        """The order is no longer checked: an irregularity of the deal was ruled or overridden, or (``frozen_by``)
+        one waits for the floor."""
+        self.checking = False
+        if frozen_by is not None:
+            self.frozen_by = frozen_by
+
+    def abandon(self) -> None:
+        """A misdeal: nothing of this deal is checked, fixed or waited for any more."""
+        self.checking, self.fix, self.held = False, None, []
+
+    def take_held(self) -> list[Held]:
+        """The cards held ahead of their turn, oldest first, handed over to be decided: none wait after this."""
+        held, self.held = self.held, []
+        return held
+
+    def await_fix(self, ident: int | None) -> None:
+        """A wrong card count (its irregularity ``ident``) waits for the short seats' next cards; None: no more."""
+        self.fix = ident
+
+    def accept_button(self, button: int) -> None:
+        """The floor ruled the deal right: it was dealt from ``button``, whatever the table's button said."""
+        self.button = button
+
     def learn(self) -> None:
         """After a learning deal: the seats dealt are the players, and the dealing order is the rotation of them
         (from the seat left of the button) that fits the order the cards came in best — a card the reader saw a
@@ -260,6 +284,9 @@ class Deal:
         self.received[seat] = self.received.get(seat, 0) + 1
         if self.queue and seat in self.queue:
             self.queue.remove(seat)  # the first occurrence: the seat's next due card
+
+
+DEAD_SEAT_TYPES = ("irregular_card", "irregularity_resolved", "floor_ruling")  # the events dead_seats reads
 
 
 def dead_seats(type_: str, public: Mapping[str, Any]) -> list[int]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from controller.cards import FULL_DECK
+from controller.domain import DomainEvent
+from controller.outbox import CURRENT, Outbox
 
 SEEN_IN = ("card_dealt", "burn", "board_card", "fold", "hand_ended")
 
@@ -24,16 +26,27 @@ class DeckAudit:
     # in place, so that a checkpoint pickled before it existed still loads.
     _lost: frozenset[str] = frozenset()
 
-    def __init__(self, hands: int = 50):
+    def __init__(self, out: Outbox, hands: int = 50):
         if hands < 1:
             raise ValueError("the deck audit needs a window of at least one hand")
+        self.out = out  # where its deck_audit events go, numbered with the cards' (controller.outbox)
         self.hands = hands
         self._seen: set[str] = set()
         self._ended = 0
 
-    def card_event(self, type_: str, public: Mapping[str, Any], secret: Mapping[str, Any]) -> dict | None:
-        """One of the card controller's events; returns the public body of a ``deck_audit`` event when a window of
-        hands ends with cards never seen."""
+    def card_events(self, events: list[DomainEvent]) -> None:
+        """The card controller's events of one input, in order."""
+        for event in events:
+            self.card_event(event)
+
+    def card_event(self, event: DomainEvent) -> None:
+        """One of the card controller's events; a window of hands that ends with cards never seen emits a
+        ``deck_audit`` event, at the time and in the hand of the event that ended it."""
+        report = self._report(event.type, event.public, event.secret)
+        if report is not None:
+            self.out.emit("deck_audit", report, None, t=event.t, hand=event.hand if event.hand is not None else CURRENT)
+
+    def _report(self, type_: str, public: Mapping[str, Any], secret: Mapping[str, Any]) -> dict | None:
         if type_ in SEEN_IN:  # cards of the active deck in play (not a foreign card an irregularity names)
             for card in (public.get("card"), secret.get("card")):
                 if card:

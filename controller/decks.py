@@ -12,10 +12,10 @@ from controller.irregularities import Irregularities
 
 
 class Decks:
-    def __init__(self, irregularities: Irregularities, hand: HandCards, decks: Mapping[str, Mapping[str, str]],
+    def __init__(self, irregularities: Irregularities, hand_cards: HandCards, decks: Mapping[str, Mapping[str, str]],
                  deck_id: str, deck: Mapping[str, str]):
         self.irregularities = irregularities
-        self.hand = hand
+        self.hand_cards = hand_cards
         self.decks = decks  # every registered deck, by id: tag UID → card name
         self.deck_id, self.deck = deck_id, deck
         self.others = self._other_decks()  # tag → (deck id, card) of the other decks
@@ -36,7 +36,7 @@ class Decks:
     def stray(self, uid: str, other: tuple[str, str], zone: str, kind: str, seat: int | None) -> None:
         """A card of another registered deck (PP Irregularities 3) — or, when a card of that name is in play, a
         second card of the same rank and suit (PP Irregularities 4)."""
-        hand = self.hand
+        hand = self.hand_cards
         report = self.irregularities.report
         deck_id, card = other
         if uid in self._strays or (hand.in_hand and hand.void):
@@ -60,7 +60,7 @@ class Decks:
             return
         self._strays.add(uid)
         seats = [seat] if kind == "seat" and seat is not None else []
-        owner = self.hand.owner.get(card)
+        owner = self.hand_cards.owner.get(card)
         if owner is not None and owner not in seats:
             seats.append(owner)
         self.irregularities.report("duplicate_card", MISDEAL, seats=seats, cards=[card], zone=zone, needs_floor=True,

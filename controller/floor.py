@@ -77,6 +77,11 @@ class FloorQueue:
     def of_hand(self, hand: int | None, answered_by: str) -> list[int]:
         return [i for i, w in self._waiting.items() if w.hand == hand and w.answered_by == answered_by]
 
+    def waits_in(self, hand: int | None, answered_by: str) -> bool:
+        """Whether anything of ``hand`` that the part ``answered_by`` answers waits (asked after every input)."""
+        return bool(self._waiting) and any(w.hand == hand and w.answered_by == answered_by
+                                           for w in self._waiting.values())
+
     def ids(self) -> list[int]:
         """Every ruling waiting for the floor, oldest first."""
         return sorted(self._waiting)

@@ -1,14 +1,25 @@
 """The whole table: the card controller and, where the table has a chip set, the chip layer reading the betting,
 with the conduct the seat sensors see and the action clock.
 
-One path for every input, and the events come back from it: a zone event goes to the card controller
-(``controller.table``) when it concerns a card and to the chip layer (``controller.chip_betting``) when it concerns a
-chip zone; the card controller's events then go on, one by one, to the deck audit and the chip layer, which turns
-them, with the chips, into the betting; then the conduct rules and the clock learn what the input did to the hand.
+One path for every input, and the events come back from it. A zone event is routed once, by its zone's kind: a chip
+zone's to the chip layer (``controller.chip_betting``), a card's to the card controller (``controller.table``), which
+routes it on to the one part the card concerns. Then comes the one step in which the parts hear of each other, in
+this order: the card controller's events of the input go, each list once, to the level schedule, the deck audit and
+the chip layer (``_then_chips``), which turns them, with the chips, into the betting; then every event of the input
+tells the conduct rules what happened to the hand (``_hand_progress``, by event type) and the clock hears whose
+turn it is (``_conduct_after``). An input that made no event skips that step: nothing happened to learn from.
+
+Timers run from ``tick``, and only when one is due: each part says when its tick next has something to do
+(``next_due``: the card controller's deal, board and missing-card timers and the table clearing, the chips
+settling, the absent-at-deal decision, the action clock), and a tick before the earliest only moves the table time.
+(What a card read late waits for is also decided at the next card that comes after its time, as the order of the
+cards requires; the card controller does that without asking the parts whose timers are not due.)
+
 The card controller's parts, the chip layer and the deck audit emit into the one outbox made here
-(``controller.outbox``); the conduct rules and the clock are pure and return their rule events, which the game emits
-into it (with the rulings they apply), so the stream has one ``seq``; whatever waits for the floor is in its one
-queue (``controller.floor``). Commands are dispatched by name from a table.
+(``controller.outbox``); the conduct rules and the clock are pure and publish their rule events to the game as they
+come (``_rule_event``: into the outbox, with the rulings they apply), so the stream has one ``seq``; the betting
+engine returns its ``Ruling``, which the chip layer publishes. Whatever waits for the floor is in its one queue (``controller.floor``). Commands
+are dispatched by name from a table.
 """
 
 from __future__ import annotations
@@ -19,13 +30,13 @@ from controller.chip_betting import BettingSetup, ChipBetting
 from controller.clock import ActionClock, ClockRefused, ClockSettings
 from controller.commands import Command
 from controller.conduct import ConductRules, RuleEvent
-from controller.dealing import dead_seats
+from controller.dealing import DEAD_SEAT_TYPES, dead_seats
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
 from controller.floor import TABLE, FloorQueue
 from controller.levels import LevelSchedule
 from controller.outbox import CURRENT, Outbox
-from controller.table import TableController, TableSetup
+from controller.table import DUE_EARLY_S, TableController, TableSetup
 from hal.events import DeviceEvent, SensorEvent, ZoneEvent
 from hal.zone_names import Zone
 
@@ -35,6 +46,7 @@ UNREGISTERED_RUN = 3  # this many unknown tags in a row on the card zones, and n
 FLOOR_KILLS = ("hand_may_be_dead", "hand_dead", "floor_decides", "hand_dead_facing_bet")
 MUCKED_WINNER = "winning_hand_mucked"  # its award waits for the floor, past the end of the hand
 CONDUCT_SETTLE_S = 0.6  # the absent-at-deal decision waits this long for presence changes still being debounced
+ASK_NOW = float("-inf")  # _quiet_until after an input: the next tick asks every part
 
 Result = tuple[list[DomainEvent], "str | None"]
 
@@ -42,6 +54,11 @@ Result = tuple[list[DomainEvent], "str | None"]
 class GameController:
     """The interface of ``TableController`` (``handle``, ``handle_device``, ``handle_command``, ``tick``,
     ``snapshot``, ``on_table``), over cards and chips."""
+
+    # (class defaults for the timer bookkeeping: a controller pickled by older code, without them, asks every part on
+    # every tick, as that code did)
+    _quiet_until = ASK_NOW
+    _turn_moved = False
 
     def __init__(self, setup: TableSetup, betting: BettingSetup | None = None, audit_hands: int = 50):
         self.players: dict[int, dict[str, str]] = {}  # seat → {"name", optional "player_id"} (seat_player)
@@ -54,13 +71,20 @@ class GameController:
                         if betting and betting.chips else None)
         # the dealing rules ask the betting how far it is
         self.cards = TableController(setup, self.betting, self.out, self.floor)
-        self.deck_audit = DeckAudit(audit_hands)  # every card of the deck must show up within audit_hands hands
+        self.deck_audit = DeckAudit(self.out, audit_hands)  # every card of the deck must show up within audit_hands hands
         self._card_uids = {uid for deck in (setup.decks or {"": setup.deck}).values() for uid in deck} | set(setup.deck)
         # the conduct the seat sensors see and the action clock (docs/conduct.md), by the table's house profile
-        self.conduct = ConductRules(setup.rules, setup.seats, settle_s=CONDUCT_SETTLE_S)
-        self.clock = ActionClock(ClockSettings(profile=setup.rules), seats=setup.seats)
+        # their events go into the outbox as they come, each ruling applied before the next event (_rule_event)
+        self.conduct = ConductRules(setup.rules, setup.seats, settle_s=CONDUCT_SETTLE_S, publish=self._conduct_event)
+        self.clock = ActionClock(ClockSettings(profile=setup.rules), seats=setup.seats, publish=self._clock_event)
         self._rules_t = float("-inf")  # the latest time given to the rules: their clock never goes back
         self._turn: int | None = None  # the seat the clock runs for
+        # A ruling of the clock or the seat sensors moved the betting after the input's events were looked at (a
+        # hand killed on a tick): the next input looks at the seat to act again, even if it makes no event.
+        self._turn_moved = False
+        # Before this time (the rules' time) no part has anything due: a tick only moves the table time. Every
+        # input sets it back (it may have set a timer); the tick after it asks the parts again.
+        self._quiet_until = ASK_NOW
         self._dealt: dict[int, int] = {}  # this hand's hole cards per seat, to see when the deal is complete
         self._deal_done = False
         self.tick_changed = False
@@ -101,6 +125,7 @@ class GameController:
     # ---- inputs -------------------------------------------------------------------------------------
 
     def handle(self, event: ZoneEvent) -> list[DomainEvent]:
+        self._quiet_until = ASK_NOW
         if self.betting is not None and event.uid not in self._card_uids:
             if Zone.parse(event.zone).kind in CHIP_ZONES:
                 self.out.begin(event.t)
@@ -111,19 +136,22 @@ class GameController:
         return self._conduct_after(self._then_chips(self.cards.handle(event)), event.t)
 
     def handle_device(self, event: DeviceEvent) -> list[DomainEvent]:
+        self._quiet_until = ASK_NOW
         return self._conduct_after(self._then_chips(self.cards.handle_device(event)), event.t)
 
     def handle_sensor(self, event: SensorEvent) -> list[DomainEvent]:
         """A seat sensor changed (``rfid_table.service.table_gpio.GpioConsole``): the device and presence rules judge
         it."""
+        self._quiet_until = ASK_NOW
         t = max(self._rules_t, event.t)
         self.out.begin(event.t)
-        self._emit_rules(self.clock.tick(t))  # what the clock had due comes first
-        self._emit_rules(self.conduct.sensor(event))
+        self.clock.tick(t)  # what the clock had due comes first
+        self.conduct.sensor(event)
         return self._conduct_after(self.out.take(), t)
 
     def handle_command(self, command: Mapping[str, Any] | Command, t: float) -> Result:
         """A validated command; returns its events, or why it was refused (nothing changes then)."""
+        self._quiet_until = ASK_NOW
         command = Command.of(command)
         return self._COMMANDS.get(command.name, GameController._to_cards)(self, command, t)
 
@@ -167,7 +195,6 @@ class GameController:
         """``start_clock``: without a seat, on the seat to act; a refusal changes nothing."""
         t = max(self._rules_t, t)
         seat = command.get("seat")
-        produced: list[RuleEvent] = []
         if self.betting is None:
             # Without the chips the table does not know whose turn it is: the floor names the seat it calls the
             # clock on, and the clock runs for that seat until it is stopped, the seat folds or the hand ends.
@@ -180,11 +207,11 @@ class GameController:
             if seat != self.clock.seat or self.clock.phase(t) == "idle":
                 if self.clock.phase(t) in ("minute", "count"):
                     return [], f"the clock is already running on seat {self.clock.seat}"
-                produced = self.clock.turn(seat, t)
+                self.clock.turn(seat, t)
                 self._turn = seat
         elif (refusal := self._not_to_act(seat)) is not None:
             return [], refusal
-        return self._clock_answer(t, lambda: produced + self.clock.start(t, command.by))
+        return self._clock_answer(t, lambda: self.clock.start(t, command.by))
 
     def _stop_clock(self, command: Command, t: float) -> Result:
         t = max(self._rules_t, t)
@@ -204,14 +231,14 @@ class GameController:
         return f"seat {seat} is not to act" + (f" (seat {self.clock.seat} is)" if self.clock.seat else
                                                ": no player is to act")
 
-    def _clock_answer(self, t: float, clock_call: Callable[[], list[RuleEvent]]) -> Result:
-        """What the clock made of a command, into the outbox; a refusal of the clock changes nothing."""
+    def _clock_answer(self, t: float, clock_call: Callable[[], object]) -> Result:
+        """What the clock made of a command, in the outbox (each event at its own time); a refusal of the clock
+        changes nothing and publishes nothing."""
         try:
-            produced = clock_call()
+            clock_call()
         except ClockRefused as exc:
             return [], str(exc)
         self.out.begin(t)
-        self._emit_rules(produced)
         self._rules_t = t
         return self.out.take(), None
 
@@ -355,26 +382,52 @@ class GameController:
 
     def tick(self, now: float) -> list[DomainEvent]:
         """Let time pass. ``tick_changed`` says whether it changed anything though it gave no event (the
-        daemon journals such a tick too, so that a replay takes the same path)."""
+        daemon journals such a tick too, so that a replay takes the same path). Before the parts' earliest
+        deadline (``_next_due``) a tick only moves the table time."""
+        if max(self._rules_t, now) < self._quiet_until:
+            self.out.begin(now)
+            self.tick_changed = False
+            return []
         before, turn = self._rules_t, self._turn
-        events = self._then_chips(self.cards.tick(now))
+        events = self.cards.tick(now)
+        if events:
+            events = self._then_chips(events)
         if self.betting is not None:
             self.betting.tick(now)
         out = self._conduct_after(events + self.out.take(), now)
         t = max(self._rules_t, now)
         pending = self.conduct.deal_decision_pending()
-        self._emit_rules(self.conduct.tick(t))
-        self._emit_rules(self.clock.tick(t))
+        self.conduct.tick(t)
+        self.clock.tick(t)
         out += self.out.take()
         self.tick_changed = self._turn != turn or pending != self.conduct.deal_decision_pending()
         self._rules_t = t if out or self.tick_changed else before  # an unjournaled tick leaves no trace
+        self._quiet_until = self._next_due()
         return out
+
+    def _next_due(self) -> float:
+        """The earliest time a part's tick has something to do: the card controller's timers, the chips settling,
+        the absent-at-deal decision, the action clock (each a moment early: a part asked early does nothing).
+        An absent player's turn (DE 6) and a ruling that moved the betting are looked at on every tick."""
+        if self._turn_moved or self._turn in self._check_or_fold:
+            return float("-inf")
+        due = min(self.cards.next_due(), self.conduct.next_due(), self.clock.next_due())
+        if self.betting is not None:
+            due = min(due, self.betting.next_due())
+        return due - DUE_EARLY_S
 
     # ---- conduct and the clock ----------------------------------------------------------------------
 
     def _conduct_after(self, events: list[DomainEvent], t: float) -> list[DomainEvent]:
         """Give the rules what this input did to the hand (docs/conduct.md, "Wiring it into the controller"), then
-        the clock the seat to act; their events follow the input's, in the same sequence."""
+        the clock the seat to act; their events follow the input's, in the same sequence.
+
+        An input that made no event changed nothing the rules learn from, and the seat to act is still the one the
+        clock was told last (every input that moves the betting emits its action): nothing to do but keep the time.
+        Only an absent player's turn (DE 6) is looked at again, as it may be ruled again."""
+        if not events and not self._turn_moved and self._turn not in self._check_or_fold:
+            self._rules_t = max(self._rules_t, t)
+            return events
         for event in events:
             self._hand_progress(event)
         t = max(self._rules_t, t)
@@ -382,7 +435,7 @@ class GameController:
             if self._turn is not None and any(e.type in ("hand_ended", "misdeal") or (
                     e.type == "fold" and e.public.get("seat") == self._turn) for e in events):
                 self._turn = None
-                self._emit_rules(self.clock.turn(None, t))
+                self.clock.turn(None, t)
             self._rules_t = t
             return events + self.out.take()
         seat = self._to_act()
@@ -400,61 +453,85 @@ class GameController:
             seat = self._to_act()
         out = events + self.out.take()
         acted = any(e.type in ("action", "betting_started", "fold", "hand_ended", "misdeal") for e in out)
+        self._turn_moved = False
         if seat != self._turn or (acted and seat is not None):
             self._turn = seat
             facing = self.betting.to_call(seat) > 0 if seat is not None else None
-            self._emit_rules(self.clock.turn(seat, t, facing_bet=facing))
+            self.clock.turn(seat, t, facing_bet=facing)
         self._rules_t = t
         return out + self.out.take()
 
     def _hand_progress(self, event: DomainEvent) -> None:
+        """What one event of the input tells the conduct rules, by its type (``_PROGRESS``); the rest tell them
+        nothing, but the hands the dealing rules killed (``dead_seats``)."""
         t = max(self._rules_t, event.t)
-        conduct = self.conduct
-        if event.type == "hand_started":
-            self._dealt, self._deal_done = {}, False
-            # a new hand: the award was made as the cards lay
-            self.floor.drop([i for i, wait in self.floor.of(TABLE).items() if wait.code == MUCKED_WINNER])
-            self._emit_rules(conduct.hand_started(t, event.hand))
-        elif event.type == "card_dealt":
-            seat = event.public["seat"]
-            self._dealt[seat] = event.public.get("count", self._dealt.get(seat, 0) + 1)
-            self._emit_rules(conduct.card_dealt(seat, t, event.hand))
-            if (not self._deal_done and len(self._dealt) >= 2
-                    and all(n >= self.cards.setup.hole_cards for n in self._dealt.values())):
-                self._deal_complete(t)
-        elif event.type in ("betting_started", "board_card", "burn"):
-            if not self._deal_done and self._dealt:
-                self._deal_complete(t)
-        elif event.type == "fold":
-            self._emit_rules(conduct.folded(event.public["seat"], t))
-        elif dead_seats(event.type, event.public):  # the dealing rules killed hands: those seats are out
-            for seat in dead_seats(event.type, event.public):
-                self._emit_rules(conduct.folded(seat, t))
-        elif event.type in ("hand_ended", "misdeal"):
-            self._dealt, self._deal_done = {}, False
-            self._check_or_fold.clear()
-            # the hand is over: nothing left to rule on but its award
-            self.floor.drop([i for i, wait in self.floor.of(TABLE).items() if wait.hand in (event.hand, None)
-                             and wait.code != MUCKED_WINNER])
-            self._emit_rules(conduct.hand_ended(t))
+        step = self._PROGRESS.get(event.type)
+        if step is not None:
+            step(self, event, t)
+        elif event.type in DEAD_SEAT_TYPES:
+            for seat in dead_seats(event.type, event.public):  # the dealing rules killed hands: those seats are out
+                self.conduct.folded(seat, t)
         self._rules_t = t
+
+    def _progress_hand_started(self, event: DomainEvent, t: float) -> None:
+        self._dealt, self._deal_done = {}, False
+        # a new hand: the award was made as the cards lay
+        self.floor.drop([i for i, wait in self.floor.of(TABLE).items() if wait.code == MUCKED_WINNER])
+        self.conduct.hand_started(t, event.hand)
+
+    def _progress_card_dealt(self, event: DomainEvent, t: float) -> None:
+        seat = event.public["seat"]
+        self._dealt[seat] = event.public.get("count", self._dealt.get(seat, 0) + 1)
+        self.conduct.card_dealt(seat, t, event.hand)
+        if (not self._deal_done and len(self._dealt) >= 2
+                and all(n >= self.cards.setup.hole_cards for n in self._dealt.values())):
+            self._deal_complete(t)
+
+    def _progress_betting_begun(self, event: DomainEvent, t: float) -> None:
+        if not self._deal_done and self._dealt:
+            self._deal_complete(t)
+
+    def _progress_fold(self, event: DomainEvent, t: float) -> None:
+        self.conduct.folded(event.public["seat"], t)
+
+    def _progress_hand_over(self, event: DomainEvent, t: float) -> None:
+        self._dealt, self._deal_done = {}, False
+        self._check_or_fold.clear()
+        # the hand is over: nothing left to rule on but its award
+        self.floor.drop([i for i, wait in self.floor.of(TABLE).items() if wait.hand in (event.hand, None)
+                         and wait.code != MUCKED_WINNER])
+        self.conduct.hand_ended(t)
+
+    _PROGRESS: dict[str, Callable[["GameController", DomainEvent, float], None]] = {
+        "hand_started": _progress_hand_started, "card_dealt": _progress_card_dealt,
+        "betting_started": _progress_betting_begun, "board_card": _progress_betting_begun,
+        "burn": _progress_betting_begun, "fold": _progress_fold,
+        "hand_ended": _progress_hand_over, "misdeal": _progress_hand_over,
+    }
 
     def _deal_complete(self, t: float) -> None:
         self._deal_done = True
-        self._emit_rules(self.conduct.deal_complete(t, sorted(self._dealt)))
+        self.conduct.deal_complete(t, sorted(self._dealt))
 
     def _to_act(self) -> int | None:
         return self.betting.to_act() if self.betting is not None else None
 
-    def _emit_rules(self, produced: list[RuleEvent]) -> None:
-        """The rule events of the conduct rules and the clock, into the outbox; a ruling they apply by themselves
-        is applied at once."""
-        for rule_event in produced:  # outside a hand (a player sitting down between hands) the hand is null
-            hand = rule_event.hand if rule_event.hand is not None else (
-                (self.cards.hand or None) if self.cards.in_hand or rule_event.type.startswith(("clock", "time"))
-                else None)
-            self.floor.note(self.out.emit(rule_event.type, dict(rule_event.public), {}, t=rule_event.t, hand=hand))
-            self._apply_conduct_ruling(rule_event)
+    def _conduct_event(self, rule_event: RuleEvent) -> None:
+        """What the conduct rules publish: in its hand, or (the rules know none) the table's current hand; outside
+        a hand (a player sitting down between hands) the hand is null."""
+        hand = rule_event.hand if rule_event.hand is not None else (
+            (self.cards.hand or None) if self.cards.in_hand else None)
+        self._rule_event(rule_event, hand)
+
+    def _clock_event(self, rule_event: RuleEvent) -> None:
+        """What the action clock publishes: it belongs to the table's latest hand (the clock knows no hands)."""
+        self._rule_event(rule_event, rule_event.hand if rule_event.hand is not None else (self.cards.hand or None))
+
+    def _rule_event(self, rule_event: RuleEvent, hand: int | None) -> None:
+        """One event of the conduct rules or the clock, into the outbox at its own time; a ruling that needs the
+        floor waits for it, and one the rule applies by itself is applied now, before their next event."""
+        self.floor.note(self.out.emit(rule_event.type, dict(rule_event.public), {}, t=rule_event.t, hand=hand))
+        self._apply_conduct_ruling(rule_event)
 
     def _kill(self, seat: int, rule: str, t: float) -> None:
         """A ruling killed the seat's hand: the betting folds it (without chips: the card controller takes the
@@ -462,9 +539,10 @@ class GameController:
         if self.betting is not None:
             with self.out.stamped(t):
                 self.betting.dead_hand(seat, rule)
+            self._turn_moved = True
         else:
             self.cards.hand_dead(seat)
-        self._emit_rules(self.conduct.folded(seat, max(self._rules_t, t)))
+        self.conduct.folded(seat, max(self._rules_t, t))
 
     def _apply_conduct_ruling(self, rule_event: RuleEvent) -> None:
         """A ruling the rule applies by itself (no floor): the clock ran out or a player was away at the end of the
@@ -487,12 +565,15 @@ class GameController:
         elif public.get("ruling") == "check":
             with self.out.stamped(rule_event.t):
                 self.betting.ruled_check(public["seat"], rule)
+            self._turn_moved = True
 
     # ---- the card controller's events, on to the deck audit and the chips ----------------------------
 
     def _then_chips(self, events: list[DomainEvent]) -> list[DomainEvent]:
         """The card controller's events of one input, then what the level schedule, the deck audit and the chip
         layer make of them, in that order."""
+        if not events:
+            return events
         started = next((e for e in events if e.type == "hand_started"), None)
         if started is not None and self.levels is not None and (number := self.levels.hand_started()) is not None:
             # the announced level runs from this hand: before its blinds are read
@@ -503,15 +584,9 @@ class GameController:
                 self._unknown_run += 1
             elif event.type in ("card_dealt", "board_card", "burn"):
                 self._unknown_run = 0
-            report = self.deck_audit.card_event(event.type, event.public, event.secret)
-            if report is not None:
-                self.out.emit("deck_audit", report, None, t=event.t, hand=_hand_of(event))
+        self.deck_audit.card_events(events)
         if self.betting is not None:
-            button = self.cards.button
-            for event in events:
-                # the card controller may already be in the next hand (its first card ended this one)
-                with self.out.stamped(event.t, _hand_of(event)):
-                    self.betting.card_event(event.type, event.public, event.secret, event.t, button)
+            self.betting.card_events(events, self.cards.button)
         return events + self.out.take()
 
     @staticmethod
@@ -542,6 +617,7 @@ class GameController:
 
     def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
         """Take over :meth:`checkpoint_state` on a controller just made from this table's setup."""
+        self._quiet_until = ASK_NOW
         self.cards.restore_checkpoint_state(state["cards"])  # the outbox's numbering (the same seq) with it
         self._rules_t = float("-inf") if state["rules_t"] is None else float(state["rules_t"])
         self.deck_audit.restore_checkpoint_state(state["deck_audit"])
@@ -570,7 +646,3 @@ class GameController:
             entry["player"] = dict(player) if player else None
         return snap
 
-
-def _hand_of(event: DomainEvent) -> Any:
-    """The hand what follows from ``event`` belongs to: the event's, or (an event outside any hand) the current one."""
-    return event.hand if event.hand is not None else CURRENT

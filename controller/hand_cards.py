@@ -36,6 +36,31 @@ class HandCards:
         self.street_acted = False  # a fold or a declaration since the latest board card (the cards' view)
         self.folds_seen: list[int] = []  # the seats that folded this hand, in order (actions without chips)
 
+    def start(self) -> None:
+        """The hand's first card arrived."""
+        self.in_hand = True
+
+    def end(self) -> None:
+        self.in_hand = False
+
+    def misdealt(self) -> None:
+        """The hand is void: nothing of its deal counts until the cards are dealt again."""
+        self.void = True
+        self.deal.abandon()
+
+    def betting_begun(self) -> None:
+        """A burn or a board card: the deal is over and the betting has begun."""
+        self.after_deal = True
+
+    def action_seen(self) -> None:
+        """A fold or a declaration: the betting has begun and someone acted on this street."""
+        self.after_deal = True
+        self.street_acted = True
+
+    def new_street(self) -> None:
+        """A board card: no one has acted on the new street yet."""
+        self.street_acted = False
+
     def live_seats(self) -> list[int]:
         return [n for n, s in self.seats.items() if s.cards and not s.folded]
 

@@ -34,13 +34,13 @@ HAND_AUDIT_RULES = ["PP Irregularities 10"]  # cards missing from the deck: resu
 
 
 class MissingCardWatch:
-    def __init__(self, out: Outbox, irregularities: Irregularities, hand: HandCards, board: Board,
+    def __init__(self, out: Outbox, irregularities: Irregularities, hand_cards: HandCards, board: Board,
                  missing_card_s: float):
         if not missing_card_s >= 0:
             raise ValueError(f"missing_card_s must be 0 (not checked) or more seconds, not {missing_card_s!r}")
         self.out = out
         self.irregularities = irregularities
-        self.hand = hand
+        self.hand_cards = hand_cards
         self.board = board
         self.limit = missing_card_s  # 0: not checked
         self.new_hand()
@@ -69,12 +69,21 @@ class MissingCardWatch:
         elif self._watch_from is None:
             self._watch_from = self.out.now
 
+    def next_due(self) -> float:
+        """The earliest time ``check`` can report a card: the first absence to reach ``missing_card_s``, counted from
+        when absences count (inf: nothing to report however long it lasts)."""
+        if not self._off_since or self.limit <= 0 or self._watch_from is None:
+            return float("inf")
+        missing = self.missing
+        since = min([s for card, (s, _zone) in self._off_since.items() if card not in missing], default=float("inf"))
+        return max(since, self._watch_from) + self.limit
+
     def check(self, holding: bool, on_table: Mapping[str, str], deck: Mapping[str, str]) -> None:
         """Report the cards that have been off the table too long (``on_table``: tag → zone of what lies there)."""
         now = self.out.now
         if not self._off_since or self.limit <= 0 or self._watch_from is None or holding:
             return
-        hand = self.hand
+        hand = self.hand_cards
         if len(hand.live_seats()) < 2:
             return  # the hand is decided: what leaves the table now is the gathering
         if not any(Zone.parse(zone).place in ("seat", "board") and deck.get(uid) in hand.uids
@@ -92,7 +101,7 @@ class MissingCardWatch:
     def _in_play(self, card: str) -> bool:
         """A card the hand needs on the table until the end: not one in the muck (accounted for), nor one out of
         the play (exposed, extra or boxed cards set aside, premature cards taken back to the stub)."""
-        hand, board = self.hand, self.board
+        hand, board = self.hand_cards, self.board
         if card in board.burns and card not in board.cards and board.runs.reshuffle_allowed():
             return False  # a hand run more than once: the dealer may shuffle the burn cards again (CA GR 15.3)
         return card not in hand.mucked and (card in hand.owner or card in board.cards or card in board.burns)
@@ -102,7 +111,7 @@ class MissingCardWatch:
         cards secure). A missing card is missing from the deck (PP Irregularities 10)."""
         if not self.missing:
             return
-        hand, board = self.hand, self.board
+        hand, board = self.hand_cards, self.board
         places: dict[str, Any] = {"seats": {}, "board": [], "burn": [], "muck": [], "other": []}
         missing: list[str] = []
         for card in hand.uids:  # in the order the hand saw them

@@ -15,13 +15,13 @@ from controller.rules import EXPOSED_REPLACE_NOW, RuleProfile
 
 
 class OutOfPlay:
-    def __init__(self, out: Outbox, irregularities: Irregularities, hand: HandCards, board: Board,
-                 dealing: DealRulings, profile: RuleProfile, exposed_by: str):
+    def __init__(self, out: Outbox, irregularities: Irregularities, hand_cards: HandCards, board: Board,
+                 deal_rulings: DealRulings, profile: RuleProfile, exposed_by: str):
         self.out = out
         self.irregularities = irregularities
-        self.hand = hand
+        self.hand_cards = hand_cards
         self.board = board
-        self.dealing = dealing
+        self.deal_rulings = deal_rulings
         self.profile = profile
         self.exposed_by = exposed_by
         self.boxed = 0  # cards found face up in the deck, this deal (counted from before its first card)
@@ -29,7 +29,7 @@ class OutOfPlay:
     # ---- the muck -----------------------------------------------------------------------------------
 
     def muck(self, card: str) -> None:
-        hand = self.hand
+        hand = self.hand_cards
         if card in hand.mucked:
             return
         if not hand.in_hand:
@@ -37,14 +37,14 @@ class OutOfPlay:
             return
         seat = hand.owner.get(card)
         if seat is not None:
-            self.dealing.close_soon()  # a fold: the betting has begun, so the deal is over
+            self.deal_rulings.close_soon()  # a fold: the betting has begun, so the deal is over
         hand.mucked.append(card)
         if seat is not None:
-            hand.after_deal = True
+            hand.betting_begun()
             place = hand.seats[seat]
             if not place.folded and len(hand.live_seats()) > 1:
                 place.folded = True
-                hand.street_acted = True
+                hand.action_seen()
                 hand.folds_seen.append(seat)
                 self.out.emit("fold", {"seat": seat}, {"cards": list(place.cards)})
         elif card not in self.board.cards and card not in self.board.burns and card not in hand.retired \
@@ -55,7 +55,7 @@ class OutOfPlay:
 
     def exposed_zone(self, card: str, zone: str) -> None:
         """A card on the exposed zone during a hand (the deal's first card may start it)."""
-        hand = self.hand
+        hand = self.hand_cards
         if card in hand.retired or card in self.board.cards or card in self.board.burns or card in hand.mucked:
             return  # already out of the play, or face up anyway
         deal = hand.deal
@@ -74,7 +74,7 @@ class OutOfPlay:
     def exposed_command(self, seat: int | None) -> str | None:
         """``exposed_card``: the dealer exposed the latest card of ``seat`` (or the one due to it); without a seat, a
         boxed card. Returns why it was refused, or None."""
-        hand = self.hand
+        hand = self.hand_cards
         if self.exposed_by == "zone":
             return "this table reports exposed cards on its exposed zone: place the card there"
         if seat is None:
@@ -97,7 +97,7 @@ class OutOfPlay:
                   counted: bool = False) -> None:
         """The dealer exposed a card of the deal: ``in_flight`` before it reached ``seat`` (the seat it was due to),
         otherwise after."""
-        hand = self.hand
+        hand = self.hand_cards
         deal = hand.deal
         report = self.irregularities.report
         cards = [card] if card else []
@@ -123,10 +123,10 @@ class OutOfPlay:
         extra = {"during_deal": True, "position": position + 1}
         if position <= 1 or deal.exposed >= 2:
             code = "first_cards_exposed" if position <= 1 else "cards_exposed"
-            ruling, rules = self.dealing.misdeal_or(PLAY_ON)
+            ruling, rules = self.deal_rulings.misdeal_or(PLAY_ON)
             ident = report(code, ruling, seats=seats, cards=cards, zone=zone, rules=rules, extra=extra)
             if ruling == MISDEAL:
-                self.dealing.misdeal(code, self.irregularities.rules_of(ident), ident)
+                self.deal_rulings.misdeal(code, self.irregularities.rules_of(ident), ident)
                 return
             # substantial action (it cannot happen before the deal is over): the card is replaced as below
         replace_now = self.profile.exposed_hole_card == EXPOSED_REPLACE_NOW
@@ -152,14 +152,14 @@ class OutOfPlay:
     def boxed_card(self, card: str | None, zone: str | None) -> None:
         """A card found face up in the deck: not used, replaced by the next card (PP Irregularities 7); two in
         one deal are a misdeal (PP Misdeals 1c)."""
-        hand = self.hand
+        hand = self.hand_cards
         self.boxed += 1
         if card and hand.in_hand:
             hand.retired[card] = "boxed"
         ruling, rules = REPLACE_CARD, []
         if hand.in_hand and not hand.void and self.boxed >= 2:
-            ruling, rules = self.dealing.misdeal_or(REPLACE_CARD)
+            ruling, rules = self.deal_rulings.misdeal_or(REPLACE_CARD)
         ident = self.irregularities.report("boxed_card", ruling, seats=[], cards=[card] if card else [], zone=zone,
                                            rules=rules, extra={"count": self.boxed})
         if ruling == MISDEAL:
-            self.dealing.misdeal("boxed_card", self.irregularities.rules_of(ident), ident)
+            self.deal_rulings.misdeal("boxed_card", self.irregularities.rules_of(ident), ident)

@@ -10,8 +10,7 @@ business: the part that answers a ruling puts it in the floor queue (``controlle
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from controller.domain import DomainEvent
 
@@ -55,19 +54,32 @@ class Outbox:
         self.seq += 1
         return DomainEvent(self.seq, type_, t, self.hand, public, secret or {})
 
-    @contextmanager
-    def stamped(self, t: float | None = None, hand: Any = CURRENT) -> Iterator[None]:
-        """Emit with another time or hand for a while: what one input makes of an event of the hand it ended
-        belongs to that hand, and a ruling belongs to the moment it was made."""
-        now, current = self.now, self.hand
-        self.now = now if t is None else t
-        self.hand = current if hand is CURRENT else hand
-        try:
-            yield
-        finally:
-            self.now, self.hand = now, current
+    def stamped(self, t: float | None = None, hand: Any = CURRENT) -> "_Stamped":
+        """Emit with another time or hand for a while (``with out.stamped(t, hand):``): what one input makes of an
+        event of the hand it ended belongs to that hand, and a ruling belongs to the moment it was made."""
+        return _Stamped(self, t, hand)
 
     def take(self) -> list[DomainEvent]:
         """The events emitted since the last ``take``, oldest first."""
         events, self._events = self._events, []
         return events
+
+
+class _Stamped:
+    """The context of :meth:`Outbox.stamped` (a class rather than a generator: it runs for every card event)."""
+
+    __slots__ = ("out", "t", "hand", "saved")
+
+    def __init__(self, out: Outbox, t: float | None, hand: Any):
+        self.out, self.t, self.hand = out, t, hand
+
+    def __enter__(self) -> None:
+        out = self.out
+        self.saved = (out.now, out.hand)
+        if self.t is not None:
+            out.now = self.t
+        if self.hand is not CURRENT:
+            out.hand = self.hand
+
+    def __exit__(self, *exc: object) -> None:
+        self.out.now, self.out.hand = self.saved

@@ -141,7 +141,42 @@ def _toml_value(value: Any) -> str:
 
 
 def loads(text: str) -> dict[str, Any]:
-    return tomllib.loads(text)
+    """A PHH hand history's fields. A text exactly as :func:`dumps` writes it (the table's own histories, read
+    back by the replay and the exports) is read without the TOML parser, which took as long as replaying the hand."""
+    written = _read_written(text)
+    return written if written is not None else tomllib.loads(text)
+
+
+def _read_written(text: str) -> dict[str, Any] | None:
+    """The fields of ``text`` if it is byte for byte what :func:`dumps` writes for them (so TOML reads the same
+    fields from it); None for any other text. Its values are written as JSON writes them (integers, true and false,
+    strings, lists), so the lines are put together as one JSON object and read at once."""
+    members: list[str] = []
+    lines = text.split("\n")
+    i = 0
+    try:
+        while i < len(lines):
+            line = lines[i]
+            i += 1
+            if not line:
+                continue
+            key, sep, raw = line.partition(" = ")
+            if not sep:
+                return None
+            if raw == "[":  # a list of strings, one a line, each followed by a comma
+                items = []
+                while lines[i] != "]":
+                    items.append(lines[i][2:-1])
+                    i += 1
+                i += 1
+                raw = "[" + ",".join(items) + "]"
+            members.append(json.dumps(key) + ":" + raw)
+        fields = json.loads("{" + ",".join(members) + "}")
+        if len(fields) != len(members):  # a key given twice: TOML's error to report
+            return None
+        return fields if dumps(fields) == text else None
+    except (ValueError, IndexError, TypeError):
+        return None
 
 
 def replay(phh: Mapping[str, Any], rules: RuleProfile = TDA) -> tuple[BettingHand, dict[int, list[str]], list[str],

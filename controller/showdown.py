@@ -44,6 +44,12 @@ def showdown_evaluator():
     return _phevaluator()[0]
 
 
+def omaha_evaluator():
+    """phevaluator's rank of the best hand of two of four hole cards and three of five board cards (the scale of
+    :func:`showdown_evaluator`)."""
+    return _phevaluator()[1]
+
+
 def hand_rank(variant: Variant, hole: Sequence[str], board: Sequence[str]) -> int:
     """phevaluator's rank of the best five-card hand: smaller is stronger (1 = royal flush)."""
     evaluate_cards, evaluate_omaha_cards = _phevaluator()

@@ -23,6 +23,10 @@ hand's cards are and the decks only keep state, and report through the irregular
 
 Commands (``controller.commands.Command``) are dispatched by name from ``_COMMANDS``.
 
+Timers: the deal's and the board's cards read late (``READ_ORDER_S``), the missing-card watch and the table
+clearing each have a deadline (``next_due`` of the parts); after every input the coordinator takes the earliest
+(``_reschedule``), and neither a tick nor a card asks a part before its deadline.
+
 How the hand is read:
 * the first card that reaches a seat while no hand is running starts a hand;
 * the deal is checked as it happens (``controller.dealing.Deal``). The eligible seats are those dealt in the last
@@ -58,7 +62,7 @@ from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, De
 from controller.decks import Decks
 from controller.domain import DomainEvent
 from controller.hand_cards import HandCards, Seat
-from controller.floor import FloorQueue, Irregularity
+from controller.floor import CARDS, FloorQueue, Irregularity
 from controller.irregularities import Irregularities
 from controller.levels import Level
 from controller.missing_cards import MissingCardWatch
@@ -72,6 +76,10 @@ from hal.zone_names import Zone
 EXPOSED_ZONE = "exposed"  # where a table with an exposed-card zone has the dealer put exposed cards
 EXPOSED_BY = ("console", "zone")
 NOT_AVAILABLE = "not available on this table"
+# The parts' deadlines are taken this much early: whether a deadline has come is each part's own test (``now - since >=
+# limit``), which a deadline computed as ``since + limit`` may miss by a rounding. Asked early, a part decides nothing.
+DUE_EARLY_S = 1e-3
+NEVER = float("inf")
 
 __all__ = ["BettingProgress", "Irregularity", "NoBetting", "Seat", "TableController", "TableSetup"]
 
@@ -115,6 +123,7 @@ class TableSetup:
 
 
 class TableController:
+    _decide_due = _watch_due = _due = float("-inf")  # a controller pickled by older code: every timer asked
     def __init__(self, setup: TableSetup, betting: BettingProgress | None = None, out: Outbox | None = None,
                  floor: FloorQueue | None = None):
         """``betting``: what the betting layer knows of the action (without it: no action has happened but the folds
@@ -142,17 +151,20 @@ class TableController:
         progress = betting if betting is not None else NoBetting()
         self.irregularities = Irregularities(self.out, self.floor, self.profile)
         self.hand_cards = HandCards(setup.seats, self._plan(), self.button)
-        self.community = Board(self.out, self.irregularities, self.hand_cards, progress, self.profile,
+        self.board_part = Board(self.out, self.irregularities, self.hand_cards, progress, self.profile,
                                double_board=setup.double_board)
-        self.dealing = DealRulings(self.out, self.irregularities, self.hand_cards, self.community, progress,
+        self.deal_rulings = DealRulings(self.out, self.irregularities, self.hand_cards, self.board_part, progress,
                                    self.profile, setup.hole_cards, folds_are_the_action=not progress.reads_chips,
                                    max_players=setup.max_players,
                                    limit_rules=(limit_rule(setup.double_board),) if setup.max_players < 10 else ())
-        self.out_of_play = OutOfPlay(self.out, self.irregularities, self.hand_cards, self.community, self.dealing,
+        self.out_of_play = OutOfPlay(self.out, self.irregularities, self.hand_cards, self.board_part, self.deal_rulings,
                                      self.profile, setup.exposed_by)
         self.decks = Decks(self.irregularities, self.hand_cards, setup.decks, setup.deck_id, setup.deck)
-        self.watch = MissingCardWatch(self.out, self.irregularities, self.hand_cards, self.community,
+        self.watch = MissingCardWatch(self.out, self.irregularities, self.hand_cards, self.board_part,
                                       setup.missing_card_s)
+        # When the parts' timers next have something to decide (see _reschedule): before then an input or a tick
+        # does not ask them.
+        self._decide_due = self._watch_due = self._due = NEVER
 
     def _plan(self) -> Deal:
         eligible = self.eligible
@@ -174,8 +186,8 @@ class TableController:
     def _new_hand_state(self) -> None:
         self.hand_cards.reset(self._plan(), self.button)
         self.irregularities.new_hand()
-        self.community.new_hand()
-        self.dealing.new_hand()
+        self.board_part.new_hand()
+        self.deal_rulings.new_hand()
         self.decks.new_hand()
         self.watch.new_hand()
 
@@ -211,16 +223,16 @@ class TableController:
 
     @property
     def board(self) -> list[str]:
-        return self.community.cards
+        return self.board_part.cards
 
     @property
     def boards(self) -> list[list[str]]:
         """Every board of the hand, run by run: one, or several (runs, a double board)."""
-        return self.community.boards()
+        return self.board_part.boards()
 
     @property
     def burns(self) -> list[str]:
-        return self.community.burns
+        return self.board_part.burns
 
     @property
     def deck_id(self) -> str:
@@ -235,7 +247,7 @@ class TableController:
         return dict(self._on_table)
 
     def phase(self) -> str:
-        return self.community.street() if self.in_hand else "waiting"
+        return self.board_part.street() if self.in_hand else "waiting"
 
     def numbered_event(self, type_: str, t: float, public: dict[str, Any], secret: dict[str, Any] | None = None
                        ) -> DomainEvent:
@@ -248,7 +260,7 @@ class TableController:
     def handle(self, event: ZoneEvent) -> list[DomainEvent]:
         """Apply one zone event; return the domain events it causes, in order."""
         self.out.begin(event.t)
-        if self.in_hand:
+        if self.in_hand and self.out.now >= self._watch_due:
             self.watch.check(self._holding(), self._on_table, self.deck)  # what went missing up to now
         self._zone_event(event)
         self._note_hold()
@@ -259,8 +271,8 @@ class TableController:
             self._on_table.pop(event.uid, None)
             card = self.deck.get(event.uid)
             if Zone.parse(event.zone).kind == "board":
-                self.community.taken_back(card)
-                self.dealing.taken_back(card)
+                self.board_part.taken_back(card)
+                self.deal_rulings.taken_back(card)
             if self.in_hand and card is not None and self.hand_cards.uids.get(card) == event.uid:
                 self.watch.card_left(card, event.t, event.zone)
             if not self._on_table and self.in_hand:
@@ -299,13 +311,13 @@ class TableController:
         if kind == "seat":
             if not self.in_hand:
                 self._start_hand()
-            self.dealing.seat_card(card, seat, event.zone)
+            self.deal_rulings.seat_card(card, seat, event.zone)
         elif kind in ("board", "board2"):
-            if not self.community.later_board(card, kind):  # a later run's or the second board's card
-                self.dealing.board_card(card)
+            if not self.board_part.later_board(card, kind):  # a later run's or the second board's card
+                self.deal_rulings.board_card(card)
         elif kind == "burn":
-            if self.community.burn(card):
-                self.dealing.close_soon()  # the dealer burns for the flop: the deal is over
+            if self.board_part.burn(card):
+                self.deal_rulings.close_soon()  # the dealer burns for the flop: the deal is over
         elif kind == "muck":
             self.out_of_play.muck(card)
         elif kind == EXPOSED_ZONE:
@@ -341,38 +353,62 @@ class TableController:
         return self.out.take()
 
     def tick(self, now: float) -> list[DomainEvent]:
-        """Let time pass: reports the cards that went missing, ends the hand once the table has stayed clear long
-        enough."""
+        """Let time pass: decides what waited for cards read late, reports the cards that went missing, ends the hand
+        once the table has stayed clear long enough. Before the earliest of those deadlines a tick asks no part."""
         self.out.begin(now)
+        if now < self._due:
+            return []
         if self.in_hand:
             self._decide_late()
-        if self.in_hand:
+        if self.in_hand and now >= self._watch_due:
             self.watch.check(self._holding(), self._on_table, self.deck)
         if self.in_hand and self._cleared_at is not None and now - self._cleared_at >= self.setup.clear_after_s:
             self._end_hand()
         self._note_hold()  # changes with an event only (a ruling, the hand's end): a tick without one leaves no trace
         return self.out.take()
 
+    def next_due(self) -> float:
+        """The earliest time a tick has something to decide (a moment early; inf: nothing until the next input)."""
+        return self._due
+
     def _decide_late(self, now: float | None = None) -> None:
         """What waited for cards read late is decided once READ_ORDER_S has passed (at the end of the hand: now)."""
-        if self.void:
+        if self.void or (now is None and self.out.now < self._decide_due):
             return
         now = self.out.now if now is None else now
-        self.dealing.decide_held(now)
-        self.dealing.decide_early_board(now)
-        self.dealing.decide_close(now)
-        self.community.decide_fourth(now)
-        self.dealing.decide_fix()
-        self.community.decide_burns(now)
+        self.deal_rulings.decide_held(now)
+        self.deal_rulings.decide_early_board(now)
+        self.deal_rulings.decide_close(now)
+        self.board_part.decide_fourth(now)
+        self.deal_rulings.decide_fix()
+        self.board_part.decide_burns(now)
 
     def _holding(self) -> bool:
         """Absences do not count now: no hand, a void one, the floor to rule, or the table not seeing all its
         antennas."""
-        return (not self.in_hand or self.void or bool(self.irregularities.of_hand(self.hand))
+        return (not self.in_hand or self.void or self.floor.waits_in(self.hand, CARDS)
                 or any(r["link"] in ("down", "incompatible") or r["faulted_antennas"] for r in self.readers.values()))
 
     def _note_hold(self) -> None:
+        """After every input: the missing-card watch learns whether absences count, and the deadlines are taken
+        anew (only an input or a decision changes them)."""
         self.watch.note_hold(self._holding())
+        self._reschedule()
+
+    def _reschedule(self) -> None:
+        """When the parts' timers next have something to decide: the deal's and the board's cards read late
+        (``DealRulings.next_due``, ``Board.next_due``), a card gone too long (``MissingCardWatch.next_due``), the
+        table clear long enough to end the hand. None of them runs in a void hand but the last."""
+        if not self.in_hand:
+            self._decide_due = self._watch_due = self._due = NEVER
+            return
+        clear = self._cleared_at + self.setup.clear_after_s - DUE_EARLY_S if self._cleared_at is not None else NEVER
+        if self.void:
+            self._decide_due = self._watch_due = NEVER
+        else:
+            self._decide_due = min(self.deal_rulings.next_due(), self.board_part.next_due()) - DUE_EARLY_S
+            self._watch_due = self.watch.next_due() - DUE_EARLY_S
+        self._due = min(self._decide_due, self._watch_due, clear)
 
     def renumber_irregularity(self, old: int, new: int) -> None:
         """A layer that renumbers the events it publishes tells the controller the published number of an
@@ -380,15 +416,15 @@ class TableController:
         ``irregularity_resolved``, ``board_corrected``) name it as the floor saw it. Fields naming an irregularity in
         the events of the same step are the layer's to map."""
         self.irregularities.renumber(old, new)
-        self.community.renumber(old, new)
-        self.dealing.renumber(old, new)
+        self.board_part.renumber(old, new)
+        self.deal_rulings.renumber(old, new)
         self.watch.renumber(old, new)
 
     # ---- the hand -----------------------------------------------------------------------------------
 
     def _start_hand(self) -> None:
         self._new_hand_state()
-        self.hand_cards.in_hand = True
+        self.hand_cards.start()
         self.hand += 1
         self.out.hand = self.hand
         self.out.emit("hand_started", {})
@@ -397,7 +433,7 @@ class TableController:
         deal = self.deal
         self._decide_late(now=float("inf"))
         if not self.void and (deal.held or deal.fix is not None):
-            self.dealing.close()
+            self.deal_rulings.close()
         self.watch.audit()
         live = self.hand_cards.live_seats()
         boards = self.boards
@@ -421,7 +457,7 @@ class TableController:
         if self.next_players is not None:
             self.eligible, self.next_players = self.next_players, None
         self.out_of_play.deal_over()
-        self.hand_cards.in_hand = False
+        self.hand_cards.end()
         self._cleared_at = None
 
     def hand_dead(self, seat: int) -> None:
@@ -459,8 +495,7 @@ class TableController:
         if not self.in_hand:
             return "no hand is running"
         extra = {"amount": command["amount"]} if "amount" in command else {}
-        self.hand_cards.after_deal = True
-        self.hand_cards.street_acted = True
+        self.hand_cards.action_seen()
         self.out.emit("declaration", {"seat": command["seat"], "declaration": command["declaration"], **extra,
                                       **command.signed()})
         return None
@@ -471,10 +506,10 @@ class TableController:
         if self.void:
             return "the hand is already void (misdeal): deal again"
         cited = self.profile.cite("substantial_action")
-        if self.dealing.substantial():
+        if self.deal_rulings.substantial():
             return (f"substantial action has taken place ({cited}): a misdeal can no longer be called, the hand is "
                     "played to its end")
-        self.dealing.misdeal("called", [cited], None, command.signed() | command.noted())
+        self.deal_rulings.misdeal("called", [cited], None, command.signed() | command.noted())
         return None
 
     def _exposed_command(self, command: Command) -> str | None:
@@ -505,12 +540,12 @@ class TableController:
         """Why the board cannot be run ``times`` times now (the card controller's part), or None."""
         if not self.in_hand or self.void:
             return "no hand is running"
-        return self.community.runs.refusal(times, len(self.board))
+        return self.board_part.runs.refusal(times, len(self.board))
 
     def _run_it(self, command: Command) -> str | None:
         """``run_it``: all players agreed to deal the rest of the board ``times`` times (CA Actions 8), for
         ``pots`` (CA Actions 8e; the betting layer checks that no more action is possible)."""
-        refusal = self.community.runs.agree(command["times"], len(self.board)) if self.in_hand else \
+        refusal = self.board_part.runs.agree(command["times"], len(self.board)) if self.in_hand else \
             "no hand is running"
         if refusal is not None:
             return refusal
@@ -539,7 +574,7 @@ class TableController:
         irregularity = self.irregularities.waiting(ident)
         if irregularity is None:
             return f"no irregularity {ident} waits for the floor"
-        return self.community.floor_pick(irregularity, command["card"], command.signed())
+        return self.board_part.floor_pick(irregularity, command["card"], command.signed())
 
     def _floor(self, command: Command) -> str | None:
         """``confirm`` or ``override`` of an irregularity that waits for the floor: one ruling, answered either
@@ -552,21 +587,21 @@ class TableController:
             return "the ruling is the floor's random pick of the burn card: send floor_pick with the card"
         self.irregularities.answered(ident)
         result = irregularity.ruling if name == "confirm" else PLAY_ON
-        if result == MISDEAL and not (irregularity.data.get("void") or not self.dealing.substantial()):
+        if result == MISDEAL and not (irregularity.data.get("void") or not self.deal_rulings.substantial()):
             result = DEAD_HAND if "dead" in irregularity.data else PLAY_ON  # substantial action since
         dead = {"seats": list(irregularity.data.get("dead", irregularity.seats))} if result == DEAD_HAND else {}
         self.out.emit("floor_ruling", {"irregularity": ident, "code": irregularity.code,
                                        "decision": "confirmed" if name == "confirm" else "overridden",
                                        "result": result, **dead, **command.noted(), **command.signed()})
         if result == MISDEAL:
-            self.dealing.misdeal(irregularity.code, irregularity.rules, ident)
+            self.deal_rulings.misdeal(irregularity.code, irregularity.rules, ident)
         elif result == DEAD_HAND:
             self.hand_cards.kill(*irregularity.data.get("dead", irregularity.seats))
         elif name == "override":  # the floor rules that play goes on as dealt
             if irregularity.code in ("button_misplaced", "first_card_wrong_seat"):
-                self.deal.button = irregularity.data["dealt_button"]  # the deal was right: the table's button not
+                self.deal.accept_button(irregularity.data["dealt_button"])  # the deal was right: the table's button not
             else:
-                self.community.override(irregularity)
+                self.board_part.override(irregularity)
         return None
 
     _COMMANDS = {"select_deck": _select_deck, "declare": _declare, "misdeal": _misdeal_command,
@@ -586,7 +621,7 @@ class TableController:
         """Take over :meth:`checkpoint_state` on a controller just made from the same setup."""
         self.hand = int(state["hand"])
         self.out.restore(int(state["seq"]), self.hand or None, float(state["now"]))
-        self.hand_cards.in_hand = False
+        self.hand_cards.end()
         self.button = int(state["button"])
         self.next_button = state["next_button"]
         self.eligible = None if state["eligible"] is None else tuple(state["eligible"])
@@ -597,6 +632,7 @@ class TableController:
         self.readers = {name: {"link": r["link"], "faulted_antennas": list(r["faulted_antennas"])}
                         for name, r in state["readers"].items()}
         self._new_hand_state()  # the next deal's plan, from the button and the players above
+        self._reschedule()
 
     def snapshot(self, secure: bool) -> dict[str, Any]:
         """The table as it is now; hole and burn cards only when ``secure``."""

@@ -2,6 +2,7 @@
 
 from controller.cards import FULL_DECK
 from controller.deck_audit import DeckAudit
+from controller.outbox import Outbox
 from controller.table import TableController, TableSetup
 from hal.zones import DebounceSettings
 from sim.dealer import DealerSettings, SimDealer
@@ -11,8 +12,12 @@ from sim.table_driver import TableDriver
 DECK = {card_uid(i): card for i, card in enumerate(FULL_DECK)}
 
 
-def audits(audit: DeckAudit, events) -> list[dict]:
-    return [r for e in events if (r := audit.card_event(e.type, e.public, e.secret))]
+def audits(window: int, events) -> list[dict]:
+    """The bodies of the deck_audit events an audit of ``window`` hands emits over ``events``."""
+    audit = DeckAudit(Outbox(), window)
+    for event in events:
+        audit.card_event(event)
+    return [e.public for e in audit.out.take()]
 
 
 def audit_of(registered: dict[str, str], hands: int, window: int) -> list[dict]:
@@ -25,7 +30,7 @@ def audit_of(registered: dict[str, str], hands: int, window: int) -> list[dict]:
             table.cycle()
         move.apply()
     table.run(3.0)
-    return audits(DeckAudit(window), table.events)
+    return audits(window, table.events)
 
 
 def test_a_card_missing_from_the_deck_is_reported_after_the_window():
@@ -66,7 +71,7 @@ def test_a_card_that_went_missing_during_a_hand_is_missing_from_the_deck():
                 table.take(card)
             table.run(2.0)
         assert controller.hand == 2
-        return audits(DeckAudit(2), table.events)
+        return audits(2, table.events)
 
     assert window(None) == []
     [report] = window("Kd")

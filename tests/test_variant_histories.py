@@ -223,3 +223,44 @@ def test_seven_card_omaha_is_named_as_pokerstars_names_its_big_omaha_games():
     assert text.startswith("PokerStars Hand #42:  7 Card Omaha Pot Limit (50/100)")
     assert "seat2: shows [4s 5s 6h 6d Tc Th 8c] (a flush, Jack high)" in text
     assert ohh["game_type"] == "Omaha"
+
+
+def test_a_history_as_the_table_writes_it_reads_back_as_toml_reads_it():
+    """The table's own PHH texts are read without the TOML parser: the fields are exactly TOML's, and any text
+    the writer would not have written (a float, a comment, an escape JSON has and TOML lacks) is TOML's to read."""
+    import tomllib
+
+    from controller import phh
+    from sim.handgen import random_hands
+
+    for hand in random_hands(60, seed=7):
+        text = phh.dumps(hand)
+        assert phh.loads(text) == tomllib.loads(text)
+    assert phh.loads('stacks = [1.5, 2]\n') == {"stacks": [1.5, 2]}
+    assert phh.loads('# a comment\nante = 1\n') == {"ante": 1}
+    for not_toml in ('name = "a\\/b"\n', 'ante = 1\nante = 2\n', 'ante = null\n'):
+        with pytest.raises(tomllib.TOMLDecodeError):
+            phh.loads(not_toml)
+
+
+def test_the_words_for_a_shown_hand_are_those_of_its_best_five_cards():
+    """PokerStars' words for a shown hand come from the evaluator's rank of the whole hand (each rank put into
+    words once); they must be the words of the best five-card candidate, in hold'em and in Omaha (two hole cards
+    and three of the board, from four, five or six hole cards)."""
+    import random
+    from itertools import combinations
+
+    from controller import pokerstars
+    from controller.cards import FULL_DECK
+    from controller.showdown import showdown_evaluator
+
+    evaluate = showdown_evaluator()
+    rng = random.Random(3)
+    for _ in range(300):
+        omaha, hole_count = rng.choice(((False, 2), (True, 4), (True, 5), (True, 6)))
+        cards = rng.sample(FULL_DECK, hole_count + 5)
+        hole, board = cards[:hole_count], cards[hole_count:]
+        candidates = ([h + b for h in combinations(hole, 2) for b in combinations(board, 3)] if omaha
+                      else list(combinations(cards, 5)))
+        best = min(candidates, key=lambda five: evaluate(*five))
+        assert pokerstars.describe(omaha, hole, board) == pokerstars.describe(False, best[:2], best[2:])

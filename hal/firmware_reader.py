@@ -34,7 +34,7 @@ from firmware_bridge.link import LinkEvent, ReaderLink
 from firmware_bridge.messages import FaultCode, Inventory, InventoryFlag
 from firmware_bridge.transports import SerialTransport, UsbTransport
 from hal.events import DeviceEvent, InventoryCycle, TagRead
-from hal.readers import ReaderBackend
+from hal.reader_backend import ReaderBackend
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,8 @@ from typing import Callable
 
 from hal.firmware_reader import serial_reader
 from hal.zone_names import Zone
-from hal.readers import ReaderBackend, SimulatedReader
+from hal.reader_backend import ReaderBackend
+from hal.readers import SimulatedReader
 from controller.rules import profile as rule_profile
 from rfid_table.config.table import ENGINE_VARIANTS, TableConfig
 from rfid_table.ops.broker_login import EX_NOPERM, probe_login

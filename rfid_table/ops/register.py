@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
 from controller.cards import FULL_DECK
-from hal.readers import ReaderBackend, SimulatedReader, open_reader
+from hal.reader_backend import ReaderBackend
+from hal.readers import SimulatedReader, open_reader
 from rfid_table.config.checker import TOML_HEADER, ConfigError, Problem, split_key
 from rfid_table.config.table import EX_CONFIG, TableConfig, load_config
 from rfid_table.config.registry import (

@@ -20,7 +20,7 @@ from typing import Any, Callable
 from controller import DomainEvent
 from controller.game import GameController
 from hal.events import SensorEvent
-from hal.readers import ReaderBackend
+from hal.reader_backend import ReaderBackend
 from hal.zones import ZoneTracker
 from rfid_table.service.checkpoint import restore as restore_controller, state_of
 from rfid_table.service.commands import CommandError, CommandGate, loggable, sender

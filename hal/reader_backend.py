@@ -1,0 +1,30 @@
+"""What every reader backend is to the table (:class:`ReaderBackend`): the simulated readers of :mod:`hal.readers`
+and the firmware reader of :mod:`hal.firmware_reader`, which :func:`hal.readers.open_reader` chooses between."""
+
+from typing import Protocol
+
+from hal.events import DeviceEvent, InventoryCycle, TagRead
+
+
+class ReaderBackend(Protocol):
+    name: str
+    # whether the table sees this reader's cards now (False: its link is down); a reader without a link of its
+    # own inherits True by subclassing this protocol
+    link_up: bool = True
+    link = None  # its firmware_bridge.link.ReaderLink (None: in-process, nothing between it and the table)
+    faulted_antennas: frozenset[int] = frozenset()  # configuration numbers of the antennas reporting a fault now
+
+    def poll(self, now: float) -> list[InventoryCycle]:
+        """Return the inventory cycles completed since the last poll (possibly none)."""
+
+    def device_events(self) -> list[DeviceEvent]:
+        """What happened to the reader itself since the last call (link up or down, antenna faults)."""
+        return []
+
+    def watch_antennas(self, antennas: set[int]) -> None:
+        """Hand on these antennas' reads as each reports, ahead of their cycle (``take_early_reads``); a reader
+        that delivers whole cycles at once has nothing earlier to give."""
+
+    def take_early_reads(self) -> list[tuple[int, list[TagRead], float]]:
+        """(antenna, its reads, when taken in) of the watched antennas in the cycle still being read."""
+        return []

@@ -163,6 +163,7 @@ def measure_end_to_end(config_path: str, settings: MqttSettings, min_events: int
         t += table.cycle_s
         publisher.service(max(0.0, start_wall + (t - start_table) / E2E_SPEED - time.monotonic()))
     arrived = receiver.collect(len(sent))
+    table.close()
     publisher.stop()
     gc.unfreeze()  # the other measurements run with the interpreter's own settings
     gc.set_threshold(*thresholds)

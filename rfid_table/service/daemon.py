@@ -27,7 +27,7 @@ from rfid_table.service.commands import CommandError, CommandGate, loggable, sen
 from rfid_table.config.table import TableConfig
 from rfid_table.service.diagnostics import DiagnosticsCollector
 from rfid_table.service.equity_worker import EquityWorker
-from rfid_table.service.journal_writer import JournalWriter, PendingStep
+from rfid_table.service.journal_writer import JournalWriter, PendingStep, StepRecord
 from rfid_table.service.sink import Sink
 from rfid_table.service.journal import (Journal, JournalWriteFailed, device_input, journal_event, journal_input, replay,
                                 sensor_input, tick_input, zone_input)
@@ -162,7 +162,7 @@ class TablePipeline:
         next cycle like one from MQTT, without a reply. ``body`` has the shape of ``AdmittedCommand.as_input()``."""
         self._console.append(body)
 
-    def _gpio_inputs(self, now: float, inputs: list, events: list, caused_by: list) -> None:
+    def _gpio_inputs(self, now: float, record: StepRecord) -> None:
         """The seat sensors' changes (journaled as ``sensor`` inputs, judged by the conduct rules) and the
         console's button presses (queued as console commands for the next cycle). The first cycle tells the
         rules what the sensors show where it differs from what they know (a player already seated at start-up, a
@@ -179,7 +179,7 @@ class TablePipeline:
                         polled.append(event)
         for item in polled:
             if isinstance(item, SensorEvent):
-                self._apply("gpio", item, self.controller.handle_sensor, sensor_input, inputs, events, caused_by)
+                self._apply("gpio", item, self.controller.handle_sensor, sensor_input, record)
                 continue
             body, problem = self.gpio.console.command(item, self.controller.seat_to_act(),
                                                       self.controller.floor_pending())
@@ -200,7 +200,7 @@ class TablePipeline:
                                    broker_refuses=self.sink is not None and self.sink.refusing,
                                    game_stopped=controller.game_stopped), now)
 
-    def _commands(self, now: float, inputs: list, events: list, caused_by: list) -> list[tuple[str, str, dict]]:
+    def _commands(self, now: float, record: StepRecord) -> list[tuple[str, str, dict]]:
         """Validate and apply the commands received since the last cycle; return the replies to send."""
         replies = []
         console, self._console = self._console, []
@@ -211,7 +211,7 @@ class TablePipeline:
                 self._input_failed("console", body, exc)
                 continue
             if refusal is None:
-                _record(("command", now, body), produced, inputs, events, caused_by)
+                record.add(("command", now, body), produced)
             else:
                 log.warning("console command %s refused: %s", body.get("command"), refusal)
         if self.sink is None:
@@ -219,7 +219,7 @@ class TablePipeline:
         for received in self.sink.take_commands():
             who = sender(received.topic, self._base)
             try:
-                reply = self._command(received, now, inputs, events, caused_by)
+                reply = self._command(received, now, record)
             except Exception as exc:  # noqa: BLE001 - the last line of defence: skipped, counted, logged once
                 self._input_failed("command", received.topic, exc)
                 reply = who and (*who, {"id": None, "ok": False, "field": "command",
@@ -229,7 +229,7 @@ class TablePipeline:
                 replies.append(reply)
         return replies
 
-    def _command(self, received, now: float, inputs: list, events: list, caused_by: list) -> tuple | None:
+    def _command(self, received, now: float, record: StepRecord) -> tuple | None:
         """One command from the network: admitted (retain flag, rate limit, parser), applied; returns its reply."""
         setup = self.controller.setup
         try:
@@ -248,13 +248,13 @@ class TablePipeline:
         produced, refusal = self.controller.handle_command(body, now)
         if refusal is None:
             self.diagnostics.count_command("accepted")
-            _record(("command", now, body), produced, inputs, events, caused_by)
+            record.add(("command", now, body), produced)
             return command.role, command.user, {"id": command.id, "ok": True,
                                                 "seq": produced[-1].seq if produced else None}
         self.diagnostics.count_command("not_allowed")
         return command.role, command.user, {"id": command.id, "ok": False, "field": "command", "error": refusal}
 
-    def _apply(self, kind: str, item, handle, as_input, inputs: list, events: list, caused_by: list) -> None:
+    def _apply(self, kind: str, item, handle, as_input, record: StepRecord) -> None:
         """One input through the controller, journaled as ``as_input(item)`` with the events it caused; an input
         whose handling raises is skipped (:meth:`_input_failed`)."""
         try:
@@ -262,7 +262,7 @@ class TablePipeline:
         except Exception as exc:  # noqa: BLE001 - the last line of defence
             self._input_failed(kind, item, exc)
             return
-        _record(as_input(item), produced, inputs, events, caused_by)
+        record.add(as_input(item), produced)
 
     def _input_failed(self, kind: str, what: object, exc: Exception) -> None:
         """The last line of defence: an input whose handling raised is skipped and counted (``input_errors`` in
@@ -379,7 +379,7 @@ class TablePipeline:
                  self.sink.max_paced_in_flight)
         backlog.started_at = None
 
-    def _check_journal_limit(self, now: float, inputs: list, events: list, caused_by: list) -> None:
+    def _check_journal_limit(self, now: float, record: StepRecord) -> None:
         """Raise a ``journal`` event once when the undelivered events near the journal's retention limit, and
         once when they are back below it. Journaled as an input, so a restart neither repeats nor loses it."""
         if now - self._limit_checked_at < self.JOURNAL_CHECK_S:
@@ -405,9 +405,8 @@ class TablePipeline:
         self._near_limit = state == "near_limit"
         rows, limit = journal.usage()
         undelivered = journal.slowest_undelivered()
-        inputs.append(journal_input(now, state, rows, undelivered, limit))
-        events.append(journal_event(self.controller, now, inputs[-1][2]))
-        caused_by.append(len(inputs) - 1)
+        entry = journal_input(now, state, rows, undelivered, limit)
+        record.add(entry, [journal_event(self.controller, now, entry[2])])
         if self._near_limit:
             log.warning("journal %s: %d events not acknowledged by the broker, near the limit of %d "
                         "([journal] retention_events); nothing is dropped, the file grows until the broker "
@@ -494,18 +493,16 @@ class TablePipeline:
         room's clock, only stamps the cycle's events and snapshots (None: they carry the table time).
         With a journal, the cycle's inputs and events are committed to disk before anything is published.
         """
-        events: list[DomainEvent] = []
-        inputs: list = []
-        caused_by: list[int] = []
+        record = StepRecord()
         self._start_delivery()
-        replies = self._commands(now, inputs, events, caused_by)
+        replies = self._commands(now, record)
         if self.gpio is not None:
-            self._gpio_inputs(now, inputs, events, caused_by)
+            self._gpio_inputs(now, record)
         for reader in self.readers:
             cycles = reader.poll(now)
             for device_event in reader.device_events():
                 self._apply("device", device_event, self.controller.handle_device, device_input,
-                            inputs, events, caused_by)
+                            record)
             zone_events = []
             for cycle in cycles:
                 self.diagnostics.count_cycle(cycle)
@@ -514,17 +511,19 @@ class TablePipeline:
             for antenna, reads, t in reader.take_early_reads():
                 zone_events += self.tracker.feed_antenna(reader.name, antenna, reads, t)
             for zone_event in zone_events:
-                self._apply("zone", zone_event, self.controller.handle, zone_input, inputs, events, caused_by)
+                self._apply("zone", zone_event, self.controller.handle, zone_input, record)
             reader.watch_antennas(self.tracker.awaiting(reader.name))
         produced = self.controller.tick(now)
         if produced or self.controller.tick_changed:
             # a tick that changes nothing need not be journaled: the next input moves the clock
-            _record(tick_input(now), produced, inputs, events, caused_by)
-        if self.equity is not None:  # the worker's results for the spot as it still is: journaled inputs
-            self.equity.collect(self.controller, now, events, inputs, caused_by)
-        journaled = events
+            record.add(tick_input(now), produced)
+        if self.equity is not None:  # the worker's result for the spot as it still is: a journaled input
+            result = self.equity.collect(self.controller, now, record.events)
+            if result is not None:
+                record.add(*result)
         if self.journal is not None:
-            self._check_journal_limit(now, inputs, events, caused_by)
+            self._check_journal_limit(now, record)
+        events = journaled = record.events
         if wall is not None and events:
             events = [DomainEvent(e.seq, e.type, e.t, e.hand, e.public, e.secret, wall) for e in events]
             journaled = events
@@ -535,8 +534,8 @@ class TablePipeline:
             # The snapshots are taken now, with the step, and go out once it is on disk: they never show what
             # the journal does not hold.
             taken = self._snapshots_due(now, events, wall) if self.sink is not None else None
-            if inputs or replies or taken:
-                self.writer.submit(PendingStep(inputs, events, caused_by, checkpoint, replies, taken))
+            if record.inputs or replies or taken:
+                self.writer.submit(PendingStep(record.inputs, events, record.caused_by, checkpoint, replies, taken))
             journaled, replies, snapshots = self._write_journal(now)
         if self.gpio is not None:
             self._show_lights(now)
@@ -571,13 +570,6 @@ class TablePipeline:
                 log.info("hand %s ended: board %s, live seats %s", event.hand,
                          " ".join(event.public["board"]) or "-", event.public["live_seats"])
         return events
-
-
-def _record(journal_input: tuple, produced: list, inputs: list, events: list, caused_by: list) -> None:
-    """Keep an input for the journal with the events it caused (``caused_by`` points each event at its input)."""
-    inputs.append(journal_input)
-    events.extend(produced)
-    caused_by.extend([len(inputs) - 1] * len(produced))
 
 
 class StopFlag:

@@ -116,10 +116,11 @@ class EquityWorker:
         self._process.start()
         child.close()
 
-    def collect(self, controller: Any, now: float, events: list[DomainEvent], inputs: list, caused_by: list) -> None:
-        """After a cycle's inputs: the worker's result for the spot as it still is becomes an ``equity`` input and
-        event (appended to the cycle's). A cycle whose events may have changed the spot emits none: its result
-        waits for :meth:`offer` to tell the spot now, and goes out in the next cycle if it still fits."""
+    def collect(self, controller: Any, now: float, events: list[DomainEvent]) -> tuple[tuple, DomainEvent] | None:
+        """After a cycle's inputs (``events``: what they caused): the worker's result for the spot as it still is,
+        as an ``equity`` input and its event, for the cycle's record. A cycle whose events may have changed the spot
+        gives none: its result waits for :meth:`offer` to tell the spot now, and goes out in the next cycle if it
+        still fits."""
         while self._awaiting and self._connection is not None and self._connection.poll():
             try:
                 spot, body = self._connection.recv()
@@ -130,18 +131,16 @@ class EquityWorker:
             self._awaiting = spot != self._sent  # the worker answers the newest spot it was sent last
         if any(e.type in SPOT_EVENTS for e in events):
             self._changed = True
-            return
+            return None
         body = self._ready.pop(self._spot, None) if self._spot is not None and self._spot != self._done else None
         if body is None:
-            return
+            return None
         self._done = self._spot
         if "error" in body:  # a card twice (an irregular deal): nothing to compute
             log.warning("no equity for hand %s: %s", self._spot[0], body["error"])
-            return
+            return None
         self.last_ms = body.pop("ms", None)
-        inputs.append(("equity", now, body))
-        events.append(equity_event(controller, now, body))
-        caused_by.append(len(inputs) - 1)
+        return ("equity", now, body), equity_event(controller, now, body)
 
     def offer(self, controller: Any) -> None:
         """After the cycle went out: the spot, if the cycle may have changed it, to the worker."""

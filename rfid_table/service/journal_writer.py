@@ -22,11 +22,27 @@ import os
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from controller import DomainEvent
 from rfid_table.service.journal import Journal, JournalWriteFailed, Step
+
+
+@dataclass
+class StepRecord:
+    """What one step of the pipeline took in, in order, and what each input caused: the step's journal entry.
+
+    Every part of the step adds to it the same way (:meth:`add`), and ``caused_by`` points each event at its input."""
+
+    inputs: list = field(default_factory=list)
+    events: list[DomainEvent] = field(default_factory=list)
+    caused_by: list[int] = field(default_factory=list)
+
+    def add(self, journal_input: tuple, produced: list[DomainEvent]) -> None:
+        self.inputs.append(journal_input)
+        self.events.extend(produced)
+        self.caused_by.extend([len(self.inputs) - 1] * len(produced))
 
 
 @dataclass

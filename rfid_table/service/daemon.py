@@ -520,7 +520,8 @@ class TablePipeline:
         if self.equity is not None:  # the worker's result for the spot as it still is: a journaled input
             result = self.equity.collect(self.controller, now, record.events)
             if result is not None:
-                record.add(*result)
+                equity_input, event = result
+                record.add(equity_input, [event])
         if self.journal is not None:
             self._check_journal_limit(now, record)
         events = journaled = record.events

@@ -219,10 +219,9 @@ def cycle(worker, table, *types):
     """One daemon cycle: its events (of these types), the worker's result if any, then the offer."""
     events = [DomainEvent(table.seq + i + 1, kind, 1.0, table.hand) for i, kind in enumerate(types)]
     table.seq += len(events)
-    inputs, caused_by = [], []
-    worker.collect(table, 2.0, events, inputs, caused_by)
+    result = worker.collect(table, 2.0, events)
     worker.offer(table)
-    return [e for e in events if e.type == "equity"]
+    return [result[1]] if result is not None else []
 
 
 def test_a_result_survives_a_cycle_of_other_events_and_a_stale_one_is_dropped():

@@ -138,3 +138,18 @@ def test_a_cards_deciding_read_wakes_the_table_before_its_cycle_is_whole(field, 
         wait(5.0)
         for cycle in reader.poll(time.monotonic()):
             assert [e for e in tracker.feed(cycle) if e.uid == card] == []
+
+
+def test_a_reader_faster_than_its_configured_cycle_is_not_read_late(reader, publisher):
+    """The frames are left to gather for most of a cycle: of the cycle the reader really runs, not of a longer
+    one in the configuration, or each cycle would be taken in most of a configured cycle late and pile up."""
+    wait = HardwareWait([reader], publisher, None, time.monotonic, {"main": 3 * CYCLE_S})  # configured 0.6 s
+    until_reading(reader, wait)
+    taken_at = []
+    while len(taken_at) < 6:
+        wait(5.0)
+        if reader.poll(time.monotonic()):
+            taken_at.append(time.monotonic())
+        reader.device_events()
+    gaps = [b - a for a, b in zip(taken_at[2:], taken_at[3:])]  # after the first cycles gave the real period
+    assert max(gaps) < 2 * CYCLE_S, gaps

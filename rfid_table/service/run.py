@@ -58,13 +58,14 @@ class HardwareWait:
     A reader reports each antenna at the end of its dwell (27 frames a cycle on a full table), and only a whole
     cycle gives the zone tracker anything to do: a wake-up for every frame was most of the daemon's CPU at rest.
     So once a reader's cycle is complete, its frames are left to gather in the port's buffer for the first
-    ``QUIET_SHARE`` of its next cycle (``cycle_s``: reader name → its configured cycle) and are then taken in
-    together; its end is watched for as closely as before. Not while the reader is watching antennas for a card's
+    ``QUIET_SHARE`` of its next cycle and are then taken in together; its end is watched for as closely as before.
+    The cycle counted on is the shorter of the configured one (``cycle_s``: reader name → its cycle) and the time
+    between the reader's last two cycle ends, so a reader that runs faster than configured is not read late. Not while the reader is watching antennas for a card's
     deciding read (``FirmwareReader.watching``): then each frame is taken in as it comes, and one of those antennas
     wakes the table at once.
     """
 
-    QUIET_SHARE = 0.75
+    QUIET_SHARE = 0.9  # of a 50 ms cycle: the last 5 ms, one or two antennas' frames and the cycle's end
 
     def __init__(self, readers: list, publisher, writer: JournalWriter | None, now: Callable[[], float],
                  cycle_s: dict[str, float] | None = None):
@@ -74,6 +75,7 @@ class HardwareWait:
         self.now = now  # table time, which stamps the cycles taken in
         self.cycle_s = cycle_s or {}
         self._quiet_until = {reader.name: 0.0 for reader in readers}  # monotonic; its fd is not watched before
+        self._cycle_ended: dict[str, float] = {}  # reader → when its last cycle was taken in (monotonic)
 
     def __call__(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
@@ -112,11 +114,20 @@ class HardwareWait:
                 if reader.receive(now):
                     work = True
                     if reader.cycles_emitted != cycles and reader.name in self.cycle_s:
-                        self._quiet_until[reader.name] = time.monotonic() + self.QUIET_SHARE * self.cycle_s[reader.name]
+                        self._quiet_after_cycle(reader.name, time.monotonic())
             if work or time.monotonic() >= deadline:
                 if not network:
                     self.publisher.service(0)  # keepalive, reconnection
                 return
+
+
+    def _quiet_after_cycle(self, name: str, mono: float) -> None:
+        cycle_s = self.cycle_s[name]
+        last = self._cycle_ended.get(name)
+        if last is not None:
+            cycle_s = min(cycle_s, mono - last)
+        self._cycle_ended[name] = mono
+        self._quiet_until[name] = mono + self.QUIET_SHARE * cycle_s
 
 
 def open_journal(path: str, config: TableConfig, fresh: bool = False):

@@ -57,15 +57,17 @@ class HardwareWait:
 
     A reader reports each antenna at the end of its dwell (27 frames a cycle on a full table), and only a whole
     cycle gives the zone tracker anything to do: a wake-up for every frame was most of the daemon's CPU at rest.
-    So once a reader's cycle is complete, its frames are left to gather in the port's buffer for the first
-    ``QUIET_SHARE`` of its next cycle and are then taken in together; its end is watched for as closely as before.
+    So once a reader's cycle is complete, its frames are left to gather in the port's buffer until half an
+    antenna's dwell before its next cycle ends (every antenna's frame but the last one's is in by then; ``QUIET_SHARE``
+    of the cycle for a reader whose antenna count is not known) and are then taken in together; the last frame,
+    which ends the cycle, is watched for as closely as before.
     The cycle counted on is the shorter of the configured one (``cycle_s``: reader name → its cycle) and the time
     between the reader's last two cycle ends, so a reader that runs faster than configured is not read late. Not while the reader is watching antennas for a card's
     deciding read (``FirmwareReader.watching``): then each frame is taken in as it comes, and one of those antennas
     wakes the table at once.
     """
 
-    QUIET_SHARE = 0.9  # of a 50 ms cycle: the last 5 ms, one or two antennas' frames and the cycle's end
+    QUIET_SHARE = 0.9  # of a cycle, for a reader whose antenna count is not known
 
     def __init__(self, readers: list, publisher, writer: JournalWriter | None, now: Callable[[], float],
                  cycle_s: dict[str, float] | None = None):
@@ -75,6 +77,9 @@ class HardwareWait:
         self.now = now  # table time, which stamps the cycles taken in
         self.cycle_s = cycle_s or {}
         self._quiet_until = {reader.name: 0.0 for reader in readers}  # monotonic; its fd is not watched before
+        # the share of a cycle its frames gather for: all but the last half dwell of an antenna
+        self._quiet_share = {reader.name: 1 - 0.5 / reader.antennas if reader.antennas else self.QUIET_SHARE
+                             for reader in readers}
         self._cycle_ended: dict[str, float] = {}  # reader → when its last cycle was taken in (monotonic)
 
     def __call__(self, timeout_s: float) -> None:
@@ -127,7 +132,7 @@ class HardwareWait:
         if last is not None:
             cycle_s = min(cycle_s, mono - last)
         self._cycle_ended[name] = mono
-        self._quiet_until[name] = mono + self.QUIET_SHARE * cycle_s
+        self._quiet_until[name] = mono + self._quiet_share[name] * cycle_s
 
 
 def open_journal(path: str, config: TableConfig, fresh: bool = False):

@@ -305,8 +305,8 @@ class ConductRules:
     takes the pending decision.
 
     Every input method takes the time it happened and publishes the events it causes, in order, to ``publish``
-    (it returns None). Times must not go back, except a sensor's (a debounced change is stamped when the level
-    changed).
+    (required: the rules have no other way to give them; the method returns None). Times must not go back, except
+    a sensor's (a debounced change is stamped when the level changed).
     """
 
     def __init__(self, profile: str | ConductProfile, seats: int, *, present: Mapping[int, bool] | None = None,

@@ -125,15 +125,31 @@ class GameController:
     # ---- inputs -------------------------------------------------------------------------------------
 
     def handle(self, event: ZoneEvent) -> list[DomainEvent]:
-        self._quiet_until = ASK_NOW
         if self.betting is not None and event.uid not in self._card_uids:
             if Zone.parse(event.zone).kind in CHIP_ZONES:
                 self.out.begin(event.t)
                 self.betting.chip_zone_event(event.kind, event.uid, event.zone, event.t)
-                return self._conduct_after(self.out.take(), event.t)
+                return self._tag_done(self.out.take(), event.t)
             if self.betting.is_chip(event.uid):
                 return []  # a chip near the cards (a card protector, a stray chip): nothing to read
-        return self._conduct_after(self._then_chips(self.cards.handle(event)), event.t)
+        return self._tag_done(self._then_chips(self.cards.handle(event)), event.t)
+
+    def _tag_done(self, events: list[DomainEvent], t: float) -> list[DomainEvent]:
+        """After a zone event: the conduct step, and when the next tick asks the parts (a table reads dozens of tags
+        a second, and a tick that asks every part after each of them costs more than the tag). Most tags make no
+        event (a chip joining a bet, a pile growing): then only the part that took the tag can have a new deadline
+        (a push settling, a card read late), so the ticks stay quiet until it or an earlier deadline is due. After
+        one that made events, every part's deadline is taken again."""
+        if events or self._turn_moved or self._turn in self._check_or_fold:
+            out = self._conduct_after(events, t)
+            self._quiet_until = self._next_due()
+            return out
+        self._rules_t = max(self._rules_t, t)  # what _conduct_after does with an input that made no event
+        due = self.cards.next_due()
+        if self.betting is not None:
+            due = min(due, self.betting.next_due())
+        self._quiet_until = min(self._quiet_until, due - DUE_EARLY_S)
+        return events
 
     def handle_device(self, event: DeviceEvent) -> list[DomainEvent]:
         self._quiet_until = ASK_NOW

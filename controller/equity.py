@@ -28,15 +28,11 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Callable, Mapping, Sequence
 
-from controller.cards import FULL_DECK, RANKS, parse_card
+from controller.cards import FULL_DECK, parse_card
+from controller.showdown import evaluator_id
 
 EXACT_LIMIT = 20_000  # runouts enumerated exactly at most; beyond, sampled
 SAMPLES = 10_000  # boards drawn when sampled: a standard error of at most 0.5 percentage points
-_PH_SUITS = "cdhs"  # phevaluator's suit order in its ids (rank * 4 + suit)
-
-
-def _card_id(card: str) -> int:
-    return RANKS.index(card[0]) * 4 + _PH_SUITS.index(card[1])
 
 
 def _evaluators(omaha: bool):
@@ -138,9 +134,9 @@ def equity(hole: Mapping[int, Sequence[str]], board: Sequence[str] = (), dead: S
         seen.add(card)
     rank = _ranker(omaha, counts.pop())
     seats = sorted(hole)
-    holes = [[_card_id(c) for c in hole[s]] for s in seats]
-    board_ids = [_card_id(c) for c in board]
-    stub = [_card_id(c) for c in FULL_DECK if c not in seen]
+    holes = [[evaluator_id(c) for c in hole[s]] for s in seats]
+    board_ids = [evaluator_id(c) for c in board]
+    stub = [evaluator_id(c) for c in FULL_DECK if c not in seen]
     to_come = 5 - len(board)
     total = math.comb(len(stub), to_come)
     exact = total <= exact_limit
@@ -184,7 +180,7 @@ def _outs(rank, holes: list[list[int]], board: list[int], stub: list[int]) -> li
         leaders = [i for i, r in enumerate(ranks) if r == top]
         if len(leaders) == 1 and leaders[0] in found:
             found[leaders[0]].append(card)
-    names = {_card_id(c): c for c in FULL_DECK}
+    names = {evaluator_id(c): c for c in FULL_DECK}
     for i, cards in found.items():
         outs[i] = tuple(names[c] for c in cards)
     return outs

@@ -20,10 +20,11 @@ Rules:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from itertools import combinations
 from typing import TYPE_CHECKING, Mapping, Sequence
 
-from controller.cards import parse_card
+from controller.cards import RANKS, parse_card
 from controller.rules import ODD_CHIP_CLOSEST_TO_BUTTON, SPLIT_SMALL_BLIND_OR_ANTE, RuleProfile
 from controller.runouts import DOUBLE_BOARD_RULE, RUN_IT_RULES, SIDE_POT_ONLY_RULE, BoardPart, boards_of_pots, divide
 
@@ -31,12 +32,22 @@ if TYPE_CHECKING:
     from controller.betting import BettingHand, Variant
 
 
+@cache  # imported once: a hand's end ranks every shown hand, each through an import statement otherwise
 def _phevaluator():
     try:
         from phevaluator import evaluate_cards, evaluate_omaha_cards  # noqa: PLC0415 (lazy on purpose)
     except ImportError as exc:  # pragma: no cover - depends on the machine
         raise ImportError("hand evaluation needs phevaluator: pip install 'phevaluator>=0.5.3.1'") from exc
     return evaluate_cards, evaluate_omaha_cards
+
+
+EVALUATOR_SUITS = "cdhs"  # phevaluator's suit order in its card ids (rank * 4 + suit)
+
+
+def evaluator_id(card: str) -> int:
+    """phevaluator's integer id of a checked card: its functions take ids as they are, and parse a card's name
+    again on every call (ranking many hands of the same cards, that parsing is most of the cost)."""
+    return RANKS.index(card[0]) * 4 + EVALUATOR_SUITS.index(card[1])
 
 
 def showdown_evaluator():
@@ -57,6 +68,7 @@ def hand_rank(variant: Variant, hole: Sequence[str], board: Sequence[str]) -> in
     board = [parse_card(c) for c in board]
     if len(set(hole + board)) != len(hole) + len(board):
         raise ValueError(f"duplicate card among {hole + board}")
+    hole, board = [evaluator_id(c) for c in hole], [evaluator_id(c) for c in board]
     if not variant.omaha:
         return evaluate_cards(*board, *hole)
     if len(board) != 5 or len(hole) < 4:

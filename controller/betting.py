@@ -670,7 +670,7 @@ class BettingHand:
         s = self._s[seat]
         if not chips and not withdrawn and not (s.declared or seat == self._to_act):
             return self._reject("no_chips", "a push needs chips", seat)
-        missing = Counter(withdrawn) - Counter(s.zone)
+        missing = Counter(withdrawn) - Counter(s.zone) if withdrawn else None  # (counting costs: most take none back)
         if missing:
             return self._reject("bad_withdrawal", f"chips {sorted(missing.elements())} are not in seat {seat}'s zone",
                                 seat)

@@ -9,8 +9,9 @@ bet or a raise (PP Dead hands 1f).
 Pure: :class:`ActionClock` reads no clock; every method takes the time. The betting layer says whose turn it is
 (:meth:`ActionClock.turn`), the floor starts the clock (:meth:`ActionClock.start`, from the console's
 ``start_clock`` button or a command) unless ``auto_start`` starts it when the reasonable time is up, a player
-uses a time bank (:meth:`ActionClock.time_bank`), and :meth:`ActionClock.tick` reports what the passing time
-brought. :meth:`ActionClock.lights` gives each seat light's mode.
+uses a time bank (:meth:`ActionClock.time_bank`), and :meth:`ActionClock.tick` publishes what the passing time
+brought. :meth:`ActionClock.lights` gives each seat light's mode. The clock's events go to the ``publish`` it was
+given at construction, one by one, in order, and nowhere else: those methods return None.
 
 Phases of a turn: ``idle`` (no one to act), ``thinking`` (the reasonable time, and after it until the clock is
 started), ``minute`` (the clock runs), ``count`` (the last ``count_s`` seconds), ``expired``.
@@ -34,7 +35,6 @@ from controller.conduct import (
     RULING_TEXT,
     Publish,
     RuleEvent,
-    nowhere,
     conduct_profile,
 )
 
@@ -110,9 +110,10 @@ def _problems(s: ClockSettings) -> list[str]:
 class ActionClock:
     """The action clock of one table: one turn at a time, one clock at a time."""
 
-    def __init__(self, settings: ClockSettings | None = None, seats: int = 10, publish: Publish = nowhere):
-        """``publish``: where the clock's events go, one by one, as each public method returns; each method returns
-        them too."""
+    def __init__(self, settings: ClockSettings | None = None, seats: int = 10, *, publish: Publish):
+        """``publish``: where the clock's events go, one by one, in order, before the method that caused them
+        returns (the methods that take an input, :meth:`turn`, :meth:`start`, :meth:`stop`, :meth:`time_bank` and
+        :meth:`tick`, return None)."""
         self.settings = settings or ClockSettings()
         self.profile = conduct_profile(self.settings.profile)
         if not isinstance(seats, int) or isinstance(seats, bool) or not 1 <= seats <= 10:
@@ -131,19 +132,18 @@ class ActionClock:
         self._banks_used: dict[int, int] = {}
         self._publish = publish
 
-    def _published(self, events: list[RuleEvent]) -> list[RuleEvent]:
-        """Each public method's events, published one by one, and returned (as ``ConductRules._published``)."""
+    def _publish_each(self, events: list[RuleEvent]) -> None:
+        """A public method's events, published one by one, in order (as ``ConductRules._publish_each``)."""
         for event in events:
             self._publish(event)
-        return events
 
     # ---- inputs -------------------------------------------------------------------------------------
 
-    def turn(self, seat: int | None, t: float, *, facing_bet: bool | None = None) -> list[RuleEvent]:
+    def turn(self, seat: int | None, t: float, *, facing_bet: bool | None = None) -> None:
         """It is ``seat``'s turn from ``t`` (None: no one's, e.g. between betting rounds). Every call begins a new
         turn — call it after each action, even when the same seat acts again. A running clock stops.
         ``facing_bet``: whether the player faces a bet or raise (the ruling of PP Dead hands 1f needs it)."""
-        return self._published(self._turn(seat, t, facing_bet=facing_bet))
+        self._publish_each(self._turn(seat, t, facing_bet=facing_bet))
 
     def _turn(self, seat: int | None, t: float, *, facing_bet: bool | None = None) -> list[RuleEvent]:
         if seat is not None:
@@ -157,11 +157,11 @@ class ActionClock:
         self._auto = self.settings.auto_start
         return out
 
-    def start(self, t: float, by: str) -> list[RuleEvent]:
+    def start(self, t: float, by: str) -> None:
         """The floor calls the clock on the player to act (``by``: who, e.g. "floor/anna" or "dealer/console").
         The reasonable time need not be over: the floor judges. ClockRefused when no one is to act or the clock
         already runs or ran out."""
-        return self._published(self._start_events(t, by))
+        self._publish_each(self._start_events(t, by))
 
     def _start_events(self, t: float, by: str) -> list[RuleEvent]:
         phase = self.phase(t)  # refusals are decided before anything changes
@@ -173,10 +173,10 @@ class ActionClock:
             raise ClockRefused(f"the clock is already running on seat {self.seat}")
         return self._tick(t) + [self._start(t, by)]
 
-    def stop(self, t: float, by: str) -> list[RuleEvent]:
+    def stop(self, t: float, by: str) -> None:
         """The floor stops a running clock; the turn goes on, as in ``thinking``, and the clock starts again only
         when the floor starts it (not automatically). ClockRefused if none runs."""
-        return self._published(self._stop(t, by))
+        self._publish_each(self._stop(t, by))
 
     def _stop(self, t: float, by: str) -> list[RuleEvent]:
         if self.phase(t) not in ("minute", "count"):
@@ -187,11 +187,11 @@ class ActionClock:
         self._turn_t, self._last = t, t
         return out
 
-    def time_bank(self, seat: int, t: float) -> list[RuleEvent]:
+    def time_bank(self, seat: int, t: float) -> None:
         """``seat`` uses a time bank: ``time_bank_s`` more before the count (during the count, the count stops and
         ``time_bank_s`` are left before it starts again). Only while the clock runs on that seat; ClockRefused
         otherwise, or when the seat has no time bank left."""
-        return self._published(self._time_bank(seat, t))
+        self._publish_each(self._time_bank(seat, t))
 
     def _time_bank(self, seat: int, t: float) -> list[RuleEvent]:
         self._check_seat(seat)
@@ -215,9 +215,9 @@ class ActionClock:
             "banks_left": self.banks_left(seat), "rule": "CA GR 5 (time bank cards)"}))
         return out
 
-    def tick(self, t: float) -> list[RuleEvent]:
-        """Every clock event due by ``t``, in order, each at its own time (a late call loses nothing)."""
-        return self._published(self._tick(t))
+    def tick(self, t: float) -> None:
+        """Publishes every clock event due by ``t``, in order, each at its own time (a late call loses nothing)."""
+        self._publish_each(self._tick(t))
 
     def _tick(self, t: float) -> list[RuleEvent]:
         s = self.settings

@@ -4,8 +4,8 @@ Pure and deterministic: no clock is read and nothing is written. :class:`Conduct
 (``device``, ``presence``, or ``sensor`` with a :class:`hal.events.SensorEvent`) and the hand's progress
 (``hand_started``, ``card_dealt``, ``deal_complete``, ``folded``, ``hand_ended``), each with the time it happened,
 and publishes the :class:`RuleEvent` s it causes — a type and a public payload — to the ``publish`` it was given at
-construction (the game's: into the table's outbox, with the rulings applied), one by one, in order; each method
-also returns them (a rule set used alone, as in its tests, has nothing to publish to).
+construction (the game's: into the table's outbox, with the rulings applied), one by one, in order. That is the
+only way out of the rules for their events: the methods that take an input return None.
 
 What the rule books say, and what each house profile makes of it (:data:`CONDUCT_PROFILES`, keyed like
 ``controller.rules.PROFILES`` — tests/test_conduct.py checks that every rule profile has one — every setting
@@ -278,10 +278,6 @@ def _r(t: float | None) -> float | None:
 Publish = Callable[[RuleEvent], None]  # where a rule set's events go, one by one (GameController: the outbox)
 
 
-def nowhere(event: RuleEvent) -> None:
-    """A rule set used alone publishes nowhere: its methods' return values are what it did."""
-
-
 @dataclass
 class _Seat:
     present: bool | None = None  # None: no presence sensor report yet
@@ -308,12 +304,13 @@ class ConductRules:
     the level changed, so they arrive late); 0 decides at once. Any call with a later time, or :meth:`tick`,
     takes the pending decision.
 
-    Every method takes the time it happened and returns the events it causes, in order. Times must not go back,
-    except a sensor's (a debounced change is stamped when the level changed).
+    Every input method takes the time it happened and publishes the events it causes, in order, to ``publish``
+    (required: the rules have no other way to give them; the method returns None). Times must not go back, except
+    a sensor's (a debounced change is stamped when the level changed).
     """
 
     def __init__(self, profile: str | ConductProfile, seats: int, *, present: Mapping[int, bool] | None = None,
-                 settle_s: float = 0.0, publish: Publish = nowhere):
+                 settle_s: float = 0.0, publish: Publish):
         self.profile = profile if isinstance(profile, ConductProfile) else conduct_profile(profile)
         if not isinstance(seats, int) or isinstance(seats, bool) or not 1 <= seats <= 10:
             raise ValueError(f"seats: expected a number of seats from 1 to 10, got {seats!r}")
@@ -332,18 +329,18 @@ class ConductRules:
         self._deal_seats: tuple[int, ...] = ()
         self._deal_decided = False
 
-    def _published(self, events: list[RuleEvent]) -> list[RuleEvent]:
-        """Each public method's events, published one by one (the game applies a ruling before the next event), and
-        returned. Only the public methods publish: the ones they call are the private ``_<name>``."""
+    def _publish_each(self, events: list[RuleEvent]) -> None:
+        """A public method's events, published one by one, in order (the game applies a ruling before the next
+        event). Only the public methods publish: the ones they call are the private ``_<name>``, which return their
+        events to be combined."""
         for event in events:
             self._publish(event)
-        return events
 
     # ---- the hand -----------------------------------------------------------------------------------
 
-    def hand_started(self, t: float, hand: int | None = None) -> list[RuleEvent]:
+    def hand_started(self, t: float, hand: int | None = None) -> None:
         """A new hand (ends a running one first). ``hand``: the controller's number; None counts on from the last."""
-        return self._published(self._hand_started(t, hand))
+        self._publish_each(self._hand_started(t, hand))
 
     def _hand_started(self, t: float, hand: int | None = None) -> list[RuleEvent]:
         out = self._hand_ended(t) if self.in_hand else []
@@ -357,10 +354,10 @@ class ConductRules:
             state.breaches.clear()
         return out
 
-    def card_dealt(self, seat: int, t: float, hand: int | None = None) -> list[RuleEvent]:
+    def card_dealt(self, seat: int, t: float, hand: int | None = None) -> None:
         """A card reached ``seat`` (starts a hand if none is running). The first one makes the seat live: a device
         already active there becomes a breach now."""
-        return self._published(self._card_dealt(seat, t, hand))
+        self._publish_each(self._card_dealt(seat, t, hand))
 
     def _card_dealt(self, seat: int, t: float, hand: int | None = None) -> list[RuleEvent]:
         out = self._settle(t)
@@ -374,11 +371,11 @@ class ConductRules:
                     out.append(self._breach_started(seat, kind, t, since))
         return out
 
-    def deal_complete(self, t: float, seats_dealt: Iterable[int] | None = None) -> list[RuleEvent]:
+    def deal_complete(self, t: float, seats_dealt: Iterable[int] | None = None) -> None:
         """The last card of the deal was dealt at ``t`` (AC 25: "at the moment the last card is dealt").
         ``seats_dealt``: the seats dealt in (None: every seat that got a card). A seat not occupied then is
         reported (``absent_at_deal``) once ``settle_s`` has passed."""
-        return self._published(self._deal_complete(t, seats_dealt))
+        self._publish_each(self._deal_complete(t, seats_dealt))
 
     def _deal_complete(self, t: float, seats_dealt: Iterable[int] | None = None) -> list[RuleEvent]:
         out = self._settle(t)
@@ -393,9 +390,9 @@ class ConductRules:
         """The deal is complete and who was absent at it is not decided yet (the settle time is running)."""
         return self.in_hand and self._deal_t is not None and not self._deal_decided
 
-    def folded(self, seat: int, t: float) -> list[RuleEvent]:
+    def folded(self, seat: int, t: float) -> None:
         """``seat`` folded (its hand is no longer live): an ongoing breach there ends."""
-        return self._published(self._folded(seat, t))
+        self._publish_each(self._folded(seat, t))
 
     def _folded(self, seat: int, t: float) -> list[RuleEvent]:
         out = self._settle(t)
@@ -405,9 +402,9 @@ class ConductRules:
         state.folded = True
         return out
 
-    def hand_ended(self, t: float) -> list[RuleEvent]:
+    def hand_ended(self, t: float) -> None:
         """The hand is over: a pending absent-at-deal decision is taken, ongoing breaches end."""
-        return self._published(self._hand_ended(t))
+        self._publish_each(self._hand_ended(t))
 
     def _hand_ended(self, t: float) -> list[RuleEvent]:
         if not self.in_hand:
@@ -426,18 +423,18 @@ class ConductRules:
             return float("inf")
         return self._deal_t + self.settle_s
 
-    def tick(self, now: float) -> list[RuleEvent]:
+    def tick(self, now: float) -> None:
         """Let time pass: takes the absent-at-deal decision once ``settle_s`` has passed."""
-        return self._published(self._tick(now))
+        self._publish_each(self._tick(now))
 
     def _tick(self, now: float) -> list[RuleEvent]:
         return self._settle(now)
 
     # ---- the sensors --------------------------------------------------------------------------------
 
-    def sensor(self, event: SensorEvent) -> list[RuleEvent]:
+    def sensor(self, event: SensorEvent) -> None:
         """A :class:`SensorEvent` from the table's GPIO (``rfid_table.service.table_gpio.GpioConsole``)."""
-        return self._published(self._sensor(event))
+        self._publish_each(self._sensor(event))
 
     def _sensor(self, event: SensorEvent) -> list[RuleEvent]:
         if event.sensor == "presence":
@@ -446,10 +443,10 @@ class ConductRules:
             return self._device(event.seat, event.active, event.t, event.detects or "device")
         raise ValueError(f"sensor {event.sensor!r}: expected presence or device")
 
-    def device(self, seat: int, active: bool, t: float, kind: str = "device") -> list[RuleEvent]:
+    def device(self, seat: int, active: bool, t: float, kind: str = "device") -> None:
         """The device sensor of ``seat`` detects (``active``) or no longer detects a device of ``kind``
         (one of ``hal.events.DEVICE_KINDS``). Repeating the current state changes nothing."""
-        return self._published(self._device(seat, active, t, kind))
+        self._publish_each(self._device(seat, active, t, kind))
 
     def _device(self, seat: int, active: bool, t: float, kind: str = "device") -> list[RuleEvent]:
         if kind not in DEVICE_KINDS:
@@ -475,10 +472,10 @@ class ConductRules:
                                   duration_s=_r(max(0.0, t - since))))
         return out
 
-    def presence(self, seat: int, present: bool, t: float) -> list[RuleEvent]:
+    def presence(self, seat: int, present: bool, t: float) -> None:
         """The presence sensor of ``seat``: a player sat down (``present``) or left. Repeating the current state
         changes nothing."""
-        return self._published(self._presence(seat, present, t))
+        self._publish_each(self._presence(seat, present, t))
 
     def _presence(self, seat: int, present: bool, t: float) -> list[RuleEvent]:
         out = self._settle(t)

@@ -436,6 +436,8 @@ class ReaderLink:
                 if self._transport is None:  # an earlier message closed the connection
                     return
                 self._handle(now, message)
+            if transport.drained:  # nothing more buffered: the next bytes wake the caller's select()
+                return
 
     def _handle(self, now: float, message: Message) -> None:
         self._last_valid_at = now

@@ -5,7 +5,9 @@ as one :class:`TransportError`, which the link (``firmware_bridge.link``) treats
 then closes the transport and, after its backoff, asks its factory for a fresh one.
 
 Reads never block for long: ``read`` returns what is available now (serial) or within a few milliseconds
-(USB), possibly ``b""``.
+(USB), possibly ``b""``. After a read, ``drained`` says whether it took everything the device had buffered, so
+that the link need not read once more only to be told there is nothing (a serial port's short read); a
+transport that cannot tell says False.
 
 pyserial and pyusb are imported only when a transport of that kind is opened, so this module (and the
 whole package) imports on a machine that has neither.
@@ -29,6 +31,8 @@ class TransportError(Exception):
 
 
 class Transport(Protocol):
+    drained: bool  # the last read took all that was buffered: reading again now would return nothing
+
     def open(self) -> None:
         """Open the device; raise TransportError if it is not there or cannot be used."""
 
@@ -68,6 +72,10 @@ class SerialTransport:
         self.write_timeout_s = write_timeout_s
         self.device: str | None = None  # what ``path`` resolved to at the last open
         self._port: Any = None
+        # A read shorter than asked for emptied the port's input queue: the next frames make the port readable
+        # again (the daemon waits on it with select()), so reading again at once would only return b"" and cost
+        # a read and a select() more, after each of the frames a reader sends (540 a second on a full table).
+        self.drained = False
 
     def open(self) -> None:
         try:
@@ -104,6 +112,7 @@ class SerialTransport:
         try:
             fd = port.fileno()
             data = os.read(fd, max_bytes)
+            self.drained = 0 < len(data) < max_bytes
             # Nothing to read reads as b"" (pyserial's VMIN=0); so does a device that went away, which select()
             # then still reports readable. (Or bytes arrived since the read: then the next read has them.)
             if not data and select.select([fd], [], [], 0)[0]:
@@ -150,6 +159,8 @@ class UsbTransport:
     pyusb has no hotplug notification: an unplugged device shows up as a USBError on the next transfer,
     which becomes a TransportError; the link then looks the device up again (``open``) with its backoff.
     """
+
+    drained = False  # a bulk read returns one transfer, whatever else waits in the endpoint
 
     def __init__(
         self,

@@ -4,7 +4,10 @@ A reader misses tags now and then and an antenna sometimes reads a tag lying on 
 Two rules give a clean picture anyway:
 
 * a tag *arrives* in a zone after it has been read there in ``present_after_cycles`` consecutive cycles,
-  and *leaves* after it has not been read there for ``absent_after_s`` seconds;
+  and *leaves* after it has not been read there for ``absent_after_s`` seconds; a tag settled in another zone
+  *moves* after ``move_after_cycles`` (the same by default): a tag lying still is read through the neighbouring
+  antenna now and then, when its own antenna misses it, so a move can be asked to take more reads than a new
+  card, whose first reads are the latency a viewer sees;
 * a tag read by several antennas in one cycle belongs to the antenna that reads it most strongly (RSSI),
   then most often (read count) — never simply the first one that reported it;
 * with ``min_rssi_dbm``, a read weaker than that is ignored, as a reader's RSSI filter would: a tag read through
@@ -35,6 +38,14 @@ class DebounceSettings:
     # A tag lying at the edge of its zone is read in only some cycles; with an RSSI floor keeping cross reads
     # out, a short gap costs nothing and such a tag arrives in a few cycles rather than a second or more.
     max_gap_cycles: int = 0
+    # Reads in a zone before a tag settled in another one moves there (None: present_after_cycles).
+    move_after_cycles: int | None = None
+
+    def reads_to_settle(self, settled_elsewhere: bool) -> int:
+        """The reads in a zone that settle a tag there: a new one, or one settled in another zone."""
+        if settled_elsewhere and self.move_after_cycles is not None:
+            return self.move_after_cycles
+        return self.present_after_cycles
 
 
 @dataclass(slots=True)
@@ -124,7 +135,8 @@ class ZoneTracker:
                     state.candidate, state.candidate_hits = None, 0
                 continue
             settings = self._settings[zone]
-            ordered = self.order_window_s and settings.present_after_cycles > 1
+            need = settings.reads_to_settle(state.zone is not None)
+            ordered = self.order_window_s and need > 1
             first = self._first_read.get(uid)
             if first is None or first[0] != zone:
                 first = (zone, t)
@@ -136,7 +148,7 @@ class ZoneTracker:
             else:
                 state.candidate, state.candidate_reader, state.candidate_hits = zone, cycle.reader, 1
                 state.candidate_misses = 0
-            if state.candidate_hits >= settings.present_after_cycles:
+            if state.candidate_hits >= need:
                 events += self._settle(uid, state, zone, cycle.reader, t, first[1] if ordered else None)
             else:
                 confirming = True
@@ -187,12 +199,12 @@ class ZoneTracker:
     # becomes a candidate there, as it would from the next cycle on.
 
     def awaiting(self, reader: str) -> set[int]:
-        """The antennas of ``reader`` whose next read settles a tag (one read short of ``present_after_cycles``)."""
+        """The antennas of ``reader`` whose next read settles a tag (one read short of settling)."""
         antennas: set[int] = set()
         for state in self._tags.values():
             zone = state.candidate
             if zone is not None and state.candidate_reader == reader \
-                    and state.candidate_hits + 1 >= self._settings[zone].present_after_cycles:
+                    and state.candidate_hits + 1 >= self._settings[zone].reads_to_settle(state.zone is not None):
                 antennas.update(a for (r, a), z in self._antenna_zones.items() if r == reader and z == zone)
         return antennas
 
@@ -201,14 +213,17 @@ class ZoneTracker:
         zone = self._antenna_zones.get((reader, antenna))
         if zone is None:
             return []
-        need = self._settings[zone].present_after_cycles
+        settings = self._settings[zone]
         floor = self.min_rssi_dbm
         events: list[ZoneEvent] = []
         for read in reads:
             if floor is not None and read.rssi is not None and read.rssi < floor:
                 continue
             state = self._tags.get(read.uid)
-            if state is None or state.candidate != zone or state.candidate_hits + 1 < need:
+            if state is None or state.candidate != zone:
+                continue
+            need = settings.reads_to_settle(state.zone is not None)
+            if state.candidate_hits + 1 < need:
                 continue
             self._quiet = None
             ordered = self.order_window_s and need > 1

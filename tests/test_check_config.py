@@ -127,6 +127,8 @@ def case(id, old, new, key, at, expected):
     case("a double board must be true or false", 'variant = "nlhe"', 'variant = "plo5"\ndouble_board = "yes"',
          "game.double_board", "double_board =",
          "expected true (two boards every hand, CA GR 14.1) or false, got str 'yes'"),
+    case("a move needing no read", "move_after_cycles = 3 ", "move_after_cycles = 0 ",
+         "hal.cards.move_after_cycles", "move_after_cycles = 0", "expected cycles from 1 to 20, got 0"),
     case("U+2028 in a comment does not shift lines", "small_blind = 1", "# chips\u2028(pasted)\nsmall_blind = 0",
          "game.small_blind", "small_blind =", "expected a positive number of chips, got 0"),
 ])

@@ -5,8 +5,15 @@ import pytest
 from controller.clock import ActionClock, ClockRefused, ClockSettings
 from controller.conduct import CHECK, HAND_DEAD, conduct_profile
 from hal.gpio import GpioInputs, GpioOutputs, SimulatedGpio
+from published import Published
 from rfid_table.service.table_gpio import STATUS_PATTERNS, GpioConsole, TableLights, light_levels, show_lights
 from sim.conduct import simulated_pin_map
+
+
+def clock_for(settings: ClockSettings | None = None, seats: int = 6) -> tuple[ActionClock, Published]:
+    """A clock on its own, and what it publishes."""
+    published = Published()
+    return ActionClock(settings, seats=seats, publish=published), published
 
 
 def brief(events):
@@ -14,52 +21,52 @@ def brief(events):
 
 
 def test_reasonable_time_then_the_minute_then_a_ten_second_count_then_the_hand_is_dead():
-    clock = ActionClock(ClockSettings(reasonable_s=30), seats=6)
-    assert clock.turn(3, 100.0) == []
-    assert clock.phase(120.0) == "thinking" and clock.tick(120.0) == []
-    [due] = clock.tick(131.0)  # the reasonable time is up: the floor may call the clock
+    clock, published = clock_for(ClockSettings(reasonable_s=30), seats=6)
+    assert published.of(clock.turn(3, 100.0)) == []
+    assert clock.phase(120.0) == "thinking" and published.of(clock.tick(120.0)) == []
+    [due] = published.of(clock.tick(131.0))  # the reasonable time is up: the floor may call the clock
     assert (due.type, due.t, due.public["seat"], due.public["waited_s"]) == ("clock_due", 130.0, 3, 30.0)
-    assert clock.tick(140.0) == []  # told once; the clock waits for the floor
-    [started] = clock.start(140.0, "floor/anna")
+    assert published.of(clock.tick(140.0)) == []  # told once; the clock waits for the floor
+    [started] = published.of(clock.start(140.0, "floor/anna"))
     assert started.public == {"seat": 3, "by": "floor/anna", "minute_s": 60.0, "count_s": 10, "waited_s": 40.0,
                               "rule": conduct_profile("allin_club").cite("clock_ruling")}
-    minute = clock.tick(199.5)
+    minute = published.of(clock.tick(199.5))
     assert brief(minute) == [("clock_tick", 140.0 + s, "minute", 60.0 - s) for s in (10, 20, 30, 40, 50)]
-    count = clock.tick(209.5)
+    count = published.of(clock.tick(209.5))
     assert brief(count) == [("clock_tick", 200.0 + s, "count", 10.0 - s) for s in range(10)]  # 10, 9, … 1
-    [expired] = clock.tick(210.0)
+    [expired] = published.of(clock.tick(210.0))
     assert expired.type == "clock_expired" and expired.t == 210.0
     assert expired.public == {"seat": 3, "rule": conduct_profile("allin_club").cite("clock_ruling"),
                               "ruling": HAND_DEAD, "ruling_text": "the hand is dead", "needs_floor": False,
                               "profile": "allin_club", "started_by": "floor/anna", "facing_bet": None}
     assert expired.public["rule"].startswith("AC 23")
-    assert clock.tick(300.0) == [] and clock.phase(300.0) == "expired"
+    assert published.of(clock.tick(300.0)) == [] and clock.phase(300.0) == "expired"
 
 
 def test_a_late_tick_loses_nothing_and_keeps_the_order():
-    clock = ActionClock(ClockSettings(reasonable_s=20, auto_start=True), seats=6)
+    clock, published = clock_for(ClockSettings(reasonable_s=20, auto_start=True), seats=6)
     clock.turn(1, 0.0)
-    events = clock.tick(1000.0)
+    events = published.of(clock.tick(1000.0))
     assert [e.type for e in events] == ["clock_started"] + ["clock_tick"] * 15 + ["clock_expired"]
     assert [e.t for e in events] == sorted(e.t for e in events)
     assert events[0].public["by"] == "auto" and events[0].t == 20.0 and events[-1].t == 90.0
 
 
 def test_auto_start_after_the_reasonable_time():
-    clock = ActionClock(ClockSettings(reasonable_s=15, auto_start=True), seats=6)
+    clock, published = clock_for(ClockSettings(reasonable_s=15, auto_start=True), seats=6)
     clock.turn(2, 10.0)
     assert clock.lights(24.0)[2] == "on"
-    [started] = clock.tick(25.0)
+    [started] = published.of(clock.tick(25.0))
     assert (started.type, started.t, started.public["by"]) == ("clock_started", 25.0, "auto")
     assert clock.remaining(30.0) == 55.0
 
 
 def test_the_floor_may_start_the_clock_before_the_reasonable_time_and_only_once():
-    clock = ActionClock(seats=6)
+    clock, published = clock_for(seats=6)
     with pytest.raises(ClockRefused, match="no player is to act"):
         clock.start(1.0, "floor/anna")
     clock.turn(4, 2.0)
-    [started] = clock.start(5.0, "dealer/console")
+    [started] = published.of(clock.start(5.0, "dealer/console"))
     assert started.public["waited_s"] == 3.0
     with pytest.raises(ClockRefused, match="already running on seat 4"):
         clock.start(6.0, "floor/anna")
@@ -69,60 +76,63 @@ def test_the_floor_may_start_the_clock_before_the_reasonable_time_and_only_once(
 
 
 def test_acting_stops_the_clock_and_the_next_turn_starts_afresh():
-    clock = ActionClock(seats=6)
+    clock, published = clock_for(seats=6)
     clock.turn(1, 0.0)
     clock.start(10.0, "floor/anna")
     clock.tick(45.0)
-    [stopped] = clock.turn(2, 47.5)
+    assert [e.type for e in published.of()] == ["clock_started"] + ["clock_tick"] * 3  # at 20, 30 and 40 s
+    [stopped] = published.of(clock.turn(2, 47.5))
     assert stopped.public == {"seat": 1, "reason": "acted", "phase": "minute", "remaining_s": 22.5}
     assert clock.seat == 2 and clock.phase(48.0) == "thinking"
-    assert clock.turn(None, 50.0) == []  # not running: nothing to stop
-    assert clock.phase(500.0) == "idle" and clock.tick(500.0) == []
+    assert published.of(clock.turn(None, 50.0)) == []  # not running: nothing to stop
+    assert clock.phase(500.0) == "idle" and published.of(clock.tick(500.0)) == []
 
 
 def test_the_floor_stops_the_clock_and_it_does_not_restart_by_itself():
-    clock = ActionClock(ClockSettings(auto_start=True, reasonable_s=10), seats=6)
+    clock, published = clock_for(ClockSettings(auto_start=True, reasonable_s=10), seats=6)
     clock.turn(5, 0.0)
-    clock.tick(12.0)
-    tick, stopped = clock.stop(20.0, "floor/anna")  # the tick due at 20 s comes first
+    assert [e.type for e in published.of(clock.tick(12.0))] == ["clock_started"]  # by itself at 10 s
+    tick, stopped = published.of(clock.stop(20.0, "floor/anna"))  # the tick due at 20 s comes first
     assert (tick.type, tick.public["remaining_s"]) == ("clock_tick", 50.0)
     assert (stopped.public["reason"], stopped.public["by"]) == ("floor", "floor/anna")
-    assert clock.tick(100.0) == [] and clock.phase(100.0) == "thinking"
+    assert published.of(clock.tick(100.0)) == [] and clock.phase(100.0) == "thinking"
     with pytest.raises(ClockRefused, match="not running"):
         clock.stop(101.0, "floor/anna")
 
 
 def test_a_time_bank_extends_the_minute_and_interrupts_the_count():
-    clock = ActionClock(ClockSettings(time_bank_s=30, time_banks=2), seats=6)
+    clock, published = clock_for(ClockSettings(time_bank_s=30, time_banks=2), seats=6)
     clock.turn(6, 0.0)
     with pytest.raises(ClockRefused, match="not running"):
         clock.time_bank(6, 5.0)
-    clock.start(10.0, "floor/anna")
+    assert [e.type for e in published.of(clock.start(10.0, "floor/anna"))] == ["clock_started"]
     with pytest.raises(ClockRefused, match="not seat 2's turn \\(seat 6 is to act\\)"):
         clock.time_bank(2, 20.0)
-    [ticks, used] = [clock.tick(30.0), clock.time_bank(6, 30.0)]
+    ticks = published.of(clock.tick(30.0))
+    used = published.of(clock.time_bank(6, 30.0))
     assert [e.public["remaining_s"] for e in ticks] == [50.0, 40.0]
     assert used[-1].type == "time_bank_used"
     assert used[-1].public == {"seat": 6, "added_s": 30.0, "phase": "minute", "remaining_s": 70.0, "banks_left": 1,
                                "rule": "CA GR 5 (time bank cards)"}
-    assert [e.public["remaining_s"] for e in clock.tick(99.0)] == [60.0, 50.0, 40.0, 30.0, 20.0, 10.0]
-    count = clock.tick(103.5)
+    minute = published.of(clock.tick(99.0))
+    assert [e.public["remaining_s"] for e in minute] == [60.0, 50.0, 40.0, 30.0, 20.0, 10.0]
+    count = published.of(clock.tick(103.5))
     assert brief(count) == [("clock_tick", 100.0, "count", 10.0), ("clock_tick", 101.0, "count", 9.0),
                             ("clock_tick", 102.0, "count", 8.0), ("clock_tick", 103.0, "count", 7.0)]
-    [used] = clock.time_bank(6, 103.5)  # in the count: 30 s before a new count
+    [used] = published.of(clock.time_bank(6, 103.5))  # in the count: 30 s before a new count
     assert (used.public["phase"], used.public["remaining_s"], used.public["banks_left"]) == ("count", 30.0, 0)
     assert clock.phase(104.0) == "minute" and clock.lights(104.0)[6] == "on"
-    assert [e.t for e in clock.tick(133.4)] == [113.5, 123.5]
+    assert [e.t for e in published.of(clock.tick(133.4))] == [113.5, 123.5]
     with pytest.raises(ClockRefused, match="seat 6 has no time bank left"):
         clock.time_bank(6, 134.0)
-    [expired] = clock.tick(143.5)[-1:]
+    [expired] = published.of(clock.tick(143.5))[-1:]
     assert expired.type == "clock_expired"
     clock.reset_time_banks(6)
     assert clock.banks_left(6) == 2
 
 
 def test_lights_on_for_the_player_to_act_and_blinking_in_the_count():
-    clock = ActionClock(ClockSettings(reasonable_s=10, auto_start=True), seats=4)
+    clock, published = clock_for(ClockSettings(reasonable_s=10, auto_start=True), seats=4)
     assert clock.lights(0.0) == {1: "off", 2: "off", 3: "off", 4: "off"}
     clock.turn(2, 0.0)
     assert clock.lights(5.0) == {1: "off", 2: "on", 3: "off", 4: "off"}
@@ -147,9 +157,9 @@ def test_poker_play_kills_the_hand_only_when_it_faces_a_bet():
     settings = ClockSettings(profile="poker_play", auto_start=True)
     rulings = []
     for facing in (True, False, None):
-        clock = ActionClock(settings, seats=6)
+        clock, published = clock_for(settings, seats=6)
         clock.turn(1, 0.0, facing_bet=facing)
-        [expired] = clock.tick(1000.0)[-1:]
+        [expired] = published.of(clock.tick(1000.0))[-1:]
         rulings.append((expired.public["ruling"], expired.public["needs_floor"], expired.public["facing_bet"]))
     assert rulings == [(HAND_DEAD, False, True), (CHECK, False, False), ("hand_dead_facing_bet", True, None)]
 
@@ -170,7 +180,7 @@ def test_settings_are_checked_and_errors_name_the_setting():
     assert ClockSettings.from_mapping({"reasonable_s": 20, "auto_start": True}) == ClockSettings(20, auto_start=True)
     assert ClockSettings.from_mapping(None) == ClockSettings()
     with pytest.raises(ValueError, match="seat 7: expected a seat from 1 to 6"):
-        ActionClock(seats=6).turn(7, 0.0)
+        ActionClock(seats=6, publish=Published()).turn(7, 0.0)
 
 
 def test_the_start_clock_button_reaches_the_clock_as_a_command():
@@ -178,7 +188,7 @@ def test_the_start_clock_button_reaches_the_clock_as_a_command():
     backend = SimulatedGpio(pins)
     inputs = GpioInputs(pins.inputs, backend, clock=lambda: 0.0)
     console = GpioConsole(pins.inputs)
-    clock = ActionClock(seats=6)
+    clock, published = clock_for(seats=6)
     clock.turn(3, 0.0)
     for t, level in ((40.0, True), (40.004, False), (40.008, True)):  # a bouncing press
         backend.set_active("start_clock", level, t)
@@ -186,7 +196,8 @@ def test_the_start_clock_button_reaches_the_clock_as_a_command():
     [press] = console.translate(inputs.poll(41.0))
     assert press.body == {"id": "console-1", "role": "dealer", "user": "console", "command": "start_clock"}
     by = f"{press.body['role']}/{press.body['user']}"
-    [due, started] = clock.start(press.t, by)  # the controller: start_clock without a seat = the seat to act
+    # the controller: start_clock without a seat = the seat to act
+    [due, started] = published.of(clock.start(press.t, by))
     assert due.type == "clock_due" and due.t == 30.0
     assert (started.public["seat"], started.public["by"], started.t) == (3, "dealer/console", 40.008)
 

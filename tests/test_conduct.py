@@ -17,6 +17,7 @@ from controller.conduct import (
 from controller.rules import PROFILES
 from hal.events import SensorEvent
 from hal.gpio import GpioInputs, SimulatedGpio
+from published import Published
 from rfid_table.service.table_gpio import GpioConsole
 from sim.conduct import ConductInjector, ConductSimOptions, Injection, simulated_pin_map
 
@@ -34,7 +35,8 @@ class Table:
         self.console = GpioConsole(self.pins.inputs)
         present = {int(name[4:].split(".")[0]): on for name, on in self.inputs.states().items()
                    if name.endswith(".presence")}
-        self.rules = ConductRules(profile, seats, present=present, settle_s=settle_s)
+        self.published = Published()
+        self.rules = ConductRules(profile, seats, present=present, settle_s=settle_s, publish=self.published)
 
     def bounce(self, name: str, active: bool, t: float) -> None:
         """A sensor changes with contact bounce: three edges within 20 ms, ending on ``active``."""
@@ -45,18 +47,24 @@ class Table:
         out = []
         for item in self.console.translate(self.inputs.poll(now)):
             assert isinstance(item, SensorEvent)
-            out += self.rules.sensor(item)
+            out += self.published.of(self.rules.sensor(item))
         return out
 
     def deal(self, seats, t: float = 10.0, complete: bool = True) -> list:
-        out = self.rules.hand_started(t)
+        out = self.published.of(self.rules.hand_started(t))
         for n, seat in enumerate(seats):
-            out += self.rules.card_dealt(seat, t + 0.2 * n)
+            out += self.published.of(self.rules.card_dealt(seat, t + 0.2 * n))
         for n, seat in enumerate(seats):
-            out += self.rules.card_dealt(seat, t + 0.2 * (len(seats) + n))
+            out += self.published.of(self.rules.card_dealt(seat, t + 0.2 * (len(seats) + n)))
         if complete:
-            out += self.rules.deal_complete(t + 0.2 * 2 * len(seats), seats)
+            out += self.published.of(self.rules.deal_complete(t + 0.2 * 2 * len(seats), seats))
         return out
+
+
+def rules_for(profile: str, seats: int, **options) -> tuple[ConductRules, Published]:
+    """A rule set on its own, and what it publishes."""
+    published = Published()
+    return ConductRules(profile, seats, publish=published, **options), published
 
 
 def types(events):
@@ -102,12 +110,12 @@ def test_device_use_at_a_live_seat_tells_the_floor_at_once_and_the_duration_at_t
 
 
 def test_allin_club_forbids_phones_only():
-    rules = ConductRules("allin_club", 6)
+    rules, published = rules_for("allin_club", 6)
     rules.card_dealt(2, 1.0)
-    [mp3] = rules.device(2, True, 5.0, kind="device")  # AC 4: other devices are allowed
+    [mp3] = published.of(rules.device(2, True, 5.0, kind="device"))  # AC 4: other devices are allowed
     assert (mp3.type, mp3.public["reason"], mp3.public["needs_floor"]) == ("device_seen", "kind_allowed", False)
     assert mp3.public["rule"].startswith("AC 4")
-    [phone] = rules.device(2, True, 6.0, kind="phone")
+    [phone] = published.of(rules.device(2, True, 6.0, kind="phone"))
     assert (phone.type, phone.public["ruling"], phone.public["needs_floor"]) == ("device_breach", WARNING, True)
     assert phone.public["rule"].startswith("AC 4 names no penalty: AC 1")
 
@@ -115,7 +123,7 @@ def test_allin_club_forbids_phones_only():
 def test_after_a_fold_device_use_is_only_logged():
     table = Table("allin_club")
     table.deal([1, 2, 3, 4])
-    assert types(table.rules.folded(3, 15.0)) == []
+    assert types(table.published.of(table.rules.folded(3, 15.0))) == []
     table.bounce("seat3.device", True, 20.0)
     [seen] = table.poll(21.0)
     assert seen.type == "device_seen"
@@ -127,39 +135,39 @@ def test_after_a_fold_device_use_is_only_logged():
 
 
 def test_between_hands_device_use_is_only_logged():
-    rules = ConductRules("casinos_austria", 6)
-    [seen] = rules.device(1, True, 1.0, kind="rf")
+    rules, published = rules_for("casinos_austria", 6)
+    [seen] = published.of(rules.device(1, True, 1.0, kind="rf"))
     assert seen.type == "device_seen" and seen.hand is None
     assert seen.public["reason"] == "no_live_hand" and "beneath the edge of the table" in seen.public["note"]
-    assert rules.device(1, True, 2.0, kind="rf") == []  # the same state again changes nothing
+    assert published.of(rules.device(1, True, 2.0, kind="rf")) == []  # the same state again changes nothing
 
 
 def test_a_device_already_active_when_the_cards_come_is_a_breach_from_the_first_card_until_the_fold():
-    rules = ConductRules("casinos_austria", 6)
-    rules.device(4, True, 3.0)
+    rules, published = rules_for("casinos_austria", 6)
+    assert types(published.of(rules.device(4, True, 3.0))) == ["device_seen"]  # between hands: logged only
     rules.hand_started(9.0)
-    assert types(rules.card_dealt(1, 10.0)) == []
-    [started] = rules.card_dealt(4, 10.6)
+    assert types(published.of(rules.card_dealt(1, 10.0))) == []
+    [started] = published.of(rules.card_dealt(4, 10.6))
     assert started.type == "device_breach"
     assert (started.public["since"], started.public["device_since"]) == (10.6, 3.0)
-    [ended] = rules.folded(4, 30.0)
+    [ended] = published.of(rules.folded(4, 30.0))
     assert (ended.public["state"], ended.public["reason"], ended.public["duration_s"]) == ("ended", "folded", 19.4)
-    [off] = rules.device(4, False, 40.0)
+    [off] = published.of(rules.device(4, False, 40.0))
     assert (off.type, off.public["reason"], off.public["duration_s"]) == ("device_seen", "folded", 37.0)
 
 
 def test_the_hand_ending_ends_a_breach():
-    rules = ConductRules("tda", 6)
+    rules, published = rules_for("tda", 6)
     rules.card_dealt(5, 1.0)
-    rules.device(5, True, 2.0)
-    [ended] = rules.hand_ended(12.5)
+    assert types(published.of(rules.device(5, True, 2.0))) == ["device_breach"]
+    [ended] = published.of(rules.hand_ended(12.5))
     assert (ended.type, ended.public["reason"], ended.public["duration_s"]) == ("device_breach", "hand_ended", 10.5)
-    [off] = rules.device(5, False, 13.0)
+    [off] = published.of(rules.device(5, False, 13.0))
     assert off.type == "device_seen" and off.public["reason"] == "no_live_hand"
 
 
 def test_unknown_device_kinds_and_seats_are_refused():
-    rules = ConductRules("tda", 6)
+    rules, published = rules_for("tda", 6)
     with pytest.raises(ValueError, match="device kind 'laser': expected one of phone, rf, device"):
         rules.device(1, True, 1.0, kind="laser")
     with pytest.raises(ValueError, match="seat 7: expected a seat from 1 to 6"):
@@ -185,20 +193,20 @@ def test_a_player_who_leaves_during_the_deal_is_absent_at_its_end_and_the_sensor
     table = Table("allin_club", settle_s=0.6)  # wait out the presence debounce before deciding
     table.deal([1, 2, 3, 4], t=10.0, complete=False)
     table.bounce("seat2.presence", False, 11.2)  # leaves just before the last card (11.6); known at 11.72
-    assert types(table.rules.deal_complete(11.6, [1, 2, 3, 4])) == []  # not yet decided
+    assert types(table.published.of(table.rules.deal_complete(11.6, [1, 2, 3, 4]))) == []  # not yet decided
     later = table.poll(11.8)
     assert types(later) == ["seat_presence"]  # the change itself, during the deal
-    [absent] = table.rules.tick(12.2)
+    [absent] = table.published.of(table.rules.tick(12.2))
     assert (absent.type, absent.public["seat"], absent.public["away_since"]) == ("absent_at_deal", 2, 11.22)
     assert absent.public["ruling"] == HAND_DEAD and absent.public["rule"].startswith("AC 25")
-    assert table.rules.tick(13.0) == []
+    assert table.published.of(table.rules.tick(13.0)) == []
 
 
 def test_de_profile_keeps_an_absent_players_hand_checked_or_folded_with_the_blinds_posted():
-    rules = ConductRules("club_tournament_de", 6, present={1: True, 2: False})
+    rules, published = rules_for("club_tournament_de", 6, present={1: True, 2: False})
     rules.card_dealt(1, 1.0)
     rules.card_dealt(2, 1.2)
-    [absent] = rules.deal_complete(1.4)  # the seats that got a card
+    [absent] = published.of(rules.deal_complete(1.4))  # the seats that got a card
     assert absent.public["seat"] == 2
     assert (absent.public["ruling"], absent.public["needs_floor"], absent.public["blinds"]) == (
         CHECK_OR_FOLD, False, "posted")
@@ -238,18 +246,18 @@ def test_leaving_after_a_fold_or_between_hands_is_only_occupancy():
     table.bounce("seat1.presence", False, 45.0)
     [between] = table.poll(46.0)
     assert between.type == "seat_presence" and between.hand is None
-    left = ConductRules("poker_play", 6, present={1: True})
+    left, left_published = rules_for("poker_play", 6, present={1: True})
     left.card_dealt(1, 1.0)
     left.deal_complete(1.2)
-    [pp] = left.presence(1, False, 5.0)
+    [pp] = left_published.of(left.presence(1, False, 5.0))
     assert (pp.type, pp.public["ruling"], pp.public["needs_floor"]) == ("seat_left", FLOOR_DECIDES, True)
 
 
 def test_seats_without_a_presence_report_never_count_as_absent():
-    rules = ConductRules("casinos_austria", 6)
+    rules, published = rules_for("casinos_austria", 6)
     rules.card_dealt(1, 1.0)
     rules.card_dealt(2, 1.2)
-    assert rules.deal_complete(1.4) == []
+    assert published.of(rules.deal_complete(1.4)) == []
     assert rules.present(1) is None and rules.live(1)
     assert rules.snapshot()["seats"][0] == {"seat": 1, "present": None, "devices": [], "live": True, "breach": [],
                                             "absent_at_deal": False, "left": False}
@@ -311,11 +319,11 @@ def test_per_hand_injection_drives_a_breach_in_the_rules():
     inputs = GpioInputs(pins.inputs, backend, clock=lambda: 0.0)
     console = GpioConsole(pins.inputs)
     injector = ConductInjector(backend, [1, 2], options)
-    rules = ConductRules("allin_club", 4)
+    rules, published = rules_for("allin_club", 4)
     injector.start(0.0)
     events = []
     for sensor_event in console.translate(inputs.poll(1.0)):
-        events += rules.sensor(sensor_event)
+        events += published.of(rules.sensor(sensor_event))
     assert types(events) == ["seat_presence", "seat_presence"]  # the players sat down
     rules.card_dealt(1, 10.0)
     rules.card_dealt(2, 10.1)
@@ -331,7 +339,7 @@ def test_per_hand_injection_drives_a_breach_in_the_rules():
         t = round(t + 0.1, 6)
         injector.advance(t)
         for sensor_event in console.translate(inputs.poll(t)):
-            events += rules.sensor(sensor_event)
+            events += published.of(rules.sensor(sensor_event))
     breaches = [e for e in events if e.type == "device_breach"]
     assert sorted((e.public["seat"], e.public["state"]) for e in breaches) == [
         (1, "ended"), (1, "started"), (2, "ended"), (2, "started")]

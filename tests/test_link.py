@@ -117,6 +117,52 @@ def test_serial_transport_resolves_and_logs_the_device_behind_a_stable_path(emul
         transport.read()
 
 
+def test_a_short_read_from_a_real_pty_says_the_port_is_drained(tmp_path):
+    """The link reads again only when the last read may have left bytes behind: after each frame a reader sends,
+    reading once more would only return nothing, a read and a select() more per frame."""
+    import os
+    import pty
+    import select
+    import tty
+
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    path = tmp_path / "reader"
+    path.symlink_to(os.ttyname(slave))
+    transport = SerialTransport(str(path))
+    transport.open()
+    try:
+        os.write(master, b"x" * 100)
+        select.select([transport.fileno()], [], [], 5)
+        assert transport.read() == b"x" * 100 and transport.drained
+        os.write(master, b"y" * 3000)
+        select.select([transport.fileno()], [], [], 5)
+        data = transport.read(1000)
+        assert data == b"y" * 1000 and not transport.drained  # more may wait: read again
+    finally:
+        transport.close()
+        os.close(master)
+        os.close(slave)
+
+
+def test_the_link_stops_reading_once_its_transport_is_drained(fake_link, scripted):
+    reads = []
+
+    class Counted(FakeTransport):
+        def read(self, max_bytes: int = 4096) -> bytes:
+            data = super().read(min(max_bytes, 10))  # ten bytes at a time: more than one read per poll
+            reads.append(len(data))
+            self.drained = not self.reader.inbound
+            return data
+
+    link = ReaderLink(lambda: Counted(scripted), name="fake")
+    link.poll(0.0)  # opens, sends IDENTIFY
+    scripted.inbound[:] = b"\x00" * 25  # line noise in place of an answer: read, and never a frame
+    reads.clear()
+    link.poll(0.01)
+    assert reads == [10, 10, 5]  # not a fourth read that could only return nothing
+
+
 def test_serial_transport_reports_a_missing_device_as_transport_error(tmp_path):
     with pytest.raises(TransportError, match="does not exist"):
         SerialTransport(str(tmp_path / "no-such-reader")).open()
@@ -259,6 +305,8 @@ class ScriptedReader:
 
 
 class FakeTransport:
+    drained = False
+
     def __init__(self, reader: ScriptedReader):
         self.reader = reader
         self.is_open = False

@@ -1,7 +1,13 @@
 """``rfid-table soak``: the checker's verdicts on made-up feeds, and a 30-second soak of 5 tables end to end."""
 
+import gc
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
+import warnings
 
 import pytest
 
@@ -132,3 +138,65 @@ def test_soak_of_five_tables_for_thirty_seconds_loses_nothing(capsys, tmp_path):
         assert report[key] is not None and report[key] > 0, key
     assert report["broker_rss_peak_mb"] >= report["broker_rss_end_mb"] > 0
     assert time.monotonic() - started < 45
+
+
+# ---- the table processes ---------------------------------------------------------------------------------
+
+
+def _table(tmp_path, script: str, niceness: int = 0) -> soak.Table:
+    """A stand-in for a table's process (``script`` run by this Python), started as the soak starts its tables."""
+    table = soak.Table("soak-00", tmp_path / "soak-00.toml", None, tmp_path / "soak-00.log")
+    table.pid = soak._spawn_table([sys.executable, "-c", script], table.stderr, niceness)
+    return table
+
+
+def _wait_for_text(path, text: str, timeout_s: float = 20.0) -> str:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        written = path.read_text() if path.exists() else ""
+        if text in written:
+            return written
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never said {text!r}: {written!r}")
+
+
+def test_a_table_process_is_reaped_once_by_the_soak_with_its_exit_code_and_rusage(tmp_path):
+    script = ("import os, sys\nsum(range(3_000_000))\n"
+              "print('session', os.getsid(0) == os.getpid(), 'nice', os.nice(0), file=sys.stderr)\nsys.exit(3)")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = _table(tmp_path, script, niceness=5)
+        assert soak._reap(table, block=True)
+        gc.collect()  # nothing of the table's process is left to wait for it again
+    assert [str(w.message) for w in caught] == []
+    assert table.exit_code == 3 and table.exited is not None
+    assert table.cpu_s > 0 and table.maxrss_kb > 0  # the table's own rusage, from os.wait4
+    assert table.stderr.read_text().split() == ["session", "True", "nice", str(min(19, os.nice(0) + 5))]
+    with pytest.raises(ChildProcessError):
+        os.waitpid(table.pid, os.WNOHANG)  # reaped: the pid is no longer a child of the soak
+    assert soak._reap(table, block=True) and table.exit_code == 3  # asked again: the record answers
+    assert soak._stop_tables([table], timeout_s=0.1) == []  # an exited table is not signalled
+
+
+def test_a_table_that_ignores_sigterm_is_killed_and_reaped(tmp_path):
+    table = _table(tmp_path, "import signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                             "print('ready', file=sys.stderr, flush=True)\ntime.sleep(600)")
+    _wait_for_text(table.stderr, "ready")
+    problems = soak._stop_tables([table], timeout_s=1.0)
+    assert problems == ["soak-00 did not stop within 1 s of SIGTERM; killed"]
+    assert table.exit_code == -signal.SIGKILL and table.exited is not None
+
+
+def test_the_tables_get_sigterm_when_the_soak_itself_dies(tmp_path):
+    table_log = tmp_path / "table.log"
+    table_script = ("import signal, sys, time\n"
+                    "signal.signal(signal.SIGTERM, lambda *_: (print('sigterm', file=sys.stderr, flush=True),"
+                    " sys.exit(0)))\n"
+                    "print('ready', file=sys.stderr, flush=True)\ntime.sleep(600)")
+    soak_script = (f"import os, sys, time\nfrom pathlib import Path\nfrom rfid_table.devtools import soak\n"
+                   f"log = Path({str(table_log)!r})\n"
+                   f"soak._spawn_table([sys.executable, '-c', {table_script!r}], log, 0)\n"
+                   "while 'ready' not in (log.read_text() if log.exists() else ''):\n    time.sleep(0.02)\n"
+                   "os._exit(0)  # killed before it could stop its tables\n")
+    subprocess.run([sys.executable, "-c", soak_script], check=True, timeout=60)
+    assert _wait_for_text(table_log, "sigterm").split() == ["ready", "sigterm"]

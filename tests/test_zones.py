@@ -21,6 +21,25 @@ def test_a_tag_arrives_after_k_consecutive_reads_and_leaves_after_t_without_one(
     assert events == [("arrived", "seat1.cards", "A", 0.25), ("left", "seat1.cards", "A", 0.45)]
 
 
+def test_a_new_card_arrives_after_two_reads_but_a_card_lying_elsewhere_moves_only_after_three():
+    """A card from the deck is placed on two reads; a card settled on seat 1 that its own antenna misses while seat
+    2's antenna reads it through the felt (a cross read) stays where it is unless seat 2 reads it three times."""
+    tracker = ZoneTracker(ZONES, default=DebounceSettings(present_after_cycles=2, absent_after_s=1.0,
+                                                          move_after_cycles=3))
+    on_1, through_2 = [TagRead(1, "A", rssi=-45)], [TagRead(2, "A", rssi=-58)]
+    events = cycles(tracker, [on_1, on_1, through_2, through_2, on_1, through_2, through_2, through_2])
+    # arrived on its second read (0.05); two cross reads in a row move nothing; three do (0.35)
+    assert events == [("arrived", "seat1.cards", "A", 0.05), ("left", "seat1.cards", "A", 0.35),
+                      ("arrived", "seat2.cards", "A", 0.35)]
+
+
+def test_without_a_move_count_a_move_takes_the_reads_an_arrival_does():
+    tracker = ZoneTracker(ZONES, default=DebounceSettings(present_after_cycles=2, absent_after_s=1.0))
+    events = cycles(tracker, [[TagRead(1, "A")], [TagRead(1, "A")], [TagRead(2, "A")], [TagRead(2, "A")]])
+    assert events == [("arrived", "seat1.cards", "A", 0.05), ("left", "seat1.cards", "A", 0.15),
+                      ("arrived", "seat2.cards", "A", 0.15)]
+
+
 def test_missed_reads_shorter_than_t_do_not_make_a_card_leave():
     tracker = ZoneTracker(ZONES, default=DebounceSettings(1, 0.3))
     seen = [TagRead(1, "A")]
@@ -66,13 +85,14 @@ _reads = st.lists(st.builds(TagRead, antenna=st.integers(1, 4), uid=st.sampled_f
 
 @settings(max_examples=300, deadline=None)
 @given(frames=st.lists(st.tuples(_reads, st.integers(1, 6)), max_size=12), present=st.integers(1, 3),
-       gap=st.integers(0, 2), window=st.sampled_from([0.0, 0.3]), floor=st.sampled_from([None, -60]))
+       gap=st.integers(0, 2), window=st.sampled_from([0.0, 0.3]), floor=st.sampled_from([None, -60]),
+       move=st.sampled_from([None, 3]))
 def test_a_reader_repeating_its_reads_gets_the_same_events_as_one_sending_fresh_copies(frames, present, gap,
-                                                                                          window, floor):
+                                                                                          window, floor, move):
     def tracker():
         return ZoneTracker(ZONES, {"muck": DebounceSettings(1, 0.1)},
-                           default=DebounceSettings(present, 0.2, max_gap_cycles=gap), min_rssi_dbm=floor,
-                           order_window_s=window)
+                           default=DebounceSettings(present, 0.2, max_gap_cycles=gap, move_after_cycles=move),
+                           min_rssi_dbm=floor, order_window_s=window)
 
     repeating, fresh = tracker(), tracker()
     out_repeating, out_fresh = [], []
@@ -112,6 +132,18 @@ def test_an_antennas_reads_settle_only_tags_one_read_short():
     # and those reads did not count: two more whole cycles for A, three for B
     assert cycles(tracker, [[TagRead(1, "A"), TagRead(1, "B")]] * 3, start=0.1) == [
         ("arrived", "seat1.cards", "A", 0.15), ("arrived", "seat1.cards", "B", 0.2)]
+
+
+def test_ahead_of_its_cycle_a_move_waits_for_its_own_count_not_an_arrivals():
+    tracker = ZoneTracker(ZONES, default=DebounceSettings(present_after_cycles=2, absent_after_s=1.0,
+                                                          move_after_cycles=3))
+    assert cycles(tracker, [[TagRead(1, "A")], [TagRead(1, "A")]]) != []  # settled on seat 1
+    assert cycles(tracker, [[TagRead(2, "A")]], start=0.1) == []
+    assert tracker.awaiting("r") == set()  # one read in seat 2: an arrival's count, two short of a move
+    assert tracker.feed_antenna("r", 2, [TagRead(2, "A")], 0.16) == []
+    assert cycles(tracker, [[TagRead(2, "A")]], start=0.15) == []
+    assert tracker.awaiting("r") == {2}
+    assert [e.kind for e in tracker.feed_antenna("r", 2, [TagRead(2, "A")], 0.21)] == ["left", "arrived"]
 
 
 def test_a_weak_read_ahead_of_the_cycle_settles_nothing():

@@ -32,7 +32,8 @@ READER_BACKENDS = ("sim", "serial", "usb")
 # realistic RF noise (tests/test_noise.py). Chips: a stack larger than what one antenna reads per cycle is
 # never read whole in consecutive cycles, so one read must do, with a longer silence.
 # Piles (the muck): cards heaped higher than a reader gets through in one cycle, read like chips.
-ZONE_KINDS = {"cards": DebounceSettings(3, 0.6), "chips": DebounceSettings(1, 1.0), "piles": DebounceSettings(1, 1.0)}
+ZONE_KINDS = {"cards": DebounceSettings(2, 0.6, move_after_cycles=3), "chips": DebounceSettings(1, 1.0),
+              "piles": DebounceSettings(1, 1.0)}
 ENGINE_VARIANTS = {"nlhe": "NLHE", "plhe": "PLHE", "flhe": "FLHE", "plo4": "PLO", "plo5": "PLO5", "plo6": "PLO6",
                    "plo7": "PLO7"}
 RULE_PROFILES = ("tda", "casinos_austria", "poker_play", "allin_club", "club_tournament_de")
@@ -271,7 +272,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     debounce: dict[str, DebounceSettings] = {}
     for kind, default in ZONE_KINDS.items():
         k = c.table(doc, ("hal", kind), {"present_after_cycles": "cycles", "absent_after_ms": "milliseconds",
-                                         "max_gap_cycles": "cycles"}) if kind in h else {}
+                                         "max_gap_cycles": "cycles", "move_after_cycles": "cycles"}) if kind in h else {}
         debounce[kind] = DebounceSettings(
             present_after_cycles=c.value(k, ("hal", kind, "present_after_cycles"), int, "cycles from 1 to 20",
                                          default.present_after_cycles, lambda v: 1 <= v <= 20),
@@ -279,6 +280,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                                    round(default.absent_after_s * 1000), lambda v: 0 <= v <= 10000) / 1000,
             max_gap_cycles=c.value(k, ("hal", kind, "max_gap_cycles"), int, "cycles from 0 to 10",
                                    default.max_gap_cycles, lambda v: 0 <= v <= 10),
+            move_after_cycles=c.value(k, ("hal", kind, "move_after_cycles"), int, "cycles from 1 to 20",
+                                      default.move_after_cycles, lambda v: 1 <= v <= 20),
         )
     min_rssi = c.value(h, ("hal", "min_rssi_dbm"), int, "dBm from -120 to 0", None, lambda v: -120 <= v <= 0)
     order_window_ms = c.value(h, ("hal", "order_window_ms"), int, "milliseconds from 0 to 5000", 1000,

@@ -15,7 +15,6 @@ throughput, the CPU of the tables, the broker and the subscriber, and the broker
 """
 
 import argparse
-import ctypes
 import json
 import multiprocessing
 import os
@@ -23,7 +22,6 @@ import re
 import resource
 import signal
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import threading
@@ -443,32 +441,49 @@ class Sampler(threading.Thread):
 
 @dataclass
 class Table:
+    """One table's process and what is known of it: the soak itself starts it and reaps it (os.wait4), so this
+    record, not a ``subprocess.Popen``, says whether it runs (``exited``) and how it ended (``exit_code``)."""
+
     table_id: str
     config: Path
     journal: Path | None
     stderr: Path
-    proc: subprocess.Popen | None = None
+    pid: int | None = None  # None: not started
     started: float = 0.0
-    exited: float | None = None
+    exited: float | None = None  # reaped at (wall time): the pid is no longer the table's
     exit_code: int | None = None
     cpu_s: float = 0.0
     maxrss_kb: int = 0
 
 
-def _table_preexec(niceness: int):
-    def preexec() -> None:
-        """In the child before exec: a table gets SIGTERM should the soak itself be killed, so none runs on;
-        and it yields the CPU to the broker and the checking subscriber, so that on a machine too small for
-        the load the tables fall behind (reported) rather than the observer (which would count losses that
-        the broker's queue limit makes of its own starvation)."""
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-        if niceness:
-            os.nice(niceness)
+# How a table's process begins (os.posix_spawn has no hook to run code before the exec): SIGTERM should the soak
+# itself die, so that no table runs on (PR_SET_PDEATHSIG, kept across the exec), and yielding the CPU to the broker
+# and the checking subscriber, so that on a machine too small for the load the tables fall behind (reported)
+# rather than the observer (which would count losses that the broker's queue limit makes of its own starvation).
+# Its arguments: the soak's pid, the niceness, then the table's command.
+_TABLE_START = """\
+import ctypes, os, signal, sys
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+except (OSError, AttributeError):
+    pass
+if os.getppid() != int(sys.argv[1]):
+    sys.exit("the soak ended before this table started")
+if int(sys.argv[2]):
+    os.nice(int(sys.argv[2]))
+os.execv(sys.argv[3], sys.argv[3:])
+"""
 
-    return preexec
+
+def _spawn_table(command: list[str], stderr: Path, niceness: int) -> int:
+    """Start a table's process in a session of its own, without stdin or stdout, its stderr into ``stderr``; returns
+    its pid, which only :func:`_reap` waits for (a ``subprocess.Popen`` would wait for it too, if only when it is
+    collected, and might then reap another child that got the same pid)."""
+    argv = [sys.executable, "-c", _TABLE_START, str(os.getpid()), str(niceness), *command]
+    return os.posix_spawn(sys.executable, argv, os.environ, setsid=True, file_actions=[
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, str(stderr), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)])
 
 
 def soak_broker_conf(directory: Path) -> tuple[Path, int | None]:
@@ -517,34 +532,37 @@ def read_journal(path: Path) -> dict | None:
 
 
 def _reap(table: Table, block: bool) -> bool:
-    """Collect an exited table with its rusage (os.wait4: its own CPU time and peak memory)."""
+    """Collect an exited table with its rusage (os.wait4: its own CPU time and peak memory), once: after that its
+    pid is never waited for or signalled again."""
     if table.exited is not None:
         return True
-    pid, status, usage = os.wait4(table.proc.pid, 0 if block else os.WNOHANG)
+    pid, status, usage = os.wait4(table.pid, 0 if block else os.WNOHANG)
     if pid == 0:
         return False
     table.exited = time.time()
-    table.exit_code = table.proc.returncode = os.waitstatus_to_exitcode(status)
+    table.exit_code = os.waitstatus_to_exitcode(status)
     table.cpu_s = usage.ru_utime + usage.ru_stime
     table.maxrss_kb = usage.ru_maxrss
     return True
 
 
+def _running(table: Table) -> bool:
+    """Started and not reaped yet: its pid is still the table's (at worst a zombie), safe to signal."""
+    return table.pid is not None and table.exited is None
+
+
 def _stop_tables(tables: list[Table], timeout_s: float = 30.0) -> list[str]:
     problems = []
     for table in tables:
-        if table.proc is not None and table.exited is None:
-            try:
-                table.proc.send_signal(signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+        if _running(table):
+            os.kill(table.pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and not all(_reap(t, block=False) for t in tables if t.proc is not None):
+    while time.monotonic() < deadline and not all(_reap(t, block=False) for t in tables if t.pid is not None):
         time.sleep(0.05)
     for table in tables:
-        if table.proc is not None and table.exited is None:
+        if _running(table):
             problems.append(f"{table.table_id} did not stop within {timeout_s:.0f} s of SIGTERM; killed")
-            table.proc.kill()
+            os.kill(table.pid, signal.SIGKILL)
             _reap(table, block=True)
     return problems
 
@@ -649,10 +667,7 @@ def soak(args: argparse.Namespace) -> dict:
                        "--host", settings.host, "--port", str(settings.port)]
             if table.journal is not None:
                 command += ["--journal", str(table.journal)]
-            with open(table.stderr, "wb") as err:
-                table.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                              stderr=err, start_new_session=True,
-                                              preexec_fn=_table_preexec(args.nice))
+            table.pid = _spawn_table(command, table.stderr, args.nice)
             table.started = time.time()
         sampler.start()
         _progress(f"{len(tables)} tables started ({args.link} link, speed {args.speed:g}), broker "
@@ -717,7 +732,7 @@ def soak(args: argparse.Namespace) -> dict:
         result = checker.ask("result", (tails, (window_start, stop_at)))
         end = time.time()
     finally:
-        problems += _stop_tables(tables) if any(t.proc is not None and t.exited is None for t in tables) else []
+        problems += _stop_tables(tables) if any(_running(t) for t in tables) else []
         if checker is not None:
             checker.close()
         if sampler.is_alive():

@@ -57,15 +57,20 @@ class HardwareWait:
 
     A reader reports each antenna at the end of its dwell (27 frames a cycle on a full table), and only a whole
     cycle gives the zone tracker anything to do: a wake-up for every frame was most of the daemon's CPU at rest.
-    So once a reader's cycle is complete, its frames are left to gather in the port's buffer for the first
-    ``QUIET_SHARE`` of its next cycle and are then taken in together; its end is watched for as closely as before.
-    The cycle counted on is the shorter of the configured one (``cycle_s``: reader name → its cycle) and the time
-    between the reader's last two cycle ends, so a reader that runs faster than configured is not read late. Not while the reader is watching antennas for a card's
-    deciding read (``FirmwareReader.watching``): then each frame is taken in as it comes, and one of those antennas
-    wakes the table at once.
+    So once a reader's cycle has ended, its frames are left to gather in the port's buffer until half an antenna's
+    dwell before its next cycle ends (every antenna's frame but the last one's is in by then; ``QUIET_SHARE`` of
+    the cycle for a reader whose antenna count is not known) and are then taken in together; the last frame, which
+    ends the cycle, is watched for as closely as before.
+
+    The cycle counted on is the shorter of the configured one (``cycle_s``: reader name → its cycle) and the
+    reader's own period, measured between cycle ends seen as they came, so a reader that runs faster than
+    configured is not read late. A cycle whose end was already waiting among the gathered frames says only that
+    the window closed late: the next cycle's frames are then taken in as they come, to see its end on time again.
+    Not while the reader is watching antennas for a card's deciding read (``FirmwareReader.watching``): then each
+    frame is taken in as it comes, and one of those antennas wakes the table at once.
     """
 
-    QUIET_SHARE = 0.9  # of a 50 ms cycle: the last 5 ms, one or two antennas' frames and the cycle's end
+    QUIET_SHARE = 0.9  # of a cycle, for a reader whose antenna count is not known
 
     def __init__(self, readers: list, publisher, writer: JournalWriter | None, now: Callable[[], float],
                  cycle_s: dict[str, float] | None = None):
@@ -75,11 +80,19 @@ class HardwareWait:
         self.now = now  # table time, which stamps the cycles taken in
         self.cycle_s = cycle_s or {}
         self._quiet_until = {reader.name: 0.0 for reader in readers}  # monotonic; its fd is not watched before
-        self._cycle_ended: dict[str, float] = {}  # reader → when its last cycle was taken in (monotonic)
+        # the share of a cycle its frames gather for: all but the last half dwell of an antenna
+        self._quiet_share = {reader.name: 1 - 0.5 / reader.antennas if reader.antennas else self.QUIET_SHARE
+                             for reader in readers}
+        # reader → (when, its cycles_emitted then) of the last cycle end seen as it came (monotonic)
+        self._cycle_ended: dict[str, tuple[float, int]] = {}
+        self._gathered: set[str] = set()  # readers whose next read takes in the frames of a quiet window
+        self._cycles_seen = {reader.name: reader.cycles_emitted for reader in readers}
 
     def __call__(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
         client = self.publisher.client
+        for reader in self.readers:  # a cycle the step's own poll completed (its end came in the meantime)
+            self._after_receive(reader, time.monotonic(), reader.name in self._gathered)
         while True:
             mono = time.monotonic()
             reader_at: dict[int, Any] = {}
@@ -110,24 +123,37 @@ class HardwareWait:
                 reader = reader_at.get(fd)
                 if reader is None:
                     continue
-                cycles = reader.cycles_emitted
+                gathered = reader.name in self._gathered
+                self._gathered.discard(reader.name)
                 if reader.receive(now):
                     work = True
-                    if reader.cycles_emitted != cycles and reader.name in self.cycle_s:
-                        self._quiet_after_cycle(reader.name, time.monotonic())
+                    self._after_receive(reader, time.monotonic(), gathered)
             if work or time.monotonic() >= deadline:
                 if not network:
                     self.publisher.service(0)  # keepalive, reconnection
                 return
 
+    def _after_receive(self, reader, mono: float, gathered: bool) -> None:
+        """The reader's frames were taken in at ``mono``: a quiet window follows each cycle that ended."""
+        cycles = reader.cycles_emitted
+        if cycles != self._cycles_seen[reader.name]:
+            self._cycles_seen[reader.name] = cycles
+            if reader.name in self.cycle_s:
+                self._quiet_after_cycle(reader.name, mono, cycles, gathered)
 
-    def _quiet_after_cycle(self, name: str, mono: float) -> None:
+    def _quiet_after_cycle(self, name: str, mono: float, cycles: int, gathered: bool) -> None:
+        """A cycle of reader ``name`` has ended (``cycles``: its cycles so far), taken in at ``mono``, with frames
+        gathered in a quiet window (``gathered``) or as they came."""
+        if gathered:  # its end may have waited in the buffer: when cycles end is not known, so no window now
+            self._quiet_until[name] = 0.0
+            return
         cycle_s = self.cycle_s[name]
         last = self._cycle_ended.get(name)
         if last is not None:
-            cycle_s = min(cycle_s, mono - last)
-        self._cycle_ended[name] = mono
-        self._quiet_until[name] = mono + self.QUIET_SHARE * cycle_s
+            cycle_s = min(cycle_s, (mono - last[0]) / (cycles - last[1]))
+        self._cycle_ended[name] = (mono, cycles)
+        self._quiet_until[name] = mono + self._quiet_share[name] * cycle_s
+        self._gathered.add(name)
 
 
 def open_journal(path: str, config: TableConfig, fresh: bool = False):

@@ -1,0 +1,20 @@
+"""A collecting ``publish`` for the rule sets under test (``controller.conduct.ConductRules``,
+``controller.clock.ActionClock``): their events come out through the ``publish`` they are given, and only there."""
+
+
+class Published:
+    """Every event published to it, in order (``events``). ``of(call)``: what was published since the previous
+    ``of`` — written around the call that should have published it, ``published.of(rules.folded(3, 15.0))``, it
+    also checks that the call itself returned nothing."""
+
+    def __init__(self):
+        self.events = []
+        self._read = 0
+
+    def __call__(self, event):
+        self.events.append(event)
+
+    def of(self, returned=None):
+        assert returned is None, f"events come out through publish only, but the call returned {returned!r}"
+        new, self._read = self.events[self._read:], len(self.events)
+        return new

@@ -44,10 +44,13 @@ def _phevaluator():
 EVALUATOR_SUITS = "cdhs"  # phevaluator's suit order in its card ids (rank * 4 + suit)
 
 
+_EVALUATOR_IDS = {rank + suit: r * 4 + s for r, rank in enumerate(RANKS) for s, suit in enumerate(EVALUATOR_SUITS)}
+
+
 def evaluator_id(card: str) -> int:
     """phevaluator's integer id of a checked card: its functions take ids as they are, and parse a card's name
     again on every call (ranking many hands of the same cards, that parsing is most of the cost)."""
-    return RANKS.index(card[0]) * 4 + EVALUATOR_SUITS.index(card[1])
+    return _EVALUATOR_IDS[card]
 
 
 def showdown_evaluator():

@@ -44,7 +44,7 @@ from typing import Sequence
 from controller.betting import FIXED_LIMIT, NLHE, POT_LIMIT
 from controller.cards import parse_card
 from controller.histories import BOARD_COUNTS, ORDINALS, STREETS, HandRecord
-from controller.showdown import evaluator_id, omaha_evaluator, showdown_evaluator
+from controller.showdown import evaluator_id, id_evaluators
 
 RANK_ORDER = "23456789TJQKA"
 RANK_NAMES = dict(zip(RANK_ORDER, ("Deuce", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten", "Jack",
@@ -261,7 +261,7 @@ def describe(omaha: bool, hole: Sequence[str], board: Sequence[str]) -> str:
     hole, board = [parse_card(c) for c in hole], [parse_card(c) for c in board]  # checked once, not per candidate
     if len(set(hole + board)) != len(hole) + len(board):
         raise ValueError(f"duplicate card among {hole + board}")
-    evaluate_cards = showdown_evaluator()
+    evaluate_cards, evaluate_omaha = id_evaluators(omaha)
     # The evaluator ranks the cards' ids (evaluator_id); the words are made from the cards' names.
     name_of = {evaluator_id(c): c for c in hole + board}
     hole_ids, board_ids = [evaluator_id(c) for c in hole], [evaluator_id(c) for c in board]
@@ -276,7 +276,6 @@ def describe(omaha: bool, hole: Sequence[str], board: Sequence[str]) -> str:
         return words
     candidates = [h + b for h in combinations(hole_ids, 2) for b in combinations(board_ids, 3)]
     if len(board) == 5 and len(hole) >= 4:  # Omaha's evaluator ranks the best two and three at once, the same way
-        evaluate_omaha = omaha_evaluator()
         rank = min(evaluate_omaha(*board_ids, *four) for four in combinations(hole_ids, 4))
         words = _WORDS_OF_RANK.get(rank)
         if words is None:

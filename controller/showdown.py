@@ -53,15 +53,34 @@ def evaluator_id(card: str) -> int:
     return _EVALUATOR_IDS[card]
 
 
+@cache
+def id_evaluators(omaha: bool):
+    """(evaluate 5 to 7 card ids, evaluate Omaha: 5 board + 4 hole ids, or None for Hold'em), for cards ranked many
+    times over (equity, the words of a shown hand). phevaluator 0.6's native functions when it has them (its public
+    wrappers convert every card again, which costs more than the evaluation), else the public functions (the
+    pure-Python wheel). The Omaha evaluator is imported for Omaha only: in the pure-Python wheel its tables take
+    about 400 MB, the Hold'em ones about 10."""
+    try:
+        from phevaluator import evaluate_cards  # noqa: PLC0415 (lazy: the controller imports without it)
+    except ImportError as exc:  # pragma: no cover - depends on the machine
+        raise ImportError("hand evaluation needs phevaluator: pip install 'phevaluator>=0.5.3.1'") from exc
+    try:
+        from phevaluator import _pheval  # noqa: PLC0415
+    except ImportError:
+        _pheval = None
+    if _pheval is not None:
+        by_count = {5: _pheval.evaluate_5cards, 6: _pheval.evaluate_6cards, 7: _pheval.evaluate_7cards}
+        return (lambda *cards: by_count[len(cards)](*cards)), (_pheval.evaluate_omaha_cards if omaha else None)
+    if not omaha:
+        return evaluate_cards, None
+    from phevaluator import evaluate_omaha_cards  # noqa: PLC0415
+
+    return evaluate_cards, evaluate_omaha_cards
+
+
 def showdown_evaluator():
     """phevaluator's rank of exactly the five (to seven) cards given, named as the table names them."""
     return _phevaluator()[0]
-
-
-def omaha_evaluator():
-    """phevaluator's rank of the best hand of two of four hole cards and three of five board cards (the scale of
-    :func:`showdown_evaluator`)."""
-    return _phevaluator()[1]
 
 
 def hand_rank(variant: Variant, hole: Sequence[str], board: Sequence[str]) -> int:

@@ -670,7 +670,7 @@ class BettingHand:
         s = self._s[seat]
         if not chips and not withdrawn and not (s.declared or seat == self._to_act):
             return self._reject("no_chips", "a push needs chips", seat)
-        missing = Counter(withdrawn) - Counter(s.zone)
+        missing = Counter(withdrawn) - Counter(s.zone) if withdrawn else None  # (counting costs: most take none back)
         if missing:
             return self._reject("bad_withdrawal", f"chips {sorted(missing.elements())} are not in seat {seat}'s zone",
                                 seat)
@@ -822,12 +822,15 @@ class BettingHand:
         self._street_had_round[self.street_index] = self._to_act is not None
         self.last_aggressor[self.street_index] = None
 
-    def _needs_action(self, s: _Seat) -> bool:
+    def _needs_action(self, s: _Seat, current: int | None = None) -> bool:
+        """Whether the seat has yet to act in this round; ``current``: the current bet, where the caller asks for
+        seat after seat (it is the same for each)."""
         if s.folded or s.stack == 0:
             return False
         if s.pending_incomplete:
             return True
-        current = self.current_bet
+        if current is None:
+            current = self.current_bet
         if s.acted_level is not None and s.bet >= current:
             return False
         others_with_chips = any(o.seat != s.seat and not o.folded and o.stack > 0 for o in self._s.values())
@@ -841,9 +844,10 @@ class BettingHand:
             return None
         i = self.order.index(after)
         n = len(self.order)
+        current = self.current_bet
         for k in range(1, n + 1):
             s = self._s[self.order[(i + k) % n]]
-            if self._needs_action(s):
+            if self._needs_action(s, current):
                 return s.seat
         return None
 

@@ -191,7 +191,9 @@ class ChipBetting:
         """A tag arrived in (``kind == "arrived"``) or left a chip zone."""
         self._start_refused = False
         value = self.setup.chips.get(uid)
-        held = self.zones.setdefault(zone, {})
+        held = self.zones.get(zone)
+        if held is None:
+            held = self.zones[zone] = {}
         if kind == "left":
             if uid not in held:
                 return  # a foreign chip leaving: it was never counted

@@ -28,38 +28,11 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Callable, Mapping, Sequence
 
-from controller.cards import FULL_DECK, RANKS, parse_card
+from controller.cards import FULL_DECK, parse_card
+from controller.showdown import evaluator_id, id_evaluators
 
 EXACT_LIMIT = 20_000  # runouts enumerated exactly at most; beyond, sampled
 SAMPLES = 10_000  # boards drawn when sampled: a standard error of at most 0.5 percentage points
-_PH_SUITS = "cdhs"  # phevaluator's suit order in its ids (rank * 4 + suit)
-
-
-def _card_id(card: str) -> int:
-    return RANKS.index(card[0]) * 4 + _PH_SUITS.index(card[1])
-
-
-def _evaluators(omaha: bool):
-    """(evaluate 5 to 7 card ids, evaluate Omaha: 5 board + 4 hole ids, or None for Hold'em). phevaluator 0.6's
-    native functions when it has them (its public wrappers convert every card again, which costs more than the
-    evaluation), else the public functions (the pure-Python wheel). The Omaha evaluator is imported for Omaha only:
-    in the pure-Python wheel its tables take about 400 MB, the Hold'em ones about 10."""
-    try:
-        from phevaluator import evaluate_cards  # noqa: PLC0415 (lazy: the controller imports without it)
-    except ImportError as exc:  # pragma: no cover - depends on the machine
-        raise ImportError("equity needs phevaluator: pip install 'phevaluator>=0.5.3.1'") from exc
-    try:
-        from phevaluator import _pheval  # noqa: PLC0415
-    except ImportError:
-        _pheval = None
-    if _pheval is not None:
-        by_count = {5: _pheval.evaluate_5cards, 6: _pheval.evaluate_6cards, 7: _pheval.evaluate_7cards}
-        return (lambda *cards: by_count[len(cards)](*cards)), (_pheval.evaluate_omaha_cards if omaha else None)
-    if not omaha:
-        return evaluate_cards, None
-    from phevaluator import evaluate_omaha_cards  # noqa: PLC0415
-
-    return evaluate_cards, evaluate_omaha_cards
 
 
 @dataclass(frozen=True)
@@ -94,7 +67,7 @@ STREETS = {0: "preflop", 3: "flop", 4: "turn", 5: "river"}
 
 def _ranker(omaha: bool, hole_count: int) -> Callable[[Sequence[int], Sequence[int]], int]:
     """rank(hole ids, board ids) → phevaluator rank, for a board of 3 to 5 cards."""
-    evaluate_cards, evaluate_omaha_cards = _evaluators(omaha)
+    evaluate_cards, evaluate_omaha_cards = id_evaluators(omaha)
     if not omaha:
         return lambda hole, board: evaluate_cards(*board, *hole)
     fours = list(combinations(range(hole_count), 4))
@@ -138,9 +111,9 @@ def equity(hole: Mapping[int, Sequence[str]], board: Sequence[str] = (), dead: S
         seen.add(card)
     rank = _ranker(omaha, counts.pop())
     seats = sorted(hole)
-    holes = [[_card_id(c) for c in hole[s]] for s in seats]
-    board_ids = [_card_id(c) for c in board]
-    stub = [_card_id(c) for c in FULL_DECK if c not in seen]
+    holes = [[evaluator_id(c) for c in hole[s]] for s in seats]
+    board_ids = [evaluator_id(c) for c in board]
+    stub = [evaluator_id(c) for c in FULL_DECK if c not in seen]
     to_come = 5 - len(board)
     total = math.comb(len(stub), to_come)
     exact = total <= exact_limit
@@ -184,7 +157,7 @@ def _outs(rank, holes: list[list[int]], board: list[int], stub: list[int]) -> li
         leaders = [i for i, r in enumerate(ranks) if r == top]
         if len(leaders) == 1 and leaders[0] in found:
             found[leaders[0]].append(card)
-    names = {_card_id(c): c for c in FULL_DECK}
+    names = {evaluator_id(c): c for c in FULL_DECK}
     for i, cards in found.items():
         outs[i] = tuple(names[c] for c in cards)
     return outs

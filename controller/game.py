@@ -46,7 +46,7 @@ UNREGISTERED_RUN = 3  # this many unknown tags in a row on the card zones, and n
 FLOOR_KILLS = ("hand_may_be_dead", "hand_dead", "floor_decides", "hand_dead_facing_bet")
 MUCKED_WINNER = "winning_hand_mucked"  # its award waits for the floor, past the end of the hand
 CONDUCT_SETTLE_S = 0.6  # the absent-at-deal decision waits this long for presence changes still being debounced
-ASK_NOW = float("-inf")  # _quiet_until after an input: the next tick asks every part
+ASK_NOW = None  # _quiet_until after an input: the next tick takes every part's deadline anew
 
 Result = tuple[list[DomainEvent], "str | None"]
 
@@ -83,8 +83,8 @@ class GameController:
         # hand killed on a tick): the next input looks at the seat to act again, even if it makes no event.
         self._turn_moved = False
         # Before this time (the rules' time) no part has anything due: a tick only moves the table time. Every
-        # input sets it back (it may have set a timer); the tick after it asks the parts again.
-        self._quiet_until = ASK_NOW
+        # input sets it to ASK_NOW (it may have set a timer); the tick after it takes the parts' deadlines again.
+        self._quiet_until: float | None = ASK_NOW
         self._dealt: dict[int, int] = {}  # this hand's hole cards per seat, to see when the deal is complete
         self._deal_done = False
         self.tick_changed = False
@@ -130,7 +130,12 @@ class GameController:
             if Zone.parse(event.zone).kind in CHIP_ZONES:
                 self.out.begin(event.t)
                 self.betting.chip_zone_event(event.kind, event.uid, event.zone, event.t)
-                return self._conduct_after(self.out.take(), event.t)
+                events = self.out.take()
+                if not events and not self._turn_moved and self._turn not in self._check_or_fold:
+                    # most chips make no event (a chip joining a bet, the pot growing): nothing for the rules
+                    self._rules_t = max(self._rules_t, event.t)
+                    return events
+                return self._conduct_after(events, event.t)
             if self.betting.is_chip(event.uid):
                 return []  # a chip near the cards (a card protector, a stray chip): nothing to read
         return self._conduct_after(self._then_chips(self.cards.handle(event)), event.t)
@@ -384,6 +389,10 @@ class GameController:
         """Let time pass. ``tick_changed`` says whether it changed anything though it gave no event (the
         daemon journals such a tick too, so that a replay takes the same path). Before the parts' earliest
         deadline (``_next_due``) a tick only moves the table time."""
+        if self._quiet_until is ASK_NOW:
+            # Inputs came since the last tick: asking the parts when they are due costs less than ticking them,
+            # and a table reads many tags between two ticks that set no timer due yet (a chip joining a bet).
+            self._quiet_until = self._next_due()
         if max(self._rules_t, now) < self._quiet_until:
             self.out.begin(now)
             self.tick_changed = False

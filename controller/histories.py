@@ -16,6 +16,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Mapping, Sequence
 
 from controller.betting import BettingHand
@@ -156,6 +157,10 @@ class HandRecord:
 
     def actions(self) -> list[HistoryAction]:
         """Every action of the hand, forced bets first, each with its street, what it added and its kind."""
+        return list(self._actions)
+
+    @cached_property
+    def _actions(self) -> tuple[HistoryAction, ...]:  # worked out once for every copy of the history
         out = []
         bets = {s: 0 for s in self.hand.order}
         street = None
@@ -183,7 +188,7 @@ class HandRecord:
                 kind = "check"
             bets[a.seat] = a.to_amount
             out.append(HistoryAction(a.street, a.seat, kind, max(added, 0), a.to_amount, a.all_in))
-        return out
+        return tuple(out)
 
     def uncalled(self) -> dict[str, dict[int, int]]:
         """The uncalled bets that went back, by street and seat."""
@@ -196,6 +201,10 @@ class HandRecord:
 
     def starting_stacks(self) -> dict[int, int]:
         """What each seat had before the hand: its stack now plus what it put in, less an uncalled bet back."""
+        return dict(self._starting_stacks)
+
+    @cached_property
+    def _starting_stacks(self) -> dict[int, int]:  # worked out once for every copy of the history
         put_in = {s: 0 for s in self.hand.order}
         for a in self.hand.actions:
             put_in[a.seat] += a.added

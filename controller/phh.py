@@ -17,6 +17,7 @@ Reading uses the standard library's ``tomllib``; writing is a small TOML writer 
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from typing import Any, Mapping, Sequence
 
@@ -25,6 +26,7 @@ from controller.rules import TDA, RuleProfile
 
 PHH_VARIANTS = {"NT": NLHE, "PO": PLO, "FT": FLHE}
 _BOARD_COUNTS = (0, 3, 4, 5)
+_PLAIN_TEXT = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII but the quote and the backslash: JSON escapes nothing
 
 
 def to_phh(
@@ -132,7 +134,8 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        return json.dumps(value)
+        # what JSON writes: the string in quotes, as it is where it has nothing to escape (an action, a card)
+        return f'"{value}"' if _PLAIN_TEXT.fullmatch(value) else json.dumps(value)
     if isinstance(value, (list, tuple)):
         if value and isinstance(value[0], str):
             return "[\n" + "".join(f"  {_toml_value(v)},\n" for v in value) + "]"

@@ -44,7 +44,7 @@ from typing import Sequence
 from controller.betting import FIXED_LIMIT, NLHE, POT_LIMIT
 from controller.cards import parse_card
 from controller.histories import BOARD_COUNTS, ORDINALS, STREETS, HandRecord
-from controller.showdown import omaha_evaluator, showdown_evaluator
+from controller.showdown import evaluator_id, id_evaluators
 
 RANK_ORDER = "23456789TJQKA"
 RANK_NAMES = dict(zip(RANK_ORDER, ("Deuce", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten", "Jack",
@@ -261,27 +261,29 @@ def describe(omaha: bool, hole: Sequence[str], board: Sequence[str]) -> str:
     hole, board = [parse_card(c) for c in hole], [parse_card(c) for c in board]  # checked once, not per candidate
     if len(set(hole + board)) != len(hole) + len(board):
         raise ValueError(f"duplicate card among {hole + board}")
-    evaluate_cards = showdown_evaluator()
+    evaluate_cards, evaluate_omaha = id_evaluators(omaha)
+    # The evaluator ranks the cards' ids (evaluator_id); the words are made from the cards' names.
+    name_of = {evaluator_id(c): c for c in hole + board}
+    hole_ids, board_ids = [evaluator_id(c) for c in hole], [evaluator_id(c) for c in board]
     if not omaha:
         # The evaluator's rank of the seven cards is that of the best five, and hands of one rank have the same
         # ranks and flush, so the same words: each rank is put into words once (every shown hand asks this).
-        rank = evaluate_cards(*hole, *board)
+        rank = evaluate_cards(*hole_ids, *board_ids)
         words = _WORDS_OF_RANK.get(rank)
         if words is None:
-            five = next(five for five in combinations(list(hole) + list(board), 5) if evaluate_cards(*five) == rank)
-            words = _WORDS_OF_RANK[rank] = _words(five)
+            five = next(five for five in combinations(hole_ids + board_ids, 5) if evaluate_cards(*five) == rank)
+            words = _WORDS_OF_RANK[rank] = _words([name_of[i] for i in five])
         return words
-    candidates = [h + b for h in combinations(hole, 2) for b in combinations(board, 3)]
+    candidates = [h + b for h in combinations(hole_ids, 2) for b in combinations(board_ids, 3)]
     if len(board) == 5 and len(hole) >= 4:  # Omaha's evaluator ranks the best two and three at once, the same way
-        evaluate_omaha = omaha_evaluator()
-        rank = min(evaluate_omaha(*board, *four) for four in combinations(hole, 4))
+        rank = min(evaluate_omaha(*board_ids, *four) for four in combinations(hole_ids, 4))
         words = _WORDS_OF_RANK.get(rank)
         if words is None:
             five = next(five for five in candidates if evaluate_cards(*five) == rank)
-            words = _WORDS_OF_RANK[rank] = _words(five)
+            words = _WORDS_OF_RANK[rank] = _words([name_of[i] for i in five])
         return words
     # Every candidate is five checked cards, so the evaluator ranks them directly.
-    return _words(min(candidates, key=lambda five: evaluate_cards(*five)))
+    return _words([name_of[i] for i in min(candidates, key=lambda five: evaluate_cards(*five))])
 
 
 _WORDS_OF_RANK: dict[int, str] = {}  # the evaluator's rank of a five-card hand (1 to 7462) → its words

@@ -20,10 +20,11 @@ Rules:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from itertools import combinations
 from typing import TYPE_CHECKING, Mapping, Sequence
 
-from controller.cards import parse_card
+from controller.cards import RANKS, parse_card
 from controller.rules import ODD_CHIP_CLOSEST_TO_BUTTON, SPLIT_SMALL_BLIND_OR_ANTE, RuleProfile
 from controller.runouts import DOUBLE_BOARD_RULE, RUN_IT_RULES, SIDE_POT_ONLY_RULE, BoardPart, boards_of_pots, divide
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from controller.betting import BettingHand, Variant
 
 
+@cache  # imported once: a hand's end ranks every shown hand, each through an import statement otherwise
 def _phevaluator():
     try:
         from phevaluator import evaluate_cards, evaluate_omaha_cards  # noqa: PLC0415 (lazy on purpose)
@@ -39,15 +41,46 @@ def _phevaluator():
     return evaluate_cards, evaluate_omaha_cards
 
 
+EVALUATOR_SUITS = "cdhs"  # phevaluator's suit order in its card ids (rank * 4 + suit)
+
+
+_EVALUATOR_IDS = {rank + suit: r * 4 + s for r, rank in enumerate(RANKS) for s, suit in enumerate(EVALUATOR_SUITS)}
+
+
+def evaluator_id(card: str) -> int:
+    """phevaluator's integer id of a checked card: its functions take ids as they are, and parse a card's name
+    again on every call (ranking many hands of the same cards, that parsing is most of the cost)."""
+    return _EVALUATOR_IDS[card]
+
+
+@cache
+def id_evaluators(omaha: bool):
+    """(evaluate 5 to 7 card ids, evaluate Omaha: 5 board + 4 hole ids, or None for Hold'em), for cards ranked many
+    times over (equity, the words of a shown hand). phevaluator 0.6's native functions when it has them (its public
+    wrappers convert every card again, which costs more than the evaluation), else the public functions (the
+    pure-Python wheel). The Omaha evaluator is imported for Omaha only: in the pure-Python wheel its tables take
+    about 400 MB, the Hold'em ones about 10."""
+    try:
+        from phevaluator import evaluate_cards  # noqa: PLC0415 (lazy: the controller imports without it)
+    except ImportError as exc:  # pragma: no cover - depends on the machine
+        raise ImportError("hand evaluation needs phevaluator: pip install 'phevaluator>=0.5.3.1'") from exc
+    try:
+        from phevaluator import _pheval  # noqa: PLC0415
+    except ImportError:
+        _pheval = None
+    if _pheval is not None:
+        by_count = {5: _pheval.evaluate_5cards, 6: _pheval.evaluate_6cards, 7: _pheval.evaluate_7cards}
+        return (lambda *cards: by_count[len(cards)](*cards)), (_pheval.evaluate_omaha_cards if omaha else None)
+    if not omaha:
+        return evaluate_cards, None
+    from phevaluator import evaluate_omaha_cards  # noqa: PLC0415
+
+    return evaluate_cards, evaluate_omaha_cards
+
+
 def showdown_evaluator():
     """phevaluator's rank of exactly the five (to seven) cards given, named as the table names them."""
     return _phevaluator()[0]
-
-
-def omaha_evaluator():
-    """phevaluator's rank of the best hand of two of four hole cards and three of five board cards (the scale of
-    :func:`showdown_evaluator`)."""
-    return _phevaluator()[1]
 
 
 def hand_rank(variant: Variant, hole: Sequence[str], board: Sequence[str]) -> int:
@@ -57,6 +90,7 @@ def hand_rank(variant: Variant, hole: Sequence[str], board: Sequence[str]) -> in
     board = [parse_card(c) for c in board]
     if len(set(hole + board)) != len(hole) + len(board):
         raise ValueError(f"duplicate card among {hole + board}")
+    hole, board = [evaluator_id(c) for c in hole], [evaluator_id(c) for c in board]
     if not variant.omaha:
         return evaluate_cards(*board, *hole)
     if len(board) != 5 or len(hole) < 4:

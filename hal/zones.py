@@ -255,10 +255,17 @@ class ZoneTracker:
         if zone_of_antenna is None:
             zone_of_antenna = self._zones_of_reader[reader] = {
                 antenna: zone for (r, antenna), zone in self._antenna_zones.items() if r == reader}
-        best: dict[str, str] = {}
-        strongest: dict[str, TagRead] = {}  # the read that gave each tag its zone
-        weak = unmapped = 0
         zone_at = zone_of_antenna.get
+        best = {read.uid: zone_at(read.antenna) for read in reads}
+        weak = unmapped = 0
+        if len(best) == len(reads) and None not in best.values() and (
+                floor is None or all(read.rssi is None or read.rssi >= floor for read in reads)):
+            # The usual cycle, every tag read by one antenna of a zone, strongly enough: each is where it was read.
+            # (Two quick passes rather than weighing each read: a table at play reads anew nearly every cycle.)
+            self._last_best[reader] = (reads, floor, best, weak, unmapped)
+            return best
+        best = {}
+        strongest: dict[str, TagRead] = {}  # the read that gave each tag its zone
         for read in reads:
             if floor is not None and read.rssi is not None and read.rssi < floor:
                 weak += 1

@@ -37,21 +37,21 @@ class PerfectReader:
         self.name, self.antennas, self.field = name, antennas, field
         self._version, self._reads = -1, ()
         self._antenna_reads: dict[int, tuple[TagRead, ...]] = {a: () for a in range(1, antennas + 1)}  # in order
-        self._read_of: dict[tuple[int, str], TagRead] = {}  # (antenna, uid) → its read, made once
+        self._read_of: dict[int, dict[str, TagRead]] = {}  # antenna → uid → its read, made once
 
     def poll(self, now: float) -> list[InventoryCycle]:
         field = self.field
         if field.version != self._version:
             for antenna in field.changed_since(self.name, self._version):
                 if antenna in self._antenna_reads:
-                    self._antenna_reads[antenna] = tuple(self._read(antenna, uid)
-                                                         for uid in field.tags_on(self.name, antenna))
+                    reads = self._read_of.setdefault(antenna, {})
+                    self._antenna_reads[antenna] = tuple([reads.get(uid) or self._read(antenna, uid)
+                                                          for uid in field.tags_on(self.name, antenna)])
             self._version = field.version
             self._reads = tuple(chain.from_iterable(self._antenna_reads.values()))
         return [InventoryCycle(self.name, now, self._reads)]
 
     def _read(self, antenna: int, uid: str) -> TagRead:
-        read = self._read_of.get((antenna, uid))
-        if read is None:
-            read = self._read_of[(antenna, uid)] = TagRead(antenna, uid, 3, -45)
+        """A tag's first read on an antenna, kept: the same read object every cycle after."""
+        read = self._read_of[antenna][uid] = TagRead(antenna, uid, 3, -45)
         return read

@@ -868,6 +868,12 @@ class ChipBetting:
         """What ``seat`` must put in to call (0 without a hand)."""
         return self.betting_hand.to_call(seat) if self.betting_hand is not None else 0
 
+    def turn(self) -> tuple[int | None, int]:
+        """The seat to act (as :meth:`to_act`) and what it must put in to call (0 when no seat is to act): what the
+        game tells the conduct rules and the clock after each input, in one question."""
+        seat = self.to_act()
+        return (seat, self.betting_hand.to_call(seat)) if seat is not None else (None, 0)
+
     def declare(self, seat: int, declaration: str, amount: int | None) -> None:
         """A verbal declaration entered at the console (the table cannot hear); the engine rules on it."""
         self._settle_all(keep_undone=True)

@@ -447,26 +447,25 @@ class GameController:
                 self.clock.turn(None, t)
             self._rules_t = t
             return events + self.out.take()
-        seat = self._to_act()
+        seat, owed = self.betting.turn()
         while seat is not None and seat in self._check_or_fold:  # an absent player's turn (DE 6): check or fold
             self._check_or_fold.discard(seat)
             rule = self.conduct.profile.cite("absent_at_deal")
-            if self.betting.to_call(seat) == 0:
+            if owed == 0:
                 with self.out.stamped(t):
                     self.betting.ruled_check(seat, rule)
                 self._check_or_fold.add(seat)  # still away: checked again on the next street, folded facing a bet
             else:
                 self._kill(seat, rule, t)
-            if self._to_act() == seat:
+            ruled, seat, owed = seat, *self.betting.turn()
+            if seat == ruled:
                 break
-            seat = self._to_act()
         out = events + self.out.take()
         acted = any(e.type in ("action", "betting_started", "fold", "hand_ended", "misdeal") for e in out)
         self._turn_moved = False
         if seat != self._turn or (acted and seat is not None):
             self._turn = seat
-            facing = self.betting.to_call(seat) > 0 if seat is not None else None
-            self.clock.turn(seat, t, facing_bet=facing)
+            self.clock.turn(seat, t, facing_bet=owed > 0 if seat is not None else None)
         self._rules_t = t
         return out + self.out.take()
 
@@ -521,9 +520,6 @@ class GameController:
     def _deal_complete(self, t: float) -> None:
         self._deal_done = True
         self.conduct.deal_complete(t, sorted(self._dealt))
-
-    def _to_act(self) -> int | None:
-        return self.betting.to_act() if self.betting is not None else None
 
     def _conduct_event(self, rule_event: RuleEvent) -> None:
         """What the conduct rules publish: in its hand, or (the rules know none) the table's current hand; outside

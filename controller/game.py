@@ -130,12 +130,9 @@ class GameController:
             if Zone.parse(event.zone).kind in CHIP_ZONES:
                 self.out.begin(event.t)
                 self.betting.chip_zone_event(event.kind, event.uid, event.zone, event.t)
-                events = self.out.take()
-                if not events and not self._turn_moved and self._turn not in self._check_or_fold:
-                    # most chips make no event (a chip joining a bet, the pot growing): nothing for the rules
-                    self._rules_t = max(self._rules_t, event.t)
-                    return events
-                return self._conduct_after(events, event.t)
+                # most chips make no event (a chip joining a bet, the pot growing): the conduct step then only
+                # keeps the time
+                return self._conduct_after(self.out.take(), event.t)
             if self.betting.is_chip(event.uid):
                 return []  # a chip near the cards (a card protector, a stray chip): nothing to read
         return self._conduct_after(self._then_chips(self.cards.handle(event)), event.t)

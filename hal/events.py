@@ -1,11 +1,15 @@
-"""What flows out of the readers (inventory cycles) and out of the HAL (zone events)."""
+"""What flows out of the readers (inventory cycles) and out of the HAL (zone events).
+
+The records a table makes many of every second (reads, cycles, zone events) are named tuples: as immutable as a
+frozen dataclass and a fraction of its cost to make (a frozen dataclass's ``__init__`` sets each field through
+``object.__setattr__``). The rarer equipment and sensor events are frozen dataclasses.
+"""
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class TagRead:
+class TagRead(NamedTuple):
     """One tag seen by one antenna during one inventory cycle."""
 
     antenna: int
@@ -14,8 +18,7 @@ class TagRead:
     rssi: int | None = None  # dBm where the reader reports it
 
 
-@dataclass(frozen=True, slots=True)
-class InventoryCycle:
+class InventoryCycle(NamedTuple):
     """Every tag a reader saw on all its antennas in one pass over them."""
 
     reader: str
@@ -23,8 +26,7 @@ class InventoryCycle:
     reads: tuple[TagRead, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class ZoneEvent:
+class ZoneEvent(NamedTuple):
     """A tag arrived in or left a zone of the table (``seat3.cards``, ``board``, ``burn``, ``muck``)."""
 
     kind: Literal["arrived", "left"]

@@ -250,6 +250,7 @@ class BettingHand:
         self.heads_up_start = len(self.order) == 2
         self.event_heads_up = self.heads_up_start if event_heads_up is None else event_heads_up
         self._s: dict[int, _Seat] = {s: _Seat(s, int(stacks[s])) for s in self.order}
+        self._top_bet = 0  # the largest bet of the street, kept by _bets_changed (asked after every input)
         self.actions: list[Action] = []
         self.collections: list[Collection] = []
         self.street_index = 0
@@ -372,6 +373,7 @@ class BettingHand:
             self._antes_posted[seat] = self._antes_posted.get(seat, 0) + posted
         else:
             s.bet += posted
+            self._bets_changed()
             s.zone = [posted] if posted else []
         self.actions.append(
             Action(seat, kind, "preflop", s.bet, posted, all_in=all_in, base=kind, rules=rules, note=note)
@@ -389,10 +391,13 @@ class BettingHand:
 
     @property
     def current_bet(self) -> int:
-        top = max([s.bet for s in self._s.values()], default=0)  # asked after every input: a list is quicker
         if self.street_index == 0:
-            return max(top, self.nominal_bet)
-        return top
+            return max(self._top_bet, self.nominal_bet)
+        return self._top_bet
+
+    def _bets_changed(self) -> None:
+        """A seat's bet changed: the street's largest bet is taken anew (every change of ``_Seat.bet`` calls this)."""
+        self._top_bet = max([s.bet for s in self._s.values()], default=0)
 
     def seat_state(self, seat: int) -> dict:
         s = self._s[seat]
@@ -728,6 +733,7 @@ class BettingHand:
         s.stack -= added
         s.committed += added
         s.bet = keep
+        self._bets_changed()
         s.change = max(0, sum(s.zone) - keep)
         s.owed = max(0, keep - sum(s.zone))
         s.folded = True
@@ -765,6 +771,7 @@ class BettingHand:
         if seat is not None and excess:
             s = self._s[seat]
             s.bet -= excess
+            self._bets_changed()
             s.stack += excess
             s.committed -= excess
             returned[seat] = excess
@@ -786,6 +793,7 @@ class BettingHand:
             s.must_not_fold = False
             s.withdrawn_pending = []
             s.declared = None
+        self._bets_changed()
         self.street_index += 1
         if len(live) == 1:
             self.status = "complete"
@@ -1268,6 +1276,7 @@ class BettingHand:
         s.stack -= added
         s.committed += added
         s.bet = target
+        self._bets_changed()
         s.change, s.owed = change, owed
         all_in = s.stack == 0
         full = False

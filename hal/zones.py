@@ -256,12 +256,14 @@ class ZoneTracker:
             zone_of_antenna = self._zones_of_reader[reader] = {
                 antenna: zone for (r, antenna), zone in self._antenna_zones.items() if r == reader}
         zone_at = zone_of_antenna.get
-        best = {read.uid: zone_at(read.antenna) for read in reads}
+        if floor is None:
+            best = {read.uid: zone_at(read.antenna) for read in reads}
+        else:  # the strong reads: a weak one leaves ``best`` short of a read, and the reads are weighed below
+            best = {read.uid: zone_at(read.antenna) for read in reads if read.rssi is None or read.rssi >= floor}
         weak = unmapped = 0
-        if len(best) == len(reads) and None not in best.values() and (
-                floor is None or all(read.rssi is None or read.rssi >= floor for read in reads)):
+        if len(best) == len(reads) and None not in best.values():
             # The usual cycle, every tag read by one antenna of a zone, strongly enough: each is where it was read.
-            # (Two quick passes rather than weighing each read: a table at play reads anew nearly every cycle.)
+            # (One quick pass rather than weighing each read: a table at play reads anew nearly every cycle.)
             self._last_best[reader] = (reads, floor, best, weak, unmapped)
             return best
         best = {}

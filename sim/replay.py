@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from controller import phh as phhlib
 from controller.betting import BettingHand
@@ -96,8 +96,9 @@ class HandResult:
     events: list[DomainEvent] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
+    """One physical move of a hand's script (a named tuple: a hand has dozens, made anew for every hand)."""
+
     at: float  # table time after the hand's start
     describe: str
     apply: Callable[[], None]

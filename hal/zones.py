@@ -134,14 +134,13 @@ class ZoneTracker:
                 if state.candidate is not None:
                     state.candidate, state.candidate_hits = None, 0
                 continue
-            settings = self._settings[zone]
-            need = settings.reads_to_settle(state.zone is not None)
-            ordered = self.order_window_s and need > 1
-            first = self._first_read.get(uid)
-            if first is None or first[0] != zone:
-                first = (zone, t)
-                if ordered:  # only zones that take several reads can confirm tags out of order
-                    self._first_read[uid] = first
+            need = self._settings[zone].reads_to_settle(state.zone is not None)
+            first_read = None  # when the tag was first read in this zone, where arrivals keep that order
+            if self.order_window_s and need > 1:  # only zones that take several reads can confirm tags out of order
+                first = self._first_read.get(uid)
+                if first is None or first[0] != zone:
+                    first = self._first_read[uid] = (zone, t)
+                first_read = first[1]
             if state.candidate == zone:
                 state.candidate_hits += 1
                 state.candidate_misses = 0
@@ -149,7 +148,7 @@ class ZoneTracker:
                 state.candidate, state.candidate_reader, state.candidate_hits = zone, cycle.reader, 1
                 state.candidate_misses = 0
             if state.candidate_hits >= need:
-                events += self._settle(uid, state, zone, cycle.reader, t, first[1] if ordered else None)
+                events += self._settle(uid, state, zone, cycle.reader, t, first_read)
             else:
                 confirming = True
 

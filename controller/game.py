@@ -126,16 +126,18 @@ class GameController:
 
     def handle(self, event: ZoneEvent) -> list[DomainEvent]:
         self._quiet_until = ASK_NOW
-        if self.betting is not None and event.uid not in self._card_uids:
-            if Zone.parse(event.zone).kind in CHIP_ZONES:
-                self.out.begin(event.t)
-                self.betting.chip_zone_event(event.kind, event.uid, event.zone, event.t)
+        kind, zone, uid, t = event
+        betting = self.betting
+        if betting is not None and uid not in self._card_uids:
+            if Zone.parse(zone).kind in CHIP_ZONES:
+                self.out.begin(t)
+                betting.chip_zone_event(kind, uid, zone, t)
                 # most chips make no event (a chip joining a bet, the pot growing): the conduct step then only
                 # keeps the time
-                return self._conduct_after(self.out.take(), event.t)
-            if self.betting.is_chip(event.uid):
+                return self._conduct_after(self.out.take(), t)
+            if betting.is_chip(uid):
                 return []  # a chip near the cards (a card protector, a stray chip): nothing to read
-        return self._conduct_after(self._then_chips(self.cards.handle(event)), event.t)
+        return self._conduct_after(self._then_chips(self.cards.handle(event)), t)
 
     def handle_device(self, event: DeviceEvent) -> list[DomainEvent]:
         self._quiet_until = ASK_NOW

@@ -30,7 +30,8 @@ class Outbox:
         as an input stamped before the latest one is still handled after it)."""
         # Table time is the monotonic clock plus an offset (docs/service.md, two clocks) and may well be
         # negative, so the first input is not compared with the 0 the outbox starts from.
-        self.now = max(self.now, t) if self._started else t
+        if t > self.now or not self._started:
+            self.now = t
         self._started = True
 
     def restore(self, seq: int, hand: int | None, now: float) -> None:

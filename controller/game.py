@@ -491,7 +491,7 @@ class GameController:
         self._dealt[seat] = event.public.get("count", self._dealt.get(seat, 0) + 1)
         self.conduct.card_dealt(seat, t, event.hand)
         if (not self._deal_done and len(self._dealt) >= 2
-                and all(n >= self.cards.setup.hole_cards for n in self._dealt.values())):
+                and min(self._dealt.values()) >= self.cards.setup.hole_cards):
             self._deal_complete(t)
 
     def _progress_betting_begun(self, event: DomainEvent, t: float) -> None:

@@ -188,9 +188,8 @@ class HandScript:
                 push(a.seat, chips_for(a.added, None, self.denominations), f"seat {a.seat} posts {a.added}", 0.05)
 
         # deal: one card at a time from the seat left of the button
-        later_cards = {c for b in later_boards for c in b}
-        cards_left = [c for c in FULL_DECK if c not in board and c not in later_cards
-                      and all(c not in h for h in hole.values())]
+        known = {c for b in later_boards for c in b} | set(board) | {c for h in hole.values() for c in h}
+        cards_left = [c for c in FULL_DECK if c not in known]
         self.rng.shuffle(cards_left)
         dealt = {s: list(hole.get(s) or []) for s in order}
         for s in order:

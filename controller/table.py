@@ -319,7 +319,8 @@ class TableController:
             if self.board_part.burn(card):
                 self.deal_rulings.close_soon()  # the dealer burns for the flop: the deal is over
         elif kind == "muck":
-            self.out_of_play.muck(card)
+            if self.out_of_play.muck(card):
+                self.deal_rulings.close_soon()  # a fold (or the gathering): the deal is over
         elif kind == EXPOSED_ZONE:
             if not self.in_hand:  # the deal's first card, exposed on its way (a boxed card found before the deal
                 self._start_hand()  # is reported with exposed_card without a seat)

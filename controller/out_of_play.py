@@ -6,22 +6,22 @@ cards, PP Irregularities 7, two in a deal a misdeal: PP Misdeals 1c). An exposed
 from __future__ import annotations
 
 from controller.board import Board
-from controller.deal_rulings import DealRulings
 from controller.dealing import BURN_CARD, MISDEAL, PLAY_ON, REPLACE_CARD
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
+from controller.misdeals import Misdeals
 from controller.outbox import Outbox
 from controller.rules import EXPOSED_REPLACE_NOW, RuleProfile
 
 
 class OutOfPlay:
     def __init__(self, out: Outbox, irregularities: Irregularities, hand_cards: HandCards, board: Board,
-                 deal_rulings: DealRulings, profile: RuleProfile, exposed_by: str):
+                 misdeals: Misdeals, profile: RuleProfile, exposed_by: str):
         self.out = out
         self.irregularities = irregularities
         self.hand_cards = hand_cards
         self.board = board
-        self.deal_rulings = deal_rulings
+        self.misdeals = misdeals
         self.profile = profile
         self.exposed_by = exposed_by
         self.boxed = 0  # cards found face up in the deck, this deal (counted from before its first card)
@@ -125,10 +125,10 @@ class OutOfPlay:
         extra = {"during_deal": True, "position": position + 1}
         if position <= 1 or deal.exposed >= 2:
             code = "first_cards_exposed" if position <= 1 else "cards_exposed"
-            ruling, rules = self.deal_rulings.misdeal_or(PLAY_ON)
+            ruling, rules = self.misdeals.misdeal_or(PLAY_ON)
             ident = report(code, ruling, seats=seats, cards=cards, zone=zone, rules=rules, extra=extra)
             if ruling == MISDEAL:
-                self.deal_rulings.misdeal(code, self.irregularities.rules_of(ident), ident)
+                self.misdeals.call(code, self.irregularities.rules_of(ident), ident)
                 return
             # substantial action (it cannot happen before the deal is over): the card is replaced as below
         replace_now = self.profile.exposed_hole_card == EXPOSED_REPLACE_NOW
@@ -160,8 +160,8 @@ class OutOfPlay:
             hand.retired[card] = "boxed"
         ruling, rules = REPLACE_CARD, []
         if hand.in_hand and not hand.void and self.boxed >= 2:
-            ruling, rules = self.deal_rulings.misdeal_or(REPLACE_CARD)
+            ruling, rules = self.misdeals.misdeal_or(REPLACE_CARD)
         ident = self.irregularities.report("boxed_card", ruling, seats=[], cards=[card] if card else [], zone=zone,
                                            rules=rules, extra={"count": self.boxed})
         if ruling == MISDEAL:
-            self.deal_rulings.misdeal("boxed_card", self.irregularities.rules_of(ident), ident)
+            self.misdeals.call("boxed_card", self.irregularities.rules_of(ident), ident)

@@ -13,7 +13,8 @@ parts, each given what it needs at construction; those that report emit into the
 hand's cards are and the decks only keep state, and report through the irregularities):
 
 * ``controller.hand_cards`` — where the hand's cards are (seats, owners, muck, set-aside cards);
-* ``controller.deal_rulings`` — the deal checked as it happens, misdeals and dead hands;
+* ``controller.deal_rulings`` — the deal checked as it happens, and its dead hands;
+* ``controller.misdeals`` — whether a misdeal can still be called (substantial action), and calling it;
 * ``controller.board`` — flop, turn, river and burns (TDA 39);
 * ``controller.out_of_play`` — the muck, exposed and boxed cards;
 * ``controller.decks`` — the deck in play, other decks' cards and duplicates;
@@ -65,6 +66,7 @@ from controller.hand_cards import HandCards, Seat
 from controller.floor import CARDS, FloorQueue, Irregularity
 from controller.irregularities import Irregularities
 from controller.levels import Level
+from controller.misdeals import Misdeals
 from controller.missing_cards import MissingCardWatch
 from controller.out_of_play import OutOfPlay
 from controller.outbox import Outbox
@@ -153,11 +155,12 @@ class TableController:
         self.hand_cards = HandCards(setup.seats, self._plan(), self.button)
         self.board_part = Board(self.out, self.irregularities, self.hand_cards, progress, self.profile,
                                double_board=setup.double_board)
-        self.deal_rulings = DealRulings(self.out, self.irregularities, self.hand_cards, self.board_part, progress,
-                                   self.profile, setup.hole_cards, folds_are_the_action=not progress.reads_chips,
-                                   max_players=setup.max_players,
-                                   limit_rules=(limit_rule(setup.double_board),) if setup.max_players < 10 else ())
-        self.out_of_play = OutOfPlay(self.out, self.irregularities, self.hand_cards, self.board_part, self.deal_rulings,
+        self.misdeals = Misdeals(self.out, self.irregularities, self.hand_cards, self.board_part, progress,
+                                 self.profile, folds_are_the_action=not progress.reads_chips)
+        self.deal_rulings = DealRulings(self.out, self.irregularities, self.hand_cards, self.board_part, self.misdeals,
+                                        self.profile, setup.hole_cards, max_players=setup.max_players,
+                                        limit_rules=(limit_rule(setup.double_board),) if setup.max_players < 10 else ())
+        self.out_of_play = OutOfPlay(self.out, self.irregularities, self.hand_cards, self.board_part, self.misdeals,
                                      self.profile, setup.exposed_by)
         self.decks = Decks(self.irregularities, self.hand_cards, setup.decks, setup.deck_id, setup.deck)
         self.watch = MissingCardWatch(self.out, self.irregularities, self.hand_cards, self.board_part,
@@ -507,10 +510,10 @@ class TableController:
         if self.void:
             return "the hand is already void (misdeal): deal again"
         cited = self.profile.cite("substantial_action")
-        if self.deal_rulings.substantial():
+        if self.misdeals.substantial():
             return (f"substantial action has taken place ({cited}): a misdeal can no longer be called, the hand is "
                     "played to its end")
-        self.deal_rulings.misdeal("called", [cited], None, command.signed() | command.noted())
+        self.misdeals.call("called", [cited], None, command.signed() | command.noted())
         return None
 
     def _exposed_command(self, command: Command) -> str | None:
@@ -588,14 +591,14 @@ class TableController:
             return "the ruling is the floor's random pick of the burn card: send floor_pick with the card"
         self.irregularities.answered(ident)
         result = irregularity.ruling if name == "confirm" else PLAY_ON
-        if result == MISDEAL and not (irregularity.data.get("void") or not self.deal_rulings.substantial()):
+        if result == MISDEAL and not (irregularity.data.get("void") or not self.misdeals.substantial()):
             result = DEAD_HAND if "dead" in irregularity.data else PLAY_ON  # substantial action since
         dead = {"seats": list(irregularity.data.get("dead", irregularity.seats))} if result == DEAD_HAND else {}
         self.out.emit("floor_ruling", {"irregularity": ident, "code": irregularity.code,
                                        "decision": "confirmed" if name == "confirm" else "overridden",
                                        "result": result, **dead, **command.noted(), **command.signed()})
         if result == MISDEAL:
-            self.deal_rulings.misdeal(irregularity.code, irregularity.rules, ident)
+            self.misdeals.call(irregularity.code, irregularity.rules, ident)
         elif result == DEAD_HAND:
             self.hand_cards.kill(*irregularity.data.get("dead", irregularity.seats))
         elif name == "override":  # the floor rules that play goes on as dealt

@@ -4,8 +4,9 @@ when it goes wrong — a card to the wrong seat, dealt over or moved on, a playe
 of cards, a button in the wrong place — each a misdeal while one can still be called (``controller.misdeals``).
 
 Cards read a moment late (``READ_ORDER_S``) are put back in the order they were dealt: what waits for them is decided
-in ``decide_*`` once that time has passed. A board card while the deal is still running is the deal's concern first
-(``board_card``): it was turned too early unless the missing cards were only read late.
+in ``decide_*`` once that time has passed. A board card while the deal is still running is the deal's concern before
+the board's (``holds_board_card``): it was turned too early unless the missing cards were only read late, and the
+deal hands it to the board (``controller.board``) the moment its last card comes.
 """
 
 from __future__ import annotations
@@ -262,8 +263,9 @@ class DealRulings:
         if hand.deal.complete:  # the cards read late are in: nothing was early
             self._close_due = None
             cards, self.early_board = self.early_board, []
-            for early in cards:
-                self.board_card(early)
+            for early in cards:  # the board takes them now, in the order they came, before anything else happens
+                if self.board.arrives(early):
+                    self.board.turn(early)
 
     def _loose_card(self, card: str, seat: int, zone: str) -> None:
         """A card while the order is no longer checked (ruled or overridden): counted as dealt, up to the seat's
@@ -366,31 +368,30 @@ class DealRulings:
 
     # ---- a board card during the deal ---------------------------------------------------------------
 
-    def board_card(self, card: str) -> None:
-        """A card reached the board. While the deal is not over the betting cannot be: unless the missing cards were
-        only read late, the card was turned too early; otherwise the board takes it."""
-        board = self.board
-        if not board.arrives(card):
-            return
+    def holds_board_card(self, card: str) -> bool:
+        """A card the board would turn (``Board.arrives``) while the deal is not over: True when the deal keeps it —
+        turned too early, unless the missing cards were only read late (decided in ``early_board_due``) — or its
+        arrival voided the hand (the short seats did not get the next cards); False when the board turns it."""
         deal = self.hand_cards.deal
-        if not deal.complete and not self.hand_cards.retired.get(card):
-            if deal.fix is not None:
-                self.fix_failed()
-                if self.hand_cards.void:
-                    return
-            elif deal.checking or deal.held:
-                if not self.early_board:
-                    self._early_since = self.out.now
-                if card not in self.early_board:
-                    self.early_board.append(card)
-                return
-        board.turn(card)
+        if deal.complete or self.hand_cards.retired.get(card):
+            return False
+        if deal.fix is not None:
+            self.fix_failed()
+            return self.hand_cards.void
+        if deal.checking or deal.held:
+            if not self.early_board:
+                self._early_since = self.out.now
+            if card not in self.early_board:
+                self.early_board.append(card)
+            return True
+        return False
 
-    def taken_back(self, card: str) -> None:
-        """A card left the board: an early board card returned to the stub."""
+    def taken_back(self, card: str) -> bool:
+        """A card left the board: True when it was a card turned before the deal was over (back to the stub)."""
         if card in self.early_board:
             self.early_board.remove(card)
-            self.board.returned.add(card)
+            return True
+        return False
 
     # ---- what waits for a moment --------------------------------------------------------------------
 
@@ -419,13 +420,13 @@ class DealRulings:
                 if not self.hand_cards.void:
                     self.deal_card(other.card, other.seat, Zone("cards", other.seat).name)
 
-    def decide_early_board(self, now: float) -> None:
-        """Board cards turned while the deal did not complete within READ_ORDER_S were turned too early."""
-        if self.early_board and now - self._early_since >= READ_ORDER_S:
-            cards, self.early_board = self.early_board, []
-            for card in cards:
-                if not self.hand_cards.void:
-                    self.board.premature_card(card)
+    def early_board_due(self, now: float) -> list[str]:
+        """Board cards turned while the deal did not complete within READ_ORDER_S: they were turned too early (the
+        board's premature cards); no longer the deal's."""
+        if not (self.early_board and now - self._early_since >= READ_ORDER_S):
+            return []
+        cards, self.early_board = self.early_board, []
+        return cards
 
     def decide_close(self, now: float) -> None:
         deal = self.hand_cards.deal

@@ -274,8 +274,7 @@ class TableController:
             self._on_table.pop(event.uid, None)
             card = self.deck.get(event.uid)
             if Zone.parse(event.zone).kind == "board":
-                self.board_part.taken_back(card)
-                self.deal_rulings.taken_back(card)
+                self.board_part.taken_back(card, early=self.deal_rulings.taken_back(card))
             if self.in_hand and card is not None and self.hand_cards.uids.get(card) == event.uid:
                 self.watch.card_left(card, event.t, event.zone)
             if not self._on_table and self.in_hand:
@@ -316,8 +315,12 @@ class TableController:
                 self._start_hand()
             self.deal_rulings.seat_card(card, seat, event.zone)
         elif kind in ("board", "board2"):
-            if not self.board_part.later_board(card, kind):  # a later run's or the second board's card
-                self.deal_rulings.board_card(card)
+            # a later run's or the second board's card is taken as it comes; the first board's is checked, the deal
+            # keeps it while the deal is not over, and the board turns it
+            board = self.board_part
+            if (not board.later_board(card, kind) and board.arrives(card)
+                    and not self.deal_rulings.holds_board_card(card)):
+                board.turn(card)
         elif kind == "burn":
             if self.board_part.burn(card):
                 self.deal_rulings.close_soon()  # the dealer burns for the flop: the deal is over
@@ -381,7 +384,9 @@ class TableController:
             return
         now = self.out.now if now is None else now
         self.deal_rulings.decide_held(now)
-        self.deal_rulings.decide_early_board(now)
+        for card in self.deal_rulings.early_board_due(now):  # turned before the deal was over
+            if not self.void:
+                self.board_part.premature_card(card)
         self.deal_rulings.decide_close(now)
         self.board_part.decide_fourth(now)
         self.deal_rulings.decide_fix()

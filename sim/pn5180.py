@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Callable, Protocol
 
+from hal.zone_names import Zone
 from rfid_table.package_data import FIRMWARE_DIR
 from sim.pty_link import close_pty, open_pty
 
@@ -328,6 +329,7 @@ def firmware_config(frontends: list[int], schedule: list[tuple[int, int]] | None
     return config
 
 
+STACK_ZONE_KINDS = ("bets", "pot", "muck")  # where chips or cards lie in stacks
 STACK_DWELL_MS = 400  # a stack of 40 resolves in one dwell; the dwell ends as soon as it is read whole
 CARD_DWELL_MS = 25
 
@@ -338,7 +340,7 @@ def table_firmware_config(table, reader: str, antennas: int) -> dict:
     count = -(-antennas // 8)
     frontends = [antennas // count + (1 if i < antennas % count else 0) for i in range(count)]
     stacks = {antenna - 1 for zone, (name, antenna) in table.zones.items()
-              if name == reader and (zone.endswith(".bets") or zone in ("pot", "muck"))}
+              if name == reader and Zone.parse(zone).kind in STACK_ZONE_KINDS}
     return firmware_config(frontends, [(a, STACK_DWELL_MS if a in stacks else CARD_DWELL_MS) for a in range(antennas)])
 
 

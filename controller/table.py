@@ -265,22 +265,31 @@ class TableController:
         self.out.begin(event.t)
         if self.in_hand and self.out.now >= self._watch_due:
             self.watch.check(self._holding(), self._on_table, self.deck)  # what went missing up to now
-        self._zone_event(event)
+        if event.kind == "left":
+            self._tag_left(event)
+        else:
+            self._tag_arrived(event)
         self._note_hold()
         return self.out.take()
 
-    def _zone_event(self, event: ZoneEvent) -> None:
-        if event.kind == "left":
-            self._on_table.pop(event.uid, None)
-            card = self.deck.get(event.uid)
-            if Zone.parse(event.zone).kind == "board":
-                self.board_part.taken_back(card, early=self.deal_rulings.taken_back(card))
-            if self.in_hand and card is not None and self.hand_cards.uids.get(card) == event.uid:
-                self.watch.card_left(card, event.t, event.zone)
-            if not self._on_table and self.in_hand:
-                self._cleared_at = event.t
-            return
+    def _tag_left(self, event: ZoneEvent) -> None:
+        """A tag left its zone: a card off the board goes back to the stub, a card of the hand is off the table (the
+        missing-card watch), and an empty table starts the wait that ends the hand."""
+        self._on_table.pop(event.uid, None)
+        card = self.deck.get(event.uid)
+        if Zone.parse(event.zone).kind == "board":
+            self.board_part.taken_back(card, early=self.deal_rulings.taken_back(card))
+        if self.in_hand and card is not None and self.hand_cards.uids.get(card) == event.uid:
+            self.watch.card_left(card, event.t, event.zone)
+        if not self._on_table and self.in_hand:
+            self._cleared_at = event.t
 
+    def _tag_arrived(self, event: ZoneEvent) -> None:
+        """A tag arrived in a zone. In this order: the hand a cleared table ended is over, what waited for cards
+        read late is decided, a card of the hand is back; then the tag is placed — no card of the deck in play (the
+        decks), a void hand's card (it may start the new deal), a second tag of a card (the decks) — and the card
+        goes to the one part its zone concerns: a seat's to the deal, the board's to the board after the deal's
+        say, a burn to the board, the muck and the exposed cards to the cards out of play."""
         if self.in_hand and not self._on_table and self._cleared_at is not None:
             self._end_hand()  # the next hand's first card landed on a cleared table
         if self.in_hand:

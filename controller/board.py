@@ -11,8 +11,9 @@ when they go wrong (docs/rules.md section 1, docs/events.md):
 * a burn card turned up is reported (everyone sees it now).
 
 Cards on the board while the deal is still running are the deal's concern first (``controller.deal_rulings``): the
-board checks a card (``arrives``), the deal may keep it, and the board turns it (``turn``) once the deal is over. ``BettingProgress`` (given at construction) says whether a betting
-round is open and whether anyone acted on the street.
+board checks a card (``arrives``), the deal may keep it, and the board turns it (``turn``) once the deal is over.
+``BettingProgress`` (given at construction) says whether a betting round is open and whether anyone acted on the
+street.
 """
 
 from __future__ import annotations

@@ -39,7 +39,9 @@ class Misdeals:
         kind = self.profile.substantial_action
         if kind == SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP and self.board.cards:
             return True
-        return self.folds_are_the_action and is_substantial(kind, [(seat, False) for seat in self.hand_cards.folds_seen])
+        if not self.folds_are_the_action:
+            return False
+        return is_substantial(kind, [(seat, False) for seat in self.hand_cards.folds_seen])  # folds: no chips
 
     def misdeal_or(self, otherwise: str) -> tuple[str, list[str]]:
         """MISDEAL while a misdeal can still be called, else ``otherwise``; with the rule that decided."""

@@ -22,6 +22,13 @@ hand's cards are and the decks only keep state, and report through the irregular
 * ``controller.irregularities`` — what is reported, and what of it waits in the floor queue (``controller.floor``);
 * ``controller.table_snapshot`` — the snapshot and the checkpoint.
 
+One path for a card: the coordinator calls the parts in turn, and what one part's answer means for another it
+passes on itself (a fresh burn or a hole card in the muck ends the deal; a board card is the board's check, the
+deal's say, the board's turn; the deal's premature board cards go to the board). The parts read the state they
+are given (where the cards are, the board and its runs) and report through the irregularities and
+``controller.misdeals``, but call no other part, with one exception: the deal hands the board cards it kept to the
+board the moment its last card comes, before anything else of that input happens.
+
 Commands (``controller.commands.Command``) are dispatched by name from ``_COMMANDS``.
 
 Timers: the deal's and the board's cards read late (``READ_ORDER_S``), the missing-card watch and the table

@@ -495,7 +495,7 @@ class TableController:
         """The floor restored a hand the dealer mucked at the showdown (CA Actions 9; AC 14): it is live again."""
         place = self.seats.get(seat)
         if self.in_hand and place is not None and place.cards:
-            place.folded = False
+            self.hand_cards.restore(seat)
 
     # ---- commands -----------------------------------------------------------------------------------
 

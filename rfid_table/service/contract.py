@@ -8,6 +8,7 @@ Per table, under ``<prefix>/<table id>/``:
 * ``secure/snapshot``  retained, with hole and burn cards
 * ``secure/events``    every domain event, with secrets
 * ``delayed/events``   the secure events, released to broadcast overlays after the broadcast delay
+* ``delayed/hand``     retained, the events ``delayed/events`` has released of the hand being played back
 * ``public/diag``      retained, the diagnostics report
 * ``commands/#``       commands to the table; each reply goes to ``replies/<role>/<user>``
 
@@ -53,6 +54,10 @@ class Topics:
         return f"{self.base}/delayed/events"
 
     @property
+    def delayed_hand(self) -> str:
+        return f"{self.base}/delayed/hand"
+
+    @property
     def diagnostics(self) -> str:
         return f"{self.base}/public/diag"
 
@@ -64,3 +69,13 @@ def encode(payload: dict) -> bytes:
 def snapshot_payload(snapshot: dict, epoch: str) -> bytes:
     """A retained snapshot as published: the snapshot with the daemon's ``epoch`` (a restart changes it)."""
     return encode({**snapshot, "epoch": epoch})
+
+
+def delayed_hand_payload(events: list[dict], epoch: str, released: float | None) -> bytes:
+    """The retained ``delayed/hand``: the ``delayed/events`` payloads released of the hand being played back, from
+    its ``hand_started`` on (``hand``: its number, None before the first hand), and ``released``, the stamp at which
+    the first of them went out (None: not known, after a restart)."""
+    first = events[0] if events else None
+    hand = first["hand"] if first is not None and first["type"] == "hand_started" else None
+    return encode({"epoch": epoch, "hand": hand, "seq": events[-1]["seq"] if events else 0,
+                   "released": released, "events": events})

@@ -187,10 +187,20 @@ function apply(ev) {
 // ---- events in: dedup, gaps, playback ---------------------------------------------------------------------------
 
 let client = null;
-// Delayed mode: state.lastSeq is the newest seq received, playedSeq the last one played back; the queue holds the
-// events in between that wait for their moment, in seq order.
+// Delayed mode: state.lastSeq is the newest seq received, playedSeq the newest played back; the queue holds the
+// events received and not played yet, in seq order.
 let queue = [];
 let playedSeq = 0;
+let seen = new Set();  // delayed mode: the seqs received (queued or played), to drop a copy...
+let forgotten = 0;     // ... and those below this, forgotten to keep the set small
+const isSeen = (seq) => seq < forgotten || seen.has(seq);
+function remember(seq) {
+  seen.add(seq);
+  if (seen.size > 5000 && playedSeq - 1000 > forgotten) {
+    forgotten = playedSeq - 1000;
+    for (const old of seen) if (old < forgotten) seen.delete(old);
+  }
+}
 let offset = null;    // wall seconds minus table seconds of the playback
 let timer = null;
 let holeSince = null;  // wall time the playback reached missed events (delayed/hand may bring them)
@@ -208,7 +218,7 @@ function resync(why) {
 
 function newEpoch(epoch) {
   // another numbering of seq (a new journal): what was queued of the old one is dropped
-  state.epoch = epoch; state.lastSeq = 0; playedSeq = 0; queue = []; holeSince = null;
+  state.epoch = epoch; state.lastSeq = 0; playedSeq = 0; queue = []; holeSince = null; seen = new Set(); forgotten = 0;
 }
 
 function receive(ev) {
@@ -221,7 +231,8 @@ function receive(ev) {
     apply(ev); draw(); return;
   }
   if (ev.epoch !== state.epoch) newEpoch(ev.epoch);
-  if (ev.seq <= playedSeq || queue.some((e) => e.seq === ev.seq)) return;  // seen already
+  if (isSeen(ev.seq)) return;  // seen already (at-least-once delivery, and delayed/hand)
+  remember(ev.seq);
   if (state.lastSeq && ev.seq > state.lastSeq + 1) resync(`seq ${state.lastSeq} then ${ev.seq}`);
   state.lastSeq = Math.max(state.lastSeq, ev.seq);
   const now = Date.now() / 1000;
@@ -236,32 +247,26 @@ function enqueue(events) {
 }
 
 function fromDelayedHand(msg) {
-  // delayed/hand: the events the table has released of the hand being played back. Those not seen yet join the
-  // queue; all of them are past the broadcast delay, so none shows a hole card early.
-  const events = msg.events || [];
+  // delayed/hand: the events the table has released of the hand being played back and of the one before. Those not
+  // seen yet join the queue; all of them are past the broadcast delay, so none shows a hole card early. (Events
+  // missed that it no longer holds stay missed: the playback waits HOLE_WAIT_S for them, then plays on.)
+  let events = msg.events || [];
   if (!events.length) return;
   if (msg.epoch !== state.epoch) newEpoch(msg.epoch);
-  const queued = new Set(queue.map((e) => e.seq));
-  const missing = events.filter((e) => e.seq > playedSeq && !queued.has(e.seq));
   state.lastSeq = Math.max(state.lastSeq, msg.seq);
+  const start = events.filter((e) => e.type === "hand_started").pop() || events[0];  // the hand being played back
+  if (!playedSeq && !queue.length) events = events.filter((e) => e.seq >= start.seq);  // a page just opened
+  const missing = events.filter((e) => !isSeen(e.seq));
   if (!missing.length) return;
-  const first = events[0];
+  missing.forEach((e) => remember(e.seq));
   const now = Date.now() / 1000;
-  if (playedSeq && first.seq > playedSeq + 1) {
-    // More was missed than the table still holds: the hand played back cannot be finished; this one goes on.
-    console.info(`overlay: seq ${playedSeq + 1} to ${first.seq - 1} are gone; playing back from seq ${first.seq}`);
-    queue = queue.filter((e) => e.seq >= first.seq);
-    playedSeq = first.seq - 1; holeSince = null; heldSince = null;
-    state.incomplete = true;
-  }
-  if (missing[0] === first) {
-    // The first sight of this hand (a page opened late, or one that missed its start): join the playback where a
-    // page that was there since the release is, by the room's clock (released is the table's stamp); without it,
+  if (missing.includes(start)) {
+    // The first sight of this hand (a page opened late, or one away at its start): join its playback where a page
+    // that was there since the release is, by the room's clock (released is the table's stamp); without a stamp,
     // show what was released at once.
     const last = events[events.length - 1];
     const since = typeof msg.released === "number" ? Math.max(0, now - msg.released) : Infinity;
-    offset = Math.max(now - since - first.t / config.speed, now - last.t / config.speed);
-    if (since > (last.t - first.t) / config.speed) resultShownAt = null;  // a result long shown needs no pause
+    offset = Math.max(now - since - start.t / config.speed, now - last.t / config.speed);
   }
   enqueue(missing);
   pump();
@@ -279,7 +284,8 @@ function pump() {
   while (queue.length) {
     const head = queue[0];
     if (playedSeq && head.seq > playedSeq + 1) {
-      // Missed events: delayed/hand brings them (resync on the gap); wait a moment, then play on without them.
+      // Missed events: delayed/hand brings them (a gap resyncs); wait a moment for it, then play on without them
+      // (and give up waiting for this hand's late showdown: it may be among them).
       if (holeSince === null) holeSince = now;
       if (now - holeSince < HOLE_WAIT_S) { waitS = 0.25; break; }
       console.info(`overlay: seq ${playedSeq + 1} to ${head.seq - 1} did not come; played back without them`);

@@ -8,7 +8,8 @@ Per table, under ``<prefix>/<table id>/``:
 * ``secure/snapshot``  retained, with hole and burn cards
 * ``secure/events``    every domain event, with secrets
 * ``delayed/events``   the secure events, released to broadcast overlays after the broadcast delay
-* ``delayed/hand``     retained, the events ``delayed/events`` has released of the hand being played back
+* ``delayed/hand``     retained, the events ``delayed/events`` has released of the hand being played back and the
+  one before
 * ``public/diag``      retained, the diagnostics report
 * ``commands/#``       commands to the table; each reply goes to ``replies/<role>/<user>``
 
@@ -72,10 +73,10 @@ def snapshot_payload(snapshot: dict, epoch: str) -> bytes:
 
 
 def delayed_hand_payload(events: list[dict], epoch: str, released: float | None) -> bytes:
-    """The retained ``delayed/hand``: the ``delayed/events`` payloads released of the hand being played back, from
-    its ``hand_started`` on (``hand``: its number, None before the first hand), and ``released``, the stamp at which
-    the first of them went out (None: not known, after a restart)."""
-    first = events[0] if events else None
-    hand = first["hand"] if first is not None and first["type"] == "hand_started" else None
-    return encode({"epoch": epoch, "hand": hand, "seq": events[-1]["seq"] if events else 0,
+    """The retained ``delayed/hand``: the ``delayed/events`` payloads released of the hand being played back (from
+    its ``hand_started`` on) and of the hand before it; ``hand``: the newest hand's number (None before the first
+    hand), ``seq``: the newest event's, ``released``: the stamp at which the newest hand's start went out (None:
+    not known, after a restart)."""
+    starts = [e["hand"] for e in events if e["type"] == "hand_started"]
+    return encode({"epoch": epoch, "hand": starts[-1] if starts else None, "seq": events[-1]["seq"] if events else 0,
                    "released": released, "events": events})

@@ -81,9 +81,10 @@ class Backlog:
 
 
 class DelayedHand:
-    """What ``delayed/hand`` holds: the delayed feed's events from the newest released ``hand_started`` on (a late
-    result of the hand before comes after it, so it is there too). A broadcast overlay that missed some of them (a
-    broker outage, a subscription made late) or opens during the playback takes it and draws the hand whole.
+    """What ``delayed/hand`` holds: the delayed feed's events from the newest released ``hand_started`` on, and the
+    hand before it (its end may have gone out moments before the next hand's start, and a late result of it comes
+    after that start). A broadcast overlay that missed some of them (a broker outage, a subscription made late) or
+    opens during the playback takes it and plays the hand back whole.
 
     In memory, as they are released (a hand is 100 to 200 events), and read back from the journal after a restart.
     At most LIMIT: after a long stretch without a hand only the newest stay.
@@ -93,13 +94,14 @@ class DelayedHand:
 
     def __init__(self) -> None:
         self.events: list[DomainEvent] = []
-        self.released: float | None = None  # the stamp at which the first of them was released; None: not known
+        self.released: float | None = None  # the stamp at which the newest hand's start went out; None: not known
         self.changed = False  # since it was last published
         self.restored = False
+        self._newest = 0  # where the newest hand starts in events
 
     def restore(self, journal: Journal, upto: int) -> None:
-        """At the first release after a start: the hand as the feed had released it up to ``upto`` (the journal's
-        mark: what the broker acknowledged; the rest is released again), its release time unknown."""
+        """At the first release after a start: the hands as the feed had released them up to ``upto`` (the
+        journal's mark: what the broker acknowledged; the rest is released again), their release time unknown."""
         self.restored = True
         if upto > 0:
             read = journal.events_after(max(0, upto - self.LIMIT), limit=self.LIMIT)
@@ -107,11 +109,17 @@ class DelayedHand:
 
     def add(self, events: list[DomainEvent], stamp: float | None) -> None:
         for event in events:
-            if event.type == "hand_started" or not self.events:
-                self.events, self.released = [], stamp
+            if event.type == "hand_started":
+                del self.events[:self._newest]  # the hand before the one before goes
+                self._newest, self.released = len(self.events), stamp
+            elif not self.events:
+                self.released = stamp
             self.events.append(event)
-        del self.events[:-self.LIMIT]
-        self.changed = bool(self.events)
+        overflow = len(self.events) - self.LIMIT
+        if overflow > 0:
+            del self.events[:overflow]
+            self._newest = max(0, self._newest - overflow)
+        self.changed = self.changed or bool(events)
 
 
 class TablePipeline:

@@ -283,9 +283,9 @@ function pump() {
   let waitS = null;  // how long until the playback looks again (null: when the next event is due)
   while (queue.length) {
     const head = queue[0];
-    if (playedSeq && head.seq > playedSeq + 1) {
-      // Missed events: delayed/hand brings them (a gap resyncs); wait a moment for it, then play on without them
-      // (and give up waiting for this hand's late showdown: it may be among them).
+    if (playedSeq && head.seq > playedSeq + 1 && due(head) <= now) {
+      // Missed events before one that is due: delayed/hand brings them (a gap resyncs); wait a moment for it, then
+      // play on without them (and give up waiting for this hand's late showdown: it may be among them).
       if (holeSince === null) holeSince = now;
       if (now - holeSince < HOLE_WAIT_S) { waitS = 0.25; break; }
       console.info(`overlay: seq ${playedSeq + 1} to ${head.seq - 1} did not come; played back without them`);

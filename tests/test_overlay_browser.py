@@ -395,16 +395,31 @@ def test_a_delayed_page_that_was_away_takes_the_events_it_missed_from_delayed_ha
               {"type": "card_dealt", "seat": 2, "count": 1, "card": "Kd"},
               {"type": "card_dealt", "seat": 1, "count": 2, "card": "Qs"},
               {"type": "card_dealt", "seat": 2, "count": 2, "card": "Jc"},
-              {"type": "board_card", "card": "2d", "street": "flop", "position": 1}]
+              {"type": "board_card", "card": "2d", "street": "flop", "position": 1},
+              {"type": "board_card", "card": "3d", "street": "flop", "position": 2},
+              {"type": "board_card", "card": "4d", "street": "flop", "position": 3},
+              {"type": "board_card", "card": "5d", "street": "turn", "position": 4}]
     events = [{"seq": seq, "t": released - 5 + seq * 0.01, "hand": 1, "epoch": "e-away", **e}
               for seq, e in enumerate(events, start=1)]
 
-    def release(upto: int, shown_from: int) -> None:
-        """delayed/events from ``shown_from`` to ``upto``, then delayed/hand with the hand so far."""
-        for event in events[shown_from - 1:upto]:
+    def release(first: int, last: int) -> None:
+        """seq ``first`` to ``last`` on delayed/events."""
+        for event in events[first - 1:last]:
             table.publish(f"{base}/delayed/events", json.dumps(event).encode(), qos=1).wait_for_publish(10)
+
+    def hand_so_far(upto: int) -> None:
+        """delayed/hand (retained) with seq 1 to ``upto``."""
         hand = {"epoch": "e-away", "hand": 1, "seq": upto, "released": released, "events": events[:upto]}
         table.publish(f"{base}/delayed/hand", json.dumps(hand).encode(), qos=1, retain=True).wait_for_publish(10)
+
+    def cut_off() -> None:
+        """Another client takes the page's client id until the table has released more."""
+        nonlocal impostor
+        impostor = make_client(MqttSettings(host=broker.host, port=broker.port),
+                               browser.evaluate(page, "client.options.clientId"))
+        impostor.connect(broker.host, broker.port)
+        impostor.loop_start()
+        wait(lambda v: not v["connected"], "the page was not cut off")
 
     browser = Chromium(tmp_path / "chromium-profile")
     impostor = None
@@ -422,23 +437,37 @@ def test_a_delayed_page_that_was_away_takes_the_events_it_missed_from_delayed_ha
             return seen
 
         wait(lambda v: v["connected"], "the page did not connect")
-        release(3, 1)
+        release(1, 3)
+        hand_so_far(3)
         wait(lambda v: {s["seat"]: s["cards"] for s in v["seats"]} == {1: ["Ah"], 2: ["Kd"]}, "the first cards")
-        client_id = browser.evaluate(page, "client.options.clientId")
-        impostor = make_client(MqttSettings(host=broker.host, port=broker.port), client_id)
-        impostor.connect(broker.host, broker.port)
-        impostor.loop_start()
-        wait(lambda v: not v["connected"], "the page was not cut off")
-        release(5, 4)  # while it is away (it tries again every 2 s)
+        cut_off()
+        release(4, 5)  # while it is away (it tries again every 2 s)
+        hand_so_far(5)
         impostor.disconnect()
         impostor.loop_stop()
         back = wait(lambda v: v["connected"] and v["connects"] >= 2, "the page did not come back")
         release(6, 6)  # and the next one live
+        hand_so_far(6)
         shown = wait(lambda v: v["board"] == ["2d"], "the board card after the return")
         assert {s["seat"]: s["cards"] for s in shown["seats"]} == {1: ["Ah", "Qs"], 2: ["Kd", "Jc"]}, (back, shown)
         assert shown["hand"] == 1
+        # Away again, and back before delayed/hand was sent anew (the table sends it at most once a second): the
+        # next live event shows a gap; the page resynchronises, waits at the gap, and the new delayed/hand fills it.
+        cut_off()
+        release(7, 8)
+        impostor.disconnect()
+        impostor.loop_stop()
+        wait(lambda v: v["connected"] and v["connects"] >= 3, "the page did not come back again")
+        release(9, 9)
+        wait(lambda v: v["resyncs"] >= 1, "no resynchronisation after the gap")
+        hand_so_far(9)
+        shown = wait(lambda v: v["board"] == ["2d", "3d", "4d", "5d"], "the flop and turn after the gap")
+        assert {s["seat"]: s["cards"] for s in shown["seats"]} == {1: ["Ah", "Qs"], 2: ["Kd", "Jc"]}
     finally:
         browser.close()
+        if impostor is not None:
+            impostor.disconnect()
+            impostor.loop_stop()
         table.publish(f"{base}/delayed/hand", b"", qos=1, retain=True).wait_for_publish(10)
         table.disconnect()
         table.loop_stop()

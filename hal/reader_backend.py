@@ -28,3 +28,6 @@ class ReaderBackend(Protocol):
     def take_early_reads(self) -> list[tuple[int, list[TagRead], float]]:
         """(antenna, its reads, when taken in) of the watched antennas in the cycle still being read."""
         return []
+
+    def close(self) -> None:
+        """Release what the reader holds (a firmware reader's port); an in-process reader holds nothing."""

@@ -55,6 +55,17 @@ class Zone(NamedTuple):
             return "chips"
         return "cards"
 
+    @property
+    def seat_key(self) -> str | None:
+        """The configuration's TOML table a seat zone nests under (``seat3`` of ``seat3.cards``); None otherwise."""
+        return None if self.seat is None else f"seat{self.seat}"
+
+    @staticmethod
+    def nests_seat_zones(key: str) -> bool:
+        """Could this TOML key hold seat zones (``[zones.seat3]``, or ``zones.seat3.cards = {...}``)? A malformed
+        seat (``seat01``) counts too, so that its zones are named and refused one by one."""
+        return key.startswith("seat")
+
     def known(self, seats: int | None = None) -> bool:
         """Is this a zone a table of ``seats`` seats can have (None: up to :data:`MAX_SEATS`)?"""
         if self.seat is None:

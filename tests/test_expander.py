@@ -299,7 +299,7 @@ DIAG_SCHEMA = json.loads((ROOT / "schemas" / "diag.schema.json").read_text(encod
 def diag_report(pins, backend) -> dict:
     """The daemon's diagnostics report for a table with this GPIO and no reader."""
     collector = DiagnosticsCollector()
-    gpio = types.SimpleNamespace(pin_map=pins, backend=backend)  # what the daemon's TableGpio holds
+    gpio = types.SimpleNamespace(pin_map=pins, expander_faults=lambda: backend.faults)  # what TableGpio answers
     controller = types.SimpleNamespace(hand=0)
     collector.report(0.0, [], ZoneTracker({}, {}), controller, gpio)
     return collector.report(1.0, [], ZoneTracker({}, {}), controller, gpio)

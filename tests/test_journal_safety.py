@@ -263,3 +263,55 @@ def test_a_new_journal_on_a_full_disk_is_refused_the_same_way(small_disk, tmp_pa
     assert "cannot create the journal" in capsys.readouterr().err
     assert not path.exists() and not list(small_disk.glob("journal.db.new*"))
 
+
+
+# ---- a slow disk ----------------------------------------------------------------------------------------------
+
+
+def test_a_commit_held_up_shows_in_the_diagnostics_as_the_slowest_and_a_slow_commit(tmp_path):
+    """Every event waits for its commit: a commit the file holds up (here another connection holding SQLite's
+    write lock for 0.4 s, as a stalled fsync would) is the slowest of its second and counted as slow, for good."""
+    import sqlite3  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    from rfid_table.config.table import load_config  # noqa: PLC0415
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable  # noqa: PLC0415
+    from rfid_table.ops.diag import render  # noqa: PLC0415
+
+    config = load_config(CONFIG / "table-6max.toml")
+    path = tmp_path / "journal.db"
+    journal = Journal(path, table_id=config.table_id)
+    assert journal.open().ok
+    sink = RecordingSink()
+    table = SimulatedTable(config, SimOptions(hands=None, seed=3, speed=0, pace_s=0.5, link="direct"), sink, journal)
+    clock = [1000.0]
+
+    def play(seconds: float) -> None:
+        for _ in range(int(seconds / table.cycle_s)):
+            table.advance(clock[0])
+            table.step(clock[0])
+            clock[0] += table.cycle_s
+
+    try:
+        play(5)
+        before = sink.diagnostics[-1]["journal"]
+        assert before["state"] == "ok" and before["commits"] > 0 and before["slow_commits"] == 0
+        assert before["commit_max_ms"] < 400
+        assert "journal:" in render(sink.diagnostics[-1], "online") and "SLOW" not in render(sink.diagnostics[-1],
+                                                                                           "online")
+        reports = len(sink.diagnostics)
+        other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")  # the journal's next commit waits for this one
+        release = threading.Timer(0.4, other.rollback)
+        release.start()
+        play(3)
+        release.join()
+        other.close()
+        after = [report["journal"] for report in sink.diagnostics[reports:]]
+        assert sum(1 for report in after if report["commit_max_ms"] >= 350) == 1, after
+        assert after[-1]["slow_commits"] == 1 and after[-1]["commit_max_ms"] < 350  # a total; the second moved on
+        assert "SLOW COMMITS (100 ms or more) since the start: 1" in render(sink.diagnostics[-1], "online")
+        assert [e.seq for e in sink.live] == list(range(1, table.pipeline.controller.seq + 1))  # held up, not lost
+    finally:
+        table.close()
+        journal.close()

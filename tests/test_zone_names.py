@@ -24,3 +24,10 @@ def test_known_zones_of_a_table():
     assert Zone.parse("seat10.bets").known() and not Zone.parse("seat11.bets").known()
     assert not Zone.parse("seat1.hand").known() and not Zone.parse("rail").known()
     assert Zone.parse("exposed").known(2)
+
+
+def test_the_toml_table_a_seat_zone_nests_under():
+    # seat3.cards = {...} in [zones] arrives from TOML as zones → seat3 → cards
+    assert Zone.parse("seat3.cards").seat_key == "seat3" and Zone.parse("pot").seat_key is None
+    assert Zone.nests_seat_zones("seat3") and Zone.nests_seat_zones("seat01")  # refused later, zone by zone
+    assert not Zone.nests_seat_zones("board")

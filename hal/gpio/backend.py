@@ -8,9 +8,10 @@ EdgeCallback = Callable[[int, bool, float | None], None]  # (BCM pin, level, t o
 class GpioBackend(Protocol):
     """Pins by BCM number (or :func:`expander_pin` number); levels are electrical (True = high), whatever is active.
 
-    A backend whose pins cannot call back by themselves (the I2C port expanders of :mod:`hal.gpio.mcp23017`) also has
-    ``poll(now)``: :meth:`GpioInputs.poll` calls it first; it reads the pins and calls the watchers of those that
-    changed, stamped ``now``, on the caller's thread.
+    :meth:`GpioInputs.poll` calls ``poll(now)`` first: a backend whose pins cannot call back by themselves (the I2C
+    port expanders of :mod:`hal.gpio.mcp23017`) reads them there and calls the watchers of those that changed,
+    stamped ``now``, on the caller's thread; the others do nothing. ``faults`` names the chips that do not answer
+    now, with why (only port expanders can fall silent; the header's pins cannot).
     """
 
     name: str
@@ -25,5 +26,10 @@ class GpioBackend(Protocol):
 
     def watch(self, pin: int, callback: EdgeCallback) -> None:
         """Call ``callback(pin, level, t)`` on both edges, possibly from another thread."""
+
+    def poll(self, now: float) -> None: ...
+
+    @property
+    def faults(self) -> dict[str, str]: ...
 
     def close(self) -> None: ...

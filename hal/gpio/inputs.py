@@ -70,9 +70,8 @@ class GpioInputs:
 
     def poll(self, now: float) -> list[GpioInputEvent]:
         """The debounced changes that completed by ``now``, in time order."""
-        sample = getattr(self._backend, "poll", None)
-        if sample is not None:  # polled pins (I2C expanders): their changes arrive as edges stamped now
-            sample(now)
+        if self._backend is not None:  # polled pins (I2C expanders): their changes arrive as edges stamped now
+            self._backend.poll(now)
         with self._lock:
             incoming, self._incoming = self._incoming, []
         for pin, level, t in incoming:

@@ -402,9 +402,8 @@ class ExpandedGpio:
 
     def poll(self, now: float) -> None:
         self.expanders.poll(now)
-        header_poll = getattr(self.header, "poll", None)
-        if header_poll is not None:
-            header_poll(now)
+        if self.header is not None:
+            self.header.poll(now)
 
     def close(self) -> None:
         try:

@@ -105,6 +105,13 @@ class RpiGpioBackend:
         self._callbacks[pin] = on_edge
         self._call(f"watch BCM {pin} for edges", g.add_event_detect, pin, g.BOTH, callback=on_edge)
 
+    def poll(self, now: float) -> None:
+        """Nothing to do: the pins call back by themselves."""
+
+    @property
+    def faults(self) -> dict[str, str]:
+        return {}  # the header's pins cannot fall silent
+
     def close(self) -> None:
         if self._closed:
             return

@@ -59,6 +59,13 @@ class SimulatedGpio:
         with self._lock:
             self._watchers.setdefault(pin, []).append(callback)
 
+    def poll(self, now: float) -> None:
+        """Nothing to do: the pins call back by themselves."""
+
+    @property
+    def faults(self) -> dict[str, str]:
+        return {}  # the header's pins cannot fall silent
+
     def close(self) -> None:
         self.closed = True
 

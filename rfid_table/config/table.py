@@ -165,7 +165,8 @@ class TableConfig:
 
 
 def _zone_names(seats: int) -> str:
-    return f"seat1.cards … seat{seats}.cards, seat1.bets … seat{seats}.bets, {', '.join(FIXED_ZONES)}"
+    each = [f"{Zone(kind, 1).name} … {Zone(kind, seats).name}" for kind in ("cards", "bets")]
+    return ", ".join([*each, *FIXED_ZONES])
 
 
 def load_config(path: str | Path) -> TableConfig:
@@ -392,10 +393,10 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
         zones[zname] = (reader, antenna)
     if zone_tables is not None:  # (a missing [zones] table is one problem, not one per zone)
         for seat in range(1, (seats or 0) + 1):
-            cards = Zone("cards", seat).name
-            if cards not in zones and not _reported(c, f"zones.{cards}"):
-                c.problem(("zones", cards.partition(".")[0]), f"seat {seat} has no card zone (add {cards} = "
-                                                              "{ reader = \"NAME\", antenna = N })")
+            cards = Zone("cards", seat)
+            if cards.name not in zones and not _reported(c, f"zones.{cards.name}"):
+                c.problem(("zones", cards.seat_key), f"seat {seat} has no card zone (add {cards.name} = "
+                                                     "{ reader = \"NAME\", antenna = N })")
         for required in ("board", "burn", "muck"):
             if required not in zones and not _reported(c, f"zones.{required}"):
                 c.problem(("zones", required), "missing: every table needs a board, a burn and a muck zone")
@@ -611,7 +612,7 @@ def _readable(c: Checker, key: tuple[str, ...], path: Path) -> str | None:
 def _flatten_zones(node: dict, path: tuple[str, ...]):
     """Yield (key path, zone table); ``seat3.cards = {...}`` arrives from TOML as zones.seat3.cards."""
     for key, value in node.items():
-        if isinstance(value, dict) and "reader" not in value and "antenna" not in value and key.startswith("seat"):
+        if isinstance(value, dict) and "reader" not in value and "antenna" not in value and Zone.nests_seat_zones(key):
             yield from _flatten_zones(value, path + (key,))
         else:
             yield path + (key,), value

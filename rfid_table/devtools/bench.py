@@ -544,7 +544,9 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
       client process that connects and publishes one status (the floor: Python, paho and the broker);
     * its CPU share of one core with ``REST_TAGS`` tags lying still, and during ``hands`` hands dealt;
     * the time from a card's first read by a reader to its event at a subscriber (debouncing included), and the
-      events that do not match what the dealer did (the dealer makes no mistakes: every irregularity is false).
+      events that do not match what the dealer did (the dealer makes no mistakes: every irregularity is false);
+    * the daemon's journal commits during the hands, as its diagnostics time them: how many, the slowest, and how
+      many took 100 ms or more (every card waits for its commit, so a stalling disk shows in the first read's tail).
     """
     import signal
     import tempfile
@@ -564,7 +566,8 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
         ready_recv, ready_send = ctx.Pipe(duplex=False)
         listener, listener_end = ctx.Pipe()
         listen_process = ctx.Process(target=_listen, args=(settings, [topics.status, topics.events(secure=True),
-                                                                      baseline_topic], ready_send, listener_end),
+                                                                      topics.diagnostics, baseline_topic],
+                                                           ready_send, listener_end),
                                      daemon=True)
         listen_process.start()
         if not ready_recv.poll(20):
@@ -631,13 +634,20 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
     if not online or not bare_online:
         raise RuntimeError("no online status arrived from the daemon or the bare client")
     events = [(json.loads(payload), t) for topic, payload, t in received if topic == topics.events(secure=True)]
+    # The daemon's own timing of its journal commits, from its diagnostics (once a second) during the hands: the
+    # disk's share of the latency, measured where it happens.
+    commits = [json.loads(payload)["journal"] for topic, payload, t in received
+               if topic == topics.diagnostics and hands_from < t < hands_until]
     config = load_config(str(CONFIG_DIR / TABLE_CONFIG))
-    cards = config.debounce_by_zone()["seat1.cards"]
+    cards = config.debounce_by_zone()[Zone("cards", 1).name]
     # The least a card can take: the reads in a row that make it present, one reader cycle apart.
     floor_ms = (cards.present_after_cycles - 1) * config.readers["main"].cycle_s * 1000
     return {"startup_s": online[0] - started, "startup_baseline_s": bare_online[0] - baseline_started,
             "cpu_rest": rest_share, "cpu_hand": hand_share, "cpu_rest_after_hands": rest_after_share,
             "first_read_floor_ms": floor_ms,
+            "journal_commits": sum(c["commits"] for c in commits),
+            "journal_commit_max_ms": max((c["commit_max_ms"] for c in commits), default=float("nan")),
+            "journal_slow_commits": commits[-1]["slow_commits"] - commits[0]["slow_commits"] if commits else 0,
             **_first_read_latencies(first_reads, [(e, t) for e, t in events if hands_from < t < hands_until],
                                     time.time() - time.perf_counter())}
 
@@ -770,6 +780,9 @@ def bench(args) -> int:
             "first_read_to_event_p99_ms": round(table["first_read_to_event_p99_ms"], 1),
             "first_read_event_to_subscriber_p99_ms": round(table["first_read_event_to_subscriber_p99_ms"], 1),
             "first_read_floor_ms": round(table["first_read_floor_ms"], 1),
+            "journal_commits_in_hands": table["journal_commits"],
+            "journal_commit_max_ms_in_hands": round(table["journal_commit_max_ms"], 1),
+            "journal_slow_commits_in_hands": table["journal_slow_commits"],
         })
     result["e2e_p99_over_baseline_p99"] = round(result["e2e_p99_ms"] / result["baseline_p99_ms"], 2)
     result["e2e_p999_over_baseline_p999"] = round(result["e2e_p999_ms"] / result["baseline_p999_ms"], 2)

@@ -307,9 +307,7 @@ class SimulatedTable:
 
     def close(self) -> None:
         for reader in self.pipeline.readers:
-            close = getattr(reader, "close", None)
-            if close is not None:
-                close()
+            reader.close()
         for emulator in self.emulators:
             emulator.close()
         self.emulators = []

@@ -26,6 +26,10 @@ def render(report: dict | None, status: str) -> str:
     if journal.get("state", "ok") != "ok":
         lines.append(f"JOURNAL CANNOT BE WRITTEN: {journal.get('error')}; {journal.get('waiting_events', 0)} events "
                      "wait, nothing is published until it can (free space on its disk)")
+    elif "commits" in journal:
+        lines.append(f"journal: {journal['commits']} commits in the last second, the slowest {journal['commit_max_ms']:g} ms"
+                     + (f"   SLOW COMMITS (100 ms or more) since the start: {journal['slow_commits']}: check the disk"
+                        if journal.get("slow_commits") else ""))
     for name, reader in report.get("readers", {}).items():
         lines.append(f"reader {name}: link {reader.get('link')}   {reader.get('transport', '')}   "
                      f"{reader.get('cycles_per_s', 0)} cycles/s   reconnects {reader.get('reconnects', 0)}")

@@ -656,18 +656,16 @@ def run_session(session, reader: ReaderBackend, antenna: int, say: Callable[[str
             session.feed(cycle, inventory.t, (read.uid for read in inventory.reads if read.antenna == antenna))
             if session.done:
                 return
-        if hasattr(reader, "drain_link_events"):
-            for event in reader.drain_link_events():
-                if event.kind == "up":
-                    identity = event.message
-                    say(f"        reader {reader.name}: up — reader {identity.serial}, firmware "
-                        f"{identity.firmware_major}.{identity.firmware_minor}.{identity.firmware_patch}, "
-                        f"{identity.antenna_count} antennas")
-                    if antenna > identity.antenna_count:
-                        say(f"     !  the reader has {identity.antenna_count} antennas: antenna {antenna} reads "
-                            "nothing")
-                elif event.kind in ("down", "incompatible"):
-                    say(f"     !  reader {reader.name}: {event.kind}: {event.reason}; reconnecting")
+        for event in reader.device_events():
+            detail = dict(event.detail)
+            if event.kind == "reader_up" and detail:
+                say(f"        reader {reader.name}: up — reader {detail['serial']}, firmware {detail['firmware']}, "
+                    f"{detail['antennas']} antennas")
+                if antenna > detail["antennas"]:
+                    say(f"     !  the reader has {detail['antennas']} antennas: antenna {antenna} reads nothing")
+            elif event.kind in ("reader_down", "reader_incompatible"):
+                state = event.kind.removeprefix("reader_")
+                say(f"     !  reader {reader.name}: {state}: {detail.get('reason')}; reconnecting")
         if link is not None and not link.is_up and not hinted and now - started >= WAITING_HINT_S:
             hinted = True
             say(f"     !  waiting for reader {reader.name}: {link.stats.last_error or 'no answer'} (plugged in? "
@@ -710,7 +708,7 @@ def _say(line: str) -> None:
 
 def _close(reader) -> None:
     """Release a reader (a firmware reader's port; a simulated one holds nothing)."""
-    if reader is not None and hasattr(reader, "close"):
+    if reader is not None:
         reader.close()
 
 

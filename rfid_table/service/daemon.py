@@ -621,7 +621,7 @@ class TablePipeline:
                 if wall is not None:
                     report["t"] = round(wall, 3)  # a stamp, like the events'
                 if self.journal is not None:
-                    report["journal"] = self.journal_state()
+                    report["journal"] = {**self.journal_state(), **self.writer.commit_report()}
                 self.sink.publish_diagnostics(report)
         if self.equity is not None:  # the spot after this cycle, once its events are out
             self.equity.offer(self.controller)

@@ -79,7 +79,7 @@ class DiagnosticsCollector:
             report["broker_refused"] = delivery
         expanders = gpio.pin_map.expanders if gpio is not None else ()
         if expanders:  # a seat sensor board that stops answering leaves the conduct rules blind: say so
-            faults = getattr(gpio.backend, "faults", {})
+            faults = gpio.expander_faults()
             report["gpio"] = {"expanders": {e.name: f"down: {faults[e.name]}" if e.name in faults else "ok"
                                             for e in expanders}}
         self._reads.clear()

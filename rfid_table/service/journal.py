@@ -56,11 +56,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from controller.domain import DomainEvent
 from hal.events import DeviceEvent, SensorEvent, ZoneEvent
 from rfid_table.service.equity_worker import equity_event
+
+if TYPE_CHECKING:
+    from controller.game import GameController
 
 log = logging.getLogger(__name__)
 
@@ -915,7 +918,7 @@ class Replayed:
     mismatches: list[str]  # empty when the replay re-created exactly the journaled events
 
 
-def replay(journal: Journal, controller: Any, checkpoint: Checkpoint | int | None = None) -> Replayed:
+def replay(journal: Journal, controller: GameController, checkpoint: Checkpoint | int | None = None) -> Replayed:
     """Feed the journaled inputs since ``checkpoint`` to ``controller`` (already restored to that checkpoint).
 
     The events this re-creates are already journaled (and published or queued), so they are compared with the
@@ -952,6 +955,6 @@ def replay(journal: Journal, controller: Any, checkpoint: Checkpoint | int | Non
             if again != (kept.type, kept.t, kept.hand, kept.public, kept.secret):
                 mismatches.append(f"seq {event.seq}: replay gave {event.type} {event.public}, "
                                   f"journal has {kept.type} {kept.public}")
-    if getattr(controller, "seq", journal.last_seq()) != journal.last_seq():
+    if controller.seq != journal.last_seq():
         mismatches.append(f"replay ends at seq {controller.seq}, the journal at {journal.last_seq()}")
     return Replayed(n, produced, mismatches)

@@ -11,6 +11,9 @@ end) to a :class:`JournalWriter`; the pipeline publishes only what the writer re
   few milliseconds of latency, not throughput, and the loop never waits for the disk. The thread writes a byte to
   a pipe (:meth:`JournalWriter.fileno`) when a commit lands, so the loop's ``select`` wakes to publish it.
 
+Either way each commit is timed (:meth:`JournalWriter.commit_report`, in the diagnostics): a card waits for its
+commit before it is published, so a disk whose fsync stalls (an ageing SD card) shows there first.
+
 Either way a full disk (or an I/O error) stops here, not the table: the steps wait in memory, in order, and are
 tried again every ``retry_s``; the first error is reported by :meth:`JournalWriter.durable` for the pipeline to
 log and show, and once the journal takes them they are published, late but whole.
@@ -58,6 +61,8 @@ class PendingStep:
 
 
 class JournalWriter:
+    SLOW_COMMIT_S = 0.1  # a commit this slow holds its events back by more than a viewer's eye forgives
+
     def __init__(self, journal: Journal, threaded: bool = False, retry_s: float = 1.0):
         self.journal = journal
         self.retry_s = retry_s
@@ -69,6 +74,8 @@ class JournalWriter:
         self._lock = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closing = False
+        # Commits since the last report (how many, the slowest), and the slow ones since the start.
+        self._commits, self._slowest_s, self._slow_commits = 0, 0.0, 0
         self._wake_r = self._wake_w = -1
         if threaded:
             self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -121,6 +128,15 @@ class JournalWriter:
         snapshots = next((step.snapshots for step in reversed(done) if step.snapshots is not None), None)
         return events, replies, snapshots, error
 
+    def commit_report(self) -> dict:
+        """The commits since the last report: how many, the slowest (ms), and how many took ``SLOW_COMMIT_S`` or
+        more since the start (a total, so that one seen once stays visible)."""
+        with self._lock:
+            report = {"commits": self._commits, "commit_max_ms": round(self._slowest_s * 1000, 1),
+                      "slow_commits": self._slow_commits}
+            self._commits, self._slowest_s = 0, 0.0
+        return report
+
     @property
     def waiting(self) -> bool:
         """Anything not on disk yet (the snapshots wait with it: they would show what the journal lacks)."""
@@ -155,6 +171,7 @@ class JournalWriter:
 
     def _write(self, batch: list[PendingStep]) -> bool:
         steps = [Step(s.inputs, s.events, s.caused_by, s.checkpoint) for s in batch if s.inputs]
+        started = time.monotonic()
         try:
             if steps:
                 self.journal.record_steps(steps)
@@ -162,7 +179,12 @@ class JournalWriter:
             with self._lock:
                 self._error = str(exc)
             return False
+        took = time.monotonic() - started
         with self._lock:
+            if steps:
+                self._commits += 1
+                self._slowest_s = max(self._slowest_s, took)
+                self._slow_commits += took >= self.SLOW_COMMIT_S
             self._error = None
             for _ in batch:
                 self._done.append(self._waiting.popleft())

@@ -223,6 +223,10 @@ class TableGpio:
         show_lights(self.outputs, lights)
         self.outputs.poll(now)
 
+    def expander_faults(self) -> dict[str, str]:
+        """The port expanders that do not answer now, with why."""
+        return self.backend.faults
+
     def close(self) -> None:
         try:
             self.outputs.close()

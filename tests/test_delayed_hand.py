@@ -23,7 +23,7 @@ from rfid_table.mqtt import make_client
 from rfid_table.service.contract import Topics
 from rfid_table.service.journal import Journal
 from rfid_table.service.publisher import MqttPublisher
-from rfid_table.service.sink import Sink
+from test_delayed_feed import RecordingSink as DelayedFeedSink, play
 
 
 @pytest.fixture
@@ -32,62 +32,15 @@ def chips_config(mqtt_settings):
     return dataclasses.replace(load_config(ROOT / "config" / "table-chips.toml"), mqtt=mqtt_settings)
 
 
-class RecordingSink(Sink):
+class RecordingSink(DelayedFeedSink):
     """Takes every delayed event at once and records each delayed/hand with the table time it was handed over."""
 
     def __init__(self):
-        self.now = 0.0
-        self.live: list = []
-        self.delayed: list = []  # (released at, event)
+        super().__init__()
         self.hands: list = []  # (published at, events, released)
-
-    def publish_events(self, events):
-        self.live += events
-
-    def publish_snapshots(self, public_snapshot, secure_snapshot):
-        pass
-
-    def take_acknowledged(self):
-        acked = {}
-        if self.live:
-            acked["public"] = acked["secure"] = self.live[-1].seq
-        if self.delayed:
-            acked["delayed"] = self.delayed[-1][1].seq
-        return acked
-
-    def take_commands(self):
-        return []
-
-    def publish_reply(self, role, user, body):
-        pass
-
-    def publish_diagnostics(self, report):
-        pass
-
-    def publish_delayed(self, events):
-        self.delayed += [(self.now, e) for e in events]
 
     def publish_delayed_hand(self, events, released):
         self.hands.append((self.now, list(events), released))
-
-
-def play(config, journal_path, sink, hands, seed, start, linger_s=40.0):
-    journal = Journal(journal_path, feeds=("public", "secure", "delayed"))
-    journal.open()
-    table = SimulatedTable(config, SimOptions(hands=hands, seed=seed, speed=0, pace_s=0.5, link="direct"), sink,
-                           journal)
-    table.pipeline.restore(start)
-    t = start
-    while table.advance(t):
-        sink.now = t
-        table.step(t)
-        t += table.cycle_s
-    for _ in range(int(linger_s / table.cycle_s)):  # then let the delay run out for the last hand
-        sink.now = t
-        table.step(t)
-        t += table.cycle_s
-    journal.close()
-    return t
 
 
 def released_so_far(sink, at):

@@ -10,9 +10,10 @@ when they go wrong (docs/rules.md section 1, docs/events.md):
   Irregularities 15; TDA 39-3), one irregularity for the cards turned together;
 * a burn card turned up is reported (everyone sees it now).
 
-Cards on the board while the deal is still running are the deal's concern first (``controller.deal_rulings``): this
-module sees a board card once the deal is over. ``BettingProgress`` (given at construction) says whether a betting
-round is open and whether anyone acted on the street.
+Cards on the board while the deal is still running are the deal's concern first (``controller.deal_rulings``): the
+board checks a card (``arrives``), the deal may keep it, and the board turns it (``turn``) once the deal is over.
+``BettingProgress`` (given at construction) says whether a betting round is open and whether anyone acted on the
+street.
 """
 
 from __future__ import annotations
@@ -163,9 +164,10 @@ class Board:
         self.hand_cards.new_street()
         self.out.emit("board_card", {"card": card, "street": STREETS[len(self.cards)], "position": len(self.cards)})
 
-    def taken_back(self, card: str) -> None:
-        """A card left the board: a premature card returned to the stub."""
-        if card in self.premature:
+    def taken_back(self, card: str, early: bool = False) -> None:
+        """A card left the board: a premature card, or one the deal held (``early``: turned before the deal was
+        over), returned to the stub."""
+        if card in self.premature or early:
             self.premature.discard(card)
             self.returned.add(card)
 

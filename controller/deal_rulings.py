@@ -1,17 +1,17 @@
 """The deal as it happens: each card that reaches a seat checked against the dealing order (``controller.dealing.Deal``:
 one card per eligible seat per round, from the first seat left of the button, ``hole_cards`` rounds), and the rulings
 when it goes wrong — a card to the wrong seat, dealt over or moved on, a player dealt out, an extra card, a seat short
-of cards, a button in the wrong place — with whether a misdeal can still be called (substantial action: the betting
-layer's verdict, or the folds the muck saw).
+of cards, a button in the wrong place — each a misdeal while one can still be called (``controller.misdeals``).
 
 Cards read a moment late (``READ_ORDER_S``) are put back in the order they were dealt: what waits for them is decided
-in ``decide_*`` once that time has passed. A board card while the deal is still running is the deal's concern first
-(``board_card``): it was turned too early unless the missing cards were only read late.
+in ``decide_*`` once that time has passed. A board card while the deal is still running is the deal's concern before
+the board's (``holds_board_card``): it was turned too early unless the missing cards were only read late, and the
+deal hands it to the board (``controller.board``) the moment its last card comes.
 """
 
 from __future__ import annotations
 
-from controller.board import Board, BettingProgress
+from controller.board import Board
 from controller.dealing import (
     BURN_CARD,
     DEAD_HAND,
@@ -24,23 +24,23 @@ from controller.dealing import (
 )
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
+from controller.misdeals import Misdeals
 from controller.outbox import Outbox
-from controller.rules import SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP, RuleProfile, is_substantial
+from controller.rules import RuleProfile
 from hal.zone_names import Zone
 
 
 class DealRulings:
     def __init__(self, out: Outbox, irregularities: Irregularities, hand_cards: HandCards, board: Board,
-                 progress: BettingProgress, profile: RuleProfile, hole_cards: int, folds_are_the_action: bool,
-                 max_players: int = 10, limit_rules: tuple[str, ...] = ()):
+                 misdeals: Misdeals, profile: RuleProfile, hole_cards: int, max_players: int = 10,
+                 limit_rules: tuple[str, ...] = ()):
         self.out = out
         self.irregularities = irregularities
         self.hand_cards = hand_cards
         self.board = board
-        self.progress = progress
+        self.misdeals = misdeals
         self.profile = profile
         self.hole_cards = hole_cards
-        self.folds_are_the_action = folds_are_the_action  # without chips the folds are all the action seen
         self.max_players = max_players  # the most players the variant deals in (CA GR 15)
         self.limit_rules = list(limit_rules)
         self.new_hand()
@@ -50,33 +50,6 @@ class DealRulings:
         self.early_board: list[str] = []  # board cards while the deal was not complete
         self._early_since = 0.0
         self._close_due: float | None = None  # a burn or a fold while the deal was not complete
-
-    # ---- whether a misdeal can still be called ------------------------------------------------------
-
-    def substantial(self) -> bool:
-        """Substantial action has taken place: a misdeal can no longer be called (the betting layer's verdict; with
-        the cards alone, CA GR 9's "never after the flop" and the folds the muck saw, counted by the house's rule)."""
-        if self.progress.substantial_action():
-            return True
-        kind = self.profile.substantial_action
-        if kind == SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP and self.board.cards:
-            return True
-        return self.folds_are_the_action and is_substantial(kind, [(seat, False) for seat in self.hand_cards.folds_seen])
-
-    def misdeal_or(self, otherwise: str) -> tuple[str, list[str]]:
-        """MISDEAL while a misdeal can still be called, else ``otherwise``; with the rule that decided."""
-        return (otherwise if self.substantial() else MISDEAL), [self.profile.cite("substantial_action")]
-
-    def misdeal(self, reason: str, rules: list[str], irregularity: int | None, by: dict | None = None) -> None:
-        """The hand is void: the bets go back (the betting layer), the button stays, the cards are dealt again."""
-        hand = self.hand_cards
-        if hand.void:
-            return
-        hand.misdealt()
-        self.out.emit("misdeal", {"reason": reason, "rules": list(rules), "irregularity": irregularity,
-                                  "button": hand.button, **(by or {})})
-        for ident in [i for i in self.irregularities.of_hand(self.out.hand or 0) if i != irregularity]:
-            self.irregularities.resolved(ident, "misdeal")
 
     # ---- a card to a seat ---------------------------------------------------------------------------
 
@@ -121,7 +94,7 @@ class DealRulings:
         if deal.learning:  # the players are not known yet: this deal is taken as dealt, and learned from
             if seat not in deal.received and len(deal.received) >= self.max_players:
                 # more players than the variant allows (CA GR 15): the deck does not hold their cards and the board
-                ruling, rules = self.misdeal_or(PLAY_ON)
+                ruling, rules = self.misdeals.misdeal_or(PLAY_ON)
                 self._freeze(report("card_to_ineligible_seat", ruling, seats=[seat], cards=[card], zone=zone,
                                     needs_floor=True, rules=rules + self.limit_rules,
                                     extra={"max_players": self.max_players}))
@@ -132,7 +105,7 @@ class DealRulings:
         if deal.first_late is not None and deal.position == len(deal.order) and seat != expected:
             if seat == deal.first_late:  # the first card of each round at the same wrong seat: not a late read
                 dealt_button = deal.order[deal.order.index(seat) - 1]
-                ruling, rules = self.misdeal_or(PLAY_ON)
+                ruling, rules = self.misdeals.misdeal_or(PLAY_ON)
                 self._freeze(report("button_misplaced", ruling, seats=[seat], cards=[card], zone=zone,
                                     needs_floor=True, rules=rules,
                                     extra={"button": deal.button, "dealt_from_button": dealt_button},
@@ -144,7 +117,7 @@ class DealRulings:
             # before the card due first (PP Misdeals 1h; AC 30c), or that card was read late — the readers cannot
             # tell, the floor rules (an override keeps the button)
             late, deal.first_late = deal.first_late, None
-            ruling, rules = self.misdeal_or(PLAY_ON)
+            ruling, rules = self.misdeals.misdeal_or(PLAY_ON)
             self._freeze(report("first_card_wrong_seat", ruling, seats=[late, deal.order[0]],
                                 zone=Zone("cards", late).name, needs_floor=True, rules=rules,
                                 extra={"button": deal.button, "read_order": "uncertain"},
@@ -166,7 +139,7 @@ class DealRulings:
             return
         assert deal.order is not None
         if seat not in deal.order:
-            ruling, rules = self.misdeal_or(PLAY_ON)
+            ruling, rules = self.misdeals.misdeal_or(PLAY_ON)
             self._freeze(report("card_to_ineligible_seat", ruling, seats=[seat], cards=[card], zone=zone,
                                 needs_floor=True, rules=rules))
             self._accept(card, seat)
@@ -227,13 +200,13 @@ class DealRulings:
             rotated = order[start:] + order[:start]
             if not moved and len(rotated) > 1 and seat == rotated[1]:
                 dealt_button = rotated[-1]
-                ruling, rules = self.misdeal_or(PLAY_ON)
+                ruling, rules = self.misdeals.misdeal_or(PLAY_ON)
                 ident = report("button_misplaced", ruling, seats=[held.seat], cards=[held.card],
                                zone=Zone("cards", held.seat).name, needs_floor=True, rules=rules,
                                extra={"button": deal.button, "dealt_from_button": dealt_button},
                                data={"dealt_button": dealt_button})
             else:
-                ruling, rules = self.misdeal_or(PLAY_ON)
+                ruling, rules = self.misdeals.misdeal_or(PLAY_ON)
                 ident = report("first_card_wrong_seat", ruling, seats=[held.seat, held.expected],
                                cards=[held.card], zone=Zone("cards", held.seat).name, needs_floor=True, rules=rules,
                                extra={"button": deal.button}, data={"dealt_button": order[start - 1]})
@@ -253,7 +226,7 @@ class DealRulings:
         due = held.expected
         others = [s for s in deal.queue if s != due]
         if deal.received.get(due, 0) == 0 and len(others) >= 2 and held.seat == others[0] and seat == others[1]:
-            ruling, rules = self.misdeal_or(PLAY_ON)
+            ruling, rules = self.misdeals.misdeal_or(PLAY_ON)
             self._freeze(report("player_dealt_out", ruling, seats=[due], zone=Zone("cards", held.seat).name,
                                 needs_floor=True, rules=rules))
             deal.queue = others
@@ -274,7 +247,7 @@ class DealRulings:
         came this soon after it, within the time a late read takes, so the readers cannot tell a card pitched to
         the wrong seat from one read late (``read_order: uncertain``)."""
         seats = [held.seat, held.expected] + [s for s in also if s not in (held.seat, held.expected)]
-        ruling, rules = self.misdeal_or(DEAD_HAND)
+        ruling, rules = self.misdeals.misdeal_or(DEAD_HAND)
         extra = {"read_order": "uncertain", "gap_s": round(uncertain_s, 2)} if uncertain_s is not None else None
         self._freeze(self.irregularities.report("card_out_of_sequence", ruling, seats=seats, cards=[held.card],
                                                 zone=Zone("cards", held.seat).name, needs_floor=True, rules=rules,
@@ -290,8 +263,9 @@ class DealRulings:
         if hand.deal.complete:  # the cards read late are in: nothing was early
             self._close_due = None
             cards, self.early_board = self.early_board, []
-            for early in cards:
-                self.board_card(early)
+            for early in cards:  # the board takes them now, in the order they came, before anything else happens
+                if self.board.arrives(early):
+                    self.board.turn(early)
 
     def _loose_card(self, card: str, seat: int, zone: str) -> None:
         """A card while the order is no longer checked (ruled or overridden): counted as dealt, up to the seat's
@@ -319,7 +293,7 @@ class DealRulings:
             deal.position += 1
         self.hand_cards.retired[card] = "extra"
         rules: list[str] = []
-        if self.substantial():
+        if self.misdeals.substantial():
             ruling, rules = DEAD_HAND, [self.profile.cite("substantial_action"), "PP Dead hands 1d", "TDA example 1-B"]
         elif deal.extra >= 2:
             ruling, rules = MISDEAL, [self.profile.cite("substantial_action")]
@@ -327,7 +301,7 @@ class DealRulings:
             ruling = BURN_CARD
         ident = self.irregularities.irregular("extra_hole_card", zone, card, ruling=ruling, rules=rules, seat=seat)
         if ruling == MISDEAL:
-            self.misdeal("extra_hole_card", self.irregularities.rules_of(ident), ident)
+            self.misdeals.call("extra_hole_card", self.irregularities.rules_of(ident), ident)
         elif ruling == DEAD_HAND:
             self.hand_cards.kill(seat)
 
@@ -347,7 +321,7 @@ class DealRulings:
         if deal.held:
             held, *rest = deal.take_held()
             if held.first:
-                ruling, rules = self.misdeal_or(PLAY_ON)
+                ruling, rules = self.misdeals.misdeal_or(PLAY_ON)
                 order = deal.order or [held.seat]
                 start = order.index(held.seat) if held.seat in order else 0
                 self._freeze(report("first_card_wrong_seat", ruling, seats=[held.seat, held.expected],
@@ -369,7 +343,7 @@ class DealRulings:
         if not deal.checking or deal.learning or not deal.queue:
             return
         short = list(dict.fromkeys(deal.queue))
-        if self.substantial():
+        if self.misdeals.substantial():
             report("wrong_card_count", DEAD_HAND, seats=short, rules=[self.profile.cite("substantial_action")])
             deal.queue = []
             self.hand_cards.kill(*short)
@@ -384,41 +358,40 @@ class DealRulings:
         ident = deal.fix
         deal.await_fix(None)
         assert ident is not None
-        if self.substantial():
+        if self.misdeals.substantial():
             short = list(dict.fromkeys(deal.queue))
             deal.queue = []
             self.hand_cards.kill(*short)
             self.irregularities.resolved(ident, DEAD_HAND, seats=short)
         else:
-            self.misdeal("wrong_card_count", self.irregularities.rules_of(ident), ident)
+            self.misdeals.call("wrong_card_count", self.irregularities.rules_of(ident), ident)
 
     # ---- a board card during the deal ---------------------------------------------------------------
 
-    def board_card(self, card: str) -> None:
-        """A card reached the board. While the deal is not over the betting cannot be: unless the missing cards were
-        only read late, the card was turned too early; otherwise the board takes it."""
-        board = self.board
-        if not board.arrives(card):
-            return
+    def holds_board_card(self, card: str) -> bool:
+        """A card the board would turn (``Board.arrives``) while the deal is not over: True when the deal keeps it —
+        turned too early, unless the missing cards were only read late (decided in ``early_board_due``) — or its
+        arrival voided the hand (the short seats did not get the next cards); False when the board turns it."""
         deal = self.hand_cards.deal
-        if not deal.complete and not self.hand_cards.retired.get(card):
-            if deal.fix is not None:
-                self.fix_failed()
-                if self.hand_cards.void:
-                    return
-            elif deal.checking or deal.held:
-                if not self.early_board:
-                    self._early_since = self.out.now
-                if card not in self.early_board:
-                    self.early_board.append(card)
-                return
-        board.turn(card)
+        if deal.complete or self.hand_cards.retired.get(card):
+            return False
+        if deal.fix is not None:
+            self.fix_failed()
+            return self.hand_cards.void
+        if deal.checking or deal.held:
+            if not self.early_board:
+                self._early_since = self.out.now
+            if card not in self.early_board:
+                self.early_board.append(card)
+            return True
+        return False
 
-    def taken_back(self, card: str) -> None:
-        """A card left the board: an early board card returned to the stub."""
+    def taken_back(self, card: str) -> bool:
+        """A card left the board: True when it was a card turned before the deal was over (back to the stub)."""
         if card in self.early_board:
             self.early_board.remove(card)
-            self.board.returned.add(card)
+            return True
+        return False
 
     # ---- what waits for a moment --------------------------------------------------------------------
 
@@ -447,13 +420,13 @@ class DealRulings:
                 if not self.hand_cards.void:
                     self.deal_card(other.card, other.seat, Zone("cards", other.seat).name)
 
-    def decide_early_board(self, now: float) -> None:
-        """Board cards turned while the deal did not complete within READ_ORDER_S were turned too early."""
-        if self.early_board and now - self._early_since >= READ_ORDER_S:
-            cards, self.early_board = self.early_board, []
-            for card in cards:
-                if not self.hand_cards.void:
-                    self.board.premature_card(card)
+    def early_board_due(self, now: float) -> list[str]:
+        """Board cards turned while the deal did not complete within READ_ORDER_S: they were turned too early (the
+        board's premature cards); no longer the deal's."""
+        if not (self.early_board and now - self._early_since >= READ_ORDER_S):
+            return []
+        cards, self.early_board = self.early_board, []
+        return cards
 
     def decide_close(self, now: float) -> None:
         deal = self.hand_cards.deal
@@ -463,7 +436,7 @@ class DealRulings:
                 self.close()
 
     def decide_fix(self) -> None:
-        if self.hand_cards.deal.fix is not None and not self.hand_cards.void and self.substantial():
+        if self.hand_cards.deal.fix is not None and not self.hand_cards.void and self.misdeals.substantial():
             self.fix_failed()  # substantial action came before the short seats' cards: their hands are dead
 
     def renumber(self, old: int, new: int) -> None:

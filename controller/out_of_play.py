@@ -6,50 +6,52 @@ cards, PP Irregularities 7, two in a deal a misdeal: PP Misdeals 1c). An exposed
 from __future__ import annotations
 
 from controller.board import Board
-from controller.deal_rulings import DealRulings
 from controller.dealing import BURN_CARD, MISDEAL, PLAY_ON, REPLACE_CARD
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
+from controller.misdeals import Misdeals
 from controller.outbox import Outbox
 from controller.rules import EXPOSED_REPLACE_NOW, RuleProfile
 
 
 class OutOfPlay:
     def __init__(self, out: Outbox, irregularities: Irregularities, hand_cards: HandCards, board: Board,
-                 deal_rulings: DealRulings, profile: RuleProfile, exposed_by: str):
+                 misdeals: Misdeals, profile: RuleProfile, exposed_by: str):
         self.out = out
         self.irregularities = irregularities
         self.hand_cards = hand_cards
         self.board = board
-        self.deal_rulings = deal_rulings
+        self.misdeals = misdeals
         self.profile = profile
         self.exposed_by = exposed_by
         self.boxed = 0  # cards found face up in the deck, this deal (counted from before its first card)
 
     # ---- the muck -----------------------------------------------------------------------------------
 
-    def muck(self, card: str) -> None:
+    def muck(self, card: str) -> bool:
+        """A card reached the muck. True when it is a seat's hole card: the betting has begun, so the deal is over
+        (the coordinator tells the deal's rulings)."""
         hand = self.hand_cards
         if card in hand.mucked:
-            return
+            return False
         if not hand.in_hand:
             self.irregularities.irregular("card_outside_hand", "muck", card)
-            return
+            return False
         seat = hand.owner.get(card)
-        if seat is not None:
-            self.deal_rulings.close_soon()  # a fold: the betting has begun, so the deal is over
         hand.mucked.append(card)
-        if seat is not None:
-            hand.betting_begun()
-            place = hand.seats[seat]
-            if not place.folded and len(hand.live_seats()) > 1:
-                place.folded = True
-                hand.action_seen()
-                hand.folds_seen.append(seat)
-                self.out.emit("fold", {"seat": seat}, {"cards": list(place.cards)})
-        elif card not in self.board.cards and card not in self.board.burns and card not in hand.retired \
-                and card not in self.board.returned:
-            self.irregularities.irregular("unseen_card_mucked", "muck", card)
+        if seat is None:
+            if card not in self.board.cards and card not in self.board.burns and card not in hand.retired \
+                    and card not in self.board.returned:
+                self.irregularities.irregular("unseen_card_mucked", "muck", card)
+            return False
+        hand.betting_begun()
+        place = hand.seats[seat]
+        if not place.folded and len(hand.live_seats()) > 1:
+            place.folded = True
+            hand.action_seen()
+            hand.folds_seen.append(seat)
+            self.out.emit("fold", {"seat": seat}, {"cards": list(place.cards)})
+        return True
 
     # ---- exposed cards ------------------------------------------------------------------------------
 
@@ -123,10 +125,10 @@ class OutOfPlay:
         extra = {"during_deal": True, "position": position + 1}
         if position <= 1 or deal.exposed >= 2:
             code = "first_cards_exposed" if position <= 1 else "cards_exposed"
-            ruling, rules = self.deal_rulings.misdeal_or(PLAY_ON)
+            ruling, rules = self.misdeals.misdeal_or(PLAY_ON)
             ident = report(code, ruling, seats=seats, cards=cards, zone=zone, rules=rules, extra=extra)
             if ruling == MISDEAL:
-                self.deal_rulings.misdeal(code, self.irregularities.rules_of(ident), ident)
+                self.misdeals.call(code, self.irregularities.rules_of(ident), ident)
                 return
             # substantial action (it cannot happen before the deal is over): the card is replaced as below
         replace_now = self.profile.exposed_hole_card == EXPOSED_REPLACE_NOW
@@ -158,8 +160,8 @@ class OutOfPlay:
             hand.retired[card] = "boxed"
         ruling, rules = REPLACE_CARD, []
         if hand.in_hand and not hand.void and self.boxed >= 2:
-            ruling, rules = self.deal_rulings.misdeal_or(REPLACE_CARD)
+            ruling, rules = self.misdeals.misdeal_or(REPLACE_CARD)
         ident = self.irregularities.report("boxed_card", ruling, seats=[], cards=[card] if card else [], zone=zone,
                                            rules=rules, extra={"count": self.boxed})
         if ruling == MISDEAL:
-            self.deal_rulings.misdeal("boxed_card", self.irregularities.rules_of(ident), ident)
+            self.misdeals.call("boxed_card", self.irregularities.rules_of(ident), ident)

@@ -13,13 +13,21 @@ parts, each given what it needs at construction; those that report emit into the
 hand's cards are and the decks only keep state, and report through the irregularities):
 
 * ``controller.hand_cards`` — where the hand's cards are (seats, owners, muck, set-aside cards);
-* ``controller.deal_rulings`` — the deal checked as it happens, misdeals and dead hands;
+* ``controller.deal_rulings`` — the deal checked as it happens, and its dead hands;
+* ``controller.misdeals`` — whether a misdeal can still be called (substantial action), and calling it;
 * ``controller.board`` — flop, turn, river and burns (TDA 39);
 * ``controller.out_of_play`` — the muck, exposed and boxed cards;
 * ``controller.decks`` — the deck in play, other decks' cards and duplicates;
 * ``controller.missing_cards`` — cards gone from the table while the hand goes on;
 * ``controller.irregularities`` — what is reported, and what of it waits in the floor queue (``controller.floor``);
 * ``controller.table_snapshot`` — the snapshot and the checkpoint.
+
+One path for a card: the coordinator calls the parts in turn, and what one part's answer means for another it
+passes on itself (a fresh burn or a hole card in the muck ends the deal; a board card is the board's check, the
+deal's say, the board's turn; the deal's premature board cards go to the board). The parts read the state they
+are given (where the cards are, the board and its runs) and report through the irregularities and
+``controller.misdeals``, but call no other part, with one exception: the deal hands the board cards it kept to the
+board the moment its last card comes, before anything else of that input happens.
 
 Commands (``controller.commands.Command``) are dispatched by name from ``_COMMANDS``.
 
@@ -65,6 +73,7 @@ from controller.hand_cards import HandCards, Seat
 from controller.floor import CARDS, FloorQueue, Irregularity
 from controller.irregularities import Irregularities
 from controller.levels import Level
+from controller.misdeals import Misdeals
 from controller.missing_cards import MissingCardWatch
 from controller.out_of_play import OutOfPlay
 from controller.outbox import Outbox
@@ -153,11 +162,12 @@ class TableController:
         self.hand_cards = HandCards(setup.seats, self._plan(), self.button)
         self.board_part = Board(self.out, self.irregularities, self.hand_cards, progress, self.profile,
                                double_board=setup.double_board)
-        self.deal_rulings = DealRulings(self.out, self.irregularities, self.hand_cards, self.board_part, progress,
-                                   self.profile, setup.hole_cards, folds_are_the_action=not progress.reads_chips,
-                                   max_players=setup.max_players,
-                                   limit_rules=(limit_rule(setup.double_board),) if setup.max_players < 10 else ())
-        self.out_of_play = OutOfPlay(self.out, self.irregularities, self.hand_cards, self.board_part, self.deal_rulings,
+        self.misdeals = Misdeals(self.out, self.irregularities, self.hand_cards, self.board_part, progress,
+                                 self.profile, folds_are_the_action=not progress.reads_chips)
+        self.deal_rulings = DealRulings(self.out, self.irregularities, self.hand_cards, self.board_part, self.misdeals,
+                                        self.profile, setup.hole_cards, max_players=setup.max_players,
+                                        limit_rules=(limit_rule(setup.double_board),) if setup.max_players < 10 else ())
+        self.out_of_play = OutOfPlay(self.out, self.irregularities, self.hand_cards, self.board_part, self.misdeals,
                                      self.profile, setup.exposed_by)
         self.decks = Decks(self.irregularities, self.hand_cards, setup.decks, setup.deck_id, setup.deck)
         self.watch = MissingCardWatch(self.out, self.irregularities, self.hand_cards, self.board_part,
@@ -262,23 +272,31 @@ class TableController:
         self.out.begin(event.t)
         if self.in_hand and self.out.now >= self._watch_due:
             self.watch.check(self._holding(), self._on_table, self.deck)  # what went missing up to now
-        self._zone_event(event)
+        if event.kind == "left":
+            self._tag_left(event)
+        else:
+            self._tag_arrived(event)
         self._note_hold()
         return self.out.take()
 
-    def _zone_event(self, event: ZoneEvent) -> None:
-        if event.kind == "left":
-            self._on_table.pop(event.uid, None)
-            card = self.deck.get(event.uid)
-            if Zone.parse(event.zone).kind == "board":
-                self.board_part.taken_back(card)
-                self.deal_rulings.taken_back(card)
-            if self.in_hand and card is not None and self.hand_cards.uids.get(card) == event.uid:
-                self.watch.card_left(card, event.t, event.zone)
-            if not self._on_table and self.in_hand:
-                self._cleared_at = event.t
-            return
+    def _tag_left(self, event: ZoneEvent) -> None:
+        """A tag left its zone: a card off the board goes back to the stub, a card of the hand is off the table (the
+        missing-card watch), and an empty table starts the wait that ends the hand."""
+        self._on_table.pop(event.uid, None)
+        card = self.deck.get(event.uid)
+        if Zone.parse(event.zone).kind == "board":
+            self.board_part.taken_back(card, early=self.deal_rulings.taken_back(card))
+        if self.in_hand and card is not None and self.hand_cards.uids.get(card) == event.uid:
+            self.watch.card_left(card, event.t, event.zone)
+        if not self._on_table and self.in_hand:
+            self._cleared_at = event.t
 
+    def _tag_arrived(self, event: ZoneEvent) -> None:
+        """A tag arrived in a zone. In this order: the hand a cleared table ended is over, what waited for cards
+        read late is decided, a card of the hand is back; then the tag is placed — no card of the deck in play (the
+        decks), a void hand's card (it may start the new deal), a second tag of a card (the decks) — and the card
+        goes to the one part its zone concerns: a seat's to the deal, the board's to the board after the deal's
+        say, a burn to the board, the muck and the exposed cards to the cards out of play."""
         if self.in_hand and not self._on_table and self._cleared_at is not None:
             self._end_hand()  # the next hand's first card landed on a cleared table
         if self.in_hand:
@@ -313,13 +331,18 @@ class TableController:
                 self._start_hand()
             self.deal_rulings.seat_card(card, seat, event.zone)
         elif kind in ("board", "board2"):
-            if not self.board_part.later_board(card, kind):  # a later run's or the second board's card
-                self.deal_rulings.board_card(card)
+            # a later run's or the second board's card is taken as it comes; the first board's is checked, the deal
+            # keeps it while the deal is not over, and the board turns it
+            board = self.board_part
+            if (not board.later_board(card, kind) and board.arrives(card)
+                    and not self.deal_rulings.holds_board_card(card)):
+                board.turn(card)
         elif kind == "burn":
             if self.board_part.burn(card):
                 self.deal_rulings.close_soon()  # the dealer burns for the flop: the deal is over
         elif kind == "muck":
-            self.out_of_play.muck(card)
+            if self.out_of_play.muck(card):
+                self.deal_rulings.close_soon()  # a fold (or the gathering): the deal is over
         elif kind == EXPOSED_ZONE:
             if not self.in_hand:  # the deal's first card, exposed on its way (a boxed card found before the deal
                 self._start_hand()  # is reported with exposed_card without a seat)
@@ -377,7 +400,9 @@ class TableController:
             return
         now = self.out.now if now is None else now
         self.deal_rulings.decide_held(now)
-        self.deal_rulings.decide_early_board(now)
+        for card in self.deal_rulings.early_board_due(now):  # turned before the deal was over
+            if not self.void:
+                self.board_part.premature_card(card)
         self.deal_rulings.decide_close(now)
         self.board_part.decide_fourth(now)
         self.deal_rulings.decide_fix()
@@ -506,10 +531,10 @@ class TableController:
         if self.void:
             return "the hand is already void (misdeal): deal again"
         cited = self.profile.cite("substantial_action")
-        if self.deal_rulings.substantial():
+        if self.misdeals.substantial():
             return (f"substantial action has taken place ({cited}): a misdeal can no longer be called, the hand is "
                     "played to its end")
-        self.deal_rulings.misdeal("called", [cited], None, command.signed() | command.noted())
+        self.misdeals.call("called", [cited], None, command.signed() | command.noted())
         return None
 
     def _exposed_command(self, command: Command) -> str | None:
@@ -587,14 +612,14 @@ class TableController:
             return "the ruling is the floor's random pick of the burn card: send floor_pick with the card"
         self.irregularities.answered(ident)
         result = irregularity.ruling if name == "confirm" else PLAY_ON
-        if result == MISDEAL and not (irregularity.data.get("void") or not self.deal_rulings.substantial()):
+        if result == MISDEAL and not (irregularity.data.get("void") or not self.misdeals.substantial()):
             result = DEAD_HAND if "dead" in irregularity.data else PLAY_ON  # substantial action since
         dead = {"seats": list(irregularity.data.get("dead", irregularity.seats))} if result == DEAD_HAND else {}
         self.out.emit("floor_ruling", {"irregularity": ident, "code": irregularity.code,
                                        "decision": "confirmed" if name == "confirm" else "overridden",
                                        "result": result, **dead, **command.noted(), **command.signed()})
         if result == MISDEAL:
-            self.deal_rulings.misdeal(irregularity.code, irregularity.rules, ident)
+            self.misdeals.call(irregularity.code, irregularity.rules, ident)
         elif result == DEAD_HAND:
             self.hand_cards.kill(*irregularity.data.get("dead", irregularity.seats))
         elif name == "override":  # the floor rules that play goes on as dealt

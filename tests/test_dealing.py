@@ -566,6 +566,27 @@ def test_a_board_card_before_the_deal_is_over_is_premature_by_the_cards_alone():
     assert irregular(table.deal([3, 5], rounds=1)) == []
 
 
+def test_a_board_card_turned_while_the_last_hole_cards_were_only_read_late_is_dealt_once_they_come():
+    table = Table()
+    table.deal(ORDER + [1, 2], rounds=1)
+    flop = table.card()
+    assert table.put(flop, "board") == []  # seats 3 and 5 are still due a card: it waits for them
+    out = table.deal([3, 5], rounds=1)  # read a moment late: the deal was over before the board card
+    assert types(out) == ["card_dealt", "card_dealt", "board_card"] and out[-1].public["card"] == flop
+    assert irregular(out + table.settle()) == []
+
+
+def test_a_board_card_turned_before_the_deal_is_over_and_taken_back_is_returned_to_the_stub():
+    table = Table()
+    table.deal(ORDER + [1, 2], rounds=1)
+    early = table.card()
+    table.put(early, "board")
+    table.take(early)  # the dealer takes it back before the last hole cards
+    assert irregular(table.settle()) == []  # no premature card: it is not on the board
+    assert "board_card" not in types(table.deal([3, 5], rounds=1))
+    assert irregular(table.put(early, "muck")) == []  # a card returned to the stub, not an unseen card
+
+
 def test_a_four_card_flop_is_mixed_and_the_floor_picks_the_burn():
     table = Table()
     table.deal()

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from micropython_runtime import MICROPYTHON, requires_micropython
+
 ROOT = Path(__file__).resolve().parents[1]
 NOT_SOURCE = (".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis",
               "test-output")
@@ -98,3 +100,31 @@ def test_the_private_broker_starts_from_the_installed_configuration_and_serves_t
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout)
     assert got["status"] == 200 and got["page"] == (ROOT / "overlay" / "index.html").read_text()
+
+
+@requires_micropython
+def test_the_modelled_reader_boots_the_firmware_shipped_in_the_package_and_it_identifies(installed, tmp_path):
+    # `rfid-table sim --link firmware` and the reader benchmark run the firmware from the package, not from a
+    # firmware/ directory beside sim/ that an installed wheel does not have.
+    script = (
+        "import sys, time, serial\n"
+        "from firmware_bridge.codec import FrameDecoder\n"
+        "from firmware_bridge.messages import Identify, IdentifyReply, encode_message\n"
+        "from sim.pn5180 import FIRMWARE_DIR, ModelledReader, firmware_config\n"
+        "class Field:\n"
+        "    def tags_on(self, reader, antenna): return []\n"
+        "device = ModelledReader(Field(), config=firmware_config([2]), micropython=sys.argv[1])\n"
+        "port, decoder = serial.Serial(device.path, timeout=0), FrameDecoder()\n"
+        "port.write(encode_message(Identify(0, 1, 0)))\n"
+        "deadline = time.monotonic() + 20\n"
+        "reply = None\n"
+        "while reply is None and time.monotonic() < deadline:\n"
+        "    reply = next((m for m in decoder.feed(port.read(4096)) if isinstance(m, IdentifyReply)), None)\n"
+        "    time.sleep(0.01)\n"
+        "port.close(); device.close()\n"
+        "print(FIRMWARE_DIR); print(reply.antenna_count if reply else 'no answer')\n")
+    done = run([str(installed / "python"), "-c", script, MICROPYTHON], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    firmware, antennas = done.stdout.split()
+    assert Path(firmware).is_relative_to(installed.parent)  # the package's copy, not the source tree's
+    assert antennas == "2"

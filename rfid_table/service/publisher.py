@@ -1,8 +1,8 @@
 """Publish the table over MQTT (paho-mqtt 2, MQTT 5), on the topics of :mod:`rfid_table.service.contract`.
 
 Events go out live to ``public/events`` and ``secure/events`` (and, after the broadcast delay, ``delayed/events``);
-the snapshots, ``status`` and ``delayed/hand`` are retained. Hole cards only ever go to ``secure/``; the public payloads are built
-from the events' public parts alone.
+the snapshots, ``status`` and ``delayed/hand`` are retained. Hole cards only ever go to ``secure/`` (and, after the
+delay, ``delayed/``); the public payloads are built from the events' public parts alone.
 """
 
 import logging

@@ -255,11 +255,8 @@ class DealRulings:
 
     def _accept(self, card: str, seat: int) -> None:
         hand = self.hand_cards
-        place = hand.seats[seat]
         hand.deal.take(seat, card)
-        place.cards.append(card)
-        hand.owner[card] = seat
-        self.out.emit("card_dealt", {"seat": seat, "count": len(place.cards)}, {"card": card})
+        self.out.emit("card_dealt", {"seat": seat, "count": hand.give(card, seat)}, {"card": card})
         if hand.deal.complete:  # the cards read late are in: nothing was early
             self._close_due = None
             cards, self.early_board = self.early_board, []
@@ -274,7 +271,7 @@ class DealRulings:
         if len(hand.seats[seat].cards) < self.hole_cards:
             self._accept(card, seat)
         elif self.irregularities.waiting(hand.deal.frozen_by) is not None:
-            hand.retired[card] = "extra"
+            hand.retire(card, "extra")
             hand.deal.position += 1
         else:
             self._extra_card(card, seat, zone)
@@ -291,7 +288,7 @@ class DealRulings:
         if not counted:
             deal.positions.setdefault(card, deal.position)
             deal.position += 1
-        self.hand_cards.retired[card] = "extra"
+        self.hand_cards.retire(card, "extra")
         rules: list[str] = []
         if self.misdeals.substantial():
             ruling, rules = DEAD_HAND, [self.profile.cite("substantial_action"), "PP Dead hands 1d", "TDA example 1-B"]

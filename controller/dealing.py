@@ -235,6 +235,22 @@ class Deal:
     def holds(self, card: str) -> Held | None:
         return next((h for h in self.held if h.card == card), None)
 
+    def count_exposed(self, card: str | None, in_flight: bool, counted: bool) -> int:
+        """A card the dealer exposed (``card`` None: one the readers did not see), and its position in the deal.
+
+        During the deal (``in_flight``) it takes its place in the order like any card dealt, unless it was already
+        counted as dealt; after the deal only a card the deal placed has a position (else 0)."""
+        if in_flight:
+            position = self.positions.get(card, self.position) if counted and card else self.position
+            if not counted:
+                self.position += 1
+            if card:
+                self.positions.setdefault(card, position)
+        else:
+            position = self.positions.get(card, 0) if card else 0
+        self.exposed += 1
+        return position
+
     def stop_checks(self, frozen_by: int | None = None) -> None:
         """The order is no longer checked: an irregularity of the deal was ruled or overridden, or (``frozen_by``)
         one waits for the floor."""

@@ -1,7 +1,8 @@
 """Where the cards of one hand are: the seats and their hole cards, which seat holds which card, the tag that carried
 each card, the cards in the muck and those set aside, and whether the hand is void. One ``HandCards`` lives as long as
-the table; ``reset`` starts a hand afresh. The deal, the board, the muck and the missing-card watch all read and
-write it; the board's own cards are the board's (``controller.board``)."""
+the table; ``reset`` starts a hand afresh. The deal, the board, the muck and the missing-card watch all read it and
+change it through its methods (a card given to a seat, taken from it, set aside, mucked; a fold); the board's own
+cards are the board's (``controller.board``)."""
 
 from __future__ import annotations
 
@@ -71,3 +72,32 @@ class HandCards:
         for seat in seats:
             if seat in self.seats:
                 self.seats[seat].folded = True
+
+    def give(self, card: str, seat: int) -> int:
+        """The deal gave ``card`` to ``seat``; returns how many cards the seat holds now."""
+        place = self.seats[seat]
+        place.cards.append(card)
+        self.owner[card] = seat
+        return len(place.cards)
+
+    def take(self, card: str, seat: int) -> None:
+        """``card`` is no longer ``seat``'s (exposed after the deal: it is set aside)."""
+        self.seats[seat].cards.remove(card)
+        self.owner.pop(card, None)
+
+    def retire(self, card: str, why: str) -> None:
+        """``card`` is out of the play: ``exposed``, ``extra`` or ``boxed``."""
+        self.retired[card] = why
+
+    def to_muck(self, card: str) -> None:
+        self.mucked.append(card)
+
+    def fold(self, seat: int) -> None:
+        """The seat's cards went to the muck while its hand was live: a fold, and an action of the street."""
+        self.seats[seat].folded = True
+        self.action_seen()
+        self.folds_seen.append(seat)
+
+    def restore(self, seat: int) -> None:
+        """A hand mucked at the showdown is live again (the floor restored it)."""
+        self.seats[seat].folded = False

@@ -38,7 +38,7 @@ class OutOfPlay:
             self.irregularities.irregular("card_outside_hand", "muck", card)
             return False
         seat = hand.owner.get(card)
-        hand.mucked.append(card)
+        hand.to_muck(card)
         if seat is None:
             if card not in self.board.cards and card not in self.board.burns and card not in hand.retired \
                     and card not in self.board.returned:
@@ -47,9 +47,7 @@ class OutOfPlay:
         hand.betting_begun()
         place = hand.seats[seat]
         if not place.folded and len(hand.live_seats()) > 1:
-            place.folded = True
-            hand.action_seen()
-            hand.folds_seen.append(seat)
+            hand.fold(seat)
             self.out.emit("fold", {"seat": seat}, {"cards": list(place.cards)})
         return True
 
@@ -108,20 +106,11 @@ class OutOfPlay:
             report("hole_card_exposed", PLAY_ON, seats=seats, cards=cards, zone=zone,
                    rules=["PP Irregularities 12", "PP Irregularities 14"], extra={"during_deal": False})
             return
-        if in_flight:
-            position = deal.positions.get(card, deal.position) if counted and card else deal.position
-            if not counted:
-                deal.position += 1
-            if card:
-                deal.positions.setdefault(card, position)
-        else:
-            position = deal.positions.get(card, 0) if card else 0
-        deal.exposed += 1
+        position = deal.count_exposed(card, in_flight, counted)
         if card:
-            hand.retired[card] = "exposed"
+            hand.retire(card, "exposed")
             if not in_flight and seat is not None:
-                hand.seats[seat].cards.remove(card)
-                hand.owner.pop(card, None)
+                hand.take(card, seat)
         extra = {"during_deal": True, "position": position + 1}
         if position <= 1 or deal.exposed >= 2:
             code = "first_cards_exposed" if position <= 1 else "cards_exposed"
@@ -157,7 +146,7 @@ class OutOfPlay:
         hand = self.hand_cards
         self.boxed += 1
         if card and hand.in_hand:
-            hand.retired[card] = "boxed"
+            hand.retire(card, "boxed")
         ruling, rules = REPLACE_CARD, []
         if hand.in_hand and not hand.void and self.boxed >= 2:
             ruling, rules = self.misdeals.misdeal_or(REPLACE_CARD)

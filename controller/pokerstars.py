@@ -41,7 +41,7 @@ from datetime import datetime
 from itertools import combinations
 from typing import Sequence
 
-from controller.betting import FIXED_LIMIT, NLHE, POT_LIMIT
+from controller.betting import FIXED_LIMIT, POT_LIMIT
 from controller.cards import parse_card
 from controller.histories import BOARD_COUNTS, ORDINALS, STREETS, HandRecord
 from controller.showdown import evaluator_id, id_evaluators

@@ -495,7 +495,7 @@ class TableController:
         """The floor restored a hand the dealer mucked at the showdown (CA Actions 9; AC 14): it is live again."""
         place = self.seats.get(seat)
         if self.in_hand and place is not None and place.cards:
-            place.folded = False
+            self.hand_cards.restore(seat)
 
     # ---- commands -----------------------------------------------------------------------------------
 
@@ -601,28 +601,35 @@ class TableController:
             return f"no irregularity {ident} waits for the floor"
         return self.board_part.floor_pick(irregularity, command["card"], command.signed())
 
-    def _floor(self, command: Command) -> str | None:
-        """``confirm`` or ``override`` of an irregularity that waits for the floor: one ruling, answered either
-        way."""
-        name, ident = command.name, command["irregularity"]
+    def _confirm(self, command: Command) -> str | None:
+        """The floor confirms the proposed ruling of an irregularity that waits for it."""
+        return self._answer(command, confirmed=True)
+
+    def _override(self, command: Command) -> str | None:
+        """The floor overrides it: play goes on as dealt."""
+        return self._answer(command, confirmed=False)
+
+    def _answer(self, command: Command, confirmed: bool) -> str | None:
+        """One ruling on an irregularity that waits for the floor, confirmed or overridden."""
+        ident = command["irregularity"]
         irregularity = self.irregularities.waiting(ident)
         if irregularity is None:
             return f"no irregularity {ident} waits for the floor"
-        if name == "confirm" and irregularity.ruling == FLOOR_PICKS_BURN:
+        if confirmed and irregularity.ruling == FLOOR_PICKS_BURN:
             return "the ruling is the floor's random pick of the burn card: send floor_pick with the card"
         self.irregularities.answered(ident)
-        result = irregularity.ruling if name == "confirm" else PLAY_ON
+        result = irregularity.ruling if confirmed else PLAY_ON
         if result == MISDEAL and not (irregularity.data.get("void") or not self.misdeals.substantial()):
             result = DEAD_HAND if "dead" in irregularity.data else PLAY_ON  # substantial action since
         dead = {"seats": list(irregularity.data.get("dead", irregularity.seats))} if result == DEAD_HAND else {}
         self.out.emit("floor_ruling", {"irregularity": ident, "code": irregularity.code,
-                                       "decision": "confirmed" if name == "confirm" else "overridden",
+                                       "decision": "confirmed" if confirmed else "overridden",
                                        "result": result, **dead, **command.noted(), **command.signed()})
         if result == MISDEAL:
             self.misdeals.call(irregularity.code, irregularity.rules, ident)
         elif result == DEAD_HAND:
             self.hand_cards.kill(*irregularity.data.get("dead", irregularity.seats))
-        elif name == "override":  # the floor rules that play goes on as dealt
+        elif not confirmed:  # the floor rules that play goes on as dealt
             if irregularity.code in ("button_misplaced", "first_card_wrong_seat"):
                 self.deal.accept_button(irregularity.data["dealt_button"])  # the deal was right: the table's button not
             else:
@@ -630,7 +637,7 @@ class TableController:
         return None
 
     _COMMANDS = {"select_deck": _select_deck, "declare": _declare, "misdeal": _misdeal_command,
-                 "exposed_card": _exposed_command, "confirm": _floor, "override": _floor, "floor_pick": _floor_pick,
+                 "exposed_card": _exposed_command, "confirm": _confirm, "override": _override, "floor_pick": _floor_pick,
                  "set_button": _set_button, "seats": _seats, "new_hand": _new_hand, "floor_call": _floor_call,
                  "run_it": _run_it,
                  "undo": _not_available, "start_clock": _not_available, "stop_clock": _not_available,

@@ -5,7 +5,9 @@
  * at once is spread out again by the events' own times). Public mode (?mode=public): the live public snapshot and
  * public/events, without hole cards or equity, for a stream without delay.
  * Both take names, stacks and seats from the retained public snapshot, take it again on a seq gap, drop events
- * already seen, and reconnect by themselves.
+ * already seen, and reconnect by themselves. Delayed mode also takes the retained delayed/hand (what the table has
+ * released of the hand being played back) on every connection and on a seq gap, and merges the events it missed:
+ * after an outage, or opened during a playback, it still shows the hand whole, to its result.
  */
 "use strict";
 
@@ -26,6 +28,7 @@ const base = `${config.prefix}/${config.table}`;
 const topics = {
   snapshot: `${base}/public/snapshot`,
   events: config.mode === "public" ? `${base}/public/events` : `${base}/delayed/events`,
+  hand: config.mode === "public" ? null : `${base}/delayed/hand`,
   status: `${base}/status`,
 };
 const SUITS = { s: "\u2660", h: "\u2665", d: "\u2666", c: "\u2663" };
@@ -38,9 +41,11 @@ const state = {
   seats: {},  // seat number → {name, stack, bet, cards: [...], count, folded, allIn, equity, won}
   winner: null, winnerHand: null, tableStatus: null, connected: false, resyncs: 0, connects: 0,
   betting: false, result: false, voided: false,  // this hand: chips read, its showdown seen, a misdeal
+  incomplete: false,  // delayed mode: events of this hand are gone for good (missed, and no longer in delayed/hand)
 };
 const RESULT_PAUSE_S = 4;  // delayed mode: the result stays this long before the next hand plays back
 const RESULT_WAIT_S = 180;  // ... and the playback waits at most this long for a hand's late showdown
+const HOLE_WAIT_S = 5;  // ... and at most this long at missed events for delayed/hand to bring them
 
 function seat(n) {
   const key = String(n);
@@ -61,7 +66,7 @@ function laterBoards(boards) {
 function newHand(hand) {
   state.hand = hand;
   state.board = []; state.later = {}; state.pot = 0; state.pots = []; state.toAct = null; state.winner = null;
-  state.betting = false; state.result = false; state.voided = false;
+  state.betting = false; state.result = false; state.voided = false; state.incomplete = false;
   for (const s of Object.values(state.seats)) {
     Object.assign(s, { bet: 0, cards: [], count: 0, folded: false, allIn: false, equity: null, won: null });
   }
@@ -182,30 +187,88 @@ function apply(ev) {
 // ---- events in: dedup, gaps, playback ---------------------------------------------------------------------------
 
 let client = null;
-let queue = [];       // delayed mode: events waiting for their moment
+// Delayed mode: state.lastSeq is the newest seq received, playedSeq the newest played back; the queue holds the
+// events received and not played yet, in seq order.
+let queue = [];
+let playedSeq = 0;
+let seen = new Set();  // delayed mode: the seqs received (queued or played), to drop a copy...
+let forgotten = 0;     // ... and those below this, forgotten to keep the set small
+const isSeen = (seq) => seq < forgotten || seen.has(seq);
+function remember(seq) {
+  seen.add(seq);
+  if (seen.size > 5000 && playedSeq - 1000 > forgotten) {
+    forgotten = playedSeq - 1000;
+    for (const old of seen) if (old < forgotten) seen.delete(old);
+  }
+}
 let offset = null;    // wall seconds minus table seconds of the playback
 let timer = null;
+let holeSince = null;  // wall time the playback reached missed events (delayed/hand may bring them)
 
 function resync(why) {
-  // Take the retained snapshot again: subscribing anew makes the broker send it.
+  // Take the retained snapshot (and delayed/hand) again: subscribing anew makes the broker send them.
   console.info(`overlay: resynchronising (${why})`);
   resyncing = true;
   state.resyncs += 1;
   if (client && client.connected) {
-    client.unsubscribe(topics.snapshot, () => client.subscribe(topics.snapshot, { qos: 1 }));
+    const again = topics.hand ? [topics.snapshot, topics.hand] : [topics.snapshot];
+    client.unsubscribe(again, () => client.subscribe(again, { qos: 1 }));
   }
+}
+
+function newEpoch(epoch) {
+  // another numbering of seq (a new journal): what was queued of the old one is dropped
+  state.epoch = epoch; state.lastSeq = 0; playedSeq = 0; queue = []; holeSince = null; seen = new Set(); forgotten = 0;
 }
 
 function receive(ev) {
   if (ev.replay && config.mode === "public") return;  // a live display skips the table's late backlog
-  if (ev.epoch !== state.epoch) { state.epoch = ev.epoch; state.lastSeq = 0; }
-  if (ev.seq <= state.lastSeq) return;  // seen already (at-least-once delivery)
+  if (config.mode === "public") {
+    if (ev.epoch !== state.epoch) { state.epoch = ev.epoch; state.lastSeq = 0; }
+    if (ev.seq <= state.lastSeq) return;  // seen already (at-least-once delivery)
+    if (state.lastSeq && ev.seq > state.lastSeq + 1) resync(`seq ${state.lastSeq} then ${ev.seq}`);
+    state.lastSeq = ev.seq;
+    apply(ev); draw(); return;
+  }
+  if (ev.epoch !== state.epoch) newEpoch(ev.epoch);
+  if (isSeen(ev.seq)) return;  // seen already (at-least-once delivery, and delayed/hand)
+  remember(ev.seq);
   if (state.lastSeq && ev.seq > state.lastSeq + 1) resync(`seq ${state.lastSeq} then ${ev.seq}`);
-  state.lastSeq = ev.seq;
-  if (config.mode === "public") { apply(ev); draw(); return; }
+  state.lastSeq = Math.max(state.lastSeq, ev.seq);
   const now = Date.now() / 1000;
   if (offset === null || (!queue.length && due(ev) < now - 2)) offset = now - ev.t / config.speed;
-  queue.push(ev);
+  enqueue([ev]);
+  pump();
+}
+
+function enqueue(events) {
+  queue.push(...events);
+  queue.sort((a, b) => a.seq - b.seq);
+}
+
+function fromDelayedHand(msg) {
+  // delayed/hand: the events the table has released of the hand being played back and of the one before. Those not
+  // seen yet join the queue; all of them are past the broadcast delay, so none shows a hole card early. (Events
+  // missed that it no longer holds stay missed: the playback waits HOLE_WAIT_S for them, then plays on.)
+  let events = msg.events || [];
+  if (!events.length) return;
+  if (msg.epoch !== state.epoch) newEpoch(msg.epoch);
+  state.lastSeq = Math.max(state.lastSeq, msg.seq);
+  const start = events.filter((e) => e.type === "hand_started").pop() || events[0];  // the hand being played back
+  if (!playedSeq && !queue.length) events = events.filter((e) => e.seq >= start.seq);  // a page just opened
+  const missing = events.filter((e) => !isSeen(e.seq));
+  if (!missing.length) return;
+  missing.forEach((e) => remember(e.seq));
+  const now = Date.now() / 1000;
+  if (missing.includes(start)) {
+    // The first sight of this hand (a page opened late, or one away at its start): join its playback where a page
+    // that was there since the release is, by the room's clock (released is the table's stamp); without a stamp,
+    // show what was released at once.
+    const last = events[events.length - 1];
+    const since = typeof msg.released === "number" ? Math.max(0, now - msg.released) : Infinity;
+    offset = Math.max(now - since - start.t / config.speed, now - last.t / config.speed);
+  }
+  enqueue(missing);
   pump();
 }
 
@@ -217,21 +280,32 @@ function pump() {
   clearTimeout(timer);
   const now = Date.now() / 1000;
   let changed = false;
+  let waitS = null;  // how long until the playback looks again (null: when the next event is due)
   while (queue.length) {
     const head = queue[0];
+    if (playedSeq && head.seq > playedSeq + 1 && due(head) <= now) {
+      // Missed events before one that is due: delayed/hand brings them (a gap resyncs); wait a moment for it, then
+      // play on without them (and give up waiting for this hand's late showdown: it may be among them).
+      if (holeSince === null) holeSince = now;
+      if (now - holeSince < HOLE_WAIT_S) { waitS = 0.25; break; }
+      console.info(`overlay: seq ${playedSeq + 1} to ${head.seq - 1} did not come; played back without them`);
+      state.incomplete = true;
+    }
+    holeSince = null;
     if (head.type === "hand_started" && state.hand !== null && head.hand !== state.hand &&
-        state.betting && !state.result && !state.voided) {
+        state.betting && !state.result && !state.voided && !state.incomplete) {
       // The hand played back is over, and its showdown comes after the next hand's first events (it is released
       // with that hand): play it first, show the result a moment, then the next hand from its start.
       const late = queue.filter((e) => e.hand === state.hand);
       if (!late.some((e) => e.type === "showdown") && (heldSince === null || now - heldSince < RESULT_WAIT_S)) {
         if (heldSince === null) heldSince = now;
-        timer = setTimeout(pump, 500);
+        waitS = 0.5;
         break;
       }
       heldSince = null;
       queue = queue.filter((e) => e.hand !== state.hand);
       late.forEach(apply);
+      playedSeq = Math.max(playedSeq, ...late.map((e) => e.seq));
       state.result = true;
       offset = now + RESULT_PAUSE_S - head.t / config.speed;
       resultShownAt = null;
@@ -247,12 +321,14 @@ function pump() {
     }
     if (due(head) > now) break;
     const played = queue.shift();
+    playedSeq = Math.max(playedSeq, played.seq);
     apply(played);
     if (played.type === "showdown" && played.hand === state.hand) resultShownAt = now;
     changed = true;
   }
   if (changed) draw();
-  if (queue.length && heldSince === null) timer = setTimeout(pump, Math.max(10, (due(queue[0]) - now) * 1000));
+  if (waitS !== null) timer = setTimeout(pump, waitS * 1000);
+  else if (queue.length) timer = setTimeout(pump, Math.max(10, (due(queue[0]) - now) * 1000));
 }
 
 // ---- drawing -------------------------------------------------------------------------------------------------
@@ -355,8 +431,10 @@ function connect() {
   });
   client.on("connect", () => {
     state.connected = true; state.connects += 1; draw();
-    // Every (re)connection subscribes again, and so gets the retained snapshot again: a resync.
-    client.subscribe([topics.snapshot, topics.events, topics.status], { qos: 1 });
+    // Every (re)connection subscribes again, and so gets the retained snapshot (and delayed/hand) again: a resync.
+    // delayed/hand before the events: the broker sends it at the subscription, so it comes before any live event.
+    client.subscribe([topics.snapshot, ...(topics.hand ? [topics.hand] : []), topics.events, topics.status],
+                     { qos: 1 });
   });
   client.on("close", () => { state.connected = false; draw(); });
   client.on("error", (err) => console.warn("overlay: broker:", err.message));
@@ -365,7 +443,8 @@ function connect() {
     if (topic === topics.status) { state.tableStatus = text; draw(); return; }
     let body;
     try { body = JSON.parse(text); } catch (e) { console.warn(`overlay: ${topic}: not JSON`); return; }
-    if (topic === topics.snapshot) { fromSnapshot(body); draw(); } else receive(body);
+    if (topic === topics.snapshot) { fromSnapshot(body); draw(); } else if (topic === topics.hand) fromDelayedHand(body);
+    else receive(body);
   });
 }
 

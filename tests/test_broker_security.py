@@ -222,6 +222,30 @@ def test_websocket_listener_serves_browser_overlays(room, connect):
     assert overlay.received(f"{P}/{MAIN}/delayed/events")
 
 
+def test_the_retained_delayed_hand_reaches_overlays_and_the_floor_only(room, connect):
+    """delayed/hand (what delayed/events released of the hand being played back) is read as delayed/events is:
+    the overlay and the floor, not a public client nor the dealer display; only the table writes it."""
+    table = connect("table-main-1")
+    topic = f"{P}/{MAIN}/delayed/hand"
+    assert ok(table.publish(topic, b'{"hand": 1}', retain=True))
+    try:
+        readers = {user: connect(user) for user in ("obs-1", "floor-1", "web-1", "dealer-main-1")}
+        for reader in readers.values():
+            reader.subscribe(f"{P}/{MAIN}/#")
+        marker(table, *readers.values())
+        got = {user: [(t, p, retained) for t, p, retained, _ in r.messages if "/delayed/" in t]
+               for user, r in readers.items()}
+        assert got == {"obs-1": [(topic, b'{"hand": 1}', True)], "floor-1": [(topic, b'{"hand": 1}', True)],
+                       "web-1": [], "dealer-main-1": []}
+        for rogue in ("obs-1", "web-1", "dealer-main-1", "floor-1"):
+            assert readers[rogue].publish(topic, b"rogue", retain=True).value == NOT_AUTHORIZED, rogue
+        late = connect("obs-1")  # (it replaces the first obs-1 connection: one user, one client id)
+        late.subscribe(topic)
+        assert late.received(topic) and [p for t, p, _, _ in late.messages if t == topic] == [b'{"hand": 1}']
+    finally:
+        assert ok(table.publish(topic, b"", retain=True))  # the retained message goes
+
+
 def test_a_client_id_cannot_take_over_another_users_session(room, connect):
     table = connect("table-main-1", client_id=f"rfid-table-{MAIN}")
     # Client ids of other users' sessions, and ones with wildcards: each becomes the username of who connects.

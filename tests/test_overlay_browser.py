@@ -235,18 +235,24 @@ def session(broker, tmp_path_factory):
          "--delay", str(DELAY_S)],
         stdout=open(work / "sim.log", "wb"), stderr=subprocess.STDOUT)
     browser = Chromium(work / "chromium-profile")
-    observed: dict[str, list[dict]] = {"delayed": [], "public": []}
+    observed: dict[str, list[dict]] = {"delayed": [], "public": [], "late": []}
     shot = ARTIFACTS / "overlay-delayed.png"
     try:
         feed.seat_players()
         pages = {"delayed": browser.open(broker.overlay_url(TABLE)),
                  "public": browser.open(broker.overlay_url(TABLE, mode="public"))}
         shot_taken = outage = False
+        late_opened = None  # when the late page was opened
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             for mode, page in pages.items():
                 observed[mode].append(browser.evaluate(page, OBSERVE))
             last = observed["delayed"][-1]
+            if outage and late_opened is None and last["hand"] == HANDS and len(last["board"]) >= 3:
+                # Midway through the playback, after the outage, a delayed page opens: it must show the hand so
+                # far at once (the whole hand was released long ago) and play it to its result.
+                late_opened = {"at": time.time(), "board": last["board"]}
+                pages["late"] = browser.open(broker.overlay_url(TABLE))
             if not outage and last["hand"] == HANDS:  # the playback has begun: the broker goes away
                 outage = True
                 broker.stop()
@@ -271,14 +277,16 @@ def session(broker, tmp_path_factory):
                 browser.screenshot(pages["delayed"], shot)
                 print(f"\noverlay screenshot: {shot}")
                 shot_taken = True
-            if last["winnerHand"] == HANDS and shot_taken:
+            if last["winnerHand"] == HANDS and shot_taken and observed["late"] and \
+                    observed["late"][-1]["winnerHand"] == HANDS:
                 break
             time.sleep(0.2)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)  # what the pages showed, and what the table sent, for a look
         (ARTIFACTS / "overlay-observed.json").write_text(json.dumps(
             {"observed": observed, "secure_events": [{"received": at, **e} for at, e in feed.events]}, indent=1))
         assert sim.poll() is None, (work / "sim.log").read_text()[-2000:]
-        yield {"observed": observed, "feed": feed, "shot": shot if shot_taken else None, "log": work / "sim.log"}
+        yield {"observed": observed, "feed": feed, "shot": shot if shot_taken else None, "log": work / "sim.log",
+               "late_opened": late_opened}
     finally:
         browser.close()
         sim.terminate()
@@ -322,6 +330,38 @@ def test_the_delayed_page_shows_names_stacks_board_pot_cards_and_equity_after_th
     assert feed.of("equity")
 
 
+def the_hand_played_back_to_its_result(view: dict, feed) -> None:
+    """``view`` shows hand HANDS as the table ended it: the board, the stacks after the showdown, a winner."""
+    assert view["hand"] == view["winnerHand"] == HANDS and view["winner"], f"hand {HANDS} never played back: {view}"
+    ended = next(e for _, e in feed.of("hand_ended") if e["hand"] == HANDS)
+    assert view["board"] == ended["board"]
+    showdown = next(e for _, e in feed.of("showdown") if e["hand"] == HANDS)
+    stacks = {str(s["seat"]): s["stack"].replace(",", "") for s in view["seats"]}
+    assert stacks == {seat: str(v) for seat, v in showdown["finishing_stacks"].items()}
+
+
+@needs_chromium
+def test_a_delayed_page_opened_during_the_playback_shows_the_hand_so_far_and_its_result(session):
+    """It takes delayed/hand (retained): the hand's events released before it opened never come again on
+    delayed/events."""
+    opened, feed = session["late_opened"], session["feed"]
+    assert opened is not None, "the playback never reached the flop after the outage"
+    observed = session["observed"]["late"]
+    # within a few seconds, the hand where the page that was there all along is: the flop at least
+    soon = [v for v in observed if v["now"] - opened["at"] < 5 and v["hand"] == HANDS]
+    assert soon and any(len(v["board"]) >= 3 and v["board"][:3] == opened["board"][:3] for v in soon), \
+        f"the late page showed {[(v['hand'], v['board']) for v in observed[:20]]}, the first page {opened['board']}"
+    assert any(s["cards"] for v in soon for s in v["seats"])  # the hole cards, released long ago
+    the_hand_played_back_to_its_result(observed[-1], feed)
+    assert {s["seat"]: s["name"] for s in observed[-1]["seats"]} == NAMES
+    dealt_at = {}
+    for at, event in feed.of("card_dealt"):
+        dealt_at.setdefault(event["card"], at)
+    for view in observed:  # (it opened long after the delay: this only says it shows nothing else)
+        for card in (c for s in view["seats"] for c in s["cards"]):
+            assert view["now"] - dealt_at[card] >= DELAY_S - 0.3
+
+
 @needs_chromium
 def test_the_public_page_never_shows_a_hole_card_or_equity(session):
     observed = session["observed"]["public"]
@@ -337,6 +377,100 @@ def test_the_public_page_never_shows_a_hole_card_or_equity(session):
     after = [i for i, v in enumerate(observed) if v["resyncs"]]
     assert after, "no resynchronisation after the seq gap"
     assert len({(v["hand"], tuple(v["board"]), v["pot"]) for v in observed[after[0]:]}) > 1  # still live
+
+
+@needs_chromium
+def test_a_delayed_page_that_was_away_takes_the_events_it_missed_from_delayed_hand(broker, tmp_path):
+    """The page is cut off (another client takes its client id) while the table releases events; back, with a
+    clean session, it gets none of them on delayed/events, but the retained delayed/hand has them: it shows the
+    hand whole. The table here is a plain client publishing what the daemon would."""
+    table_id = "away-1"
+    base = f"rfid-table/{table_id}"
+    table = make_client(MqttSettings(host=broker.host, port=broker.port), f"table-{table_id}")
+    table.connect(broker.host, broker.port)
+    table.loop_start()
+    now = time.time()
+    released = now - 1.0
+    events = [{"type": "hand_started"}, {"type": "card_dealt", "seat": 1, "count": 1, "card": "Ah"},
+              {"type": "card_dealt", "seat": 2, "count": 1, "card": "Kd"},
+              {"type": "card_dealt", "seat": 1, "count": 2, "card": "Qs"},
+              {"type": "card_dealt", "seat": 2, "count": 2, "card": "Jc"},
+              {"type": "board_card", "card": "2d", "street": "flop", "position": 1},
+              {"type": "board_card", "card": "3d", "street": "flop", "position": 2},
+              {"type": "board_card", "card": "4d", "street": "flop", "position": 3},
+              {"type": "board_card", "card": "5d", "street": "turn", "position": 4}]
+    events = [{"seq": seq, "t": released - 5 + seq * 0.01, "hand": 1, "epoch": "e-away", **e}
+              for seq, e in enumerate(events, start=1)]
+
+    def release(first: int, last: int) -> None:
+        """seq ``first`` to ``last`` on delayed/events."""
+        for event in events[first - 1:last]:
+            table.publish(f"{base}/delayed/events", json.dumps(event).encode(), qos=1).wait_for_publish(10)
+
+    def hand_so_far(upto: int) -> None:
+        """delayed/hand (retained) with seq 1 to ``upto``."""
+        hand = {"epoch": "e-away", "hand": 1, "seq": upto, "released": released, "events": events[:upto]}
+        table.publish(f"{base}/delayed/hand", json.dumps(hand).encode(), qos=1, retain=True).wait_for_publish(10)
+
+    def cut_off() -> None:
+        """Another client takes the page's client id until the table has released more."""
+        nonlocal impostor
+        impostor = make_client(MqttSettings(host=broker.host, port=broker.port),
+                               browser.evaluate(page, "client.options.clientId"))
+        impostor.connect(broker.host, broker.port)
+        impostor.loop_start()
+        wait(lambda v: not v["connected"], "the page was not cut off")
+
+    browser = Chromium(tmp_path / "chromium-profile")
+    impostor = None
+    try:
+        page = browser.open(broker.overlay_url(table_id))
+
+        def view() -> dict:
+            return browser.evaluate(page, OBSERVE)
+
+        def wait(condition, what: str) -> dict:
+            deadline = time.monotonic() + 15
+            while not condition(seen := view()):
+                assert time.monotonic() < deadline, f"{what}: {seen}"
+                time.sleep(0.05)
+            return seen
+
+        wait(lambda v: v["connected"], "the page did not connect")
+        release(1, 3)
+        hand_so_far(3)
+        wait(lambda v: {s["seat"]: s["cards"] for s in v["seats"]} == {1: ["Ah"], 2: ["Kd"]}, "the first cards")
+        cut_off()
+        release(4, 5)  # while it is away (it tries again every 2 s)
+        hand_so_far(5)
+        impostor.disconnect()
+        impostor.loop_stop()
+        back = wait(lambda v: v["connected"] and v["connects"] >= 2, "the page did not come back")
+        release(6, 6)  # and the next one live
+        hand_so_far(6)
+        shown = wait(lambda v: v["board"] == ["2d"], "the board card after the return")
+        assert {s["seat"]: s["cards"] for s in shown["seats"]} == {1: ["Ah", "Qs"], 2: ["Kd", "Jc"]}, (back, shown)
+        assert shown["hand"] == 1
+        # Away again, and back before delayed/hand was sent anew (the table sends it at most once a second): the
+        # next live event shows a gap; the page resynchronises, waits at the gap, and the new delayed/hand fills it.
+        cut_off()
+        release(7, 8)
+        impostor.disconnect()
+        impostor.loop_stop()
+        wait(lambda v: v["connected"] and v["connects"] >= 3, "the page did not come back again")
+        release(9, 9)
+        wait(lambda v: v["resyncs"] >= 1, "no resynchronisation after the gap")
+        hand_so_far(9)
+        shown = wait(lambda v: v["board"] == ["2d", "3d", "4d", "5d"], "the flop and turn after the gap")
+        assert {s["seat"]: s["cards"] for s in shown["seats"]} == {1: ["Ah", "Qs"], 2: ["Kd", "Jc"]}
+    finally:
+        browser.close()
+        if impostor is not None:
+            impostor.disconnect()
+            impostor.loop_stop()
+        table.publish(f"{base}/delayed/hand", b"", qos=1, retain=True).wait_for_publish(10)
+        table.disconnect()
+        table.loop_stop()
 
 
 PASSWORDS = {"obs-1": "overlay-secret", "table-main-1": "table-secret"}

@@ -50,6 +50,7 @@ TOPICS = {
     "secure/events": ("event.secure.schema.json", True, False),
     # The delayed feed for broadcast overlays: the secure payloads, once the broadcast delay is over.
     "delayed/events": ("event.secure.schema.json", True, False),
+    "delayed/hand": ("hand.delayed.schema.json", True, True),  # retained on tables with the delayed feed only
     "public/diag": ("diag.schema.json", True, True),
     "commands/<role>/<user>": ("command.schema.json", True, False),  # sent by clients, not by the table
     "replies/<role>/<user>": ("reply.schema.json", True, False),
@@ -144,7 +145,7 @@ def kind_of(topic: str) -> str:
 def test_every_payload_kind_has_its_schema():
     assert set(SCHEMAS) == {"event.public.schema.json", "event.secure.schema.json", "snapshot.public.schema.json",
                             "snapshot.secure.schema.json", "diag.schema.json", "status.schema.json",
-                            "command.schema.json", "reply.schema.json"}
+                            "command.schema.json", "reply.schema.json", "hand.delayed.schema.json"}
     assert {file for file, _json, _retained in TOPICS.values()} == set(SCHEMAS)
 
 
@@ -721,7 +722,8 @@ def session(broker, tmp_path_factory):
 
     late = FullRecorder(settings, f"{PREFIX}/+/#")
     try:
-        expected = len(tables) * sum(1 for _f, _j, retained in TOPICS.values() if retained)  # one per topic
+        # one per topic (delayed/hand on the table with the delayed feed only)
+        expected = len(tables) * sum(1 for _f, _j, retained in TOPICS.values() if retained) - (len(tables) - 1)
         late.wait_for(lambda m: len([x for x in m if x[0].split("/")[1] in tables]) >= expected, 10)
         late.sync()  # every retained message the subscription brought, more than expected too
         retained = [Message(topic.split("/")[1], topic.split("/", 2)[2], *rest)
@@ -817,6 +819,17 @@ def test_the_delayed_feed_carries_the_secure_events_unchanged(session):
     assert [e["seq"] for e in delayed] == list(range(1, len(delayed) + 1))
     assert "hand_ended" in [e["type"] for e in delayed] and any("card" in e for e in delayed)
     assert all(e == secure[e["seq"]] for e in delayed)
+    # delayed/hand: the same payloads, each valid as a secure event, the newest hands as released so far
+    hands = [m.body() for m in session["live"] if m.topic == "delayed/hand"]
+    assert {m.table for m in session["live"] if m.topic == "delayed/hand"} == {"schemas-delayed"}
+    assert len({h["hand"] for h in hands}) >= 3 and all(h["released"] is not None for h in hands)
+    for hand in hands:
+        assert [e["seq"] for e in hand["events"]] == list(range(hand["events"][0]["seq"], hand["seq"] + 1))
+        assert all(e == secure[e["seq"]] for e in hand["events"])
+        assert not [p for e in hand["events"] for p in problems("event.secure.schema.json", e)]
+        starts = [e["hand"] for e in hand["events"] if e["type"] == "hand_started"]
+        assert hand["hand"] == (starts[-1] if starts else None)  # null before the first hand
+    assert hands[-1]["seq"] == delayed[-1]["seq"]
 
 
 def test_retained_qos_and_expiry_are_as_the_contract_says(session):
@@ -831,7 +844,8 @@ def test_retained_qos_and_expiry_are_as_the_contract_says(session):
     for table in session["tables"]:
         got = [m for m in session["retained"] if m.table == table]
         assert all(m.retained for m in got)
-        assert sorted(m.topic for m in got) == sorted(retained_topics), table
+        expected = retained_topics if table == "schemas-delayed" else retained_topics - {"delayed/hand"}
+        assert sorted(m.topic for m in got) == sorted(expected), table
         for message in got:
             assert not problems(TOPICS[message.kind][0], message.body())
         assert next(m.body() for m in got if m.topic == "status") == "offline"

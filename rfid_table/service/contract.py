@@ -8,6 +8,8 @@ Per table, under ``<prefix>/<table id>/``:
 * ``secure/snapshot``  retained, with hole and burn cards
 * ``secure/events``    every domain event, with secrets
 * ``delayed/events``   the secure events, released to broadcast overlays after the broadcast delay
+* ``delayed/hand``     retained, the events ``delayed/events`` has released of the hand being played back and the
+  one before
 * ``public/diag``      retained, the diagnostics report
 * ``commands/#``       commands to the table; each reply goes to ``replies/<role>/<user>``
 
@@ -53,6 +55,10 @@ class Topics:
         return f"{self.base}/delayed/events"
 
     @property
+    def delayed_hand(self) -> str:
+        return f"{self.base}/delayed/hand"
+
+    @property
     def diagnostics(self) -> str:
         return f"{self.base}/public/diag"
 
@@ -64,3 +70,13 @@ def encode(payload: dict) -> bytes:
 def snapshot_payload(snapshot: dict, epoch: str) -> bytes:
     """A retained snapshot as published: the snapshot with the daemon's ``epoch`` (a restart changes it)."""
     return encode({**snapshot, "epoch": epoch})
+
+
+def delayed_hand_payload(events: list[dict], epoch: str, released: float | None) -> bytes:
+    """The retained ``delayed/hand``: the ``delayed/events`` payloads released of the hand being played back (from
+    its ``hand_started`` on) and of the hand before it; ``hand``: the newest hand's number (None before the first
+    hand), ``seq``: the newest event's, ``released``: the stamp at which the newest hand's start went out (None:
+    not known, after a restart)."""
+    starts = [e["hand"] for e in events if e["type"] == "hand_started"]
+    return encode({"epoch": epoch, "hand": starts[-1] if starts else None, "seq": events[-1]["seq"] if events else 0,
+                   "released": released, "events": events})

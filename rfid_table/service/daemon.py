@@ -80,6 +80,46 @@ class Backlog:
         return total
 
 
+class DelayedHand:
+    """What ``delayed/hand`` holds: the delayed feed's events from the newest released ``hand_started`` on, and the
+    hand before it (its end may have gone out moments before the next hand's start, and a late result of it comes
+    after that start). A broadcast overlay that missed some of them (a broker outage, a subscription made late) or
+    opens during the playback takes it and plays the hand back whole.
+
+    In memory, as they are released (a hand is 100 to 200 events), and read back from the journal after a restart.
+    At most LIMIT: after a long stretch without a hand only the newest stay.
+    """
+
+    LIMIT = 1000
+
+    def __init__(self) -> None:
+        self.events: list[DomainEvent] = []
+        self.released: float | None = None  # the stamp at which the newest hand's start went out; None: not known
+        self.changed = False  # since it was last published
+        self.restored = False
+        self._newest = 0  # where the newest hand starts in events
+
+    def restore(self, journal: Journal, upto: int) -> None:
+        """At the first release after a start: the hands as the feed had released them up to ``upto`` (the
+        journal's mark: what the broker acknowledged; the rest is released again), their release time unknown."""
+        self.restored = True
+        if upto > 0:
+            read = journal.events_after(max(0, upto - self.LIMIT), limit=self.LIMIT)
+            self.add([e.domain_event() for e in read if e.seq <= upto], None)
+
+    def add(self, events: list[DomainEvent], stamp: float | None) -> None:
+        for event in events:
+            if event.type == "hand_started":
+                del self.events[:self._newest]  # the hand before the one before goes
+                self._newest, self.released = len(self.events), stamp
+            elif not self.events:
+                self.released = stamp
+            self.events.append(event)
+        overflow = len(self.events) - self.LIMIT
+        if overflow > 0:
+            del self.events[:overflow]
+            self._newest = max(0, self._newest - overflow)
+        self.changed = self.changed or bool(events)
 
 
 class TablePipeline:
@@ -93,6 +133,9 @@ class TablePipeline:
     JOURNAL_PRUNE_S = 60.0  # how often (table time) delivered events past the retention are removed
     JOURNAL_RETRY_S = 1.0  # while the journal cannot be written: how often (table time) it is tried again
     JOURNAL_REMIND_S = 60.0  # ... and how often the log says so again
+    # delayed/hand is sent again with the newest released events at most this often (table time): with release =
+    # "time" the feed releases one event at a time, and each message carries the whole hand so far.
+    DELAYED_HAND_INTERVAL_S = 1.0
 
     def __init__(self, config: TableConfig, readers: list[ReaderBackend], sink: Sink | None,
                  journal: Journal | None = None, gpio: TableGpio | None = None,
@@ -111,6 +154,8 @@ class TablePipeline:
         self.broadcast_release = config.broadcast_release
         self._delayed_upto = 0  # the last seq handed to the delayed feed (the journal keeps what was acked)
         self._release_at = float("-inf")  # table time before which no delayed event can be due
+        self.delayed_hand = DelayedHand()
+        self._delayed_hand_at = float("-inf")  # table time delayed/hand was last published
         self._base = f"{config.mqtt.topic_prefix}/{config.table_id}"
         self._refused = 0  # commands refused as malformed or unauthorised
         # the retain flag, the rate limit per user and the parser, before a command reaches the controller
@@ -277,8 +322,9 @@ class TablePipeline:
                   type(exc).__name__, loggable(what)[:300],
                   loggable(logging.Formatter().formatException((type(exc), exc, exc.__traceback__))))
 
-    def _release_delayed(self, now: float) -> None:
-        """Hand the delayed feed every journaled event whose delay is over, in order.
+    def _release_delayed(self, now: float, stamp: float) -> None:
+        """Hand the delayed feed every journaled event whose delay is over, in order (``stamp``: the cycle's wall
+        stamp, for delayed/hand).
 
         The journal's mark for the ``delayed`` feed says what the broker has acknowledged, so after a restart
         the release goes on where it stopped and never early. ``time``: an event goes out ``delay`` seconds
@@ -288,6 +334,8 @@ class TablePipeline:
         if now < self._release_at:
             return
         start = max(self._delayed_upto, self.journal.delivered("delayed"))
+        if not self.delayed_hand.restored:
+            self.delayed_hand.restore(self.journal, start)
         # Which events are due, from their times alone: their bodies are read (and decoded) only when they go.
         due = 0
         ended_at: dict[int, float | None] = {}
@@ -317,8 +365,17 @@ class TablePipeline:
             taken = len(events) if taken is None else taken
             if taken:
                 self._delayed_upto = events[taken - 1].seq
+                self.delayed_hand.add(events[:taken], stamp)
             if taken < len(events):
                 self._release_at = now  # the publisher's pace: the rest in the next cycles
+
+    def _publish_delayed_hand(self, now: float) -> None:
+        """delayed/hand with what the feed has released since it was last sent, at most every
+        DELAYED_HAND_INTERVAL_S (the publisher keeps the latest for a broker that is away)."""
+        hand = self.delayed_hand
+        if hand.changed and now - self._delayed_hand_at >= self.DELAYED_HAND_INTERVAL_S:
+            hand.changed, self._delayed_hand_at = False, now
+            self.sink.publish_delayed_hand(list(hand.events), hand.released)
 
     def publish_backlog(self) -> int:
         """Start delivering the journaled events some feed has not had acknowledged, oldest first, at the
@@ -554,8 +611,10 @@ class TablePipeline:
                 snapshots = self._snapshots_due(now, events, wall)
             if snapshots is not None:
                 self.sink.publish_snapshots(*snapshots)
-            if self.broadcast_delay_s and self.journal is not None and self._sink_connected():
-                self._release_delayed(now)
+            if self.broadcast_delay_s and self.journal is not None:
+                if self._sink_connected():
+                    self._release_delayed(now, now if wall is None else wall)
+                self._publish_delayed_hand(now)
             delivery = self.sink.delivery_report()
             report = self.diagnostics.report(now, self.readers, self.tracker, self.controller, self.gpio, delivery)
             if report is not None:

@@ -1,8 +1,8 @@
 """Publish the table over MQTT (paho-mqtt 2, MQTT 5), on the topics of :mod:`rfid_table.service.contract`.
 
 Events go out live to ``public/events`` and ``secure/events`` (and, after the broadcast delay, ``delayed/events``);
-the snapshots and ``status`` are retained. Hole cards only ever go to ``secure/``; the public payloads are built
-from the events' public parts alone.
+the snapshots, ``status`` and ``delayed/hand`` are retained. Hole cards only ever go to ``secure/`` (and, after the
+delay, ``delayed/``); the public payloads are built from the events' public parts alone.
 """
 
 import logging
@@ -17,7 +17,8 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 from controller.domain import DomainEvent
 from rfid_table.service.commands import loggable
 from rfid_table.config.table import MqttSettings
-from rfid_table.service.contract import QOS, STATUS_OFFLINE, STATUS_ONLINE, Topics, encode, snapshot_payload
+from rfid_table.service.contract import (QOS, STATUS_OFFLINE, STATUS_ONLINE, Topics, delayed_hand_payload, encode,
+                                         snapshot_payload)
 from rfid_table.mqtt import make_client
 from rfid_table.service.sink import Sink
 
@@ -108,6 +109,7 @@ class MqttPublisher(Sink):
         self.refused_total = 0  # messages the broker refused since the start
         self._feeds: dict[str, _Acks] = {}
         self._snapshots: tuple[bytes, bytes] | None = None  # the latest, sent again at every (re)connection
+        self._delayed_hand: bytes | None = None  # the latest delayed/hand, likewise
         self._socket_open = False
         self._next_attempt = 0.0
         self._backoff_s = 1.0
@@ -129,6 +131,8 @@ class MqttPublisher(Sink):
         if self._snapshots is not None:  # a broker without persistence lost them; one that kept them gets news
             for secure, payload in zip((False, True), self._snapshots):
                 self._publish(self.topics.snapshot(secure), payload, retain=True)
+        if self._delayed_hand is not None:
+            self._publish(self.topics.delayed_hand, self._delayed_hand, retain=True)
         # retainAsPublished: a command published retained keeps its flag even when it arrives live, so the table can
         # refuse it; one already retained arrives with it at every (re)subscription and is refused again.
         client.subscribe(self.topics.commands, options=SubscribeOptions(qos=QOS, retainAsPublished=True))
@@ -360,11 +364,22 @@ class MqttPublisher(Sink):
         room = self._room()
         taken = 0
         for event in events[:room]:
-            body = event.payload(True)
-            body["epoch"] = self.epoch
-            self._publish_event("delayed", self.topics.delayed_events, body, event.seq, paced=True)
+            self._publish_event("delayed", self.topics.delayed_events, self._delayed_body(event), event.seq,
+                                paced=True)
             taken += 1
         return taken
+
+    def publish_delayed_hand(self, events: list[DomainEvent], released: float | None) -> None:
+        """The retained ``delayed/hand``: what the delayed feed has released of the hand being played back, for an
+        overlay that missed some of it or opens late. Sent again at every (re)connection, like the snapshots."""
+        self._delayed_hand = delayed_hand_payload([self._delayed_body(e) for e in events], self.epoch, released)
+        if self.connected:
+            self._publish(self.topics.delayed_hand, self._delayed_hand, retain=True)
+
+    def _delayed_body(self, event: DomainEvent) -> dict:
+        body = event.payload(True)
+        body["epoch"] = self.epoch
+        return body
 
     def publish_diagnostics(self, report: dict) -> None:
         if self.connected:  # retained and sent every second: a stale one queued during an outage is worth nothing

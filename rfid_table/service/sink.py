@@ -46,6 +46,11 @@ class Sink(Protocol):
     def publish_delayed(self, events: list[DomainEvent]) -> int | None:
         """Returns how many of ``events`` it took (None: all); the rest is offered again."""
 
+    def publish_delayed_hand(self, events: list[DomainEvent], released: float | None) -> None:
+        """The delayed feed's events of the hand being played back so far, and of the hand before it (retained: the
+        latest replaces the last); ``released``: the stamp at which the newest hand's start was released (None: not
+        known)."""
+
     def take_commands(self) -> list:
         """Commands received since the last call: each with ``topic``, ``payload`` (raw bytes) and ``retained``
         (:class:`rfid_table.service.publisher.ReceivedCommand`)."""

@@ -515,6 +515,10 @@ class ConductRules:
         """Is a player seated at ``seat`` (None: no presence sensor has reported)?"""
         return self._seat(seat).present
 
+    def device_on(self, seat: int, detects: str | None) -> bool:
+        """Does the seat's sensor see a device of kind ``detects`` on now?"""
+        return detects in self._seat(seat).devices
+
     def live(self, seat: int) -> bool:
         """Has ``seat`` a live hand (dealt, not folded, hand running)?"""
         return self.in_hand and self._seat(seat).live()

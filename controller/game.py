@@ -377,7 +377,7 @@ class GameController:
         ``device`` — a device of kind ``detects`` on."""
         if sensor == "presence":
             return self.conduct.present(seat)
-        return detects in self.conduct.snapshot()["seats"][seat - 1]["devices"]
+        return self.conduct.device_on(seat, detects)
 
     @property
     def deck_unregistered(self) -> bool:

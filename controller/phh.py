@@ -232,10 +232,10 @@ def replay(phh: Mapping[str, Any], rules: RuleProfile = TDA) -> tuple[BettingHan
             continue
         if words[0] == "d":
             if words[1] == "dh":
-                hole[seat_of[words[2]]] = _cards(words[3]) if len(words) > 3 else []
+                hole[seat_of[words[2]]] = parse_cards(words[3]) if len(words) > 3 else []
             elif words[1] == "db":
-                _end_streets(hand, _BOARD_COUNTS.index(len(board) + len(_cards(words[2]))))
-                board += _cards(words[2])
+                _end_streets(hand, _BOARD_COUNTS.index(len(board) + len(parse_cards(words[2]))))
+                board += parse_cards(words[2])
             continue
         seat = seat_of[words[0]]
         verb = words[1]
@@ -258,7 +258,7 @@ def replay(phh: Mapping[str, Any], rules: RuleProfile = TDA) -> tuple[BettingHan
                 _check(hand.push(seat, [amount - before]), raw)
         elif verb == "sm":
             if len(words) > 2 and words[2] != "-":
-                hole[seat] = _cards(words[2])
+                hole[seat] = parse_cards(words[2])
                 shown.append(seat)
         else:
             raise ValueError(f"unsupported PHH action {raw!r}")
@@ -272,7 +272,8 @@ def _end_streets(hand: BettingHand, street_index: int) -> None:
         _check(hand.end_street(), f"collect before street {street_index}")
 
 
-def _cards(text: str) -> list[str]:
+def parse_cards(text: str) -> list[str]:
+    """The cards of a PHH card string (``AsKd``), without the unknown ones (``????``)."""
     cards = [text[i : i + 2] for i in range(0, len(text), 2)]
     return [c for c in cards if c != "??"]
 

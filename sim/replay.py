@@ -157,7 +157,6 @@ class HandScript:
 
         deal_s = self.deal_s
         order = hand.order
-        seat_of = {f"p{i + 1}": s for i, s in enumerate(order)}
         stacks = phhlib.starting_stacks(hand)
         at(0.0, "the floor enters the stacks", lambda: self.command(
             {"command": "set_stacks", "stacks": {str(s): v for s, v in stacks.items()}}))
@@ -379,7 +378,8 @@ class ReplayTable:
             betting = BettingSetup(variant=variant, small_blind=sb, big_blind=bb, ante=ante, big_blind_ante=bb_ante,
                                    chips=self.chip_set, chip_set="replay", rules=self.rules, settle_s=self.settle_s,
                                    bet_limits=limits)
-            self.controller = self.driver.controller = GameController(setup, betting)
+            self.controller = GameController(setup, betting)
+            self.driver.use(self.controller)
             self._setup_key = key
         return self.controller
 
@@ -402,7 +402,7 @@ class ReplayTable:
         self._controller_for(phh)
         self.script.reset()
         try:
-            later = [phhlib._cards(text) for text in phh.get("_boards", ())[1:]]  # noqa: SLF001 (a hand run twice)
+            later = [phhlib.parse_cards(text) for text in phh.get("_boards", ())[1:]]  # a hand run twice
             steps = self.script.steps(hand, hole, board, later_boards=later)
         except ValueError as exc:
             return HandResult(name, False, str(exc))

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from controller.domain import DomainEvent
 from hal.events import DeviceEvent
+from hal.zone_names import Zone
 from hal.zones import DebounceSettings, ZoneTracker
 from sim.field import TableField
 from sim.noise import NoiseModel
@@ -38,8 +39,7 @@ def debounce_by_pile(zones: Iterable[str]) -> dict[str, DebounceSettings]:
     """The zone tracker's settings of a table that reads cards and chips, as the replayed hands' table has them:
     chips and the muck lie in piles bigger than a reader gets through in one pass, so one read must do there; a card
     takes three."""
-    return {zone: PILE_DEBOUNCE if zone.endswith((".bets", ".stack")) or zone in ("pot", "muck") else CARD_DEBOUNCE
-            for zone in zones}
+    return {zone: PILE_DEBOUNCE if Zone.parse(zone).holds in ("chips", "piles") else CARD_DEBOUNCE for zone in zones}
 
 
 class CommandRefused(AssertionError):
@@ -99,6 +99,11 @@ class TableDriver:
         self.check = check
         self.on_input = on_input
         self.events: list[DomainEvent] = []
+
+    def use(self, controller: Any) -> None:
+        """Play on with another controller (a replayed hand whose blinds or variant differ from the last one's): the
+        field, the reader and the zone tracker stay as they are."""
+        self.controller = controller
 
     # ---- the table ------------------------------------------------------------------------------------------
 

@@ -1136,7 +1136,6 @@ class BettingHand:
     def _silent_when_no_bet_faced(self, s: _Seat, value: int, chips: list[int], prior_left: list[int],
                                   pushed_all: bool, rules: tuple[str, ...]) -> Action:
         current = self.current_bet
-        reach = s.bet + s.stack
         if current == 0:
             # opening bet: one chip bets its full value (TDA 44; CA Actions 4; AC 37); under the minimum is
             # corrected (TDA 52); over the pot is reduced (TDA 52-2)

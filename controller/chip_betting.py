@@ -671,7 +671,6 @@ class ChipBetting:
         self._end_street(t)
 
     def _end_street(self, t: float) -> None:
-        hand = self.betting_hand
         ruling = self._act("end_street")
         if not ruling.ok:
             self._emit("bet_ruling", {"code": ruling.code, "seat": ruling.seat, "message": ruling.message,

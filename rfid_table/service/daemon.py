@@ -15,7 +15,7 @@ import logging
 import signal
 import threading
 import time
-from typing import Any, Callable
+from typing import Callable
 
 from controller import DomainEvent
 from controller.game import GameController

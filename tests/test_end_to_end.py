@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TABLE_10
+from conftest import ROOT, TABLE_10
 from rfid_table.service.daemon import StopFlag
 from rfid_table.service.publisher import MqttPublisher
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
@@ -166,3 +166,48 @@ def test_bench_reports_every_figure_as_one_json_object():
     assert len(runs) == 3 and figures["replay_hands_per_s_one_core"] == sorted(runs)[1]
     assert "startup_s" not in figures  # --table-hands 0: the full-table part is skipped
     assert "end to end: tag read" in done.stderr  # progress goes to stderr, the figures alone to stdout
+
+
+def test_a_hand_that_ends_just_after_a_snapshot_still_leaves_its_final_picture():
+    """Snapshots go out at most every SNAPSHOT_INTERVAL_S, but a hand's end goes out at once: here a floor call
+    publishes a snapshot one reader cycle before the hand ends, and the end's snapshot follows in the next."""
+    from rfid_table.config.table import load_config  # noqa: PLC0415
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable  # noqa: PLC0415
+    from rfid_table.service.publisher import ReceivedCommand  # noqa: PLC0415
+    from test_journal_safety import RecordingSink  # noqa: PLC0415
+
+    config = load_config(ROOT / "config" / "table-6max.toml")
+
+    class Sink(RecordingSink):
+        def __init__(self, call_at: int | None):
+            super().__init__()
+            self.call_at, self.cycle, self.pictures = call_at, 0, []
+
+        def take_commands(self):
+            self.cycle += 1
+            if self.cycle != self.call_at:
+                return []
+            body = json.dumps({"id": "call-1", "command": "floor_call"}).encode()
+            return [ReceivedCommand(f"rfid-table/{config.table_id}/commands/floor/anna", body, False)]
+
+        def publish_snapshots(self, public_snapshot, secure_snapshot):
+            self.pictures.append((self.cycle, public_snapshot["hand"], public_snapshot["phase"]))
+
+    def first_hand(call_at: int | None) -> tuple[Sink, int]:
+        sink = Sink(call_at)
+        table = SimulatedTable(config, SimOptions(hands=None, seed=11, speed=0, pace_s=0.5, link="direct"), sink)
+        t = 1000.0
+        try:
+            while True:
+                table.advance(t)
+                if any(e.type == "hand_ended" for e in table.step(t)):
+                    return sink, sink.cycle
+                t += table.cycle_s
+        finally:
+            table.close()
+
+    _, end = first_hand(None)
+    sink, ended_at = first_hand(call_at=end - 1)
+    assert ended_at == end and any(e.type == "floor_call" for e in sink.live)
+    assert sink.pictures[-2][:2] == (end - 1, 1)  # the floor call's picture, of the hand still running
+    assert sink.pictures[-1] == (end, 1, "waiting")  # the hand's end, one cycle later

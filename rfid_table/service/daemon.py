@@ -488,10 +488,13 @@ class TablePipeline:
         return events, replies, snapshots
 
     def _snapshots_due(self, now: float, events: list[DomainEvent], wall: float | None) -> tuple[dict, dict] | None:
-        """The public and secure snapshots, when they are due: after events, at most every SNAPSHOT_INTERVAL_S."""
+        """The public and secure snapshots, when they are due: after events, at most every SNAPSHOT_INTERVAL_S; a
+        hand's end at once (the retained picture is what the table shows until the next hand, and a table that stops
+        then must not leave a picture of the hand still running)."""
         if events:
             self._snapshot_due = True
-        if not self._snapshot_due or now - self._snapshot_at < self.SNAPSHOT_INTERVAL_S:
+        if not self._snapshot_due or (now - self._snapshot_at < self.SNAPSHOT_INTERVAL_S
+                                      and not any(event.type == "hand_ended" for event in events)):
             return None
         public, secure = self.controller.snapshot(secure=False), self.controller.snapshot(secure=True)
         if wall is not None:

@@ -255,7 +255,7 @@ function fromDelayedHand(msg) {
   if (msg.epoch !== state.epoch) newEpoch(msg.epoch);
   state.lastSeq = Math.max(state.lastSeq, msg.seq);
   const start = events.filter((e) => e.type === "hand_started").pop() || events[0];  // the hand being played back
-  if (!playedSeq && !queue.length) events = events.filter((e) => e.seq >= start.seq);  // a page just opened
+  if (!playedSeq) events = events.filter((e) => e.seq >= start.seq);  // a page just opened: the newest hand
   const missing = events.filter((e) => !isSeen(e.seq));
   if (!missing.length) return;
   missing.forEach((e) => remember(e.seq));
@@ -283,7 +283,10 @@ function pump() {
   let waitS = null;  // how long until the playback looks again (null: when the next event is due)
   while (queue.length) {
     const head = queue[0];
-    if (playedSeq && head.seq > playedSeq + 1 && due(head) <= now) {
+    // A page that has played nothing yet and whose first event is not a hand's start joined in the middle of one
+    // (its subscription came after the hand's first events): delayed/hand brings the start, as it brings a gap's.
+    const joinedMidHand = !playedSeq && head.type !== "hand_started";
+    if ((joinedMidHand || playedSeq && head.seq > playedSeq + 1) && due(head) <= now) {
       // Missed events before one that is due: delayed/hand brings them (a gap resyncs); wait a moment for it, then
       // play on without them (and give up waiting for this hand's late showdown: it may be among them).
       if (holeSince === null) holeSince = now;

@@ -49,15 +49,24 @@ class MissingCardWatch:
         self._off_since: dict[str, tuple[float, str]] = {}  # card of this hand off every antenna → (since, last zone)
         self.missing: dict[str, int] = {}  # card reported missing and not back → its card_missing irregularity
         self._watch_from: float | None = None  # absences count from here; None: not now (no hand, a hold)
+        # The start of the earliest absence not reported yet (inf: none), kept as cards go, since the deadlines are
+        # asked after every input and the dealer gathering the cards takes dozens off one after the other; None:
+        # to be worked out again (a card came back or was reported).
+        self._earliest: float | None = float("inf")
 
     def card_left(self, card: str, t: float, zone: str) -> None:
         """A card of this hand is off every antenna (a move arrives at once)."""
+        if card in self._off_since:
+            self._earliest = None  # off again: its absence counts from now
+        elif self._earliest is not None:
+            self._earliest = min(self._earliest, t)
         self._off_since[card] = (t, zone)
 
     def card_back(self, card: str) -> None:
         """A card of the hand is read again: it is no longer off the table, and if it was reported missing, that
         is resolved."""
-        self._off_since.pop(card, None)
+        if self._off_since.pop(card, None) is not None:
+            self._earliest = None
         ident = self.missing.pop(card, None)
         if ident is not None:
             self.irregularities.resolved(ident, RETURNED)
@@ -74,9 +83,11 @@ class MissingCardWatch:
         when absences count (inf: nothing to report however long it lasts)."""
         if not self._off_since or self.limit <= 0 or self._watch_from is None:
             return float("inf")
-        missing = self.missing
-        since = min([s for card, (s, _zone) in self._off_since.items() if card not in missing], default=float("inf"))
-        return max(since, self._watch_from) + self.limit
+        if self._earliest is None:
+            missing = self.missing
+            self._earliest = min([s for card, (s, _zone) in self._off_since.items() if card not in missing],
+                                 default=float("inf"))
+        return max(self._earliest, self._watch_from) + self.limit
 
     def check(self, holding: bool, on_table: Mapping[str, str], deck: Mapping[str, str]) -> None:
         """Report the cards that have been off the table too long (``on_table``: tag → zone of what lies there)."""
@@ -97,6 +108,7 @@ class MissingCardWatch:
             seats = [owner] if owner is not None and card not in board.cards and card not in board.burns else []
             self.missing[card] = self.irregularities.report(CARD_MISSING, NO_RULING, seats=seats, cards=[card],
                                                             zone=zone, extra={"absent_s": round(now - since, 1)})
+            self._earliest = None
 
     def _in_play(self, card: str) -> bool:
         """A card the hand needs on the table until the end: not one in the muck (accounted for), nor one out of

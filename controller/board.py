@@ -18,6 +18,7 @@ street.
 
 from __future__ import annotations
 
+import math
 from typing import Protocol
 
 from controller.board_runs import BoardRuns
@@ -253,7 +254,7 @@ class Board:
 
     def next_due(self) -> float:
         """The earliest time ``decide_fourth`` or ``decide_burns`` can decide something (inf: nothing waits)."""
-        due = self.fourth_due if self.fourth_due is not None else float("inf")
+        due = self.fourth_due if self.fourth_due is not None else math.inf
         for when, *_ in self._burn_due:
             due = min(due, when)
         for when, *_ in self._later_burn_due:

@@ -26,6 +26,7 @@ construction (``controller.outbox``), which numbers them with the cards' events;
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -930,8 +931,8 @@ class ChipBetting:
         """The earliest time :meth:`tick` has something to do: the deal settled, a push settled, the pot to count;
         -inf while chips that left a betting zone wait to be placed (the next tick does)."""
         if self._departed:
-            return float("-inf")
-        due = float("inf")
+            return -math.inf
+        due = math.inf
         if self.betting_hand is None and self._dealt and not self._start_refused:
             due = self._last_card_at + DEAL_SETTLE_S
         settle = self.setup.settle_s

@@ -37,6 +37,7 @@ Events (``RuleEvent.type``; the payload fields are listed in docs/conduct.md):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
@@ -420,7 +421,7 @@ class ConductRules:
     def next_due(self) -> float:
         """The earliest time :meth:`tick` has a decision to take (inf: none)."""
         if not self.in_hand or self._deal_t is None or self._deal_decided:
-            return float("inf")
+            return math.inf
         return self._deal_t + self.settle_s
 
     def tick(self, now: float) -> None:

@@ -11,6 +11,8 @@ deal hands it to the board (``controller.board``) the moment its last card comes
 
 from __future__ import annotations
 
+import math
+
 from controller.board import Board
 from controller.dealing import (
     BURN_CARD,
@@ -397,8 +399,8 @@ class DealRulings:
         count waits (it is decided by the betting's progress, not by time), inf when nothing waits."""
         deal = self.hand_cards.deal
         if deal.fix is not None:
-            return float("-inf")
-        due = float("inf")
+            return -math.inf
+        due = math.inf
         if len(deal.held) > 1:
             due = deal.held[0].t + READ_ORDER_S
         if self.early_board:

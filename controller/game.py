@@ -24,6 +24,7 @@ are dispatched by name from a table.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Mapping
 
 from controller.chip_betting import BettingSetup, ChipBetting
@@ -418,7 +419,7 @@ class GameController:
         the absent-at-deal decision, the action clock (each a moment early: a part asked early does nothing).
         An absent player's turn (DE 6) and a ruling that moved the betting are looked at on every tick."""
         if self._turn_moved or self._turn in self._check_or_fold:
-            return float("-inf")
+            return -math.inf
         due = min(self.cards.next_due(), self.conduct.next_due(), self.clock.next_due())
         if self.betting is not None:
             due = min(due, self.betting.next_due())

@@ -19,6 +19,7 @@ decides; a card still missing when the hand ends is missing from the deck (PP Ir
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 from controller.board import Board
@@ -52,7 +53,7 @@ class MissingCardWatch:
         # The start of the earliest absence not reported yet (inf: none), kept as cards go, since the deadlines are
         # asked after every input and the dealer gathering the cards takes dozens off one after the other; None:
         # to be worked out again (a card came back or was reported).
-        self._earliest: float | None = float("inf")
+        self._earliest: float | None = math.inf
 
     def card_left(self, card: str, t: float, zone: str) -> None:
         """A card of this hand is off every antenna (a move arrives at once)."""
@@ -82,11 +83,11 @@ class MissingCardWatch:
         """The earliest time ``check`` can report a card: the first absence to reach ``missing_card_s``, counted from
         when absences count (inf: nothing to report however long it lasts)."""
         if not self._off_since or self.limit <= 0 or self._watch_from is None:
-            return float("inf")
+            return math.inf
         if self._earliest is None:
             missing = self.missing
             self._earliest = min([s for card, (s, _zone) in self._off_since.items() if card not in missing],
-                                 default=float("inf"))
+                                 default=math.inf)
         return max(self._earliest, self._watch_from) + self.limit
 
     def check(self, holding: bool, on_table: Mapping[str, str], deck: Mapping[str, str]) -> None:

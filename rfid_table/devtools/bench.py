@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 from hal.zone_names import Zone
 from rfid_table.devtools.bench_reader import measure_reader, report_lines
-from rfid_table.devtools import bench_journal
+from rfid_table.devtools import bench_disk, bench_journal
 from rfid_table.service import systemd
 from rfid_table.ops.broker import PrivateBroker
 from rfid_table.package_data import CONFIG_DIR
@@ -41,7 +41,10 @@ from rfid_table.mqtt import make_client
 from rfid_table.service.publisher import MqttPublisher
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
-E2E_SPEED = 50  # table time per wall time in the end-to-end run: a reader cycle every 1 ms of wall time
+# Table time per wall time in the end-to-end run: a reader cycle every 2.5 ms of wall time. At 50 (every 1 ms)
+# the pipeline alone kept 28 % of a core busy in this process beside the broker and the subscriber on two cores, and
+# its tail measured that crowding more than the chain (docs/bench.md, "The end-to-end run's pace").
+E2E_SPEED = 20
 E2E_PACE_S = 0.1  # a dealer's action every 25-200 ms of table time
 
 
@@ -149,7 +152,7 @@ def measure_end_to_end(config_path: str, settings: MqttSettings, min_events: int
     systemd.settle_heap_for_steady_loop()  # as the daemon does once started
     sent: dict[int, float] = {}
     # Like the daemon, the loop gives the time between reader cycles to the publisher instead of spinning;
-    # table time runs E2E_SPEED times faster than real time so that 5,000 events take seconds, not hours.
+    # table time runs E2E_SPEED times faster than real time so that 5,000 events take half a minute, not hours.
     start_table = t = time.time()
     start_wall = time.monotonic()
     while len(sent) < min_events:
@@ -546,7 +549,9 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
     * the time from a card's first read by a reader to its event at a subscriber (debouncing included), and the
       events that do not match what the dealer did (the dealer makes no mistakes: every irregularity is false);
     * the daemon's journal commits during the hands, as its diagnostics time them: how many, the slowest, and how
-      many took 100 ms or more (every card waits for its commit, so a stalling disk shows in the first read's tail).
+      many took 100 ms or more (every card waits for its commit, so a stalling disk shows in the first read's tail);
+    * the disk's own sync latency in the same minutes (:class:`bench_disk.DiskProbe` beside the journal), and the
+      cards whose commit and publication spanned one of its stalls.
     """
     import signal
     import tempfile
@@ -596,6 +601,7 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             time.sleep(REST_MEASURE_S)
             return (_cpu_s(daemon.pid) - cpu) / (time.perf_counter() - wall)
 
+        disk = bench_disk.DiskProbe(directory)
         try:
             time.sleep(2.0)  # the readers' handshakes, the first inventories
             rest_share = rest()
@@ -604,6 +610,7 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             time.sleep(3.0)
             progress(f"  table: {hands} hands with chips, a pace of {HAND_PACE_S} s")
             cpu, hands_from = _cpu_s(daemon.pid), time.perf_counter()
+            disk.start()
             world.send(("hands", hands))
             deadline = time.monotonic() + 120 * hands
             while True:
@@ -617,10 +624,12 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             hand_share = (_cpu_s(daemon.pid) - cpu) / (time.perf_counter() - hands_from)
             time.sleep(2.0)  # the last events on their way
             hands_until = time.perf_counter()
+            disk_syncs = disk.stop()
             rest_after_share = rest()  # the hands' events now wait in the journal for the broadcast delay
             if daemon.poll() is not None:
                 raise RuntimeError(f"rfid-table run exited with {daemon.returncode}")
         finally:
+            disk.stop()
             daemon.send_signal(signal.SIGTERM)
             daemon.wait(10)
             log_file.close()
@@ -638,6 +647,7 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
     # disk's share of the latency, measured where it happens.
     commits = [json.loads(payload)["journal"] for topic, payload, t in received
                if topic == topics.diagnostics and hands_from < t < hands_until]
+    sync_s = [seconds for _start, seconds in disk_syncs]
     config = load_config(str(CONFIG_DIR / TABLE_CONFIG))
     cards = config.debounce_by_zone()[Zone("cards", 1).name]
     # The least a card can take: the reads in a row that make it present, one reader cycle apart.
@@ -648,18 +658,24 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             "journal_commits": sum(c["commits"] for c in commits),
             "journal_commit_max_ms": max((c["commit_max_ms"] for c in commits), default=float("nan")),
             "journal_slow_commits": commits[-1]["slow_commits"] - commits[0]["slow_commits"] if commits else 0,
+            "disk_syncs": len(sync_s),
+            "disk_sync_p50_ms": percentile(sync_s, 50) * 1000,
+            "disk_sync_p99_ms": percentile(sync_s, 99) * 1000,
+            "disk_sync_max_ms": max(sync_s) * 1000,
+            "disk_stalls": len(bench_disk.stalls(disk_syncs)),
             **_first_read_latencies(first_reads, [(e, t) for e, t in events if hands_from < t < hands_until],
-                                    time.time() - time.perf_counter())}
+                                    time.time() - time.perf_counter(), bench_disk.stalls(disk_syncs))}
 
 
 def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], events: list[tuple[dict, float]],
-                          wall_offset_s: float) -> dict:
+                          wall_offset_s: float, disk_stalls: list[tuple[float, float]]) -> dict:
     """Match each card event, in order of arrival, to the earliest first read of that card in the zone it names;
     an event that matches no read is false, a read that no event matches is a missed card.
 
     Each latency is also split at the event's wall stamp (``t``: the daemon's step that made it; ``wall_offset_s``
     takes it to perf_counter): before it, the debouncing, the order window and the daemon's loop; after it, the
-    journal's commit and the broker."""
+    journal's commit and the broker. A card whose time after the stamp spans one of ``disk_stalls`` (start, end on
+    perf_counter) waited on the disk: the p99 of the others is the table's latency on a disk that does not stall."""
     from collections import defaultdict, deque
 
     config = load_config(str(CONFIG_DIR / TABLE_CONFIG))
@@ -673,6 +689,7 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
     latencies, false_events = [], 0
     to_stamp: list[float] = []  # first read → the event's stamp
     from_stamp: list[float] = []  # the stamp → the subscriber
+    clear_of_stalls: list[float] = []  # the latencies of the cards that did not wait on a stalled disk
     for event, arrived in sorted(events, key=lambda e: e[1]):
         kind = event["type"]
         if kind == "irregular_card":
@@ -690,6 +707,8 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
         stamped = event["t"] - wall_offset_s
         to_stamp.append((stamped - read_at) * 1000)
         from_stamp.append((arrived - stamped) * 1000)
+        if not bench_disk.overlaps((stamped, arrived), disk_stalls):
+            clear_of_stalls.append(latencies[-1])
     nan = float("nan")
     return {"first_read_events": len(latencies), "first_read_missed": expected - len(latencies),
             "false_events": false_events,
@@ -697,7 +716,9 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
             "first_read_p99_ms": percentile(latencies, 99) if latencies else nan,
             "first_read_max_ms": max(latencies, default=nan),
             "first_read_to_event_p99_ms": percentile(to_stamp, 99) if to_stamp else nan,
-            "first_read_event_to_subscriber_p99_ms": percentile(from_stamp, 99) if from_stamp else nan}
+            "first_read_event_to_subscriber_p99_ms": percentile(from_stamp, 99) if from_stamp else nan,
+            "first_read_in_disk_stalls": len(latencies) - len(clear_of_stalls),
+            "first_read_p99_outside_disk_stalls_ms": percentile(clear_of_stalls, 99) if clear_of_stalls else nan}
 
 
 def bench(args) -> int:
@@ -783,6 +804,13 @@ def bench(args) -> int:
             "journal_commits_in_hands": table["journal_commits"],
             "journal_commit_max_ms_in_hands": round(table["journal_commit_max_ms"], 1),
             "journal_slow_commits_in_hands": table["journal_slow_commits"],
+            "disk_syncs_in_hands": table["disk_syncs"],
+            "disk_sync_p50_ms": round(table["disk_sync_p50_ms"], 2),
+            "disk_sync_p99_ms": round(table["disk_sync_p99_ms"], 1),
+            "disk_sync_max_ms": round(table["disk_sync_max_ms"], 1),
+            "disk_stalls_in_hands": table["disk_stalls"],
+            "first_read_in_disk_stalls": table["first_read_in_disk_stalls"],
+            "first_read_p99_outside_disk_stalls_ms": round(table["first_read_p99_outside_disk_stalls_ms"], 1),
         })
     result["e2e_p99_over_baseline_p99"] = round(result["e2e_p99_ms"] / result["baseline_p99_ms"], 2)
     result["e2e_p999_over_baseline_p999"] = round(result["e2e_p999_ms"] / result["baseline_p999_ms"], 2)

@@ -92,6 +92,32 @@ def test_after_a_restart_delayed_hand_comes_back_from_the_journal(chips_config, 
     assert released is None
 
 
+def test_a_table_that_stops_leaves_delayed_hand_with_the_last_seconds_release_too(chips_config, tmp_path):
+    """delayed/hand goes out at most once a second, so what the feed released in the last second before a stop
+    was in none of them; at the stop (``rfid-table run``'s shutdown, the simulator's end) it goes out whole."""
+    config = dataclasses.replace(chips_config, broadcast_delay_s=2.0, broadcast_release="time")
+    sink = RecordingSink()
+    journal = Journal(tmp_path / "journal.db", feeds=("public", "secure", "delayed"))
+    journal.open()
+    table = SimulatedTable(config, SimOptions(hands=2, seed=4, speed=0, pace_s=0.5, link="direct"), sink, journal)
+    table.pipeline.restore(1000.0)
+    t = 1000.0
+    # Into the second hand, up to a cycle whose release came after the last delayed/hand: the table stops there.
+    while not (sink.hands and any(e.hand == 2 for _, e in sink.delayed)
+               and sink.delayed[-1][1].seq > sink.hands[-1][1][-1].seq):
+        assert table.advance(t), "the hands ended before such a cycle"
+        sink.now = t
+        table.step(t)
+        t += table.cycle_s
+    missing = [e.seq for _, e in sink.delayed if e.seq > sink.hands[-1][1][-1].seq]
+    table.pipeline.finish_delayed_hand()
+    journal.close()
+    assert sink.hands[-1][1] == released_so_far(sink, float("inf"))  # the missing ones included
+    assert set(missing) <= {e.seq for e in sink.hands[-1][1]}
+    table.pipeline.finish_delayed_hand()  # nothing new released: nothing sent again
+    assert len([h for h in sink.hands if h[1][-1].seq == sink.delayed[-1][1].seq]) == 1
+
+
 # ---- through the real broker -----------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

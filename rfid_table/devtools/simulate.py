@@ -303,6 +303,7 @@ class SimulatedTable:
             run_cycles(self.step, self.cycle_s, stop, self.options.speed, before_step=before_step,
                        idle=publisher.service if publisher is not None else None, clock=clock)
         finally:
+            self.pipeline.finish_delayed_hand()  # before the caller stops the publisher
             self.close()
 
     def close(self) -> None:

@@ -372,10 +372,23 @@ class TablePipeline:
     def _publish_delayed_hand(self, now: float) -> None:
         """delayed/hand with what the feed has released since it was last sent, at most every
         DELAYED_HAND_INTERVAL_S (the publisher keeps the latest for a broker that is away)."""
+        if now - self._delayed_hand_at >= self.DELAYED_HAND_INTERVAL_S and self._send_delayed_hand():
+            self._delayed_hand_at = now
+
+    def finish_delayed_hand(self) -> None:
+        """At shutdown, before the publisher stops: delayed/hand with all the feed has released, the last second's
+        release too, so that the retained copy an overlay gets while the table is down is the playback as far as
+        it went."""
+        if self.sink is not None and self.broadcast_delay_s and self.journal is not None:
+            self._send_delayed_hand()
+
+    def _send_delayed_hand(self) -> bool:
         hand = self.delayed_hand
-        if hand.changed and now - self._delayed_hand_at >= self.DELAYED_HAND_INTERVAL_S:
-            hand.changed, self._delayed_hand_at = False, now
-            self.sink.publish_delayed_hand(list(hand.events), hand.released)
+        if not hand.changed:
+            return False
+        hand.changed = False
+        self.sink.publish_delayed_hand(list(hand.events), hand.released)
+        return True
 
     def publish_backlog(self) -> int:
         """Start delivering the journaled events some feed has not had acknowledged, oldest first, at the

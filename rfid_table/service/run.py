@@ -263,6 +263,7 @@ def run_table(config: TableConfig, config_path: str, journal_path: str | None = 
     finally:
         systemd.stopping(f"table {config.table_id}: stopping")
         pipeline.close_journal()  # what the writer still holds, on disk (published at the next start)
+        pipeline.finish_delayed_hand()
         publisher.stop()
         for reader in readers:
             reader.close()

@@ -162,8 +162,9 @@ def test_bench_reports_every_figure_as_one_json_object():
     assert figures["e2e_p50_ms"] <= figures["e2e_p99_ms"] <= figures["e2e_p999_ms"] <= figures["e2e_max_ms"]
     assert figures["baseline_p99_ms"] <= figures["baseline_p999_ms"] <= figures["baseline_max_ms"]
     assert figures["e2e_p99_over_baseline_p99"] > 0 and figures["replay_one_core_over_engine"] > 0
-    runs = figures["replay_one_core_runs"]  # the one-core figure is the median of three fresh processes
-    assert len(runs) == 3 and figures["replay_hands_per_s_one_core"] == sorted(runs)[1]
+    runs = figures["replay_one_core_runs"]  # the one-core figure is the fastest of three fresh processes
+    assert len(runs) == 3 and figures["replay_hands_per_s_one_core"] == max(runs)
+    assert figures["replay_hands_per_s_one_core_median"] == sorted(runs)[1]
     assert "startup_s" not in figures  # --table-hands 0: the full-table part is skipped
     assert "end to end: tag read" in done.stderr  # progress goes to stderr, the figures alone to stdout
 

@@ -650,6 +650,7 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
     commits = [json.loads(payload)["journal"] for topic, payload, t in received
                if topic == topics.diagnostics and hands_from < t < hands_until]
     sync_s = [seconds for _start, seconds in disk_syncs]
+    disk_stalls = bench_disk.stalls(disk_syncs)
     config = load_config(str(CONFIG_DIR / TABLE_CONFIG))
     cards = config.debounce_by_zone()[Zone("cards", 1).name]
     # The least a card can take: the reads in a row that make it present, one reader cycle apart.
@@ -664,9 +665,9 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             "disk_sync_p50_ms": percentile(sync_s, 50) * 1000,
             "disk_sync_p99_ms": percentile(sync_s, 99) * 1000,
             "disk_sync_max_ms": max(sync_s) * 1000,
-            "disk_stalls": len(bench_disk.stalls(disk_syncs)),
+            "disk_stalls": len(disk_stalls),
             **_first_read_latencies(first_reads, [(e, t) for e, t in events if hands_from < t < hands_until],
-                                    time.time() - time.perf_counter(), bench_disk.stalls(disk_syncs))}
+                                    time.time() - time.perf_counter(), disk_stalls)}
 
 
 def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], events: list[tuple[dict, float]],

@@ -252,7 +252,7 @@ def test_a_full_disk_at_start_is_a_clear_message_and_an_exit_status_not_restarte
     err = capsys.readouterr().err
     # SQLite fails at the shared-memory file or at the first write, depending on what fits: either is named
     assert f"the journal {path}: " in err and "The table cannot start without writing its journal" in err
-    assert f"free space on the journal's file system (df -h {small_disk})" in err
+    assert f"free space on {small_disk} (df -h {small_disk})" in err
     assert "Traceback" not in err
 
 
@@ -313,5 +313,76 @@ def test_a_commit_held_up_shows_in_the_diagnostics_as_the_slowest_and_a_slow_com
         assert "SLOW COMMITS (100 ms or more) since the start: 1" in render(sink.diagnostics[-1], "online")
         assert [e.seq for e in sink.live] == list(range(1, table.pipeline.controller.seq + 1))  # held up, not lost
     finally:
+        table.close()
+        journal.close()
+
+
+# ---- another program holding the journal ------------------------------------------------------------------------
+
+
+def test_a_program_holding_the_journals_write_lock_holds_up_publishing_not_the_table(tmp_path, caplog):
+    """An ``sqlite3`` shell left in a write transaction on the journal: the daemon's way (a writer thread, the
+    retention due at once) goes on reading while the lock lasts, says who to ask once SQLite's busy timeout has
+    passed, and publishes everything that waited, in order, once the lock is gone."""
+    import sqlite3  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    from rfid_table.config.table import load_config  # noqa: PLC0415
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable  # noqa: PLC0415
+    from rfid_table.ops.diag import render  # noqa: PLC0415
+
+    config = load_config(CONFIG / "table-6max.toml")
+    path = tmp_path / "journal.db"
+    journal = Journal(path, table_id=config.table_id, retention_events=100)
+    assert journal.open().ok
+    sink = RecordingSink()
+    table = SimulatedTable(config, SimOptions(hands=None, seed=3, speed=0, pace_s=0.5, link="direct"), sink, journal,
+                           group_commit=True)
+    pipeline = table.pipeline
+    clock = [1000.0]
+
+    def play(seconds: float) -> None:
+        for _ in range(int(seconds / table.cycle_s)):
+            table.advance(clock[0])
+            table.step(clock[0])
+            clock[0] += table.cycle_s
+
+    def play_until(done, timeout_s: float = 20.0) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while not done() and time.monotonic() < deadline:
+            play(table.cycle_s)
+            time.sleep(0.01)  # the writer's thread, waiting on SQLite, has the real time it needs
+        return done()
+
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        play_until(lambda: sink.live)
+        other.execute("BEGIN IMMEDIATE")  # the shell's write lock: every write of the journal waits for it
+        held_at = journal.last_seq()
+        with caplog.at_level("ERROR", logger="rfid_table.service.daemon"):
+            play(10)  # the retention falls due at once: it waits in the writer's thread, not here
+            assert pipeline.controller.seq > held_at + 5  # the table kept reading the cards
+            assert play_until(lambda: pipeline.journal_state()["state"] == "cannot_write")
+            play(1.0)  # the diagnostics of the second after
+        assert journal.last_seq() == held_at and sink.live[-1].seq <= held_at  # nothing out that is not on disk
+        assert "database is locked" in sink.diagnostics[-1]["journal"]["error"]
+        assert "JOURNAL CANNOT BE WRITTEN" in render(sink.diagnostics[-1], "online")
+        failures = [r.getMessage() for r in caplog.records if "cannot write the journal" in r.getMessage()]
+        assert len(failures) == 1 and "another program holds the journal's write lock" in failures[0]
+        assert f"fuser -v {path}" in failures[0] and "free space" not in failures[0]
+
+        other.rollback()
+        assert play_until(lambda: pipeline.journal_state()["state"] == "ok" and not pipeline.writer.waiting
+                          and sink.live[-1].seq == pipeline.controller.seq)
+        assert [e.seq for e in sink.live] == list(range(1, pipeline.controller.seq + 1))  # late but whole, in order
+        assert journal.last_seq() == pipeline.controller.seq
+
+        with caplog.at_level("INFO", logger="rfid_table.service.daemon"):  # the retention's next turn, a minute on
+            play(60)
+            assert play_until(lambda: any("past the retention" in r.getMessage() for r in caplog.records))
+        rows, limit = journal.usage()
+        assert rows <= limit + 100 < journal.last_seq()  # what came since its delete, at most
+    finally:
+        other.close()
         table.close()
         journal.close()

@@ -29,7 +29,7 @@ from rfid_table.service.diagnostics import DiagnosticsCollector
 from rfid_table.service.equity_worker import EquityWorker
 from rfid_table.service.journal_writer import JournalWriter, PendingStep, StepRecord
 from rfid_table.service.sink import Sink
-from rfid_table.service.journal import (Journal, JournalWriteFailed, device_input, journal_event, journal_input, replay,
+from rfid_table.service.journal import (Journal, device_input, journal_event, journal_input, replay,
                                 sensor_input, tick_input, zone_input)
 from rfid_table.service.table_gpio import TableGpio, TableLights
 
@@ -457,13 +457,12 @@ class TablePipeline:
         self._limit_checked_at = now
         journal = self.journal
         if now - self._pruned_at >= self.JOURNAL_PRUNE_S:
-            # retention: events every feed has delivered and older than the newest retention_events go
+            # retention: events every feed has delivered and older than the newest retention_events go, in the
+            # writer's thread (a delete is a commit of its own: the loop does not wait for it)
             self._pruned_at = now
-            try:
-                pruned = journal.prune()
-            except JournalWriteFailed:  # a full disk: reported by the write of the step, pruned next time
-                pruned = None
-            if pruned and pruned.events:
+            self.writer.prune()
+        for pruned in self.writer.pruned():
+            if pruned.events:
                 log.info("journal %s: %d delivered events past the retention of %d removed", journal.path,
                          pruned.events, journal.retention_events)
         if not self._near_limit and journal.near_limit:
@@ -488,12 +487,13 @@ class TablePipeline:
     def _write_journal(self, now: float) -> tuple[list[DomainEvent], list[tuple[str, str, dict]], tuple | None]:
         """What the writer has on disk now: its events and replies, and the newest snapshots taken with them.
 
-        A full disk (or an I/O error) stops in the writer, not the table: the steps wait in memory, in order, and
-        are tried again every ``JOURNAL_RETRY_S``; once the journal takes them they are published, late but whole.
+        A full disk (an I/O error, another program's write lock) stops in the writer, not the table: the steps wait
+        in memory, in order, and are tried again every ``JOURNAL_RETRY_S``; once the journal takes them they are
+        published, late but whole.
         """
         events, replies, snapshots, error = self.writer.durable(now)
         if error is not None:
-            self._journal_failed(now, error)
+            self._journal_failed(now, str(error), error.remedy)
         elif self._journal_failure is not None and not self.writer.waiting:
             log.warning("journal %s written again after %.0f s: the events that waited are journaled and go out now",
                         self.journal.path, now - self._journal_failure[1])
@@ -520,13 +520,13 @@ class TablePipeline:
         if self.writer is not None:
             self.writer.close(timeout_s)
 
-    def _journal_failed(self, now: float, message: str) -> None:
+    def _journal_failed(self, now: float, message: str, remedy: str) -> None:
         waiting = self.writer.waiting_events
         failure = self._journal_failure
         if failure is None:
             log.error("%s. Nothing more is published until the journal takes it; the table goes on reading, "
-                      "keeps what it sees in memory and journals and publishes it by itself once there is room "
-                      "(a crash meanwhile loses it): free space on %s", message, self.journal.path.parent)
+                      "keeps what it sees in memory and journals and publishes it by itself once it can "
+                      "(a crash meanwhile loses it): %s", message, remedy)
             self._journal_failure = (message, now, now, now)
         elif now - failure[3] >= self.JOURNAL_REMIND_S:
             log.error("%s, for %.0f s now: %d events wait to be journaled and published", message, now - failure[1],

@@ -113,13 +113,31 @@ class JournalRefused(JournalError):
 
 
 class JournalWriteFailed(JournalError):
-    """SQLite could not write (the disk is full, an I/O error): nothing of the write is in the file."""
+    """SQLite could not write (the disk is full, an I/O error, another program holding the journal's write lock):
+    nothing of the write is in the file. ``remedy`` says what a technician does about it."""
+
+    def __init__(self, message: str, remedy: str = ""):
+        super().__init__(message)
+        self.remedy = remedy
 
 
 def _write_failure(exc: sqlite3.Error) -> bool:
-    """A failure of the disk rather than of the caller: full (SQLITE_FULL), or an I/O error (SQLITE_IOERR_*)."""
+    """A failure outside the caller: the disk full (SQLITE_FULL), an I/O error (SQLITE_IOERR_*), or the file locked
+    by another program for longer than SQLite's busy timeout (SQLITE_BUSY: an ``sqlite3`` shell left in a write
+    transaction). Each passes, and the write can be tried again."""
     code = getattr(exc, "sqlite_errorcode", None)
-    return code is not None and (code == sqlite3.SQLITE_FULL or code & 0xFF == sqlite3.SQLITE_IOERR)
+    return code is not None and (code == sqlite3.SQLITE_FULL or code & 0xFF in (sqlite3.SQLITE_IOERR,
+                                                                                 sqlite3.SQLITE_BUSY))
+
+
+def _write_failed(doing: str, path: Path, exc: sqlite3.Error) -> JournalWriteFailed:
+    """The :class:`JournalWriteFailed` for a write failure of SQLite's, with what to do about it."""
+    if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY:
+        remedy = (f"another program holds the journal's write lock: end its transaction or stop it "
+                  f"(fuser -v {path} names it)")
+    else:
+        remedy = f"free space on {path.parent} (df -h {path.parent})"
+    return JournalWriteFailed(f"cannot {doing} the journal {path}: {exc}", remedy)
 
 
 class JournalCorrupt(JournalError):
@@ -335,7 +353,7 @@ class Journal:
         except sqlite3.DatabaseError as exc:  # e.g. "file is not a database": the header itself is damaged
             if _write_failure(exc):
                 self.close()
-                raise JournalWriteFailed(f"cannot open the journal {self.path}: {exc}") from exc
+                raise _write_failed("open", self.path, exc) from exc
             return self._fail(CheckResult(False, [f"journal {self.path} cannot be opened: {exc}"]))
         self._restrict_mode()  # the -wal and -shm files SQLite has just made
         result = self.self_check()
@@ -402,12 +420,13 @@ class Journal:
         except sqlite3.Error as exc:
             building.unlink(missing_ok=True)
             if _write_failure(exc):
-                raise JournalWriteFailed(f"cannot create the journal {self.path}: {exc}") from exc
+                raise _write_failed("create", self.path, exc) from exc
             raise
         except OSError as exc:
             building.unlink(missing_ok=True)
             if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-                raise JournalWriteFailed(f"cannot create the journal {self.path}: {exc.strerror}") from exc
+                raise JournalWriteFailed(f"cannot create the journal {self.path}: {exc.strerror}",
+                                         f"free space on {self.path.parent} (df -h {self.path.parent})") from exc
             raise JournalRefused(f"cannot create the journal {self.path}: {exc.strerror}") from exc
 
     def _restrict_mode(self) -> None:
@@ -521,7 +540,7 @@ class Journal:
             yield
         except sqlite3.Error as exc:
             if _write_failure(exc):
-                raise JournalWriteFailed(f"cannot write the journal {self.path}: {exc}") from exc
+                raise _write_failed("write", self.path, exc) from exc
             raise
 
     def _writable(self) -> None:

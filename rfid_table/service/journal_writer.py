@@ -14,9 +14,13 @@ end) to a :class:`JournalWriter`; the pipeline publishes only what the writer re
 Either way each commit is timed (:meth:`JournalWriter.commit_report`, in the diagnostics): a card waits for its
 commit before it is published, so a disk whose fsync stalls (an ageing SD card) shows there first.
 
-Either way a full disk (or an I/O error) stops here, not the table: the steps wait in memory, in order, and are
-tried again every ``retry_s``; the first error is reported by :meth:`JournalWriter.durable` for the pipeline to
-log and show, and once the journal takes them they are published, late but whole.
+Either way a full disk (an I/O error, another program holding the write lock) stops here, not the table: the steps
+wait in memory, in order, and are tried again every ``retry_s``; the first error is reported by
+:meth:`JournalWriter.durable` for the pipeline to log and show, and once the journal takes them they are published,
+late but whole.
+
+The retention's deletes (:meth:`JournalWriter.prune`) go the same way: grouped, the writer's thread runs them between
+two commits, since a delete is a commit and an fsync of its own, and the loop must never wait for the disk.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller import DomainEvent
-from rfid_table.service.journal import Journal, JournalWriteFailed, Step
+from rfid_table.service.journal import Journal, JournalWriteFailed, Pruned, Step
 
 
 @dataclass
@@ -69,7 +73,9 @@ class JournalWriter:
         self._waiting: deque[PendingStep] = deque()  # not yet on disk, oldest first
         self._done: deque[PendingStep] = deque()  # on disk, not yet handed to the pipeline (threaded)
         self._marks: dict[str, int] = {}  # the broker's acknowledgements the journal has not taken yet
-        self._error: str | None = None  # the latest write failure, while it lasts
+        self._prune_asked = False  # grouped: the retention is due, for the thread to run between two commits
+        self._pruned: list[Pruned] = []  # what the retention removed, not yet taken by the pipeline
+        self._error: JournalWriteFailed | None = None  # the latest write failure, while it lasts
         self._tried_at = float("-inf")  # in the loop: when the last failed write was tried (table time)
         self._lock = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -99,6 +105,31 @@ class JournalWriter:
                 return
         self._write_marks()
 
+    def prune(self) -> None:
+        """Apply the journal's retention (:meth:`Journal.prune`): grouped, in the writer's thread after its commit
+        under way; in the loop, now. What it removed comes back through :meth:`pruned`. A full disk leaves it for
+        the next time (the steps' own writes report the disk)."""
+        if self._thread is None:
+            self._prune()
+            return
+        with self._lock:
+            self._prune_asked = True
+            self._lock.notify()
+
+    def pruned(self) -> list[Pruned]:
+        """What the retention removed since the last call."""
+        with self._lock:
+            done, self._pruned = self._pruned, []
+        return done
+
+    def _prune(self) -> None:
+        try:
+            removed = self.journal.prune()
+        except JournalWriteFailed:
+            return
+        with self._lock:
+            self._pruned.append(removed)
+
     def _write_marks(self) -> None:
         with self._lock:
             marks, self._marks = self._marks, {}
@@ -110,9 +141,9 @@ class JournalWriter:
                     self._marks[feed] = max(seq, self._marks.get(feed, 0))
 
     def durable(self, now: float) -> tuple[list[DomainEvent], list[tuple[str, str, dict]], tuple[dict, dict] | None,
-                                           str | None]:
+                                           JournalWriteFailed | None]:
         """The events and replies now on disk (to publish, in order), the newest snapshots taken with them, and the
-        write error while one lasts."""
+        write failure while one lasts."""
         if self._thread is None:
             self._write_in_loop(now)
         with self._lock:
@@ -177,7 +208,7 @@ class JournalWriter:
                 self.journal.record_steps(steps)
         except JournalWriteFailed as exc:
             with self._lock:
-                self._error = str(exc)
+                self._error = exc
             return False
         took = time.monotonic() - started
         with self._lock:
@@ -201,13 +232,16 @@ class JournalWriter:
     def _run(self) -> None:
         while True:
             with self._lock:
-                while not self._waiting and not self._marks and not self._closing:
+                while not self._waiting and not self._marks and not self._prune_asked and not self._closing:
                     self._lock.wait()
-                if not self._waiting and not self._marks:
+                if not self._waiting and not self._marks and (self._closing or not self._prune_asked):
                     return  # closing, and all is on disk
                 batch = list(self._waiting)  # everything that arrived during the last commit: one commit
+                prune, self._prune_asked = self._prune_asked, False
             if self._marks:
                 self._write_marks()
+            if prune:
+                self._prune()
             if not batch:
                 continue
             if self._write(batch):

@@ -168,8 +168,8 @@ def open_journal(path: str, config: TableConfig, fresh: bool = False):
     try:
         check = journal.open()
     except JournalWriteFailed as exc:
-        print(f"rfid-table: {exc}. The table cannot start without writing its journal: free space on the journal's "
-              f"file system (df -h {Path(path).parent}), then start it again", file=sys.stderr)
+        print(f"rfid-table: {exc}. The table cannot start without writing its journal: {exc.remedy}, then start it "
+              "again", file=sys.stderr)
         raise SystemExit(EX_JOURNAL_DISK)
     except JournalRefused as exc:
         print(f"rfid-table: refusing the journal: {exc}", file=sys.stderr)

@@ -35,3 +35,18 @@ def test_a_card_whose_commit_spans_a_disk_stall_is_told_apart_from_the_daemons_o
     assert 60 < figures["first_read_p99_outside_disk_stalls_ms"] < 70  # the other card alone
     calm = bench._first_read_latencies(first_reads, events, wall_offset, stalls([(20.05, 0.004)]))
     assert calm["first_read_in_disk_stalls"] == 0 and calm["first_read_p99_outside_disk_stalls_ms"] > 750
+
+
+def test_an_event_the_dealer_did_not_cause_is_counted_false_and_named_in_the_report():
+    """The dealer pitched one card; the table reported it, then the same card dealt again to another seat and an
+    irregularity: both false, and the report says what each was."""
+    uid = "E0040150A1000001"  # the 2s of the bench table's deck
+    events = [({"type": "card_dealt", "seq": 7, "seat": 1, "card": "2s", "t": 1010.06}, 10.07),
+              ({"type": "card_dealt", "seq": 9, "seat": 4, "card": "2s", "t": 1011.0}, 11.01),
+              ({"type": "irregular_card", "seq": 10, "code": "duplicate_card", "card": "2s", "t": 1011.0}, 11.01)]
+    figures = bench._first_read_latencies([(uid, "seat1.cards", 9.9, 10.0)], events, 1000.0, [])
+    assert figures["first_read_events"] == 1 and figures["first_read_missed"] == 0
+    assert figures["false_events"] == 2
+    assert figures["false_events_seen"] == [{"type": "card_dealt", "seq": 9, "seat": 4, "card": "2s"},
+                                            {"type": "irregular_card", "seq": 10, "code": "duplicate_card",
+                                             "card": "2s"}]

@@ -673,7 +673,8 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
 def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], events: list[tuple[dict, float]],
                           wall_offset_s: float, disk_stalls: list[tuple[float, float]]) -> dict:
     """Match each card event, in order of arrival, to the earliest first read of that card in the zone it names;
-    an event that matches no read is false, a read that no event matches is a missed card.
+    an event that matches no read is false (each is named, as the subscriber got it, for the run's report), a read
+    that no event matches is a missed card.
 
     Each latency is also split at the event's wall stamp (``t``: the daemon's step that made it; ``wall_offset_s``
     takes it to perf_counter): before it, the debouncing, the order window and the daemon's loop; after it, the
@@ -689,21 +690,21 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
         if Zone.parse(zone).place in ("seat", "board", "burn"):
             reads[(card_of.get(uid), zone)].append(read_at)
             expected += 1
-    latencies, false_events = [], 0
+    latencies, false_events = [], []
     to_stamp: list[float] = []  # first read → the event's stamp
     from_stamp: list[float] = []  # the stamp → the subscriber
     clear_of_stalls: list[float] = []  # the latencies of the cards that did not wait on a stalled disk
     for event, arrived in sorted(events, key=lambda e: e[1]):
         kind = event["type"]
         if kind == "irregular_card":
-            false_events += 1
+            false_events.append(event)
             continue
         if kind not in FIRST_READ_EVENTS:
             continue
         zone = Zone("cards", event["seat"]).name if kind == "card_dealt" else FIRST_READ_EVENTS[kind]
         waiting = reads.get((event.get("card"), zone))
         if not waiting or waiting[0] > arrived:
-            false_events += 1
+            false_events.append(event)
             continue
         read_at = waiting.popleft()
         latencies.append((arrived - read_at) * 1000)
@@ -714,7 +715,9 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
             clear_of_stalls.append(latencies[-1])
     nan = float("nan")
     return {"first_read_events": len(latencies), "first_read_missed": expected - len(latencies),
-            "false_events": false_events,
+            "false_events": len(false_events),
+            # what each said, without its wall stamp: the type, the seq and the fields that name the card and seat
+            "false_events_seen": [{k: v for k, v in e.items() if k not in ("t", "hand_id")} for e in false_events],
             "first_read_p50_ms": percentile(latencies, 50) if latencies else nan,
             "first_read_p99_ms": percentile(latencies, 99) if latencies else nan,
             "first_read_max_ms": max(latencies, default=nan),
@@ -799,6 +802,7 @@ def bench(args) -> int:
             "first_read_events": table["first_read_events"],
             "first_read_missed": table["first_read_missed"],
             "false_events": table["false_events"],
+            "false_events_seen": table["false_events_seen"],
             "first_read_p50_ms": round(table["first_read_p50_ms"], 1),
             "first_read_p99_ms": round(table["first_read_p99_ms"], 1),
             "first_read_max_ms": round(table["first_read_max_ms"], 1),

@@ -33,6 +33,19 @@ def start(config: Path, journal: Path, *extra: str) -> int:
     return stopped.value.code
 
 
+def stepper(table, start: float = 1000.0):
+    """``play(seconds)``: the simulated table read and stepped cycle by cycle through that much table time, on from
+    where the last call left it (from ``start``)."""
+    clock = [start]
+
+    def play(seconds: float) -> None:
+        for _ in range(int(seconds / table.cycle_s)):
+            table.advance(clock[0])
+            table.step(clock[0])
+            clock[0] += table.cycle_s
+    return play
+
+
 # ---- whose journal --------------------------------------------------------------------------------------------
 
 
@@ -284,13 +297,7 @@ def test_a_commit_held_up_shows_in_the_diagnostics_as_the_slowest_and_a_slow_com
     assert journal.open().ok
     sink = RecordingSink()
     table = SimulatedTable(config, SimOptions(hands=None, seed=3, speed=0, pace_s=0.5, link="direct"), sink, journal)
-    clock = [1000.0]
-
-    def play(seconds: float) -> None:
-        for _ in range(int(seconds / table.cycle_s)):
-            table.advance(clock[0])
-            table.step(clock[0])
-            clock[0] += table.cycle_s
+    play = stepper(table)
 
     try:
         play(5)
@@ -339,13 +346,7 @@ def test_a_program_holding_the_journals_write_lock_holds_up_publishing_not_the_t
     table = SimulatedTable(config, SimOptions(hands=None, seed=3, speed=0, pace_s=0.5, link="direct"), sink, journal,
                            group_commit=True)
     pipeline = table.pipeline
-    clock = [1000.0]
-
-    def play(seconds: float) -> None:
-        for _ in range(int(seconds / table.cycle_s)):
-            table.advance(clock[0])
-            table.step(clock[0])
-            clock[0] += table.cycle_s
+    play = stepper(table)
 
     def play_until(done, timeout_s: float = 20.0) -> bool:
         deadline = time.monotonic() + timeout_s

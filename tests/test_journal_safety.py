@@ -385,5 +385,6 @@ def test_a_program_holding_the_journals_write_lock_holds_up_publishing_not_the_t
         assert rows <= limit + 100 < journal.last_seq()  # what came since its delete, at most
     finally:
         other.close()
+        pipeline.close_journal()  # the writer's thread stops before its journal closes
         table.close()
         journal.close()

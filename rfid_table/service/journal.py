@@ -136,8 +136,12 @@ def _write_failed(doing: str, path: Path, exc: sqlite3.Error) -> JournalWriteFai
         remedy = (f"another program holds the journal's write lock: end its transaction or stop it "
                   f"(fuser -v {path} names it)")
     else:
-        remedy = f"free space on {path.parent} (df -h {path.parent})"
+        remedy = _free_space_on(path)
     return JournalWriteFailed(f"cannot {doing} the journal {path}: {exc}", remedy)
+
+
+def _free_space_on(path: Path) -> str:
+    return f"free space on {path.parent} (df -h {path.parent})"
 
 
 class JournalCorrupt(JournalError):
@@ -426,7 +430,7 @@ class Journal:
             building.unlink(missing_ok=True)
             if exc.errno in (errno.ENOSPC, errno.EDQUOT):
                 raise JournalWriteFailed(f"cannot create the journal {self.path}: {exc.strerror}",
-                                         f"free space on {self.path.parent} (df -h {self.path.parent})") from exc
+                                         _free_space_on(self.path)) from exc
             raise JournalRefused(f"cannot create the journal {self.path}: {exc.strerror}") from exc
 
     def _restrict_mode(self) -> None:

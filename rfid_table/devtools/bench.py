@@ -717,7 +717,7 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
     return {"first_read_events": len(latencies), "first_read_missed": expected - len(latencies),
             "false_events": len(false_events),
             # what each said, without its wall stamp: the type, the seq and the fields that name the card and seat
-            "false_events_seen": [{k: v for k, v in e.items() if k not in ("t", "hand_id")} for e in false_events],
+            "false_events_seen": [{k: v for k, v in e.items() if k != "t"} for e in false_events],
             "first_read_p50_ms": percentile(latencies, 50) if latencies else nan,
             "first_read_p99_ms": percentile(latencies, 99) if latencies else nan,
             "first_read_max_ms": max(latencies, default=nan),

@@ -234,8 +234,8 @@ class JournalWriter:
             with self._lock:
                 while not self._waiting and not self._marks and not self._prune_asked and not self._closing:
                     self._lock.wait()
-                if not self._waiting and not self._marks and (self._closing or not self._prune_asked):
-                    return  # closing, and all is on disk
+                if self._closing and not self._waiting and not self._marks:
+                    return  # closing, and all is on disk (a retention still asked for waits for the next start)
                 batch = list(self._waiting)  # everything that arrived during the last commit: one commit
                 prune, self._prune_asked = self._prune_asked, False
             if self._marks:

@@ -254,22 +254,49 @@ function fromDelayedHand(msg) {
   if (!events.length) return;
   if (msg.epoch !== state.epoch) newEpoch(msg.epoch);
   state.lastSeq = Math.max(state.lastSeq, msg.seq);
-  const start = events.filter((e) => e.type === "hand_started").pop() || events[0];  // the hand being played back
-  if (!playedSeq) events = events.filter((e) => e.seq >= start.seq);  // a page just opened: the newest hand
+  const now = Date.now() / 1000;
+  const starts = events.filter((e) => e.type === "hand_started");
+  let start = starts[starts.length - 1] || events[0];  // the newest hand
+  let beforeOffset = null;
+  if (!playedSeq) {
+    // A page just opened: the newest hand, or the one before while a page there since its release still plays it
+    const before = starts.length > 1 && events[0] === starts[0] ? starts[0] : null;
+    beforeOffset = before ? stillPlayingBack(events, before, start, msg, now) : null;
+    if (beforeOffset !== null) start = before;
+    events = events.filter((e) => e.seq >= start.seq);
+  }
   const missing = events.filter((e) => !isSeen(e.seq));
   if (!missing.length) return;
   missing.forEach((e) => remember(e.seq));
-  const now = Date.now() / 1000;
-  if (missing.includes(start)) {
+  // A page away at this hand's start but still playing the hand before keeps its pace: this one follows that result.
+  const stillPlaying = playedSeq > 0 && queue.some((e) => e.seq < start.seq);
+  if (missing.includes(start) && !stillPlaying) {
     // The first sight of this hand (a page opened late, or one away at its start): join its playback where a page
     // that was there since the release is, by the room's clock (released is the table's stamp); without a stamp,
     // show what was released at once.
     const last = events[events.length - 1];
     const since = typeof msg.released === "number" ? Math.max(0, now - msg.released) : Infinity;
-    offset = Math.max(now - since - start.t / config.speed, now - last.t / config.speed);
+    offset = beforeOffset !== null ? beforeOffset
+      : Math.max(now - since - start.t / config.speed, now - last.t / config.speed);
   }
   enqueue(missing);
   pump();
+}
+
+function stillPlayingBack(events, before, newest, msg, now) {
+  // Would a page there since the hand before the newest was released still be playing it back? It plays that hand
+  // at the pace it was dealt from its release, shows the result RESULT_PAUSE_S, then the newest hand at the same
+  // pace; from the newest hand's release instead when it had played everything before that (receive). A hand
+  // released whole when it ends (release = "hand") often is. Returns that page's offset, or null.
+  if (typeof msg.released_before !== "number" || typeof msg.released !== "number") return null;
+  const beforeOffset = now - Math.max(0, now - msg.released_before) - before.t / config.speed;
+  const at = (e) => e.t / config.speed + beforeOffset;
+  const hand = events.filter((e) => e.hand === before.hand);
+  const showdown = hand.find((e) => e.type === "showdown");
+  const lastAt = at(hand[hand.length - 1]);
+  if (lastAt <= now - Math.max(0, now - msg.released)) return null;  // it had: the newest hand began at its release
+  const newestAt = Math.max(at(newest), showdown ? at(showdown) + RESULT_PAUSE_S : lastAt);
+  return now < newestAt ? beforeOffset : null;
 }
 
 let heldSince = null;  // wall time the playback began waiting for a hand's late showdown

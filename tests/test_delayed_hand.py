@@ -38,9 +38,11 @@ class RecordingSink(DelayedFeedSink):
     def __init__(self):
         super().__init__()
         self.hands: list = []  # (published at, events, released)
+        self.released_before: list = []  # each delayed/hand's, in the same order
 
-    def publish_delayed_hand(self, events, released):
+    def publish_delayed_hand(self, events, released, released_before):
         self.hands.append((self.now, list(events), released))
+        self.released_before.append(released_before)
 
 
 def released_so_far(sink, at):
@@ -60,7 +62,15 @@ def test_delayed_hand_holds_what_the_feed_released_of_the_hand_being_played_back
         assert [e.seq for e in events] == [e.seq for e in released_so_far(sink, at)], f"at {at}"
         # stamped when the newest hand's start went out: the table time here, as the events' own t
         newest = [e for e in events if e.type == "hand_started"][-1:] or events[:1]
-        assert released == next(when for when, e in sink.delayed if e.seq == newest[0].seq)
+        released_at = {e.seq: when for when, e in sink.delayed}
+        assert released == released_at[newest[0].seq]
+    # and when the hand before's start went out, once there is one: an overlay opened while that hand is still
+    # played back joins it there
+    for (at, events, _), released_before in zip(sink.hands, sink.released_before):
+        starts = [e for e in events if e.type == "hand_started"]
+        before = starts[0] if len(starts) == 2 and events[0] is starts[0] else None
+        assert released_before == (released_at[before.seq] if before else None), f"at {at}"
+    assert any(b is not None for b in sink.released_before)
     # at most one a second (table time)
     times = [at for at, _, _ in sink.hands]
     assert all(b - a >= 1.0 - 1e-9 for a, b in zip(times, times[1:]))
@@ -89,7 +99,7 @@ def test_after_a_restart_delayed_hand_comes_back_from_the_journal(chips_config, 
     _at, events, released = second.hands[0]
     assert [e.seq for e in events] == [e.seq for e in released_so_far(first, float("inf"))]
     assert [e.payload(True) for e in events] == [e.payload(True) for e in released_so_far(first, float("inf"))]
-    assert released is None
+    assert released is None and second.released_before[0] is None
 
 
 def test_a_table_that_stops_leaves_delayed_hand_with_the_last_seconds_release_too(chips_config, tmp_path):

@@ -77,6 +77,9 @@ class Chromium:
         args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                 "--disable-extensions", "--disable-default-apps", "--no-first-run", "--mute-audio",
                 "--hide-scrollbars", "--remote-debugging-pipe", f"--user-data-dir={user_data_dir}",
+                # every tab plays on time, as each OBS browser source does: no throttled timers in a tab behind
+                "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+                "--disable-backgrounding-occluded-windows",
                 "--window-size=1920,1080", "about:blank"]
         self.proc = subprocess.Popen(["/bin/bash", "-c", f'exec "$0" "$@" 3<&{high[0]} 4>&{high[1]}', *args],
                                      pass_fds=high, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -168,6 +171,7 @@ class Feed:
         self.events: list[tuple[float, dict]] = []
         self.lock = threading.Lock()
         self.client = make_client(MqttSettings(host=broker.host, port=broker.port), f"overlay-test-{os.getpid()}")
+        self.client.reconnect_delay_set(min_delay=1, max_delay=1)  # back within a second of the broker's restart
         self.online = threading.Event()
         self.client.on_connect = lambda c, u, f, rc, p: c.subscribe([(f"rfid-table/{TABLE}/secure/events", 1),
                                                                      (f"rfid-table/{TABLE}/status", 1)])
@@ -470,6 +474,85 @@ def test_a_delayed_page_that_was_away_takes_the_events_it_missed_from_delayed_ha
         if impostor is not None:
             impostor.disconnect()
             impostor.loop_stop()
+        table.publish(f"{base}/delayed/hand", b"", qos=1, retain=True).wait_for_publish(10)
+        table.disconnect()
+        table.loop_stop()
+
+
+@needs_chromium
+def test_a_page_opened_while_the_hand_before_is_still_played_back_joins_that_hand(broker, tmp_path):
+    """A hand released whole when it ends is played back at the pace it was dealt, so the next hand is often
+    released while a page that was there all along still plays the one before. A page opened then (an OBS source
+    reloaded) shows that hand where the other page is, its result, and then the next one, rather than skip to it;
+    and the page there all along, had it missed the next hand's events (away when they went out), keeps its pace.
+    The table here is a plain client publishing delayed/hand as the daemon would, once the first page is open (the
+    time Chromium takes to start does not count): hand 1 released 7 s ago (the playback is past the turn, the river
+    comes in 5 s), then hand 2, released 3 s ago."""
+    table_id = "before-1"
+    base = f"rfid-table/{table_id}"
+    table = make_client(MqttSettings(host=broker.host, port=broker.port), f"table-{table_id}")
+    table.connect(broker.host, broker.port)
+    table.loop_start()
+    browser = Chromium(tmp_path / "chromium-profile")
+    try:
+        there = browser.open(broker.overlay_url(table_id))
+        deadline = time.monotonic() + 15
+        while not browser.evaluate(there, "state.connected"):
+            assert time.monotonic() < deadline, "the page did not connect"
+            time.sleep(0.05)
+        delay_s, now = 10.0, time.time()
+        start1 = now - 30.1  # hand 1 dealt from here, ended 13.1 s later, released delay_s after that: now - 7
+        start2 = start1 + 14  # hand 2: 3 s long, released now - 3.1
+        hand1 = [(0, {"type": "hand_started"}), (0.1, {"type": "card_dealt", "seat": 1, "count": 1, "card": "Ah"}),
+                 (0.2, {"type": "card_dealt", "seat": 2, "count": 1, "card": "Kd"}),
+                 (0.3, {"type": "card_dealt", "seat": 1, "count": 2, "card": "Qs"}),
+                 (0.4, {"type": "card_dealt", "seat": 2, "count": 2, "card": "Jc"}),
+                 (3.0, {"type": "board_card", "card": "2d", "street": "flop", "position": 1}),
+                 (3.1, {"type": "board_card", "card": "3d", "street": "flop", "position": 2}),
+                 (3.2, {"type": "board_card", "card": "4c", "street": "flop", "position": 3}),
+                 (6.0, {"type": "board_card", "card": "5h", "street": "turn", "position": 4}),
+                 (12.0, {"type": "board_card", "card": "9s", "street": "river", "position": 5}),
+                 (13.0, {"type": "showdown", "payouts": {"1": 400}, "finishing_stacks": {"1": 1200, "2": 800}}),
+                 (13.1, {"type": "hand_ended", "board": ["2d", "3d", "4c", "5h", "9s"]})]
+        hand2 = [(0, {"type": "hand_started"}), (0.1, {"type": "card_dealt", "seat": 1, "count": 1, "card": "7c"}),
+                 (0.2, {"type": "card_dealt", "seat": 2, "count": 1, "card": "8c"}), (3.0, {"type": "hand_ended"})]
+        dealt = [(1, start1 + at, body) for at, body in hand1] + [(2, start2 + at, body) for at, body in hand2]
+        events = [{"seq": seq, "t": t, "hand": hand, "epoch": "e-before", **body}
+                  for seq, (hand, t, body) in enumerate(dealt, start=1)]
+
+        def held(upto: int, released: float, released_before: float | None) -> None:
+            body = {"epoch": "e-before", "hand": events[upto - 1]["hand"], "seq": upto, "released": released,
+                    "released_before": released_before, "events": events[:upto]}
+            table.publish(f"{base}/delayed/hand", json.dumps(body).encode(), qos=1, retain=True).wait_for_publish(10)
+
+        held(len(hand1), start1 + 13.1 + delay_s, None)  # hand 1, released 7 s ago
+        while browser.evaluate(there, "state.hand") != 1:
+            assert time.monotonic() < deadline, "the page did not take hand 1"
+            time.sleep(0.05)
+        held(len(events), start2 + 3.0 + delay_s, start1 + 13.1 + delay_s)  # and hand 2
+        opened = browser.open(broker.overlay_url(table_id))
+        views = {"there": [], "opened": []}
+        deadline = time.monotonic() + 25
+        while time.monotonic() < deadline and not all(v and v[-1]["hand"] == 2 for v in views.values()):
+            for name, page in (("there", there), ("opened", opened)):
+                views[name].append(browser.evaluate(page, OBSERVE))
+            time.sleep(0.1)
+        first = next((v for v in views["opened"] if v["hand"] is not None), None)
+        assert first is not None and first["hand"] == 1 and first["board"][:4] == ["2d", "3d", "4c", "5h"], \
+            f"{first and first['now'] - now:.1f} s after hand 1's publish the page opened showed {first}"
+        assert {s["seat"]: s["cards"] for s in first["seats"]} == {1: ["Ah", "Qs"], 2: ["Kd", "Jc"]}
+        # the river on time (5 s after the publish) on the page there all along, and on the other with it
+        river = {name: next(v["now"] for v in seen if len(v["board"]) == 5) for name, seen in views.items()}
+        assert 3.5 <= river["there"] - now <= 7.0, f"the river came {river['there'] - now:.1f} s after the publish"
+        assert abs(river["opened"] - max(river["there"], first["now"])) < 1.0, (river, first["now"])
+        for name, seen in views.items():
+            result = next(v for v in seen if v["winnerHand"] == 1)
+            assert result["hand"] == 1 and "wins 400" in result["winner"], name
+            assert seen[-1]["hand"] == 2, f"hand 2 never came to the page {name}: {seen[-1]}"
+            shown_from = next(v["now"] for v in seen if v["hand"] == 2)
+            assert shown_from - result["now"] >= 3.0, name  # the result stayed on screen first
+    finally:
+        browser.close()
         table.publish(f"{base}/delayed/hand", b"", qos=1, retain=True).wait_for_publish(10)
         table.disconnect()
         table.loop_stop()

@@ -72,11 +72,13 @@ def snapshot_payload(snapshot: dict, epoch: str) -> bytes:
     return encode({**snapshot, "epoch": epoch})
 
 
-def delayed_hand_payload(events: list[dict], epoch: str, released: float | None) -> bytes:
+def delayed_hand_payload(events: list[dict], epoch: str, released: float | None,
+                         released_before: float | None) -> bytes:
     """The retained ``delayed/hand``: the ``delayed/events`` payloads released of the hand being played back (from
     its ``hand_started`` on) and of the hand before it; ``hand``: the newest hand's number (None before the first
-    hand), ``seq``: the newest event's, ``released``: the stamp at which the newest hand's start went out (None:
-    not known, after a restart)."""
+    hand), ``seq``: the newest event's, ``released``: the stamp at which the newest hand's start went out,
+    ``released_before``: the hand before's, when ``events`` begin with its start (None: not known, after a
+    restart)."""
     starts = [e["hand"] for e in events if e["type"] == "hand_started"]
     return encode({"epoch": epoch, "hand": starts[-1] if starts else None, "seq": events[-1]["seq"] if events else 0,
-                   "released": released, "events": events})
+                   "released": released, "released_before": released_before, "events": events})

@@ -95,6 +95,7 @@ class DelayedHand:
     def __init__(self) -> None:
         self.events: list[DomainEvent] = []
         self.released: float | None = None  # the stamp at which the newest hand's start went out; None: not known
+        self.released_before: float | None = None  # ... and the hand before's, when events begin with its start
         self.changed = False  # since it was last published
         self.restored = False
         self._newest = 0  # where the newest hand starts in events
@@ -111,6 +112,8 @@ class DelayedHand:
         for event in events:
             if event.type == "hand_started":
                 del self.events[:self._newest]  # the hand before the one before goes
+                begins_a_hand = bool(self.events) and self.events[0].type == "hand_started"
+                self.released_before = self.released if begins_a_hand else None
                 self._newest, self.released = len(self.events), stamp
             elif not self.events:
                 self.released = stamp
@@ -119,6 +122,7 @@ class DelayedHand:
         if overflow > 0:
             del self.events[:overflow]
             self._newest = max(0, self._newest - overflow)
+            self.released_before = None  # the hand before's start is cut off
         self.changed = self.changed or bool(events)
 
 
@@ -387,7 +391,7 @@ class TablePipeline:
         if not hand.changed:
             return False
         hand.changed = False
-        self.sink.publish_delayed_hand(list(hand.events), hand.released)
+        self.sink.publish_delayed_hand(list(hand.events), hand.released, hand.released_before)
         return True
 
     def publish_backlog(self) -> int:

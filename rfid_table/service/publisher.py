@@ -369,10 +369,12 @@ class MqttPublisher(Sink):
             taken += 1
         return taken
 
-    def publish_delayed_hand(self, events: list[DomainEvent], released: float | None) -> None:
+    def publish_delayed_hand(self, events: list[DomainEvent], released: float | None,
+                             released_before: float | None) -> None:
         """The retained ``delayed/hand``: what the delayed feed has released of the hand being played back, for an
         overlay that missed some of it or opens late. Sent again at every (re)connection, like the snapshots."""
-        self._delayed_hand = delayed_hand_payload([self._delayed_body(e) for e in events], self.epoch, released)
+        self._delayed_hand = delayed_hand_payload([self._delayed_body(e) for e in events], self.epoch, released,
+                                                  released_before)
         if self.connected:
             self._publish(self.topics.delayed_hand, self._delayed_hand, retain=True)
 

@@ -46,10 +46,11 @@ class Sink(Protocol):
     def publish_delayed(self, events: list[DomainEvent]) -> int | None:
         """Returns how many of ``events`` it took (None: all); the rest is offered again."""
 
-    def publish_delayed_hand(self, events: list[DomainEvent], released: float | None) -> None:
+    def publish_delayed_hand(self, events: list[DomainEvent], released: float | None,
+                             released_before: float | None) -> None:
         """The delayed feed's events of the hand being played back so far, and of the hand before it (retained: the
-        latest replaces the last); ``released``: the stamp at which the newest hand's start was released (None: not
-        known)."""
+        latest replaces the last); ``released``: the stamp at which the newest hand's start was released,
+        ``released_before``: the hand before's, when ``events`` begin with its start (None: not known)."""
 
     def take_commands(self) -> list:
         """Commands received since the last call: each with ``topic``, ``payload`` (raw bytes) and ``retained``

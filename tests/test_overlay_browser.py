@@ -543,14 +543,14 @@ def test_a_page_opened_while_the_hand_before_is_still_played_back_joins_that_han
         assert {s["seat"]: s["cards"] for s in first["seats"]} == {1: ["Ah", "Qs"], 2: ["Kd", "Jc"]}
         # the river on time (5 s after the publish) on the page there all along, and on the other with it
         river = {name: next(v["now"] for v in seen if len(v["board"]) == 5) for name, seen in views.items()}
-        assert 3.5 <= river["there"] - now <= 7.0, f"the river came {river['there'] - now:.1f} s after the publish"
+        assert 3.5 <= river["there"] - now <= 8.0, f"the river came {river['there'] - now:.1f} s after the publish"
         assert abs(river["opened"] - max(river["there"], first["now"])) < 1.0, (river, first["now"])
         for name, seen in views.items():
             result = next(v for v in seen if v["winnerHand"] == 1)
             assert result["hand"] == 1 and "wins 400" in result["winner"], name
             assert seen[-1]["hand"] == 2, f"hand 2 never came to the page {name}: {seen[-1]}"
             shown_from = next(v["now"] for v in seen if v["hand"] == 2)
-            assert shown_from - result["now"] >= 3.0, name  # the result stayed on screen first
+            assert shown_from - result["now"] >= 2.5, name  # the result stayed on screen first (4 s; 1 without)
     finally:
         browser.close()
         table.publish(f"{base}/delayed/hand", b"", qos=1, retain=True).wait_for_publish(10)

@@ -261,7 +261,7 @@ function fromDelayedHand(msg) {
   if (!playedSeq) {
     // A page just opened: the newest hand, or the one before while a page there since its release still plays it
     const before = starts.length > 1 && events[0] === starts[0] ? starts[0] : null;
-    beforeOffset = before ? stillPlayingBack(events, before, start, msg, now) : null;
+    beforeOffset = before ? offsetStillOnHandBefore(events, before, start, msg, now) : null;
     if (beforeOffset !== null) start = before;
     events = events.filter((e) => e.seq >= start.seq);
   }
@@ -283,18 +283,19 @@ function fromDelayedHand(msg) {
   pump();
 }
 
-function stillPlayingBack(events, before, newest, msg, now) {
+function offsetStillOnHandBefore(events, before, newest, msg, now) {
   // Would a page there since the hand before the newest was released still be playing it back? It plays that hand
   // at the pace it was dealt from its release, shows the result RESULT_PAUSE_S, then the newest hand at the same
   // pace; from the newest hand's release instead when it had played everything before that (receive). A hand
   // released whole when it ends (release = "hand") often is. Returns that page's offset, or null.
   if (typeof msg.released_before !== "number" || typeof msg.released !== "number") return null;
-  const beforeOffset = now - Math.max(0, now - msg.released_before) - before.t / config.speed;
+  // (the release stamps are table time: a simulation faster than real time has them ahead of the wall clock)
+  const beforeOffset = Math.min(now, msg.released_before) - before.t / config.speed;
   const at = (e) => e.t / config.speed + beforeOffset;
   const hand = events.filter((e) => e.hand === before.hand);
   const showdown = hand.find((e) => e.type === "showdown");
   const lastAt = at(hand[hand.length - 1]);
-  if (lastAt <= now - Math.max(0, now - msg.released)) return null;  // it had: the newest hand began at its release
+  if (lastAt <= Math.min(now, msg.released)) return null;  // it had: the newest hand began at its release
   const newestAt = Math.max(at(newest), showdown ? at(showdown) + RESULT_PAUSE_S : lastAt);
   return now < newestAt ? beforeOffset : null;
 }

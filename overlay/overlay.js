@@ -311,9 +311,10 @@ function pump() {
   let waitS = null;  // how long until the playback looks again (null: when the next event is due)
   while (queue.length) {
     const head = queue[0];
-    // A page that has played nothing yet and whose first event is not a hand's start joined in the middle of one
-    // (its subscription came after the hand's first events): delayed/hand brings the start, as it brings a gap's.
-    const joinedMidHand = !playedSeq && head.type !== "hand_started";
+    // A page that has played nothing yet and whose first event is one of a hand but not its start joined in the
+    // middle of it (its subscription came after the hand's first events): delayed/hand brings the start, as it
+    // brings a gap's. One outside any hand (a player seated before the first deal) misses nothing: it plays.
+    const joinedMidHand = !playedSeq && head.type !== "hand_started" && head.hand != null;
     if ((joinedMidHand || playedSeq && head.seq > playedSeq + 1) && due(head) <= now) {
       // Missed events before one that is due: delayed/hand brings them (a gap resyncs); wait a moment for it, then
       // play on without them (and give up waiting for this hand's late showdown: it may be among them).

@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 from hal.zone_names import Zone
 from rfid_table.devtools.bench_reader import measure_reader, report_lines
-from rfid_table.devtools import bench_disk, bench_journal
+from rfid_table.devtools import bench_disk, bench_host, bench_journal
 from rfid_table.service import systemd
 from rfid_table.ops.broker import PrivateBroker
 from rfid_table.package_data import CONFIG_DIR
@@ -604,6 +604,7 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             return (_cpu_s(daemon.pid) - cpu) / (time.perf_counter() - wall)
 
         disk = bench_disk.DiskProbe(directory)
+        host = bench_host.StealProbe()
         try:
             time.sleep(2.0)  # the readers' handshakes, the first inventories
             rest_share = rest()
@@ -613,6 +614,7 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             progress(f"  table: {hands} hands with chips, a pace of {HAND_PACE_S} s")
             cpu, hands_from = _cpu_s(daemon.pid), time.perf_counter()
             disk.start()
+            host.start()
             world.send(("hands", hands))
             deadline = time.monotonic() + 120 * hands
             while True:
@@ -627,11 +629,13 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             time.sleep(2.0)  # the last events on their way
             hands_until = time.perf_counter()
             disk_syncs = disk.stop()
+            steal = host.stop()
             rest_after_share = rest()  # the hands' events now wait in the journal for the broadcast delay
             if daemon.poll() is not None:
                 raise RuntimeError(f"rfid-table run exited with {daemon.returncode}")
         finally:
             disk.stop()
+            host.stop()
             daemon.send_signal(signal.SIGTERM)
             daemon.wait(10)
             log_file.close()
@@ -666,12 +670,15 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             "disk_sync_p99_ms": percentile(sync_s, 99) * 1000,
             "disk_sync_max_ms": max(sync_s) * 1000,
             "disk_stalls": len(disk_stalls),
+            "host_steal_share": bench_host.share(steal),
+            "host_steal_bursts": len(bench_host.bursts(steal)),
             **_first_read_latencies(first_reads, [(e, t) for e, t in events if hands_from < t < hands_until],
-                                    time.time() - time.perf_counter(), disk_stalls)}
+                                    time.time() - time.perf_counter(), disk_stalls, bench_host.bursts(steal))}
 
 
 def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], events: list[tuple[dict, float]],
-                          wall_offset_s: float, disk_stalls: list[tuple[float, float]]) -> dict:
+                          wall_offset_s: float, disk_stalls: list[tuple[float, float]],
+                          steal_bursts: list[tuple[float, float]] = ()) -> dict:
     """Match each card event, in order of arrival, to the earliest first read of that card in the zone it names;
     an event that matches no read is false (each is named, as the subscriber got it, for the run's report), a read
     that no event matches is a missed card.
@@ -679,7 +686,10 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
     Each latency is also split at the event's wall stamp (``t``: the daemon's step that made it; ``wall_offset_s``
     takes it to perf_counter): before it, the debouncing, the order window and the daemon's loop; after it, the
     journal's commit and the broker. A card whose time after the stamp spans one of ``disk_stalls`` (start, end on
-    perf_counter) waited on the disk: the p99 of the others is the table's latency on a disk that does not stall."""
+    perf_counter) waited on the disk: the p99 of the others is the table's latency on a disk that does not stall.
+    Of those, a card whose whole span, first read to arrival, shares a moment with one of ``steal_bursts`` waited
+    on the host (a virtual machine's CPUs given to other guests): the p99 of the cards clear of both is the table's
+    own."""
     from collections import defaultdict, deque
 
     config = load_config(str(CONFIG_DIR / TABLE_CONFIG))
@@ -694,6 +704,7 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
     to_stamp: list[float] = []  # first read → the event's stamp
     from_stamp: list[float] = []  # the stamp → the subscriber
     clear_of_stalls: list[float] = []  # the latencies of the cards that did not wait on a stalled disk
+    clear_of_both: list[float] = []  # ... nor on a host that took the CPUs
     for event, arrived in sorted(events, key=lambda e: e[1]):
         kind = event["type"]
         if kind == "irregular_card":
@@ -713,6 +724,8 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
         from_stamp.append((arrived - stamped) * 1000)
         if not bench_disk.overlaps((stamped, arrived), disk_stalls):
             clear_of_stalls.append(latencies[-1])
+            if not bench_disk.overlaps((read_at, arrived), list(steal_bursts)):
+                clear_of_both.append(latencies[-1])
     nan = float("nan")
     return {"first_read_events": len(latencies), "first_read_missed": expected - len(latencies),
             "false_events": len(false_events),
@@ -724,7 +737,9 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
             "first_read_to_event_p99_ms": percentile(to_stamp, 99) if to_stamp else nan,
             "first_read_event_to_subscriber_p99_ms": percentile(from_stamp, 99) if from_stamp else nan,
             "first_read_in_disk_stalls": len(latencies) - len(clear_of_stalls),
-            "first_read_p99_outside_disk_stalls_ms": percentile(clear_of_stalls, 99) if clear_of_stalls else nan}
+            "first_read_p99_outside_disk_stalls_ms": percentile(clear_of_stalls, 99) if clear_of_stalls else nan,
+            "first_read_in_steal_bursts": len(clear_of_stalls) - len(clear_of_both),
+            "first_read_p99_outside_stalls_and_steal_ms": percentile(clear_of_both, 99) if clear_of_both else nan}
 
 
 def bench(args) -> int:
@@ -819,6 +834,11 @@ def bench(args) -> int:
             "disk_stalls_in_hands": table["disk_stalls"],
             "first_read_in_disk_stalls": table["first_read_in_disk_stalls"],
             "first_read_p99_outside_disk_stalls_ms": round(table["first_read_p99_outside_disk_stalls_ms"], 1),
+            "host_steal_pct_in_hands": round(table["host_steal_share"] * 100, 2),
+            "host_steal_bursts_in_hands": table["host_steal_bursts"],
+            "first_read_in_steal_bursts": table["first_read_in_steal_bursts"],
+            "first_read_p99_outside_stalls_and_steal_ms":
+                round(table["first_read_p99_outside_stalls_and_steal_ms"], 1),
         })
     result["e2e_p99_over_baseline_p99"] = round(result["e2e_p99_ms"] / result["baseline_p99_ms"], 2)
     result["e2e_p999_over_baseline_p999"] = round(result["e2e_p999_ms"] / result["baseline_p999_ms"], 2)

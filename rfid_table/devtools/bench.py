@@ -672,6 +672,7 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             "disk_stalls": len(disk_stalls),
             "host_steal_share": bench_host.share(steal),
             "host_steal_bursts": len(bench_host.bursts(steal)),
+            "host_steal_windows": len(steal),
             **_first_read_latencies(first_reads, [(e, t) for e, t in events if hands_from < t < hands_until],
                                     time.time() - time.perf_counter(), disk_stalls, bench_host.bursts(steal))}
 
@@ -836,6 +837,7 @@ def bench(args) -> int:
             "first_read_p99_outside_disk_stalls_ms": round(table["first_read_p99_outside_disk_stalls_ms"], 1),
             "host_steal_pct_in_hands": round(table["host_steal_share"] * 100, 2),
             "host_steal_bursts_in_hands": table["host_steal_bursts"],
+            "host_steal_windows_in_hands": table["host_steal_windows"],
             "first_read_in_steal_bursts": table["first_read_in_steal_bursts"],
             "first_read_p99_outside_stalls_and_steal_ms":
                 round(table["first_read_p99_outside_stalls_and_steal_ms"], 1),

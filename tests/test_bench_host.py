@@ -4,7 +4,7 @@ import time
 
 from rfid_table.devtools import bench
 from rfid_table.devtools.bench_disk import stalls
-from rfid_table.devtools.bench_host import StealProbe, bursts, cpu_ticks, share
+from rfid_table.devtools.bench_host import StealProbe, bursts, cpu_ticks, share, share_between
 
 
 def test_the_probe_keeps_a_window_of_the_cpus_times_every_interval_until_stopped():
@@ -20,6 +20,8 @@ def test_the_probe_keeps_a_window_of_the_cpus_times_every_interval_until_stopped
     assert all(a[1] == b[0] for a, b in zip(windows, windows[1:]))  # one after the other, nothing left out
     assert 0 <= share(windows) <= 1
     assert probe.stop() == windows  # stopped: nothing more
+    assert share_between((10, 1000), (30, 1200)) == 0.1  # 20 of 200 ticks
+    assert share_between(None, (30, 1200)) is None and share_between((10, 1000), (10, 1000)) is None
 
 
 def test_a_file_that_is_not_the_kernels_gives_no_window(tmp_path):

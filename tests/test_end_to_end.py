@@ -165,6 +165,8 @@ def test_bench_reports_every_figure_as_one_json_object():
     runs = figures["replay_one_core_runs"]  # the one-core figure is the fastest of three fresh processes
     assert len(runs) == 3 and figures["replay_hands_per_s_one_core"] == max(runs)
     assert figures["replay_hands_per_s_one_core_median"] == sorted(runs)[1]
+    for key in ("host_steal_pct", "host_steal_pct_e2e", "host_steal_pct_replay"):  # the machine's own minutes
+        assert 0 <= figures[key] <= 100, key
     assert "startup_s" not in figures  # --table-hands 0: the full-table part is skipped
     assert "end to end: tag read" in done.stderr  # progress goes to stderr, the figures alone to stdout
 

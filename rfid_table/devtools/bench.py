@@ -16,6 +16,9 @@
   alone on the same hands (the floor of the work), for the ratio.
 * ``reader_model`` (with ``--reader-model``): the reader firmware in MicroPython on the modelled PN5180 (``rfid_table.devtools.bench_reader``): dwell
   time against load, a whole 10-seat table on 1, 2 and 4 front ends, dealt-card arrival per design, memory.
+* ``host_steal_pct``, ``host_steal_pct_e2e``, ``host_steal_pct_replay``: the share of the CPUs' time a hypervisor
+  gave to other guests over the whole bench, the end-to-end part with its baseline, and the replay
+  (``rfid_table.devtools.bench_host``; 0 on a Pi): the machine's own minutes, beside the figures they move.
 """
 
 import gc
@@ -753,11 +756,13 @@ def bench(args) -> int:
         broker = PrivateBroker().start()
         settings = MqttSettings(host=broker.host, port=broker.port)
     progress = _progress
+    steal_at = {"start": bench_host.cpu_ticks()}  # the host's steal over the whole bench and its parts
     try:
         progress(f"end to end: tag read → HAL → controller → publisher → broker → subscriber, ≥{args.events} events")
         e2e, send_times = measure_end_to_end(config_path, settings, args.events, progress)
         progress(f"baseline: {len(send_times)} bare publish → broker → subscriber round trips, same timing")
         baseline = measure_baseline(settings, send_times, progress)
+        steal_at["e2e"] = bench_host.cpu_ticks()
         progress("codec: decoding 50,000 INVENTORY frames")
         decode_rate = measure_decode_frames_per_s()
         progress("reader link: tag reads through pty, codec, link, firmware reader and zone tracker")
@@ -770,7 +775,9 @@ def bench(args) -> int:
         progress(f"memory: rfid-table sim playing {args.rss_hands} hands over the emulated reader link")
         rss = measure_rss_mb(config_path, settings, args.rss_hands)
         progress("replay: 400 random hands as cards and chips on the simulated table, read back")
+        steal_at["replay from"] = bench_host.cpu_ticks()
         replay = measure_replay()
+        steal_at["replay"] = bench_host.cpu_ticks()
         progress("equity: 2, 6 and 9 live seats, exact on the flop, sampled preflop")
         equity = measure_equity()
         # The reader firmware on the modelled PN5180 (rfid_table.devtools.bench_reader): a few minutes, so on request.
@@ -783,6 +790,10 @@ def bench(args) -> int:
     finally:
         if broker is not None:
             broker.stop()
+    steal_at["end"] = bench_host.cpu_ticks()
+    steal = {"host_steal_pct": bench_host.share_between(steal_at["start"], steal_at["end"]),
+             "host_steal_pct_e2e": bench_host.share_between(steal_at["start"], steal_at["e2e"]),
+             "host_steal_pct_replay": bench_host.share_between(steal_at["replay from"], steal_at["replay"])}
     result = {
         "e2e_events": len(e2e),
         "e2e_p50_ms": round(percentile(e2e, 50), 3),
@@ -807,6 +818,8 @@ def bench(args) -> int:
         "replay_cores": replay["replay_cores"],
         "engine_hands_per_s": round(replay["engine_hands_per_s"]),
         **{key: round(ms, 2) for key, ms in equity.items()},
+        # the machine's own minutes: the CPU time its host gave to other guests (None where the kernel does not say)
+        **{key: None if value is None else round(value * 100, 2) for key, value in steal.items()},
     }
     if table is not None:
         result.update({

@@ -64,6 +64,13 @@ class StealProbe:
             last, last_at = now, now_at
 
 
+def share_between(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """The stolen share of the CPUs' time between two :func:`cpu_ticks` readings (None where there are none)."""
+    if before is None or after is None or after[1] == before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1])
+
+
 def share(windows: list[tuple[float, float, int, int]]) -> float:
     """The stolen share of the CPUs' time over all ``windows`` (0 without any)."""
     ticks = sum(all_ticks for *_, all_ticks in windows)

@@ -141,6 +141,15 @@ class Chromium:
             time.sleep(0.05)
         return session
 
+    def open_connected(self, url: str) -> str:
+        """:meth:`open`, then wait until the page is connected to the broker."""
+        session = self.open(url)
+        deadline = time.monotonic() + 15
+        while not self.evaluate(session, "state.connected"):
+            assert time.monotonic() < deadline, f"{url} did not connect to the broker"
+            time.sleep(0.05)
+        return session
+
     def evaluate(self, session: str, expression: str):
         result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session)
         if "exceptionDetails" in result:
@@ -217,6 +226,14 @@ class Feed:
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
+
+
+def plain_table(broker, table_id: str):
+    """A plain MQTT client, connected, that publishes for ``table_id`` what the daemon would."""
+    table = make_client(MqttSettings(host=broker.host, port=broker.port), f"table-{table_id}")
+    table.connect(broker.host, broker.port)
+    table.loop_start()
+    return table
 
 
 @pytest.fixture(scope="module")
@@ -405,9 +422,7 @@ def test_a_delayed_page_that_was_away_takes_the_events_it_missed_from_delayed_ha
     hand whole. The table here is a plain client publishing what the daemon would."""
     table_id = "away-1"
     base = f"rfid-table/{table_id}"
-    table = make_client(MqttSettings(host=broker.host, port=broker.port), f"table-{table_id}")
-    table.connect(broker.host, broker.port)
-    table.loop_start()
+    table = plain_table(broker, table_id)
     now = time.time()
     released = now - 1.0
     events = [{"type": "hand_started"}, {"type": "card_dealt", "seat": 1, "count": 1, "card": "Ah"},
@@ -505,16 +520,10 @@ def test_a_page_opened_while_the_hand_before_is_still_played_back_joins_that_han
     comes in 5 s), then hand 2, released 3 s ago."""
     table_id = "before-1"
     base = f"rfid-table/{table_id}"
-    table = make_client(MqttSettings(host=broker.host, port=broker.port), f"table-{table_id}")
-    table.connect(broker.host, broker.port)
-    table.loop_start()
+    table = plain_table(broker, table_id)
     browser = Chromium(tmp_path / "chromium-profile")
     try:
-        there = browser.open(broker.overlay_url(table_id))
-        deadline = time.monotonic() + 15
-        while not browser.evaluate(there, "state.connected"):
-            assert time.monotonic() < deadline, "the page did not connect"
-            time.sleep(0.05)
+        there = browser.open_connected(broker.overlay_url(table_id))
         delay_s, now = 10.0, time.time()
         start1 = now - 30.1  # hand 1 dealt from here, ended 13.1 s later, released delay_s after that: now - 7
         start2 = start1 + 14  # hand 2: 3 s long, released now - 3.1
@@ -541,6 +550,7 @@ def test_a_page_opened_while_the_hand_before_is_still_played_back_joins_that_han
             table.publish(f"{base}/delayed/hand", json.dumps(body).encode(), qos=1, retain=True).wait_for_publish(10)
 
         held(len(hand1), start1 + 13.1 + delay_s, None)  # hand 1, released 7 s ago
+        deadline = time.monotonic() + 15
         while browser.evaluate(there, "state.hand") != 1:
             assert time.monotonic() < deadline, "the page did not take hand 1"
             time.sleep(0.05)
@@ -580,16 +590,10 @@ def test_a_page_whose_first_event_is_outside_a_hand_plays_the_next_hand_at_its_p
     events that never were. The table here is a plain client publishing what the daemon would."""
     table_id = "first-1"
     base = f"rfid-table/{table_id}"
-    table = make_client(MqttSettings(host=broker.host, port=broker.port), f"table-{table_id}")
-    table.connect(broker.host, broker.port)
-    table.loop_start()
+    table = plain_table(broker, table_id)
     browser = Chromium(tmp_path / "chromium-profile")
     try:
-        page = browser.open(broker.overlay_url(table_id))
-        deadline = time.monotonic() + 15
-        while not browser.evaluate(page, "state.connected"):
-            assert time.monotonic() < deadline, "the page did not connect"
-            time.sleep(0.05)
+        page = browser.open_connected(broker.overlay_url(table_id))
         now = time.time()
         released = [(0.0, None, {"type": "player_seated", "seat": 1, "name": "Anna Müller"}),
                     (0.5, 1, {"type": "hand_started"}),

@@ -29,7 +29,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from hal.zone_names import Zone
 from rfid_table.devtools.bench_reader import measure_reader, report_lines
@@ -658,6 +658,7 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
                if topic == topics.diagnostics and hands_from < t < hands_until]
     sync_s = [seconds for _start, seconds in disk_syncs]
     disk_stalls = bench_disk.stalls(disk_syncs)
+    steal_bursts = bench_host.bursts(steal)
     config = load_config(str(CONFIG_DIR / TABLE_CONFIG))
     cards = config.debounce_by_zone()[Zone("cards", 1).name]
     # The least a card can take: the reads in a row that make it present, one reader cycle apart.
@@ -674,15 +675,15 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             "disk_sync_max_ms": max(sync_s) * 1000,
             "disk_stalls": len(disk_stalls),
             "host_steal_share": bench_host.share(steal),
-            "host_steal_bursts": len(bench_host.bursts(steal)),
+            "host_steal_bursts": len(steal_bursts),
             "host_steal_windows": len(steal),
             **_first_read_latencies(first_reads, [(e, t) for e, t in events if hands_from < t < hands_until],
-                                    time.time() - time.perf_counter(), disk_stalls, bench_host.bursts(steal))}
+                                    time.time() - time.perf_counter(), disk_stalls, steal_bursts)}
 
 
 def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], events: list[tuple[dict, float]],
                           wall_offset_s: float, disk_stalls: list[tuple[float, float]],
-                          steal_bursts: list[tuple[float, float]] = ()) -> dict:
+                          steal_bursts: Sequence[tuple[float, float]] = ()) -> dict:
     """Match each card event, in order of arrival, to the earliest first read of that card in the zone it names;
     an event that matches no read is false (each is named, as the subscriber got it, for the run's report), a read
     that no event matches is a missed card.
@@ -728,7 +729,7 @@ def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], even
         from_stamp.append((arrived - stamped) * 1000)
         if not bench_disk.overlaps((stamped, arrived), disk_stalls):
             clear_of_stalls.append(latencies[-1])
-            if not bench_disk.overlaps((read_at, arrived), list(steal_bursts)):
+            if not bench_disk.overlaps((read_at, arrived), steal_bursts):
                 clear_of_both.append(latencies[-1])
     nan = float("nan")
     return {"first_read_events": len(latencies), "first_read_missed": expected - len(latencies),

@@ -10,6 +10,7 @@ stall of the disk; a card whose commit and publication span one waited on the di
 import os
 import threading
 import time
+from collections.abc import Sequence
 
 PROBE_INTERVAL_S = 0.25  # four small syncs a second: a stall of a few hundred ms is seen, the load is negligible
 PROBE_BYTES = 4096
@@ -62,7 +63,7 @@ def stalls(syncs: list[tuple[float, float]], stall_s: float = STALL_S) -> list[t
     return [(start, start + seconds) for start, seconds in syncs if seconds >= stall_s]
 
 
-def overlaps(span: tuple[float, float], stall_spans: list[tuple[float, float]]) -> bool:
+def overlaps(span: tuple[float, float], stall_spans: Sequence[tuple[float, float]]) -> bool:
     """Whether the span (start, end) shares a moment with one of the stalls."""
     start, end = span
     return any(stall_start < end and start < stall_end for stall_start, stall_end in stall_spans)

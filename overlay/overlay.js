@@ -462,11 +462,14 @@ function connect() {
     clean: true, reconnectPeriod: 2000, connectTimeout: 10000, keepalive: 30,
   });
   client.on("connect", () => {
-    state.connected = true; state.connects += 1; draw();
     // Every (re)connection subscribes again, and so gets the retained snapshot (and delayed/hand) again: a resync.
     // delayed/hand before the events: the broker sends it at the subscription, so it comes before any live event.
+    // Connected once the broker has the subscription: from then on nothing the table sends passes the page by.
     client.subscribe([topics.snapshot, ...(topics.hand ? [topics.hand] : []), topics.events, topics.status],
-                     { qos: 1 });
+                     { qos: 1 }, (err) => {
+                       if (err) { console.warn("overlay: subscribe:", err.message); return; }
+                       state.connected = true; state.connects += 1; draw();
+                     });
   });
   client.on("close", () => { state.connected = false; draw(); });
   client.on("error", (err) => console.warn("overlay: broker:", err.message));

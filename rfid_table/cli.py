@@ -358,7 +358,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="events of each durable-throughput run (default 5000)")
     p.add_argument("--fsync-ms", type=float, default=5.0,
                    help="the slow disk's delay of every fsync, injected with strace (default 5, like an SD card; "
-                        "0 skips the slow-disk runs)")
+                        "0 skips the slow-disk runs and keeps the full-table part's journal on this machine's disk)")
+    p.add_argument("--table-journal-dir", default=None, metavar="DIR",
+                   help="keep the full-table part's journal in DIR, on that disk as it is (on a Pi: its SD card, "
+                        "for example /var/lib/rfid-table); by default a RAM directory whose every fsync is "
+                        "--fsync-ms late, a steady disk that other processes' writes do not stall")
     p.add_argument("--broker", default=None, help="HOST:PORT of a broker to use instead of a private one")
     p.add_argument("--reader-model", action="store_true",
                    help="also the reader firmware's figures on the modelled PN5180 (docs/hardware.md; a few minutes, "

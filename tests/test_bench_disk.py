@@ -1,9 +1,16 @@
 """The bench's disk baseline: the disk's own syncs beside the journal, and the cards that waited on a stall."""
 
+import os
+import shutil
+import subprocess
+import sys
 import time
+from contextlib import ExitStack
+
+import pytest
 
 from rfid_table.devtools import bench
-from rfid_table.devtools.bench_disk import DiskProbe, stalls
+from rfid_table.devtools.bench_disk import RAM_DIR, DiskProbe, journal_disk, stalls, traced_pid
 
 
 def test_the_probe_syncs_a_file_of_its_own_until_stopped_and_leaves_nothing_behind(tmp_path):
@@ -50,3 +57,60 @@ def test_an_event_the_dealer_did_not_cause_is_counted_false_and_named_in_the_rep
     assert figures["false_events_seen"] == [{"type": "card_dealt", "seq": 9, "seat": 4, "card": "2s"},
                                             {"type": "irregular_card", "seq": 10, "code": "duplicate_card",
                                              "card": "2s"}]
+
+
+# Ten durable SQLite commits, as the journal makes them (WAL, synchronous=FULL): each ends in an fsync of the WAL.
+TEN_COMMITS = """
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA journal_mode=WAL"); db.execute("PRAGMA synchronous=FULL"); db.execute("CREATE TABLE t (x)")
+started = time.monotonic()
+for x in range(10):
+    db.execute("INSERT INTO t VALUES (?)", (x,))
+print(time.monotonic() - started)
+"""
+
+
+@pytest.mark.skipif(shutil.which("strace") is None or not os.path.isdir(RAM_DIR), reason="needs strace and /dev/shm")
+def test_the_steady_disk_keeps_the_journal_in_ram_and_makes_each_of_its_commits_wait_the_given_fsync(tmp_path):
+    with ExitStack() as made:
+        disk = journal_disk(made, None, 20.0, str(tmp_path))
+        assert os.path.dirname(disk.directory) == RAM_DIR and "every fsync 20 ms late" in disk.description
+        # the probe watches the machine's disk the journal was kept off, and cards are not said to wait on it
+        assert disk.probe_directory == str(tmp_path) and not disk.probed
+        journal = os.path.join(disk.directory, "table.journal")
+        run = subprocess.run([*disk.command_prefix, sys.executable, "-c", TEN_COMMITS, journal],
+                             capture_output=True, text=True, check=True, timeout=60)
+        # A lower bound, not a speed: strace holds each commit's fsync 20 ms; a RAM disk alone takes microseconds.
+        assert float(run.stdout) >= 10 * 0.020
+        assert os.path.exists(journal)
+    assert not os.path.exists(disk.directory)  # nothing of the bench's left in RAM
+
+
+def test_a_journal_directory_given_is_used_as_it_is_and_left_as_it_was(tmp_path):
+    own = tmp_path / "rfid-table"
+    own.mkdir()
+    (own / "table.journal").write_text("the table's own journal")
+    with ExitStack() as made:
+        disk = journal_disk(made, str(own), 5.0, str(tmp_path / "scratch"))
+        assert os.path.dirname(disk.directory) == str(own)  # a directory of the bench's own, beside the table's
+        assert disk.command_prefix == [] and disk.probed and disk.probe_directory == disk.directory
+    assert [path.name for path in own.iterdir()] == ["table.journal"]
+    assert (own / "table.journal").read_text() == "the table's own journal"
+    with ExitStack() as made:  # no fsync delay asked for: the machine's disk, as before
+        disk = journal_disk(made, None, 0, str(tmp_path))
+        assert disk.directory == str(tmp_path) and disk.command_prefix == [] and disk.probed
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_the_daemon_under_strace_is_found_as_straces_child():
+    with ExitStack() as made:
+        prefix = journal_disk(made, None, 5.0, "/tmp").command_prefix or pytest.skip("no steady disk here")
+    tracer = subprocess.Popen([*prefix, sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        pid = traced_pid(tracer.pid)
+        with open(f"/proc/{pid}/status") as status:
+            assert f"PPid:\t{tracer.pid}" in status.read().split("\n")
+    finally:
+        tracer.stdin.close()
+        assert tracer.wait(10) == 0  # strace ends with its child

@@ -544,7 +544,8 @@ def _table_config(directory: str, settings: MqttSettings, table_id: str) -> str:
     return str(path)
 
 
-def measure_table_process(settings: MqttSettings, hands: int, progress: Callable[[str], None]) -> dict:
+def measure_table_process(settings: MqttSettings, hands: int, progress: Callable[[str], None],
+                          journal_dir: str | None = None, fsync_ms: float = 5.0) -> dict:
     """``rfid-table run`` as a process, on a full ten-seat table emulated in another process (two readers on ptys,
     27 antennas at 20 cycles a second, noise ``TABLE_NOISE``), with its journal, against the broker:
 
@@ -557,15 +558,20 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
       many took 100 ms or more (every card waits for its commit, so a stalling disk shows in the first read's tail);
     * the disk's own sync latency in the same minutes (:class:`bench_disk.DiskProbe` beside the journal), and the
       cards whose commit and publication spanned one of its stalls.
+
+    The journal is on the disk :func:`bench_disk.journal_disk` gives for ``journal_dir`` and ``fsync_ms``: by
+    default a steady disk with every fsync ``fsync_ms`` late, and the probe then watches the machine's disk.
     """
     import signal
     import tempfile
+    from contextlib import ExitStack
 
     table_id = f"bench-{os.getpid()}"
     topics = Topics.for_table(settings.topic_prefix, table_id)
     baseline_topic = f"rfid-table-bench/{os.getpid()}/status"
     ctx = multiprocessing.get_context("spawn")
-    with tempfile.TemporaryDirectory(prefix="rfid-table-bench-") as directory:
+    with tempfile.TemporaryDirectory(prefix="rfid-table-bench-") as directory, ExitStack() as made:
+        disk_of_journal = bench_disk.journal_disk(made, journal_dir, fsync_ms, directory)
         config_path = _table_config(directory, settings, table_id)
         world, theirs = ctx.Pipe()
         world_process = ctx.Process(target=_table_world, daemon=True, args=(
@@ -589,24 +595,32 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
                 "c.publish(sys.argv[3], b'online', qos=1).wait_for_publish(10); c.disconnect(); c.loop_stop()\n")
         baseline_started = time.perf_counter()
         subprocess.run([sys.executable, "-c", bare, settings.host, str(settings.port), baseline_topic], check=True)
-        progress("  table: starting rfid-table run on the emulated readers")
+        progress(f"  table: starting rfid-table run on the emulated readers, its journal on "
+                 f"{disk_of_journal.description}")
         log_file = open(os.path.join(directory, "daemon.log"), "w")
         started = time.perf_counter()
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "rfid_table.cli", "--log-level", "WARNING", "run", "--config", config_path,
-             "--journal", os.path.join(directory, "table.journal"), "--host", settings.host,
-             "--port", str(settings.port)], stdout=log_file, stderr=subprocess.STDOUT)
+            [*disk_of_journal.command_prefix, sys.executable, "-m", "rfid_table.cli", "--log-level", "WARNING", "run",
+             "--config", config_path, "--journal", os.path.join(disk_of_journal.directory, "table.journal"),
+             "--host", settings.host, "--port", str(settings.port)], stdout=log_file, stderr=subprocess.STDOUT)
+        # Under strace the daemon is strace's child: its CPU and its signal are its own.
+        try:
+            daemon_pid = bench_disk.traced_pid(daemon.pid) if disk_of_journal.command_prefix else daemon.pid
+        except RuntimeError:
+            daemon.kill()
+            raise
+
         def rest() -> float:
             """The daemon's CPU share with REST_TAGS tags lying still."""
             world.send(("rest", REST_TAGS))
             world.recv()
             progress(f"  table: {REST_TAGS} tags at rest, {REST_SETTLE_S + REST_MEASURE_S:.0f} s")
             time.sleep(REST_SETTLE_S)
-            cpu, wall = _cpu_s(daemon.pid), time.perf_counter()
+            cpu, wall = _cpu_s(daemon_pid), time.perf_counter()
             time.sleep(REST_MEASURE_S)
-            return (_cpu_s(daemon.pid) - cpu) / (time.perf_counter() - wall)
+            return (_cpu_s(daemon_pid) - cpu) / (time.perf_counter() - wall)
 
-        disk = bench_disk.DiskProbe(directory)
+        disk = bench_disk.DiskProbe(disk_of_journal.probe_directory)
         host = bench_host.StealProbe()
         try:
             time.sleep(2.0)  # the readers' handshakes, the first inventories
@@ -615,7 +629,7 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             world.recv()
             time.sleep(3.0)
             progress(f"  table: {hands} hands with chips, a pace of {HAND_PACE_S} s")
-            cpu, hands_from = _cpu_s(daemon.pid), time.perf_counter()
+            cpu, hands_from = _cpu_s(daemon_pid), time.perf_counter()
             disk.start()
             host.start()
             world.send(("hands", hands))
@@ -628,7 +642,7 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
                     first_reads = detail
                     break
                 progress(f"  table: hand {detail}/{hands} dealt")
-            hand_share = (_cpu_s(daemon.pid) - cpu) / (time.perf_counter() - hands_from)
+            hand_share = (_cpu_s(daemon_pid) - cpu) / (time.perf_counter() - hands_from)
             time.sleep(2.0)  # the last events on their way
             hands_until = time.perf_counter()
             disk_syncs = disk.stop()
@@ -639,7 +653,8 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
         finally:
             disk.stop()
             host.stop()
-            daemon.send_signal(signal.SIGTERM)
+            if daemon.poll() is None:
+                os.kill(daemon_pid, signal.SIGTERM)  # strace, if there, ends with it
             daemon.wait(10)
             log_file.close()
             world.send(("stop",))
@@ -663,7 +678,8 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
     cards = config.debounce_by_zone()[Zone("cards", 1).name]
     # The least a card can take: the reads in a row that make it present, one reader cycle apart.
     floor_ms = (cards.present_after_cycles - 1) * config.readers["main"].cycle_s * 1000
-    return {"startup_s": online[0] - started, "startup_baseline_s": bare_online[0] - baseline_started,
+    return {"journal_disk": disk_of_journal.description,
+            "startup_s": online[0] - started, "startup_baseline_s": bare_online[0] - baseline_started,
             "cpu_rest": rest_share, "cpu_hand": hand_share, "cpu_rest_after_hands": rest_after_share,
             "first_read_floor_ms": floor_ms,
             "journal_commits": sum(c["commits"] for c in commits),
@@ -678,7 +694,9 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             "host_steal_bursts": len(steal_bursts),
             "host_steal_windows": len(steal),
             **_first_read_latencies(first_reads, [(e, t) for e, t in events if hands_from < t < hands_until],
-                                    time.time() - time.perf_counter(), disk_stalls, steal_bursts)}
+                                    time.time() - time.perf_counter(),
+                                    # a card waits on a stall of its journal's disk only
+                                    disk_stalls if disk_of_journal.probed else [], steal_bursts)}
 
 
 def _first_read_latencies(first_reads: list[tuple[str, str, float, float]], events: list[tuple[dict, float]],
@@ -787,7 +805,7 @@ def bench(args) -> int:
         if args.table_hands:
             progress(f"table: rfid-table run as a process on a full ten-seat table (emulated readers, noise "
                      f"{TABLE_NOISE}): start-up, CPU at rest and in {args.table_hands} hands, first read to subscriber")
-            table = measure_table_process(settings, args.table_hands, progress)
+            table = measure_table_process(settings, args.table_hands, progress, args.table_journal_dir, args.fsync_ms)
     finally:
         if broker is not None:
             broker.stop()
@@ -824,6 +842,7 @@ def bench(args) -> int:
     }
     if table is not None:
         result.update({
+            "table_journal_disk": table["journal_disk"],
             "startup_s": round(table["startup_s"], 3),
             "startup_baseline_s": round(table["startup_baseline_s"], 3),
             "daemon_cpu_rest_pct": round(table["cpu_rest"] * 100, 2),

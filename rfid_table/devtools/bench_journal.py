@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rfid_table.config.table import load_config
+from rfid_table.devtools import bench_disk
 from rfid_table.service.sink import Sink
 from rfid_table.service.journal import Journal
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
@@ -96,12 +96,10 @@ def measure(events: int = 5000, group_commit: bool = True, directory: str | None
 
 def measure_slow_disk(events: int, group_commit: bool, fsync_ms: float = 5.0) -> float | str:
     """:func:`measure` in a child whose every fsync strace delays by ``fsync_ms``; the reason when it cannot."""
-    strace = shutil.which("strace")
-    if strace is None:
-        return "strace is not installed (Debian package strace): no slow-disk figure"
-    command = [strace, "-f", "-qq", "--seccomp-bpf", "-e", "trace=fsync,fdatasync", "-e",
-               f"inject=fsync,fdatasync:delay_exit={int(fsync_ms * 1000)}", "-o", "/dev/null",
-               sys.executable, "-m", "rfid_table.devtools.bench_journal", "--events", str(events), "--json"]
+    prefix = bench_disk.fsync_delay_prefix(fsync_ms)
+    if isinstance(prefix, str):
+        return f"{prefix}: no slow-disk figure"
+    command = [*prefix, sys.executable, "-m", "rfid_table.devtools.bench_journal", "--events", str(events), "--json"]
     if not group_commit:
         command.append("--per-step")
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)

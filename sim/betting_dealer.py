@@ -32,7 +32,7 @@ class BettingDealer:
                  buy_in_bb: int = 100, max_buy_ins: int = 5, command: Callable[[dict], None], pace_s: float = 1.0,
                  seed: int | None = None, error_rate: float = 0.0,
                  exposed_procedure: str = EXPOSED_BURN_AFTER_DEAL, run_it_twice: float = 0.0,
-                 hand_over_s: float = 0.0, read_s: float = 0.0):
+                 hand_over_s: float = 0.0, read_s: float = 0.0, deal_s: float | None = None):
         self.field = field
         self.uid_of_card = {card: uid for uid, card in deck.items()}
         rack: dict[int, list[str]] = {}
@@ -41,9 +41,10 @@ class BettingDealer:
         # Players bet round amounts: in units of the largest chip not above the small blind (25 at 50/100).
         self.unit = max((v for v in rack if v <= blinds[0]), default=min(rack))
         self.rng = random.Random(seed)
-        # read_s: how long the table takes to read a bet (``table_read_s``); nobody acts on a bet sooner
+        # read_s: how long the table takes to read a bet (``table_read_s``); nobody acts on a bet sooner.
+        # deal_s: between two cards pitched (by default, in step with the pace of the betting)
         self.script = HandScript(field, self.uid_of_card, rack, command, self.rng, pace_s=pace_s,
-                                 deal_s=pace_s * 0.3, read_s=read_s)
+                                 deal_s=pace_s * 0.3 if deal_s is None else deal_s, read_s=read_s)
         self.players = sorted(players)
         self.variant = VARIANTS[variant]
         self.blinds = blinds

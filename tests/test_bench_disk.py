@@ -77,7 +77,7 @@ def test_the_steady_disk_keeps_the_journal_in_ram_and_makes_each_of_its_commits_
         disk = journal_disk(made, None, 20.0, str(tmp_path))
         assert os.path.dirname(disk.directory) == RAM_DIR and "every fsync 20 ms late" in disk.description
         # the probe watches the machine's disk the journal was kept off, and cards are not said to wait on it
-        assert disk.probe_directory == str(tmp_path) and not disk.probed
+        assert disk.probe_directory == str(tmp_path) and not disk.probe_beside_journal
         journal = os.path.join(disk.directory, "table.journal")
         run = subprocess.run([*disk.command_prefix, sys.executable, "-c", TEN_COMMITS, journal],
                              capture_output=True, text=True, check=True, timeout=60)
@@ -94,12 +94,12 @@ def test_a_journal_directory_given_is_used_as_it_is_and_left_as_it_was(tmp_path)
     with ExitStack() as made:
         disk = journal_disk(made, str(own), 5.0, str(tmp_path / "scratch"))
         assert os.path.dirname(disk.directory) == str(own)  # a directory of the bench's own, beside the table's
-        assert disk.command_prefix == [] and disk.probed and disk.probe_directory == disk.directory
+        assert disk.command_prefix == [] and disk.probe_beside_journal and disk.probe_directory == disk.directory
     assert [path.name for path in own.iterdir()] == ["table.journal"]
     assert (own / "table.journal").read_text() == "the table's own journal"
     with ExitStack() as made:  # no fsync delay asked for: the machine's disk, as before
         disk = journal_disk(made, None, 0, str(tmp_path))
-        assert disk.directory == str(tmp_path) and disk.command_prefix == [] and disk.probed
+        assert disk.directory == str(tmp_path) and disk.command_prefix == [] and disk.probe_beside_journal
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")

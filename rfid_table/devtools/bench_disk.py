@@ -97,7 +97,7 @@ def fsync_delay_prefix(fsync_ms: float) -> list[str] | str:
 class JournalDisk(NamedTuple):
     directory: str  # where the journal goes
     command_prefix: list[str]  # what the daemon's command starts with: strace's delay, or nothing
-    probed: bool  # whether the probe beside `probe_directory` watches the journal's own disk
+    probe_beside_journal: bool  # whether `probe_directory` is on the journal's own disk
     probe_directory: str
     description: str  # for the report
 

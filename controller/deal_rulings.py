@@ -21,6 +21,7 @@ from controller.dealing import (
     MISDEAL,
     MISDEAL_UNLESS_FIXED,
     PLAY_ON,
+    MIN_PITCH_GAP_S,
     READ_ORDER_S,
     Held,
 )
@@ -162,8 +163,8 @@ class DealRulings:
                 first = deal.held[0]
                 if first.first:  # if the second round starts there too, the deal followed another button
                     deal.first_late = first.seat
-                elif deal.checking:  # read late, or pitched to the wrong seat a moment before: the readers cannot
-                    self._out_of_sequence(first, uncertain_s=now - first.t)  # tell, the floor rules
+                elif deal.checking and now - first.t > MIN_PITCH_GAP_S:  # read late, or pitched to the wrong seat a
+                    self._out_of_sequence(first, uncertain_s=now - first.t)  # moment before: the floor rules
                 self._accept(card, seat)
                 while (due := next((h for h in deal.held if h.seat == deal.expected()), None)) is not None:
                     deal.held.remove(due)

@@ -148,6 +148,12 @@ def severity_of(code: str, ruling: str, needs_floor: bool) -> str:
 # missing before a street — is decided once this long has passed.
 READ_ORDER_S = 1.5
 READ_ORDER_HELD = 9  # at most this many cards wait ahead of their turn (a full ring of ten, less one)
+# When the card due comes within READ_ORDER_S, the readers cannot tell a card pitched to the wrong seat and dealt over
+# from the card due read late, and the floor rules (PP Misdeals 1f). But no dealer pitches two cards this close
+# together (a fast one pitches a card every 0.3 s or so): had the card ahead of its turn been dealt out of turn, it
+# would have been read late as well for the card due to come this soon after it, while the card due read late is
+# enough alone. So a card due this soon after the card ahead of it was read late: the deal goes on, in order.
+MIN_PITCH_GAP_S = 0.15  # half a fast dealer's pitch, three reader cycles at 20 a second
 
 # ---- seats --------------------------------------------------------------------------------------------
 

@@ -473,6 +473,19 @@ def test_two_cards_pitched_a_fraction_of_a_second_apart_to_swapped_seats_go_to_t
     assert [e.public["reason"] for e in confirmed if e.type == "misdeal"] == ["card_out_of_sequence"]
 
 
+def test_the_card_due_one_reader_cycle_after_the_next_seats_card_was_only_read_late_and_the_deal_goes_on():
+    """Seat 2's card reaches its seat one reader cycle (0.05 s) after seat 3's: no dealer pitches two cards that
+    close together, so it was read late (a card at a zone's edge), not dealt out of turn: no call to the floor, and
+    the cards are dealt in order."""
+    table = Table(chips=False)
+    pitch(table, [1], 0.3)
+    pitch(table, [3, 2], 0.05)
+    pitch(table, [4, 5, 1, 2, 3, 4, 5], 0.3)
+    assert irregular_codes(table.events) == []
+    assert [(e.public["seat"], e.public["count"]) for e in table.events if e.type == "card_dealt"] == \
+        [(seat, rnd) for rnd in (1, 2) for seat in PLAYERS]
+
+
 def test_a_swap_the_floor_rules_a_late_read_plays_on():
     """PP Misdeals 1f applies only to a card dealt out of sequence; where the floor finds the card was only read
     late, its override lets the deal go on as dealt."""

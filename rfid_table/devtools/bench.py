@@ -568,7 +568,7 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
     """
     import signal
     import tempfile
-    from contextlib import ExitStack
+    from contextlib import ExitStack, suppress
 
     table_id = f"bench-{os.getpid()}"
     topics = Topics.for_table(settings.topic_prefix, table_id)
@@ -632,7 +632,8 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             world.send(("clear",))  # an empty table: the hand at rest ends
             world.recv()
             time.sleep(3.0)
-            progress(f"  table: {hands} hands with chips, an action every {HAND_PACE_S:g} s, a card every {DEAL_S:g} s")
+            progress(f"  table: {hands} hands with chips, an action every {HAND_PACE_S:g} s, "
+                     f"a card every {DEAL_S:g} s")
             cpu, hands_from = _cpu_s(daemon_pid), time.perf_counter()
             disk.start()
             host.start()
@@ -658,7 +659,8 @@ def measure_table_process(settings: MqttSettings, hands: int, progress: Callable
             disk.stop()
             host.stop()
             if daemon.poll() is None:
-                os.kill(daemon_pid, signal.SIGTERM)  # strace, if there, ends with it
+                with suppress(ProcessLookupError):  # ended meanwhile
+                    os.kill(daemon_pid, signal.SIGTERM)  # strace, if there, ends with it
             daemon.wait(10)
             log_file.close()
             world.send(("stop",))

@@ -18,10 +18,10 @@ from controller.dealing import (
     BURN_CARD,
     DEAD_HAND,
     FIXED,
+    MIN_PITCH_GAP_S,
     MISDEAL,
     MISDEAL_UNLESS_FIXED,
     PLAY_ON,
-    MIN_PITCH_GAP_S,
     READ_ORDER_S,
     Held,
 )
@@ -153,8 +153,10 @@ class DealRulings:
 
     def _read_order(self, card: str, seat: int, zone: str) -> bool:
         """A card while others wait ahead of their turn. The card due now, soon after them: the reader saw them in
-        another order than they were dealt, and all is well. Another card ahead of its turn: it waits too.
-        Anything else: the first of them was dealt to the wrong seat. True when ``card`` has been placed."""
+        another order than they were dealt — read late (within MIN_PITCH_GAP_S, by far the likelier), or the first
+        of them pitched to the wrong seat a moment before, which the floor rules. Another card ahead of its turn:
+        it waits too. Anything else: the first of them was dealt to the wrong seat. True when ``card`` has been
+        placed."""
         deal = self.hand_cards.deal
         now = self.out.now
         soon = now - deal.held[0].t <= READ_ORDER_S
@@ -163,8 +165,9 @@ class DealRulings:
                 first = deal.held[0]
                 if first.first:  # if the second round starts there too, the deal followed another button
                     deal.first_late = first.seat
-                elif deal.checking and now - first.t > MIN_PITCH_GAP_S:  # read late, or pitched to the wrong seat a
-                    self._out_of_sequence(first, uncertain_s=now - first.t)  # moment before: the floor rules
+                elif deal.checking and now - first.t > MIN_PITCH_GAP_S:
+                    # read late, or pitched to the wrong seat a moment before: the readers cannot tell, the floor rules
+                    self._out_of_sequence(first, uncertain_s=now - first.t)
                 self._accept(card, seat)
                 while (due := next((h for h in deal.held if h.seat == deal.expected()), None)) is not None:
                     deal.held.remove(due)

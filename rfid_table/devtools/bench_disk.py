@@ -97,9 +97,13 @@ def fsync_delay_prefix(fsync_ms: float) -> list[str] | str:
 class JournalDisk(NamedTuple):
     directory: str  # where the journal goes
     command_prefix: list[str]  # what the daemon's command starts with: strace's delay, or nothing
-    probe_beside_journal: bool  # whether `probe_directory` is on the journal's own disk
-    probe_directory: str
+    probe_directory: str  # where the DiskProbe syncs its file
     description: str  # for the report
+
+    @property
+    def probe_beside_journal(self) -> bool:
+        """Whether the probe watches the journal's own disk, so that a card can be said to wait on its stalls."""
+        return self.probe_directory == self.directory
 
 
 def journal_disk(stack: ExitStack, journal_dir: str | None, fsync_ms: float, scratch: str) -> JournalDisk:
@@ -113,18 +117,18 @@ def journal_disk(stack: ExitStack, journal_dir: str | None, fsync_ms: float, scr
     if journal_dir is not None:
         directory = tempfile.mkdtemp(prefix="rfid-table-bench-", dir=journal_dir)
         stack.callback(shutil.rmtree, directory, ignore_errors=True)
-        return JournalDisk(directory, [], True, directory, f"{journal_dir}, as it is")
+        return JournalDisk(directory, [], directory, f"{journal_dir}, as it is")
     as_it_is = f"the machine's disk ({scratch}), as it is"
     if not fsync_ms:
-        return JournalDisk(scratch, [], True, scratch, as_it_is)
+        return JournalDisk(scratch, [], scratch, as_it_is)
     prefix = fsync_delay_prefix(fsync_ms)
     if isinstance(prefix, str):
-        return JournalDisk(scratch, [], True, scratch, f"{as_it_is}: {prefix}, so no steady disk")
+        return JournalDisk(scratch, [], scratch, f"{as_it_is}: {prefix}, so no steady disk")
     if not (os.path.isdir(RAM_DIR) and os.access(RAM_DIR, os.W_OK)):
-        return JournalDisk(scratch, [], True, scratch, f"{as_it_is}: no {RAM_DIR}, so no steady disk")
+        return JournalDisk(scratch, [], scratch, f"{as_it_is}: no {RAM_DIR}, so no steady disk")
     directory = tempfile.mkdtemp(prefix="rfid-table-bench-", dir=RAM_DIR)
     stack.callback(shutil.rmtree, directory, ignore_errors=True)
-    return JournalDisk(directory, prefix, False, scratch, f"steady: RAM ({RAM_DIR}), every fsync {fsync_ms:g} ms late")
+    return JournalDisk(directory, prefix, scratch, f"steady: RAM ({RAM_DIR}), every fsync {fsync_ms:g} ms late")
 
 
 def traced_pid(tracer_pid: int, timeout_s: float = 10.0) -> int:

@@ -10,7 +10,7 @@ from contextlib import ExitStack
 import pytest
 
 from rfid_table.devtools import bench
-from rfid_table.devtools.bench_disk import RAM_DIR, DiskProbe, journal_disk, stalls, traced_pid
+from rfid_table.devtools.bench_disk import RAM_DIR, DiskProbe, fsync_delay_prefix, journal_disk, stalls, traced_pid
 
 
 def test_the_probe_syncs_a_file_of_its_own_until_stopped_and_leaves_nothing_behind(tmp_path):
@@ -104,8 +104,7 @@ def test_a_journal_directory_given_is_used_as_it_is_and_left_as_it_was(tmp_path)
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
 def test_the_daemon_under_strace_is_found_as_straces_child():
-    with ExitStack() as made:
-        prefix = journal_disk(made, None, 5.0, "/tmp").command_prefix or pytest.skip("no steady disk here")
+    prefix = fsync_delay_prefix(5.0)
     tracer = subprocess.Popen([*prefix, sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     try:
         pid = traced_pid(tracer.pid)

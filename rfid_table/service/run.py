@@ -41,12 +41,19 @@ log = logging.getLogger("rfid_table")
 def run_realtime(step: Callable[[float, float], object], period_s: float, stop: StopFlag,
                  wait: Callable[[float], None], clock: TableClock) -> None:
     """The hardware loop: ``step(table time, wall time)`` every ``period_s`` of table time; ``wait`` sleeps until
-    then or until a reader or the broker has something to say."""
+    then or until a reader or the broker has something to say.
+
+    Steps on time keep the cadence. A step taken early (a reader's cycle, a command or a commit woke the loop) does
+    not push the next one a period further: the loop never waits past one period from now. Otherwise every early
+    wake-up would add a period of credit, which the loop would sleep off once the reader fell silent: no reconnect,
+    no timer, no watchdog ping meanwhile.
+    """
     next_step = clock.now()
     while not stop.is_set():
         step(clock.now(), clock.wall())
-        next_step = max(next_step + period_s, clock.now())
-        wait(max(0.0, next_step - clock.now()))
+        now = clock.now()
+        next_step = min(max(next_step + period_s, now), now + period_s)
+        wait(next_step - now)
 
 
 class HardwareWait:

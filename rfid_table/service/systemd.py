@@ -93,7 +93,9 @@ def notify(*lines: str) -> bool:
         return False
     message = "\n".join(lines).encode()
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+        # never blocks: a service manager that reads its socket late must not stop the table (a full queue is
+        # a failed send, and the next interval pings again)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK) as sock:
             sock.sendto(message, address)
     except OSError as exc:
         if value not in _warned_about:

@@ -586,7 +586,7 @@ class GameController:
                                         "running": True}, t=started.t, hand=started.hand)
         for event in events:
             if event.type == "unknown_tag" and not self._is_chip_zone(event.public.get("zone")):
-                self._unknown_run += 1
+                self._unknown_run += event.public.get("summarised", 1)
             elif event.type in ("card_dealt", "board_card", "burn"):
                 self._unknown_run = 0
         self.deck_audit.card_events(events)

@@ -31,9 +31,10 @@ board the moment its last card comes, before anything else of that input happens
 
 Commands (``controller.commands.Command``) are dispatched by name from ``_COMMANDS``.
 
-Timers: the deal's and the board's cards read late (``READ_ORDER_S``), the missing-card watch and the table
-clearing each have a deadline (``next_due`` of the parts); after every input the coordinator takes the earliest
-(``_reschedule``), and neither a tick nor a card asks a part before its deadline.
+Timers: the deal's and the board's cards read late (``READ_ORDER_S``), the missing-card watch, the table
+clearing and the end of a window of unknown tags held (``UNKNOWN_TAG_WINDOW_S``) each have a deadline (``next_due``
+of the parts); after every input the coordinator takes the earliest (``_reschedule``), and neither a tick nor a card
+asks a part before its deadline.
 
 How the hand is read:
 * the first card that reaches a seat while no hand is running starts a hand;
@@ -79,6 +80,7 @@ from controller.out_of_play import OutOfPlay
 from controller.outbox import Outbox
 from controller.player_limits import limit_rule, max_players
 from controller.rules import profile as rule_profile
+from hal.bursts import Bursts
 from hal.events import DeviceEvent, ZoneEvent
 from hal.zone_names import Zone
 
@@ -89,6 +91,10 @@ NOT_AVAILABLE = "not available on this table"
 # limit``), which a deadline computed as ``since + limit`` may miss by a rounding. Asked early, a part decides nothing.
 DUE_EARLY_S = 1e-3
 NEVER = float("inf")
+# Unknown tags reported one by one per zone in a window; the rest of the window as one event that counts them (a noisy
+# reader or a foreign deck must not flood the feeds and the journal).
+UNKNOWN_TAG_REPORTS = 5
+UNKNOWN_TAG_WINDOW_S = 10.0
 
 __all__ = ["BettingProgress", "Irregularity", "NoBetting", "Seat", "TableController", "TableSetup"]
 
@@ -133,6 +139,7 @@ class TableSetup:
 
 class TableController:
     _decide_due = _watch_due = _due = float("-inf")  # a controller pickled by older code: every timer asked
+    _unknown_tags: Bursts | None = None  # ... and one without the unknown tags' bursts (made at the first)
     def __init__(self, setup: TableSetup, betting: BettingProgress | None = None, out: Outbox | None = None,
                  floor: FloorQueue | None = None):
         """``betting``: what the betting layer knows of the action (without it: no action has happened but the folds
@@ -172,6 +179,7 @@ class TableController:
         self.decks = Decks(self.irregularities, self.hand_cards, setup.decks, setup.deck_id, setup.deck)
         self.watch = MissingCardWatch(self.out, self.irregularities, self.hand_cards, self.board_part,
                                       setup.missing_card_s)
+        self._unknown_tags = Bursts(UNKNOWN_TAG_REPORTS, UNKNOWN_TAG_WINDOW_S)
         # When the parts' timers next have something to decide (see _reschedule): before then an input or a tick
         # does not ask them.
         self._decide_due = self._watch_due = self._due = NEVER
@@ -313,7 +321,7 @@ class TableController:
         if card is None:
             other = self.decks.others.get(event.uid)
             if other is None:
-                self.out.emit("unknown_tag", {"zone": event.zone, "uid": event.uid})
+                self._unknown_tag(self._unknown_bursts().offer(event.zone, event.t, (event.zone, event.uid)))
             else:
                 self.decks.stray(event.uid, other, event.zone, kind, seat)
             return
@@ -381,6 +389,7 @@ class TableController:
         self.out.begin(now)
         if now < self._due:
             return []
+        self._unknown_tag(self._unknown_bursts().due(now))
         if self.in_hand:
             self._decide_late()
         if self.in_hand and now >= self._watch_due:
@@ -393,6 +402,17 @@ class TableController:
     def next_due(self) -> float:
         """The earliest time a tick has something to decide (a moment early; inf: nothing until the next input)."""
         return self._due
+
+    def _unknown_bursts(self) -> Bursts:
+        if self._unknown_tags is None:
+            self._unknown_tags = Bursts(UNKNOWN_TAG_REPORTS, UNKNOWN_TAG_WINDOW_S)
+        return self._unknown_tags
+
+    def _unknown_tag(self, reports: list[tuple[tuple[str, str], int]]) -> None:
+        """``unknown_tag`` for each report of the bursts: one tag, or the newest of a window's held ones with how
+        many arrived in that zone (``summarised``)."""
+        for (zone, uid), count in reports:
+            self.out.emit("unknown_tag", {"zone": zone, "uid": uid, **({"summarised": count} if count > 1 else {})})
 
     def _decide_late(self, now: float | None = None) -> None:
         """What waited for cards read late is decided once READ_ORDER_S has passed (at the end of the hand: now)."""
@@ -424,8 +444,10 @@ class TableController:
         """When the parts' timers next have something to decide: the deal's and the board's cards read late
         (``DealRulings.next_due``, ``Board.next_due``), a card gone too long (``MissingCardWatch.next_due``), the
         table clear long enough to end the hand. None of them runs in a void hand but the last."""
+        bursts = self._unknown_bursts().next_due() - DUE_EARLY_S  # the unknown tags held, in or out of a hand
         if not self.in_hand:
-            self._decide_due = self._watch_due = self._due = NEVER
+            self._decide_due = self._watch_due = NEVER
+            self._due = bursts
             return
         clear = self._cleared_at + self.setup.clear_after_s - DUE_EARLY_S if self._cleared_at is not None else NEVER
         if self.void:
@@ -433,7 +455,7 @@ class TableController:
         else:
             self._decide_due = min(self.deal_rulings.next_due(), self.board_part.next_due()) - DUE_EARLY_S
             self._watch_due = self.watch.next_due() - DUE_EARLY_S
-        self._due = min(self._decide_due, self._watch_due, clear)
+        self._due = min(self._decide_due, self._watch_due, clear, bursts)
 
     def renumber_irregularity(self, old: int, new: int) -> None:
         """A layer that renumbers the events it publishes tells the controller the published number of an

@@ -8,8 +8,9 @@ States (docs/protocol.md sections 3 to 5)::
 
     disconnected --open ok--> identifying --compatible IDENTIFY_REPLY--> up
          ^   ^                    |   |                                  |
-         |   +-- open failed, ----+   +-- no reply / incompatible major  |
-         |       backoff 1,2,4,8,16,30 s   (close, backoff)              |
+         |   +-- open failed, ----+   +-- no reply / refused: another    |
+         |       backoff 1,2,4,8,16,30 s   major, a serial not plain     |
+         |                                 (close, backoff)              |
          +------ 2 s without a valid frame, or an I/O error ("down") ----+
 
 On entering ``up`` the link sends REQUEST_INVENTORY so every antenna is reported afresh. A reader reboot
@@ -150,6 +151,7 @@ class LinkStats:
     bytes_sent: int
     last_error: str | None
     last_rejection: FrameRejection | None
+    refused: str | None  # why the reader was refused at its latest handshake, until one succeeds
 
     @property
     def frames_rejected(self) -> int:
@@ -214,6 +216,7 @@ class ReaderLink:
         self._up_this_connection = False
         self._write_error: str | None = None  # a write failed inside send(), between polls
         self._last_rejection: FrameRejection | None = None  # of a closed connection
+        self._refused: str | None = None  # why the latest handshake refused the reader (None: it did not)
         self._events: list[LinkEvent] = []  # collected during one poll
         self._now = 0.0
 
@@ -274,6 +277,7 @@ class ReaderLink:
             bytes_sent=c.bytes_sent,
             last_error=self._last_error,
             last_rejection=self._decoder.last_error or self._last_rejection,
+            refused=self._refused,
         )
 
     def send(self, command: Message) -> CommandTicket:
@@ -364,11 +368,13 @@ class ReaderLink:
         try:
             identity = check_compatible(reply)
         except IncompatibleProtocolError as exc:
-            # Send nothing else and close (spec 5.1); keep trying, the reader may be reflashed.
+            # Send nothing else and close (spec 5.1); keep trying with backoff, the reader may be reflashed.
             self._drop_connection(str(exc))
             self._state = LinkState.DISCONNECTED
+            self._refused = str(exc)
             self._attempt_failed(now, "incompatible", str(exc), message=reply)
             return
+        self._refused = None
         self.identity = identity
         self._state = LinkState.UP
         self._up_this_connection = True

@@ -8,6 +8,7 @@ specifies them. Their byte layouts are in :mod:`firmware_bridge.layouts`, their 
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -350,11 +351,29 @@ MESSAGE_CLASSES: tuple[type[Message], ...] = (
 
 
 def check_compatible(reply: IdentifyReply | IncompatibleIdentifyReply) -> IdentifyReply:
-    """Return ``reply`` if its protocol major version is ours, else raise a clear error."""
+    """Return ``reply`` if its protocol major version is ours and its serial plain (``PLAIN_SERIAL``), else raise a
+    clear error."""
     if isinstance(reply, IncompatibleIdentifyReply) or reply.protocol_major != PROTOCOL_MAJOR:
         raise IncompatibleProtocolError(
             f"reader speaks protocol {reply.protocol_major}.{reply.protocol_minor}, "
             f"this host speaks {PROTOCOL_MAJOR}.{PROTOCOL_MINOR}; the major versions must "
             f"match, so update the host software or the reader firmware"
         )
+    if not PLAIN_SERIAL.fullmatch(reply.serial):
+        # The serial goes into events, the diagnostics and the log, and from there to web pages and terminals.
+        raise IncompatibleProtocolError(
+            f"reader serial '{escaped(reply.serial)}' is refused: a serial may hold only letters, digits, space "
+            f"and . _ : / + - (set the reader's name in its configuration)"
+        )
     return reply
+
+
+# What a reader's serial may hold: it is printed in events, logs, the diagnostics and pages.
+PLAIN_SERIAL = re.compile(r"[A-Za-z0-9._:/+ -]{0,%d}" % MAX_SERIAL_LENGTH)
+
+
+def escaped(text: str) -> str:
+    """``text`` with every character a serial may not hold written as ``\\xNN`` (or ``\\uNNNN``): fit for any log
+    line, terminal or page."""
+    return "".join(char if PLAIN_SERIAL.fullmatch(char) else
+                   (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}") for char in text)

@@ -20,6 +20,15 @@ What the zone tracker sees when things go wrong, and why:
 * **Lost frames** (seq gap): an antenna missing from a cycle during which frames were lost keeps its
   previous reads for that cycle. So does an antenna whose MORE sequence was cut, and the antenna of the
   frame right after a gap (the lost frames may have been its first parts).
+* **A cycle that never ends** (its number stuck, no CYCLE_END) or that holds more reads than any table has
+  tags (``MAX_CYCLE_READS``): it is given up, counted (``cycles_given_up``, with why in ``last_given_up``), and
+  the reader counts as not delivering (``delivering``: the status light and ``diag`` say so) until a cycle
+  ends whole again. A cycle may take ``CYCLE_LIMIT_PERIODS`` times the longer of the configured cycle and the
+  longest whole cycle seen, and never less than ``CYCLE_LIMIT_MIN_S``. Without this bound the reads of a
+  cycle that never ends would grow without limit (about 0.5 GB an hour on a 115,200-baud line).
+* **A link that flaps** (unplugged and replugged, rebooting again and again): at most ``LINK_REPORTS`` link
+  changes in ``LINK_REPORT_WINDOW_S`` are handed on as they come; the rest of the window are held and its end
+  hands on the newest with how many it stands for (``summarised``, :mod:`hal.bursts`).
 
 Antenna numbers: the wire numbers antennas from 0, the table configuration (and so ``TagRead.antenna``)
 from 1, as printed on the board.
@@ -33,6 +42,7 @@ from dataclasses import dataclass, field
 from firmware_bridge.link import LinkEvent, ReaderLink
 from firmware_bridge.messages import FaultCode, Inventory, InventoryFlag
 from firmware_bridge.transports import SerialTransport, UsbTransport
+from hal.bursts import Bursts
 from hal.events import DeviceEvent, InventoryCycle, TagRead
 from hal.reader_backend import ReaderBackend
 
@@ -41,6 +51,13 @@ log = logging.getLogger(__name__)
 CONFIG_ANTENNA_BASE = 1  # configuration antenna number of wire antenna 0
 
 _UID_NAMES_KEPT = 4096  # a table holds a few hundred tags (cards and chips)
+# What one cycle may hold: a full table has a few hundred tags, each read on one or two antennas.
+MAX_CYCLE_READS = 8192
+CYCLE_LIMIT_PERIODS = 4  # a cycle not ended after this many cycles' time is given up ...
+CYCLE_LIMIT_MIN_S = 2.0  # ... and never sooner than this
+GIVEN_UP_LOG_S = 60.0  # while cycles keep being given up, the log says so again this often
+LINK_REPORTS = 5  # link changes handed on as they come in one window ...
+LINK_REPORT_WINDOW_S = 10.0  # ... of this long; the rest of the window as one
 
 # The INVENTORY flags as plain ints: an enum's ``&`` costs a microsecond, and every frame tests three of them.
 _MORE, _REQUESTED, _CYCLE_END = int(InventoryFlag.MORE), int(InventoryFlag.REQUESTED), int(InventoryFlag.CYCLE_END)
@@ -49,25 +66,37 @@ _MORE, _REQUESTED, _CYCLE_END = int(InventoryFlag.MORE), int(InventoryFlag.REQUE
 @dataclass
 class _CycleInProgress:
     number: int
+    started: float  # when its first frame was taken in
     reads: dict[int, list[TagRead]] = field(default_factory=dict)  # wire antenna -> reads so far
     open_antenna: int | None = None  # an antenna whose MORE sequence has not ended yet
     broken: set[int] = field(default_factory=set)  # antennas whose MORE sequence lost a frame
     faulted: set[int] = field(default_factory=set)  # antennas faulted at any time during the cycle
     frames_lost: bool = False
+    held: int = 0  # tag entries taken in so far
 
 
 class FirmwareReader(ReaderBackend):
     """A ``hal.readers.ReaderBackend`` over a ``ReaderLink``."""
 
     def __init__(
-        self, name: str, link: ReaderLink, antenna_base: int = CONFIG_ANTENNA_BASE, antennas: int | None = None
+        self, name: str, link: ReaderLink, antenna_base: int = CONFIG_ANTENNA_BASE, antennas: int | None = None,
+        cycle_s: float | None = None,
     ):
         self.name = name
         self.link = link
         self.antenna_base = antenna_base
         self.antennas = antennas  # how many the table configuration uses, to check against the reader
+        self.cycle_s = cycle_s  # the configured cycle, for how long one may take (None: not known)
         self.cycles_emitted = 0
         self.cycles_skipped = 0  # incomplete first cycles after a (re)connect
+        self.cycles_given_up = 0  # cycles that did not end in time or held too many reads
+        self.last_given_up: str | None = None  # why the latest was given up
+        self.delivering = True  # False from a cycle given up until a cycle ends whole again
+        self._longest_cycle_s = 0.0  # of the whole cycles seen
+        self._given_up_logged = float("-inf")
+        self._given_up_unlogged = 0
+        self._link_reports = Bursts(LINK_REPORTS, LINK_REPORT_WINDOW_S)
+        self._now = 0.0  # of the latest receive
         self._events: list[LinkEvent] = []
         self._uid_names: dict[bytes, str] = {}  # wire UID → its hex name: the same tags are read every cycle
         self._ready: list[InventoryCycle] = []  # complete cycles taken in, not yet handed on by poll
@@ -98,6 +127,7 @@ class FirmwareReader(ReaderBackend):
         A reader reports each antenna as its dwell ends, so most of its frames complete nothing: the daemon's loop
         takes them in as they arrive and runs the table only when a cycle is whole.
         """
+        self._now = now
         for event in self.link.poll(now):
             if event.kind == "inventory":
                 self._inventory(now, event.message, self._ready)
@@ -117,7 +147,15 @@ class FirmwareReader(ReaderBackend):
                 self._antenna_fault(event)
             elif event.kind == "frames_lost":
                 self._frames_lost()
-        return bool(self._ready or self._events or self._early)
+        cycle = self._cycle
+        if cycle is not None and now - cycle.started > self.cycle_limit_s:
+            self._give_up(now, f"cycle {cycle.number} did not end within {self.cycle_limit_s:g} s")
+        return bool(self._ready or self._events or self._early or self._link_reports.next_due() <= now)
+
+    @property
+    def cycle_limit_s(self) -> float:
+        """How long a cycle may take before it is given up."""
+        return max(CYCLE_LIMIT_MIN_S, CYCLE_LIMIT_PERIODS * max(self.cycle_s or 0.0, self._longest_cycle_s))
 
     @property
     def watching(self) -> bool:
@@ -137,7 +175,8 @@ class FirmwareReader(ReaderBackend):
         return events
 
     def device_events(self) -> list[DeviceEvent]:
-        """The link events since the last call that matter to the table, as HAL device events."""
+        """The link events since the last call that matter to the table, as HAL device events; the link's changes
+        (up, down, incompatible, reset) at most ``LINK_REPORTS`` a window, the rest of the window as one."""
         out = []
         for event in self.drain_link_events():
             detail: dict = {}
@@ -157,7 +196,21 @@ class FirmwareReader(ReaderBackend):
                           "fault": fault.name.lower() if isinstance(fault, FaultCode) else int(fault)}
             else:
                 continue
-            out.append(DeviceEvent(kind, self.name, event.t, tuple(detail.items())))
+            device_event = DeviceEvent(kind, self.name, event.t, tuple(detail.items()))
+            if kind.startswith("reader_"):
+                out += self._summarised(self._link_reports.offer(self.name, event.t, device_event))
+            else:
+                out.append(device_event)
+        return out + self._summarised(self._link_reports.due(self._now))
+
+    def _summarised(self, reports: list[tuple[DeviceEvent, int]]) -> list[DeviceEvent]:
+        """Link changes to hand on: one that stands for several held ones is handed on now, with their count."""
+        out = []
+        for event, count in reports:
+            if count > 1 or event.t < self._now:
+                event = DeviceEvent(event.kind, event.reader, self._now,
+                                    event.detail + ((("summarised", count),) if count > 1 else ()))
+            out.append(event)
         return out
 
     def close(self) -> None:
@@ -179,7 +232,7 @@ class FirmwareReader(ReaderBackend):
             self._synchronised = True
             cycle = None
         if cycle is None:
-            cycle = self._cycle = _CycleInProgress(inventory.cycle, faulted=set(self._faulted))
+            cycle = self._cycle = _CycleInProgress(inventory.cycle, now, faulted=set(self._faulted))
             if flags & _REQUESTED and self._requested_acked:
                 # Requested after our ACK, so we hear it from its start (it matters with an empty
                 # schedule, where no earlier cycle end would ever be seen).
@@ -206,6 +259,10 @@ class FirmwareReader(ReaderBackend):
                     name_of.clear()
                 name = name_of[uid] = uid.hex().upper()
             uid_reads.append(TagRead(number, name, entry.read_count, entry.rssi))
+        cycle.held += len(inventory.entries)
+        if cycle.held > MAX_CYCLE_READS:
+            self._give_up(now, f"cycle {cycle.number} held more than {MAX_CYCLE_READS} reads")
+            return
         cycle.open_antenna = antenna if flags & _MORE else None
         if (antenna in self._watched and cycle.open_antenna is None and self._synchronised
                 and not cycle.frames_lost and antenna not in cycle.broken):
@@ -241,7 +298,27 @@ class FirmwareReader(ReaderBackend):
             self._last_reads[antenna] = []  # reported empty (or not scheduled) this cycle
         reads = tuple(read for antenna in sorted(reads_by_antenna) for read in reads_by_antenna[antenna])
         self.cycles_emitted += 1
+        self._longest_cycle_s = max(self._longest_cycle_s, now - cycle.started)
+        if not self.delivering:
+            log.warning("%s: cycles end whole again, after %d given up", self.name, self.cycles_given_up)
+            self.delivering = True
         cycles.append(InventoryCycle(self.name, now, reads))
+
+    def _give_up(self, now: float, reason: str) -> None:
+        """Drop the cycle in progress: it never ended, or holds more than a table can. Its antennas keep their last
+        reads (the zone tracker hears nothing of them until a cycle ends whole), and the next cycle is used only once
+        this one's end has been seen (it may be a part of it)."""
+        self._cycle = None
+        self._early.clear()
+        self._synchronised = False
+        self.cycles_given_up += 1
+        self.last_given_up = reason
+        self.delivering = False
+        self._given_up_unlogged += 1
+        if now - self._given_up_logged >= GIVEN_UP_LOG_S:
+            log.warning("%s: %s: given up (%d cycle(s) given up since the last message); the reader sends what the "
+                        "table cannot use: check its firmware", self.name, reason, self._given_up_unlogged)
+            self._given_up_logged, self._given_up_unlogged = now, 0
 
     def _check_antenna_count(self, event: LinkEvent) -> None:
         reported = event.message.antenna_count
@@ -293,10 +370,11 @@ def _strength(read: TagRead) -> tuple[int, int]:
 # --------------------------------------------------------------------------
 
 
-def serial_reader(name: str, path: str, baudrate: int = 115200, antennas: int | None = None) -> FirmwareReader:
+def serial_reader(name: str, path: str, baudrate: int = 115200, antennas: int | None = None,
+                  cycle_s: float | None = None) -> FirmwareReader:
     """A reader on a serial port: USB CDC (give its /dev/serial/by-id/ path) or a UART (a udev symlink)."""
     link = ReaderLink(lambda: SerialTransport(path, baudrate), name=name)
-    return FirmwareReader(name, link, antennas=antennas)
+    return FirmwareReader(name, link, antennas=antennas, cycle_s=cycle_s)
 
 
 def usb_reader(
@@ -306,7 +384,8 @@ def usb_reader(
     serial_number: str | None = None,
     interface: int = 0,
     antennas: int | None = None,
+    cycle_s: float | None = None,
 ) -> FirmwareReader:
     """A reader with vendor-specific USB bulk endpoints."""
     link = ReaderLink(lambda: UsbTransport(vendor_id, product_id, serial_number, interface), name=name)
-    return FirmwareReader(name, link, antennas=antennas)
+    return FirmwareReader(name, link, antennas=antennas, cycle_s=cycle_s)

@@ -13,6 +13,9 @@ class ReaderBackend(Protocol):
     link_up: bool = True
     link = None  # its firmware_bridge.link.ReaderLink (None: in-process, nothing between it and the table)
     faulted_antennas: frozenset[int] = frozenset()  # configuration numbers of the antennas reporting a fault now
+    # False while the reader's cycles are given up (one never ended, or held more reads than a table has tags) and
+    # none has ended whole since: its link is up, but the table does not see its cards
+    delivering: bool = True
 
     def poll(self, now: float) -> list[InventoryCycle]:
         """Return the inventory cycles completed since the last poll (possibly none)."""

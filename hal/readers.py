@@ -43,8 +43,8 @@ class SimulatedReader(ReaderBackend):
 
 
 def open_reader(name: str, backend: str, antennas: int, link: dict | None = None,
-                field: TagField | None = None) -> ReaderBackend:
-    """The backend a reader's configuration names (``link`` holds its port or USB ids)."""
+                field: TagField | None = None, cycle_s: float | None = None) -> ReaderBackend:
+    """The backend a reader's configuration names (``link`` holds its port or USB ids, ``cycle_s`` its cycle)."""
     link = link or {}
     if backend == "sim":
         if field is None:
@@ -53,10 +53,10 @@ def open_reader(name: str, backend: str, antennas: int, link: dict | None = None
     if backend == "serial":
         from hal.firmware_reader import serial_reader
 
-        return serial_reader(name, link["port"], link.get("baudrate", 115200), antennas)
+        return serial_reader(name, link["port"], link.get("baudrate", 115200), antennas, cycle_s)
     if backend == "usb":
         from hal.firmware_reader import usb_reader
 
         return usb_reader(name, link["vendor_id"], link["product_id"], link.get("serial_number"),
-                          link.get("interface", 0), antennas)
+                          link.get("interface", 0), antennas, cycle_s)
     raise ValueError(f"reader {name!r}: unknown backend {backend!r}")

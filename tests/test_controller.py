@@ -162,6 +162,24 @@ def test_an_unregistered_tag_is_reported_with_its_zone_and_never_counts_as_a_car
     assert table.controller.snapshot(secure=True)["seats"][0]["hole_cards"] == ["As", "Kd"]
 
 
+def test_a_foreign_deck_dumped_on_the_muck_is_five_unknown_tags_then_one_that_counts_the_rest():
+    """A flood of unknown tags must not flood the feeds and the journal: 5 a zone in 10 s, then the window's end
+    gives the newest with how many arrived (docs/mqtt.md, "Bursts"); another zone has its own 5."""
+    table = Table()
+    foreign = [f"E00401509999{i:04X}" for i in range(52)]
+    table.place(*foreign, zone="muck")
+    first = table.cycle()
+    assert [(e.type, e.public.get("summarised")) for e in first] == [("unknown_tag", None)] * 5
+    assert table.put("E00401508888AAAA", "seat2.cards") != []  # a zone of its own
+    assert table.wait(5.0) == []  # the window is not over
+    last = table.wait(5.0)
+    assert [(e.type, e.public["zone"], e.public["uid"], e.public["summarised"]) for e in last] == [
+        ("unknown_tag", "muck", foreign[-1], 47)]
+    table.take(*foreign)
+    table.place(*foreign[:3], zone="muck")  # a new window: one by one again
+    assert [e.public.get("summarised") for e in table.cycle()] == [None] * 3
+
+
 def test_the_same_inputs_give_the_same_events():
     def run():
         table = Table()

@@ -228,14 +228,14 @@ class SimulatedTable:
                                     config=table_firmware_config(self.config, settings.name, settings.antennas),
                                     link_path=Path(self._links_dir.name) / f"reader-{settings.name}")
             self.modelled.append(device)
-            return serial_reader(settings.name, device.path, antennas=settings.antennas)
+            return serial_reader(settings.name, device.path, antennas=settings.antennas, cycle_s=settings.cycle_s)
         noise = self.options.noise_model()
         emulator = FirmwareEmulator(
             self.field, reader=settings.name, antenna_count=settings.antennas, cycle_s=settings.cycle_s,
             noise=noise, link_path=Path(self._links_dir.name) / f"reader-{settings.name}",
             serial=f"SIM-{settings.name}", seed=self.options.seed or 0)
         self.emulators.append(emulator)
-        return serial_reader(settings.name, emulator.path, antennas=settings.antennas)
+        return serial_reader(settings.name, emulator.path, antennas=settings.antennas, cycle_s=settings.cycle_s)
 
     def advance(self, t: float) -> bool:
         """Apply the dealer's moves due by table time ``t``; False once the last hand is over."""

@@ -13,7 +13,7 @@ import time
 
 from rfid_table.ops.broker_login import LinkState, connect_viewer, refused_text
 from rfid_table.config.table import MqttSettings
-from rfid_table.service.contract import QOS, Topics
+from rfid_table.service.contract import QOS, Topics, without_controls
 from rfid_table.mqtt import make_client
 
 
@@ -33,9 +33,22 @@ def render(report: dict | None, status: str) -> str:
     for name, reader in report.get("readers", {}).items():
         lines.append(f"reader {name}: link {reader.get('link')}   {reader.get('transport', '')}   "
                      f"{reader.get('cycles_per_s', 0)} cycles/s   reconnects {reader.get('reconnects', 0)}")
+        if reader.get("reader_serial"):
+            lines.append(f"  reader serial {reader['reader_serial']}")
+        if reader.get("refused"):
+            lines.append(f"  REFUSED AT THE HANDSHAKE (tried again with backoff): {reader['refused']}")
+        if reader.get("delivering") is False:
+            lines.append(f"  CYCLES GIVEN UP: the table does not see this reader's cards: {reader.get('last_given_up')}")
         frames = reader.get("frames")
         if frames:
-            lines.append("  frames: " + "  ".join(f"{k} {v}" for k, v in frames.items()))
+            lines.append("  frames: " + "  ".join(f"{k.replace('_', ' ')} {v}" for k, v in frames.items())
+                         + f"   cycles given up {reader.get('cycles_given_up', 0)}"
+                         + f"   reader reboots {reader.get('reader_resets', 0)}"
+                         + f"   commands failed {reader.get('commands_failed', 0)}")
+        rejection = reader.get("last_rejection")
+        if rejection:
+            lines.append(f"  last frame rejected ({rejection.get('counter')}): {rejection.get('reason')} at byte "
+                         f"{rejection.get('offset')}, {rejection.get('length')} bytes")
         if reader.get("last_error"):
             lines.append(f"  last error: {reader['last_error']}")
         faulted = reader.get("faulted_antennas") or []
@@ -56,7 +69,8 @@ def render(report: dict | None, status: str) -> str:
         lines.append(f"GPIO expander {name}: {state}")
     lines.append("tags present: " + "  ".join(f"{zone} {n}" for zone, n in report.get("zones", {}).items() if n)
                  or "tags present: none")
-    return "\n".join(lines)
+    # what comes over the network must not drive the terminal
+    return "\n".join(without_controls(line) for line in lines)
 
 
 def waiting_text(link: LinkState, status: str | None, subscribed: bool, topics: Topics) -> str | None:

@@ -18,6 +18,7 @@ from here, not from the publisher.
 """
 
 import json
+import unicodedata
 from dataclasses import dataclass
 
 QOS = 1  # every message: at least once
@@ -82,3 +83,10 @@ def delayed_hand_payload(events: list[dict], epoch: str, released: float | None,
     starts = [e["hand"] for e in events if e["type"] == "hand_started"]
     return encode({"epoch": epoch, "hand": starts[-1] if starts else None, "seq": events[-1]["seq"] if events else 0,
                    "released": released, "released_before": released_before, "events": events})
+
+
+def without_controls(text: str) -> str:
+    """``text`` with its control characters (line breaks, escape sequences) written as ``\\xNN``: what a reader or
+    the network said, fit for a report, a log line or a terminal."""
+    return "".join((f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+                   if unicodedata.category(c).startswith("C") else c for c in text)

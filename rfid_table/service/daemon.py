@@ -240,7 +240,7 @@ class TablePipeline:
     def _show_lights(self, now: float) -> None:
         """The seat lights and the status light from the controller's state."""
         controller = self.controller
-        link_down = not all(r.link_up for r in self.readers)
+        link_down = not all(r.link_up and r.delivering for r in self.readers)  # either way, no cards seen
         to_act, clock_lights = controller.turn_lights(now)
         self.gpio.show(TableLights(to_act=to_act, clock=clock_lights, link_down=link_down,
                                    journal_failing=self._journal_failure is not None,

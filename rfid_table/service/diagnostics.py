@@ -7,6 +7,8 @@ diag`` (:mod:`rfid_table.ops.diag`) draws it.
 
 from collections import Counter
 
+from rfid_table.service.contract import without_controls
+
 
 COMMAND_OUTCOMES = ("accepted", "not_allowed", "malformed", "retained", "rate_limited")
 
@@ -62,11 +64,23 @@ class DiagnosticsCollector:
                 stats = link.stats
                 entry["frames"] = {"ok": stats.frames_ok, "rejected": stats.frames_rejected,
                                    "crc_errors": stats.crc_errors, "cobs_errors": stats.cobs_errors,
-                                   "malformed": stats.malformed, "lost": stats.frames_lost,
-                                   "duplicates": stats.duplicates, "retransmits": stats.retransmits}
+                                   "oversize": stats.oversize, "runts": stats.runts, "malformed": stats.malformed,
+                                   "unknown_type": stats.unknown_type, "bytes_discarded": stats.bytes_discarded,
+                                   "lost": stats.frames_lost, "duplicates": stats.duplicates,
+                                   "retransmits": stats.retransmits, "stale_replies": stats.stale_replies}
+                rejection = stats.last_rejection
+                entry["last_rejection"] = None if rejection is None else {
+                    "counter": rejection.counter, "reason": without_controls(rejection.reason),
+                    "offset": rejection.stream_offset, "length": rejection.encoded_length}
                 entry["reconnects"] = stats.reconnects
-                entry["transport"] = stats.transport
-                entry["last_error"] = stats.last_error
+                entry["reader_resets"] = stats.reader_resets
+                entry["commands_failed"] = stats.commands_failed
+                entry["transport"] = without_controls(stats.transport)
+                entry["last_error"] = None if stats.last_error is None else without_controls(stats.last_error)
+                entry["refused"] = None if stats.refused is None else without_controls(stats.refused)
+                entry["cycles_given_up"] = reader.cycles_given_up
+                entry["last_given_up"] = reader.last_given_up
+                entry["delivering"] = reader.delivering
                 if link.identity is not None:
                     entry["reader_serial"] = link.identity.serial
             report["readers"][reader.name] = entry

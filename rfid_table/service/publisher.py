@@ -10,6 +10,7 @@ import socket
 import ssl
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.subscribeoptions import SubscribeOptions
@@ -191,10 +192,11 @@ class MqttPublisher(Sink):
             if time.monotonic() >= deadline:
                 return
 
-    def start(self, wait_s: float = 10.0) -> bool:
-        """Connect, waiting up to ``wait_s`` for the broker; messages queue in memory until it answers."""
+    def start(self, wait_s: float = 10.0, stop: Callable[[], bool] | None = None) -> bool:
+        """Connect, waiting up to ``wait_s`` for the broker (or until ``stop()``: the daemon is told to end); messages
+        queue in memory until it answers."""
         deadline = time.monotonic() + wait_s
-        while not self.connected and time.monotonic() < deadline:
+        while not self.connected and time.monotonic() < deadline and not (stop is not None and stop()):
             self.service(0.05)
         return self.connected
 

@@ -32,6 +32,9 @@ from rfid_table.service.timebase import TableClock, system_clock
 # polled, more often.
 RUN_PERIOD_S = 0.05
 POLL_PERIOD_S = 0.01
+# At shutdown, how long the broker may take to acknowledge what is queued: what it has not acknowledged is in the
+# journal and goes out again at the next start, and SIGTERM must end the daemon within 2 s whatever the broker does.
+STOP_ACKS_S = 1.0
 EX_JOURNAL = 65  # sysexits.h EX_DATAERR: the journal on disk is damaged, empty, or another table's
 EX_JOURNAL_DISK = 74  # sysexits.h EX_IOERR: the journal cannot be written (the disk is full); not restarted
 
@@ -218,9 +221,11 @@ def run_table(config: TableConfig, config_path: str, journal_path: str | None = 
         print(f"rfid-table run: reader(s) {', '.join(sim_readers)} use the simulated backend; "
               f"run the simulated table with 'rfid-table sim --config {config_path}'", file=sys.stderr)
         return EX_CONFIG
+    stop = StopFlag()
+    stop.install()  # from the start: SIGTERM during the start-up ends the daemon as cleanly as later
     journal_path = journal_path or config.journal_path
     journal = open_journal(journal_path, config, new_journal) if journal_path else None
-    readers = [open_reader(r.name, r.backend, r.antennas, r.link) for r in config.readers.values()]
+    readers = [open_reader(r.name, r.backend, r.antennas, r.link, cycle_s=r.cycle_s) for r in config.readers.values()]
     epoch = journal.epoch if journal is not None else secrets.token_hex(8)
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch, journaled=journal is not None)
     clock = system_clock()  # table time for every timer and the delay; the wall clock only stamps events
@@ -240,13 +245,11 @@ def run_table(config: TableConfig, config_path: str, journal_path: str | None = 
             return EX_CONFIG
     # group commits: the journal's fsync runs beside the loop, the steps that arrive meanwhile share the next one
     pipeline = TablePipeline(config, readers, publisher, journal, gpio=gpio, group_commit=True)
-    stop = StopFlag()
-    stop.install()
     if journal is not None:
         systemd.status(f"table {config.table_id}: restoring the journal")
         restore_or_exit(pipeline, journal_path, clock.now())  # before anything new is published
     systemd.settle_heap_for_steady_loop()
-    publisher.start(wait_s=5.0)
+    publisher.start(wait_s=5.0, stop=stop.is_set)
     if journal is not None:
         pipeline.publish_backlog()
     log.info("table %r running: %d reader(s), publishing to %s:%s", config.table_id, len(readers),
@@ -271,7 +274,7 @@ def run_table(config: TableConfig, config_path: str, journal_path: str | None = 
         systemd.stopping(f"table {config.table_id}: stopping")
         pipeline.close_journal()  # what the writer still holds, on disk (published at the next start)
         pipeline.finish_delayed_hand()
-        publisher.stop()
+        publisher.stop(timeout_s=STOP_ACKS_S)
         for reader in readers:
             reader.close()
         if gpio is not None:

@@ -26,7 +26,7 @@ from rfid_table.service.commands import COMMANDS
 # Status conditions, most urgent first: the light shows the first one that is active. How each one looks: "on"
 # (steady) or (period_s, lit_s) — lit for the first lit_s of every period.
 STATUS_PATTERNS: Mapping[str, Pattern] = {
-    "link_down": (0.25, 0.125),  # fast blink, 4 Hz: the table cannot see the cards
+    "link_down": (0.25, 0.125),  # fast blink, 4 Hz: the table cannot see the cards (a link down, or cycles given up)
     "journal_failing": (1.0, 0.75),  # long on, short off: nothing is journaled (disk full), nothing published
     "awaiting_floor": "on",  # steady: an irregularity waits for the floor; do not go on
     "broker_refuses": (0.5, 0.25),  # 2 Hz: the broker refuses the events (its ACL); they wait in the journal

@@ -8,6 +8,10 @@
  * already seen, and reconnect by themselves. Delayed mode also takes the retained delayed/hand (what the table has
  * released of the hand being played back) on every connection and on a seq gap, and merges the events it missed:
  * after an outage, or opened during a playback, it still shows the hand whole, to its result.
+ *
+ * Whatever a feed sends, the page builds its DOM from text nodes only, checks every payload's shape before using
+ * any of it (a message that does not fit is dropped, with one console warning per topic and kind), and takes a seq
+ * nowhere near its own for a sign to resynchronise, not for the table's new numbering (docs/overlay.md).
  */
 "use strict";
 
@@ -33,6 +37,123 @@ const topics = {
 };
 const SUITS = { s: "\u2660", h: "\u2665", d: "\u2666", c: "\u2663" };
 
+// ---- what the feeds may send ------------------------------------------------------------------------------------
+// The shapes of schemas/ (snapshot.public, event.public/secure, hand.delayed, status), for the fields the page uses;
+// fields it does not use may be anything. A message that does not fit is dropped before any of it is used.
+
+const SEATS_MAX = 10;  // a table has 2 to 10 seats ([table] seats): no larger seat number, map or list is real
+const HAND_EVENTS_MAX = 2000;  // delayed/hand holds at most 1000 events (the table's limit); more is no table's
+const TIME_MAX = 1e11;  // table times are Unix seconds: a larger t is no table's, and would overflow the arithmetic
+const CARD = /^[2-9TJQKA][shdc]$/;
+const SEAT_KEY = /^[1-9][0-9]*$/;
+
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+const isInt = (v, min, max = Number.MAX_SAFE_INTEGER) => Number.isSafeInteger(v) && v >= min && v <= max;
+const isSeat = (v) => isInt(v, 1, SEATS_MAX);
+const isChips = (v) => isInt(v, 0);
+const isTime = (v) => typeof v === "number" && v >= 0 && v <= TIME_MAX;  // (NaN fails both)
+const isShare = (v) => typeof v === "number" && v >= 0 && v <= 1;
+const isName = (v) => typeof v === "string" && v.length >= 1 && v.length <= 32;
+const isEpoch = (v) => typeof v === "string" && v.length >= 1;
+const isCard = (v) => typeof v === "string" && CARD.test(v);
+const isCards = (v, max = 52) => Array.isArray(v) && v.length <= max && v.every(isCard);
+const isBoards = (v) => Array.isArray(v) && v.length <= 6 && v.every((b) => isCards(b, 5));
+const isSeats = (v) => Array.isArray(v) && v.length <= SEATS_MAX && v.every(isSeat);
+const absentOr = (check) => (v) => v === undefined || check(v);
+const nullOr = (check) => (v) => v === null || check(v);
+function isSeatMap(v, check) {  // seat number (as JSON has it: a string) → check(value)
+  if (!isObject(v)) return false;
+  const entries = Object.entries(v);
+  return entries.length <= SEATS_MAX && entries.every(([n, x]) => SEAT_KEY.test(n) && isSeat(Number(n)) && check(x));
+}
+const isChipsBySeat = (v) => isSeatMap(v, isChips);
+const isCardsBySeat = (v) => isSeatMap(v, (c) => isCards(c));
+const isPots = (v) => Array.isArray(v) && v.length <= SEATS_MAX && v.every((p) => isObject(p) && isChips(p.amount));
+
+// Per event type the page draws from, the fields it reads (a Map: a type named like an Object property is none).
+const EVENT_FIELDS = new Map(Object.entries({
+  hand_started: (e) => e.hand !== null,
+  card_dealt: (e) => isSeat(e.seat) && isInt(e.count, 0, 52) && absentOr(isCard)(e.card),
+  board_card: (e) => isCard(e.card) && isInt(e.position, 1, 5) && absentOr((n) => isInt(n, 2, 6))(e.board_number),
+  board_corrected: (e) => isCards(e.board, 5),
+  fold: (e) => isSeat(e.seat) && absentOr(isCards)(e.cards),
+  betting_started: (e) => isSeat(e.button) && absentOr(nullOr(isChipsBySeat))(e.stacks),
+  stacks_set: (e) => isChipsBySeat(e.stacks),
+  action: (e) => isSeat(e.seat) && typeof e.action === "string" && isChips(e.to) && isChips(e.added) &&
+    absentOr((v) => typeof v === "boolean")(e.all_in) && absentOr(isChips)(e.pot) && absentOr(nullOr(isSeat))(e.next),
+  action_undone: (e) => absentOr(isChips)(e.pot) && absentOr(nullOr(isSeat))(e.next),
+  pots: (e) => isPots(e.pots) && isChips(e.total) && absentOr(isChipsBySeat)(e.returned),
+  showdown: (e) => e.hand !== null && absentOr(isChipsBySeat)(e.payouts) &&
+    absentOr(nullOr(isChipsBySeat))(e.finishing_stacks) && absentOr(isCardsBySeat)(e.hands),
+  hand_ended: (e) => absentOr((b) => isCards(b, 5))(e.board) && absentOr(isBoards)(e.boards) &&
+    absentOr(isCardsBySeat)(e.hole_cards) && absentOr(isSeats)(e.live_seats),
+  equity: (e) => absentOr((hands) => Array.isArray(hands) && hands.length <= SEATS_MAX && hands.every((h) =>
+    isObject(h) && isSeat(h.seat) && isShare(h.win) && isShare(h.tie) && absentOr(isCards)(h.outs)))(e.hands),
+  player_seated: (e) => isSeat(e.seat) && isName(e.name),
+  seat_cleared: (e) => isSeat(e.seat),
+}));
+
+function eventProblem(e) {
+  // What does not fit in an event (public or secure), or null. Every event has the common fields.
+  if (!isObject(e)) return "not an object";
+  if (!isInt(e.seq, 1)) return "seq";
+  if (typeof e.type !== "string") return "type";
+  if (!isTime(e.t)) return "t";
+  if (!nullOr((h) => isInt(h, 1))(e.hand)) return "hand";
+  if (!isEpoch(e.epoch)) return "epoch";
+  if (!absentOr((r) => r === true)(e.replay)) return "replay";
+  const fields = EVENT_FIELDS.get(e.type);
+  return fields && !fields(e) ? "its fields" : null;
+}
+
+const isSeatState = (s) => isObject(s) && isSeat(s.seat) && isInt(s.cards, 0, 52) && typeof s.folded === "boolean" &&
+  absentOr(nullOr((p) => isObject(p) && isName(p.name)))(s.player);
+const isBetting = (b) => isObject(b) && isChips(b.pot) && isPots(b.pots) && absentOr(isChipsBySeat)(b.bets) &&
+  absentOr(nullOr(isChipsBySeat))(b.stacks) && absentOr(isSeats)(b.all_in) && absentOr(nullOr(isSeat))(b.to_act);
+
+function snapshotProblem(s) {
+  if (!isObject(s)) return "not an object";
+  if (!isInt(s.seq, 0)) return "seq";
+  if (!isEpoch(s.epoch)) return "epoch";
+  if (!nullOr((h) => isInt(h, 1))(s.hand)) return "hand";
+  if (typeof s.phase !== "string") return "phase";
+  if (!(Array.isArray(s.seats) && s.seats.length <= SEATS_MAX && s.seats.every(isSeatState))) return "seats";
+  if (!isCards(s.board, 5) || !absentOr(isBoards)(s.boards)) return "board";
+  if (!absentOr(nullOr(isSeat))(s.button)) return "button";
+  if (!absentOr(nullOr(isBetting))(s.betting)) return "betting";
+  return null;
+}
+
+function delayedHandProblem(m) {
+  if (!isObject(m)) return "not an object";
+  if (!isEpoch(m.epoch)) return "epoch";
+  if (!isInt(m.seq, 0)) return "seq";
+  if (!absentOr(nullOr(isTime))(m.released) || !absentOr(nullOr(isTime))(m.released_before)) return "released";
+  if (!Array.isArray(m.events) || m.events.length > HAND_EVENTS_MAX) return "events";
+  return null;
+}
+
+const warned = new Set();  // what the console was told once
+function warnOnce(key, message) {
+  if (warned.has(key)) return;
+  warned.add(key);
+  console.warn(message);
+}
+
+function drop(topic, kind, why) {
+  const key = `${topic}: ${kind}`;
+  state.dropped[key] = (state.dropped[key] || 0) + 1;
+  warnOnce(key, `overlay: ${key} dropped, it does not fit the table's schema (${why}); ` +
+                "more like it are dropped without a word (overlayState.dropped counts them)");
+}
+
+function failed(what, err) {
+  // The last line of defence: what the checks let through but the page could not use costs that message alone.
+  const key = `${what}: failed`;
+  state.dropped[key] = (state.dropped[key] || 0) + 1;
+  warnOnce(key, `overlay: ${what}: ${err && err.message}; the page goes on (said once)`);
+}
+
 // ---- the state drawn --------------------------------------------------------------------------------------------
 
 const state = {
@@ -42,6 +163,7 @@ const state = {
   winner: null, winnerHand: null, tableStatus: null, connected: false, resyncs: 0, connects: 0,
   betting: false, result: false, voided: false,  // this hand: chips read, its showdown seen, a misdeal
   incomplete: false,  // delayed mode: events of this hand are gone for good (missed, and no longer in delayed/hand)
+  dropped: {},  // "topic: kind" → messages dropped that did not fit their schema
 };
 const RESULT_PAUSE_S = 4;  // delayed mode: the result stays this long before the next hand plays back
 const RESULT_WAIT_S = 180;  // ... and the playback waits at most this long for a hand's late showdown
@@ -74,21 +196,30 @@ function newHand(hand) {
 
 let resyncing = false;  // a seq gap was seen: the next snapshot replaces the picture, even an older one
 
+// The seq rule. An event comes one seq after the one before, give or take a few missed or sent twice. One more than
+// SEQ_WINDOW away from the newest seq the page holds of its epoch, ahead or behind (from another epoch: past
+// SEQ_WINDOW, a new numbering starting at 1), is not placed: a stray message, or the page lost track (a long outage).
+// The page drops it and resynchronises: the snapshot (public mode) or delayed/hand (delayed mode) gives the seq it goes
+// on from, and replaces one it holds that is more than SEQ_WINDOW ahead (that one came from a stray message). So an
+// absurd seq never becomes the page's own, to make it drop the table's real events as seen.
+const SEQ_WINDOW = 1000;
+const farFrom = (held, seq) => seq > held + SEQ_WINDOW || seq < held - SEQ_WINDOW;
+
 function fromSnapshot(snap) {
   // The public snapshot: the seats' names, stacks and bets. In public mode the whole table (unless the events
   // already went past it: it is published after them); in delayed mode only what is not the hand being played
   // back (names; stacks until the delayed hand gives its own).
   const betting = snap.betting || null;
   if (config.mode === "public") {
-    if (snap.epoch !== state.epoch) { state.epoch = snap.epoch; state.lastSeq = 0; }
-    if ((snap.seq || 0) < state.lastSeq && !resyncing) {
-      for (const entry of snap.seats || []) seat(entry.seat).name = entry.player ? entry.player.name : null;
+    const renumbered = snap.epoch !== state.epoch || snap.seq < state.lastSeq - SEQ_WINDOW;  // (the seq rule)
+    if (snap.seq < state.lastSeq && !resyncing && !renumbered) {
+      for (const entry of snap.seats) seat(entry.seat).name = entry.player ? entry.player.name : null;
       return;
     }
     resyncing = false;
-    state.lastSeq = snap.seq || 0;
+    state.epoch = snap.epoch; state.lastSeq = snap.seq;
   }
-  for (const entry of snap.seats || []) {
+  for (const entry of snap.seats) {
     const s = seat(entry.seat);
     s.name = entry.player ? entry.player.name : null;
     if (config.mode === "public" || state.hand === null) {
@@ -102,7 +233,7 @@ function fromSnapshot(snap) {
   }
   if (config.mode === "public") {
     if (snap.hand !== state.hand) state.winner = null;
-    state.hand = snap.hand; state.board = snap.board || []; state.button = snap.button;
+    state.hand = snap.hand; state.board = snap.board; state.button = snap.button;
     state.later = laterBoards(snap.boards);
     state.pot = betting ? betting.pot : 0; state.pots = betting ? betting.pots || [] : [];
     state.toAct = betting ? betting.to_act : null;
@@ -205,10 +336,18 @@ let offset = null;    // wall seconds minus table seconds of the playback
 let timer = null;
 let holeSince = null;  // wall time the playback reached missed events (delayed/hand may bring them)
 
+const RESYNC_EVERY_S = 1;  // at most one resubscription a second, whatever comes (and so one set of retained copies)
+let resyncedAt = -Infinity;  // wall time (ms) of the last one
+let resyncTimer = null;
+
 function resync(why) {
   // Take the retained snapshot (and delayed/hand) again: subscribing anew makes the broker send them.
-  console.info(`overlay: resynchronising (${why})`);
   resyncing = true;
+  if (resyncTimer !== null) return;  // one is due already
+  const waitMs = resyncedAt + RESYNC_EVERY_S * 1000 - Date.now();
+  if (waitMs > 0) { resyncTimer = setTimeout(() => { resyncTimer = null; resync(why); }, waitMs); return; }
+  resyncedAt = Date.now();
+  console.info(`overlay: resynchronising (${why})`);
   state.resyncs += 1;
   if (client && client.connected) {
     const again = topics.hand ? [topics.snapshot, topics.hand] : [topics.snapshot];
@@ -223,6 +362,11 @@ function newEpoch(epoch) {
 
 function receive(ev) {
   if (ev.replay && config.mode === "public") return;  // a live display skips the table's late backlog
+  const held = ev.epoch === state.epoch ? state.lastSeq : 0;
+  if (farFrom(held, ev.seq)) {  // (the seq rule)
+    resync(`seq ${ev.seq}${ev.epoch === state.epoch ? "" : " of another epoch"}, nowhere near ${held}: dropped`);
+    return;
+  }
   if (config.mode === "public") {
     if (ev.epoch !== state.epoch) { state.epoch = ev.epoch; state.lastSeq = 0; }
     if (ev.seq <= state.lastSeq) return;  // seen already (at-least-once delivery)
@@ -242,7 +386,7 @@ function receive(ev) {
 }
 
 function enqueue(events) {
-  queue.push(...events);
+  queue = queue.concat(events);
   queue.sort((a, b) => a.seq - b.seq);
 }
 
@@ -250,10 +394,16 @@ function fromDelayedHand(msg) {
   // delayed/hand: the events the table has released of the hand being played back and of the one before. Those not
   // seen yet join the queue; all of them are past the broadcast delay, so none shows a hole card early. (Events
   // missed that it no longer holds stay missed: the playback waits HOLE_WAIT_S for them, then plays on.)
-  let events = msg.events || [];
+  // An event in it that does not fit is dropped alone, as on delayed/events.
+  let events = msg.events.filter((e) => {
+    const problem = eventProblem(e) || (e.epoch === msg.epoch ? null : "epoch");
+    if (problem) drop(topics.hand, "event", problem);
+    return !problem;
+  }).sort((a, b) => a.seq - b.seq).filter((e, i, all) => i === 0 || e.seq !== all[i - 1].seq);
   if (!events.length) return;
-  if (msg.epoch !== state.epoch) newEpoch(msg.epoch);
-  state.lastSeq = Math.max(state.lastSeq, msg.seq);
+  const newest = events[events.length - 1].seq;
+  if (msg.epoch !== state.epoch || newest < state.lastSeq - SEQ_WINDOW) newEpoch(msg.epoch);  // (the seq rule)
+  state.lastSeq = Math.max(state.lastSeq, newest);
   const now = Date.now() / 1000;
   const starts = events.filter((e) => e.type === "hand_started");
   let start = starts[starts.length - 1] || events[0];  // the newest hand
@@ -301,6 +451,7 @@ function offsetStillOnHandBefore(events, before, newest, msg, now) {
 }
 
 let heldSince = null;  // wall time the playback began waiting for a hand's late showdown
+const LEAD_MAX_S = 300;  // the longest the playback waits for the next event (a pause in the hand as dealt)
 let resultShownAt = null;  // wall time the hand played back showed its result
 const due = (ev) => ev.t / config.speed + offset;  // when an event is played back (wall seconds)
 
@@ -311,6 +462,13 @@ function pump() {
   let waitS = null;  // how long until the playback looks again (null: when the next event is due)
   while (queue.length) {
     const head = queue[0];
+    if (due(head) > now + LEAD_MAX_S) {
+      // No pause within a hand is this long: a stray time, or a table clock that jumped. Play on from here rather
+      // than hold the playback (every event queued is past the broadcast delay already).
+      warnOnce("playback: far ahead", `overlay: seq ${head.seq} was due ${Math.round(due(head) - now)} s from now; ` +
+               "played from now on (said once)");
+      offset = now - head.t / config.speed;
+    }
     // A page that has played nothing yet and whose first event is one of a hand but not its start joined in the
     // middle of it (its subscription came after the hand's first events): delayed/hand brings the start, as it
     // brings a gap's. One outside any hand (a player seated before the first deal) misses nothing: it plays.
@@ -337,7 +495,7 @@ function pump() {
       heldSince = null;
       queue = queue.filter((e) => e.hand !== state.hand);
       late.forEach(apply);
-      playedSeq = Math.max(playedSeq, ...late.map((e) => e.seq));
+      for (const e of late) playedSeq = Math.max(playedSeq, e.seq);
       state.result = true;
       offset = now + RESULT_PAUSE_S - head.t / config.speed;
       resultShownAt = null;
@@ -359,23 +517,35 @@ function pump() {
     changed = true;
   }
   if (changed) draw();
-  if (waitS !== null) timer = setTimeout(pump, waitS * 1000);
-  else if (queue.length) timer = setTimeout(pump, Math.max(10, (due(queue[0]) - now) * 1000));
+  if (waitS !== null) timer = setTimeout(pumpSafely, waitS * 1000);
+  else if (queue.length) timer = setTimeout(pumpSafely, Math.max(10, (due(queue[0]) - now) * 1000));
+}
+
+function pumpSafely() {
+  try { pump(); } catch (err) { failed("playback", err); }
 }
 
 // ---- drawing -------------------------------------------------------------------------------------------------
+// Elements and text nodes only, never markup: whatever a name or a card holds is shown as text.
+
+function el(tag, className, text) {
+  const e = document.createElement(tag);
+  if (className) e.className = className;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
 
 function cardElement(card) {
-  const el = document.createElement("div");
-  if (!card) { el.className = "card back"; return el; }
-  el.className = "card" + ("hd".includes(card[1]) ? " red" : "");
-  el.dataset.card = card;
-  el.innerHTML = `<span class="r">${card[0] === "T" ? "10" : card[0]}</span><span class="s">${SUITS[card[1]]}</span>`;
-  return el;
+  if (!card) return el("div", "card back");
+  const e = el("div", "card" + (card[1] === "h" || card[1] === "d" ? " red" : ""));
+  e.dataset.card = card;
+  e.append(el("span", "r", card[0] === "T" ? "10" : card[0]), el("span", "s", SUITS[card[1]]));
+  return e;
 }
 
 const money = (v) => (v == null ? "–" : Number(v).toLocaleString("en-US"));
 const pct = (v) => `${(v * 100).toFixed(1)}%`;
+const width = (share) => `${Number.isFinite(share) ? Math.min(100, Math.max(0, share * 100)) : 0}%`;
 
 function draw() {
   const seatsEl = document.getElementById("seats");
@@ -384,39 +554,36 @@ function draw() {
     .filter(([, s]) => s.name || s.count || s.cards.length)
     .sort(([a], [b]) => Number(a) - Number(b));
   for (const [n, s] of shown) {
-    const el = document.createElement("div");
-    el.className = "seat" + (s.folded ? " folded" : "") + (Number(n) === state.toAct ? " to-act" : "") +
-      (s.won ? " winner" : "");
-    el.dataset.seat = n;
-    const name = document.createElement("div");
-    name.className = "name";
-    name.innerHTML = `<span class="num">${n}</span><span class="player"></span>`;
-    name.querySelector(".player").textContent = s.name || `Seat ${n}`;  // text, never markup
-    if (Number(n) === state.button) name.insertAdjacentHTML("beforeend", '<span class="button">D</span>');
-    const moneyEl = document.createElement("div");
-    moneyEl.className = "money";
-    moneyEl.innerHTML = `<span class="stack">${money(s.stack)}</span>` +
-      (s.bet ? `<span class="bet">bet ${money(s.bet)}</span>` : "") + (s.allIn ? '<span class="bet">all in</span>' : "");
-    const cards = document.createElement("div");
-    cards.className = "cards";
+    const seatEl = el("div", "seat" + (s.folded ? " folded" : "") + (Number(n) === state.toAct ? " to-act" : "") +
+      (s.won ? " winner" : ""));
+    seatEl.dataset.seat = n;
+    const name = el("div", "name");
+    name.append(el("span", "num", n), el("span", "player", s.name || `Seat ${n}`));
+    if (Number(n) === state.button) name.append(el("span", "button", "D"));
+    const moneyEl = el("div", "money");
+    moneyEl.append(el("span", "stack", money(s.stack)));
+    if (s.bet) moneyEl.append(el("span", "bet", `bet ${money(s.bet)}`));
+    if (s.allIn) moneyEl.append(el("span", "bet", "all in"));
+    const cards = el("div", "cards");
     if (config.mode === "delayed" && s.cards.length) s.cards.forEach((c) => cards.append(cardElement(c)));
     else for (let i = 0; i < s.count; i++) cards.append(cardElement(null));
-    el.append(name, cards, moneyEl);
-    if (typeof s.won === "number") {
-      const won = document.createElement("div");
-      won.className = "won"; won.textContent = `+${money(s.won)}`;
-      el.append(won);
-    }
+    seatEl.append(name, cards, moneyEl);
+    if (typeof s.won === "number") seatEl.append(el("div", "won", `+${money(s.won)}`));
     if (config.mode === "delayed" && s.equity && !s.folded) {
-      const eq = document.createElement("div");
-      eq.className = "equity";
-      eq.innerHTML = `<div class="bar"><div class="w" style="width:${s.equity.win * 100}%"></div>` +
-        `<div class="t" style="width:${s.equity.tie * 100}%"></div></div>` +
-        `<span class="pct">${pct(s.equity.win)}${s.equity.tie >= 0.001 ? ` <small>tie ${pct(s.equity.tie)}</small>` : ""}</span>` +
-        (s.equity.outs ? `<span class="outs">${s.equity.outs.length} outs</span>` : "");
-      el.append(eq);
+      const bar = el("div", "bar");
+      const win = el("div", "w");
+      const tie = el("div", "t");
+      win.style.width = width(s.equity.win);
+      tie.style.width = width(s.equity.tie);
+      bar.append(win, tie);
+      const share = el("span", "pct", pct(s.equity.win));
+      if (s.equity.tie >= 0.001) share.append(" ", el("small", "", `tie ${pct(s.equity.tie)}`));
+      const eq = el("div", "equity");
+      eq.append(bar, share);
+      if (s.equity.outs) eq.append(el("span", "outs", `${s.equity.outs.length} outs`));
+      seatEl.append(eq);
     }
-    seatsEl.append(el);
+    seatsEl.append(seatEl);
   }
   const board = document.getElementById("board");
   board.textContent = "";
@@ -424,8 +591,7 @@ function draw() {
   const laterEl = document.getElementById("later-boards");
   laterEl.textContent = "";
   for (const [number, cards] of Object.entries(state.later)) {
-    const row = document.createElement("div");
-    row.className = "later-board";
+    const row = el("div", "later-board");
     row.dataset.board = number;
     // the cards a later run shares with the first are the first board's
     Array.from({ length: cards.length }, (_, i) => cards[i] || state.board[i]).filter(Boolean)
@@ -437,9 +603,8 @@ function draw() {
   side.textContent = "";
   if (state.pots.length > 1) {
     state.pots.slice(1).forEach((p, i) => {
-      const row = document.createElement("div");
-      row.className = "side-pot";
-      row.innerHTML = `<span class="label">Side pot ${i + 1}</span>${money(p.amount)}`;
+      const row = el("div", "side-pot");
+      row.append(el("span", "label", `Side pot ${i + 1}`), money(p.amount));
       side.append(row);
     });
   }
@@ -454,6 +619,31 @@ function draw() {
 }
 
 // ---- the connection -------------------------------------------------------------------------------------------
+
+function take(topic, payload) {
+  // One message: checked, then used; what does not fit is dropped (drop) and changes nothing.
+  if (!payload.length) return;  // a retained copy cleared
+  const text = new TextDecoder().decode(payload);
+  if (topic === topics.status) {
+    if (text !== "online" && text !== "offline") { drop(topic, "status", "neither online nor offline"); return; }
+    state.tableStatus = text; draw(); return;
+  }
+  let body;
+  try { body = JSON.parse(text); } catch (e) { drop(topic, "message", "not JSON"); return; }
+  if (topic === topics.snapshot) {
+    const problem = snapshotProblem(body);
+    if (problem) { drop(topic, "snapshot", problem); return; }
+    fromSnapshot(body); draw();
+  } else if (topic === topics.hand) {
+    const problem = delayedHandProblem(body);
+    if (problem) { drop(topic, "delayed hand", problem); return; }
+    fromDelayedHand(body);
+  } else if (topic === topics.events) {
+    const problem = eventProblem(body);
+    if (problem) { drop(topic, EVENT_FIELDS.has(body && body.type) ? body.type : "event", problem); return; }
+    receive(body);
+  }
+}
 
 function connect() {
   client = mqtt.connect(config.broker, {
@@ -474,12 +664,8 @@ function connect() {
   client.on("close", () => { state.connected = false; draw(); });
   client.on("error", (err) => console.warn("overlay: broker:", err.message));
   client.on("message", (topic, payload) => {
-    const text = new TextDecoder().decode(payload);
-    if (topic === topics.status) { state.tableStatus = text; draw(); return; }
-    let body;
-    try { body = JSON.parse(text); } catch (e) { console.warn(`overlay: ${topic}: not JSON`); return; }
-    if (topic === topics.snapshot) { fromSnapshot(body); draw(); } else if (topic === topics.hand) fromDelayedHand(body);
-    else receive(body);
+    // An exception here would stop the client's delivery of every later message: none leaves this handler.
+    try { take(topic, payload); } catch (err) { failed(topic, err); }
   });
 }
 

@@ -13,15 +13,19 @@ import json
 import os
 import re
 import shutil
+import socket
 import ssl
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
+from paho.mqtt.client import WebsocketConnectionError
 from paho.mqtt.enums import CallbackAPIVersion
 
 from conftest import TABLE_10
@@ -73,12 +77,15 @@ def workdir():
     shutil.rmtree(work, ignore_errors=True)
 
 
+ROOM_SETUP = ["--table", MAIN, "--table", OTHER, "--table", CLOSED, "--user", "floor:floor-1",
+              "--user", f"dealer:dealer-main-1:{MAIN}", "--user", "overlay:obs-1", "--user", "public:web-1",
+              "--tls-ip", "127.0.0.1"]
+
+
 @pytest.fixture(scope="module")
 def room(workdir):
     directory = workdir / "cardroom"
-    argv = ["--dir", str(directory), "--table", MAIN, "--table", OTHER, "--table", CLOSED,
-            "--user", "floor:floor-1", "--user", f"dealer:dealer-main-1:{MAIN}", "--user", "overlay:obs-1",
-            "--user", "public:web-1", "--tls", "--tls-ip", "127.0.0.1"]
+    argv = ["--dir", str(directory), *ROOM_SETUP]
     for name, password in PASSWORDS.items():
         argv += ["--password", f"{name}={password}"]
     code, out, err = run_setup(*argv)
@@ -197,7 +204,7 @@ def marker(table: Client, *readers: Client) -> None:
 
 def test_anonymous_unknown_and_wrong_password_clients_are_refused(room, connect):
     for client in (connect(None), connect("web-1", "wrong"), connect("nobody", "public-pw"),
-                   connect(None, port=room.broker.ws_port, transport="websockets"),
+                   connect(None, port=room.broker.ws_port, transport="websockets", tls_ca=room.directory / "ca.crt"),
                    connect("web-1", "wrong", port=room.broker.tls_port, tls_ca=room.directory / "ca.crt")):
         assert client.connack is not None and client.connack.is_failure, client.connack
         assert client.connack.value in (134, 135), client.connack  # 2.0.11 answers 135 "not authorised" to all
@@ -214,12 +221,38 @@ def test_tls_listener_takes_the_generated_ca_and_a_password(room, connect):
 
 
 def test_websocket_listener_serves_browser_overlays(room, connect):
-    overlay = connect("obs-1", port=room.broker.ws_port, transport="websockets")
+    overlay = connect("obs-1", port=room.broker.ws_port, transport="websockets", tls_ca=room.directory / "ca.crt")
     assert overlay.connected, overlay.connack
     overlay.subscribe(f"{P}/+/delayed/#")
     table = connect("table-main-1")
     assert ok(table.publish(f"{P}/{MAIN}/delayed/events", b'{"seq": 1}'))
     assert overlay.received(f"{P}/{MAIN}/delayed/events")
+
+
+def test_the_websocket_listener_speaks_tls_with_the_certificate_setup_made_and_refuses_plain_ws(room):
+    """The overlay's password travels in the page's address: the listener takes wss:// only, with the certificate
+    broker-setup made (without being asked for TLS), which a client trusting the private CA accepts."""
+    assert "--tls" not in ROOM_SETUP  # made by default
+    ca = room.directory / "ca.crt"
+    with socket.create_connection((room.broker.host, room.broker.ws_port), timeout=10) as raw:
+        with ssl.create_default_context(cafile=str(ca)).wrap_socket(raw, server_hostname=room.broker.host) as tls:
+            served = tls.getpeercert(binary_form=True)
+    assert served == ssl.PEM_cert_to_DER_cert((room.directory / "server.crt").read_text())
+    # a browser that trusts only the system's CAs refuses it (the broadcast machine must trust ca.crt)
+    with pytest.raises(urllib.error.URLError) as refused:
+        urllib.request.urlopen(room.broker.overlay_url(MAIN), timeout=10, context=ssl.create_default_context())
+    assert isinstance(refused.value.reason, ssl.SSLCertVerificationError), refused.value
+    with urllib.request.urlopen(room.broker.overlay_url(MAIN), timeout=10,
+                                context=ssl.create_default_context(cafile=str(ca))) as page:
+        assert page.status == 200
+    # plain ws:// and http:// get no answer at all: no login goes out in clear
+    plain = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5, transport="websockets",
+                        reconnect_on_failure=False)
+    plain.username_pw_set("obs-1", room.passwords["obs-1"])
+    with pytest.raises(WebsocketConnectionError):
+        plain.connect(room.broker.host, room.broker.ws_port)
+    with pytest.raises(OSError):  # the connection reset (urllib may wrap it in a URLError)
+        urllib.request.urlopen(f"http://{room.broker.host}:{room.broker.ws_port}/index.html", timeout=10)
 
 
 def test_the_retained_delayed_hand_reaches_overlays_and_the_floor_only(room, connect):
@@ -516,6 +549,12 @@ def test_the_shipped_configuration_keeps_its_security_settings():
         assert required in lines, required
     text = CARDROOM_CONF.read_text()
     assert text.count("use_username_as_clientid true") == text.count("\nlistener ") == 3
+    # both listeners that face the room's network speak TLS only
+    listeners = {block.split()[0]: block for block in re.split(r"(?m)^listener ", text)[1:]}
+    for port in ("8883", "9001"):
+        settings = {line.strip() for line in listeners[port].splitlines() if not line.startswith("#")}
+        assert {"certfile /etc/mosquitto/cardroom/server.crt", "keyfile /etc/mosquitto/cardroom/server.key"} \
+            <= settings, port
 
 
 # ---- what the broker refuses -------------------------------------------------------------------------------------

@@ -9,12 +9,9 @@ screenshot of the delayed page is written to $TEST_ARTIFACTS_DIR (default: test-
 The card-room broker's WebSocket listener serves the same page once broker-setup has installed it, and the page
 logs in there with the overlay user's credentials from its address (a wrong password shows nothing).
 
-Chromium is driven through --remote-debugging-pipe (JSON messages separated by NUL on file descriptors 3 and 4):
-no WebSocket client and no browser-automation package needed.
+Chromium is driven as tests/browser.py does.
 """
 
-import base64
-import fcntl
 import io
 import json
 import os
@@ -31,146 +28,19 @@ from pathlib import Path
 
 import pytest
 
+from browser import Chromium, OBSERVE, needs_chromium
 from conftest import ROOT
 from rfid_table.ops import broker_setup
 from rfid_table.ops.broker import PrivateBroker
 from rfid_table.config.table import MqttSettings
 from rfid_table.mqtt import make_client
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (scripts/bootstrap)")
 
 TABLE = "main-2"  # config/table-chips.toml: cards and chips
 DELAY_S = 3.0
 HANDS = 1  # the hand whose delayed playback the page must show to its result
 NAMES = {1: "Anna Müller", 2: "Bo Li", 3: "Chris O'Neil"}
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS_DIR") or ROOT / "test-output")
-
-OBSERVE = """(() => {
-  const text = (el, sel) => { const f = el.querySelector(sel); return f ? f.textContent : null; };
-  const seats = [...document.querySelectorAll('#seats .seat')].map(el => ({
-    seat: Number(el.dataset.seat), name: text(el, '.player'), stack: text(el, '.stack'),
-    cards: [...el.querySelectorAll('.cards .card[data-card]')].map(c => c.dataset.card),
-    backs: el.querySelectorAll('.cards .card.back').length, folded: el.classList.contains('folded'),
-    equity: text(el, '.equity .pct'), toAct: el.classList.contains('to-act')}));
-  const state = window.overlayState;
-  return {now: Date.now() / 1000, seats, hand: state.hand, winnerHand: state.winnerHand, connected: state.connected,
-          connects: state.connects, resyncs: state.resyncs,
-          board: [...document.querySelectorAll('#board .card')].map(c => c.dataset.card),
-          pot: document.querySelector('#pot .amount').textContent,
-          winner: document.getElementById('winner').hidden ? null : document.getElementById('winner').textContent,
-          stateCards: Object.values(state.seats).flatMap(s => s.cards),
-          stateEquity: Object.values(state.seats).filter(s => s.equity).length};
-})()"""
-
-
-class Chromium:
-    """Headless Chromium with a DevTools pipe: ``call(method, params, session)`` returns the result."""
-
-    def __init__(self, user_data_dir: Path):
-        to_browser_r, to_browser_w = os.pipe()
-        from_browser_r, from_browser_w = os.pipe()
-        # above 4, so the redirections to 3 and 4 cannot overwrite one of them (bash: dash takes one digit only)
-        high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (to_browser_r, from_browser_w)]
-        for fd in (to_browser_r, from_browser_w):
-            os.close(fd)
-        args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-extensions", "--disable-default-apps", "--no-first-run", "--mute-audio",
-                "--hide-scrollbars", "--remote-debugging-pipe", f"--user-data-dir={user_data_dir}",
-                # every tab plays on time, as each OBS browser source does: no throttled timers in a tab behind
-                "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-                "--disable-backgrounding-occluded-windows",
-                "--window-size=1920,1080", "about:blank"]
-        self.proc = subprocess.Popen(["/bin/bash", "-c", f'exec "$0" "$@" 3<&{high[0]} 4>&{high[1]}', *args],
-                                     pass_fds=high, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for fd in high:
-            os.close(fd)
-        self._out = os.fdopen(to_browser_w, "wb", buffering=0)
-        self._in = os.fdopen(from_browser_r, "rb", buffering=0)
-        self._next = 0
-        self._replies: dict[int, dict] = {}
-        self._cond = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        buffer = b""
-        while True:
-            chunk = self._in.read(65536)
-            if not chunk:
-                return
-            buffer += chunk
-            while b"\0" in buffer:
-                raw, buffer = buffer.split(b"\0", 1)
-                message = json.loads(raw)
-                if "id" in message:
-                    with self._cond:
-                        self._replies[message["id"]] = message
-                        self._cond.notify_all()
-
-    def call(self, method: str, params: dict | None = None, session: str | None = None, timeout_s: float = 20):
-        with self._cond:
-            self._next += 1
-            ident = self._next
-        message = {"id": ident, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
-        self._out.write(json.dumps(message).encode() + b"\0")
-        with self._cond:
-            if not self._cond.wait_for(lambda: ident in self._replies, timeout_s):
-                raise TimeoutError(f"chromium did not answer {method} within {timeout_s} s")
-            reply = self._replies.pop(ident)
-        if "error" in reply:
-            raise RuntimeError(f"{method}: {reply['error']}")
-        return reply["result"]
-
-    def open(self, url: str) -> str:
-        """A new 1920×1080 tab with a transparent background on ``url``; returns its session."""
-        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        self.call("Emulation.setDeviceMetricsOverride", {"width": 1920, "height": 1080, "deviceScaleFactor": 1,
-                                                         "mobile": False}, session)
-        self.call("Emulation.setDefaultBackgroundColorOverride", {"color": {"r": 0, "g": 0, "b": 0, "a": 0}}, session)
-        self.call("Page.enable", {}, session)
-        self.call("Page.navigate", {"url": url}, session)
-        deadline = time.monotonic() + 15
-        while not self.evaluate(session, "!!window.overlayState"):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{url} did not load the overlay: "
-                                     f"{self.evaluate(session, 'document.documentElement.outerHTML')[:500]}")
-            time.sleep(0.05)
-        return session
-
-    def open_connected(self, url: str) -> str:
-        """:meth:`open`, then wait until the page is connected to the broker."""
-        session = self.open(url)
-        deadline = time.monotonic() + 15
-        while not self.evaluate(session, "state.connected"):
-            assert time.monotonic() < deadline, f"{url} did not connect to the broker"
-            time.sleep(0.05)
-        return session
-
-    def evaluate(self, session: str, expression: str):
-        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session)
-        if "exceptionDetails" in result:
-            raise RuntimeError(f"page: {result['exceptionDetails']}")
-        return result["result"].get("value")
-
-    def screenshot(self, session: str, path: Path) -> None:
-        data = self.call("Page.captureScreenshot", {"format": "png"}, session)["data"]
-        path.write_bytes(base64.b64decode(data))
-
-    def close(self) -> None:
-        try:
-            self.call("Browser.close", timeout_s=5)
-        except (TimeoutError, RuntimeError, OSError):
-            pass
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self._out.close()
 
 
 class Feed:
@@ -620,14 +490,14 @@ PASSWORDS = {"obs-1": "overlay-secret", "table-main-1": "table-secret"}
 
 @pytest.fixture(scope="module")
 def card_room():
-    """The card room's broker (cardroom.conf) with the files broker-setup makes: a table and an overlay user."""
+    """The card room's broker (cardroom.conf) with the files broker-setup makes: a table and an overlay user, and
+    the certificate of its TLS listeners (made without being asked)."""
     # Not pytest's tmp_path: as root, mosquitto drops to the user 'mosquitto', who cannot enter that tree.
     work = Path(tempfile.mkdtemp(prefix="rfid-table-overlay-room-"))
     os.chmod(work, 0o755)
     try:
         directory = work / "cardroom"
-        argv = ["--dir", str(directory), "--table", "main-1", "--user", "overlay:obs-1", "--tls", "--tls-ip",
-                "127.0.0.1"]
+        argv = ["--dir", str(directory), "--table", "main-1", "--user", "overlay:obs-1"]
         for user, password in PASSWORDS.items():
             argv += ["--password", f"{user}={password}"]
         with redirect_stdout(io.StringIO()):
@@ -638,17 +508,39 @@ def card_room():
         shutil.rmtree(work, ignore_errors=True)
 
 
+@pytest.fixture
+def trusting_chromium(card_room, tmp_path):
+    """Chromium that accepts the card room broker's certificate, as a broadcast machine that trusts its ca.crt does:
+    that certificate's key is pinned (--ignore-certificate-errors-spki-list, honoured with --user-data-dir); any
+    other certificate is still checked."""
+    spki = subprocess.run(f"openssl x509 -in {card_room.directory / 'server.crt'} -noout -pubkey | openssl pkey "
+                          "-pubin -outform der | openssl dgst -sha256 -binary | base64", shell=True, check=True,
+                          capture_output=True, text=True).stdout.strip()
+    browser = Chromium(tmp_path / "chromium-profile", extra_args=(f"--ignore-certificate-errors-spki-list={spki}",))
+    yield browser
+    browser.close()
+
+
 def test_the_card_room_broker_serves_the_page_on_its_websocket_listener(card_room):
-    """broker-setup copies overlay/ where cardroom.conf's http_dir points: a crew needs only the broker's address."""
+    """broker-setup copies overlay/ where cardroom.conf's http_dir points: a crew needs only the broker's address.
+    The page comes over https, with the certificate broker-setup made."""
+    import ssl  # noqa: PLC0415 (these card-room tests alone speak TLS)
+
+    trusted = ssl.create_default_context(cafile=str(card_room.directory / "ca.crt"))
     for name in ("index.html", "overlay.js", "vendor/mqtt.min.js"):
-        with urllib.request.urlopen(f"http://127.0.0.1:{card_room.ws_port}/{name}?table=main-1", timeout=10) as got:
+        with urllib.request.urlopen(f"https://127.0.0.1:{card_room.ws_port}/{name}?table=main-1", timeout=10,
+                                    context=trusted) as got:
             assert got.status == 200 and got.read() == (ROOT / "overlay" / name).read_bytes(), name
     with pytest.raises(urllib.error.HTTPError):  # nothing outside the page's directory
-        urllib.request.urlopen(f"http://127.0.0.1:{card_room.ws_port}/../passwd", timeout=10)
+        urllib.request.urlopen(f"https://127.0.0.1:{card_room.ws_port}/../passwd", timeout=10, context=trusted)
 
 
 @needs_chromium
-def test_the_page_logs_in_as_the_overlay_user_from_its_address(card_room, tmp_path):
+def test_the_page_logs_in_as_the_overlay_user_from_its_address(card_room, trusting_chromium):
+    """Over wss:// only. The page is opened as a local file, with the broker's wss:// address, as a broadcast machine
+    does with Mosquitto 2.0.11 (Debian 12): its WebSocket listener offers HTTP/2 over TLS and then cannot serve the
+    page with it (Chromium, OBS's browser included: ERR_HTTP2_PROTOCOL_ERROR), docs/broker.md. A local file's
+    address, password included, never leaves the machine."""
     table = make_client(MqttSettings(host="127.0.0.1", port=card_room.mqtt_port, username="table-main-1",
                                      password=PASSWORDS["table-main-1"]), "table-main-1")
     table.connect("127.0.0.1", card_room.mqtt_port)
@@ -659,9 +551,10 @@ def test_the_page_logs_in_as_the_overlay_user_from_its_address(card_room, tmp_pa
                           {"seat": 2, "cards": 0, "folded": False, "player": {"name": "Bo Li"}}],
                 "board": [], "betting": None}
     table.publish(f"{base}/public/snapshot", json.dumps(snapshot).encode(), qos=1, retain=True).wait_for_publish(10)
-    browser = Chromium(tmp_path / "chromium-profile")
+    browser = trusting_chromium
     try:
-        url = f"http://127.0.0.1:{card_room.ws_port}/index.html?table=main-1&username=obs-1"
+        page = (card_room.directory / "overlay" / "index.html").as_uri()  # the copy broker-setup installed
+        url = f"{page}?table=main-1&broker=wss://127.0.0.1:{card_room.ws_port}/&username=obs-1"
         good = browser.open(url + f"&password={PASSWORDS['obs-1']}")
         wrong = browser.open(url + "&password=guess")
 
@@ -685,6 +578,5 @@ def test_the_page_logs_in_as_the_overlay_user_from_its_address(card_room, tmp_pa
         bad = view(wrong)
         assert not bad["connected"] and not bad["seats"] and bad["connects"] == 0
     finally:
-        browser.close()
         table.disconnect()
         table.loop_stop()

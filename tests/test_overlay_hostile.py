@@ -16,7 +16,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from conftest import ROOT
-from test_overlay_browser import Chromium, OBSERVE, needs_chromium, plain_table
+from browser import Chromium, OBSERVE, needs_chromium
+from test_overlay_browser import plain_table
 
 pytestmark = needs_chromium
 
@@ -125,18 +126,11 @@ class Pages:
 
     def __init__(self, browser, broker, table_id: str):
         self.browser, self.broker, self.table_id = browser, broker, table_id
-        self.targets: list[str] = []
+        self.sessions: list[str] = []
 
     def open(self, **query: str) -> str:
-        browser = self.browser
-        target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.targets.append(target)
-        session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        browser.call("Page.enable", {}, session)
-        browser.call("Page.addScriptToEvaluateOnNewDocument", {"source": WATCH}, session)
-        browser.call("Page.navigate", {"url": self.broker.overlay_url(self.table_id, **query)}, session)
-        self.wait(lambda: self.js(session, "!!window.overlayState && overlayState.connected"),
-                  "the page did not load and connect")
+        session = self.browser.open_connected(self.broker.overlay_url(self.table_id, **query), before_load=WATCH)
+        self.sessions.append(session)
         return session
 
     def js(self, session: str, expression: str):
@@ -165,8 +159,8 @@ class Pages:
         assert not harm["foreign"] and harm["pwned"] is None and harm["title"] == TITLE, harm
 
     def close(self) -> None:
-        for target in self.targets:
-            self.browser.call("Target.closeTarget", {"targetId": target})
+        for session in self.sessions:
+            self.browser.close_tab(session)
 
 
 @pytest.fixture

@@ -1,9 +1,18 @@
-"""``rfid-table demo``: a private broker, the simulated table and the live view in one terminal."""
+"""``rfid-table demo``: a private broker, the simulated table and the live view in one terminal.
 
+However the demo ends (Ctrl-C, SIGTERM, SIGHUP from a closed terminal or a lost SSH session, the hands played,
+the simulated table stopping on its own, an error), it stops its broker and its simulated table and removes their
+temporary files. Only the simulated table's log stays, named at the start and at the end.
+"""
+
+import _thread
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 from rfid_table.ops.broker import BrokerError, PrivateBroker
@@ -15,47 +24,126 @@ DEMO_DEVICES_PER_HAND = 0.05  # chance per seat and hand
 DEMO_ABSENCES_PER_HAND = 0.02
 DEMO_FLOOR_ANSWER_S = 6.0  # the floor comes to the table and confirms what waits for it
 DEMO_DELAY_S = 20  # the broadcast delay (table seconds): the overlay comes alive within a minute
+LAST_HAND_SHOWN_S = 10.0  # once the simulated table has played its hands, the live view's time to show the last
+ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Ending:
+    """What ends the demo. SIGTERM and SIGHUP end the live view as Ctrl-C does (KeyboardInterrupt in the main
+    thread). Once the demo is stopping, a signal is only noted, so that the cleanup runs to its end; the handlers
+    stay so until the process exits."""
+
+    def __init__(self) -> None:
+        self.reason: int | str | None = None  # a signal number, or "sim" (the simulated table stopped)
+        self.stopping = False  # a plain attribute: setting it is no call, so no signal handler runs before it
+        for sig in ENDING_SIGNALS:
+            signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, signum, frame) -> None:
+        if self.reason is None:
+            self.reason = signum
+        if not self.stopping:
+            raise KeyboardInterrupt
+
+    def end_for(self, reason: str) -> None:
+        """From another thread: end the live view."""
+        if self.reason is None:
+            self.reason = reason
+        if not self.stopping:
+            _thread.interrupt_main(signal.SIGINT)  # runs _on_signal in the main thread
+
+
+def _follow_sim(sim: subprocess.Popen, ending: Ending, hands: int) -> None:
+    """Ends the demo when the simulated table stops: at once if it failed or was to play on, else once the live
+    view has had time to show the last hand (it ends by itself when it has)."""
+    status = sim.wait()
+    if status == 0 and hands:
+        deadline = time.monotonic() + LAST_HAND_SHOWN_S
+        while not ending.stopping and time.monotonic() < deadline:
+            time.sleep(0.1)
+    ending.end_for("sim")
+
+
+def _say(text: str, file=sys.stdout) -> None:
+    try:
+        print(text, file=file, flush=True)
+    except OSError:  # the terminal is gone (SIGHUP): nobody to tell
+        pass
 
 
 def demo(config_path: str | None, hands: int, speed: float, seed: int | None, dealer_errors: float = 0.0) -> int:
     config_path = config_path or str(CONFIG_DIR / "table-chips.toml")
     config = load_config(config_path)
+    ending = Ending()
+    broker: PrivateBroker | None = None
+    sim: subprocess.Popen | None = None
+    work: tempfile.TemporaryDirectory | None = None
+    log: Path | None = None
+    status = 0
     try:
-        broker = PrivateBroker().start()
-    except BrokerError as exc:
-        print(f"rfid-table demo: {exc}", file=sys.stderr)
-        return 1
-    # A log of its own: two demos on one machine must not write into one file.
-    handle, name = tempfile.mkstemp(prefix="rfid-table-demo-", suffix=".log")
-    os.close(handle)
-    log = Path(name)
-    command = [sys.executable, "-m", "rfid_table.cli", "sim", "--config", config_path, "--host", broker.host,
-               "--port", str(broker.port), "--hands", str(hands), "--speed", str(speed),
-               # players now and then on the phone or away from the seat, for the conduct rules to judge
-               "--devices-per-hand", str(DEMO_DEVICES_PER_HAND), "--absences-per-hand", str(DEMO_ABSENCES_PER_HAND),
-               # and a dealer who now and then exposes a card, for the rules and the floor to answer
-               "--dealer-errors", str(dealer_errors), "--floor-answers", str(DEMO_FLOOR_ANSWER_S)]
-    if seed is not None:
-        command += ["--seed", str(seed)]
-    journal_dir = tempfile.TemporaryDirectory(prefix="rfid-table-demo-")  # the delayed feed is released from it
-    command += ["--journal", str(Path(journal_dir.name) / "demo.journal"), "--delay", str(DEMO_DELAY_S)]
-    print(f"private broker on {broker.host}:{broker.port}; simulated table log: {log}")
-    print(f"broadcast overlay (hole cards {DEMO_DELAY_S} s of table time late; open in a browser or an OBS browser "
-          "source):\n"
-          f"  {broker.overlay_url(config.table_id, speed=str(speed))}\n  public, without delay: "
-          f"{broker.overlay_url(config.table_id, mode='public')}")
-    with open(log, "w") as log_file:
-        sim = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
-    try:
-        settings = MqttSettings(host=broker.host, port=broker.port, topic_prefix=config.mqtt.topic_prefix)
-        return watch(settings, config.table_id, secure=True, plain=False,
-                     exit_after_hands=hands or None, timeout_s=None)
-    finally:
-        sim.terminate()
         try:
-            sim.wait(10)
-        except subprocess.TimeoutExpired:
-            sim.kill()
-        broker.stop()
-        journal_dir.cleanup()
-        print(f"demo stopped; the simulated table's log is in {log}")
+            broker = PrivateBroker()
+            broker.start()
+            # A log of its own: two demos on one machine must not write into one file. It stays after the demo.
+            handle, name = tempfile.mkstemp(prefix="rfid-table-demo-", suffix=".log")
+            os.close(handle)
+            log = Path(name)
+            # The journal (the delayed feed is released from it), and the simulated table's temporary files: its
+            # TMPDIR is here too, so nothing it makes outlives the demo, even if it is killed.
+            work = tempfile.TemporaryDirectory(prefix="rfid-table-demo-")
+            command = [sys.executable, "-m", "rfid_table.cli", "sim", "--config", config_path, "--host", broker.host,
+                       "--port", str(broker.port), "--hands", str(hands), "--speed", str(speed),
+                       # players now and then on the phone or away from the seat, for the conduct rules to judge
+                       "--devices-per-hand", str(DEMO_DEVICES_PER_HAND),
+                       "--absences-per-hand", str(DEMO_ABSENCES_PER_HAND),
+                       # and a dealer who now and then exposes a card, for the rules and the floor to answer
+                       "--dealer-errors", str(dealer_errors), "--floor-answers", str(DEMO_FLOOR_ANSWER_S),
+                       "--journal", str(Path(work.name) / "demo.journal"), "--delay", str(DEMO_DELAY_S)]
+            if seed is not None:
+                command += ["--seed", str(seed)]
+            print(f"private broker on {broker.host}:{broker.port}; simulated table log: {log}")
+            print(f"broadcast overlay (hole cards {DEMO_DELAY_S} s of table time late; open in a browser or an OBS "
+                  "browser source):\n"
+                  f"  {broker.overlay_url(config.table_id, speed=str(speed))}\n  public, without delay: "
+                  f"{broker.overlay_url(config.table_id, mode='public')}", flush=True)
+            with open(log, "w") as log_file:
+                # A session of its own: a closed terminal's SIGHUP, or Ctrl-C, reaches the demo alone, which stops
+                # the table with SIGTERM (it then closes its journal and its links).
+                sim = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
+                                       env={**os.environ, "TMPDIR": work.name})
+            threading.Thread(target=_follow_sim, args=(sim, ending, hands), name="demo-sim", daemon=True).start()
+            settings = MqttSettings(host=broker.host, port=broker.port, topic_prefix=config.mqtt.topic_prefix)
+            status = watch(settings, config.table_id, secure=True, plain=False,
+                           exit_after_hands=hands or None, timeout_s=None)
+        except KeyboardInterrupt:  # a signal outside the live view (which takes it as its end)
+            pass
+        except OSError:
+            if not isinstance(ending.reason, int):
+                raise
+            # ended by a signal: the live view could not clear the screen of a terminal that is gone (SIGHUP)
+        except BrokerError as exc:
+            _say(f"rfid-table demo: {exc}", sys.stderr)
+            status = 1
+    finally:
+        ending.stopping = True
+        sim_status = sim.poll() if sim is not None else None  # set if the table stopped before being asked to
+        if sim is not None and sim_status is None:
+            sim.terminate()
+            try:
+                sim.wait(10)
+            except subprocess.TimeoutExpired:
+                sim.kill()
+                sim.wait()
+        if broker is not None:
+            broker.close()
+        if work is not None:
+            work.cleanup()
+    if sim_status or (sim_status == 0 and not hands):  # it failed, or stopped while it was to play on
+        how = f"killed by {signal.Signals(-sim_status).name}" if sim_status < 0 else f"exit status {sim_status}"
+        _say(f"rfid-table demo: the simulated table stopped ({how}); see its log", sys.stderr)
+        status = status or 1
+    if log is not None:
+        _say(f"demo stopped; the simulated table's log is in {log}")
+    if ending.reason in (signal.SIGTERM, signal.SIGHUP):
+        return 128 + ending.reason  # as a shell reports a command ended by that signal
+    return status

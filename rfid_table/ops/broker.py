@@ -7,7 +7,9 @@ run on the machine; ``rfid-table broker-setup`` tries the card room's configurat
 """
 
 import os
+import pwd
 import re
+import secrets
 import shutil
 import socket
 import subprocess
@@ -19,6 +21,7 @@ from urllib.parse import urlencode
 from rfid_table.package_data import MOSQUITTO_DIR, NOT_DATA, OVERLAY_DIR
 
 PRIVATE_CONF = MOSQUITTO_DIR / "private.conf"
+OVERLAY_USER = "overlay"  # the private broker's one user, for the overlay page on its WebSocket listener
 
 
 class BrokerError(RuntimeError):
@@ -38,7 +41,32 @@ def find_mosquitto() -> str:
     raise BrokerError("mosquitto is not installed: run 'sudo apt-get install mosquitto' (scripts/demo does it)")
 
 
+def find_mosquitto_passwd() -> str:
+    for candidate in (shutil.which("mosquitto_passwd"), "/usr/bin/mosquitto_passwd", "/usr/local/bin/mosquitto_passwd"):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    raise BrokerError("mosquitto_passwd is not installed: run 'sudo apt-get install mosquitto'")
+
+
+def write_password_file(path: Path, username: str, password: str) -> None:
+    """A password file with one user, made by mosquitto_passwd, which reads the password from a pipe (never from
+    the command line, where ps shows it), readable by the broker alone."""
+    path.touch(mode=0o600)
+    done = subprocess.run([find_mosquitto_passwd(), str(path), username], input=f"{password}\n{password}\n",
+                          capture_output=True, text=True, timeout=30)
+    if done.returncode != 0:
+        raise BrokerError(f"mosquitto_passwd failed for {path}: {(done.stderr or done.stdout).strip()}")
+    if os.geteuid() == 0:  # mosquitto reads the file after dropping root for its own user
+        try:
+            user = pwd.getpwnam("mosquitto")
+            os.chown(path, user.pw_uid, user.pw_gid)
+        except KeyError:  # no such user: mosquitto runs as 'nobody'
+            os.chmod(path, 0o644)
+
+
 class PrivateBroker:
+    overlay_login: tuple[str, str] | None = None  # (username, password) on the WebSocket listener, once started
+
     def __init__(self, conf: Path = PRIVATE_CONF, port: int | None = None):
         self.conf = conf
         self.port = port or free_port()
@@ -47,6 +75,7 @@ class PrivateBroker:
         self._dir = tempfile.TemporaryDirectory(prefix="rfid-table-broker-")
         self._proc: subprocess.Popen | None = None
         self.log_path = Path(self._dir.name) / "mosquitto.log"
+        self._overlay_password = secrets.token_urlsafe(18)  # the same after a restart: open pages log in again
 
     def start(self, timeout_s: float = 10.0) -> "PrivateBroker":
         text = self.conf.read_text()
@@ -63,11 +92,19 @@ class PrivateBroker:
                 for path in [served, *served.rglob("*")]:
                     os.chmod(path, 0o755 if path.is_dir() else 0o644)
             text = re.sub(r"(?m)^http_dir\s.*$", f"http_dir {served}", text)
+        # A password file named without a directory (private.conf's WebSocket listener) is made here, with one
+        # user whose credentials overlay_url() puts in the page's address.
+        if re.search(r"(?m)^password_file\s+[^/\s]", text):
+            passwd = Path(self._dir.name) / "passwd"
+            if not passwd.exists():
+                write_password_file(passwd, OVERLAY_USER, self._overlay_password)
+            text = re.sub(r"(?m)^password_file\s+[^/\s].*$", f"password_file {passwd}", text)
+            self.overlay_login = (OVERLAY_USER, self._overlay_password)
         conf = Path(self._dir.name) / "mosquitto.conf"
         conf.write_text(text)
         os.chmod(self._dir.name, 0o755)  # mosquitto drops root privileges and must still read its file
-        log = open(self.log_path, "wb")
-        self._proc = subprocess.Popen([find_mosquitto(), "-c", str(conf)], stdout=log, stderr=subprocess.STDOUT)
+        with open(self.log_path, "wb") as log:
+            self._proc = subprocess.Popen([find_mosquitto(), "-c", str(conf)], stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
@@ -88,8 +125,10 @@ class PrivateBroker:
         return self._proc.pid if self._proc is not None else None
 
     def overlay_url(self, table: str, **query: str) -> str:
-        """The overlay page on this broker's WebSocket listener, for ``table`` (docs/overlay.md)."""
-        return f"http://{self.host}:{self.ws_port}/index.html?" + urlencode({"table": table, **query})
+        """The overlay page on this broker's WebSocket listener, for ``table`` (docs/overlay.md), with the
+        listener's login."""
+        login = dict(zip(("username", "password"), self.overlay_login or ()))
+        return f"http://{self.host}:{self.ws_port}/index.html?" + urlencode({"table": table, **login, **query})
 
     def stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
@@ -101,9 +140,13 @@ class PrivateBroker:
                 self._proc.wait()
         self._proc = None
 
+    def close(self) -> None:
+        """Stop, and remove the broker's directory (its configuration, log, password file and page)."""
+        self.stop()
+        self._dir.cleanup()
+
     def __enter__(self) -> "PrivateBroker":
         return self.start()
 
     def __exit__(self, *exc) -> None:
-        self.stop()
-        self._dir.cleanup()
+        self.close()

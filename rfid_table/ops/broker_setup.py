@@ -9,7 +9,9 @@ The directory keeps ``cardroom.json`` (the tables and users, without passwords).
 arguments into that file and regenerates ``acl``. Users that already exist keep their password unless one is
 given with ``--password``. New users without one get a generated password, printed once and stored nowhere.
 ``passwd`` is maintained with ``mosquitto_passwd``, which reads the password from a pipe, so it never appears on
-a command line. ``--tls`` makes a private CA and a server certificate with the ``openssl`` command.
+a command line. The TLS listener and the overlays' WebSocket listener (wss://) need a server certificate: while
+``server.crt`` or ``server.key`` is missing, every run makes a private CA (if missing) and a server certificate with
+the ``openssl`` command. A certificate of your own put at those paths is left as it is.
 
 Roles (``<P>`` is the topic prefix, ``<T>`` a table id, ``<U>`` the username):
 
@@ -45,8 +47,10 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlencode
 
 from rfid_table.ops.broker import BrokerError, PrivateBroker, find_mosquitto, free_port
+from rfid_table.ops.broker import find_mosquitto_passwd as mosquitto_passwd_command
 from rfid_table.package_data import MOSQUITTO_DIR, NOT_DATA, OVERLAY_DIR
 from rfid_table.config.table import TABLE_ID
 
@@ -259,10 +263,10 @@ def _write(path: Path, text: str, mode: int = 0o640) -> None:
 
 
 def find_mosquitto_passwd() -> str:
-    for candidate in (shutil.which("mosquitto_passwd"), "/usr/bin/mosquitto_passwd", "/usr/local/bin/mosquitto_passwd"):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    raise SetupError("mosquitto_passwd is not installed: run 'sudo apt-get install mosquitto'")
+    try:
+        return mosquitto_passwd_command()
+    except BrokerError as exc:
+        raise SetupError(str(exc)) from None
 
 
 def password_users(passwd: Path) -> set[str]:
@@ -301,7 +305,9 @@ def generate_password() -> str:
 def _openssl(*args: str, cwd: Path) -> None:
     openssl = shutil.which("openssl")
     if not openssl:
-        raise SetupError("the openssl command is needed for --tls: run 'sudo apt-get install openssl'")
+        raise SetupError("the openssl command is needed to make the broker's TLS certificate: run "
+                         "'sudo apt-get install openssl', or put your own certificate and key at server.crt and "
+                         "server.key")
     done = subprocess.run([openssl, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         raise SetupError(f"openssl {args[0]} failed: {done.stderr.strip()}")
@@ -434,7 +440,9 @@ def setup(directory: Path, *, prefix: str | None = None, tables: list[str] = (),
     _write(directory / ACL, render_acl(room))
     _write(manifest, room.dump())
     tls_files = []
-    if tls or tls_renew:
+    # Both TLS listeners (MQTT on 8883, the overlays' wss:// on 9001) need the certificate: Mosquitto does not
+    # start without it. One of your own, already in place, is kept.
+    if tls or tls_renew or not ((directory / SERVER_CERT).exists() and (directory / SERVER_KEY).exists()):
         hosts, ips = default_tls_names()
         tls_files = make_tls(directory, list(dict.fromkeys([*(tls_hosts or []), *hosts])),
                              list(dict.fromkeys([*(tls_ips or []), *ips])), renew=tls_renew)
@@ -473,11 +481,8 @@ def describe(result: Result) -> str:
         out.append("The generated passwords above are shown this once and stored nowhere: hand them out now.")
     for name in result.tls_files:
         out.append(f"  wrote {result.directory / name}")
-    out.append(f"  overlay page in {result.directory / 'overlay'}: http://BROKER:9001/index.html?table=TABLE&... "
-               "(docs/overlay.md)")
-    if not (result.directory / SERVER_CERT).exists():
-        out.append(f"No {SERVER_CERT}/{SERVER_KEY} yet: cardroom.conf's TLS listener needs them. Run again with "
-                   "--tls, or put your own certificate and key there.")
+    out.append(f"  overlay page in {result.directory / 'overlay'}, for wss://BROKER:9001/ (docs/overlay.md); a "
+               "broadcast machine must trust the broker's certificate (docs/broker.md, \"Overlays over TLS\")")
     out.append("Apply: sudo systemctl reload mosquitto (restart it the first time, after installing cardroom.conf)")
     return "\n".join(out)
 
@@ -485,7 +490,7 @@ def describe(result: Result) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="rfid-table broker-setup",
-        description="Create or update the card room broker's password file, ACL and TLS certificates "
+        description="Create or update the card room broker's password file, ACL and TLS certificate "
                     "(for config/mosquitto/cardroom.conf). See docs/broker.md.")
     # Required: a run without it would write into the system's Mosquitto directory unasked.
     p.add_argument("--dir", type=Path, required=True,
@@ -498,7 +503,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="set a user's password (otherwise new users get a generated one, printed once)")
     p.add_argument("--remove-table", action="append", default=[], metavar="ID")
     p.add_argument("--remove-user", action="append", default=[], metavar="NAME")
-    p.add_argument("--tls", action="store_true", help="make a private CA and a server certificate if missing")
+    p.add_argument("--tls", action="store_true",
+                   help="make a private CA if missing, even beside a certificate of your own (a missing server "
+                        "certificate is always made)")
     p.add_argument("--tls-host", action="append", default=[], metavar="NAME",
                    help="a DNS name clients use for the broker (this host's name, <name>.local and localhost "
                         "are added)")
@@ -567,6 +574,10 @@ class CardRoomBroker(PrivateBroker):
     @property
     def ws_port(self) -> int:
         return self.ports[9001]
+
+    def overlay_url(self, table: str, **query: str) -> str:
+        """The overlay page on the WebSocket listener, over TLS; the overlay user's login goes in ``query``."""
+        return f"https://{self.host}:{self.ws_port}/index.html?" + urlencode({"table": table, **query})
 
     def start(self, timeout_s: float = 10.0) -> "CardRoomBroker":
         work = Path(self._dir.name)

@@ -23,9 +23,11 @@ What the zone tracker sees when things go wrong, and why:
 * **A cycle that never ends** (its number stuck, no CYCLE_END) or that holds more reads than any table has
   tags (``MAX_CYCLE_READS``): it is given up, counted (``cycles_given_up``, with why in ``last_given_up``), and
   the reader counts as not delivering (``delivering``: the status light and ``diag`` say so) until a cycle
-  ends whole again. A cycle may take ``CYCLE_LIMIT_PERIODS`` times the longer of the configured cycle and the
-  longest whole cycle seen, and never less than ``CYCLE_LIMIT_MIN_S``. Without this bound the reads of a
-  cycle that never ends would grow without limit (about 0.5 GB an hour on a 115,200-baud line).
+  ends whole again. A cycle that goes on is one whose antennas keep coming: it is given up once no antenna new
+  to it has reported for ``CYCLE_LIMIT_PERIODS`` times the longer of the configured cycle and the longest such
+  wait in a whole cycle, and never sooner than ``CYCLE_LIMIT_MIN_S`` (so a slow reader's long pass, antenna
+  after antenna, is never cut). Without this bound the reads of a cycle that never ends would grow without limit
+  (about 0.5 GB an hour on a 115,200-baud line).
 * **A link that flaps** (unplugged and replugged, rebooting again and again): at most ``LINK_REPORTS`` link
   changes in ``LINK_REPORT_WINDOW_S`` are handed on as they come; the rest of the window are held and its end
   hands on the newest with how many it stands for (``summarised``, :mod:`hal.bursts`).
@@ -41,7 +43,7 @@ from dataclasses import dataclass, field
 
 from firmware_bridge.link import LinkEvent, ReaderLink
 from firmware_bridge.messages import FaultCode, Inventory, InventoryFlag
-from firmware_bridge.transports import SerialTransport, UsbTransport
+from firmware_bridge.transports import SerialTransport, TcpTransport, UsbTransport
 from hal.bursts import Bursts
 from hal.events import DeviceEvent, InventoryCycle, TagRead
 from hal.reader_backend import ReaderBackend
@@ -66,13 +68,14 @@ _MORE, _REQUESTED, _CYCLE_END = int(InventoryFlag.MORE), int(InventoryFlag.REQUE
 @dataclass
 class _CycleInProgress:
     number: int
-    started: float  # when its first frame was taken in
+    progressed: float  # when an antenna new to the cycle last reported (its first frame, at first)
     reads: dict[int, list[TagRead]] = field(default_factory=dict)  # wire antenna -> reads so far
     open_antenna: int | None = None  # an antenna whose MORE sequence has not ended yet
     broken: set[int] = field(default_factory=set)  # antennas whose MORE sequence lost a frame
     faulted: set[int] = field(default_factory=set)  # antennas faulted at any time during the cycle
     frames_lost: bool = False
     held: int = 0  # tag entries taken in so far
+    longest_wait: float = 0.0  # between two antennas new to it, so far
 
 
 class FirmwareReader(ReaderBackend):
@@ -92,7 +95,7 @@ class FirmwareReader(ReaderBackend):
         self.cycles_given_up = 0  # cycles that did not end in time or held too many reads
         self.last_given_up: str | None = None  # why the latest was given up
         self.delivering = True  # False from a cycle given up until a cycle ends whole again
-        self._longest_cycle_s = 0.0  # of the whole cycles seen
+        self._longest_wait_s = 0.0  # for an antenna new to its cycle, in the whole cycles seen
         self._given_up_logged = float("-inf")
         self._given_up_unlogged = 0
         self._link_reports = Bursts(LINK_REPORTS, LINK_REPORT_WINDOW_S)
@@ -148,14 +151,14 @@ class FirmwareReader(ReaderBackend):
             elif event.kind == "frames_lost":
                 self._frames_lost()
         cycle = self._cycle
-        if cycle is not None and now - cycle.started > self.cycle_limit_s:
-            self._give_up(now, f"cycle {cycle.number} did not end within {self.cycle_limit_s:g} s")
+        if cycle is not None and now - cycle.progressed > self.cycle_limit_s:
+            self._give_up(now, f"cycle {cycle.number}: no new antenna for {self.cycle_limit_s:g} s, and no end")
         return bool(self._ready or self._events or self._early or self._link_reports.next_due() <= now)
 
     @property
     def cycle_limit_s(self) -> float:
-        """How long a cycle may take before it is given up."""
-        return max(CYCLE_LIMIT_MIN_S, CYCLE_LIMIT_PERIODS * max(self.cycle_s or 0.0, self._longest_cycle_s))
+        """How long a cycle may go without an antenna new to it before it is given up."""
+        return max(CYCLE_LIMIT_MIN_S, CYCLE_LIMIT_PERIODS * max(self.cycle_s or 0.0, self._longest_wait_s))
 
     @property
     def watching(self) -> bool:
@@ -239,6 +242,9 @@ class FirmwareReader(ReaderBackend):
                 self._synchronised = True
                 self._requested_acked = False
         antenna = inventory.antenna
+        if antenna not in cycle.reads:  # the cycle goes on
+            cycle.longest_wait = max(cycle.longest_wait, now - cycle.progressed)
+            cycle.progressed = now
         self._faulted.discard(antenna)
         if self._gap_pending:
             # The lost frames may have been this antenna's first parts (MORE): its reads this cycle are
@@ -298,7 +304,7 @@ class FirmwareReader(ReaderBackend):
             self._last_reads[antenna] = []  # reported empty (or not scheduled) this cycle
         reads = tuple(read for antenna in sorted(reads_by_antenna) for read in reads_by_antenna[antenna])
         self.cycles_emitted += 1
-        self._longest_cycle_s = max(self._longest_cycle_s, now - cycle.started)
+        self._longest_wait_s = max(self._longest_wait_s, cycle.longest_wait)
         if not self.delivering:
             log.warning("%s: cycles end whole again, after %d given up", self.name, self.cycles_given_up)
             self.delivering = True
@@ -389,3 +395,23 @@ def usb_reader(
     """A reader with vendor-specific USB bulk endpoints."""
     link = ReaderLink(lambda: UsbTransport(vendor_id, product_id, serial_number, interface), name=name)
     return FirmwareReader(name, link, antennas=antennas, cycle_s=cycle_s)
+
+
+def bought_reader(name: str, backend: str, link: dict, antennas: int, cycle_s: float | None = None) -> FirmwareReader:
+    """A reader one buys (``backend`` ``metratec`` or ``feig``), reached over its maker's protocol
+    (``firmware_bridge.metratec``, ``firmware_bridge.feig``), whose link hands on its inventories as the table
+    firmware's: ``link`` holds its port (or ``host`` and ``tcp_port``), and the reader's channel of each antenna."""
+    import importlib  # noqa: PLC0415 (a protocol is imported only when a table uses it)
+
+    protocol = importlib.import_module(f"firmware_bridge.{backend}")
+    channels = [protocol.parse_channel(text) for text in link["channels"]]
+    if "host" in link:
+        host, port = link["host"], link["tcp_port"]
+        factory = lambda: TcpTransport(host, port)  # noqa: E731
+    else:
+        path, baudrate = link["port"], link["baudrate"]
+        factory = lambda: SerialTransport(path, baudrate)  # noqa: E731
+    options = {"bus_address": link["bus_address"]} if "bus_address" in link else {}
+    link_class = protocol.MetratecLink if backend == "metratec" else protocol.FeigLink
+    return FirmwareReader(name, link_class(factory, name=name, channels=channels, **options), antennas=antennas,
+                          cycle_s=cycle_s)

@@ -119,14 +119,19 @@ class HostileReader:
             self._out += self.frame(Ack(0, message.seq, AckResult.OK))
 
 
-def stuck_cycle(entries_per_frame: int = 8) -> Behaviour:
+def stuck_cycle(entries_per_frame: int = 8, antennas: int | None = None, every_s: float = 0.0) -> Behaviour:
     """INVENTORY frames of one cycle that never ends (its number stuck at 7, never a CYCLE_END), each with new
-    random tags."""
+    random tags, for the reader's antennas (or the first ``antennas``), a round every ``every_s``."""
     rng = random.Random(7)
+    state = {"at": 0.0}
 
     def behave(reader: HostileReader) -> bytes:
+        now = time.monotonic()
+        if now < state["at"]:
+            return b""
+        state["at"] = now + every_s
         frames = b""
-        for antenna in range(reader.antennas):
+        for antenna in range(antennas or reader.antennas):
             entries = tuple(TagEntry(b"\xe0\x04" + rng.randbytes(6), 1, -50) for _ in range(entries_per_frame))
             reader.sent_entries += len(entries)
             frames += reader.frame(Inventory(0, antenna, 7, InventoryFlag(0), entries))

@@ -27,7 +27,7 @@ from rfid_table.service.daemon import StopFlag
 from rfid_table.service.run import RUN_PERIOD_S, run_realtime
 from rfid_table.service.timebase import TableClock
 from sim.field import TableField
-from sim.firmware import FirmwareEmulator
+from sim.firmware import FirmwareEmulator, Lockstep
 from test_run_daemon import RFID_TABLE
 
 ANTENNAS = 4
@@ -229,6 +229,44 @@ def test_a_cycle_that_never_ends_is_given_up_and_the_daemon_does_not_grow(hostil
     reader.behaviour = whole_cycles()  # the reader ends its cycles again
     assert recorder.wait_for(lambda m: latest_diag(recorder).get("delivering") is True, 10), latest_diag(recorder)
     assert stop_time(process) < STOP_WITHIN_S
+
+
+def test_a_cycle_that_stops_going_on_is_given_up_after_its_time_and_a_slow_long_one_is_not(tmp_path):
+    """A stuck cycle that repeats one antenna, a few reads at a time: given up once no antenna new to it has come
+    for 2 s. A reader whose pass takes 8 s, antenna after antenna, against a configured cycle of 50 ms: every
+    pass is whole (virtual time, the firmware emulator)."""
+    stuck = HostileReader(tmp_path / "reader-stuck", antennas=4)
+    reader = serial_reader("stuck", stuck.path, antennas=4, cycle_s=0.05)
+    try:
+        deadline = time.monotonic() + 10
+        while not reader.link.is_up:
+            assert time.monotonic() < deadline, "the hostile reader never came up"
+            reader.poll(time.monotonic())
+            time.sleep(0.01)
+        stuck.behaviour = stuck_cycle(entries_per_frame=1, antennas=1, every_s=0.05)
+        started = time.monotonic()
+        while reader.cycles_given_up == 0:
+            assert time.monotonic() - started < 6, "a cycle repeating one antenna was never given up"
+            reader.poll(time.monotonic())
+            time.sleep(0.02)
+        assert 2.0 <= time.monotonic() - started and "no new antenna for 2 s" in reader.last_given_up
+        assert not reader.delivering
+    finally:
+        reader.close()
+        stuck.close()
+
+    field = TableField({f"zone{a}": ("main", a) for a in range(1, 13)})
+    field.place("E004015000000001", "zone12")
+    emulator = FirmwareEmulator(field, antenna_count=12, cycle_s=8.0, link_path=tmp_path / "reader-slow")
+    slow = serial_reader("main", emulator.path, antennas=12, cycle_s=0.05)
+    try:
+        bench = Lockstep(emulator, slow.link, slow.poll, tick_s=0.05)
+        bench.run(40.0)
+        whole = [c for c in bench.outputs if any(r.uid == "E004015000000001" for r in c.reads)]
+        assert len(whole) >= 3 and slow.cycles_given_up == 0 and slow.delivering
+    finally:
+        slow.close()
+        emulator.close()
 
 
 def test_a_reader_that_reboots_again_and_again_is_summarised_not_one_event_per_reboot(hostile, daemon,

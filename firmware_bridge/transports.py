@@ -1,4 +1,5 @@
-"""Byte transports between the host and one reader: a serial port (USB CDC or UART) or USB bulk endpoints.
+"""Byte transports between the host and one reader: a serial port (USB CDC or UART), USB bulk endpoints, or a TCP
+connection (a reader on the network).
 
 A transport only moves bytes. It never reconnects by itself and never retries: any I/O failure is raised
 as one :class:`TransportError`, which the link (``firmware_bridge.link``) treats as a disconnect. The link
@@ -19,6 +20,8 @@ import errno
 import logging
 import os
 import select
+import socket
+import time
 from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
@@ -146,6 +149,95 @@ class SerialTransport:
         if self._port is None:
             raise TransportError(f"{self.path} is not open")
         return self._port
+
+
+# --------------------------------------------------------------------------
+# TCP: a reader on the room's network
+# --------------------------------------------------------------------------
+
+
+class TcpTransport:
+    """A TCP connection to a reader with an Ethernet port, non-blocking once connected.
+
+    ``open`` waits at most ``connect_timeout_s`` for the connection: a reader on the table's own network answers
+    within a millisecond, and one that does not answer is retried with the link's backoff, so the table's loop is
+    held that long only once per attempt. A reader that closes the connection, or a network that drops it, reads as
+    an error: for the link, the reader is gone. Keepalive probes notice a cable pulled on a connection at rest.
+    """
+
+    def __init__(self, host: str, port: int, connect_timeout_s: float = 0.2, write_timeout_s: float = 0.5):
+        self.host = host
+        self.port = port
+        self.connect_timeout_s = connect_timeout_s
+        self.write_timeout_s = write_timeout_s
+        self._sock: socket.socket | None = None
+        self.drained = False
+
+    def open(self) -> None:
+        try:
+            sock = socket.create_connection((self.host, self.port), timeout=self.connect_timeout_s)
+        except OSError as exc:
+            raise TransportError(f"cannot connect to {self.host}:{self.port}: {exc.strerror or exc}") from exc
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # commands are a few bytes; send them now
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        for option, value in (("TCP_KEEPIDLE", 2), ("TCP_KEEPINTVL", 1), ("TCP_KEEPCNT", 3)):
+            if hasattr(socket, option):
+                sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
+        sock.setblocking(False)
+        self._sock = sock
+        log.info("connected to %s", self.describe())
+
+    def close(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            try:
+                sock.close()
+            except OSError as exc:
+                log.debug("closing %s: %s", self.describe(), exc)
+
+    def read(self, max_bytes: int = READ_CHUNK) -> bytes:
+        sock = self._require_open()
+        try:
+            data = sock.recv(max_bytes)
+        except (BlockingIOError, InterruptedError):
+            self.drained = True
+            return b""
+        except OSError as exc:
+            raise TransportError(f"read from {self.describe()} failed: {exc.strerror or exc}") from exc
+        if not data:
+            raise TransportError(f"{self.describe()} closed the connection")
+        self.drained = len(data) < max_bytes
+        return data
+
+    def write(self, data: bytes) -> None:
+        sock = self._require_open()
+        view = memoryview(data)
+        deadline = None
+        while view:
+            try:
+                view = view[sock.send(view):]
+                continue
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError as exc:
+                raise TransportError(f"write to {self.describe()} failed: {exc.strerror or exc}") from exc
+            # the send buffer is full: a reader that stopped reading gets write_timeout_s, then counts as gone
+            deadline = deadline if deadline is not None else time.monotonic() + self.write_timeout_s
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [sock], [], left)[1]:
+                raise TransportError(f"write to {self.describe()} failed: the reader takes nothing "
+                                     f"for {self.write_timeout_s:g} s")
+
+    def fileno(self) -> int | None:
+        return self._sock.fileno() if self._sock is not None else None
+
+    def describe(self) -> str:
+        return f"tcp {self.host}:{self.port}"
+
+    def _require_open(self) -> socket.socket:
+        if self._sock is None:
+            raise TransportError(f"{self.describe()} is not open")
+        return self._sock
 
 
 # --------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 A backend is chosen per reader by ``backend = "..."`` in the table configuration. Each backend module is
 imported only when a table uses it, so the package imports on any laptop whatever hardware libraries are
-missing. ``serial`` and ``usb`` readers run the table firmware's protocol (``hal.firmware_reader``).
+missing. ``serial`` and ``usb`` readers run the table firmware's protocol (``hal.firmware_reader``); ``metratec``
+and ``feig`` readers, bought from their makers, speak theirs, and their links hand on the same inventories.
 """
 
 from typing import Protocol
@@ -59,4 +60,8 @@ def open_reader(name: str, backend: str, antennas: int, link: dict | None = None
 
         return usb_reader(name, link["vendor_id"], link["product_id"], link.get("serial_number"),
                           link.get("interface", 0), antennas, cycle_s)
+    if backend in ("metratec", "feig"):
+        from hal.firmware_reader import bought_reader
+
+        return bought_reader(name, backend, link, antennas, cycle_s)
     raise ValueError(f"reader {name!r}: unknown backend {backend!r}")

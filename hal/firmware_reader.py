@@ -410,7 +410,9 @@ def bought_reader(name: str, backend: str, link: dict, antennas: int, cycle_s: f
         factory = lambda: TcpTransport(host, port)  # noqa: E731
     else:
         path, baudrate = link["port"], link["baudrate"]
-        factory = lambda: SerialTransport(path, baudrate)  # noqa: E731
+        # a Feig reader's line has even parity (its factory setting); the others 8N1
+        serial = protocol.FeigSerialTransport if backend == "feig" else SerialTransport
+        factory = lambda: serial(path, baudrate)  # noqa: E731
     options = {"bus_address": link["bus_address"]} if "bus_address" in link else {}
     link_class = protocol.MetratecLink if backend == "metratec" else protocol.FeigLink
     return FirmwareReader(name, link_class(factory, name=name, channels=channels, **options), antennas=antennas,

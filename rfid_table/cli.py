@@ -139,6 +139,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return bench(args)
 
 
+def cmd_reader_emulator(args: argparse.Namespace) -> int:
+    from rfid_table.devtools.reader_emulator import run
+
+    return run(args.kind, args.pty, args.tcp, args.tags, args.antennas)
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from rfid_table.devtools import replay  # noqa: PLC0415 (the replay loads the simulator only when asked)
 
@@ -208,11 +214,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--speed", type=float, default=1.0, help="times real time; 0 = as fast as possible (default 1)")
     p.add_argument("--pace", type=float, default=1.0, help="seconds a typical action takes (default 1)")
     p.add_argument("--players", type=int, default=None, help="occupied seats 1..N (default: every seat)")
-    p.add_argument("--link", choices=("pty", "direct", "firmware"), default="pty",
+    p.add_argument("--link", choices=("pty", "direct", "firmware", "metratec", "feig"), default="pty",
                    help="pty: the reader firmware emulated on a pseudo-terminal, read through pyserial like real "
                         "hardware (default); direct: the HAL reads the simulated table in-process; firmware: the "
                         "real reader firmware (firmware/) in the MicroPython unix port on modelled PN5180 front "
-                        "ends, on a pseudo-terminal (real time only; needs the micropython binary)")
+                        "ends, on a pseudo-terminal (real time only; needs the micropython binary); metratec, "
+                        "feig: an emulator of that maker's reader on a pseudo-terminal, read by the backend a table "
+                        "of such readers uses (real time only)")
     p.add_argument("--noise", type=float, default=0.0, metavar="P",
                    help="realistic RF noise: missed reads, cross reads, flicker at zone edges with probability P, "
                         "and a stack read limit (e.g. 0.05)")
@@ -347,6 +355,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("broker-setup", add_help=False,
                        help="make the card room's Mosquitto users, ACL and TLS files (see docs/broker.md)")
     p.add_argument("options", nargs=argparse.REMAINDER, help="see rfid-table broker-setup --help")
+
+    p = sub.add_parser("reader-emulator", help="emulate a reader one buys (Metratec, Feig) for a client to talk to; "
+                                               "prints the pty path or TCP port first")
+    p.add_argument("--kind", required=True, choices=("metratec", "feig"), help="the reader's maker")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--pty", action="store_true", help="on a pseudo-terminal, as a USB serial reader")
+    where.add_argument("--tcp", type=int, metavar="PORT", help="on 127.0.0.1:PORT, as a network reader (0: a free "
+                                                                "port; metratec only)")
+    p.add_argument("--tags", metavar="FILE", help="TOML: [antennas] with each antenna number mapped to the tag "
+                                                   "UIDs lying on it, e.g. 1 = [\"E004015000000001\"]")
+    p.add_argument("--antennas", type=int, default=None, metavar="N",
+                   help="antennas of the emulated reader (default: the highest in FILE, at least 4)")
+    p.set_defaults(func=cmd_reader_emulator)
 
     p = sub.add_parser("bench", help="measure latency and memory through a real broker")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -63,6 +63,10 @@ def check_config_fails(path, capsys) -> list[str]:
     ("table-chips.toml", "table 'main-2', 10 seats, 24 zones on 2 reader(s), 2 deck(s), active deck 'A', "
                          "chip set 'demo' (960 chips)"),
     ("table-6max.toml", "table 'sixmax-1', 6 seats, 9 zones on 1 reader(s), 1 deck(s), active deck 'A'"),
+    ("table-metratec.toml", "table 'metratec-1', 10 seats, 24 zones on 2 reader(s), 2 deck(s), active deck 'A', "
+                            "chip set 'demo' (960 chips)"),
+    ("table-feig.toml", "table 'feig-1', 10 seats, 24 zones on 1 reader(s), 2 deck(s), active deck 'A', "
+                        "chip set 'demo' (960 chips)"),
 ])
 def test_shipped_examples_pass(capsys, name, summary):
     path = str(CONFIG / name)
@@ -110,7 +114,7 @@ def case(id, old, new, key, at, expected):
     case("antenna beyond the reader", "antenna = 9 }", "antenna = 13 }", "zones.muck.antenna", "muck =",
          "reader 'main' has antennas 1 to 12, not 13"),
     case("unknown backend", '\nbackend = "sim"', '\nbackend = "bluetooth"', "readers.main.backend", '"bluetooth"',
-         "expected one of: sim, serial, usb, got 'bluetooth'"),
+         "expected one of: sim, serial, usb, metratec, feig, got 'bluetooth'"),
     case("table id with /", 'id = "sixmax-1"', 'id = "room/1"', "table.id", "id =", f"{TABLE_ID} 'room/1'"),
     case("table id with +", 'id = "sixmax-1"', 'id = "six+1"', "table.id", "id =", f"{TABLE_ID} 'six+1'"),
     case("table id ending in a newline", 'id = "sixmax-1"', r'id = "sixmax-1\n"', "table.id", "id =",
@@ -247,7 +251,7 @@ def bad_config(tmp_path) -> tuple[Path, list[str]]:
     path, backend, burn = write(tmp_path, text), line_of(text, '"bluetooth"'), line_of(text, "burn =")
     return path, [
         "bad configuration (2 problems):",
-        f"  {path}:{backend}: readers.main.backend: expected one of: sim, serial, usb, got 'bluetooth'",
+        f"  {path}:{backend}: readers.main.backend: expected one of: sim, serial, usb, metratec, feig, got 'bluetooth'",
         f"  {path}:{burn}: zones.burn.antenna: antenna 7 of reader 'main' is already assigned to zone 'board'",
     ]
 

@@ -6,6 +6,7 @@ rest, so a technician can go straight to it (:mod:`rfid_table.config.checker` re
 registry named in ``[chips]`` is loaded by :mod:`rfid_table.config.registry`).
 """
 
+import importlib
 import re
 import ssl
 from dataclasses import dataclass, field
@@ -27,7 +28,9 @@ from rfid_table.config.registry import load_chip_registry
 
 EX_CONFIG = 78  # sysexits.h: configuration error
 
-READER_BACKENDS = ("sim", "serial", "usb")
+READER_BACKENDS = ("sim", "serial", "usb", "metratec", "feig")
+# Readers one can buy, each speaking its maker's protocol (firmware_bridge.metratec, firmware_bridge.feig)
+BOUGHT_READERS = ("metratec", "feig")
 # Debouncing per kind of zone. Cards: three reads in a row and 0.6 s of silence give an exact picture under
 # realistic RF noise (tests/test_noise.py). Chips: a stack larger than what one antenna reads per cycle is
 # never read whole in consecutive cycles, so one read must do, with a longer silence.
@@ -323,7 +326,10 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                              "cycle_ms": "milliseconds", "port": "a serial device path",
                              "baudrate": "bits per second", "vendor_id": "a USB vendor id",
                              "product_id": "a USB product id", "serial_number": "a USB serial number",
-                             "interface": "a USB interface number"}, ("backend", "antennas"))
+                             "interface": "a USB interface number", "host": "a reader's network address (metratec)",
+                             "tcp_port": "a TCP port (metratec)", "bus_address": "a bus address (feig)",
+                             "channels": "the reader's antenna channel of each antenna (metratec, feig)"},
+                    ("backend", "antennas"))
         backend = c.value(r, p + ("backend",), str, f"one of: {', '.join(READER_BACKENDS)}", None,
                           READER_BACKENDS.__contains__)
         antennas = c.value(r, p + ("antennas",), int, "a number of antennas from 1 to 64", 0, lambda v: 1 <= v <= 64)
@@ -345,7 +351,10 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
             link["serial_number"] = c.value(r, p + ("serial_number",), str, "a USB serial number", None)
             link["interface"] = c.value(r, p + ("interface",), int, "an interface number from 0 to 31", 0,
                                         lambda v: 0 <= v <= 31)
-        wrong = [key for key in ("port", "baudrate", "vendor_id", "product_id", "serial_number", "interface")
+        elif backend in BOUGHT_READERS:
+            link = _bought_reader_link(c, r, p, backend, antennas)
+        wrong = [key for key in ("port", "baudrate", "vendor_id", "product_id", "serial_number", "interface", "host",
+                                 "tcp_port", "bus_address", "channels")
                  if key in r and key not in link]
         for key in wrong:
             c.problem(p + (key,), f"not used by backend {backend!r}")
@@ -607,6 +616,61 @@ def _readable(c: Checker, key: tuple[str, ...], path: Path) -> str | None:
     else:
         return str(path.resolve())
     return None
+
+
+def _bought_reader_link(c: Checker, r: dict, p: tuple[str, ...], backend: str, antennas: int) -> dict[str, Any]:
+    """The link of a reader one buys (``metratec``, ``feig``): its port (or a Metratec's network address), and the
+    reader's channel of each of the table's antennas, checked by the reader's own protocol module."""
+    protocol = importlib.import_module(f"firmware_bridge.{backend}")
+    link: dict[str, Any] = {}
+    networked = backend == "metratec"
+    if "port" in r and "host" in r:
+        c.problem(p + ("host",), "give either port (a USB or serial reader) or host (a reader on the network), not both")
+    elif "port" not in r and not ("host" in r and networked):
+        c.problem(p + ("port",), "missing (expected the reader's serial device, best a stable /dev/serial/by-id/... "
+                                 "path" + (", or host for a reader on the network)" if networked else ")"))
+    if "host" in r and not networked:
+        return link  # reported as not used by this backend
+    if "host" in r:
+        link["host"] = c.value(r, p + ("host",), str, "a host name or address", None, bool)
+        link["tcp_port"] = c.value(r, p + ("tcp_port",), int, "a TCP port from 1 to 65535", protocol.DEFAULT_TCP_PORT,
+                                   lambda v: 1 <= v <= 65535)
+    else:
+        link["port"] = c.value(r, p + ("port",), str, "a serial device path", None, bool)
+        link["baudrate"] = c.value(r, p + ("baudrate",), int, "a baud rate from 9600 to 12000000",
+                                   protocol.DEFAULT_BAUDRATE, lambda v: 9600 <= v <= 12_000_000)
+    if backend == "feig":
+        link["bus_address"] = c.value(r, p + ("bus_address",), int, "a bus address from 0 to 255", 0xFF,
+                                      lambda v: 0 <= v <= 255)
+    written = c.value(r, p + ("channels",), list, "a list of the reader's channels, one per antenna", None)
+    if written is None:
+        try:
+            link["channels"] = [str(channel) for channel in protocol.default_channels(antennas)] if antennas else None
+        except ValueError as exc:
+            c.problem(p + ("antennas",), str(exc))
+            link["channels"] = None
+        return link
+    texts, parsed = [], []
+    for index, text in enumerate(written, start=1):
+        try:
+            parsed.append(protocol.parse_channel(text if isinstance(text, str) else str(text)))
+            texts.append(text if isinstance(text, str) else str(text))
+        except ValueError as exc:
+            c.problem(p + ("channels",), f"antenna {index}: {text!r}: {exc}")
+    if antennas and len(written) != antennas:
+        c.problem(p + ("channels",), f"{len(written)} channels for {antennas} antennas: give one per antenna")
+    whole = len(parsed) == len(written) == antennas
+    if len(set(parsed)) != len(parsed):
+        c.problem(p + ("channels",), "a channel is given twice: each antenna needs its own")
+        whole = False
+    elif whole and hasattr(protocol, "check_channels"):  # what the reader's wiring allows (a multiplexer's place)
+        try:
+            protocol.check_channels(parsed)
+        except ValueError as exc:
+            c.problem(p + ("channels",), str(exc))
+            whole = False
+    link["channels"] = texts if whole else None
+    return link
 
 
 def _flatten_zones(node: dict, path: tuple[str, ...]):

@@ -7,7 +7,11 @@ Two ways for the simulated readers to reach the daemon:
   byte path of a real table, with optional RF noise and injected link faults;
 * ``link="direct"``: the HAL reads the simulated field in-process (fast, for the controller's own tests);
 * ``link="firmware"``: each reader is the real reader firmware (``firmware/``) in the MicroPython unix port on
-  the register-level PN5180 board model (``sim.pn5180``), on a pseudo-terminal; it runs on the wall clock.
+  the register-level PN5180 board model (``sim.pn5180``), on a pseudo-terminal; it runs on the wall clock;
+* ``link="metratec"`` or ``link="feig"``: each reader is an emulator of a reader one buys (``sim.metratec``,
+  ``sim.feig``) speaking its maker's protocol on a pseudo-terminal, read through the backend a table of such
+  readers uses (``firmware_bridge.metratec``, ``firmware_bridge.feig``); it runs on the wall clock, and between
+  the table's cycles the daemon's own wait (``HardwareWait``) lets the link answer the reader as it talks.
 
 The dealer, the emulators and the daemon run on one table clock in lock step, so a seed replays a run
 exactly at any speed.
@@ -26,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from hal.firmware_reader import serial_reader
+from hal.firmware_reader import bought_reader, serial_reader
 from hal.zone_names import Zone
 from hal.reader_backend import ReaderBackend
 from hal.readers import SimulatedReader
@@ -40,7 +44,7 @@ from rfid_table.service.table_gpio import TableGpio
 from rfid_table.service.timebase import TableClock, system_clock
 from rfid_table.service.journal import Journal
 from rfid_table.service.publisher import MqttPublisher
-from rfid_table.service.run import close_journal, open_journal, restore_or_exit
+from rfid_table.service.run import HardwareWait, close_journal, open_journal, restore_or_exit
 from sim.betting_dealer import BettingDealer
 from sim.conduct import ConductInjector, ConductSimOptions, simulated_pin_map
 from sim.dealer import DealerSettings, SimDealer
@@ -53,6 +57,10 @@ command_log = logging.getLogger("rfid_table")  # the command's own messages, nam
 MAX_BACKLOG = 500  # messages
 LINK_FAULTS = (Fault.BIT_FLIP, Fault.DROP, Fault.DUPLICATE, Fault.TRUNCATE, Fault.GARBAGE)
 PTY_WAIT_S = 0.05  # how long to wait for bytes in flight through the pty before stepping on
+# --link: the table firmware's emulator, the HAL in-process, and the readers that run on the wall clock (what they are)
+LINKS = ("pty", "direct", "firmware", "metratec", "feig")
+REAL_TIME_LINKS = {"firmware": "firmware on the modelled board", "metratec": "emulator of a Metratec reader",
+                   "feig": "emulator of a Feig reader"}
 
 
 
@@ -152,10 +160,11 @@ class SimulatedTable:
         if not 2 <= len(players) <= most:
             raise ValueError(f"--players must be from 2 to {most} (the table's seats"
                              f"{', [game] max_players' if most < config.seats else ''}), not {len(players)}")
-        if options.link not in ("pty", "direct", "firmware"):
-            raise ValueError(f"--link must be pty, direct or firmware, not {options.link!r}")
-        if options.link == "firmware" and (options.speed != 1 or options.noise_model() or options.faults_per_minute):
-            raise ValueError("--link firmware runs the reader firmware in real time on the modelled board: "
+        if options.link not in LINKS:
+            raise ValueError(f"--link must be one of {', '.join(LINKS)}, not {options.link!r}")
+        if options.link in REAL_TIME_LINKS and (options.speed != 1 or options.noise_model()
+                                                or options.faults_per_minute):
+            raise ValueError(f"--link {options.link} runs the reader {REAL_TIME_LINKS[options.link]} in real time: "
                              "use --speed 1, without --noise or --faults")
         if options.link == "direct" and (options.noise_model() or options.faults_per_minute):
             raise ValueError("--noise and --faults need the firmware emulator: use --link pty")
@@ -229,6 +238,8 @@ class SimulatedTable:
                                     link_path=Path(self._links_dir.name) / f"reader-{settings.name}")
             self.modelled.append(device)
             return serial_reader(settings.name, device.path, antennas=settings.antennas, cycle_s=settings.cycle_s)
+        if self.options.link in ("metratec", "feig"):
+            return self._bought_reader(settings)
         noise = self.options.noise_model()
         emulator = FirmwareEmulator(
             self.field, reader=settings.name, antenna_count=settings.antennas, cycle_s=settings.cycle_s,
@@ -236,6 +247,24 @@ class SimulatedTable:
             serial=f"SIM-{settings.name}", seed=self.options.seed or 0)
         self.emulators.append(emulator)
         return serial_reader(settings.name, emulator.path, antennas=settings.antennas, cycle_s=settings.cycle_s)
+
+    def _bought_reader(self, settings) -> ReaderBackend:
+        """The reader ``settings`` as an emulator of a reader one buys (``--link metratec`` or ``feig``), on a
+        pseudo-terminal, and the backend a table of them uses, on its default channels."""
+        import importlib  # noqa: PLC0415 (only when asked)
+
+        kind = self.options.link
+        protocol = importlib.import_module(f"firmware_bridge.{kind}")
+        emulators = importlib.import_module(f"sim.{kind}")
+        channels = protocol.default_channels(settings.antennas)
+        path = Path(self._links_dir.name) / f"reader-{settings.name}"
+        emulator_class = emulators.MetratecEmulator if kind == "metratec" else emulators.FeigEmulator
+        device = emulator_class(self.field, reader=settings.name, antennas=settings.antennas, channels=channels,
+                                link_path=path, seed=self.options.seed or 0)
+        device.start()  # on the wall clock, as a reader on its cable
+        self.modelled.append(device)
+        link = {"port": str(path), "baudrate": protocol.DEFAULT_BAUDRATE, "channels": [str(c) for c in channels]}
+        return bought_reader(settings.name, kind, link, settings.antennas, settings.cycle_s)
 
     def advance(self, t: float) -> bool:
         """Apply the dealer's moves due by table time ``t``; False once the last hand is over."""
@@ -299,12 +328,28 @@ class SimulatedTable:
                 publisher.service(0.005)
             return self.advance(t)
 
+        idle = publisher.service if publisher is not None else None
+        if publisher is not None and self.options.link in ("metratec", "feig"):
+            # a reader that answers each command: the link must answer it as it talks, not once a cycle
+            idle = self._talking(publisher, clock or TableClock())
         try:
             run_cycles(self.step, self.cycle_s, stop, self.options.speed, before_step=before_step,
-                       idle=publisher.service if publisher is not None else None, clock=clock)
+                       idle=idle, clock=clock)
         finally:
             self.pipeline.finish_delayed_hand()  # before the caller stops the publisher
             self.close()
+
+    def _talking(self, publisher: MqttPublisher, clock: TableClock) -> Callable[[float], None]:
+        """The time between the table's cycles, spent as the daemon spends it (``HardwareWait``): the broker's
+        network work, and each reader's answers taken in, and the next command sent, as they arrive."""
+        wait = HardwareWait(self.pipeline.readers, publisher, self.pipeline.writer, clock.now)
+
+        def idle(seconds: float) -> None:
+            deadline = time.monotonic() + seconds
+            while (left := deadline - time.monotonic()) > 0:
+                wait(left)
+
+        return idle
 
     def close(self) -> None:
         for reader in self.pipeline.readers:

@@ -92,3 +92,81 @@ def test_a_mistake_in_a_reader_one_buys_is_named_with_its_line(backend, lines, k
     line = problems[0].line  # the key's line, or the reader's table where a key is missing
     assert line is not None and (key.rsplit(".", 1)[1] in text.split("\n")[line - 1]
                                  or text.split("\n")[line - 1] == "[readers.main]")
+
+
+def start_emulator(kind: str, where: str, tags: Path, antennas: int = 12) -> tuple[subprocess.Popen, str]:
+    """`rfid-table reader-emulator`, and the first line it prints: the pty's path or the TCP port."""
+    place = ["--tcp", "0"] if where == "tcp" else ["--pty"]
+    process = subprocess.Popen(RFID_TABLE + ["reader-emulator", "--kind", kind, *place, "--tags", str(tags),
+                                             "--antennas", str(antennas)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = process.stdout.readline().strip()
+    assert first, process.stderr.read()
+    return process, first
+
+
+def stopped(process: subprocess.Popen) -> int:
+    process.send_signal(signal.SIGTERM)
+    try:
+        return process.wait(15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+@pytest.mark.parametrize("kind,where", [("metratec", "tcp"), ("feig", "pty")])
+def test_a_technician_registers_chips_and_runs_the_table_on_an_emulated_reader(kind, where, broker, recorder_factory,
+                                                                               tmp_path):
+    """What a technician does with a reader one buys, on its emulator alone: register chips on an antenna, run the
+    table (two cards lying on seat 1 are dealt to it), and watch `diag` show each antenna's reads."""
+    uid = {card: tag for tag, card in load_config(TABLE_6).decks["A"].items()}
+    chips = [f"E0040150E100{i:04X}" for i in range(1, 6)]
+    tags = tmp_path / "tags.toml"
+    tags.write_text(f'[antennas]\n1 = ["{uid["As"]}", "{uid["Kd"]}"]\n10 = [{", ".join(f"{c!r}" for c in chips)}]\n'
+                    .replace("'", '"'))
+    emulator, first = start_emulator(kind, where, tags)
+    try:
+        reader = f'host = "127.0.0.1"\ntcp_port = {first}' if where == "tcp" else f'port = "{first}"'
+        text = TABLE_6.read_text().replace('backend = "sim"', f'backend = "{kind}"\n{reader}')
+        text = text.replace('path = "/var/lib/rfid-table/sixmax-1.journal"', f'path = "{tmp_path / "journal.db"}"')
+        config = tmp_path / "table.toml"
+        config.write_text(text)
+        registry = tmp_path / "chips.toml"
+        done = subprocess.run(RFID_TABLE + ["register-chips", str(registry), "--set", "main", "--denomination", "25",
+                                            "--count", "5", "--config", str(config), "--antenna", "10"],
+                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert all(chip in registry.read_text() for chip in chips)
+
+        recorder = recorder_factory("rfid-table/sixmax-1/#")
+        daemon = subprocess.Popen(RFID_TABLE + ["run", "--config", str(config), "--host", broker.host, "--port",
+                                                str(broker.port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  text=True)
+        try:
+            def dealt(_messages) -> set:
+                return {(e["seat"], e["card"]) for e in recorder.json("/secure/events") if e["type"] == "card_dealt"}
+
+            assert recorder.wait_for(lambda m: dealt(m) == {(1, "As"), (1, "Kd")}, 20), recorder.json("/secure/events")
+
+            def antennas_read(_messages) -> bool:
+                reports = recorder.json("/public/diag")
+                rates = reports[-1]["readers"]["main"]["reads_per_s"] if reports else {}
+                return rates.get("1", 0) > 0 and rates.get("10", 0) > 0
+
+            assert recorder.wait_for(antennas_read, 15), recorder.json("/public/diag")[-1:]
+            view = subprocess.run(RFID_TABLE + ["diag", "--config", str(config), "--host", broker.host, "--port",
+                                                str(broker.port), "--plain", "--timeout", "2"],
+                                  capture_output=True, text=True, timeout=30)
+            assert "reader main: link up" in view.stdout and "antenna reads/s: 1:" in view.stdout, view.stdout
+        finally:
+            assert stopped(daemon) == 0, daemon.stderr.read()[-2000:]
+    finally:
+        assert stopped(emulator) == 0
+
+
+def test_a_tags_file_with_a_mistake_is_named_with_its_line(tmp_path):
+    tags = tmp_path / "tags.toml"
+    tags.write_text('[antennas]\n1 = ["E004015000000001"]\n2 = ["not a uid"]\n')
+    done = subprocess.run(RFID_TABLE + ["reader-emulator", "--kind", "metratec", "--pty", "--tags", str(tags)],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and f"{tags}:3: antennas.2: 'not a uid' is not an ISO 15693 UID" in done.stderr

@@ -626,7 +626,10 @@ class FeigSerialTransport(SerialTransport):
 class FeigTiming:
     """The backend's timing; tests may shorten it, the daemon uses the defaults."""
 
-    answer_timeout_s: float = 2.0  # no valid answer for this long: the reader is gone (as ReaderLink's 2 s)
+    answer_timeout_s: float = 2.0  # no valid answer for this long: the reader is gone (as ReaderLink's 2 s) ...
+    # ... but an inventory answers once every tag under the antenna has: about 14 ms a tag (docs/feig.md), so a pot of
+    # 300 chips takes 4.2 s before its first byte. An inventory gets this long.
+    inventory_timeout_s: float = 6.0
     frame_gap_s: float = 0.05  # a frame in progress with no byte for this long is given up
     max_retransmits: int = 2  # a damaged answer, or 0x02/0x83/0x95, asks the step again this many times
     backoff_s: tuple[float, ...] = (1, 2, 4, 8, 16, 30)  # waits between failed connection attempts
@@ -965,9 +968,10 @@ class FeigLink:
         if self._transport is None:
             return
         if self._in_flight is not None:
-            if now - self._sent_at >= self.timing.answer_timeout_s - _EPSILON:
-                command = self._in_flight.command
-                raise _Trouble(f"no answer to [0x{command:02X}] within {self.timing.answer_timeout_s:g} s")
+            command = self._in_flight.command
+            limit = self.timing.inventory_timeout_s if command == Command.ISO_HOST else self.timing.answer_timeout_s
+            if now - self._sent_at >= limit - _EPSILON:
+                raise _Trouble(f"no answer to [0x{command:02X}] within {limit:g} s")
             return
         if self._job is None and self._state is LinkState.UP and now >= self._next_pass_at - _EPSILON:
             self._pass_started_at = now

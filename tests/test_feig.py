@@ -285,6 +285,18 @@ def test_more_data_0x94_brings_every_tag(make_table):
     assert table.emulator.stats.statuses["0x94"] >= 6 and table.emulator.stats.more_requests >= 6
 
 
+def test_a_pot_of_250_chips_takes_its_time_and_the_link_stays_up(make_table):
+    """An inventory answers once every tag has: 250 chips take about 3.5 s before the answer's first byte, longer
+    than the 2 s any other answer may take. The link waits for it, and the pot is read whole."""
+    table = make_table(2)
+    chips = {f"E004015000D1{n:04X}" for n in range(250)}
+    for uid in chips:
+        table.place(uid, 2)
+    cycle = table.wait_cycles(2, timeout=30)[-1]
+    assert reads(cycle) == {2: chips}
+    assert not [e for e in table.events if e.kind == "down"], [e.reason for e in table.events if e.kind == "down"]
+
+
 def test_antenna_faults_become_events_and_clear(make_table):
     table = make_table(5)
     for antenna in range(1, 6):

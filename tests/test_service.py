@@ -566,6 +566,20 @@ def test_install_pi_dry_run_prints_every_step_and_changes_nothing(tmp_path):
     assert {path: Path(path).exists() and os.stat(path).st_mtime_ns for path in SYSTEM_PATHS} == before
 
 
+def test_install_pi_says_what_a_table_of_readers_one_buys_needs(tmp_path):
+    """A Metratec table: the cards reader on USB serial needs its chip's USB id for the udev rule (the reference
+    reader's id would never match it); the chips reader is on the network and needs none."""
+    text = (ROOT / "config" / "table-metratec.toml").read_text()
+    shutil.copy(ROOT / "config" / "chips-demo.toml", tmp_path)  # its chip registry, beside it
+    config = tmp_path / "metratec-1.toml"
+    config.write_text(text)
+    result = install("--dry-run", "--config", str(config))
+    assert "reader(s) cards:metratec (NAME:maker) reach the Pi through a USB chip of their own" in result.stderr
+    config.write_text(text.replace('port = "/dev/serial/by-id/usb-metratec_QuasarMX-if00-port0"', 'host = "10.0.0.20"'))
+    result = install("--dry-run", "--config", str(config))
+    assert "USB chip" not in result.stderr and "reader(s) cards, chips on the network" in result.stderr
+
+
 @pytest.mark.parametrize("problem, status, message", [
     ({"seats = 10": "seats = 10\ncolour = \"red\""}, EX_CONFIG, "colour: unknown key"),
     ({"/var/lib/rfid-table/main-1.journal": "/home/pi/main-1.journal"}, EX_CONFIG, "must be in /var/lib/rfid-table/"),

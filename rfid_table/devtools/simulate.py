@@ -26,6 +26,7 @@ import select
 import sys
 import tempfile
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -256,14 +257,23 @@ class SimulatedTable:
         kind = self.options.link
         protocol = importlib.import_module(f"firmware_bridge.{kind}")
         emulators = importlib.import_module(f"sim.{kind}")
-        channels = protocol.default_channels(settings.antennas)
+        # a table of such readers keeps its own channels and line speed; another table takes the reader's defaults
+        configured = settings.backend == kind
+        channels = ([protocol.parse_channel(text) for text in settings.link["channels"]] if configured
+                    else protocol.default_channels(settings.antennas))
+        baudrate = settings.link.get("baudrate", protocol.DEFAULT_BAUDRATE) if configured else protocol.DEFAULT_BAUDRATE
         path = Path(self._links_dir.name) / f"reader-{settings.name}"
         emulator_class = emulators.MetratecEmulator if kind == "metratec" else emulators.FeigEmulator
+        bus = {"bus_address": settings.link["bus_address"]} if configured and "bus_address" in settings.link else {}
+        options = {"baudrate": baudrate, **bus} if kind == "feig" else {}
+        # each reader a serial of its own, written as the maker's are (Metratec: digits; Feig: a 32-bit device ID)
+        code = zlib.crc32(settings.name.encode())
+        serial = f"{code:08X}" if kind == "feig" else f"{code % 10**10:010d}"
         device = emulator_class(self.field, reader=settings.name, antennas=settings.antennas, channels=channels,
-                                link_path=path, seed=self.options.seed or 0)
+                                link_path=path, serial=serial, seed=self.options.seed or 0, **options)
         device.start()  # on the wall clock, as a reader on its cable
         self.modelled.append(device)
-        link = {"port": str(path), "baudrate": protocol.DEFAULT_BAUDRATE, "channels": [str(c) for c in channels]}
+        link = {"port": str(path), "baudrate": baudrate, "channels": [str(c) for c in channels], **bus}
         return bought_reader(settings.name, kind, link, settings.antennas, settings.cycle_s)
 
     def advance(self, t: float) -> bool:

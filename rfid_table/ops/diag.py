@@ -73,8 +73,9 @@ def render(report: dict | None, status: str) -> str:
     return "\n".join(without_controls(line) for line in lines)
 
 
-def waiting_text(link: LinkState, status: str | None, subscribed: bool, topics: Topics) -> str | None:
-    """What diag waits for while no report has come, or None."""
+def waiting_text(link: LinkState, status: str | None, subscribed: bool, topics: Topics,
+                 reported: bool = False) -> str | None:
+    """What diag waits for (``reported``: a report has come already, which says the rest), or None."""
     line = link.waiting_for()
     if line:
         return line
@@ -82,6 +83,8 @@ def waiting_text(link: LinkState, status: str | None, subscribed: bool, topics: 
         return f"connected to {link.host}:{link.port}; subscribing …"
     if status == "offline":
         return f"the table {topics.base} is offline (its daemon stopped or lost the broker); waiting for it"
+    if reported:
+        return None
     return (f"waiting for the daemon's diagnostics on {topics.diagnostics}: nothing published yet. Is the table's "
             "daemon running against this broker, with this table id and topic prefix?")
 
@@ -137,7 +140,8 @@ def diag(settings: MqttSettings, table_id: str, plain: bool, timeout_s: float | 
                 changed.clear()
                 if stop.is_set():
                     break
-                waiting = waiting_text(link, state["status"], state["subscribed"], topics)
+                waiting = waiting_text(link, state["status"], state["subscribed"], topics,
+                                       reported=state["report"] is not None)
                 frame = render(state["report"], state["status"] or "unknown")
                 if state["report"] is None and waiting:
                     frame = f"table status: {state['status'] or 'unknown'}\n{waiting}"

@@ -31,8 +31,9 @@ def render(report: dict | None, status: str) -> str:
                      + (f"   SLOW COMMITS (100 ms or more) since the start: {journal['slow_commits']}: check the disk"
                         if journal.get("slow_commits") else ""))
     for name, reader in report.get("readers", {}).items():
+        pace = f"   a pass {reader['pass_ms']} ms" if reader.get("pass_ms") is not None else ""
         lines.append(f"reader {name}: link {reader.get('link')}   {reader.get('transport', '')}   "
-                     f"{reader.get('cycles_per_s', 0)} cycles/s   reconnects {reader.get('reconnects', 0)}")
+                     f"{reader.get('cycles_per_s', 0)} cycles/s{pace}   reconnects {reader.get('reconnects', 0)}")
         if reader.get("reader_serial"):
             lines.append(f"  reader serial {reader['reader_serial']}")
         if reader.get("refused"):

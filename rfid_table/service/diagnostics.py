@@ -22,6 +22,9 @@ class DiagnosticsCollector:
         self._reads: Counter = Counter()  # (reader, antenna) → reads since the last report
         self._cycles: Counter = Counter()  # reader → cycles since the last report
         self._since: float | None = None
+        # reader → (time of its latest cycle, the time between its two latest): a reader whose pass takes longer
+        # than a report's interval shows its pass here, where its cycles per second read 0
+        self._passes: dict[str, tuple[float, float | None]] = {}
         # Totals since the start, not per interval: a refusal or a failure seen once must stay visible.
         self.commands: Counter = Counter()  # accepted, not_allowed (by the state), malformed, retained, rate_limited
         self.input_errors: Counter = Counter()  # input kind → inputs whose handling raised (skipped)
@@ -36,6 +39,8 @@ class DiagnosticsCollector:
 
     def count_cycle(self, cycle) -> None:
         self._cycles[cycle.reader] += 1
+        last = self._passes.get(cycle.reader)
+        self._passes[cycle.reader] = (cycle.t, cycle.t - last[0] if last is not None else None)
         reads = self._reads
         for read in cycle.reads:
             reads[(cycle.reader, read.antenna)] += read.read_count
@@ -60,6 +65,9 @@ class DiagnosticsCollector:
                                            for (name, antenna), count in sorted(self._reads.items())
                                            if name == reader.name},
                            "faulted_antennas": sorted(reader.faulted_antennas)}
+            last_pass = self._passes.get(reader.name, (0.0, None))[1]
+            if last_pass is not None:
+                entry["pass_ms"] = round(last_pass * 1000)
             if link is not None:
                 stats = link.stats
                 entry["frames"] = {"ok": stats.frames_ok, "rejected": stats.frames_rejected,

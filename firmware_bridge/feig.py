@@ -677,6 +677,10 @@ _EPSILON = 1e-6
 class FeigLink:
     """One Feig reader. Call ``poll(now)`` often (every few ms); it never blocks."""
 
+    # The reader answers one command at a time and the next goes out once its answer is taken in: a host that left
+    # the answers waiting (the daemon gathers a streaming reader's frames between cycles) would slow the pass.
+    paced_by_host = True
+
     def __init__(
         self,
         transport_factory: Callable[[], Transport],

@@ -184,6 +184,8 @@ class _Counters:
 class ReaderLink:
     """One reader connection. Call ``poll(now)`` often (every few ms); it never blocks."""
 
+    paced_by_host = False  # the reader scans on its own schedule and reports as it goes
+
     def __init__(
         self,
         transport_factory: Callable[[], Transport],

@@ -486,6 +486,8 @@ class _Counters:
 class MetratecLink:
     """One Metratec reader. Call ``poll(now)`` often (every few ms); it never blocks."""
 
+    paced_by_host = False  # a continuous inventory: the reader goes on by itself and reports as it goes
+
     def __init__(
         self,
         transport_factory: Callable[[], Transport],

@@ -388,6 +388,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reader-model", action="store_true",
                    help="also the reader firmware's figures on the modelled PN5180 (docs/hardware.md; a few minutes, "
                         "needs the micropython binary)")
+    p.add_argument("--bought-readers", action="store_true",
+                   help="also the readers one buys (Metratec, Feig) on their emulators: each example table's pass and "
+                        "a dealt card's time to the subscriber (docs/bench.md; about a minute and a half)")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("soak", add_help=False,

@@ -16,6 +16,9 @@
   alone on the same hands (the floor of the work), for the ratio.
 * ``reader_model`` (with ``--reader-model``): the reader firmware in MicroPython on the modelled PN5180 (``rfid_table.devtools.bench_reader``): dwell
   time against load, a whole 10-seat table on 1, 2 and 4 front ends, dealt-card arrival per design, memory.
+* ``bought_readers`` (with ``--bought-readers``): the readers one buys (Metratec, Feig) on their emulators at the
+  documented rates, read by the daemon's pipeline on the example tables (``rfid_table.devtools.bench_bought``): each
+  reader's pass against its emulator's model, a dealt card's time to the subscriber, the reference reader's beside.
 * ``host_steal_pct``, ``host_steal_pct_e2e``, ``host_steal_pct_replay``: the share of the CPUs' time a hypervisor
   gave to other guests over the whole bench, the end-to-end part with its baseline, and the replay
   (``rfid_table.devtools.bench_host``; 0 on a Pi): the machine's own minutes, beside the figures they move.
@@ -23,7 +26,6 @@
 
 import gc
 import json
-import math
 import multiprocessing
 import os
 import subprocess
@@ -32,7 +34,8 @@ import time
 from collections.abc import Callable, Sequence
 
 from hal.zone_names import Zone
-from rfid_table.devtools.bench_reader import measure_reader, report_lines
+from rfid_table.devtools.bench_reader import measure_reader, percentile, report_lines
+from rfid_table.devtools import bench_bought
 from rfid_table.devtools import bench_disk, bench_host, bench_journal
 from rfid_table.service import systemd
 from rfid_table.ops.broker import PrivateBroker
@@ -49,11 +52,6 @@ from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 # its tail measured that crowding more than the chain (docs/bench.md, "The end-to-end run's pace").
 E2E_SPEED = 20
 E2E_PACE_S = 0.1  # a dealer's action every 25-200 ms of table time
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
 def _progress(message: str) -> None:
@@ -807,6 +805,9 @@ def bench(args) -> int:
         equity = measure_equity()
         # The reader firmware on the modelled PN5180 (rfid_table.devtools.bench_reader): a few minutes, so on request.
         reader = measure_reader(progress) if args.reader_model else None
+        # The readers one buys, on their emulators in real time (rfid_table.devtools.bench_bought): on request too.
+        bought = (bench_bought.measure_bought(settings, progress, reader_model=reader)
+                  if args.bought_readers else None)
         table = None
         if args.table_hands:
             progress(f"table: rfid-table run as a process on a full ten-seat table (emulated readers, noise "
@@ -888,11 +889,14 @@ def bench(args) -> int:
     if table is not None:
         result["startup_over_baseline"] = round(table["startup_s"] / table["startup_baseline_s"], 2)
         result["first_read_p99_over_floor"] = round(table["first_read_p99_ms"] / table["first_read_floor_ms"], 2)
+    parts = {key: value for key, value in (("reader_model", reader), ("bought_readers", bought)) if value is not None}
     if args.json:
-        print(json.dumps({**result, "reader_model": reader} if reader is not None else result))
+        print(json.dumps({**result, **parts}))
     else:
         for key, value in result.items():
             print(f"{key:>28}  {value}")
         if reader is not None:
             print("\n".join(report_lines(reader)))
+        if bought is not None:
+            print("\n".join(bench_bought.report_lines(bought)))
     return 0

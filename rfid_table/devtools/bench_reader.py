@@ -15,6 +15,7 @@ dealt card under two schedules; and the firmware's memory with the Pico's heap s
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import statistics
@@ -38,6 +39,12 @@ LOADS = (("2 cards", CARD, 2), ("stack of 10 chips", CHIP, 10), ("stack of 20 ch
 TABLE = ([(Zone("cards", i).name, CARD, 2) for i in range(1, 11)]
          + [(Zone("bets", i).name, CHIP, 10) for i in range(1, 11)]
          + [("board", CARD, 5), ("burn", CARD, 3), ("muck", CARD, 20), ("pot", CHIP, 40), ("dealer.tray", CHIP, 0)])
+
+
+def percentile(values: list[float], p: float) -> float:
+    """The ``p``-th percentile of ``values`` by nearest rank (every part of the bench reports them so)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
 class _Field:

@@ -77,7 +77,8 @@ class HardwareWait:
     configured is not read late. A cycle whose end was already waiting among the gathered frames says only that
     the window closed late: the next cycle's frames are then taken in as they come, to see its end on time again.
     Not while the reader is watching antennas for a card's deciding read (``FirmwareReader.watching``): then each
-    frame is taken in as it comes, and one of those antennas wakes the table at once.
+    frame is taken in as it comes, and one of those antennas wakes the table at once. Nor for a reader paced by the
+    host (``link.paced_by_host``: it sends its next answer only once the last was taken in).
     """
 
     QUIET_SHARE = 0.9  # of a cycle, for a reader whose antenna count is not known
@@ -148,7 +149,7 @@ class HardwareWait:
         cycles = reader.cycles_emitted
         if cycles != self._cycles_seen[reader.name]:
             self._cycles_seen[reader.name] = cycles
-            if reader.name in self.cycle_s:
+            if reader.name in self.cycle_s and not reader.link.paced_by_host:
                 self._quiet_after_cycle(reader.name, mono, cycles, gathered)
 
     def _quiet_after_cycle(self, name: str, mono: float, cycles: int, gathered: bool) -> None:

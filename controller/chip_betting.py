@@ -34,7 +34,7 @@ from controller import ohh, phh as phhlib, pokerstars
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
 from controller.dealing import DEAD_SEAT_TYPES, dead_seats
 from controller.domain import DomainEvent
-from controller.floor import FloorQueue
+from controller.floor import HAND_END, NEXT_HAND, FloorQueue
 from controller.histories import HandRecord, board_shares, game_number, tabled
 from controller.levels import Level, LevelSchedule
 from controller.outbox import CURRENT, Outbox
@@ -42,6 +42,14 @@ from controller.rules import UNPLAYABLE_BELOW_FORCED_BET_CHIP, UNPLAYABLE_NOT_DI
 from controller.showdown import award, hand_rank
 from hal.zone_names import Zone
 
+# What a confirm does to a winning hand the dealer mucked (AC 14; CA Actions 9), and how long it waits: a hand's
+# reading can be disputed until the next hand begins (TDA 20-6; AC 17; CA Actions 9: "before the next game has
+# started, after which no further corrections are possible").
+MUCKED_WINNER = "winning_hand_mucked"
+HAND_RESTORED = "hand_restored"
+# The pot errors, which wait as the house's pot_disputes says (controller.rules): the award the table could not
+# read, and a seat paid less than the award (TDA 20-6: "Fehler bei dem Berechnen oder Zuweisen des Pots").
+POT_ERRORS = ("hand_ended_in_betting", "showdown_unread", "award")
 DEAL_SETTLE_S = 0.5  # the deal is taken as over this long after its last card, unless the betting begins sooner
 UNKNOWN_STACK = 10**9  # no count entered and no stack zone: large enough never to be all-in by accident
 
@@ -139,8 +147,18 @@ class ChipBetting:
 
     def _emit(self, type_: str, public: dict, secret: dict | None) -> int:
         event = self.out.emit(type_, public, secret)
-        self.floor.note(event)  # a ruling that needs the floor waits for it
+        code = public.get("code")  # a ruling that needs the floor waits for it, as long as its kind may
+        if code == MUCKED_WINNER:
+            self.floor.note(event, NEXT_HAND, HAND_RESTORED)
+        else:
+            self.floor.note(event, self.rules.pot_disputes if code in POT_ERRORS else HAND_END)
         return event.seq
+
+    def _chip_count(self, code: str, seat: int | None, expected: int, seen: int, rules: list[str]) -> None:
+        """Chips in a zone differ from what the rules say: the dealer puts it right, but a seat paid less than the
+        award can dispute it (TDA 20-6), so that one waits for the floor."""
+        self._emit("chip_count", {"code": code, "seat": seat, "expected": expected, "seen": seen, "rules": rules,
+                                  "needs_floor": code == "award" and seen < expected}, None)
 
     def _reset_hand(self) -> None:
         self.betting_hand = None
@@ -347,7 +365,10 @@ class ChipBetting:
     def _hand_started(self, public: dict, secret: dict, t: float) -> None:
         if self._void_chips:  # dealt again before every wager of the void hand went back
             self._chips_returned()
-        if self._award_waits is not None:  # the floor never answered: the fold stood
+        if self._award_waits is not None:  # the floor never answered: the right to dispute ended, the fold stands
+            for waiting in self.floor.lapsing(NEXT_HAND):
+                if waiting.code == MUCKED_WINNER:
+                    self.floor.lapse(waiting.id, NEXT_HAND, self.out)
             self.mucked_winner_ruled(False)
         self._reset_hand()
         self._started_t = t
@@ -436,7 +457,7 @@ class ChipBetting:
             return
         if ranks[seat] == min(ranks.values()):
             self._mucked_winner = seat
-            self._emit("bet_ruling", {"code": "winning_hand_mucked", "seat": seat,
+            self._emit("bet_ruling", {"code": MUCKED_WINNER, "seat": seat,
                                       "message": f"seat {seat}'s hand wins at the showdown and reached the muck: cards "
                                                  "speak; confirm restores it (the pot goes to the best hand), override "
                                                  "lets the fold stand", "rules": ["AC 14", "CA Actions 9"],
@@ -455,7 +476,7 @@ class ChipBetting:
             if folds:
                 del self._engine_log[folds[-1]]
                 self.betting_hand = self._rebuilt(len(self._engine_log))
-            self._emit("bet_ruling", {"code": "hand_restored", "seat": seat,
+            self._emit("bet_ruling", {"code": HAND_RESTORED, "seat": seat,
                                       "message": f"seat {seat}'s mucked hand is restored: it plays the showdown",
                                       "rules": ["CA Actions 9", "AC 14"], "needs_floor": False}, None)
         if self._award_waits is not None:
@@ -463,6 +484,12 @@ class ChipBetting:
             self._award_waits = None
             self._close_and_award(public, secret, self._last_card_at if t is None else t)
         return None
+
+    @property
+    def award_waits(self) -> bool:
+        """The hand is over and its award waits for the floor's answer on a mucked winning hand: what the engine
+        needs for it is no part of the explicit checkpoint state (``checkpoint_state``)."""
+        return self._award_waits is not None
 
     def _deal_complete(self, betting_input: bool = False) -> bool:
         if len(self._dealt_order) < 2 or self._dealt[self._dealt_order[0]] < 2:
@@ -537,13 +564,11 @@ class ChipBetting:
             posted = hand.bets[s]
             if s in (sb, bb) or any(a.seat == s and a.kind == "straddle" for a in hand.actions):
                 if sum(bets[s]) != posted:
-                    self._emit("chip_count", {"code": "forced_bet", "seat": s, "expected": posted, "seen": sum(bets[s]),
-                                              "rules": ["DE 9"] if hand.is_all_in(s) else []}, None)
+                    self._chip_count("forced_bet", s, posted, sum(bets[s]), ["DE 9"] if hand.is_all_in(s) else [])
         antes = sum(a.added for a in hand.actions if a.kind == "ante")
         in_pot = sum(self.zones.get("pot", {}).values())
         if antes and in_pot != antes:
-            self._emit("chip_count", {"code": "antes", "seat": None, "expected": antes, "seen": in_pot, "rules": []},
-                       None)
+            self._chip_count("antes", None, antes, in_pot, [])
         for s in hand.order:  # chips a non-forced seat pushed before the deal was over: its first action
             if bets[s] and s not in (sb, bb) and not any(a.seat == s and a.kind == "straddle" for a in hand.actions):
                 self._apply(self._act("push", s, bets[s]), chips=bets[s], withdrawn=[])
@@ -556,13 +581,11 @@ class ChipBetting:
         rule = ["CA GR 14.2" if self.bomb_pot[1] else "CA GR 14.3"]
         for s in hand.order:
             if bets[s] and sum(bets[s]) != posted.get(s, 0):
-                self._emit("chip_count", {"code": "forced_bet", "seat": s, "expected": posted.get(s, 0),
-                                          "seen": sum(bets[s]), "rules": rule}, None)
+                self._chip_count("forced_bet", s, posted.get(s, 0), sum(bets[s]), rule)
         owed_in_pot = sum(v for s, v in posted.items() if not bets[s])
         in_pot = sum(self.zones.get("pot", {}).values())
         if owed_in_pot != in_pot:
-            self._emit("chip_count", {"code": "antes", "seat": None, "expected": owed_in_pot, "seen": in_pot,
-                                      "rules": rule}, None)
+            self._chip_count("antes", None, owed_in_pot, in_pot, rule)
 
     def agree_runs(self, runs: int, pots: Sequence[int] | None) -> str | None:
         """The players agreed to deal the rest of the board ``runs`` times (CA Actions 8) for ``pots`` (indices, 0
@@ -718,8 +741,7 @@ class ChipBetting:
         expected = sum(p.amount for p in self.betting_hand.pots())
         seen = sum(self.zones.get("pot", {}).values())
         if seen != expected:
-            self._emit("chip_count", {"code": "pot", "seat": None, "expected": expected, "seen": seen,
-                                      "rules": []}, None)
+            self._chip_count("pot", None, expected, seen, [])
 
     # ---- the end ---------------------------------------------------------------------------------------
 
@@ -803,8 +825,7 @@ class ChipBetting:
             for s in sorted(set(self._pushed) | {s for s, v in result.payouts.items() if v}):
                 expected, seen = result.payouts.get(s, 0), self._pushed.get(s, 0)
                 if expected != seen:
-                    self._emit("chip_count", {"code": "award", "seat": s, "expected": expected, "seen": seen,
-                                              "rules": ["CA Actions 7", "TDA 20-5"]}, None)
+                    self._chip_count("award", s, expected, seen, ["CA Actions 7", "TDA 20-5"])
 
     # ---- inputs from the floor and the console -----------------------------------------------------------
 

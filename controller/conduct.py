@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
+from controller.floor import HAND_END, LAPSES, NEVER
 from hal.events import DEVICE_KINDS, SensorEvent
 
 # Rulings (``ruling`` in the events).
@@ -78,10 +79,12 @@ class ConductProfile:
     device_ruling: str
     device_needs_floor: bool
     device_outside_note: str  # what the log says of device activity that breaks no rule
+    device_lapses: str  # how long a breach waits for the floor (controller.floor: HAND_END, NEVER)
     absent_at_deal: str  # ruling for a seat dealt in but empty when the deal is complete
     absent_at_deal_needs_floor: bool
     left_during_hand: str  # ruling for a player leaving a live seat
     left_during_hand_needs_floor: bool
+    left_during_hand_lapses: str  # how long leaving a live seat waits for the floor
     absent_blinds: str  # an absent player's blinds: BLINDS_POSTED or BLINDS_NOT_SPECIFIED
     clock_ruling: str  # when the action clock runs out: HAND_DEAD or HAND_DEAD_FACING_BET
     clock_needs_floor: bool
@@ -100,8 +103,13 @@ def _conduct_profile(**kwargs: Any) -> ConductProfile:
     assert set(profile.device_kinds) <= set(DEVICE_KINDS)
     for ruling in (profile.device_ruling, profile.absent_at_deal, profile.left_during_hand, profile.clock_ruling):
         assert ruling in RULINGS, ruling
+    assert {profile.device_lapses, profile.left_during_hand_lapses} <= set(LAPSES)
     return profile
 
+
+# A penalty on the player (a warning, a time penalty, missed hands, exclusion) is not the hand's: the floor gives it
+# once the hand is played out (AC 50), so a breach waits until the floor answers.
+_PENALTY_AFTER_THE_HAND = "a warning the floor gives after the hand, as AC 50: it waits until the floor answers"
 
 _TDA_SILENT = "not in the stored TDA translation (only the heading 'Elektronische Geräte und Kommunikation', " \
               "fused into 46-3, without its text)"
@@ -114,10 +122,12 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
         device_needs_floor=True,
         device_outside_note="devices are allowed when the player is not in a hand, but kept beneath the edge of "
                             "the table while the game is in progress; calls only away from the table",
+        device_lapses=NEVER,
         absent_at_deal=HAND_DEAD,
         absent_at_deal_needs_floor=False,
         left_during_hand=HAND_MAY_BE_DEAD,
         left_during_hand_needs_floor=True,
+        left_during_hand_lapses=HAND_END,
         absent_blinds=BLINDS_POSTED,
         clock_ruling=HAND_DEAD,
         clock_needs_floor=False,
@@ -127,10 +137,14 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
                              "exclusion)",
             "device_needs_floor": "CA GR 5 (the tournament management or the floor staff decide)",
             "device_outside_note": "CA GR 5 (use allowed only when not in a hand; devices beneath the table edge)",
+            "device_lapses": "CA GR 5, CA Penalties 4 (a warning, a time penalty or exclusion is the "
+                             "player's, not the hand's: it waits until the floor answers; only the dead hand ends "
+                             "with the hand)",
             "absent_at_deal": "CA GR 6 (the hand of a player not seated at the end of the deal is invalid)",
             "absent_at_deal_needs_floor": "CA GR 6 (the hand is invalid: no decision to take)",
             "left_during_hand": "CA GR 11 (players in a hand remain seated; the hand may be declared void)",
             "left_during_hand_needs_floor": "CA GR 11 (may be declared void: the floor decides)",
+            "left_during_hand_lapses": "CA GR 11 (the hand may be declared void: nothing to void once it is over)",
             "absent_blinds": "CA Stakes 4, CA GR 6 (blinds are retained even when the player is not present)",
             "clock_ruling": "CA GR 2 (act in turn), CA GR 5 (time bank cards); no clock procedure: AC 23 applied",
             "clock_needs_floor": "AC 23 (the cards are mucked at the end of the count)",
@@ -142,10 +156,12 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
         device_ruling=WARNING,
         device_needs_floor=True,
         device_outside_note="phones are allowed when the player has no live hand; other devices always",
+        device_lapses=NEVER,
         absent_at_deal=HAND_DEAD,
         absent_at_deal_needs_floor=False,
         left_during_hand=FLOOR_DECIDES,
         left_during_hand_needs_floor=True,
+        left_during_hand_lapses=NEVER,
         absent_blinds=BLINDS_NOT_SPECIFIED,
         clock_ruling=HAND_DEAD,
         clock_needs_floor=False,
@@ -154,10 +170,14 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
             "device_ruling": "AC 4 names no penalty: AC 1 (the organisers decide)",
             "device_needs_floor": "AC 1",
             "device_outside_note": "AC 4",
+            "device_lapses": "AC 48 (warnings, missed hands, disqualification), AC 50 (a penalty once the hand is "
+                             "played out): it waits until the floor answers",
             "absent_at_deal": "AC 25 (the player must be at the seat when the last card of the deal is dealt)",
             "absent_at_deal_needs_floor": "AC 25 (the cards are not live: no decision to take)",
             "left_during_hand": "AC 26 (a player with a live hand stays at the seat; breaches may be penalised)",
             "left_during_hand_needs_floor": "AC 26, AC 1",
+            "left_during_hand_lapses": "AC 26 (the player may be penalised), AC 50 (a penalty once the hand "
+                                       "is played out): it waits until the floor answers",
             "absent_blinds": "AC 27 (blinds by position; nothing on absent players)",
             "clock_ruling": "AC 23 (a reasonable time, one minute, a 10-second count, then the cards are mucked)",
             "clock_needs_floor": "AC 23",
@@ -169,10 +189,12 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
         device_ruling=WARNING,
         device_needs_floor=True,
         device_outside_note="the rules say nothing on devices",
+        device_lapses=NEVER,
         absent_at_deal=CHECK_OR_FOLD,
         absent_at_deal_needs_floor=False,
         left_during_hand=CHECK_OR_FOLD,
         left_during_hand_needs_floor=False,
+        left_during_hand_lapses=HAND_END,
         absent_blinds=BLINDS_POSTED,
         clock_ruling=HAND_DEAD,
         clock_needs_floor=False,
@@ -181,11 +203,13 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
             "device_ruling": "DE (no rule on devices): a warning, the floor decides",
             "device_needs_floor": "DE (no rule on devices)",
             "device_outside_note": "DE (no rule on devices)",
+            "device_lapses": f"DE (no rule on devices): {_PENALTY_AFTER_THE_HAND}",
             "absent_at_deal": "DE 6 (the absent player's seat is dealt; the hand is folded facing a bet, checked "
                               "otherwise)",
             "absent_at_deal_needs_floor": "DE 6",
             "left_during_hand": "DE 6 (absence: folded facing a bet, checked otherwise)",
             "left_during_hand_needs_floor": "DE 6",
+            "left_during_hand_lapses": "DE 6 (checked or folded on its turn: nothing waits for the floor)",
             "absent_blinds": "DE 6 (the dealer takes the blinds from the absent player's stack)",
             "clock_ruling": "DE (no clock rule): AC 23 applied",
             "clock_needs_floor": "AC 23",
@@ -197,10 +221,12 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
         device_ruling=WARNING,
         device_needs_floor=True,
         device_outside_note="the stored rules have no text on devices",
+        device_lapses=NEVER,
         absent_at_deal=HAND_DEAD,
         absent_at_deal_needs_floor=True,
         left_during_hand=FLOOR_DECIDES,
         left_during_hand_needs_floor=True,
+        left_during_hand_lapses=HAND_END,
         absent_blinds=BLINDS_NOT_SPECIFIED,
         clock_ruling=HAND_DEAD,
         clock_needs_floor=False,
@@ -209,10 +235,12 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
             "device_ruling": f"TDA: {_TDA_SILENT}; a warning, the floor decides",
             "device_needs_floor": f"TDA: {_TDA_SILENT}",
             "device_outside_note": f"TDA: {_TDA_SILENT}",
+            "device_lapses": f"TDA: {_TDA_SILENT}; {_PENALTY_AFTER_THE_HAND}",
             "absent_at_deal": "TDA: no at-your-seat rule in the stored translation; AC 25 applied",
             "absent_at_deal_needs_floor": "TDA: no rule in the stored translation: the floor confirms",
             "left_during_hand": "TDA: no rule in the stored translation: the floor decides",
             "left_during_hand_needs_floor": "TDA: no rule in the stored translation",
+            "left_during_hand_lapses": "TDA: no rule in the stored translation: what the floor decides is the hand's",
             "absent_blinds": "TDA: no rule in the stored translation",
             "clock_ruling": "TDA: no clock rule in the stored translation; AC 23 applied",
             "clock_needs_floor": "AC 23",
@@ -224,10 +252,12 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
         device_ruling=WARNING,
         device_needs_floor=True,
         device_outside_note="the house rules say nothing on devices",
+        device_lapses=NEVER,
         absent_at_deal=FLOOR_DECIDES,
         absent_at_deal_needs_floor=True,
         left_during_hand=FLOOR_DECIDES,
         left_during_hand_needs_floor=True,
+        left_during_hand_lapses=HAND_END,
         absent_blinds=BLINDS_NOT_SPECIFIED,
         clock_ruling=HAND_DEAD_FACING_BET,
         clock_needs_floor=False,
@@ -236,11 +266,13 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
             "device_ruling": "PP (no rule on devices): a warning, the floor decides",
             "device_needs_floor": "PP (no rule on devices)",
             "device_outside_note": "PP (no rule on devices)",
+            "device_lapses": f"PP (no rule on devices): {_PENALTY_AFTER_THE_HAND}",
             "absent_at_deal": "PP Misdeals 1j (an absent player without a posted blind may be dealt out; nothing "
                               "on an absent player who was dealt in)",
             "absent_at_deal_needs_floor": "PP (no rule)",
             "left_during_hand": "PP (no rule on leaving the seat)",
             "left_during_hand_needs_floor": "PP (no rule)",
+            "left_during_hand_lapses": "PP (no rule on leaving the seat): what the floor decides is the hand's",
             "absent_blinds": "PP Misdeals 1j (mentions absent players who posted; no rule that blinds are taken)",
             "clock_ruling": "PP Dead hands 1f (under the clock, past the time limit facing a bet or raise: dead)",
             "clock_needs_floor": "PP Dead hands 1f",

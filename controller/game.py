@@ -27,14 +27,14 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Mapping
 
-from controller.chip_betting import BettingSetup, ChipBetting
+from controller.chip_betting import MUCKED_WINNER, BettingSetup, ChipBetting
 from controller.clock import ActionClock, ClockRefused, ClockSettings
 from controller.commands import Command
 from controller.conduct import ConductRules, RuleEvent
 from controller.dealing import DEAD_SEAT_TYPES, dead_seats
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
-from controller.floor import TABLE, FloorQueue
+from controller.floor import HAND_END, NEXT_HAND, NEXT_HAND_ACTION, TABLE, FloorQueue
 from controller.levels import LevelSchedule
 from controller.outbox import CURRENT, Outbox
 from controller.table import DUE_EARLY_S, TableController, TableSetup
@@ -43,9 +43,10 @@ from hal.zone_names import Zone
 
 CHIP_ZONES = ("bets", "pot", "stack")
 UNREGISTERED_RUN = 3  # this many unknown tags in a row on the card zones, and no registered card: a deck not registered
-# Rulings of the seat sensors and the clock that kill the hand once the floor confirms them (docs/conduct.md).
+# Rulings of the seat sensors and the clock that kill the hand once the floor confirms them while the hand runs
+# (docs/conduct.md); confirmed later, they only acknowledge.
 FLOOR_KILLS = ("hand_may_be_dead", "hand_dead", "floor_decides", "hand_dead_facing_bet")
-MUCKED_WINNER = "winning_hand_mucked"  # its award waits for the floor, past the end of the hand
+CONDUCT_EVENTS = ("device_breach", "seat_left", "absent_at_deal", "clock_expired")  # whose rulings may kill it
 CONDUCT_SETTLE_S = 0.6  # the absent-at-deal decision waits this long for presence changes still being debounced
 ASK_NOW = None  # _quiet_until after an input: the next tick takes every part's deadline anew
 
@@ -324,11 +325,14 @@ class GameController:
             return self._to_cards(command, t)
         self.floor.pop(ident)
         confirmed = command.name == "confirm"
+        cards = self.cards
+        its_hand_runs = wait.hand is not None and wait.hand == cards.hand and cards.in_hand and not cards.void
         result = "play_on"
         if confirmed and wait.code == MUCKED_WINNER:
             result = "hand_restored"
-        elif confirmed:
-            result = "dead_hand" if wait.ruling in FLOOR_KILLS else "none"
+        elif confirmed:  # a hand can be killed only while it runs: afterwards the floor's answer is a penalty's
+            kills = wait.type in CONDUCT_EVENTS and wait.ruling in FLOOR_KILLS and its_hand_runs
+            result = "dead_hand" if kills else "none"
         self.out.begin(t)
         of_hand = wait.hand if wait.hand is not None else CURRENT
         self.out.emit("floor_ruling", {"irregularity": ident, "code": wait.code,
@@ -483,8 +487,10 @@ class GameController:
 
     def _progress_hand_started(self, event: DomainEvent, t: float) -> None:
         self._dealt, self._deal_done = {}, False
-        # a new hand: the award was made as the cards lay
-        self.floor.drop([i for i, wait in self.floor.of(TABLE).items() if wait.code == MUCKED_WINNER])
+        # a new hand: what could be disputed until it began can no longer be (TDA 20-6; AC 17; CA Actions 9)
+        for wait in self.floor.lapsing(NEXT_HAND):
+            if wait.hand != event.hand:
+                self.floor.lapse(wait.id, NEXT_HAND, self.out, t)
         self.conduct.hand_started(t, event.hand)
 
     def _progress_card_dealt(self, event: DomainEvent, t: float) -> None:
@@ -505,16 +511,27 @@ class GameController:
     def _progress_hand_over(self, event: DomainEvent, t: float) -> None:
         self._dealt, self._deal_done = {}, False
         self._check_or_fold.clear()
-        # the hand is over: nothing left to rule on but its award
-        self.floor.drop([i for i, wait in self.floor.of(TABLE).items() if wait.hand in (event.hand, None)
-                         and wait.code != MUCKED_WINNER])
-        self.conduct.hand_ended(t)
+        self.conduct.hand_ended(t)  # (a decision it takes now, on who was absent at the deal, is the hand's too)
+        # the hand is over, or void: a ruling on it lapses (what outlives it waits as its kind may)
+        resolution = "misdeal" if event.type == "misdeal" else "hand_ended"
+        for wait in self.floor.lapsing(HAND_END):
+            if wait.hand in (event.hand, None):
+                self.floor.lapse(wait.id, resolution, self.out, t)
+
+    def _progress_action(self, event: DomainEvent, t: float) -> None:
+        """TDA 20-6: a pot error can be disputed "bis in der nächsten Hand wesentliche Handlungen stattgefunden
+        haben" (the house's ``pot_disputes``)."""
+        waiting = self.floor.lapsing(NEXT_HAND_ACTION)
+        if waiting and self.betting is not None and self.betting.substantial_action():
+            for wait in waiting:
+                if wait.hand != event.hand:
+                    self.floor.lapse(wait.id, NEXT_HAND_ACTION, self.out, t)
 
     _PROGRESS: dict[str, Callable[["GameController", DomainEvent, float], None]] = {
         "hand_started": _progress_hand_started, "card_dealt": _progress_card_dealt,
         "betting_started": _progress_betting_begun, "board_card": _progress_betting_begun,
         "burn": _progress_betting_begun, "fold": _progress_fold,
-        "hand_ended": _progress_hand_over, "misdeal": _progress_hand_over,
+        "hand_ended": _progress_hand_over, "misdeal": _progress_hand_over, "action": _progress_action,
     }
 
     def _deal_complete(self, t: float) -> None:
@@ -535,8 +552,19 @@ class GameController:
     def _rule_event(self, rule_event: RuleEvent, hand: int | None) -> None:
         """One event of the conduct rules or the clock, into the outbox at its own time; a ruling that needs the
         floor waits for it, and one the rule applies by itself is applied now, before their next event."""
-        self.floor.note(self.out.emit(rule_event.type, dict(rule_event.public), {}, t=rule_event.t, hand=hand))
+        self.floor.note(self.out.emit(rule_event.type, dict(rule_event.public), {}, t=rule_event.t, hand=hand),
+                        self._lapses(rule_event.type))
         self._apply_conduct_ruling(rule_event)
+
+    def _lapses(self, type_: str) -> str:
+        """How long a ruling of the seat sensors or the clock waits for the floor (docs/events.md): a penalty on
+        the player as the house says, a ruling on the hand until it ends."""
+        profile = self.conduct.profile
+        if type_ == "device_breach":
+            return profile.device_lapses
+        if type_ == "seat_left":
+            return profile.left_during_hand_lapses
+        return HAND_END
 
     def _kill(self, seat: int, rule: str, t: float) -> None:
         """A ruling killed the seat's hand: the betting folds it (without chips: the card controller takes the
@@ -610,15 +638,17 @@ class GameController:
 
     def checkpoint_state(self) -> dict[str, Any]:
         """What carries over from this hand's end to the next hand, as JSON: numbering, button, players, deck,
-        stacks, the tags lying on the table, the deck audit, the time banks, what the seat sensors show. Taken
-        between hands (``in_hand`` false); the journal keeps it with the hand's end (``rfid_table.service.checkpoint``),
-        and another version of the program restarts from it, replaying the inputs since."""
+        stacks, the tags lying on the table, the deck audit, the time banks, what the seat sensors show, the rulings
+        that outlive their hand waiting for the floor. Taken between hands (``in_hand`` false, no award waiting:
+        ``award_waits``); the journal keeps it with the hand's end (``rfid_table.service.checkpoint``), and another
+        version of the program restarts from it, replaying the inputs since."""
         return {"seq": self.seq, "rules_t": self._rules_t if self._rules_t != float("-inf") else None,
                 "cards": self.cards.checkpoint_state(), "deck_audit": self.deck_audit.checkpoint_state(),
                 "betting": self.betting.checkpoint_state() if self.betting is not None else None,
                 "clock": self.clock.checkpoint_state(), "conduct": self.conduct.checkpoint_state(),
                 "level": self.levels.checkpoint_state() if self.levels is not None else None,
-                "players": {str(seat): dict(player) for seat, player in self.players.items()}}
+                "players": {str(seat): dict(player) for seat, player in self.players.items()},
+                "floor": self.floor.state()}
 
     def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
         """Take over :meth:`checkpoint_state` on a controller just made from this table's setup."""
@@ -634,6 +664,13 @@ class GameController:
         self.players.update({int(seat): dict(player) for seat, player in state.get("players", {}).items()})
         if self.levels is not None and state.get("level"):  # (older checkpoints have none: the start level)
             self.levels.restore_checkpoint_state(state["level"])
+        self.floor.restore(state.get("floor", []))  # (state version 1 has none: nothing outlived its hand)
+
+    @property
+    def award_waits(self) -> bool:
+        """A hand is over and its award waits for the floor (a mucked winning hand): no moment for an explicit
+        checkpoint, which cannot carry the betting that award needs."""
+        return self.betting is not None and self.betting.award_waits
 
     def snapshot(self, secure: bool) -> dict[str, Any]:
         snap = self.cards.snapshot(secure)

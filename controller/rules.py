@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
+from controller.floor import NEXT_HAND, NEXT_HAND_ACTION
+
 # Odd chip: who gets the chip that cannot be split.
 ODD_CHIP_FIRST_LEFT_OF_BUTTON = "first_left_of_button"
 ODD_CHIP_CLOSEST_TO_BUTTON = "closest_to_button"
@@ -70,6 +72,11 @@ UNPLAYABLE_EVERY_CHIP_PLAYS = "every_chip_plays"
 UNPLAYABLE_BELOW_FORCED_BET_CHIP = "below_forced_bet_chip"  # PP Betting 7: smaller than the blinds' and antes' chip
 UNPLAYABLE_NOT_DIVISIBLE = "divisible_by_small_blind_or_ante"  # CA GR 8, CA Stakes 1: the spike goes back
 
+# How long a pot the table could not award, or saw pushed to the wrong seat, waits for the floor (the lapses of
+# controller.floor): until substantial action in a later hand (TDA 20-6), or until the next hand begins.
+POT_DISPUTES_NEXT_HAND_ACTION = NEXT_HAND_ACTION
+POT_DISPUTES_NEXT_HAND = NEXT_HAND
+
 
 @dataclass(frozen=True)
 class RuleProfile:
@@ -90,6 +97,7 @@ class RuleProfile:
     exposed_hole_card: str  # EXPOSED_*: a later hole card exposed by the dealer during the deal
     missing_flop_burn: str  # MISSING_FLOP_BURN_*: a flop turned without a burn card
     unplayable_chips: str  # UNPLAYABLE_*: chips of a push that do not play
+    pot_disputes: str  # POT_DISPUTES_*: how long a pot error waits for the floor
     sources: Mapping[str, str] = field(default_factory=dict)
 
     def cite(self, field_name: str) -> str:
@@ -122,6 +130,7 @@ TDA = _profile(
     exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
+    pot_disputes=POT_DISPUTES_NEXT_HAND_ACTION,
     sources={
         "odd_chip": "TDA 20-1",
         "split_unit": "TDA 20",
@@ -138,6 +147,8 @@ TDA = _profile(
         "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "TDA 20 (no rule for bets: every chip in play plays; the smallest is coloured up when "
         "it leaves play)",
+        "pot_disputes": "TDA 20-6 (errors in calculating or awarding the pot can be disputed until substantial "
+        "action has taken place in the next hand)",
     },
 )
 
@@ -157,6 +168,7 @@ CASINOS_AUSTRIA = _profile(
     exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_NOT_DIVISIBLE,
+    pot_disputes=POT_DISPUTES_NEXT_HAND,
     sources={
         "odd_chip": "CA GR 8 (closest to the button in the betting order; CA Actions 8f gives run-it-twice odd chips "
         "to the worse position instead)",
@@ -173,6 +185,8 @@ CASINOS_AUSTRIA = _profile(
         "missing_flop_burn": "CA GR 9 (silent on a missing burn: TDA 39-2)",
         "unplayable_chips": "CA GR 8, CA Stakes 1 (bets divisible by the ante or small blind, by the big blind "
         "where the small blind does not divide it; the spike is reimbursed)",
+        "pot_disputes": "CA Actions 9 (a complaint must be made before the next game has started; no correction "
+        "after)",
     },
 )
 
@@ -192,6 +206,7 @@ POKER_PLAY = _profile(
     exposed_hole_card=EXPOSED_REPLACE_NOW,
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_BELOW_FORCED_BET_CHIP,
+    pot_disputes=POT_DISPUTES_NEXT_HAND_ACTION,
     sources={
         "odd_chip": "PP Ties 5a, PP Ties 4 (at most one odd chip per player)",
         "split_unit": "PP Ties 3",
@@ -208,6 +223,8 @@ POKER_PLAY = _profile(
         "missing_flop_burn": "PP Irregularities (silent on a missing burn: TDA 39-2)",
         "unplayable_chips": "PP Betting 7 (chips smaller than the smallest chip of the antes and blinds do not "
         "play, even in quantity)",
+        "pot_disputes": "PP Showdown 3 (errors in paying out the pot are to be reported; no deadline): TDA 20-6 "
+        "applied",
     },
 )
 
@@ -227,6 +244,7 @@ ALLIN_CLUB = _profile(
     exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
+    pot_disputes=POT_DISPUTES_NEXT_HAND,
     sources={
         "odd_chip": "AC 15",
         "split_unit": "AC 15 (no unit named: smallest chip, as TDA 20)",
@@ -241,6 +259,7 @@ ALLIN_CLUB = _profile(
         "exposed_hole_card": "AC 30 (only the first two cards are named: the procedure of DE 3)",
         "missing_flop_burn": "AC 32 (four-card flop only; a missing burn: TDA 39-2)",
         "unplayable_chips": "AC 19 (no rule for bets: every chip in play plays; the chip race colours up the smallest)",
+        "pot_disputes": "AC 17 (disputed pots: the right to dispute ends when a new hand begins)",
     },
 )
 
@@ -260,6 +279,7 @@ CLUB_TOURNAMENT_DE = _profile(
     exposed_hole_card=EXPOSED_BURN_AFTER_DEAL,
     missing_flop_burn=MISSING_FLOP_BURN_PLAY_ON,
     unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
+    pot_disputes=POT_DISPUTES_NEXT_HAND_ACTION,
     sources={
         "odd_chip": "DE 14 (silent: TDA 20-1)",
         "split_unit": "DE 10 (side pots; silent on units: TDA 20)",
@@ -274,6 +294,7 @@ CLUB_TOURNAMENT_DE = _profile(
         "exposed_hole_card": "DE 3 (the burn card for the flop, shown to all; a new card after the deal)",
         "missing_flop_burn": "DE 3 (a forgotten burn: the round is played on)",
         "unplayable_chips": "DE (silent: every chip in play plays, as TDA 20)",
+        "pot_disputes": "DE 14 (silent: TDA 20-6)",
     },
 )
 

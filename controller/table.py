@@ -51,7 +51,8 @@ How the hand is read:
 A card lifted off its zone and put back (a player looking at their cards) changes nothing.
 
 An irregularity that needs the floor waits in the floor queue (``floor``, and in the snapshot) until a ``confirm``, ``override``
-or ``floor_pick`` command, or the end of its hand. Whether a misdeal can still be called, whether a board card is
+or ``floor_pick`` command, or the end of its hand, when it lapses (``irregularity_resolved``) with the rest of the
+table's rulings on that hand. Whether a misdeal can still be called, whether a board card is
 premature and whether a fourth card is a four-card flop ask the betting layer given at construction
 (``BettingProgress``; without one, no action has happened but the folds and declarations the cards show). Everything
 is a function of the inputs, so a journal replay restores pending irregularities too.
@@ -71,7 +72,7 @@ from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, De
 from controller.decks import Decks
 from controller.domain import DomainEvent
 from controller.hand_cards import HandCards, Seat
-from controller.floor import CARDS, FloorQueue, Irregularity
+from controller.floor import CARDS, HAND_END, FloorQueue, Irregularity
 from controller.irregularities import Irregularities
 from controller.levels import Level
 from controller.misdeals import Misdeals
@@ -489,6 +490,9 @@ class TableController:
                       {"hole_cards": {str(s): list(self.seats[s].cards) for s in live}})
         for ident in self.irregularities.of_hand(self.hand):
             self.irregularities.resolved(ident, "hand_ended")
+        for wait in self.floor.lapsing(HAND_END):  # the rest of the table's rulings on the hand lapse with them
+            if wait.hand == self.hand:
+                self.floor.lapse(wait.id, "hand_ended", self.out)
         if not self.void:
             if deal.learning:
                 deal.learn()

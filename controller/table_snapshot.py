@@ -1,11 +1,10 @@
-"""The card controller's picture as plain data: the snapshot the daemon publishes (hole and burn cards only on the
-secure branch) and the checkpoint a hand's end leaves for the next hand (``rfid_table.service.checkpoint``)."""
+"""The card controller's picture as plain data: the snapshot the daemon publishes (hole and burn cards, and the cards a
+pick of the burn card is made from, only on the secure branch) and the checkpoint a hand's end leaves for the next
+hand (``rfid_table.service.checkpoint``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-
-from controller.floor import CARDS
 
 if TYPE_CHECKING:
     from controller.table import TableController
@@ -47,7 +46,8 @@ def snapshot(table: TableController, secure: bool) -> dict[str, Any]:
         "button": deal.button if table.in_hand else table.button,
         "players": sorted(players) if players is not None else None,
         "misdeal": table.void,
-        "irregularities": [p.public() for p in table.floor.of(CARDS).values()],
+        # everything that waits for the floor, the cards' and the rest of the table's, oldest first
+        "irregularities": [w.secure() if secure else w.public() for w in table.floor.waiting()],
     }
     boards = table.boards
     if len(boards) > 1:  # a hand run twice or three times, a double board: every board, run by run

@@ -772,6 +772,11 @@ def test_every_branch_of_every_schema_was_met_by_a_real_message(session):
 
     events = bodies("secure/events")
     assert {e["type"] for e in events} == EVENT_TYPES
+    # what waits for the floor, of every kind, in the snapshots, and what lapsed with its hand said so
+    waiting = {(item["type"], item["lapses"]) for s in bodies("secure/snapshot") for item in s["irregularities"]}
+    assert {("absent_at_deal", "hand_end"), ("device_breach", "never")} <= waiting, waiting
+    assert ("absent_at_deal", "hand_ended") in {(e["code"], e["resolution"]) for e in events
+                                                if e["type"] == "irregularity_resolved"}
     assert {e["code"] for e in events if e["type"] == "irregular_card"} == IRREGULAR_CODES
     assert {e["state"] for e in events if e["type"] == "reader_link"} >= {"up", "down", "incompatible"}
     assert {str(e["fault"]) for e in events if e["type"] == "antenna"} == {"open", "cleared", "9"}

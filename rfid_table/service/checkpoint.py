@@ -5,8 +5,9 @@ the journal's retention removes the inputs it covers, which keeps both the file 
 holds two things:
 
 * ``state``: what carries over from one hand to the next, as plain JSON (``GameController.checkpoint_state``:
-  numbering, button, players, deck, stacks, tags on the table, deck audit, time banks, seat sensors), in format
-  :data:`STATE_VERSION`. Any version of the program that reads this format can start from it.
+  numbering, button, players, deck, stacks, tags on the table, deck audit, time banks, seat sensors, the rulings
+  that outlive their hand waiting for the floor), in format :data:`STATE_VERSION`. Any version of the program that
+  reads this format can start from it.
 * ``controller``: the controller pickled, with :data:`CODE_VERSION`, a digest of the controller's source. Only
   the very same code unpickles it (an exact restore, the ended hand's details included); other code, after an
   upgrade, never does: it makes a new controller from the configuration, takes over ``state`` and replays the
@@ -36,7 +37,9 @@ log = logging.getLogger(__name__)
 FORMAT = "checkpoint-v2"
 LEGACY_FORMAT = "pickle-v1"  # a pickle without a code version, from before explicit states
 # The format of ``state``: raise it when GameController.checkpoint_state changes, and read the old one too.
-STATE_VERSION = 1
+# 2: ``floor``, the rulings waiting for the floor past their hand (version 1 has none: nothing outlived its hand).
+STATE_VERSION = 2
+READABLE_STATE_VERSIONS = (1, 2)
 
 
 def _sources(package: Traversable, parts: tuple[str, ...]) -> list[tuple[tuple[str, ...], Traversable]]:
@@ -77,10 +80,11 @@ copyreg.pickle(types.MappingProxyType, lambda proxy: (_mappingproxy, (dict(proxy
 
 def state_of(controller: Any) -> dict[str, Any]:
     """The checkpoint the journal stores (JSON) for a controller at a hand's end. Its explicit state is there only
-    when no hand is in progress (the hand ended on a clear table): then it is a base, which any version can restart
+    when no hand is in progress (the hand ended on a clear table) and nothing of it is still to be played (the award
+    of a hand whose mucked winning hand waits for the floor): then it is a base, which any version can restart
     from. A hand ended by the next hand's first card leaves no moment between hands: that checkpoint holds only
     the pickle, and the journal keeps the inputs since the last base."""
-    between_hands = not controller.in_hand
+    between_hands = not controller.in_hand and not getattr(controller, "award_waits", False)
     return {"format": FORMAT, "base": between_hands, "state_version": STATE_VERSION,
             "state": controller.checkpoint_state() if between_hands else None, "code": CODE_VERSION,
             "controller": base64.b64encode(pickle.dumps(controller, protocol=pickle.HIGHEST_PROTOCOL)).decode()}
@@ -103,9 +107,10 @@ def restore(journal: Any, fresh: Any) -> tuple[Any, Checkpoint | None, str]:
         return pickle.loads(base64.b64decode(latest.state["controller"])), latest, "exact"  # noqa: S301 (see above)
     base = journal.latest_checkpoint(base=True)
     if base is not None:
-        if base.state.get("state_version") != STATE_VERSION:
+        if base.state.get("state_version") not in READABLE_STATE_VERSIONS:
             raise CheckpointUnusable(f"the journal's checkpoint has state version {base.state.get('state_version')!r}"
-                                     f"; this program reads version {STATE_VERSION}")
+                                     f"; this program reads versions "
+                                     f"{', '.join(map(str, READABLE_STATE_VERSIONS))}")
         fresh.restore_checkpoint_state(base.state["state"])
         return fresh, base, "state"
     first = journal.first_input_id()  # inputs are contiguous (the self-check says so): from 1, none was pruned

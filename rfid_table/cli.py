@@ -113,6 +113,7 @@ def _with_login(settings, args: argparse.Namespace, command: str):
 
 def cmd_watch(args: argparse.Namespace) -> int:
     from rfid_table.config.table import MqttSettings
+    from rfid_table.ops.command import invocation
     from rfid_table.ops.watch import watch
 
     if args.config:
@@ -124,7 +125,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
             return 2
         settings, table_id = MqttSettings(host=args.host or "localhost", port=args.port or 1883), args.table
     settings = _with_login(settings, args, "watch")
-    return watch(settings, table_id, args.secure, args.plain, args.exit_after_hands, args.timeout)
+    return watch(settings, table_id, args.secure, args.plain, args.exit_after_hands, args.timeout,
+                 answer_with=invocation(args))
+
+
+def cmd_command(args: argparse.Namespace) -> int:
+    from rfid_table.ops.command import run
+
+    return run(args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -291,6 +299,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exit-after-hands", type=int, default=None, help="stop after this many hands ended")
     p.add_argument("--timeout", type=float, default=None, help="stop after this many seconds")
     p.set_defaults(func=cmd_watch)
+
+    p = sub.add_parser("command", help="send the table one command, print its reply (exit 0 accepted, 1 refused)")
+    from rfid_table.ops.command import add_arguments as command_arguments  # noqa: PLC0415
+
+    command_arguments(p)
+    p.set_defaults(func=cmd_command)
 
     p = sub.add_parser("demo", help="private broker + simulated table + live view, in one terminal")
     p.add_argument("--config", default=None, help="table configuration (default: config/table-chips.toml)")

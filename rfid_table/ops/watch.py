@@ -2,7 +2,8 @@
 
 It shows the table (each seat's cards, stack and bet, the button and the blinds, whose action it is and the
 action clock), the pot and its side pots, the board, a panel of what waits for the floor — each item stays until
-the floor answers it, or until its hand ends, when the table drops it too — and the last events in words.
+the floor answers it or it lapses (most with their hand), as the table drops it too — with the ``rfid-table
+command`` lines that answer each item, to copy and run, and the last events in words.
 
 It subscribes to the table's public topics, and to the secure ones with ``--secure``. The broker may refuse the
 secure subscription, or accept it and deliver nothing (Mosquitto checks read rights at delivery): either way the
@@ -31,6 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rfid_table.ops.broker_login import LinkState, connect_viewer, refused_text
+from rfid_table.ops.command import command_line
 from rfid_table.config.table import MqttSettings
 from rfid_table.service.contract import QOS, Topics
 from rfid_table.mqtt import make_client
@@ -38,7 +40,10 @@ from rfid_table.mqtt import make_client
 SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}
 SECURE_GRACE_S = 3.0  # retained snapshots arrive together at subscription: the secure one this late is withheld
 EVENT_LINES = 10
-ANSWERS = {"floor_picks_burn": "floor_pick (or a card on the burn zone)"}
+# The commands that answer an item, when neither its event nor the snapshot lists them (``answers``): a ruling
+# confirmed or overridden, the floor's pick of a burn card (TDA 39) picked or overridden.
+DEFAULT_ANSWERS = ("confirm", "override")
+ANSWERS = {"floor_picks_burn": ("floor_pick", "override")}
 
 
 def show_card(card: str) -> Text:
@@ -185,7 +190,7 @@ QUIET_EVENTS = {"hand_history", "clock_tick", "card_dealt"}
 
 
 def floor_item(event: dict) -> dict:
-    """An entry of the floor panel from an event that waits for the floor."""
+    """An entry of the floor panel from an event that waits for the floor (or the snapshot's entry of one)."""
     if event.get("type") == "irregular_card":
         what = words(event.get("code")) + (f" ({event['severity']})" if event.get("severity") else "")
     elif event.get("type") in ("bet_ruling", "chip_count"):
@@ -194,18 +199,41 @@ def floor_item(event: dict) -> dict:
         what = describe_event({**event, "needs_floor": False}).split(" — ")[0]
     ruling = event.get("ruling_text") or words(event.get("ruling"))
     seq = event.get("seq")
-    answer = ANSWERS.get(event.get("ruling"), "confirm or override")
+    answers = answers_of(event)
     return {"seq": seq, "hand": event.get("hand"), "seats": seats_text(event), "what": what,
-            "ruling": ruling or "the floor decides", "answer": f"{answer} #{seq}"}
+            "ruling": ruling or "the floor decides", "answers": answers, "answer": answer_text(answers, seq),
+            "listed": event.get("type") == "irregular_card", "lapses": event.get("lapses")}
+
+
+def answers_of(item: dict) -> tuple[str, ...]:
+    """The commands that answer an item: its own list, else what its ruling calls for."""
+    listed = item.get("answers")
+    if isinstance(listed, list) and listed and all(isinstance(a, str) for a in listed):
+        return tuple(listed)
+    return ANSWERS.get(item.get("ruling"), DEFAULT_ANSWERS)
+
+
+def answer_text(answers: tuple[str, ...], seq) -> str:
+    """The panel's short form: "confirm or override #41"."""
+    names = [a + " (or a card on the burn zone)" if a == "floor_pick" else a for a in answers]
+    return f"{' or '.join(names)} #{seq}"
 
 
 class TableView:
     """What the watcher knows of the table, updated from MQTT messages (paho's thread), drawn by the main one."""
 
-    def __init__(self, topics: Topics, want_secure: bool, link: LinkState | None = None):
+    def __init__(self, topics: Topics, want_secure: bool, link: LinkState | None = None,
+                 answer_with: list[str] | None = None, answer_overflow: str = "ellipsis"):
         self.topics = topics
         self.want_secure = want_secure
         self.link = link or LinkState("?", 0)
+        # how the lines that answer the floor's items start: ``rfid-table command`` and the options that reach
+        # this table (ops.command.invocation)
+        self.answer_with = answer_with or ["rfid-table", "command", "--table", topics.base.rsplit("/", 1)[-1]]
+        # a line cut by a narrow terminal ends in "…", which no run takes for a value: it fails, never answers
+        # another item
+        self.answer_overflow = answer_overflow
+        self.full_queue = False  # the snapshots list every waiting item of every kind (their entries say answers)
         self.secure_refused = False  # the broker refused the secure subscription outright
         self.subscribed_at: float | None = None
         self.status: str | None = None
@@ -215,6 +243,8 @@ class TableView:
         self.secure_seen = False  # anything at all from secure/
         self.events: deque[tuple[int | None, str]] = deque(maxlen=EVENT_LINES)
         self.floor: dict[int, dict] = {}  # seq → what waits for the floor
+        # item → the seq of the event that answered it or ended its hand: a snapshot older than that still lists it
+        self.settled: dict[int, int] = {}
         self.blinds: dict[int, str] = {}  # seat → "SB" / "BB" in the current hand
         self.folds: set[tuple] = set()  # (hand, seat) already told
         self.hands_ended = 0
@@ -234,6 +264,8 @@ class TableView:
                     body = json.loads(payload)
                 except ValueError:
                     return
+                if topic in (self.topics.snapshot(False), self.topics.snapshot(True)) and isinstance(body, dict):
+                    self._note_snapshot(body)
                 if topic == self.topics.snapshot(False):
                     self.snapshot = body
                     if self.public_snapshot_at is None:
@@ -276,15 +308,21 @@ class TableView:
             self.blinds, self.folds = {}, set()
         elif kind == "hand_ended":
             self.hands_ended += 1
-            # what the floor did not answer lapses with its hand (the table drops it too)
-            self.floor = {seq: item for seq, item in self.floor.items() if item["hand"] != event.get("hand")}
+            # what the floor did not answer lapses with its hand (the table drops it too), unless the snapshot
+            # said it outlives the hand; one that does after all is listed by a later snapshot again
+            for ident, item in list(self.floor.items()):
+                if item["hand"] == event.get("hand") and item["lapses"] in (None, "hand_end"):
+                    del self.floor[ident]
+                    self.settled[ident] = seq if isinstance(seq, int) else 0
         elif kind == "action" and event.get("action") in ("post_sb", "post_bb"):
             self.blinds[event.get("seat")] = "SB" if event["action"] == "post_sb" else "BB"
         if event.get("needs_floor") and isinstance(seq, int):
             self.floor[seq] = floor_item(event)
         answered = event.get("irregularity")
-        if kind in ("floor_ruling", "irregularity_resolved", "misdeal", "board_corrected") and answered in self.floor:
-            del self.floor[answered]
+        if kind in ("floor_ruling", "irregularity_resolved", "misdeal", "board_corrected") and \
+                isinstance(answered, int):
+            self.floor.pop(answered, None)
+            self.settled[answered] = seq if isinstance(seq, int) else 0
         if kind == "fold" or (kind == "action" and event.get("action") == "fold"):
             key = (event.get("hand"), event.get("seat"))
             if key in self.folds:
@@ -292,6 +330,17 @@ class TableView:
             self.folds.add(key)
         if kind not in QUIET_EVENTS:
             self.events.appendleft((seq, describe_event(event)))
+
+    def _note_snapshot(self, snapshot: dict) -> None:
+        """What a snapshot says of the items the events brought: the commands that answer them, when they lapse."""
+        for entry in snapshot.get("irregularities") or []:
+            if not isinstance(entry, dict):
+                continue
+            self.full_queue = self.full_queue or "answers" in entry
+            item = self.floor.get(entry.get("irregularity"))
+            if item is not None:
+                answers = answers_of(entry)
+                item.update(answers=answers, answer=answer_text(answers, item["seq"]), lapses=entry.get("lapses"))
 
     def caught_up(self) -> bool:
         """The snapshot includes every event seen (snapshots trail the event stream by up to 0.25 s)."""
@@ -338,7 +387,9 @@ class TableView:
             if waiting:
                 parts.append(Text(waiting, style="yellow"))
             parts += self._table(snap)
-            parts.append(self._floor_panel())
+            waiting = self._waiting(snap)
+            parts.append(self._floor_panel(waiting))
+            parts += self._answer_lines(waiting)
             parts.append(Text("last events:", style="bold"))
             parts += [Text(f"  #{seq} {text}") for seq, text in self.events]
             return Group(*parts)
@@ -419,13 +470,42 @@ class TableView:
         out.append(table)
         return out
 
-    def _floor_panel(self) -> Panel:
+    def _waiting(self, snap: dict) -> dict[int, dict]:
+        """What waits for the floor: what the events said, put right by the snapshot."""
+        listed = {item.get("irregularity"): item for item in snap.get("irregularities") or []
+                  if isinstance(item, dict)}
+        seq = snap.get("seq")
+        if isinstance(seq, int):
+            # answered while this view was away (a reconnection: the broker keeps no events for it): a snapshot
+            # that includes the item's event and no longer lists it; the snapshots list the dealing's items, and
+            # every item once their entries say what answers them
+            for gone in [s for s, item in self.floor.items() if s <= seq and s not in listed
+                         and (item["listed"] or self.full_queue)]:
+                del self.floor[gone]
+        newer = isinstance(seq, int)
+        for ident, settled_at in list(self.settled.items()):
+            if newer and seq >= settled_at:  # the snapshot knows what settled it: it says whether it still waits
+                del self.settled[ident]
         waiting = dict(self.floor)
-        snap = self._snap() or {}
-        for item in snap.get("irregularities") or []:  # pending when the view started, or known only there
-            seq = item.get("irregularity")
-            if isinstance(seq, int) and seq not in waiting:
-                waiting[seq] = floor_item({**item, "seq": seq, "type": "irregular_card"})
+        for ident, item in listed.items():  # pending when the view started, or known only there
+            if isinstance(ident, int) and ident not in waiting and ident not in self.settled:
+                waiting[ident] = floor_item({**item, "seq": ident, "type": "irregular_card"})
+        return waiting
+
+    def _answer_lines(self, waiting: dict[int, dict]) -> list:
+        """The ``rfid-table command`` lines that answer each item, to copy and run: on lines of their own, outside
+        the panel's frame, so that a line copied whole is the command alone."""
+        if not waiting:
+            return []
+        cut = " (widen the terminal if one ends in …)" if self.answer_overflow == "ellipsis" else ""
+        lines: list = [Text(f"to answer, copy a line and run it{cut}:")]
+        for seq in sorted(waiting):
+            for name in waiting[seq]["answers"]:
+                lines.append(Text("  " + command_line(self.answer_with, name, irregularity=seq), no_wrap=True,
+                                  overflow=self.answer_overflow))
+        return lines
+
+    def _floor_panel(self, waiting: dict[int, dict]) -> Panel:
         if not waiting:
             return Panel(Text("nothing waits for the floor", style="dim"), title="floor", box=box.ROUNDED,
                          title_align="left")
@@ -444,16 +524,18 @@ def frame_text(renderable, width: int = 110) -> str:
     """A frame as plain text (``--plain``): no colours, no blank lines (a blank line ends a frame)."""
     console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False, no_color=True,
                       highlight=False)
-    console.print(renderable)
+    console.print(renderable, crop=False)  # the lines that answer the floor are printed whole, to be copied
     lines = [line.rstrip() for line in console.file.getvalue().splitlines()]
     return "\n".join(line for line in lines if line)
 
 
 def watch(settings: MqttSettings, table_id: str, secure: bool, plain: bool, exit_after_hands: int | None,
-          timeout_s: float | None, out=sys.stdout, err=sys.stderr) -> int:
+          timeout_s: float | None, out=sys.stdout, err=sys.stderr, answer_with: list[str] | None = None) -> int:
+    """``answer_with``: how the lines that answer the floor start, ``rfid-table command`` with the options this
+    view was given (``rfid_table.ops.command.invocation``); by default the table id alone."""
     topics = Topics.for_table(settings.topic_prefix, table_id)
     link = LinkState(settings.host, settings.port)
-    view = TableView(topics, secure, link)
+    view = TableView(topics, secure, link, answer_with, "ignore" if plain else "ellipsis")
     client = make_client(settings, f"rfid-table-watch-{table_id}-{time.monotonic_ns() % 100000}")
     stop = threading.Event()
 
@@ -463,7 +545,7 @@ def watch(settings: MqttSettings, table_id: str, secure: bool, plain: bool, exit
             stop.set()
             view.changed.set()
             return
-        link.connected = True
+        link.connected, link.unreachable = True, None  # a reconnection: nothing is amiss any more
         wanted = [(topics.status, QOS), (topics.snapshot(False), QOS), (topics.events(False), QOS)]
         if secure:
             wanted += [(topics.snapshot(True), QOS), (topics.events(True), QOS)]

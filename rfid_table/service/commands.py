@@ -46,19 +46,19 @@ _BY_COMMAND = {name: _StrictValidator({**SCHEMA["$defs"][name], "$defs": SCHEMA[
 _ID_VALIDATOR = _StrictValidator(SCHEMA["$defs"]["command_id"])
 
 
-def _resolve(prop: dict) -> dict:
+def resolve_ref(prop: dict) -> dict:
     """A property's schema with its local $ref followed (the property's own keywords win)."""
     if "$ref" in prop:
         target = SCHEMA
         for part in prop["$ref"].removeprefix("#/").split("/"):
             target = target[part]
-        return {**_resolve(target), **{k: v for k, v in prop.items() if k != "$ref"}}
+        return {**resolve_ref(target), **{k: v for k, v in prop.items() if k != "$ref"}}
     return prop
 
 
 def _expected(prop: dict) -> str:
     """What a field must hold, for people, from its schema: "chips (an integer from 1 to 1,000,000,000)"."""
-    prop = _resolve(prop)
+    prop = resolve_ref(prop)
     what = prop.get("description", "").rstrip(".")
     what = what[:1].lower() + what[1:]
     if "enum" in prop:
@@ -73,7 +73,7 @@ def _expected(prop: dict) -> str:
 
 
 def _type_of(prop: dict) -> type:
-    prop = _resolve(prop)
+    prop = resolve_ref(prop)
     return _PY_TYPES[prop["type"]] if "type" in prop else type(prop["enum"][0])
 
 
@@ -227,7 +227,7 @@ def _shown(value: Any) -> str:
     return json.dumps(value)[:40]
 
 
-def _schema_refusal(body: dict, name: str, command_id: str) -> CommandError | None:
+def schema_refusal(body: dict, name: str, command_id: str) -> CommandError | None:
     """The schema's first complaint, on the field it concerns (in the order of the body, missing fields last)."""
     fields = COMMANDS[name][1]
     order = list(body)
@@ -298,7 +298,7 @@ def parse_command(topic: str, payload: bytes, base: str, seats: int, decks: tupl
     roles, _fields = COMMANDS[name]
     if role not in roles:
         raise CommandError("role", f"{role!r} may not send {name} (allowed: {', '.join(roles)})", command_id)
-    refusal = _schema_refusal(body, name, command_id)
+    refusal = schema_refusal(body, name, command_id)
     if refusal is not None and refusal.field == "name":
         raise _name_refusal(body, command_id) or refusal
     if refusal is not None:

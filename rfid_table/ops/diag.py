@@ -113,7 +113,7 @@ def diag(settings: MqttSettings, table_id: str, plain: bool, timeout_s: float | 
             link.refused = refused_text(reason_code)
             stop.set()
         else:
-            link.connected = True
+            link.connected, link.unreachable = True, None  # a reconnection: nothing is amiss any more
             client.subscribe([(topics.status, QOS), (topics.diagnostics, QOS)])
         changed.set()
 

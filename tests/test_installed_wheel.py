@@ -84,9 +84,11 @@ def test_broker_setup_writes_the_card_room_configuration_and_the_overlay_from_th
     text = conf.read_text()
     assert f"password_file {room}/passwd" in text and f"http_dir {room}/overlay" in text
     served = sorted(p.relative_to(room / "overlay").as_posix() for p in (room / "overlay").rglob("*") if p.is_file())
-    shipped = sorted(p.relative_to(ROOT / "overlay").as_posix() for p in (ROOT / "overlay").rglob("*")
-                     if p.is_file() and p.name != "__init__.py" and "__pycache__" not in p.parts)
-    assert served == shipped  # the page, and nothing of the package's own files
+    shipped = sorted([*(p.relative_to(ROOT).as_posix().removeprefix("overlay/")
+                        for page in ("overlay", "console") for p in (ROOT / page).rglob("*")
+                        if p.is_file() and p.name != "__init__.py" and "__pycache__" not in p.parts),
+                      "console/command.schema.js"])  # written from the schema the table validates with
+    assert served == shipped  # the overlay and the console, and nothing of the package's own files
 
 
 def test_the_private_broker_starts_from_the_installed_configuration_and_serves_the_overlay(installed, tmp_path):

@@ -105,7 +105,9 @@ def demo(config_path: str | None, hands: int, speed: float, seed: int | None, de
             print(f"broadcast overlay (hole cards {DEMO_DELAY_S} s of table time late; open in a browser or an OBS "
                   "browser source):\n"
                   f"  {broker.overlay_url(config.table_id, speed=str(speed))}\n  public, without delay: "
-                  f"{broker.overlay_url(config.table_id, mode='public')}", flush=True)
+                  f"{broker.overlay_url(config.table_id, mode='public')}\n"
+                  "floor's console (a tablet or a browser: answer what waits for the floor, seat players, send "
+                  f"commands; docs/console.md):\n  {broker.console_url(config.table_id, role='floor')}", flush=True)
             with open(log, "w") as log_file:
                 # A session of its own: a closed terminal's SIGHUP, or Ctrl-C, reaches the demo alone, which stops
                 # the table with SIGTERM (it then closes its journal and its links).

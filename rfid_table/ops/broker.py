@@ -6,6 +6,7 @@ run on the machine; ``rfid-table broker-setup`` tries the card room's configurat
 (``CardRoomBroker``), which is why it lives with the operator's tools.
 """
 
+import json
 import os
 import pwd
 import re
@@ -18,10 +19,12 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-from rfid_table.package_data import MOSQUITTO_DIR, NOT_DATA, OVERLAY_DIR
+from rfid_table.package_data import CONSOLE_DIR, MOSQUITTO_DIR, NOT_DATA, OVERLAY_DIR, SCHEMA_DIR
 
 PRIVATE_CONF = MOSQUITTO_DIR / "private.conf"
-OVERLAY_USER = "overlay"  # the private broker's one user, for the overlay page on its WebSocket listener
+OVERLAY_USER = "overlay"  # the private broker's one user, for the pages on its WebSocket listener
+CONSOLE_PAGE = "console/index.html"  # the floor's console, where install_pages puts it
+COMMAND_SCHEMA_SCRIPT = "command.schema.js"  # beside the console page
 
 
 class BrokerError(RuntimeError):
@@ -64,13 +67,39 @@ def write_password_file(path: Path, username: str, password: str) -> None:
             os.chmod(path, 0o644)
 
 
+def command_schema_script(schema: Path | None = None) -> str:
+    """The command schema as a script that sets ``window.rfidTableCommandSchema``: the console builds its forms from
+    it. A script, not the JSON file: a page opened as a local file (a broker whose WebSocket listener cannot serve
+    pages, docs/broker.md) may load a script beside it, but Chromium and Firefox refuse it a fetch of a file."""
+    schema = json.loads((schema or SCHEMA_DIR / "command.schema.json").read_text())
+    text = json.dumps(schema, ensure_ascii=True)  # JSON in ASCII is a JavaScript expression
+    return ("// Written by rfid-table from schemas/command.schema.json when the pages were installed: the commands\n"
+            "// the console offers, with their fields and who may send them (docs/console.md).\n"
+            f"window.rfidTableCommandSchema = {text};\n")
+
+
+def install_pages(target: Path, schema: Path | None = None) -> Path:
+    """The pages the brokers' WebSocket listener serves, into ``target`` (made; it must not exist): the overlay
+    (``index.html``, ``overlay.js``, ``vendor/``) and the floor's console in ``console/``, which loads the overlay's
+    ``vendor/mqtt.min.js`` and the command schema (``command.schema.js``, from ``schema``: by default the one the
+    table validates with). The same layout served (``http_dir``) or opened as local files. Readable by everyone:
+    the files hold no password."""
+    shutil.copytree(OVERLAY_DIR, target, ignore=shutil.ignore_patterns(*NOT_DATA))
+    console = target / Path(CONSOLE_PAGE).parent
+    shutil.copytree(CONSOLE_DIR, console, ignore=shutil.ignore_patterns(*NOT_DATA))
+    (console / COMMAND_SCHEMA_SCRIPT).write_text(command_schema_script(schema))
+    for path in [target, *target.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    return target
+
+
 class PrivateBroker:
     overlay_login: tuple[str, str] | None = None  # (username, password) on the WebSocket listener, once started
 
     def __init__(self, conf: Path = PRIVATE_CONF, port: int | None = None):
         self.conf = conf
         self.port = port or free_port()
-        self.ws_port = free_port()  # MQTT over WebSockets, and the overlay page over HTTP
+        self.ws_port = free_port()  # MQTT over WebSockets, and the pages (overlay, console) over HTTP
         self.host = "127.0.0.1"
         self._dir = tempfile.TemporaryDirectory(prefix="rfid-table-broker-")
         self._proc: subprocess.Popen | None = None
@@ -88,9 +117,7 @@ class PrivateBroker:
         if re.search(r"(?m)^http_dir\s", text):
             served = Path(self._dir.name) / "overlay"
             if not served.exists():
-                shutil.copytree(OVERLAY_DIR, served, ignore=shutil.ignore_patterns(*NOT_DATA))
-                for path in [served, *served.rglob("*")]:
-                    os.chmod(path, 0o755 if path.is_dir() else 0o644)
+                install_pages(served)
             text = re.sub(r"(?m)^http_dir\s.*$", f"http_dir {served}", text)
         # A password file named without a directory (private.conf's WebSocket listener) is made here, with one
         # user whose credentials overlay_url() puts in the page's address.
@@ -129,6 +156,13 @@ class PrivateBroker:
         listener's login."""
         login = dict(zip(("username", "password"), self.overlay_login or ()))
         return f"http://{self.host}:{self.ws_port}/index.html?" + urlencode({"table": table, **login, **query})
+
+    def console_url(self, table: str, **query: str) -> str:
+        """The floor's console on this broker's WebSocket listener, for ``table`` (docs/console.md), with the
+        listener's login: the page logs in at once (a broker without an ACL takes its commands as any role's:
+        ``role`` in ``query``, the floor by default)."""
+        login = dict(zip(("username", "password"), self.overlay_login or ()))
+        return f"http://{self.host}:{self.ws_port}/{CONSOLE_PAGE}?" + urlencode({"table": table, **login, **query})
 
     def stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:

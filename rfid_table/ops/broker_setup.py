@@ -49,9 +49,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
 
-from rfid_table.ops.broker import BrokerError, PrivateBroker, find_mosquitto, free_port
+from rfid_table.ops.broker import CONSOLE_PAGE, BrokerError, PrivateBroker, find_mosquitto, free_port, install_pages
 from rfid_table.ops.broker import find_mosquitto_passwd as mosquitto_passwd_command
-from rfid_table.package_data import MOSQUITTO_DIR, NOT_DATA, OVERLAY_DIR
+from rfid_table.package_data import MOSQUITTO_DIR
 from rfid_table.config.table import TABLE_ID
 
 CARDROOM_CONF = MOSQUITTO_DIR / "cardroom.conf"
@@ -451,14 +451,13 @@ def setup(directory: Path, *, prefix: str | None = None, tables: list[str] = (),
 
 
 def install_overlay(directory: Path) -> Path:
-    """The overlay page into ``directory``/overlay, which cardroom.conf's WebSocket listener serves (http_dir):
-    replaced as a whole, so an upgrade leaves no stale file behind. Public files, readable by mosquitto."""
+    """The overlay page, and the floor's console in its console/, into ``directory``/overlay, which cardroom.conf's
+    WebSocket listener serves (http_dir): replaced as a whole, so an upgrade leaves no stale file behind. Public
+    files, readable by mosquitto."""
     target = directory / "overlay"
     staging = directory / ".overlay-new"
     shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(OVERLAY_DIR, staging, ignore=shutil.ignore_patterns(*NOT_DATA))
-    for path in [staging, *staging.rglob("*")]:
-        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    install_pages(staging)
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
     return target
@@ -483,6 +482,8 @@ def describe(result: Result) -> str:
         out.append(f"  wrote {result.directory / name}")
     out.append(f"  overlay page in {result.directory / 'overlay'}, for wss://BROKER:9001/ (docs/overlay.md); a "
                "broadcast machine must trust the broker's certificate (docs/broker.md, \"Overlays over TLS\")")
+    out.append(f"  floor's console in {result.directory / 'overlay' / CONSOLE_PAGE}, for floor and dealer users "
+               "(docs/console.md)")
     out.append("Apply: sudo systemctl reload mosquitto (restart it the first time, after installing cardroom.conf)")
     return "\n".join(out)
 
@@ -579,12 +580,17 @@ class CardRoomBroker(PrivateBroker):
         """The overlay page on the WebSocket listener, over TLS; the overlay user's login goes in ``query``."""
         return f"https://{self.host}:{self.ws_port}/index.html?" + urlencode({"table": table, **query})
 
+    def console_url(self, table: str, **query: str) -> str:
+        """The floor's console on the WebSocket listener, over TLS; a floor or dealer user logs in on the page (or
+        ``username``, ``password`` and ``role`` in ``query``)."""
+        return f"https://{self.host}:{self.ws_port}/{CONSOLE_PAGE}?" + urlencode({"table": table, **query})
+
     def start(self, timeout_s: float = 10.0) -> "CardRoomBroker":
         work = Path(self._dir.name)
         os.chmod(work, 0o755)  # mosquitto drops root privileges and must still read its files
-        (work / "conf.d").mkdir()
+        (work / "conf.d").mkdir(exist_ok=True)  # (started again after a stop: the same ports and files)
         data = work / "data"
-        data.mkdir()
+        data.mkdir(exist_ok=True)
         if os.geteuid() == 0:
             try:
                 shutil.chown(data, "mosquitto", "mosquitto")

@@ -35,7 +35,7 @@ def _with_broker(config: TableConfig, args: argparse.Namespace) -> TableConfig:
 
 
 def cmd_check_config(args: argparse.Namespace) -> int:
-    from rfid_table.ops.register import config_summary  # noqa: PLC0415
+    from rfid_table.ops.register_config import config_summary  # noqa: PLC0415
 
     if _is_chip_registry(args.file):
         return _check_chip_registry(args.file)

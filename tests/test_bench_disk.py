@@ -9,7 +9,7 @@ from contextlib import ExitStack
 
 import pytest
 
-from rfid_table.devtools import bench
+from rfid_table.devtools import bench_table as bench  # the full-table part: its first reads' figures
 from rfid_table.devtools.bench_disk import RAM_DIR, DiskProbe, fsync_delay_prefix, journal_disk, stalls, traced_pid
 
 

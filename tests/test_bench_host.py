@@ -2,7 +2,7 @@
 
 import time
 
-from rfid_table.devtools import bench
+from rfid_table.devtools import bench_table as bench  # the full-table part: its first reads' figures
 from rfid_table.devtools.bench_disk import stalls
 from rfid_table.devtools.bench_host import StealProbe, bursts, cpu_ticks, share, share_between
 

@@ -19,7 +19,8 @@ from conftest import TABLE_6
 from controller.cards import FULL_DECK
 from rfid_table.cli import main
 from rfid_table.config.table import ConfigError, load_config
-from rfid_table.ops.register import Abort, AntennaWatch, DeckSession, deck_section, place_deck, plan_deck
+from rfid_table.ops.register_config import Abort, deck_section, place_deck, plan_deck
+from rfid_table.ops.register_sessions import AntennaWatch, DeckSession
 from rfid_table.config.registry import ChipRegistry, load_chip_registry, read_chip_list, render_chip_registry
 from sim.field import TableField
 from sim.firmware import FirmwareEmulator

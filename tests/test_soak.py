@@ -12,7 +12,8 @@ import warnings
 import pytest
 
 from rfid_table.devtools import soak
-from rfid_table.devtools.soak import REPORT_FIELDS, Checker
+from rfid_table.devtools.soak_checker import Checker
+from rfid_table.devtools.soak_report import REPORT_FIELDS
 
 PREFIX = "rfid-table"
 

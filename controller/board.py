@@ -3,7 +3,7 @@ when they go wrong (docs/rules.md section 1, docs/events.md):
 
 * a fourth card before anyone acted on the flop, with no burn before it, is a four-card flop: the floor mixes the
   four cards and picks the burn (TDA 39-1, AC 32); a turn's burn read a moment after the turn card still makes it the
-  turn (``READ_ORDER_S``);
+  turn (within the read-order window, ``controller.dealing.ReadWindows``);
 * a flop turned without a burn: the floor picks the burn among the three, unless someone acted (TDA 39-2) or the
   house plays on (``missing_flop_burn``); a turn or river without its burn is reported and played on;
 * a board card while players are still to act on a bet is premature: returned and dealt again (DE 3; PP
@@ -23,7 +23,7 @@ from typing import Protocol
 
 from controller.board_runs import BoardRuns
 from controller.cards import parse_card
-from controller.dealing import FLOOR_PICKS_BURN, PLAY_ON, READ_ORDER_S, RETURN_AND_REDEAL
+from controller.dealing import FLOOR_PICKS_BURN, PLAY_ON, RETURN_AND_REDEAL, ReadWindows
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities, Irregularity
 from controller.outbox import Outbox
@@ -48,14 +48,17 @@ class BettingProgress(Protocol):
 
 
 class Board:
+    windows = ReadWindows()  # a part pickled by older code: the reference reader's windows
+
     def __init__(self, out: Outbox, irregularities: Irregularities, hand_cards: HandCards, progress: BettingProgress,
-                 profile: RuleProfile, double_board: bool = False):
+                 profile: RuleProfile, double_board: bool = False, windows: ReadWindows = ReadWindows()):
         self.out = out
         self.irregularities = irregularities
         self.hand_cards = hand_cards
         self.progress = progress
         self.profile = profile
         self.runs = BoardRuns(double_board)  # the boards after the first (runs, a double board's second)
+        self.windows = windows  # a burn read late comes within its read_order_s, at the card readers' pace
         self.new_hand()
 
     def new_hand(self) -> None:
@@ -114,7 +117,8 @@ class Board:
         self.out.emit("board_card", {"card": card, "street": STREETS[position], "position": position,
                                      "board_number": board.number, **extra})
         if self.runs.runs > 1 and position in (1, 4, 5) and self.burn_checks:
-            self._later_burn_due.append((self.out.now + READ_ORDER_S, board.number, position, self._street_starts()))
+            self._later_burn_due.append((self.out.now + self.windows.read_order_s, board.number, position,
+                                         self._street_starts()))
         return True
 
     def _street_starts(self) -> int:
@@ -145,7 +149,7 @@ class Board:
             if self.progress.round_open():
                 self._four_card_flop()
             else:
-                self.fourth_due = self.out.now + READ_ORDER_S
+                self.fourth_due = self.out.now + self.windows.read_order_s
             return
         if self.progress.round_open():
             self.premature_card(card)
@@ -156,7 +160,7 @@ class Board:
             self.burn_checks = False
         self.put(card)
         if self.burn_checks and position in (3, 4, 5):
-            self._burn_due.append((self.out.now + READ_ORDER_S, position))
+            self._burn_due.append((self.out.now + self.windows.read_order_s, position))
 
     def put(self, card: str) -> None:
         """``card`` is the board's next card."""

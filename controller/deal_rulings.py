@@ -3,10 +3,11 @@ one card per eligible seat per round, from the first seat left of the button, ``
 when it goes wrong — a card to the wrong seat, dealt over or moved on, a player dealt out, an extra card, a seat short
 of cards, a button in the wrong place — each a misdeal while one can still be called (``controller.misdeals``).
 
-Cards read a moment late (``READ_ORDER_S``) are put back in the order they were dealt: what waits for them is decided
-in ``decide_*`` once that time has passed. A board card while the deal is still running is the deal's concern before
-the board's (``holds_board_card``): it was turned too early unless the missing cards were only read late, and the
-deal hands it to the board (``controller.board``) the moment its last card comes.
+Cards read a moment late are put back in the order they were dealt: what waits for them is decided in ``decide_*``
+once the read-order window has passed (``controller.dealing.ReadWindows``: the windows follow the pace of the
+table's card readers). A board card while the deal is still running is the deal's concern before the board's
+(``holds_board_card``): it was turned too early unless the missing cards were only read late, and the deal hands it
+to the board (``controller.board``) the moment its last card comes.
 """
 
 from __future__ import annotations
@@ -18,12 +19,11 @@ from controller.dealing import (
     BURN_CARD,
     DEAD_HAND,
     FIXED,
-    MIN_PITCH_GAP_S,
     MISDEAL,
     MISDEAL_UNLESS_FIXED,
     PLAY_ON,
-    READ_ORDER_S,
     Held,
+    ReadWindows,
 )
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
@@ -34,9 +34,11 @@ from hal.zone_names import Zone
 
 
 class DealRulings:
+    windows = ReadWindows()  # a part pickled by older code: the reference reader's windows
+
     def __init__(self, out: Outbox, irregularities: Irregularities, hand_cards: HandCards, board: Board,
                  misdeals: Misdeals, profile: RuleProfile, hole_cards: int, max_players: int = 10,
-                 limit_rules: tuple[str, ...] = ()):
+                 limit_rules: tuple[str, ...] = (), windows: ReadWindows = ReadWindows()):
         self.out = out
         self.irregularities = irregularities
         self.hand_cards = hand_cards
@@ -46,10 +48,11 @@ class DealRulings:
         self.hole_cards = hole_cards
         self.max_players = max_players  # the most players the variant deals in (CA GR 15)
         self.limit_rules = list(limit_rules)
+        self.windows = windows  # how long cards read late are allowed for, at the card readers' pace
         self.new_hand()
 
     def new_hand(self) -> None:
-        # Decided once READ_ORDER_S has passed (a card read late may still come):
+        # Decided once the read-order window has passed (a card read late may still come):
         self.early_board: list[str] = []  # board cards while the deal was not complete
         self._early_since = 0.0
         self._close_due: float | None = None  # a burn or a fold while the deal was not complete
@@ -153,19 +156,19 @@ class DealRulings:
 
     def _read_order(self, card: str, seat: int, zone: str) -> bool:
         """A card while others wait ahead of their turn. The card due now, soon after them: the reader saw them in
-        another order than they were dealt — read late (within MIN_PITCH_GAP_S, by far the likelier), or the first
+        another order than they were dealt — read late (within ``read_late_s``, by far the likelier), or the first
         of them pitched to the wrong seat a moment before, which the floor rules. Another card ahead of its turn:
         it waits too. Anything else: the first of them was dealt to the wrong seat. True when ``card`` has been
         placed."""
         deal = self.hand_cards.deal
         now = self.out.now
-        soon = now - deal.held[0].t <= READ_ORDER_S
+        soon = now - deal.held[0].t <= self.windows.read_order_s
         if deal.holds(card) is None and soon:
             if seat == deal.expected():
                 first = deal.held[0]
                 if first.first:  # if the second round starts there too, the deal followed another button
                     deal.first_late = first.seat
-                elif deal.checking and now - first.t > MIN_PITCH_GAP_S:
+                elif deal.checking and now - first.t > self.windows.read_late_s:
                     # read late, or pitched to the wrong seat a moment before: the readers cannot tell, the floor rules
                     self._out_of_sequence(first, uncertain_s=now - first.t)
                 self._accept(card, seat)
@@ -315,7 +318,7 @@ class DealRulings:
         read late would have come."""
         deal = self.hand_cards.deal
         if not deal.complete and (deal.checking or deal.held) and self._close_due is None:
-            self._close_due = self.out.now + READ_ORDER_S
+            self._close_due = self.out.now + self.windows.read_order_s
 
     def close(self) -> None:
         """The deal is over (a burn card, a fold, the end of the hand) while cards were still due."""
@@ -406,17 +409,17 @@ class DealRulings:
             return -math.inf
         due = math.inf
         if len(deal.held) > 1:
-            due = deal.held[0].t + READ_ORDER_S
+            due = deal.held[0].t + self.windows.read_order_s
         if self.early_board:
-            due = min(due, self._early_since + READ_ORDER_S)
+            due = min(due, self._early_since + self.windows.read_order_s)
         if self._close_due is not None:
             due = min(due, self._close_due)
         return due
 
     def decide_held(self, now: float) -> None:
-        """The cards due first did not come within READ_ORDER_S of the cards held ahead of their turn."""
+        """The cards due first did not come within the read-order window of the cards held ahead of their turn."""
         deal = self.hand_cards.deal
-        if len(deal.held) > 1 and now - deal.held[0].t >= READ_ORDER_S:
+        if len(deal.held) > 1 and now - deal.held[0].t >= self.windows.read_order_s:
             held, *rest = deal.take_held()
             self._decide_held(held, rest[0].card, rest[0].seat)
             for other in rest:
@@ -424,9 +427,9 @@ class DealRulings:
                     self.deal_card(other.card, other.seat, Zone("cards", other.seat).name)
 
     def early_board_due(self, now: float) -> list[str]:
-        """Board cards turned while the deal did not complete within READ_ORDER_S: they were turned too early (the
+        """Board cards turned while the deal did not complete within the read-order window: turned too early (the
         board's premature cards); no longer the deal's."""
-        if not (self.early_board and now - self._early_since >= READ_ORDER_S):
+        if not (self.early_board and now - self._early_since >= self.windows.read_order_s):
             return []
         cards, self.early_board = self.early_board, []
         return cards

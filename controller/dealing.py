@@ -141,19 +141,51 @@ def severity_of(code: str, ruling: str, needs_floor: bool) -> str:
     return RULINGS[ruling]
 
 
-# The readers settle a card after a few reads, and missed reads delay it (by up to a second with RF noise and link
-# faults): cards pitched a fraction of a second apart can reach the controller in another order. So a card ahead of
-# its turn in the round waits this long for the cards due before it (when they come, nothing was wrong), and what
-# depends on the order of cards of different zones — a board card or a burn while the deal is not complete, a burn
-# missing before a street — is decided once this long has passed.
-READ_ORDER_S = 1.5
+# ---- cards read late ----------------------------------------------------------------------------------
+
+# The readers settle a card after a few reads, and missed reads delay it: cards pitched a fraction of a second apart
+# can reach the controller in another order. The deal's rulings allow for that with two windows (``ReadWindows``),
+# which follow the pace of the readers of the card zones; these are the reference reader's (a pass over its antennas
+# 20 times a second), and no table's windows are shorter.
+READ_ORDER_S = 1.5  # thirty of its passes: room for missed reads with RF noise and link faults (up to a second)
+MIN_PITCH_GAP_S = 0.15  # half a fast dealer's pitch, three of its passes
 READ_ORDER_HELD = 9  # at most this many cards wait ahead of their turn (a full ring of ten, less one)
-# When the card due comes within READ_ORDER_S, the readers cannot tell a card pitched to the wrong seat and dealt over
-# from the card due read late, and the floor rules (PP Misdeals 1f). But no dealer pitches two cards this close
-# together (a fast one pitches a card every 0.3 s or so): had the card ahead of its turn been dealt out of turn, it
-# would have been read late as well for the card due to come this soon after it, while the card due read late is
-# enough alone. So a card due this soon after the card ahead of it was read late: the deal goes on, in order.
-MIN_PITCH_GAP_S = 0.15  # half a fast dealer's pitch, three reader cycles at 20 a second
+
+
+@dataclass(frozen=True)
+class ReadWindows:
+    """How long the deal's rulings allow for cards read late (docs/events.md, "How the table knows the deal").
+
+    ``read_order_s``: a card ahead of its turn in the round waits this long for the cards due before it (when they
+    come, nothing was wrong), and what depends on the order of cards of different zones — a board card, a burn or a
+    fold while the deal is not complete, a burn missing before a street, a fourth flop card — is decided once this
+    long has passed.
+
+    ``read_late_s``: a card due that comes this soon after the card ahead of its turn was read late, and the deal goes
+    on in order: had the card ahead of its turn been pitched out of turn, it would have had to be read late as well
+    for the card due to come this soon after it, while the card due read late is enough alone. Later (within
+    ``read_order_s``) the readers cannot tell a card pitched to the wrong seat and dealt over from the card due read
+    late, and the floor rules (PP Misdeals 1f, ``read_order: uncertain``).
+    """
+
+    read_late_s: float = MIN_PITCH_GAP_S
+    read_order_s: float = READ_ORDER_S
+
+    @classmethod
+    def of(cls, card_pass_s: float, card_reads: int) -> "ReadWindows":
+        """The windows of readers whose slowest pass over the card antennas takes ``card_pass_s`` and that settle a
+        dealt card after ``card_reads`` reads. A reader visits each antenna once a pass, so a card waits up to a pass
+        for its first read, by where the pass is when it lands, and one pass for each further read:
+
+        * ``read_late_s``, one pass at least: two cards that land within a pass of each other can be read in either
+          order (the further reads take as many passes for both): the reader cannot tell which landed first.
+          A card pitched out of turn within a pass before the card due is taken as read late;
+        * ``read_order_s``, ``card_reads`` passes and one more at least: up to a pass to the first read, a pass for
+          each further read, and a pass for a read missed on the way.
+
+        The reference reader's pass (0.05 s) keeps both at the constants above."""
+        return cls(max(MIN_PITCH_GAP_S, card_pass_s), max(READ_ORDER_S, (card_reads + 1) * card_pass_s))
+
 
 # ---- seats --------------------------------------------------------------------------------------------
 

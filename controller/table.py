@@ -31,7 +31,7 @@ board the moment its last card comes, before anything else of that input happens
 
 Commands (``controller.commands.Command``) are dispatched by name from ``_COMMANDS``.
 
-Timers: the deal's and the board's cards read late (``READ_ORDER_S``), the missing-card watch, the table
+Timers: the deal's and the board's cards read late (``ReadWindows.read_order_s``), the missing-card watch, the table
 clearing and the end of a window of unknown tags held (``UNKNOWN_TAG_WINDOW_S``) each have a deadline (``next_due``
 of the parts); after every input the coordinator takes the earliest (``_reschedule``), and neither a tick nor a card
 asks a part before its deadline.
@@ -68,7 +68,7 @@ from controller.board import Board, BettingProgress
 from controller.board_runs import RUN_RULES
 from controller.commands import Command
 from controller.deal_rulings import DealRulings
-from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, Deal, next_seat, rotate
+from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, Deal, ReadWindows, next_seat, rotate
 from controller.decks import Decks
 from controller.domain import DomainEvent
 from controller.hand_cards import HandCards, Seat
@@ -136,6 +136,12 @@ class TableSetup:
     start_level: int = 1
     double_board: bool = False  # two boards every hand (CA GR 14.1)
     max_players: int = 10  # the most players dealt in (CA GR 15 by variant: controller.player_limits)
+    # The pace of the readers of the card zones: the slowest one's pass over its antennas, and the reads that settle a
+    # dealt card. A reader that visits its antennas in turn cannot tell the order of two cards that landed within a
+    # pass, and reads a card some passes after it landed: the deal's windows for cards read late follow from them
+    # (controller.dealing.ReadWindows). The defaults are the reference reader's, 20 passes a second.
+    card_pass_s: float = 0.05
+    card_reads: int = 2
 
 
 class TableController:
@@ -166,15 +172,17 @@ class TableController:
         self.next_players: tuple[int, ...] | None = None  # a seats command during a hand
         self.sitting_out: int | None = None  # the small blind not dealt in the next hand (CA GR 15.2: a bomb pot)
         progress = betting if betting is not None else NoBetting()
+        windows = ReadWindows.of(setup.card_pass_s, setup.card_reads)
         self.irregularities = Irregularities(self.out, self.floor, self.profile)
         self.hand_cards = HandCards(setup.seats, self._plan(), self.button)
         self.board_part = Board(self.out, self.irregularities, self.hand_cards, progress, self.profile,
-                               double_board=setup.double_board)
+                               double_board=setup.double_board, windows=windows)
         self.misdeals = Misdeals(self.out, self.irregularities, self.hand_cards, self.board_part, progress,
                                  self.profile, folds_are_the_action=not progress.reads_chips)
         self.deal_rulings = DealRulings(self.out, self.irregularities, self.hand_cards, self.board_part, self.misdeals,
                                         self.profile, setup.hole_cards, max_players=setup.max_players,
-                                        limit_rules=(limit_rule(setup.double_board),) if setup.max_players < 10 else ())
+                                        limit_rules=(limit_rule(setup.double_board),) if setup.max_players < 10 else (),
+                                        windows=windows)
         self.out_of_play = OutOfPlay(self.out, self.irregularities, self.hand_cards, self.board_part, self.misdeals,
                                      self.profile, setup.exposed_by)
         self.decks = Decks(self.irregularities, self.hand_cards, setup.decks, setup.deck_id, setup.deck)
@@ -416,7 +424,8 @@ class TableController:
             self.out.emit("unknown_tag", {"zone": zone, "uid": uid, **({"summarised": count} if count > 1 else {})})
 
     def _decide_late(self, now: float | None = None) -> None:
-        """What waited for cards read late is decided once READ_ORDER_S has passed (at the end of the hand: now)."""
+        """What waited for cards read late is decided once the read-order window has passed (at the end of the hand:
+        now)."""
         if self.void or (now is None and self.out.now < self._decide_due):
             return
         now = self.out.now if now is None else now

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from controller.dealing import ReadWindows
 from rfid_table.cli import main
+from rfid_table.config.table import load_config
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
 SIXMAX = (CONFIG / "table-6max.toml").read_text(encoding="utf-8")
@@ -285,6 +287,30 @@ def test_hardware_readers_need_their_link_settings(tmp_path, capsys, reader, key
 def test_a_serial_reader_with_a_stable_port_is_accepted(tmp_path, capsys):
     text = edited('backend = "sim"', 'backend = "serial"\nport = "/dev/serial/by-id/usb-Table_Reader_0001-if00"')
     assert main(["check-config", str(write(tmp_path, text))]) == 0
+
+
+def read_windows(path: Path) -> ReadWindows:
+    """The deal's windows for cards read late on the table ``path`` configures."""
+    setup = load_config(path).table_setup()
+    return ReadWindows.of(setup.card_pass_s, setup.card_reads)
+
+
+def test_the_deal_allows_for_cards_read_late_at_the_pace_of_the_card_readers(tmp_path):
+    """A reader that visits its antennas in turn cannot tell the order of two cards that landed within one of its
+    passes, and reads a card some passes after it landed: the deal's windows follow the slowest reader of the zones
+    cards lie on (its cycle_ms) and [hal.cards] present_after_cycles. The chip reader's pace plays no part, and the
+    reference reader's tables keep 0.15 s and 1.5 s."""
+    assert read_windows(CONFIG / "table-6max.toml") == ReadWindows(read_late_s=0.15, read_order_s=1.5)
+    metratec = read_windows(CONFIG / "table-metratec.toml")  # cards 650 ms a pass, chips 1600 ms
+    assert metratec.read_late_s == 0.65 and metratec.read_order_s == pytest.approx(3 * 0.65)
+    feig = read_windows(CONFIG / "table-feig.toml")  # one reader for the whole table, 3000 ms
+    assert (feig.read_late_s, feig.read_order_s) == (3.0, 9.0)
+    # the muck on a slower reader of its own, and three reads to settle a dealt card
+    text = edited('muck = { reader = "main", antenna = 9 }', 'muck = { reader = "muck", antenna = 1 }')
+    text = text.replace("\n[zones]\n", '\n[readers.muck]\nbackend = "sim"\nantennas = 1\ncycle_ms = 800\n\n[zones]\n')
+    text = text.replace("present_after_cycles = 2 ", "present_after_cycles = 3 ")
+    slow = read_windows(write(tmp_path, text))
+    assert slow.read_late_s == 0.8 and slow.read_order_s == pytest.approx(4 * 0.8)
 
 
 def test_a_broadcast_delay_needs_a_journal(tmp_path, capsys):

@@ -512,6 +512,66 @@ def test_a_swap_seen_over_a_longer_time_is_out_of_sequence_without_doubt():
     assert "read_order" not in event.public and event.public["ruling"] == "misdeal" and event.public["needs_floor"]
 
 
+METRATEC_PASS_S = 0.65  # the cards reader's pass of config/table-metratec.toml (cycle_ms)
+FEIG_PASS_S = 3.0  # one Feig reader for the whole table, config/table-feig.toml
+
+
+@pytest.mark.parametrize("pass_s", [None, METRATEC_PASS_S])
+def test_on_a_table_whose_card_reader_takes_a_pass_of_over_half_a_second_a_swap_within_it_is_a_late_read(pass_s):
+    """A reader that visits its antennas in turn cannot tell the order of two cards that landed within one of its
+    passes (docs/events.md, "Cards read late"). Seat 2's card reaches its seat 0.4 s after seat 3's: on a table whose
+    card reader takes 0.65 s a pass, it was read late and the deal goes on in order; at the reference reader's pace
+    (20 passes a second) the readers could have told, so the floor rules (PP Misdeals 1f)."""
+    table = Table(chips=False, **({} if pass_s is None else {"card_pass_s": pass_s}))
+    pitch(table, [1], 0.3)
+    pitch(table, [3, 2], 0.4)
+    pitch(table, [4, 5, 1, 2, 3, 4, 5], 0.3)
+    if pass_s is None:
+        [event] = of(table.events, "irregular_card", "card_out_of_sequence")
+        assert event.public["read_order"] == "uncertain" and event.public["needs_floor"]
+        return
+    assert irregular_codes(table.events) == []
+    assert [(e.public["seat"], e.public["count"]) for e in table.events if e.type == "card_dealt"] == \
+        [(seat, rnd) for rnd in (1, 2) for seat in PLAYERS]
+
+
+@pytest.mark.parametrize("pass_s", [None, FEIG_PASS_S])
+def test_a_card_read_two_and_a_half_seconds_late_by_a_reader_with_a_three_second_pass_takes_its_place(pass_s):
+    """Such a reader reads a card up to a pass after it landed, and needs two reads: seat 2's card, due before seat
+    3's, comes 2.5 s after it. With a 3 s pass it was read late and is placed in order; at the reference reader's
+    pace that is far longer than a late read, and the card was dealt out of sequence (PP Misdeals 1f)."""
+    table = Table(chips=False, **({} if pass_s is None else {"card_pass_s": pass_s}))
+    pitch(table, [1], 0.3)
+    pitch(table, [3], 2.5)
+    pitch(table, [2, 4, 5, 1, 2, 3, 4, 5], 0.3)
+    if pass_s is None:
+        [event] = of(table.events, "irregular_card", "card_out_of_sequence")
+        assert "read_order" not in event.public and event.public["ruling"] == "misdeal"
+        return
+    assert irregular_codes(table.events) == []
+    assert [(e.public["seat"], e.public["count"]) for e in table.events if e.type == "card_dealt"] == \
+        [(seat, rnd) for rnd in (1, 2) for seat in PLAYERS]
+
+
+@pytest.mark.parametrize("pass_s", [None, FEIG_PASS_S])
+def test_a_flop_burn_read_two_and_a_half_seconds_after_the_flop_by_a_reader_with_a_three_second_pass_counts(pass_s):
+    """TDA 39-2 rules a flop turned without a burn; a burn read up to the read-order window after the flop counts.
+    With a 3 s pass a burn read 2.5 s after the flop was read late; at the reference reader's pace the flop had no
+    burn, and the floor picks one among the three."""
+    table = Table(chips=False, **({} if pass_s is None else {"card_pass_s": pass_s}))
+    table.deal()
+    table.board(3)
+    table.run(2.5)
+    table.burn()
+    table.run(10.0)  # past every window
+    if pass_s is None:
+        assert irregular_codes(table.events) == ["flop_without_burn"]
+        return
+    assert irregular_codes(table.events) == []
+    assert [e.public["position"] for e in table.events if e.type == "board_card"] == [1, 2, 3]
+    assert [e.public["count"] for e in table.events if e.type == "burn"] == [1]
+
+
 def test_the_first_card_pitched_to_the_wrong_seat_a_moment_early_goes_to_the_floor():
     """AC 30c: "prvá karta rozdaná na chybné miesto" (the first card dealt to the wrong seat) is a misdeal; PP
     Misdeals 1h: "The first card was improperly dealt to the wrong position." Seat 2's card lands 0.2 s before seat

@@ -147,6 +147,10 @@ class TableConfig:
                             double_board=game.double_board)
 
     def table_setup(self) -> TableSetup:
+        # The deal's windows for cards read late follow the readers of the zones cards lie on (all but the chips'):
+        # the slowest one's pass (cycle_ms: set to at least the reader's pass), and the reads that settle a card.
+        card_pass_s = max((self.readers[reader].cycle_s for zone, (reader, _antenna) in self.zones.items()
+                           if Zone.parse(zone).holds != "chips"), default=TableSetup.card_pass_s)
         return TableSetup(
             table_id=self.table_id,
             seats=self.seats,
@@ -164,6 +168,8 @@ class TableConfig:
             start_level=self.game.start_level,
             double_board=self.game.double_board,
             max_players=self.game.max_players,
+            card_pass_s=card_pass_s,
+            card_reads=self.debounce["cards"].present_after_cycles,
         )
 
 

@@ -172,7 +172,8 @@ def test_a_journal_of_the_previous_schema_opens_and_keeps_its_events(tmp_path):
     import sqlite3
 
     from controller.domain import DomainEvent
-    from rfid_table.service.journal import SCHEMA_VERSION, tick_input
+    from rfid_table.service.inputs import tick_input
+    from rfid_table.service.journal import SCHEMA_VERSION
 
     path = tmp_path / "journal.db"
     with Journal(path) as journal:

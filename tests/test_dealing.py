@@ -756,7 +756,8 @@ def test_a_table_with_an_exposed_zone_refuses_the_console_report_of_a_seat():
 
 
 def test_a_journal_replay_restores_what_waits_for_the_floor(tmp_path):
-    from rfid_table.service.journal import Journal, replay
+    from rfid_table.service.journal import Journal
+    from rfid_table.service.replay import replay
 
     inputs: list = []
 

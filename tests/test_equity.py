@@ -19,7 +19,8 @@ from controller.domain import DomainEvent
 from controller.equity import equity
 from controller.game import GameController
 from rfid_table.service.equity_worker import EquityWorker
-from rfid_table.service.journal import Journal, replay
+from rfid_table.service.journal import Journal
+from rfid_table.service.replay import replay
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 
 

@@ -15,8 +15,10 @@ import pytest
 from controller import DomainEvent, TableController, TableSetup
 from controller.cards import FULL_DECK
 from hal.events import ZoneEvent
-from rfid_table.service.journal import (Checkpoint, Journal, JournalCorrupt, JournalError, _crc, journal_event,
-                                journal_input, replay, tick_input, zone_input)
+from rfid_table.service.inputs import journal_event, journal_input, tick_input, zone_input
+from rfid_table.service.journal import Checkpoint, Journal, JournalCorrupt, JournalError
+from rfid_table.service.journal_codec import crc as _crc
+from rfid_table.service.replay import replay
 
 ROOT = Path(__file__).resolve().parents[1]
 

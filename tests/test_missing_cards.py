@@ -279,7 +279,9 @@ def test_a_negative_time_is_refused():
 
 
 def test_a_journal_replay_reports_the_same_missing_card(tmp_path):
-    from rfid_table.service.journal import Journal, device_input, replay, tick_input, zone_input
+    from rfid_table.service.inputs import device_input, tick_input, zone_input
+    from rfid_table.service.journal import Journal
+    from rfid_table.service.replay import replay
 
     inputs: list = []
 

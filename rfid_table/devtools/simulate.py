@@ -372,7 +372,7 @@ class SimulatedTable:
         self.modelled = []
         if self.gpio is not None:
             self.gpio.close()
-            self.gpio = self.pipeline.gpio = None
+            self.gpio = None
         if self._links_dir is not None:
             self._links_dir.cleanup()
             self._links_dir = None

@@ -6,9 +6,11 @@ has acknowledged them, so publishing is at least once, in order, with the contro
 
 Layout (one SQLite file, WAL, ``synchronous=FULL`` so a commit survives a power cut):
 
-* ``inputs``      what was fed to the controller, in order, at its table time ``t`` (rfid_table.service.timebase): ``kind`` is ``zone``, ``tick``, ``device``, ``command``,
-                  ``sensor`` (a seat sensor's change from the GPIO), or ``journal`` (the daemon's own warning that
-                  this file is near its limit, numbered like every event so that replay gives the same seqs);
+* ``inputs``      what was fed to the controller, in order, at its table time ``t`` (rfid_table.service.timebase):
+                  ``kind`` is ``zone``, ``tick``, ``device``, ``command``, ``sensor`` (a seat sensor's change from
+                  the GPIO), ``equity`` (the equity worker's result) or ``journal`` (the daemon's own warning that
+                  this file is near its limit, numbered like every event so that replay gives the same seqs); one
+                  record class per kind in :mod:`rfid_table.service.inputs`;
 * ``events``      the domain events, by ``seq``; ``input_id`` is the input that caused each one; ``t`` is table
                   time (what delays are measured on), ``wall`` the room's clock that stamps it on MQTT;
 * ``delivery``    per feed (``public``, ``secure``, ``delayed``...), the highest ``seq`` the broker acknowledged;
@@ -17,20 +19,23 @@ Layout (one SQLite file, WAL, ``synchronous=FULL`` so a commit survives a power 
 * ``meta``        key/value: the journal's ``epoch`` (tells a new journal from a restart), the ``table_id`` it
                   belongs to (another table's journal is refused), ``start_count``...
 
-The file and its ``-wal`` and ``-shm`` companions are mode 0600 whatever the umask: they hold hole cards. A new
-journal is built under a temporary name and renamed into place, so a file at the journal's path is always a
-whole journal: an empty one there was truncated or replaced, and is refused unless the caller says to start
-afresh (``fresh=True``, ``rfid-table run --new-journal``).
+The file and its ``-wal`` and ``-shm`` companions are mode 0600 whatever the umask: they hold hole cards; a file at
+the journal's path is always a whole journal (:mod:`rfid_table.service.journal_file`).
 
-Every row carries ``crc``, a CRC-32 of its canonical content (:func:`_crc`), so a flipped byte that SQLite's own
-``quick_check`` cannot see (it checks the b-trees, not the data in them) is still found by :meth:`self_check`.
+Every row carries ``crc``, a CRC-32 of its canonical content, so a flipped byte that SQLite's own ``quick_check``
+cannot see (it checks the b-trees, not the data in them) is still found by :meth:`self_check`.
+
+This module is the store. Beside it: the rows' canonical form and checksum (:mod:`rfid_table.service.journal_codec`),
+the file's schema and its making (:mod:`rfid_table.service.journal_file`), the self-check's scans
+(:mod:`rfid_table.service.journal_check`), the inputs a row holds (:mod:`rfid_table.service.inputs`) and the replay
+(:mod:`rfid_table.service.replay`).
 
 Recovery, for the daemon::
 
     journal = Journal(path, table_id=table_id); check = journal.open()  # JournalRefused: not this table's
     if not check.ok: ...            # refuse to publish; the problems name table and row
     controller, cp, how = rfid_table.service.checkpoint.restore(journal, GameController(...))
-    replay(journal, controller, cp)  # feeds the inputs since the checkpoint; the events are already journaled
+    rfid_table.service.replay.replay(journal, controller, cp)  # the inputs since; their events are journaled
     # new events go out live; those after the lowest delivered mark go out as a paced backlog, read with
     # journal.events_after(...), and mark_delivered(feed, seq) follows the broker's contiguous acknowledgements
 
@@ -41,115 +46,38 @@ one gets an ``IntegrityError``).
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import os
-import re
-import secrets
 import sqlite3
-import stat
 import threading
 import time
-import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from controller.domain import DomainEvent
-from hal.events import DeviceEvent, SensorEvent, ZoneEvent
-from rfid_table.service.equity_worker import equity_event
-
-if TYPE_CHECKING:
-    from controller.game import GameController
+from rfid_table.service.inputs import INPUT_KINDS
+from rfid_table.service.journal_check import check_rows, quick_check
+from rfid_table.service.journal_codec import (EVENT_FIELDS, JournaledEvent, JournaledInput, crc, dumps, event_row,
+                                              input_row, journaled_event)
+from rfid_table.service.journal_file import (MIGRATIONS, SCHEMA_VERSION, JournalCorrupt, JournalError,
+                                             JournalRefused, create_if_missing, restrict_mode, write_failed,
+                                             write_failure)
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2  # in PRAGMA user_version
-# What turns an older file into this version, applied at open: version 2 added the events' wall-clock stamp.
-_MIGRATIONS = {1: ("ALTER TABLE events ADD COLUMN wall REAL",)}
-INPUT_KINDS = ("zone", "tick", "device", "command", "journal", "sensor", "equity")
 DEFAULT_FEEDS = ("public", "secure")
 # The near-limit warning clears only once the undelivered events are back below this share of the warning level,
 # so a backlog hovering at the line does not raise and clear it again and again.
 RECOVER_AT = 0.8
 MAX_PROBLEMS = 20  # a badly damaged file would otherwise produce one line per row
 _READ_CHUNK = 1000
-
-_SCHEMA = """
-CREATE TABLE inputs (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, t REAL NOT NULL, body TEXT NOT NULL,
-                     crc INTEGER NOT NULL);
-CREATE TABLE events (seq INTEGER PRIMARY KEY, type TEXT NOT NULL, t REAL NOT NULL, hand INTEGER,
-                     public TEXT NOT NULL, secret TEXT NOT NULL, input_id INTEGER, crc INTEGER NOT NULL,
-                     wall REAL);
-CREATE TABLE delivery (feed TEXT PRIMARY KEY, seq INTEGER NOT NULL, crc INTEGER NOT NULL);
-CREATE TABLE checkpoints (id INTEGER PRIMARY KEY, input_id INTEGER NOT NULL, state TEXT NOT NULL,
-                          crc INTEGER NOT NULL);
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL, crc INTEGER NOT NULL);
-"""
-
-# Column order is the order _crc() sees the fields in: the checksum is always the last column.
-_COLUMNS = {
-    "inputs": ("id", "kind", "t", "body", "crc"),
-    "events": ("seq", "type", "t", "hand", "input_id", "public", "secret", "wall", "crc"),
-    "checkpoints": ("id", "input_id", "state", "crc"),
-    "delivery": ("feed", "seq", "crc"),
-    "meta": ("key", "value", "crc"),
-}
 # A base checkpoint (see Journal.prune); json_extract is built into SQLite since 3.38 (Bookworm has 3.40).
 # CASE: a state SQLite's JSON cannot parse (Python writes NaN as NaN) is simply not a base, never an error.
 _BASE = "WHERE CASE WHEN json_valid(state) THEN json_extract(state, '$.base') = 1 ELSE 0 END"
-_KEY = {"inputs": "id", "events": "seq", "checkpoints": "id", "delivery": "feed", "meta": "key"}
-
-
-class JournalError(Exception):
-    """The journal cannot be used as asked (wrong sequence, no WAL on this file system...)."""
-
-
-class JournalRefused(JournalError):
-    """The file at the journal's path is not this table's journal (another table's, empty, a directory...)."""
-
-
-class JournalWriteFailed(JournalError):
-    """SQLite could not write (the disk is full, an I/O error, another program holding the journal's write lock):
-    nothing of the write is in the file. ``remedy`` says what a technician does about it."""
-
-    def __init__(self, message: str, remedy: str = ""):
-        super().__init__(message)
-        self.remedy = remedy
-
-
-def _write_failure(exc: sqlite3.Error) -> bool:
-    """A failure outside the caller: the disk full (SQLITE_FULL), an I/O error (SQLITE_IOERR_*), or the file locked
-    by another program for longer than SQLite's busy timeout (SQLITE_BUSY: an ``sqlite3`` shell left in a write
-    transaction). Each passes, and the write can be tried again."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    return code is not None and (code == sqlite3.SQLITE_FULL or code & 0xFF in (sqlite3.SQLITE_IOERR,
-                                                                                 sqlite3.SQLITE_BUSY))
-
-
-def _write_failed(doing: str, path: Path, exc: sqlite3.Error) -> JournalWriteFailed:
-    """The :class:`JournalWriteFailed` for a write failure of SQLite's, with what to do about it."""
-    if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY:
-        remedy = (f"another program holds the journal's write lock: end its transaction or stop it "
-                  f"(fuser -v {path} names it)")
-    else:
-        remedy = _free_space_on(path)
-    return JournalWriteFailed(f"cannot {doing} the journal {path}: {exc}", remedy)
-
-
-def _free_space_on(path: Path) -> str:
-    return f"free space on {path.parent} (df -h {path.parent})"
-
-
-class JournalCorrupt(JournalError):
-    """The self-check failed: nothing may be written (or published) until someone looks at the file."""
-
-    def __init__(self, problems: list[str]):
-        super().__init__("journal is corrupt: " + "; ".join(problems))
-        self.problems = problems
 
 
 # ---- what comes out -------------------------------------------------------------------------------------
@@ -166,41 +94,6 @@ class CheckResult:
         if self.ok:
             return f"journal OK ({self.rows} rows checked in {self.seconds:.3f} s)"
         return "journal CORRUPT: " + "; ".join(self.problems)
-
-
-@dataclass(frozen=True)
-class JournaledInput:
-    id: int
-    kind: str
-    t: float
-    body: dict[str, Any]
-
-    def device_event(self) -> DeviceEvent:
-        body = self.body
-        return DeviceEvent(body["kind"], body["reader"], self.t, tuple(body["detail"].items()))
-
-    def zone_event(self) -> ZoneEvent:
-        return ZoneEvent(self.body["kind"], self.body["zone"], self.body["uid"], self.t)
-
-
-@dataclass(frozen=True)
-class JournaledEvent:
-    """A domain event read back from the journal; publishes exactly like the :class:`DomainEvent` it was."""
-
-    seq: int
-    type: str
-    t: float
-    hand: int | None
-    public: dict[str, Any]
-    secret: dict[str, Any]
-    input_id: int | None = None
-    wall: float | None = None
-
-    def payload(self, secure: bool) -> dict[str, Any]:
-        return self.domain_event().payload(secure)
-
-    def domain_event(self) -> DomainEvent:
-        return DomainEvent(self.seq, self.type, self.t, self.hand, self.public, self.secret, self.wall)
 
 
 class Step(NamedTuple):
@@ -221,70 +114,6 @@ class Pruned(NamedTuple):
     events: int
     inputs: int
     checkpoints: int
-
-
-# ---- canonical form and checksum ------------------------------------------------------------------------
-
-
-def _dumps(obj: Any) -> str:
-    # Key order is kept (not sorted) so that a payload read back serialises to the same bytes it was published as.
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
-
-
-def _field(value: Any) -> bytes:
-    # bytes: self_check reads with text_factory=bytes so that a flip making invalid UTF-8 is a mismatch, not a crash.
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        return value.encode("utf-8", "surrogatepass")
-    if isinstance(value, float):
-        return repr(value).encode()  # exact: SQLite REAL round-trips a Python float bit for bit
-    if value is None:
-        return b""
-    return str(value).encode()
-
-
-def _crc(*fields: Any) -> int:
-    # Columns added by a later schema version come last and are NULL in older rows: an absent trailing field
-    # does not count, so the rows written before the migration keep their checksums.
-    end = len(fields)
-    while end and fields[end - 1] is None:
-        end -= 1
-    return zlib.crc32(b"\x1f".join(map(_field, fields[:end])))
-
-
-def zone_input(event: ZoneEvent) -> tuple[str, float, dict[str, Any]]:
-    """A zone event as :meth:`Journal.record` takes it."""
-    return "zone", event.t, {"kind": event.kind, "zone": event.zone, "uid": event.uid}
-
-
-def tick_input(now: float) -> tuple[str, float, dict[str, Any]]:
-    return "tick", now, {}
-
-
-def device_input(event: DeviceEvent) -> tuple[str, float, dict[str, Any]]:
-    return "device", event.t, {"kind": event.kind, "reader": event.reader, "detail": dict(event.detail)}
-
-
-def sensor_input(event: SensorEvent) -> tuple[str, float, dict[str, Any]]:
-    """A seat sensor's change (``hal.gpio``), as :meth:`Journal.record` takes it."""
-    return "sensor", event.t, {"seat": event.seat, "sensor": event.sensor, "active": event.active,
-                               "detects": event.detects, "duration_s": event.duration_s}
-
-
-def sensor_event(t: float, body: dict[str, Any]) -> SensorEvent:
-    return SensorEvent(t, body["seat"], body["sensor"], body["active"], body.get("detects"), body.get("duration_s"))
-
-
-def journal_input(t: float, state: str, rows: int, undelivered: int, limit: int) -> tuple[str, float, dict[str, Any]]:
-    """The journal's own state (``near_limit`` or ``ok``), as :meth:`Journal.record` takes it."""
-    return "journal", t, {"state": state, "rows": rows, "undelivered": undelivered, "limit": limit}
-
-
-def journal_event(controller: Any, t: float, body: dict[str, Any]) -> DomainEvent:
-    """The ``journal`` event of a ``journal`` input. The controller numbers it like its own events (the daemon
-    raises it, not the game), so seqs stay one gapless sequence and replay re-creates it with the same seq."""
-    return controller.numbered_event("journal", t, dict(body))
 
 
 # ---- the journal ----------------------------------------------------------------------------------------
@@ -336,8 +165,8 @@ class Journal:
         another table's journal) and :class:`JournalWriteFailed` when the disk cannot take the start-up's write.
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._create_if_missing()
-        self._restrict_mode()
+        create_if_missing(self.path, self.fresh, self.table_id)
+        restrict_mode(self.path)
         # isolation_level=None: transactions are ours (BEGIN IMMEDIATE ... COMMIT), not the module's guesses.
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -355,11 +184,11 @@ class Journal:
                                      "start a new journal there with --new-journal")
             self._migrate(version)
         except sqlite3.DatabaseError as exc:  # e.g. "file is not a database": the header itself is damaged
-            if _write_failure(exc):
+            if write_failure(exc):
                 self.close()
-                raise _write_failed("open", self.path, exc) from exc
+                raise write_failed("open", self.path, exc) from exc
             return self._fail(CheckResult(False, [f"journal {self.path} cannot be opened: {exc}"]))
-        self._restrict_mode()  # the -wal and -shm files SQLite has just made
+        restrict_mode(self.path)  # the -wal and -shm files SQLite has just made
         result = self.self_check()
         if result.ok:
             self._check_table()
@@ -367,82 +196,6 @@ class Journal:
             self.set_meta("start_count", str(int(self.meta("start_count") or 0) + 1))
             log.info("%s: %s", self.path, result)
         return result
-
-    def _create_if_missing(self) -> None:
-        """A new journal when there is none; refuse what is at the path when it cannot be one."""
-        try:
-            info = os.stat(self.path)
-        except FileNotFoundError:
-            self._create_file()
-            return
-        if stat.S_ISDIR(info.st_mode):
-            raise JournalRefused(f"{self.path} is a directory, not a journal file (the journal's path names the "
-                                 "file itself, e.g. /var/lib/rfid-table/main-1.journal)")
-        if not stat.S_ISREG(info.st_mode):
-            raise JournalRefused(f"{self.path} is not a regular file")
-        if info.st_size == 0:  # SQLite writes the header before anything else in WAL mode: this is no journal
-            if not self.fresh:
-                raise JournalRefused(
-                    f"{self.path} is empty (0 bytes): it should hold this table's journal, and the hand in progress "
-                    "with it (a new journal is never left empty: the file was truncated or replaced). Find out what "
-                    "happened to it; to start a new journal there, run once with --new-journal")
-            log.warning("%s is empty: starting a new journal there, as asked (--new-journal)", self.path)
-            for stale in (Path(f"{self.path}-wal"), Path(f"{self.path}-shm")):
-                stale.unlink(missing_ok=True)
-            self._create_file()
-
-    def _create_file(self) -> None:
-        """Build the new journal under a temporary name, then rename it into place: whoever finds a file at the
-        path finds a whole journal (a crash half-way leaves only the temporary file, replaced next time)."""
-        building = self.path.with_name(self.path.name + ".new")
-        for leftover in (building, Path(f"{building}-wal"), Path(f"{building}-shm")):
-            leftover.unlink(missing_ok=True)
-        try:
-            fd = os.open(building, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-            os.fchmod(fd, 0o600)  # the umask only ever removes bits; this sets exactly owner read/write
-            os.close(fd)
-            db = sqlite3.connect(building, isolation_level=None)
-            try:
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=FULL")
-                self._db = db
-                self._create()
-            finally:
-                self._db = None
-                db.close()  # folds the WAL into the file and removes it
-            fd = os.open(building, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(building, self.path)
-            fd = os.open(self.path.parent, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                os.fsync(fd)  # the rename itself survives a power cut
-            finally:
-                os.close(fd)
-        except sqlite3.Error as exc:
-            building.unlink(missing_ok=True)
-            if _write_failure(exc):
-                raise _write_failed("create", self.path, exc) from exc
-            raise
-        except OSError as exc:
-            building.unlink(missing_ok=True)
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-                raise JournalWriteFailed(f"cannot create the journal {self.path}: {exc.strerror}",
-                                         _free_space_on(self.path)) from exc
-            raise JournalRefused(f"cannot create the journal {self.path}: {exc.strerror}") from exc
-
-    def _restrict_mode(self) -> None:
-        """Owner read/write only, on the journal and its WAL and shared-memory files (they hold hole cards)."""
-        for name in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")):
-            try:
-                if stat.S_IMODE(os.stat(name).st_mode) != 0o600:
-                    os.chmod(name, 0o600)
-            except FileNotFoundError:
-                pass
-            except PermissionError:
-                log.warning("%s: cannot make it private (mode 0600): not its owner", name)
 
     def _check_table(self) -> None:
         """Refuse another table's journal; a journal from before table ids were stored is this table's."""
@@ -456,22 +209,11 @@ class Journal:
             raise JournalRefused(f"{self.path} is the journal of table {owner!r}, not of table {self.table_id!r}: "
                                  "refusing to play another table's hands on; check [table] id and [journal] path")
 
-    def _create(self) -> None:
-        with self._transaction():
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                self._db.execute(statement)
-            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            meta = [("epoch", secrets.token_hex(8)), ("created_at", repr(time.time())), ("start_count", "0")]
-            if self.table_id is not None:
-                meta.append(("table_id", self.table_id))
-            for key, value in meta:
-                self._db.execute("INSERT INTO meta VALUES (?, ?, ?)", (key, value, _crc(key, value)))
-
     def _migrate(self, version: int) -> None:
         """Bring a file written by an older version up to this one (its rows and checksums stay as they are)."""
-        while version in _MIGRATIONS:
+        while version in MIGRATIONS:
             with self._transaction():
-                for statement in _MIGRATIONS[version]:
+                for statement in MIGRATIONS[version]:
                     self._db.execute(statement)
                 version += 1
                 self._db.execute(f"PRAGMA user_version={version}")
@@ -488,7 +230,7 @@ class Journal:
         last_caused = db.execute("SELECT max(input_id) FROM events").fetchone()[0] or 0
         self._last_input = max(last_input, cp[1] or 0, last_caused)
         for feed in self.feeds:  # a feed starts at 0: it is owed every retained event
-            db.execute("INSERT OR IGNORE INTO delivery VALUES (?, 0, ?)", (feed, _crc(feed, 0)))
+            db.execute("INSERT OR IGNORE INTO delivery VALUES (?, 0, ?)", (feed, crc(feed, 0)))
         # Kept in memory from here on: the loop reads the marks every cycle, and must not wait for the writer.
         self._marks = dict(db.execute("SELECT feed, seq FROM delivery"))
         # A second connection for what the loop reads (the delayed feed, the backlog): in WAL mode it reads the
@@ -543,8 +285,8 @@ class Journal:
         try:
             yield
         except sqlite3.Error as exc:
-            if _write_failure(exc):
-                raise _write_failed("write", self.path, exc) from exc
+            if write_failure(exc):
+                raise write_failed("write", self.path, exc) from exc
             raise
 
     def _writable(self) -> None:
@@ -585,8 +327,7 @@ class Journal:
                 for i, (kind, t, body) in enumerate(inputs):
                     if kind not in INPUT_KINDS:
                         raise ValueError(f"input kind {kind!r} is not one of {INPUT_KINDS}")
-                    id_, t, text = first_id + i, float(t), _dumps(body)
-                    input_rows.append((id_, kind, t, text, _crc(id_, kind, t, text)))
+                    input_rows.append(input_row(first_id + i, kind, t, body))
                 last_id = first_id + len(inputs) - 1 if inputs else last_input
                 if caused_by is not None and (len(caused_by) != len(events)
                                               or any(not 0 <= c < len(inputs) for c in caused_by)):
@@ -595,14 +336,11 @@ class Journal:
                     if event.seq != last_seq + 1:
                         raise JournalError(f"event seq {event.seq} does not follow the journal's {last_seq}")
                     input_id = first_id + caused_by[k] if caused_by is not None else (last_id or None)
-                    t, public, secret = float(event.t), _dumps(event.public), _dumps(event.secret)
-                    wall = None if event.wall is None else float(event.wall)
-                    crc = _crc(event.seq, event.type, t, event.hand, input_id, public, secret, wall)
-                    event_rows.append((event.seq, event.type, t, event.hand, input_id, public, secret, wall, crc))
+                    event_rows.append(event_row(event, input_id))
                     last_seq = event.seq
                 if checkpoint is not None:
-                    last_checkpoint, state = last_checkpoint + 1, _dumps(checkpoint)
-                    cp_rows.append((last_checkpoint, last_id, state, _crc(last_checkpoint, last_id, state)))
+                    last_checkpoint, state = last_checkpoint + 1, dumps(checkpoint)
+                    cp_rows.append((last_checkpoint, last_id, state, crc(last_checkpoint, last_id, state)))
                 last_input = last_id
 
             with self._transaction():
@@ -630,10 +368,10 @@ class Journal:
             if not (latest.input_id if latest else 0) <= input_id <= self._last_input:
                 raise JournalError(f"checkpoint at input {input_id} is outside "
                                    f"[{latest.input_id if latest else 0}, {self._last_input}]")
-            cp_id, text = self._last_checkpoint + 1, _dumps(state)
+            cp_id, text = self._last_checkpoint + 1, dumps(state)
             with self._transaction():
                 self._db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?)",
-                                 (cp_id, input_id, text, _crc(cp_id, input_id, text)))
+                                 (cp_id, input_id, text, crc(cp_id, input_id, text)))
             self._last_checkpoint = cp_id
 
     def mark_delivered(self, feed: str, seq: int) -> int:
@@ -655,7 +393,7 @@ class Journal:
             try:
                 with self._disk_errors():
                     self._db.execute("INSERT INTO delivery VALUES (?, ?, ?) ON CONFLICT(feed) DO UPDATE "
-                                     "SET seq = excluded.seq, crc = excluded.crc", (feed, seq, _crc(feed, seq)))
+                                     "SET seq = excluded.seq, crc = excluded.crc", (feed, seq, crc(feed, seq)))
             finally:
                 self._db.execute("PRAGMA synchronous=FULL")
             self._marks[feed] = seq
@@ -664,7 +402,7 @@ class Journal:
     def set_meta(self, key: str, value: str) -> None:
         self._writable()
         with self._transaction():
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?, ?)", (key, value, _crc(key, value)))
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?, ?)", (key, value, crc(key, value)))
 
     # ---- reading ----------------------------------------------------------------------------------------
 
@@ -713,9 +451,8 @@ class Journal:
             return self._db.execute("SELECT min(id) FROM inputs").fetchone()[0]
 
     def events_after(self, seq: int, limit: int = 1000) -> list[JournaledEvent]:
-        rows = self._read("SELECT seq, type, t, hand, public, secret, input_id, wall FROM events "
-                          "WHERE seq > ? ORDER BY seq LIMIT ?", (seq, limit))
-        return [JournaledEvent(s, ty, t, h, json.loads(p), json.loads(x), i, w) for s, ty, t, h, p, x, i, w in rows]
+        rows = self._read(f"SELECT {EVENT_FIELDS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (seq, limit))
+        return [journaled_event(row) for row in rows]
 
     def event_times_after(self, seq: int, limit: int = 1000) -> list[tuple[int, float, int | None]]:
         """(seq, t, hand) of the events after ``seq``, without their bodies: what the delayed feed decides on."""
@@ -724,12 +461,9 @@ class Journal:
     def last_event(self, type_: str) -> JournaledEvent | None:
         """The newest retained event of a type (one scan, for the start-up: ``type`` has no index)."""
         with self._lock:
-            row = self._db.execute("SELECT seq, type, t, hand, public, secret, input_id, wall FROM events "
-                                   "WHERE type = ? ORDER BY seq DESC LIMIT 1", (type_,)).fetchone()
-        if row is None:
-            return None
-        s, ty, t, h, p, x, i, w = row
-        return JournaledEvent(s, ty, t, h, json.loads(p), json.loads(x), i, w)
+            row = self._db.execute(f"SELECT {EVENT_FIELDS} FROM events WHERE type = ? ORDER BY seq DESC LIMIT 1",
+                                   (type_,)).fetchone()
+        return None if row is None else journaled_event(row)
 
     def latest_t(self) -> float | None:
         """The newest table time in the journal (its last input or event), or None for a new journal."""
@@ -834,17 +568,13 @@ class Journal:
             db.text_factory = bytes  # a flipped byte may leave invalid UTF-8: count it as a mismatch, not a crash
             try:
                 # Each phase on its own: when quick_check cannot even run, the per-table scans still say where.
-                problems += self._quick_check()
+                problems += quick_check(db)
                 version = db.execute("PRAGMA user_version").fetchone()[0]
                 if version != SCHEMA_VERSION:
                     problems.append(f"schema version {version}, this program reads version {SCHEMA_VERSION}")
                 else:
-                    bounds: dict[str, tuple[int, int, int]] = {}
-                    for table in _COLUMNS:
-                        checked, found, bounds[table] = self._verify_table(table)
-                        rows += checked
-                        problems += found
-                    problems += self._check_links(bounds)
+                    rows, found = check_rows(db)
+                    problems += found
             except sqlite3.DatabaseError as exc:
                 problems.append(f"journal unreadable: {exc}")
             finally:
@@ -865,119 +595,3 @@ class Journal:
         log.error("journal %s failed its self-check, refusing to publish from it: %s",
                   self.path, "; ".join(result.problems))
         return result
-
-    def _quick_check(self) -> list[str]:
-        try:
-            rows = [row[0] for row in self._db.execute("PRAGMA quick_check(50)")]
-        except sqlite3.DatabaseError as exc:
-            return [f"quick_check could not run: {exc}"]
-        if rows == [b"ok"]:
-            return []
-        # quick_check names b-trees by page ("Tree 4 page 9", "On tree page 3"): say which table a root page is.
-        roots = {str(root): name.decode() for name, root in
-                 self._db.execute("SELECT name, rootpage FROM sqlite_schema WHERE rootpage > 0")}
-
-        def name_tree(match: re.Match) -> str:
-            table = roots.get(match.group(1))
-            return f"{match.group(0)} (table {table})" if table else match.group(0)
-
-        lines = (line for row in rows for line in row.decode(errors="replace").splitlines())
-        return ["quick_check: " + re.sub(r"(?:Tree|tree page) (\d+)", name_tree, line)
-                for line in lines if not line.startswith("*** in database")]
-
-    def _verify_table(self, table: str) -> tuple[int, list[str], tuple[int, int, int]]:
-        """Checksums, and contiguous keys for ``inputs`` and ``events``.
-
-        Returns (rows checked, problems, (first key, last key, row count)).
-        """
-        columns = _COLUMNS[table]
-        key = _KEY[table]
-        contiguous = table in ("inputs", "events")
-        problems: list[str] = []
-        first = previous = None
-        count = 0
-        try:
-            for row in self._db.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {key}"):
-                count += 1
-                row_key = row[0].decode(errors="replace") if isinstance(row[0], bytes) else row[0]
-                if _crc(*row[:-1]) != row[-1]:
-                    problems.append(f"{table} row {row_key}: checksum mismatch")
-                if contiguous:
-                    if previous is not None and row_key != previous + 1:
-                        problems.append(f"{table}: {key} jumps from {previous} to {row_key} (rows missing)")
-                    first = row_key if first is None else first
-                previous = row_key
-        except sqlite3.DatabaseError as exc:
-            where = f"after row {previous}" if previous is not None else "at its first row"
-            problems.append(f"{table}: unreadable {where}: {exc}")
-        return count, problems, (first or 0, previous if contiguous and previous else 0, count)
-
-    def _check_links(self, bounds: dict[str, tuple[int, int, int]]) -> list[str]:
-        problems = []
-        last_seq = bounds["events"][1]
-        for feed, seq in self._db.execute("SELECT feed, seq FROM delivery"):
-            if isinstance(seq, int) and seq > last_seq:
-                problems.append(f"delivery row {feed.decode(errors='replace')}: "
-                                f"acknowledged seq {seq} beyond the last journaled {last_seq}")
-        # Replay needs every input after the latest checkpoint (or every input at all, without one).
-        cp = self._db.execute("SELECT id, input_id FROM checkpoints ORDER BY id DESC LIMIT 1").fetchone()
-        first_input, last_input, n_inputs = bounds["inputs"]
-        base = cp[1] if cp else 0
-        if n_inputs and first_input > base + 1:
-            where = f"checkpoint {cp[0]} covers up to input {base}" if cp else "there is no checkpoint"
-            problems.append(f"inputs: first retained is {first_input} but {where} (inputs missing)")
-        if cp and isinstance(cp[1], int) and cp[1] > max(last_input, base):
-            problems.append(f"checkpoints row {cp[0]}: input {cp[1]} beyond the last input {last_input}")
-        return problems
-
-
-# ---- replay ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Replayed:
-    inputs: int
-    events: list[DomainEvent]
-    mismatches: list[str]  # empty when the replay re-created exactly the journaled events
-
-
-def replay(journal: Journal, controller: GameController, checkpoint: Checkpoint | int | None = None) -> Replayed:
-    """Feed the journaled inputs since ``checkpoint`` to ``controller`` (already restored to that checkpoint).
-
-    The events this re-creates are already journaled (and published or queued), so they are compared with the
-    journal rather than published again: a mismatch means the controller is not the one that wrote the
-    journal (an upgrade changed the rules mid-hand) and deserves a log line.
-    """
-    produced: list[DomainEvent] = []
-    n = 0
-    for item in journal.inputs_since(checkpoint):
-        n += 1
-        if item.kind == "zone":
-            produced += controller.handle(item.zone_event())
-        elif item.kind == "tick":
-            produced += controller.tick(item.t)
-        elif item.kind == "device":
-            produced += controller.handle_device(item.device_event())
-        elif item.kind == "command":
-            produced += controller.handle_command(item.body, item.t)[0]
-        elif item.kind == "journal":
-            produced.append(journal_event(controller, item.t, item.body))
-        elif item.kind == "sensor":
-            produced += controller.handle_sensor(sensor_event(item.t, item.body))
-        elif item.kind == "equity":
-            produced.append(equity_event(controller, item.t, item.body))
-    mismatches = []
-    if produced:
-        stored = {e.seq: e for e in journal.events_after(produced[0].seq - 1, limit=len(produced))}
-        for event in produced:
-            kept = stored.get(event.seq)
-            if kept is None:
-                continue  # pruned after delivery; nothing to compare with
-            again = (event.type, float(event.t), event.hand, json.loads(_dumps(event.public)),
-                     json.loads(_dumps(event.secret)))
-            if again != (kept.type, kept.t, kept.hand, kept.public, kept.secret):
-                mismatches.append(f"seq {event.seq}: replay gave {event.type} {event.public}, "
-                                  f"journal has {kept.type} {kept.public}")
-    if controller.seq != journal.last_seq():
-        mismatches.append(f"replay ends at seq {controller.seq}, the journal at {journal.last_seq()}")
-    return Replayed(n, produced, mismatches)

@@ -33,7 +33,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller import DomainEvent
-from rfid_table.service.journal import Journal, JournalWriteFailed, Pruned, Step
+from rfid_table.service.inputs import TableInput
+from rfid_table.service.journal import Journal, Pruned, Step
+from rfid_table.service.journal_file import JournalWriteFailed
+
+
+Reply = tuple[str, str, dict]  # (role, user, body): the answer to a command, sent once its effect is on disk
 
 
 @dataclass
@@ -42,25 +47,32 @@ class StepRecord:
 
     Every part of the step adds to it the same way (:meth:`add`), and ``caused_by`` points each event at its input."""
 
-    inputs: list = field(default_factory=list)
+    inputs: list[TableInput] = field(default_factory=list)
     events: list[DomainEvent] = field(default_factory=list)
     caused_by: list[int] = field(default_factory=list)
 
-    def add(self, journal_input: tuple, produced: list[DomainEvent]) -> None:
-        self.inputs.append(journal_input)
+    def add(self, applied: TableInput, produced: list[DomainEvent]) -> None:
+        """An input the controller took, and the events it caused."""
+        self.inputs.append(applied)
         self.events.extend(produced)
         self.caused_by.extend([len(self.inputs) - 1] * len(produced))
+
+    def stamped(self, wall: float | None) -> list[DomainEvent]:
+        """The events, stamped with the room's clock ``wall`` (None: they carry the table time)."""
+        if wall is None or not self.events:
+            return self.events
+        return [DomainEvent(e.seq, e.type, e.t, e.hand, e.public, e.secret, wall) for e in self.events]
 
 
 @dataclass
 class PendingStep:
     """A cycle's step, and the replies to send once it is on disk."""
 
-    inputs: list
+    inputs: list[TableInput]
     events: list[DomainEvent]
     caused_by: list[int]
     checkpoint: dict[str, Any] | None
-    replies: list[tuple[str, str, dict]]
+    replies: list[Reply]
     snapshots: tuple[dict, dict] | None = None  # (public, secure) taken with the step, published once it is on disk
 
 
@@ -140,7 +152,7 @@ class JournalWriter:
                 with self._lock:  # kept for the next try; a newer mark meanwhile wins
                     self._marks[feed] = max(seq, self._marks.get(feed, 0))
 
-    def durable(self, now: float) -> tuple[list[DomainEvent], list[tuple[str, str, dict]], tuple[dict, dict] | None,
+    def durable(self, now: float) -> tuple[list[DomainEvent], list[Reply], tuple[dict, dict] | None,
                                            JournalWriteFailed | None]:
         """The events and replies now on disk (to publish, in order), the newest snapshots taken with them, and the
         write failure while one lasts."""
@@ -201,7 +213,8 @@ class JournalWriter:
     # ---- writing ------------------------------------------------------------------------------------------
 
     def _write(self, batch: list[PendingStep]) -> bool:
-        steps = [Step(s.inputs, s.events, s.caused_by, s.checkpoint) for s in batch if s.inputs]
+        steps = [Step([each.row() for each in s.inputs], s.events, s.caused_by, s.checkpoint)
+                 for s in batch if s.inputs]
         started = time.monotonic()
         try:
             if steps:

@@ -21,7 +21,8 @@ from rfid_table.config.table import EX_CONFIG, TableConfig
 from rfid_table.service import systemd
 from rfid_table.service.checkpoint import CheckpointUnusable
 from rfid_table.service.daemon import StopFlag, TablePipeline
-from rfid_table.service.journal import Journal, JournalRefused, JournalWriteFailed
+from rfid_table.service.journal import Journal
+from rfid_table.service.journal_file import JournalRefused, JournalWriteFailed
 from rfid_table.service.journal_writer import JournalWriter
 from rfid_table.service.publisher import MqttPublisher
 from rfid_table.service.timebase import TableClock, system_clock

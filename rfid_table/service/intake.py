@@ -1,0 +1,156 @@
+"""The pipeline's intake: where a cycle's inputs come from, made into input records (:mod:`rfid_table.service.inputs`)
+for the controller to decide on.
+
+* :class:`Console`: the table's own commands (a console button, the simulated floor), queued for the next cycle;
+* :class:`CommandIntake`: commands from the network, through the command gate (retain flag, rate limit, parser);
+* :class:`GpioIntake`: the seat sensors and the console's buttons (and the lights, the GPIO's other direction);
+  :class:`NoGpio` for a table without;
+* :class:`ReaderIntake`: the readers' cycles through the zone tracker (HAL);
+* :class:`NoEquity`: a table that publishes no equity (its worker is :mod:`rfid_table.service.equity_worker`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Callable
+
+from hal.events import SensorEvent
+from hal.reader_backend import ReaderBackend
+from hal.zones import ZoneTracker
+from rfid_table.service.commands import AdmittedCommand, CommandError, CommandGate, loggable, sender
+from rfid_table.service.diagnostics import DiagnosticsCollector
+from rfid_table.service.inputs import DeviceInput, EventInput, SensorInput, ZoneInput
+from rfid_table.service.journal_writer import Reply
+from rfid_table.service.table_gpio import ButtonCommand, TableGpio, TableLights
+
+if TYPE_CHECKING:
+    from controller.game import GameController
+    from rfid_table.service.publisher import ReceivedCommand
+
+log = logging.getLogger("rfid_table.service.daemon")  # the pipeline's log lines keep the daemon's name
+
+
+class Console:
+    """Commands from the table itself, applied and journaled in the next cycle like one from the network, without a
+    reply. A body has the shape of ``AdmittedCommand.as_input()``."""
+
+    def __init__(self) -> None:
+        self._queued: list[dict] = []
+
+    def submit(self, body: dict) -> None:
+        self._queued.append(body)
+
+    def take(self) -> list[dict]:
+        queued, self._queued = self._queued, []
+        return queued
+
+
+class CommandIntake:
+    """Commands from the network at the gate: the retain flag, the rate limit per user and the parser, before a
+    command reaches the controller. What it refuses is counted (diagnostics) and answered."""
+
+    LOGGED_REFUSALS = 20  # refusals logged one by one; then one in a thousand (a flood must not flood the log too)
+
+    def __init__(self, gate: CommandGate, base: str, diagnostics: DiagnosticsCollector):
+        self.gate = gate
+        self.base = base  # the table's topic prefix
+        self.diagnostics = diagnostics
+        self._refused = 0
+
+    def sender(self, topic: str) -> tuple[str, str] | None:
+        """(role, user) of a command's topic; None when it is not a command topic (no one to answer)."""
+        return sender(topic, self.base)
+
+    def admit(self, received: ReceivedCommand, controller: GameController) -> AdmittedCommand:
+        """The command, parsed for this table's seats and decks; raises :class:`CommandError` when refused."""
+        setup = controller.setup
+        return self.gate.admit(received.topic, received.payload, received.retained, setup.seats, tuple(setup.decks))
+
+    def refused(self, received: ReceivedCommand, exc: CommandError) -> Reply | None:
+        """Count and log a refusal at the gate; the reply to its sender."""
+        who = self.sender(received.topic)
+        self._refused += 1
+        self.diagnostics.count_command(exc.kind)
+        if self._refused <= self.LOGGED_REFUSALS or self._refused % 1000 == 0:
+            log.warning("refused a command from %s: %s: %s (%d refused so far)",
+                        loggable("/".join(who) if who else received.topic), loggable(exc.field),
+                        loggable(exc.message), self._refused)
+        return who and (*who, {"id": exc.command_id, "ok": False, "field": exc.field, "error": exc.message})
+
+
+class GpioIntake:
+    """The table's GPIO (:class:`~rfid_table.service.table_gpio.TableGpio`): seat sensors' changes become
+    ``sensor`` inputs, button presses console commands, and the lights show the table's state."""
+
+    def __init__(self, gpio: TableGpio):
+        self.gpio = gpio
+        self._synced = False
+        self._since: float | None = None  # the first cycle with the GPIO
+
+    def take(self, now: float, controller: GameController) -> list[SensorInput | ButtonCommand]:
+        """The sensors changed and the buttons pressed by ``now``. The first cycle once the start-up's levels are
+        through the debounce adds what the sensors show where it differs from what the rules know (a player already
+        seated at start-up, a device switched off while the daemon was down)."""
+        polled: list = self.gpio.poll(now)
+        if not self._synced:
+            if self._since is None:
+                self._since = now
+            if now - self._since >= self.gpio.settle_s:
+                self._synced = True
+                for event in self.gpio.sensors(now):
+                    known = controller.sensor_known(event.seat, event.sensor, event.detects)
+                    if (known is None and event.active) or (known is not None and known != event.active):
+                        polled.append(event)
+        return [SensorInput(item) if isinstance(item, SensorEvent) else item for item in polled]
+
+    def show(self, now: float, lights: Callable[[float], TableLights]) -> None:
+        self.gpio.show(lights(now), now)
+
+
+class NoGpio:
+    """A table without seat sensors, console buttons or lights."""
+
+    def take(self, now: float, controller: GameController) -> list[SensorInput | ButtonCommand]:
+        return []
+
+    def show(self, now: float, lights: Callable[[float], TableLights]) -> None:
+        pass
+
+
+class ReaderIntake:
+    """The readers, polled once a cycle: each reader's device events (a link up or down, an antenna's fault), then
+    the zone events its cycles settle (the zone tracker's verdict). The tracker and the readers do not depend on
+    the controller, so a cycle's readings are all taken before the controller decides on them."""
+
+    def __init__(self, readers: list[ReaderBackend], tracker: ZoneTracker, diagnostics: DiagnosticsCollector):
+        self.readers = readers
+        self.tracker = tracker
+        self.diagnostics = diagnostics
+
+    def take(self, now: float) -> list[EventInput]:
+        inputs: list[EventInput] = []
+        for reader in self.readers:
+            cycles = reader.poll(now)
+            inputs += [DeviceInput(event) for event in reader.device_events()]
+            zone_events = []
+            for cycle in cycles:
+                self.diagnostics.count_cycle(cycle)
+                zone_events += self.tracker.feed(cycle)
+            # then the antennas of the cycle still being read that settle a card now (ZoneTracker.feed_antenna)
+            for antenna, reads, t in reader.take_early_reads():
+                zone_events += self.tracker.feed_antenna(reader.name, antenna, reads, t)
+            inputs += [ZoneInput(event) for event in zone_events]
+            reader.watch_antennas(self.tracker.awaiting(reader.name))
+        return inputs
+
+
+class NoEquity:
+    """A table that publishes no equity (or has no sink to publish it to)."""
+
+    pending = False
+
+    def collect(self, controller: GameController, now: float, events: list) -> None:
+        return None
+
+    def offer(self, controller: GameController) -> None:
+        pass

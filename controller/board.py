@@ -23,6 +23,7 @@ from typing import Protocol
 
 from controller.board_runs import BoardRuns
 from controller.cards import parse_card
+from controller.commands import Refusal
 from controller.dealing import FLOOR_PICKS_BURN, PLAY_ON, RETURN_AND_REDEAL, ReadWindows
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities, Irregularity
@@ -48,8 +49,6 @@ class BettingProgress(Protocol):
 
 
 class Board:
-    windows = ReadWindows()  # a part pickled by older code: the reference reader's windows
-
     def __init__(self, out: Outbox, irregularities: Irregularities, hand_cards: HandCards, progress: BettingProgress,
                  profile: RuleProfile, double_board: bool = False, windows: ReadWindows = ReadWindows()):
         self.out = out
@@ -291,17 +290,17 @@ class Board:
             return []  # TDA 39-2: after any action the three cards stand
         return irregularity.data["candidates"]
 
-    def floor_pick(self, irregularity: Irregularity, card_name: str, by: dict) -> str | None:
-        """The floor picked ``card_name`` as the burn card (``floor_pick``); returns why it cannot, or None."""
+    def pick_refusal(self, irregularity: Irregularity, card_name: str) -> Refusal | None:
+        """Why the floor cannot pick ``card_name`` as the burn card (``floor_pick``), or None (then ``apply_pick``)."""
         ident = irregularity.id
         if irregularity.ruling != FLOOR_PICKS_BURN:
-            return f"irregularity {ident} ({irregularity.code}) is not settled by a pick of the burn card"
+            return Refusal(f"irregularity {ident} ({irregularity.code}) is not settled by a pick of the burn card")
         card = parse_card(card_name)
         if card not in irregularity.data["candidates"]:
-            return f"{card} is not one of the cards to pick the burn card from"
+            return Refusal(f"{card} is not one of the cards to pick the burn card from")
         if irregularity.code == "flop_without_burn" and self.flop_acted():
-            return "a player has acted on the flop: TDA 39-2, play goes on with the three cards as dealt (override)"
-        self.apply_pick(irregularity, card, by)
+            return Refusal("a player has acted on the flop: TDA 39-2, play goes on with the three cards as dealt "
+                           "(override)")
         return None
 
     def apply_pick(self, irregularity: Irregularity, card: str, by: dict | None) -> None:
@@ -329,9 +328,3 @@ class Board:
             self.put(card)
         elif irregularity.code == "flop_without_burn":
             self.pick = None
-
-    def renumber(self, old: int, new: int) -> None:
-        if self.premature_id == old:
-            self.premature_id = new
-        if self.pick == old:
-            self.pick = new

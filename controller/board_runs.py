@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from controller.commands import Refusal
 from controller.runouts import MAX_RUNS
 
 STREET_OF_POSITION = {1: "flop", 2: "flop", 3: "flop", 4: "turn", 5: "river"}
@@ -59,25 +60,22 @@ class BoardRuns:
         """The hand has boards after the first."""
         return bool(self.later)
 
-    def agree(self, runs: int, first_board: int) -> str | None:
-        """The players agreed to run the rest of the board ``runs`` times with ``first_board`` cards dealt.
-        Returns why not, or None."""
-        refusal = self.refusal(runs, first_board)
-        if refusal is None:
-            self.runs, self.shared = runs, first_board
-            self.later = [LaterBoard(n) for n in range(2, runs + 1)]
-        return refusal
+    def agree(self, runs: int, first_board: int) -> None:
+        """The players agreed to run the rest of the board ``runs`` times with ``first_board`` cards dealt (as
+        :meth:`refusal` allowed)."""
+        self.runs, self.shared = runs, first_board
+        self.later = [LaterBoard(n) for n in range(2, runs + 1)]
 
-    def refusal(self, runs: int, first_board: int) -> str | None:
+    def refusal(self, runs: int, first_board: int) -> Refusal | None:
         """Why the board cannot be run ``runs`` times with ``first_board`` cards dealt, or None."""
         if self.double_board:
-            return "a double board is not run more than once at this table"
+            return Refusal("a double board is not run more than once at this table")
         if self.runs > 1:
-            return f"the hand is already being run {self.runs} times"
+            return Refusal(f"the hand is already being run {self.runs} times")
         if not 2 <= runs <= MAX_RUNS:
-            return f"a hand is run twice or three times, not {runs} times"
+            return Refusal(f"a hand is run twice or three times, not {runs} times")
         if first_board >= 5:
-            return "the board is complete: the players agree before the rest of the board is dealt"
+            return Refusal("the board is complete: the players agree before the rest of the board is dealt")
         return None
 
     def _size(self) -> int:

@@ -32,6 +32,7 @@ from typing import Any, Mapping, Sequence
 
 from controller import ohh, phh as phhlib, pokerstars
 from controller.betting import VARIANTS, Action, BettingHand, Ruling, Straddle
+from controller.commands import Command, Handler, Refusal, allowed
 from controller.dealing import DEAD_SEAT_TYPES, dead_seats
 from controller.domain import DomainEvent
 from controller.floor import HAND_END, NEXT_HAND, FloorQueue
@@ -52,6 +53,7 @@ HAND_RESTORED = "hand_restored"
 POT_ERRORS = ("hand_ended_in_betting", "showdown_unread", "award")
 DEAL_SETTLE_S = 0.5  # the deal is taken as over this long after its last card, unless the betting begins sooner
 UNKNOWN_STACK = 10**9  # no count entered and no stack zone: large enough never to be all-in by accident
+NOT_STARTED = "the betting has not started (the deal is not complete)"
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,42 @@ class _UndoPoint:
     declaration: str | None = None
 
 
+@dataclass(frozen=True)
+class _Opening:
+    """How a betting hand begins: the seats dealt in, the chips in their zones, the button, the stacks (``known``:
+    counted, not assumed), the blinds' seats and the engine's set-up."""
+
+    seats: list[int]
+    bets: dict[int, list[int]]
+    button: int
+    stacks: dict[int, int]
+    known: bool
+    sb: int | None
+    bb: int | None
+    args: tuple
+    kwargs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Push:
+    """What a settled motion pushes: the chips that play, those taken back, the chips as pushed, and the code of the
+    ruling when some of them do not play."""
+
+    chips: list[int]
+    withdrawn: list[int]
+    pushed: list[int]
+    code: str = ""
+
+    @property
+    def returned(self) -> int:
+        return sum(self.pushed) - sum(self.chips)
+
+    @property
+    def plays(self) -> bool:
+        """Something is left for the engine: chips that play, or chips taken back."""
+        return bool(self.chips or self.withdrawn)
+
+
 def _without_value(chips: list[int], value: int) -> list[int]:
     """``chips`` less ``value``: the smallest chips that make it up go back; where none do, the dealer gives change
     from the smallest chip that covers the rest (its value less the rest plays)."""
@@ -144,6 +182,10 @@ class ChipBetting:
         # a bomb pot or flip agreed before the deal (CA GR 14.2, 14.3): (amount, flip), until a hand plays it
         self.bomb_pot: tuple[int, bool] | None = None
         self._reset_hand()
+        # the commands the chip layer owns (controller.commands): each checked without changing anything, then applied
+        self.handlers = {"set_stacks": Handler(allowed, self._set_stacks_command),
+                         "declare": Handler(self._declare_refusal, self._declare_command),
+                         "undo": Handler(self._undo_refusal, self._undo_command)}
 
     def _emit(self, type_: str, public: dict, secret: dict | None) -> int:
         event = self.out.emit(type_, public, secret)
@@ -289,27 +331,37 @@ class ChipBetting:
         motion = self._motions.pop(seat, None)
         if motion is None or self.betting_hand is None:
             return
-        values = self.setup.chips
-        chips = [values[u] for u in motion.arrived]
-        withdrawn = [values[u] for u in motion.left]
-        if not chips and not withdrawn:
+        push = self._push(seat, motion, self.betting_hand)
+        if push is None:
             return
-        if chips and not withdrawn:
-            chips = self._chips_that_play(seat, chips)
-            if not chips:
-                return
+        if push.code:
+            self._emit("bet_ruling", {"code": push.code, "seat": seat,
+                                      "message": f"seat {seat}: {sum(push.chips)} plays, {push.returned} goes back to "
+                                                 "the player", "rules": [self.rules.cite("unplayable_chips")],
+                                      "needs_floor": False, "chips": list(push.pushed), "withdrawn": [],
+                                      "stands": sum(push.chips), "returned": push.returned}, None)
+        if not push.plays:
+            return
         point = _UndoPoint(len(self._engine_log), seat, "push", list(motion.arrived), list(motion.left))
-        self._apply(self._act("push", seat, chips, withdrawn), chips=chips, withdrawn=withdrawn, undo=point)
+        self._apply(self._act("push", seat, push.chips, push.withdrawn), chips=push.chips, withdrawn=push.withdrawn,
+                    undo=point)
 
-    def _chips_that_play(self, seat: int, chips: list[int]) -> list[int]:
-        """The chips of a push that play, by the house (``RuleProfile.unplayable_chips``); what does not play is a
-        ``bet_ruling`` with the amount that ``stands`` and what is ``returned`` to the player.
+    def _push(self, seat: int, motion: _Motion, hand: BettingHand) -> _Push | None:
+        """What a motion that settled pushes against ``hand`` (None: nothing). The chips of a push that play, by the
+        house (``RuleProfile.unplayable_chips``); what does not play is a ``bet_ruling`` (``code``) with the amount
+        that ``stands`` and what is ``returned`` to the player.
 
         PP Betting 7: "Smaller chips than this amount [the smallest chip used in the antes, blinds] do not play even
         in quantity". CA GR 8 / CA Stakes 1: "All bets placed must be divisible by the ante or small blind [...] The
         player will be reimbursed for any resulting spike" (by the big blind where the small blind does not divide
         it, as at 2/5); a call of an odd amount and an all-in stand as pushed."""
-        hand = self.betting_hand
+        values = self.setup.chips
+        chips = [values[u] for u in motion.arrived]
+        withdrawn = [values[u] for u in motion.left]
+        if not chips and not withdrawn:
+            return None
+        if withdrawn:
+            return _Push(chips, withdrawn, chips)
         kind = self.rules.unplayable_chips
         playing, code = list(chips), ""
         if kind == UNPLAYABLE_BELOW_FORCED_BET_CHIP and self._smallest_forced_chip is not None:
@@ -325,15 +377,9 @@ class ChipBetting:
             if spike and not all_in and target - spike >= hand.current_bet and target != hand.current_bet:
                 playing = _without_value(chips, spike)
                 code = "bet_not_divisible"
-        returned = sum(chips) - sum(playing)
-        if not code or not returned:
-            return list(chips)
-        self._emit("bet_ruling", {"code": code, "seat": seat,
-                                  "message": f"seat {seat}: {sum(playing)} plays, {returned} goes back to the player",
-                                  "rules": [self.rules.cite("unplayable_chips")],
-                                  "needs_floor": False, "chips": list(chips), "withdrawn": [],
-                                  "stands": sum(playing), "returned": returned}, None)
-        return playing
+        if not code or sum(chips) == sum(playing):
+            return _Push(chips, [], chips)
+        return _Push(playing, [], chips, code)
 
     def _settle_all(self, keep_undone: bool = False) -> None:
         for seat in sorted(self._motions, key=lambda s: self._motions[s].last_change):
@@ -440,8 +486,12 @@ class ChipBetting:
         last card, whichever comes first. A betting input once the second round has begun starts it even while a
         seat is short of cards: the action has begun, and that seat's hand is the dealing rules' (fixed by the next
         card, a misdeal, or dead after substantial action: PP Misdeals 1e; TDA example 1-A)."""
-        if self.betting_hand is None and not self._hand_ended and self._dealt and self._deal_complete(betting_input):
+        if self._would_start(betting_input):
             self._start_betting(t)
+
+    def _would_start(self, betting_input: bool) -> bool:
+        return self.betting_hand is None and not self._hand_ended and bool(self._dealt) and \
+            self._deal_complete(betting_input)
 
     def _check_mucked_winner(self, seat: int) -> None:
         """At the showdown, a hand that would win (some of) the pot reaching the muck: cards speak, and a clearly
@@ -463,13 +513,13 @@ class ChipBetting:
                                                  "lets the fold stand", "rules": ["AC 14", "CA Actions 9"],
                                       "needs_floor": True}, None)
 
-    def mucked_winner_ruled(self, restore: bool, t: float | None = None) -> str | None:
+    def mucked_winner_ruled(self, restore: bool, t: float | None = None) -> None:
         """The floor's answer to ``winning_hand_mucked``: ``restore`` takes the fold back (CA Actions 9: "the
         croupier may not fold a clearly winning hand"; AC 14), so the pot goes to the best hand; otherwise the fold
-        stands. A hand that already ended is awarded now. Returns why nothing changed, or None."""
+        stands. A hand that already ended is awarded now."""
         seat = self._mucked_winner
         if seat is None or self.betting_hand is None:
-            return "no mucked winning hand waits for the floor"
+            return  # the ruling lapsed with its hand
         self._mucked_winner = None
         if restore:
             folds = [i for i, (name, args) in enumerate(self._engine_log) if name == "fold" and args == (seat,)]
@@ -483,7 +533,6 @@ class ChipBetting:
             public, secret = self._award_waits
             self._award_waits = None
             self._close_and_award(public, secret, self._last_card_at if t is None else t)
-        return None
 
     @property
     def award_waits(self) -> bool:
@@ -496,7 +545,8 @@ class ChipBetting:
             return False  # the first round is not over until the first seat gets its second card
         return betting_input or all(self._dealt[s] >= self.hole_cards for s in self._dealt_order)
 
-    def _start_betting(self, t: float) -> None:
+    def _opening(self) -> _Opening:
+        """How the betting hand would begin now, from the deal and the chips in the zones (nothing changes)."""
         seats = sorted(self._dealt_order)
         bets = {s: self._zone_chips(Zone("bets", s).name) for s in seats}
         button = self._button_from_blinds(seats, bets)
@@ -533,6 +583,13 @@ class ChipBetting:
         args = (self.variant, list(seats), button, dict(stacks), (self.stakes.small_blind, self.stakes.big_blind))
         kwargs.update(straddles=list(straddles), rules=self.rules, chip_values=self.chip_values,
                       forced_bet_chips={s: list(bets[s]) for s in seats if bets[s] and self.bomb_pot is None})
+        return _Opening(seats, bets, button, stacks, known, sb, bb, args, kwargs)
+
+    def _start_betting(self, t: float) -> None:
+        opening = self._opening()
+        seats, bets, button, stacks, known, sb, bb = (opening.seats, opening.bets, opening.button, opening.stacks,
+                                                      opening.known, opening.sb, opening.bb)
+        args, kwargs = opening.args, opening.kwargs
         try:
             hand = BettingHand(*args, **kwargs)
         except ValueError as exc:  # e.g. a seat dealt in with no chips: the floor must look
@@ -587,27 +644,32 @@ class ChipBetting:
         if owed_in_pot != in_pot:
             self._chip_count("antes", None, owed_in_pot, in_pot, rule)
 
-    def agree_runs(self, runs: int, pots: Sequence[int] | None) -> str | None:
-        """The players agreed to deal the rest of the board ``runs`` times (CA Actions 8) for ``pots`` (indices, 0
-        the main pot; None: every pot). Returns why not, or None. "if a.) no more action is possible": the betting
-        is over with players all-in and board cards still to come."""
+    def runs_refusal(self, pots: Sequence[int] | None) -> Refusal | None:
+        """Why the players cannot agree to deal the rest of the board more than once for ``pots`` (indices, 0 the
+        main pot; None: every pot), or None. CA Actions 8: "if a.) no more action is possible": the betting is over
+        with players all-in and board cards still to come."""
         hand = self.betting_hand
         if hand is None or self._hand_ended:
-            return "no hand is being played"
+            return Refusal("no hand is being played")
         able = [s for s in hand.live_seats if not hand.is_all_in(s)]  # players with chips left to bet
         over = hand.status == "showdown" or (hand.status == "betting" and hand.round_complete() and len(able) <= 1)
         if not over or len(hand.live_seats) < 2:
-            return "players can still act: a hand is run twice only when no more action is possible (CA Actions 8a)"
+            return Refusal("players can still act: a hand is run twice only when no more action is possible "
+                           "(CA Actions 8a)")
         if len(self._board) >= 5 or self._later_boards:
-            return "the board is already dealt: the players agree before the rest of the board is dealt"
+            return Refusal("the board is already dealt: the players agree before the rest of the board is dealt")
         # the pots once this street's bets are in: a side pot above each all-in level (at most)
         levels = {hand.seat_state(s)["committed"] for s in hand.live_seats if hand.is_all_in(s)}
         count = max(len(hand.pots()), len(levels) + (1 if len(levels) < len(hand.live_seats) else 0))
         if pots is not None and any(not 0 <= p < count for p in pots):
-            return f"the hand has {count} pot(s): 0 is the main pot, 1 the first side pot"
+            return Refusal(f"the hand has {count} pot(s): 0 is the main pot, 1 the first side pot")
+        return None
+
+    def agree_runs(self, runs: int, pots: Sequence[int] | None) -> None:
+        """The players agreed to deal the rest of the board ``runs`` times (CA Actions 8) for ``pots``, as
+        :meth:`runs_refusal` allowed."""
         self.runs = (runs, tuple(sorted(set(pots))) if pots is not None else None)
         self._runs_from = len(self._board)
-        return None
 
     def agree_bomb_pot(self, amount: int | None, flip: bool) -> None:
         """The players' agreement before the deal (the ``bomb_pot`` command); ``None`` takes it back."""
@@ -834,6 +896,23 @@ class ChipBetting:
         if self.betting_hand is not None and not self._hand_ended:
             self._counted_since_start.update(stacks)  # the hand's result must not overwrite the count
 
+    def _set_stacks_command(self, command: Command, t: float) -> list[DomainEvent]:
+        """``set_stacks``: the floor counted the stacks."""
+        stacks = {int(seat): int(amount) for seat, amount in command["stacks"].items()}
+        self.set_stacks(stacks)
+        self.out.emit("stacks_set", {"stacks": {str(s): v for s, v in sorted(stacks.items())}, **command.signed()})
+        return self.out.take()
+
+    def _declare_command(self, command: Command, t: float) -> list[DomainEvent]:
+        """``declare``: a verbal declaration entered at the console, as :meth:`_declare_refusal` allowed (the betting
+        begins with it if the deal is over)."""
+        self.start_if_dealt(t)
+        extra = {"amount": command["amount"]} if "amount" in command else {}
+        self.out.emit("declaration", {"seat": command["seat"], "declaration": command["declaration"], **extra,
+                                      **command.signed()})
+        self.declare(command["seat"], command["declaration"], command.get("amount"))
+        return self.out.take()
+
     def substantial_action(self) -> bool:
         """Whether a misdeal can no longer be called, by the profile's definition (for the dealing rules)."""
         return self.betting_hand is not None and self.betting_hand.substantial_action()
@@ -881,6 +960,23 @@ class ChipBetting:
     def accepts_declarations(self) -> bool:
         return self.betting_hand is not None and not self._hand_ended
 
+    def _declare_refusal(self, command: Command, t: float) -> Refusal | None:
+        """Why a declaration is refused now, or None: the betting has begun, or begins with it (a betting input once
+        the deal is over, :meth:`start_if_dealt`), and the seat is in its hand."""
+        seat = command["seat"]
+        if self.accepts_declarations():
+            seats = self.betting_hand.order
+        elif self._would_start(betting_input=True):
+            opening = self._opening()
+            try:
+                BettingHand(*opening.args, **opening.kwargs)  # the betting could not begin (a seat with no chips)
+            except ValueError:
+                return Refusal(NOT_STARTED)
+            seats = opening.seats
+        else:
+            return Refusal(NOT_STARTED)
+        return None if seat in seats else Refusal(f"seat {seat} is not in the hand")
+
     def to_act(self) -> int | None:
         """The seat to act, while the betting takes declarations; None otherwise."""
         return self.betting_hand.to_act() if self.accepts_declarations() else None
@@ -908,31 +1004,53 @@ class ChipBetting:
         return getattr(self.betting_hand, name)(*args)
 
     def _rebuilt(self, inputs: int) -> BettingHand:
-        """The engine as it was after its first ``inputs`` inputs of this hand (it is deterministic)."""
+        """The engine as it was after its first ``inputs`` inputs of this hand (it is deterministic); the later
+        inputs are forgotten."""
+        del self._engine_log[inputs:]
+        return self._replayed()
+
+    def _replayed(self) -> BettingHand:
+        """A new engine given every input of this hand so far: the same state as the engine's, to try an input on."""
         args, kwargs = self._engine_setup
         hand = BettingHand(*args, **kwargs)
-        del self._engine_log[inputs:]
         for name, logged in self._engine_log:
             getattr(hand, name)(*(list(a) if isinstance(a, list) else a for a in logged))
         return hand
 
-    def undo(self, by: str, t: float) -> str | None:
-        """The dealer's ``undo``: take back the latest betting input of this round (a push read from the chips,
-        with the checks it implied, or a declaration entered at the console). The engine returns to its state before
-        it; the chips of an undone push are back in motion, so the push is read again once the player has put right
-        what lies in the zone. A fold (the cards are in the muck), a forced bet or a closed round cannot be undone.
-        Returns why nothing was undone, or None."""
+    def _undo_refusal(self, command: Command, t: float) -> Refusal | None:
+        """Why the dealer's ``undo`` is refused now, or None. What it takes back is the latest betting input of this
+        round: a push read from the chips (with the checks it implied), or a declaration entered at the console; a
+        push still settling counts as read. A fold (the cards are in the muck), a forced bet or a closed round cannot
+        be undone."""
         hand = self.betting_hand
         if hand is None or self._hand_ended:
-            return "no betting is running: nothing to undo"
-        if hand.status == "betting":
-            self._settle_all()  # a push still settling is read first: it is the latest action
-        if hand.status != "betting" or not self._undo:
-            fixed = self._fixed
-            if fixed is not None and fixed.kind == "fold" and hand.status == "betting":
-                return (f"the latest action is seat {fixed.seat}'s fold: its cards are in the muck and the hand is "
-                        "dead; the floor rules on it")
-            return "nothing to undo in this betting round (forced bets, folds and closed rounds are the floor's)"
+            return Refusal("no betting is running: nothing to undo")
+        if hand.status == "betting" and (self._undo or self._settling_is_undoable()):
+            return None
+        fixed = self._fixed
+        if fixed is not None and fixed.kind == "fold" and hand.status == "betting":
+            return Refusal(f"the latest action is seat {fixed.seat}'s fold: its cards are in the muck and the hand is "
+                           "dead; the floor rules on it")
+        return Refusal("nothing to undo in this betting round (forced bets, folds and closed rounds are the floor's)")
+
+    def _settling_is_undoable(self) -> bool:
+        """Whether the chips still settling, read now, make an action an undo takes back (tried on a copy of the
+        engine, in the order ``_settle_all`` reads them: nothing changes)."""
+        if not self._motions:
+            return False
+        engine = self._replayed()
+        for seat in sorted(self._motions, key=lambda s: self._motions[s].last_change):
+            push = self._push(seat, self._motions[seat], engine)
+            if push is not None and push.plays and engine.push(seat, push.chips, push.withdrawn).actions:
+                return True
+        return False
+
+    def _undo_command(self, command: Command, t: float) -> list[DomainEvent]:
+        """The dealer's ``undo``, as :meth:`_undo_refusal` allowed: a push still settling is read first (it is the
+        latest action); the engine returns to its state before the latest input; the chips of an undone push are
+        back in motion, so the push is read again once the player has put right what lies in the zone."""
+        hand = self.betting_hand
+        self._settle_all()
         point = self._undo.pop()
         self.betting_hand = self._rebuilt(point.log_length)
         if point.what == "push" and point.seat is not None:
@@ -943,8 +1061,9 @@ class ChipBetting:
             motion.last_change, motion.undone = max(motion.last_change, t), True
         self._emit("action_undone", {"seat": point.seat, "undone": point.actions, "declaration": point.declaration,
                                      "street": hand.street if hand.status == "betting" else None,
-                                     "pot": self.betting_hand.pot_total(), "next": self.betting_hand.to_act(), "by": by}, None)
-        return None
+                                     "pot": self.betting_hand.pot_total(), "next": self.betting_hand.to_act(),
+                                     "by": command.by}, None)
+        return self.out.take()
 
     # ---- time ------------------------------------------------------------------------------------------
 

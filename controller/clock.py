@@ -10,8 +10,10 @@ Pure: :class:`ActionClock` reads no clock; every method takes the time. The bett
 (:meth:`ActionClock.turn`), the floor starts the clock (:meth:`ActionClock.start`, from the console's
 ``start_clock`` button or a command) unless ``auto_start`` starts it when the reasonable time is up, a player
 uses a time bank (:meth:`ActionClock.time_bank`), and :meth:`ActionClock.tick` publishes what the passing time
-brought. :meth:`ActionClock.lights` gives each seat light's mode. The clock's events go to the ``publish`` it was
-given at construction, one by one, in order, and nowhere else: those methods return None.
+brought. What the floor and the players ask is checked first, without changing anything (``start_refusal``,
+``stop_refusal``, ``time_bank_refusal``: a ``controller.commands.Refusal`` or None), then done.
+:meth:`ActionClock.lights` gives each seat light's mode. The clock's events go to the ``publish`` it was given at
+construction, one by one, in order, and nowhere else: those methods return None.
 
 Phases of a turn: ``idle`` (no one to act), ``thinking`` (the reasonable time, and after it until the clock is
 started), ``minute`` (the clock runs), ``count`` (the last ``count_s`` seconds), ``expired``.
@@ -28,6 +30,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
+from controller.commands import Refusal
 from controller.conduct import (
     CHECK,
     HAND_DEAD,
@@ -40,10 +43,6 @@ from controller.conduct import (
 
 _EPS = 1e-9
 PHASES = ("idle", "thinking", "minute", "count", "expired")
-
-
-class ClockRefused(ValueError):
-    """The clock cannot do what was asked now (the message says why): a refusal for the command's reply."""
 
 
 @dataclass(frozen=True)
@@ -157,54 +156,59 @@ class ActionClock:
         self._auto = self.settings.auto_start
         return out
 
-    def start(self, t: float, by: str) -> None:
-        """The floor calls the clock on the player to act (``by``: who, e.g. "floor/anna" or "dealer/console").
-        The reasonable time need not be over: the floor judges. ClockRefused when no one is to act or the clock
-        already runs or ran out."""
-        self._publish_each(self._start_events(t, by))
-
-    def _start_events(self, t: float, by: str) -> list[RuleEvent]:
-        phase = self.phase(t)  # refusals are decided before anything changes
+    def start_refusal(self, t: float) -> Refusal | None:
+        """Why the floor cannot call the clock at ``t``: no one is to act, or the clock already runs or ran out."""
+        phase = self.phase(t)
         if phase == "idle":
-            raise ClockRefused("no player is to act: the clock starts on the player whose turn it is")
+            return Refusal("no player is to act: the clock starts on the player whose turn it is")
         if phase == "expired":
-            raise ClockRefused(f"the clock on seat {self.seat} has run out")
+            return Refusal(f"the clock on seat {self.seat} has run out")
         if phase != "thinking":
-            raise ClockRefused(f"the clock is already running on seat {self.seat}")
-        return self._tick(t) + [self._start(t, by)]
+            return Refusal(f"the clock is already running on seat {self.seat}")
+        return None
+
+    def start(self, t: float, by: str) -> None:
+        """The floor calls the clock on the player to act (``by``: who, e.g. "floor/anna" or "dealer/console"), as
+        :meth:`start_refusal` allowed. The reasonable time need not be over: the floor judges."""
+        self._publish_each(self._tick(t) + [self._start(t, by)])
+
+    def stop_refusal(self, t: float) -> Refusal | None:
+        return None if self.phase(t) in ("minute", "count") else Refusal("the clock is not running")
 
     def stop(self, t: float, by: str) -> None:
-        """The floor stops a running clock; the turn goes on, as in ``thinking``, and the clock starts again only
-        when the floor starts it (not automatically). ClockRefused if none runs."""
+        """The floor stops the running clock (as :meth:`stop_refusal` allowed); the turn goes on, as in
+        ``thinking``, and the clock starts again only when the floor starts it (not automatically)."""
         self._publish_each(self._stop(t, by))
 
     def _stop(self, t: float, by: str) -> list[RuleEvent]:
-        if self.phase(t) not in ("minute", "count"):
-            raise ClockRefused("the clock is not running")
         out = self._tick(t)
         out.append(self._stopped(t, "floor", by))
         self._started_at, self._started_by, self._due_told, self._auto = None, None, True, False
         self._turn_t, self._last = t, t
         return out
 
-    def time_bank(self, seat: int, t: float) -> None:
-        """``seat`` uses a time bank: ``time_bank_s`` more before the count (during the count, the count stops and
-        ``time_bank_s`` are left before it starts again). Only while the clock runs on that seat; ClockRefused
-        otherwise, or when the seat has no time bank left."""
-        self._publish_each(self._time_bank(seat, t))
-
-    def _time_bank(self, seat: int, t: float) -> list[RuleEvent]:
+    def time_bank_refusal(self, seat: int, t: float) -> Refusal | None:
+        """Why ``seat`` cannot use a time bank at ``t``: a time bank is used while the clock runs on that seat, and
+        the seat has one left."""
         self._check_seat(seat)
         phase = self.phase(t)
         if seat != self.seat:
-            raise ClockRefused(f"it is not seat {seat}'s turn" + (f" (seat {self.seat} is to act)" if self.seat
-                                                                 else ""))
+            return Refusal(f"it is not seat {seat}'s turn" + (f" (seat {self.seat} is to act)" if self.seat else ""))
         if phase == "expired":
-            raise ClockRefused(f"the clock on seat {seat} has run out")
+            return Refusal(f"the clock on seat {seat} has run out")
         if phase == "thinking":
-            raise ClockRefused("the clock is not running: no time bank is needed yet")
+            return Refusal("the clock is not running: no time bank is needed yet")
         if self.banks_left(seat) == 0:
-            raise ClockRefused(f"seat {seat} has no time bank left")
+            return Refusal(f"seat {seat} has no time bank left")
+        return None
+
+    def time_bank(self, seat: int, t: float) -> None:
+        """``seat`` uses a time bank (as :meth:`time_bank_refusal` allowed): ``time_bank_s`` more before the count
+        (during the count, the count stops and ``time_bank_s`` are left before it starts again)."""
+        self._publish_each(self._time_bank(seat, t))
+
+    def _time_bank(self, seat: int, t: float) -> list[RuleEvent]:
+        phase = self.phase(t)
         out = self._tick(t)
         self._banks_used[seat] = self._banks_used.get(seat, 0) + 1
         added = self.settings.time_bank_s

@@ -34,8 +34,6 @@ from hal.zone_names import Zone
 
 
 class DealRulings:
-    windows = ReadWindows()  # a part pickled by older code: the reference reader's windows
-
     def __init__(self, out: Outbox, irregularities: Irregularities, hand_cards: HandCards, board: Board,
                  misdeals: Misdeals, profile: RuleProfile, hole_cards: int, max_players: int = 10,
                  limit_rules: tuple[str, ...] = (), windows: ReadWindows = ReadWindows()):
@@ -444,7 +442,3 @@ class DealRulings:
     def decide_fix(self) -> None:
         if self.hand_cards.deal.fix is not None and not self.hand_cards.void and self.misdeals.substantial():
             self.fix_failed()  # substantial action came before the short seats' cards: their hands are dead
-
-    def renumber(self, old: int, new: int) -> None:
-        if self.hand_cards.deal.fix == old:
-            self.hand_cards.deal.await_fix(new)

@@ -22,10 +22,6 @@ SEEN_IN = ("card_dealt", "burn", "board_card", "fold", "hand_ended")
 
 
 class DeckAudit:
-    # Missing at the end of the hand that is ending (its hand_audit). A class default, replaced rather than changed
-    # in place, so that a checkpoint pickled before it existed still loads.
-    _lost: frozenset[str] = frozenset()
-
     def __init__(self, out: Outbox, hands: int = 50):
         if hands < 1:
             raise ValueError("the deck audit needs a window of at least one hand")
@@ -33,6 +29,7 @@ class DeckAudit:
         self.hands = hands
         self._seen: set[str] = set()
         self._ended = 0
+        self._lost: frozenset[str] = frozenset()  # missing at the end of the hand that is ending (its hand_audit)
 
     def card_events(self, events: list[DomainEvent]) -> None:
         """The card controller's events of one input, in order."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from controller.commands import Refusal
 from controller.domain import DomainEvent
 from controller.outbox import CURRENT, Outbox
 
@@ -34,6 +35,11 @@ NEVER = "never"  # it waits until the floor answers
 LAPSES = (HAND_END, NEXT_HAND, NEXT_HAND_ACTION, NEVER)
 
 FLOOR_DECIDES = "floor_decides"  # the ruling of a waiting event that proposes none (a bet ruling, a chip count)
+
+
+def not_waiting(ident: int) -> Refusal:
+    """The refusal of an answer (``confirm``, ``override``, ``floor_pick``) to what does not wait for the floor."""
+    return Refusal(f"no irregularity {ident} waits for the floor")
 
 
 @dataclass
@@ -151,9 +157,3 @@ class FloorQueue:
 
     def restore(self, state: list[dict[str, Any]]) -> None:
         self._waiting = {item["id"]: Irregularity.from_state(item) for item in state}
-
-    def renumber(self, old: int, new: int) -> None:
-        irregularity = self._waiting.pop(old, None)
-        if irregularity is not None:
-            irregularity.id = new
-            self._waiting[new] = irregularity

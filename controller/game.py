@@ -18,23 +18,29 @@ cards requires; the card controller does that without asking the parts whose tim
 The card controller's parts, the chip layer and the deck audit emit into the one outbox made here
 (``controller.outbox``); the conduct rules and the clock are pure and publish their rule events to the game as they
 come (``_rule_event``: into the outbox, with the rulings they apply), so the stream has one ``seq``; the betting
-engine returns its ``Ruling``, which the chip layer publishes. Whatever waits for the floor is in its one queue (``controller.floor``). Commands
-are dispatched by name from a table.
+engine returns its ``Ruling``, which the chip layer publishes. Whatever waits for the floor is in its one queue
+(``controller.floor``).
+
+Commands (``controller.commands``): each part says which it owns (the card controller's and the chip layer's
+``handlers``; the clock, the levels, the seats, the bomb pot and the floor's answers are the table's), and the table
+makes one ``CommandTable`` of them (``_command_table``). A command is checked without changing anything, then applied;
+a refused one leaves the table as it was.
 """
 
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any, Callable, Mapping
 
 from controller.chip_betting import MUCKED_WINNER, BettingSetup, ChipBetting
-from controller.clock import ActionClock, ClockRefused, ClockSettings
-from controller.commands import Command
+from controller.clock import ActionClock, ClockSettings
+from controller.commands import Apply, Command, CommandTable, Handler, Refusal, unavailable
 from controller.conduct import ConductRules, RuleEvent
 from controller.dealing import DEAD_SEAT_TYPES, dead_seats
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
-from controller.floor import HAND_END, NEXT_HAND, NEXT_HAND_ACTION, TABLE, FloorQueue
+from controller.floor import CARDS, HAND_END, NEXT_HAND, NEXT_HAND_ACTION, FloorQueue, not_waiting
 from controller.levels import LevelSchedule
 from controller.outbox import CURRENT, Outbox
 from controller.table import DUE_EARLY_S, TableController, TableSetup
@@ -50,17 +56,12 @@ CONDUCT_EVENTS = ("device_breach", "seat_left", "absent_at_deal", "clock_expired
 CONDUCT_SETTLE_S = 0.6  # the absent-at-deal decision waits this long for presence changes still being debounced
 ASK_NOW = None  # _quiet_until after an input: the next tick takes every part's deadline anew
 
-Result = tuple[list[DomainEvent], "str | None"]
+Result = tuple[list[DomainEvent], "Refusal | None"]
 
 
 class GameController:
     """The interface of ``TableController`` (``handle``, ``handle_device``, ``handle_command``, ``tick``,
     ``snapshot``, ``on_table``), over cards and chips."""
-
-    # (class defaults for the timer bookkeeping: a controller pickled by older code, without them, asks every part on
-    # every tick, as that code did)
-    _quiet_until = ASK_NOW
-    _turn_moved = False
 
     def __init__(self, setup: TableSetup, betting: BettingSetup | None = None, audit_hands: int = 50):
         self.players: dict[int, dict[str, str]] = {}  # seat → {"name", optional "player_id"} (seat_player)
@@ -92,6 +93,7 @@ class GameController:
         self.tick_changed = False
         self._check_or_fold: set[int] = set()  # absent players whose hand is checked or folded on their turn (DE 6)
         self._unknown_run = 0  # unknown tags on card zones since the last registered card
+        self.commands = self._command_table()
 
     # the card controller's picture, read by the daemon, the diagnostics and the tests
     @property
@@ -156,173 +158,213 @@ class GameController:
         return self._conduct_after(self.out.take(), t)
 
     def handle_command(self, command: Mapping[str, Any] | Command, t: float) -> Result:
-        """A validated command; returns its events, or why it was refused (nothing changes then)."""
-        self._quiet_until = ASK_NOW
+        """A validated command; returns its events, or why it was refused. A refused command changes nothing: no
+        event, no number, not even the table's time (the journal keeps only what was applied)."""
         command = Command.of(command)
-        return self._COMMANDS.get(command.name, GameController._to_cards)(self, command, t)
-
-    def _to_cards(self, command: Command, t: float) -> Result:
-        events, refusal = self.cards.handle_command(command, t)
-        events = self._then_chips(events)
-        return (self._conduct_after(events, t) if refusal is None else events), refusal
-
-    def _set_stacks(self, command: Command, t: float) -> Result:
-        if self.betting is None:
-            return self._to_cards(command, t)
-        self.out.begin(t)
-        stacks = {int(seat): int(amount) for seat, amount in command["stacks"].items()}
-        self.betting.set_stacks(stacks)
-        self.out.emit("stacks_set", {"stacks": {str(s): v for s, v in sorted(stacks.items())}, **command.signed()})
-        return self.out.take(), None
-
-    def _declare(self, command: Command, t: float) -> Result:
-        if self.betting is None:
-            return self._to_cards(command, t)
-        self.out.begin(t)
-        self.betting.start_if_dealt(t)
-        if not self.betting.accepts_declarations():
-            self.out.take()  # what the attempt to start the betting said is not published with a refusal
-            return [], "the betting has not started (the deal is not complete)"
-        extra = {"amount": command["amount"]} if "amount" in command else {}
-        self.out.emit("declaration", {"seat": command["seat"], "declaration": command["declaration"], **extra,
-                                      **command.signed()})
-        self.betting.declare(command["seat"], command["declaration"], command.get("amount"))
-        return self._conduct_after(self.out.take(), t), None
-
-    def _undo(self, command: Command, t: float) -> Result:
-        if self.betting is None:
-            return [], "this table does not read the chips: there is no betting action to undo"
-        self.out.begin(t)
-        refusal = self.betting.undo(command.by, t)
-        events = self.out.take()
-        return (self._conduct_after(events, t) if refusal is None else []), refusal
-
-    def _start_clock(self, command: Command, t: float) -> Result:
-        """``start_clock``: without a seat, on the seat to act; a refusal changes nothing."""
-        t = max(self._rules_t, t)
-        seat = command.get("seat")
-        if self.betting is None:
-            # Without the chips the table does not know whose turn it is: the floor names the seat it calls the
-            # clock on, and the clock runs for that seat until it is stopped, the seat folds or the hand ends.
-            if seat is None:
-                return [], ("this table does not read the betting, so it does not know whose turn it is: name the "
-                            "seat (start_clock with seat)")
-            place = self.cards.seats.get(seat)
-            if not self.cards.in_hand or place is None or not place.cards or place.folded:
-                return [], f"seat {seat} has no live hand"
-            if seat != self.clock.seat or self.clock.phase(t) == "idle":
-                if self.clock.phase(t) in ("minute", "count"):
-                    return [], f"the clock is already running on seat {self.clock.seat}"
-                self.clock.turn(seat, t)
-                self._turn = seat
-        elif (refusal := self._not_to_act(seat)) is not None:
-            return [], refusal
-        return self._clock_answer(t, lambda: self.clock.start(t, command.by))
-
-    def _stop_clock(self, command: Command, t: float) -> Result:
-        t = max(self._rules_t, t)
-        refusal = self._not_to_act(command.get("seat"))
+        refusal = self.commands.check(command, t)
         if refusal is not None:
             return [], refusal
-        return self._clock_answer(t, lambda: self.clock.stop(t, command.by))
+        self._quiet_until = ASK_NOW
+        return self.commands.apply(command, t), None
 
-    def _time_bank(self, command: Command, t: float) -> Result:
+    # ---- commands: each from the part that owns it, checked, then applied (controller.commands) ----------
+
+    def _command_table(self) -> CommandTable:
+        """The table's commands. The card controller's and the chip layer's events go on to the conduct rules and
+        the clock, as those of any input (the card controller's through the chips first); the stacks, the clock's,
+        the levels', the seats' and the bomb pot's commands move no turn and tell the rules nothing. ``run_it``,
+        ``confirm`` and ``override`` concern more than one part: the table shares them out."""
+        cards = self.cards.handlers
+        shared = ("run_it", "confirm", "override")
+        own: dict[str, Handler] = {
+            "start_clock": Handler(self._start_clock_refusal, self._start_clock),
+            "stop_clock": Handler(self._stop_clock_refusal, self._stop_clock),
+            "time_bank": Handler(self._time_bank_refusal, self._time_bank),
+            "seat_player": Handler(self._seat_player_refusal, self._seat_player),
+            "clear_seat": Handler(self._clear_seat_refusal, self._clear_seat),
+            "bomb_pot": Handler(self._bomb_pot_refusal, self._bomb_pot_command),
+            "run_it": Handler(self._run_it_refusal, self._run_it_command),
+            "confirm": Handler(self._answer_refusal, self._floor_answer),
+            "override": Handler(self._answer_refusal, self._floor_answer),
+            "set_level": (Handler(self._level_refusal, self._level_command) if self.levels is not None else
+                          unavailable("this table plays no tournament: the configuration has no [tournament] level "
+                                      "schedule")),
+        }
+        chips: dict[str, Handler] = {}
+        if self.betting is not None:
+            betting = self.betting.handlers
+            chips = {"set_stacks": betting["set_stacks"],
+                     "declare": Handler(betting["declare"].check, partial(self._conducted, betting["declare"].apply)),
+                     "undo": Handler(betting["undo"].check, partial(self._conducted, betting["undo"].apply))}
+        else:
+            own["undo"] = unavailable("this table does not read the chips: there is no betting action to undo")
+        return CommandTable(self.out, {name: Handler(h.check, partial(self._card_command, h.apply))
+                                       for name, h in cards.items() if name not in shared}, chips, own)
+
+    def _card_command(self, apply: Apply, command: Command, t: float) -> list[DomainEvent]:
+        """One of the card controller's commands: its events go on to the chips, then to the conduct rules."""
+        return self._conduct_after(self._then_chips(apply(command, t)), t)
+
+    def _conducted(self, apply: Apply, command: Command, t: float) -> list[DomainEvent]:
+        """A command of the betting: its events go on to the conduct rules and the clock."""
+        return self._conduct_after(apply(command, t), t)
+
+    def _start_clock_refusal(self, command: Command, t: float) -> Refusal | None:
+        """``start_clock``: without a seat, on the seat to act. Without the chips the table does not know whose turn
+        it is: the floor names the seat it calls the clock on, and the clock runs for that seat until it is
+        stopped, the seat folds or the hand ends."""
         t = max(self._rules_t, t)
-        return self._clock_answer(t, lambda: self.clock.time_bank(command.get("seat"), t))
+        seat = command.get("seat")
+        if self.betting is not None:
+            return self._not_to_act(seat) or self.clock.start_refusal(t)
+        if seat is None:
+            return Refusal("this table does not read the betting, so it does not know whose turn it is: name the "
+                           "seat (start_clock with seat)")
+        place = self.cards.seats.get(seat)
+        if not self.cards.in_hand or place is None or not place.cards or place.folded:
+            return Refusal(f"seat {seat} has no live hand")
+        if self._clock_moves_to(seat, t):
+            if self.clock.phase(t) in ("minute", "count"):
+                return Refusal(f"the clock is already running on seat {self.clock.seat}")
+            return None  # the clock's turn moves to that seat first: there it starts
+        return self.clock.start_refusal(t)
 
-    def _not_to_act(self, seat: int | None) -> str | None:
+    def _clock_moves_to(self, seat: int | None, t: float) -> bool:
+        """On a table without the chips, the seat the floor names is not the one the clock runs for."""
+        return self.betting is None and (seat != self.clock.seat or self.clock.phase(t) == "idle")
+
+    def _start_clock(self, command: Command, t: float) -> list[DomainEvent]:
+        t = max(self._rules_t, t)
+        seat = command.get("seat")
+        if self._clock_moves_to(seat, t):
+            self.clock.turn(seat, t)
+            self._turn = seat
+        self.clock.start(t, command.by)
+        return self._clock_applied(t)
+
+    def _stop_clock_refusal(self, command: Command, t: float) -> Refusal | None:
+        return self._not_to_act(command.get("seat")) or self.clock.stop_refusal(max(self._rules_t, t))
+
+    def _stop_clock(self, command: Command, t: float) -> list[DomainEvent]:
+        t = max(self._rules_t, t)
+        self.clock.stop(t, command.by)
+        return self._clock_applied(t)
+
+    def _time_bank_refusal(self, command: Command, t: float) -> Refusal | None:
+        return self.clock.time_bank_refusal(command.get("seat"), max(self._rules_t, t))
+
+    def _time_bank(self, command: Command, t: float) -> list[DomainEvent]:
+        t = max(self._rules_t, t)
+        self.clock.time_bank(command.get("seat"), t)
+        return self._clock_applied(t)
+
+    def _not_to_act(self, seat: int | None) -> Refusal | None:
         """Why the clock cannot be started or stopped on ``seat`` (None: on the seat to act), or None."""
         if seat is None or seat == self.clock.seat:
             return None
-        return f"seat {seat} is not to act" + (f" (seat {self.clock.seat} is)" if self.clock.seat else
-                                               ": no player is to act")
+        return Refusal(f"seat {seat} is not to act" + (f" (seat {self.clock.seat} is)" if self.clock.seat else
+                                                       ": no player is to act"))
 
-    def _clock_answer(self, t: float, clock_call: Callable[[], object]) -> Result:
-        """What the clock made of a command, in the outbox (each event at its own time); a refusal of the clock
-        changes nothing and publishes nothing."""
-        try:
-            clock_call()
-        except ClockRefused as exc:
-            return [], str(exc)
+    def _clock_applied(self, t: float) -> list[DomainEvent]:
+        """What the clock made of a command, in the outbox (each event at its own time)."""
         self.out.begin(t)
         self._rules_t = t
-        return self.out.take(), None
+        return self.out.take()
 
-    def _level_command(self, command: Command, t: float) -> Result:
+    def _level_refusal(self, command: Command, t: float) -> Refusal | None:
+        return self.levels.refusal(command.get("level"))
+
+    def _level_command(self, command: Command, t: float) -> list[DomainEvent]:
         """``set_level``: the floor announces a level (or, without ``level``, the next one). It runs from the next
         hand: at once between hands, at the next hand's first card during one (DE 5: "beginnt diese mit dem nächsten
         Spiel"; AC 18)."""
-        if self.levels is None:
-            return [], "this table plays no tournament: the configuration has no [tournament] level schedule"
         in_hand = self.cards.in_hand
-        number, refusal = self.levels.announce(command.get("level"), in_hand)
-        if refusal is not None:
-            return [], refusal
-        self.out.begin(t)
+        number = self.levels.announce(command.get("level"), in_hand)
         self.out.emit("level_set", {**self.levels.describe(number), "applies_to_hand": self.cards.hand + 1,
                                     "running": not in_hand, **command.signed()}, t=t)
-        return self.out.take(), None
+        return self.out.take()
 
-    def _bomb_pot_command(self, command: Command, t: float) -> Result:
+    def _bomb_pot_refusal(self, command: Command, t: float) -> Refusal | None:
+        if self.cards.in_hand:
+            return Refusal("the deal has begun: a bomb pot or flip is agreed before the deal (CA GR 14.2, 14.3)")
+        return None
+
+    def _bomb_pot_command(self, command: Command, t: float) -> list[DomainEvent]:
         """``bomb_pot``: the players agreed before the deal that every player puts ``amount`` in and that nothing is
         bet before the flop (CA GR 14.3), or with ``kind`` ``flip`` on no street (CA GR 14.2). It applies to the next deal."""
-        if self.cards.in_hand:
-            return [], "the deal has begun: a bomb pot or flip is agreed before the deal (CA GR 14.2, 14.3)"
         flip = command.get("kind", "bomb_pot") == "flip"
         if self.betting is not None:
             self.betting.agree_bomb_pot(command["amount"], flip)
         sits_out = self.cards.bomb_pot_sit_out()  # too many players for CA GR 15.2: the small blind sits out
-        self.out.begin(t)
         self.out.emit("bomb_pot_agreed", {"amount": command["amount"], "flip": flip,
                                           "applies_to_hand": self.cards.hand + 1,
                                           **({"sits_out": sits_out} if sits_out is not None else {}),
                                           **command.signed()}, t=t)
-        return self.out.take(), None
+        return self.out.take()
 
-    def _run_it_command(self, command: Command, t: float) -> Result:
+    def _run_it_refusal(self, command: Command, t: float) -> Refusal | None:
         """``run_it``: the board's part (controller.board_runs), then the betting's (no more action possible, the
-        pots it names); the card controller records the agreement."""
-        refusal = self.cards.run_it_refusal(command["times"])
+        pots it names)."""
+        refusal = self.cards.handlers["run_it"].check(command, t)
         if refusal is None and self.betting is not None:
-            refusal = self.betting.agree_runs(command["times"], command.get("pots"))
-        if refusal is not None:
-            return [], refusal
-        return self._to_cards(command, t)
+            refusal = self.betting.runs_refusal(command.get("pots"))
+        return refusal
 
-    def _clear_seat(self, command: Command, t: float) -> Result:
+    def _run_it_command(self, command: Command, t: float) -> list[DomainEvent]:
+        """The betting takes the agreement, then the card controller records it."""
+        if self.betting is not None:
+            self.betting.agree_runs(command["times"], command.get("pots"))
+        return self._card_command(self.cards.handlers["run_it"].apply, command, t)
+
+    def _clear_seat_refusal(self, command: Command, t: float) -> Refusal | None:
+        seat = command["seat"]
+        return None if seat in self.players else Refusal(f"seat {seat} has no player to clear")
+
+    def _clear_seat(self, command: Command, t: float) -> list[DomainEvent]:
         """``clear_seat`` frees a seat."""
         seat = command["seat"]
-        if seat not in self.players:
-            return [], f"seat {seat} has no player to clear"
         left = self.players.pop(seat)
-        self.out.begin(t)
         self.out.emit("seat_cleared", {"seat": seat, "name": left["name"], **command.signed()}, t=t)
-        return self.out.take(), None
+        return self.out.take()
 
-    def _seat_player(self, command: Command, t: float) -> Result:
+    def _seat_player_refusal(self, command: Command, t: float) -> Refusal | None:
+        """A player sits at one seat at a time."""
+        seat, player_id = command["seat"], command.get("player_id")
+        elsewhere = [s for s, p in self.players.items() if s != seat and player_id is not None
+                     and p.get("player_id") == player_id]
+        if elsewhere:
+            return Refusal(f"player {player_id} already sits at seat {elsewhere[0]}: clear_seat it first")
+        return None
+
+    def _seat_player(self, command: Command, t: float) -> list[DomainEvent]:
         """``seat_player`` names who sits at a seat (any time: a player may be seated, or renamed, mid-hand).
         Names are public: on both branches, in both snapshots, in the hand history."""
         seat = command["seat"]
         player = {"name": command["name"]}
         if "player_id" in command:
             player["player_id"] = command["player_id"]
-        elsewhere = [s for s, p in self.players.items() if s != seat and "player_id" in player
-                     and p.get("player_id") == player["player_id"]]
-        if elsewhere:
-            return [], f"player {player['player_id']} already sits at seat {elsewhere[0]}: clear_seat it first"
         self.players[seat] = player
-        self.out.begin(t)
         self.out.emit("player_seated", {"seat": seat, **player, **command.signed()}, t=t)
-        return self.out.take(), None
+        return self.out.take()
 
-    def _floor_answer(self, command: Command, t: float) -> Result:
-        """The floor confirms or overrides a ruling of the seat sensors, the clock or the betting (the card
-        controller answers for its own irregularities). Confirming a ruling that may kill the hand kills it (the
-        betting folds it); overriding lets play go on."""
-        ident = command.get("irregularity")
-        wait = self.floor.get(ident, TABLE)
+    def _answer_refusal(self, command: Command, t: float) -> Refusal | None:
+        """``confirm`` and ``override`` answer a ruling that waits for the floor: the part that made it checks the
+        answer (the card controller its irregularities; the table the rulings of the seat sensors, the clock and
+        the betting)."""
+        wait = self.floor.get(command["irregularity"])
         if wait is None:
-            return self._to_cards(command, t)
+            return not_waiting(command["irregularity"])
+        if wait.answered_by == CARDS:
+            return self.cards.handlers[command.name].check(command, t)
+        return None
+
+    def _floor_answer(self, command: Command, t: float) -> list[DomainEvent]:
+        """The floor confirms or overrides a ruling. Of the seat sensors, the clock or the betting: confirming a
+        ruling that may kill the hand kills it (the betting folds it); overriding lets play go on."""
+        ident = command["irregularity"]
+        wait = self.floor.get(ident)
+        if wait.answered_by == CARDS:
+            return self._card_command(self.cards.handlers[command.name].apply, command, t)
         self.floor.pop(ident)
         confirmed = command.name == "confirm"
         cards = self.cards
@@ -333,7 +375,6 @@ class GameController:
         elif confirmed:  # a hand can be killed only while it runs: afterwards the floor's answer is a penalty's
             kills = wait.type in CONDUCT_EVENTS and wait.ruling in FLOOR_KILLS and its_hand_runs
             result = "dead_hand" if kills else "none"
-        self.out.begin(t)
         of_hand = wait.hand if wait.hand is not None else CURRENT
         self.out.emit("floor_ruling", {"irregularity": ident, "code": wait.code,
                                        "decision": "confirmed" if confirmed else "overridden", "result": result,
@@ -346,15 +387,7 @@ class GameController:
                 self.cards.restore_hand(seat)
             with self.out.stamped(t, of_hand):
                 self.betting.mucked_winner_ruled(confirmed, t)
-        return self._conduct_after(self.out.take(), t), None
-
-    _COMMANDS: dict[str, Callable[["GameController", Command, float], Result]] = {
-        "set_stacks": _set_stacks, "declare": _declare, "undo": _undo,
-        "start_clock": _start_clock, "stop_clock": _stop_clock, "time_bank": _time_bank,
-        "set_level": _level_command, "bomb_pot": _bomb_pot_command, "run_it": _run_it_command,
-        "seat_player": _seat_player, "clear_seat": _clear_seat,
-        "confirm": _floor_answer, "override": _floor_answer,
-    }  # the rest are the card controller's
+        return self._conduct_after(self.out.take(), t)
 
     def floor_pending(self) -> list[int]:
         """Every ruling waiting for the floor, oldest first: the card controller's irregularities and the rest."""

@@ -233,10 +233,5 @@ class HandRecord:
         reached = {a.street for a in self.hand.actions} | {c.street for c in self.hand.collections}
         return max(STREETS.index(s) for s in reached) + 1
 
-    def board_of(self, street_index: int) -> list[str]:
-        """The cards a street turned (the three of the flop, one for the turn and the river)."""
-        lo, hi = BOARD_COUNTS[street_index - 1], BOARD_COUNTS[street_index]
-        return list(self.board[lo:hi])
-
     def folded_on(self) -> dict[int, str]:
         return {a.seat: a.street for a in self.hand.actions if a.kind == "fold"}

@@ -84,8 +84,3 @@ class Irregularities:
     def of_hand(self, hand: int) -> list[int]:
         """The ids of the irregularities of ``hand`` that wait for the floor."""
         return self.floor.of_hand(hand, CARDS)
-
-    def renumber(self, old: int, new: int) -> None:
-        if old in self.reported:
-            self.reported[new] = self.reported.pop(old)
-        self.floor.renumber(old, new)

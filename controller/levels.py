@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from controller.commands import Refusal
+
 
 @dataclass(frozen=True)
 class Level:
@@ -40,20 +42,28 @@ class LevelSchedule:
     def current(self) -> Level:
         return self.levels[self.number - 1]
 
-    def announce(self, number: int | None, in_hand: bool) -> tuple[int, str | None]:
-        """The floor's ``set_level``: ``number``, or without it the level after the latest announced. Between hands
-        it runs at once (the next hand is the next to be dealt); during a hand it waits for the hand's end. Returns
-        the level and why it was refused (None: taken)."""
+    def target(self, number: int | None) -> int:
+        """The level ``set_level`` names: ``number``, or without it the level after the latest announced."""
         latest = self.pending if self.pending is not None else self.number
-        target = latest + 1 if number is None else number
+        return latest + 1 if number is None else number
+
+    def refusal(self, number: int | None) -> Refusal | None:
+        """Why the floor cannot announce level ``number`` (None: the next one), or None."""
+        target = self.target(number)
         if not 1 <= target <= len(self.levels):
-            last = "" if number is not None else f" (level {latest} is the schedule's last)"
-            return target, f"level {target} is not in the schedule (levels 1 to {len(self.levels)}){last}"
+            last = "" if number is not None else f" (level {target - 1} is the schedule's last)"
+            return Refusal(f"level {target} is not in the schedule (levels 1 to {len(self.levels)}){last}")
+        return None
+
+    def announce(self, number: int | None, in_hand: bool) -> int:
+        """The floor's ``set_level`` (as :meth:`refusal` allowed): between hands it runs at once (the next hand is
+        the next to be dealt); during a hand it waits for the hand's end. Returns the level."""
+        target = self.target(number)
         if in_hand:
             self.pending = None if target == self.number else target
         else:
             self.number, self.pending = target, None
-        return target, None
+        return target
 
     def hand_started(self) -> int | None:
         """A new hand begins: the announced level runs from it. Returns the level that began, or None."""

@@ -151,8 +151,3 @@ class MissingCardWatch:
                        "irregularities": [self.missing[card] for card in missing], "severity": WARNING,
                        "ruling": "new_deck", "rules": list(HAND_AUDIT_RULES)},
                       {"cards": {**places, "missing": missing}})
-
-    def renumber(self, old: int, new: int) -> None:
-        for card, ident in self.missing.items():
-            if ident == old:
-                self.missing[card] = new

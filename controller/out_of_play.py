@@ -6,6 +6,7 @@ cards, PP Irregularities 7, two in a deal a misdeal: PP Misdeals 1c). An exposed
 from __future__ import annotations
 
 from controller.board import Board
+from controller.commands import Refusal
 from controller.dealing import BURN_CARD, MISDEAL, PLAY_ON, REPLACE_CARD
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
@@ -71,27 +72,33 @@ class OutOfPlay:
         else:
             self.boxed_card(card, zone)
 
-    def exposed_command(self, seat: int | None) -> str | None:
-        """``exposed_card``: the dealer exposed the latest card of ``seat`` (or the one due to it); without a seat, a
-        boxed card. Returns why it was refused, or None."""
+    def exposed_refusal(self, seat: int | None) -> Refusal | None:
+        """Why ``exposed_card`` is refused now, or None: the exposed card is the latest of ``seat``, or the one due
+        to it; without a seat, a boxed card."""
         hand = self.hand_cards
         if self.exposed_by == "zone":
-            return "this table reports exposed cards on its exposed zone: place the card there"
+            return Refusal("this table reports exposed cards on its exposed zone: place the card there")
         if seat is None:
-            self.boxed_card(None, None)
             return None
         if not hand.in_hand:
-            return "no hand is running"
+            return Refusal("no hand is running")
         if hand.void:
-            return "the hand is void (misdeal): deal again"
-        place = hand.seats[seat]
+            return Refusal("the hand is void (misdeal): deal again")
+        if not hand.seats[seat].cards and (hand.deal.complete or hand.deal.expected() != seat):
+            return Refusal(f"seat {seat} holds no card")
+        return None
+
+    def exposed_command(self, seat: int | None) -> None:
+        """``exposed_card``, once :meth:`exposed_refusal` allowed it: the dealer exposed the latest card of ``seat``
+        (or the one due to it); without a seat, a boxed card."""
+        if seat is None:
+            self.boxed_card(None, None)
+            return
+        place = self.hand_cards.seats[seat]
         if place.cards:
             self._exposure(place.cards[-1], seat, None, in_flight=False)
-        elif not hand.deal.complete and hand.deal.expected() == seat:
-            self._exposure(None, seat, None, in_flight=True)
         else:
-            return f"seat {seat} holds no card"
-        return None
+            self._exposure(None, seat, None, in_flight=True)
 
     def _exposure(self, card: str | None, seat: int | None, zone: str | None, in_flight: bool,
                   counted: bool = False) -> None:

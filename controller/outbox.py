@@ -6,15 +6,28 @@ goes back, so ``now`` is the latest input's time); the card controller sets the 
 caller takes the events out (``take``). Because every part emits into the same outbox, the stream has one ``seq``
 and the order of the events is the order in which the parts acted. What waits for the floor is not the outbox's
 business: the part that answers a ruling puts it in the floor queue (``controller.floor``) itself.
+
+A command is checked before it is applied (``controller.commands``), and a refused one must leave no trace: no
+number used, no event, no ruling queued for the floor. The outbox makes the mistake impossible rather than merely
+absent: while an input is being checked (``checking``) an emission raises, and a refusal given while events wait to
+be taken (``refused``) raises too — a refusal never comes after an emission.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.domain import DomainEvent
 
+if TYPE_CHECKING:
+    from controller.commands import Refusal
+
 CURRENT = object()  # ``emit(hand=CURRENT)``: the outbox's hand
+
+
+class EmittedWhileChecking(RuntimeError):
+    """A part emitted an event while an input was being checked, or refused an input after emitting: a bug in the
+    controller (a check must have no side effect), never a state of the table."""
 
 
 class Outbox:
@@ -24,6 +37,7 @@ class Outbox:
         self.hand: int | None = None  # the hand the events belong to (None between the table's first hands)
         self._events: list[DomainEvent] = []
         self._started = False  # no input yet: the first one sets the time, whatever the clock's origin
+        self._checking = False  # an input is being checked: nothing may be emitted
 
     def begin(self, t: float) -> None:
         """An input at table time ``t`` is being handled: its events are stamped with it (table time never goes back,
@@ -42,6 +56,8 @@ class Outbox:
     def emit(self, type_: str, public: dict[str, Any], secret: dict[str, Any] | None = None, *,
              t: float | None = None, hand: Any = CURRENT) -> DomainEvent:
         """Number and keep one event; ``t`` and ``hand`` default to the input's."""
+        if self._checking:
+            raise EmittedWhileChecking(f"{type_} emitted while an input was being checked")
         self.seq += 1
         event = DomainEvent(self.seq, type_, self.now if t is None else t, self.hand if hand is CURRENT else hand,
                             public, secret or {})
@@ -52,6 +68,8 @@ class Outbox:
                  ) -> DomainEvent:
         """An event the service raises (the journal's state, an equity result), numbered in the table's sequence
         and given back at once rather than kept for ``take``."""
+        if self._checking:
+            raise EmittedWhileChecking(f"{type_} emitted while an input was being checked")
         self.seq += 1
         return DomainEvent(self.seq, type_, t, self.hand, public, secret or {})
 
@@ -64,6 +82,32 @@ class Outbox:
         """The events emitted since the last ``take``, oldest first."""
         events, self._events = self._events, []
         return events
+
+    def checking(self) -> "_Checking":
+        """Check an input (``with out.checking():``): an emission raises until the check is over."""
+        return _Checking(self)
+
+    def refused(self, refusal: "Refusal") -> "Refusal":
+        """The input being handled is refused: nothing of it may have been emitted (its events would be lost, their
+        numbers with them, and a ruling they queued for the floor would wait unannounced)."""
+        if self._events:
+            raise EmittedWhileChecking(f"refused after emitting {[e.type for e in self._events]}: {refusal}")
+        return refusal
+
+
+class _Checking:
+    """The context of :meth:`Outbox.checking`."""
+
+    __slots__ = ("out",)
+
+    def __init__(self, out: Outbox):
+        self.out = out
+
+    def __enter__(self) -> None:
+        self.out._checking = True
+
+    def __exit__(self, *exc: object) -> None:
+        self.out._checking = False
 
 
 class _Stamped:

@@ -24,12 +24,3 @@ def max_players(hole_cards: int, double_board: bool = False, bomb_pot: bool = Fa
 def limit_rule(double_board: bool = False, bomb_pot: bool = False) -> str:
     return "CA GR 15.2" if double_board or bomb_pot else "CA GR 15.1"
 
-
-def too_many(players: int, hole_cards: int, double_board: bool = False, bomb_pot: bool = False) -> str | None:
-    """Why ``players`` players cannot be dealt ``hole_cards`` each, or None when they can."""
-    most = max_players(hole_cards, double_board, bomb_pot)
-    if players <= most:
-        return None
-    game = "double-board " if double_board else "bomb-pot " if bomb_pot else ""
-    return (f"{players} players at {game}{hole_cards}-card Omaha: {limit_rule(double_board, bomb_pot)} allows at "
-            f"most {most}")

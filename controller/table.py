@@ -29,7 +29,8 @@ are given (where the cards are, the board and its runs) and report through the i
 ``controller.misdeals``, but call no other part, with one exception: the deal hands the board cards it kept to the
 board the moment its last card comes, before anything else of that input happens.
 
-Commands (``controller.commands.Command``) are dispatched by name from ``_COMMANDS``.
+Commands (``controller.commands``): the card controller owns those of the cards (``handlers``), each checked without
+changing anything, then applied; alone it takes them from its own ``CommandTable``, in a game the table's has them.
 
 Timers: the deal's and the board's cards read late (``ReadWindows.read_order_s``), the missing-card watch, the table
 clearing and the end of a window of unknown tags held (``UNKNOWN_TAG_WINDOW_S``) each have a deadline (``next_due``
@@ -66,13 +67,14 @@ from typing import Any, Mapping
 from controller import table_snapshot
 from controller.board import Board, BettingProgress
 from controller.board_runs import RUN_RULES
-from controller.commands import Command
+from controller.cards import parse_card
+from controller.commands import Command, CommandTable, Handler, Refusal, allowed
 from controller.deal_rulings import DealRulings
 from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, Deal, ReadWindows, next_seat, rotate
 from controller.decks import Decks
 from controller.domain import DomainEvent
 from controller.hand_cards import HandCards, Seat
-from controller.floor import CARDS, HAND_END, FloorQueue, Irregularity
+from controller.floor import CARDS, HAND_END, FloorQueue, Irregularity, not_waiting
 from controller.irregularities import Irregularities
 from controller.levels import Level
 from controller.misdeals import Misdeals
@@ -87,7 +89,6 @@ from hal.zone_names import Zone
 
 EXPOSED_ZONE = "exposed"  # where a table with an exposed-card zone has the dealer put exposed cards
 EXPOSED_BY = ("console", "zone")
-NOT_AVAILABLE = "not available on this table"
 # The parts' deadlines are taken this much early: whether a deadline has come is each part's own test (``now - since >=
 # limit``), which a deadline computed as ``since + limit`` may miss by a rounding. Asked early, a part decides nothing.
 DUE_EARLY_S = 1e-3
@@ -145,8 +146,6 @@ class TableSetup:
 
 
 class TableController:
-    _decide_due = _watch_due = _due = float("-inf")  # a controller pickled by older code: every timer asked
-    _unknown_tags: Bursts | None = None  # ... and one without the unknown tags' bursts (made at the first)
     def __init__(self, setup: TableSetup, betting: BettingProgress | None = None, out: Outbox | None = None,
                  floor: FloorQueue | None = None):
         """``betting``: what the betting layer knows of the action (without it: no action has happened but the folds
@@ -189,6 +188,8 @@ class TableController:
         self.watch = MissingCardWatch(self.out, self.irregularities, self.hand_cards, self.board_part,
                                       setup.missing_card_s)
         self._unknown_tags = Bursts(UNKNOWN_TAG_REPORTS, UNKNOWN_TAG_WINDOW_S)
+        self.handlers = self._own_handlers(progress.reads_chips)  # its commands, for the table's CommandTable
+        self.commands = CommandTable(self.out, self.handlers)  # where the card controller runs alone
         # When the parts' timers next have something to decide (see _reschedule): before then an input or a tick
         # does not ask them.
         self._decide_due = self._watch_due = self._due = NEVER
@@ -330,7 +331,7 @@ class TableController:
         if card is None:
             other = self.decks.others.get(event.uid)
             if other is None:
-                self._unknown_tag(self._unknown_bursts().offer(event.zone, event.t, (event.zone, event.uid)))
+                self._unknown_tag(self._unknown_tags.offer(event.zone, event.t, (event.zone, event.uid)))
             else:
                 self.decks.stray(event.uid, other, event.zone, kind, seat)
             return
@@ -398,7 +399,7 @@ class TableController:
         self.out.begin(now)
         if now < self._due:
             return []
-        self._unknown_tag(self._unknown_bursts().due(now))
+        self._unknown_tag(self._unknown_tags.due(now))
         if self.in_hand:
             self._decide_late()
         if self.in_hand and now >= self._watch_due:
@@ -411,11 +412,6 @@ class TableController:
     def next_due(self) -> float:
         """The earliest time a tick has something to decide (a moment early; inf: nothing until the next input)."""
         return self._due
-
-    def _unknown_bursts(self) -> Bursts:
-        if self._unknown_tags is None:
-            self._unknown_tags = Bursts(UNKNOWN_TAG_REPORTS, UNKNOWN_TAG_WINDOW_S)
-        return self._unknown_tags
 
     def _unknown_tag(self, reports: list[tuple[tuple[str, str], int]]) -> None:
         """``unknown_tag`` for each report of the bursts: one tag, or the newest of a window's held ones with how
@@ -454,7 +450,7 @@ class TableController:
         """When the parts' timers next have something to decide: the deal's and the board's cards read late
         (``DealRulings.next_due``, ``Board.next_due``), a card gone too long (``MissingCardWatch.next_due``), the
         table clear long enough to end the hand. None of them runs in a void hand but the last."""
-        bursts = self._unknown_bursts().next_due() - DUE_EARLY_S  # the unknown tags held, in or out of a hand
+        bursts = self._unknown_tags.next_due() - DUE_EARLY_S  # the unknown tags held, in or out of a hand
         if not self.in_hand:
             self._decide_due = self._watch_due = NEVER
             self._due = bursts
@@ -466,16 +462,6 @@ class TableController:
             self._decide_due = min(self.deal_rulings.next_due(), self.board_part.next_due()) - DUE_EARLY_S
             self._watch_due = self.watch.next_due() - DUE_EARLY_S
         self._due = min(self._decide_due, self._watch_due, clear, bursts)
-
-    def renumber_irregularity(self, old: int, new: int) -> None:
-        """A layer that renumbers the events it publishes tells the controller the published number of an
-        irregularity, so that ``confirm``/``override``/``floor_pick`` and later events (``misdeal``, ``floor_ruling``,
-        ``irregularity_resolved``, ``board_corrected``) name it as the floor saw it. Fields naming an irregularity in
-        the events of the same step are the layer's to map."""
-        self.irregularities.renumber(old, new)
-        self.board_part.renumber(old, new)
-        self.deal_rulings.renumber(old, new)
-        self.watch.renumber(old, new)
 
     # ---- the hand -----------------------------------------------------------------------------------
 
@@ -534,124 +520,173 @@ class TableController:
 
     # ---- commands -----------------------------------------------------------------------------------
 
-    def handle_command(self, command: Mapping[str, Any] | Command, t: float) -> tuple[list[DomainEvent], str | None]:
+    def _own_handlers(self, reads_chips: bool) -> dict[str, Handler]:
+        """The commands the card controller owns (``controller.commands``): each checked without changing anything,
+        then applied. On a table that reads the chips the betting owns the declarations."""
+        handlers = {
+            "select_deck": Handler(self._deck_refusal, self._select_deck),
+            "misdeal": Handler(self._misdeal_refusal, self._misdeal_command),
+            "exposed_card": Handler(self._exposed_refusal, self._exposed_command),
+            "confirm": Handler(self._answer_refusal, self._confirm),
+            "override": Handler(self._answer_refusal, self._override),
+            "floor_pick": Handler(self._pick_refusal, self._floor_pick),
+            "set_button": Handler(allowed, self._set_button),
+            "seats": Handler(self._seats_refusal, self._seats),
+            "new_hand": Handler(allowed, self._new_hand),
+            "floor_call": Handler(allowed, self._floor_call),
+            "run_it": Handler(self._run_it_refusal, self._run_it),
+            "ping": Handler(allowed, self._ping),
+        }
+        if not reads_chips:
+            handlers["declare"] = Handler(self._declare_refusal, self._declare)
+        return handlers
+
+    def handle_command(self, command: Mapping[str, Any] | Command, t: float) -> tuple[list[DomainEvent],
+                                                                                      Refusal | None]:
         """A validated command from the floor or the dealer console; returns its events, or why it was refused
         in the current state (nothing changes then)."""
         command = Command.of(command)
-        self.out.begin(t)
-        # a command of the rest of the table (the chips, the clock, the seats) sent to the cards alone is refused
-        refusal = self._COMMANDS.get(command.name, TableController._not_available)(self, command)
-        self._note_hold()
-        return self.out.take(), refusal
+        refusal = self.commands.check(command, t)
+        if refusal is not None:
+            return [], refusal
+        return self.commands.apply(command, t), None
 
-    def _select_deck(self, command: Command) -> str | None:
-        if self.in_hand:
-            return "a hand is running: the deck can be changed between hands"
+    def _applied(self) -> list[DomainEvent]:
+        """A command's events, once the deadlines are taken anew (as after every input)."""
+        self._note_hold()
+        return self.out.take()
+
+    def _deck_refusal(self, command: Command, t: float) -> Refusal | None:
+        return Refusal("a hand is running: the deck can be changed between hands") if self.in_hand else None
+
+    def _select_deck(self, command: Command, t: float) -> list[DomainEvent]:
         self.decks.select(command["deck"])
         self.out.emit("deck_selected", {"deck": self.deck_id, **command.signed()})
+        return self._applied()
+
+    def _declare_refusal(self, command: Command, t: float) -> Refusal | None:
+        """A declaration names a seat in the hand: dealt a card, or due one."""
+        if not self.in_hand:
+            return Refusal("no hand is running")
+        seat, deal = command["seat"], self.deal
+        if not deal.received.get(seat) and not (deal.order and seat in deal.order):
+            return Refusal(f"seat {seat} is not in the hand")
         return None
 
-    def _declare(self, command: Command) -> str | None:
-        if not self.in_hand:
-            return "no hand is running"
+    def _declare(self, command: Command, t: float) -> list[DomainEvent]:
         extra = {"amount": command["amount"]} if "amount" in command else {}
         self.hand_cards.action_seen()
         self.out.emit("declaration", {"seat": command["seat"], "declaration": command["declaration"], **extra,
                                       **command.signed()})
-        return None
+        return self._applied()
 
-    def _misdeal_command(self, command: Command) -> str | None:
+    def _misdeal_refusal(self, command: Command, t: float) -> Refusal | None:
         if not self.in_hand:
-            return "no hand is running"
+            return Refusal("no hand is running")
         if self.void:
-            return "the hand is already void (misdeal): deal again"
-        cited = self.profile.cite("substantial_action")
+            return Refusal("the hand is already void (misdeal): deal again")
         if self.misdeals.substantial():
-            return (f"substantial action has taken place ({cited}): a misdeal can no longer be called, the hand is "
-                    "played to its end")
-        self.misdeals.call("called", [cited], None, command.signed() | command.noted())
+            return Refusal(f"substantial action has taken place ({self.profile.cite('substantial_action')}): a "
+                           "misdeal can no longer be called, the hand is played to its end")
         return None
 
-    def _exposed_command(self, command: Command) -> str | None:
-        return self.out_of_play.exposed_command(command.get("seat"))
+    def _misdeal_command(self, command: Command, t: float) -> list[DomainEvent]:
+        self.misdeals.call("called", [self.profile.cite("substantial_action")], None,
+                           command.signed() | command.noted())
+        return self._applied()
 
-    def _set_button(self, command: Command) -> str | None:
+    def _exposed_refusal(self, command: Command, t: float) -> Refusal | None:
+        return self.out_of_play.exposed_refusal(command.get("seat"))
+
+    def _exposed_command(self, command: Command, t: float) -> list[DomainEvent]:
+        self.out_of_play.exposed_command(command.get("seat"))
+        return self._applied()
+
+    def _set_button(self, command: Command, t: float) -> list[DomainEvent]:
         seat = command["seat"]
         if self.in_hand:
             self.next_button = seat
         else:
             self.button, self.next_button = seat, None
         self.out.emit("button_set", {"seat": seat, "applies_to_hand": self.hand + 1, **command.signed()})
+        return self._applied()
+
+    def _seats_refusal(self, command: Command, t: float) -> Refusal | None:
+        players = set(command["seats"])
+        if len(players) > self.setup.max_players:  # CA GR 15: the variant's limit (or the house's, fewer)
+            return Refusal(f"{len(players)} players: at most {self.setup.max_players} may be dealt in at this table "
+                           f"({limit_rule(self.setup.double_board)})")
         return None
 
-    def _seats(self, command: Command) -> str | None:
+    def _seats(self, command: Command, t: float) -> list[DomainEvent]:
         players = tuple(sorted(set(command["seats"])))
-        if len(players) > self.setup.max_players:  # CA GR 15: the variant's limit (or the house's, fewer)
-            return (f"{len(players)} players: at most {self.setup.max_players} may be dealt in at this table "
-                    f"({limit_rule(self.setup.double_board)})")
         if self.in_hand:
             self.next_players = players
         else:
             self.eligible, self.next_players = players, None
         self.out.emit("seats_set", {"seats": list(players), "applies_to_hand": self.hand + 1, **command.signed()})
-        return None
+        return self._applied()
 
-    def run_it_refusal(self, times: int) -> str | None:
+    def _run_it_refusal(self, command: Command, t: float) -> Refusal | None:
         """Why the board cannot be run ``times`` times now (the card controller's part), or None."""
         if not self.in_hand or self.void:
-            return "no hand is running"
-        return self.board_part.runs.refusal(times, len(self.board))
+            return Refusal("no hand is running")
+        return self.board_part.runs.refusal(command["times"], len(self.board))
 
-    def _run_it(self, command: Command) -> str | None:
+    def _run_it(self, command: Command, t: float) -> list[DomainEvent]:
         """``run_it``: all players agreed to deal the rest of the board ``times`` times (CA Actions 8), for
         ``pots`` (CA Actions 8e; the betting layer checks that no more action is possible)."""
-        refusal = self.board_part.runs.agree(command["times"], len(self.board)) if self.in_hand else \
-            "no hand is running"
-        if refusal is not None:
-            return refusal
+        self.board_part.runs.agree(command["times"], len(self.board))
         self.out.emit("run_it_agreed", {"runs": command["times"], "pots": command.get("pots"),
                                         "shared": len(self.board), **command.signed(), "rules": list(RUN_RULES)})
-        return None
+        return self._applied()
 
-    def _new_hand(self, command: Command) -> str | None:
+    def _new_hand(self, command: Command, t: float) -> list[DomainEvent]:
         self.out.emit("new_hand", {**command.signed()})
-        return None
+        return self._applied()
 
-    def _floor_call(self, command: Command) -> str | None:
+    def _floor_call(self, command: Command, t: float) -> list[DomainEvent]:
         extra = {"seat": command["seat"]} if "seat" in command else {}
         self.out.emit("floor_call", {**extra, **command.noted(), **command.signed()})
+        return self._applied()
+
+    def _ping(self, command: Command, t: float) -> list[DomainEvent]:
+        return self._applied()  # the sender checks that the table answers: nothing changes
+
+    def _pick_refusal(self, command: Command, t: float) -> Refusal | None:
+        irregularity = self.irregularities.waiting(command["irregularity"])
+        if irregularity is None:
+            return not_waiting(command["irregularity"])
+        return self.board_part.pick_refusal(irregularity, command["card"])
+
+    def _floor_pick(self, command: Command, t: float) -> list[DomainEvent]:
+        """``floor_pick``: the floor's random pick of the burn card (TDA 39)."""
+        irregularity = self.irregularities.waiting(command["irregularity"])
+        self.board_part.apply_pick(irregularity, parse_card(command["card"]), command.signed())
+        return self._applied()
+
+    def _answer_refusal(self, command: Command, t: float) -> Refusal | None:
+        """``confirm`` or ``override`` names an irregularity that waits for the floor; a pick of the burn card is
+        confirmed by picking it."""
+        irregularity = self.irregularities.waiting(command["irregularity"])
+        if irregularity is None:
+            return not_waiting(command["irregularity"])
+        if command.name == "confirm" and irregularity.ruling == FLOOR_PICKS_BURN:
+            return Refusal("the ruling is the floor's random pick of the burn card: send floor_pick with the card")
         return None
 
-    def _ping(self, command: Command) -> str | None:
-        return None  # the sender checks that the table answers: nothing changes
-
-    def _not_available(self, command: Command) -> str | None:
-        return f"{command.name} is {NOT_AVAILABLE}"
-
-    def _floor_pick(self, command: Command) -> str | None:
-        """``floor_pick``: the floor's random pick of the burn card (TDA 39)."""
-        ident = command["irregularity"]
-        irregularity = self.irregularities.waiting(ident)
-        if irregularity is None:
-            return f"no irregularity {ident} waits for the floor"
-        return self.board_part.floor_pick(irregularity, command["card"], command.signed())
-
-    def _confirm(self, command: Command) -> str | None:
+    def _confirm(self, command: Command, t: float) -> list[DomainEvent]:
         """The floor confirms the proposed ruling of an irregularity that waits for it."""
         return self._answer(command, confirmed=True)
 
-    def _override(self, command: Command) -> str | None:
+    def _override(self, command: Command, t: float) -> list[DomainEvent]:
         """The floor overrides it: play goes on as dealt."""
         return self._answer(command, confirmed=False)
 
-    def _answer(self, command: Command, confirmed: bool) -> str | None:
+    def _answer(self, command: Command, confirmed: bool) -> list[DomainEvent]:
         """One ruling on an irregularity that waits for the floor, confirmed or overridden."""
         ident = command["irregularity"]
         irregularity = self.irregularities.waiting(ident)
-        if irregularity is None:
-            return f"no irregularity {ident} waits for the floor"
-        if confirmed and irregularity.ruling == FLOOR_PICKS_BURN:
-            return "the ruling is the floor's random pick of the burn card: send floor_pick with the card"
         self.irregularities.answered(ident)
         result = irregularity.ruling if confirmed else PLAY_ON
         if result == MISDEAL and not (irregularity.data.get("void") or not self.misdeals.substantial()):
@@ -669,14 +704,7 @@ class TableController:
                 self.deal.accept_button(irregularity.data["dealt_button"])  # the deal was right: the table's button not
             else:
                 self.board_part.override(irregularity)
-        return None
-
-    _COMMANDS = {"select_deck": _select_deck, "declare": _declare, "misdeal": _misdeal_command,
-                 "exposed_card": _exposed_command, "confirm": _confirm, "override": _override, "floor_pick": _floor_pick,
-                 "set_button": _set_button, "seats": _seats, "new_hand": _new_hand, "floor_call": _floor_call,
-                 "run_it": _run_it,
-                 "undo": _not_available, "start_clock": _not_available, "stop_clock": _not_available,
-                 "time_bank": _not_available, "ping": _ping}
+        return self._applied()
 
     # ---- checkpoints and the snapshot ---------------------------------------------------------------
 

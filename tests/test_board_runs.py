@@ -17,7 +17,8 @@ def deal(runs: BoardRuns, first: list[str], zone: str, card: str) -> int:
 
 def test_runs_on_one_antenna_follow_each_other():
     runs, first = BoardRuns(), ["Ah", "Kh", "Qh"]
-    assert runs.agree(3, len(first)) is None and runs.shared == 3
+    runs.agree(3, len(first))
+    assert runs.shared == 3
     placed = [deal(runs, first, "board", c) for c in ("2c", "3c", "4c", "5c", "6c", "7c")]
     assert placed == [1, 1, 2, 2, 3, 3]
     assert runs.boards(first) == [["Ah", "Kh", "Qh", "2c", "3c"], ["Ah", "Kh", "Qh", "4c", "5c"],
@@ -26,7 +27,7 @@ def test_runs_on_one_antenna_follow_each_other():
 
 def test_a_second_antenna_takes_the_second_run_while_the_first_is_completed():
     runs, first = BoardRuns(), []
-    assert runs.agree(2, 0) is None
+    runs.agree(2, 0)
     order = [("board", "2c"), ("board2", "9d"), ("board", "3c"), ("board2", "Td"), ("board", "4c"), ("board2", "Jd"),
              ("board", "5c"), ("board2", "Qd"), ("board", "6c"), ("board2", "Kd")]
     assert [deal(runs, first, zone, card) for zone, card in order] == [1, 2] * 5
@@ -42,7 +43,9 @@ def test_a_double_board_on_one_antenna_deals_each_street_first_on_board_one():
 
 def test_agreements_that_cannot_be():
     runs = BoardRuns()
-    assert "not 4 times" in runs.agree(4, 0)
-    assert "board is complete" in runs.agree(2, 5)
-    assert runs.agree(2, 3) is None and "already" in runs.agree(3, 3)
-    assert "double board" in BoardRuns(double_board=True).agree(2, 0)
+    assert "not 4 times" in runs.refusal(4, 0)
+    assert "board is complete" in runs.refusal(2, 5)
+    assert runs.refusal(2, 3) is None
+    runs.agree(2, 3)
+    assert "already" in runs.refusal(3, 3)
+    assert "double board" in BoardRuns(double_board=True).refusal(2, 0)

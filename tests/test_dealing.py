@@ -792,18 +792,6 @@ def test_a_journal_replay_restores_what_waits_for_the_floor(tmp_path):
     assert refusal is None and "misdeal" in types(out)
 
 
-def test_a_layer_that_renumbers_events_renames_the_pending_irregularity():
-    table = Table()
-    table.seat(2)
-    table.seat(5)
-    event = only(table.settle(), "first_card_wrong_seat")
-    table.controller.renumber_irregularity(event.seq, 70)
-    _, refusal = table.try_command("confirm", irregularity=event.seq)
-    assert refusal is not None
-    out, refusal = table.try_command("confirm", irregularity=70)
-    assert refusal is None and misdeal_of(out).public["irregularity"] == 70
-
-
 # ---- the simulated dealer, erring ------------------------------------------------------------------------------
 
 EXPECTED = {  # what each injected error must be reported as

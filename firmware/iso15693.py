@@ -9,6 +9,7 @@ from micropython import const
 import time
 
 import pn5180
+from pn5180 import AntennaFault  # noqa: F401 (also importable from here)
 
 INVENTORY_FLAGS_16_SLOTS = const(0x06)
 INVENTORY = const(0x01)
@@ -16,16 +17,13 @@ UID_RESPONSE_BYTES = const(10)  # flags, DSFID, UID (8, LSB first); the PN5180 s
 SOF_WAIT_US = const(700)  # after our EOF: ISO 15693 t1 (320.9 us) + the tag's SOF (151 us) + margin
 RESPONSE_WAIT_US = const(6000)  # a 12-byte answer at 26.48 kbit/s takes 3.8 ms
 T2_US = const(310)  # ISO 15693 t2 (4192/fc): quiet time after an answer before the next EOF
-RF_ON_WAIT_US = const(5000)
 REQUEST_BYTE_US = const(302)  # reader to tag, 1-of-4 coding: 4 x 75.52 us per byte
 REQUEST_FRAMING_US = const(113)  # SOF 75.52 us + EOF 37.76 us
 EOF_US = const(38)
 
-
-class AntennaFault(Exception):
-    def __init__(self, code, detail=0):
-        self.code = code
-        self.detail = detail
+# The next slot's frame: TX_CONFIG AND-masked so SEND_DATA sends only an EOF [AN] step 11, with the IRQs
+# cleared and the transceive cycle restarted [AN] steps 12-14.
+EOF_SLOT = pn5180.frame_settings((pn5180.TX_CONFIG, pn5180.AND, pn5180.TX_CONFIG_EOF_ONLY))
 
 
 class AntennaState:
@@ -46,34 +44,9 @@ def _request(mask, mask_len):
     return out
 
 
-def _wait(chip, bits, timeout_us):
-    """Yield until one of ``bits`` is set in IRQ_STATUS or the time is up; the generator's value is the status."""
-    start = time.ticks_us()
-    while True:
-        irq = chip.irq_status()
-        if irq & bits:
-            return irq
-        if time.ticks_diff(time.ticks_us(), start) >= timeout_us:
-            return chip.irq_status()  # decided by a reading taken after the deadline, never by a late one
-        yield
-
-
 def check_antenna(chip, limits):
-    """RF on and the AGC value, which follows the antenna's load: no coil, a short, or a coil far off tune
-    moves it out of the band measured when the table was commissioned. Raises AntennaFault."""
-    chip.load_rf_config(pn5180.RF_CONFIG_ISO15693_TX, pn5180.RF_CONFIG_ISO15693_RX)  # [AN] step 1
-    chip.clear_irq()
-    chip.rf_on()  # [AN] step 2
-    irq = yield from _wait(chip, pn5180.TX_RFON_IRQ, RF_ON_WAIT_US)
-    if not irq & pn5180.TX_RFON_IRQ:
-        raise AntennaFault(3)  # OVERCURRENT: the driver did not bring the field up (its protection tripped)
-    agc = chip.agc_value()
-    if agc < limits[0]:
-        raise AntennaFault(1, 0)  # OPEN
-    if agc > limits[2]:
-        raise AntennaFault(2, 0)  # SHORT
-    if agc > limits[1]:
-        raise AntennaFault(4, 0)  # TUNING (the PN5180 cannot measure the resonance: detail 0)
+    """The field on in the ISO 15693 configuration, and the antenna judged by its AGC value (pn5180.check_antenna)."""
+    yield from pn5180.check_antenna(chip, limits, pn5180.RF_CONFIG_ISO15693_TX, pn5180.RF_CONFIG_ISO15693_RX)
 
 
 def inventory(chip, state, deadline_ms, seen):
@@ -91,17 +64,16 @@ def inventory(chip, state, deadline_ms, seen):
         mask, mask_len = masks.pop(0)
         # Reloading the ISO 15693 configuration restores TX_CONFIG after the EOF-only slots [AN] step 1.
         chip.load_rf_config(pn5180.RF_CONFIG_ISO15693_TX, pn5180.RF_CONFIG_ISO15693_RX)
-        chip.clear_irq()  # [AN] step 3
         request = _request(mask, mask_len)
-        chip.send_data(request)  # [AN] steps 4-6
+        chip.transceive(request)  # [AN] steps 3-6
         tx_us = REQUEST_BYTE_US * (len(request) + 2) + REQUEST_FRAMING_US
         for slot in range(16):
             # A tag's SOF comes t1 after our frame ends: wait that long (the frame's own time included)
             # for it, with no extra poll for the end of transmission.
-            irq = yield from _wait(chip, pn5180.RX_SOF_DET_IRQ | pn5180.RX_IRQ, SOF_WAIT_US + tx_us)
+            irq = yield from pn5180.wait_irq(chip, pn5180.RX_SOF_DET_IRQ | pn5180.RX_IRQ, SOF_WAIT_US + tx_us)
             tx_us = EOF_US
             if irq & (pn5180.RX_SOF_DET_IRQ | pn5180.RX_IRQ):
-                irq = yield from _wait(chip, pn5180.RX_IRQ, RESPONSE_WAIT_US)
+                irq = yield from pn5180.wait_irq(chip, pn5180.RX_IRQ, RESPONSE_WAIT_US)
                 answered_at = time.ticks_us()
                 rx = chip.rx_status()  # [AN] step 7
                 if rx & pn5180.RX_COLLISION:
@@ -116,7 +88,5 @@ def inventory(chip, state, deadline_ms, seen):
                     yield
             if slot == 15:
                 break
-            chip.and_mask(pn5180.TX_CONFIG, pn5180.TX_CONFIG_EOF_ONLY)  # [AN] step 11: next frame = EOF
-            chip.clear_irq()  # [AN] step 14
-            chip.send_data(b"")  # [AN] steps 12, 13, 15
+            chip.transceive(b"", 0, EOF_SLOT)  # [AN] steps 11-15: the next slot's EOF
     state.pending.extend(masks)

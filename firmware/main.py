@@ -65,6 +65,14 @@ def set_usb_id(usb_id):
 
 REQUIRED = {"spi": ("id", "baudrate", "sck", "mosi", "miso"), "agc": ("open_below", "detuned_above", "short_above")}
 REQUIRED_FRONTEND = ("nss", "busy", "rst", "select", "release", "antennas")
+STANDARDS = ("iso15693", "iso14443a")  # the tag standards an antenna runs: the module of each
+
+
+def antenna_standards(fe):
+    """Each antenna's standard on a front end: its "standard", one name for all its antennas or a list with
+    one per antenna; ISO 15693 where it says none."""
+    standard = fe.get("standard", "iso15693")
+    return list(standard) if isinstance(standard, list) else [standard] * fe["antennas"]
 
 
 def load_config(path="config.json"):
@@ -89,6 +97,14 @@ def load_config(path="config.json"):
         if not 1 <= fe["antennas"] <= 1 << len(fe["select"]):
             raise ValueError("%s: frontends[%d].antennas is %d; %d select lines switch 1 to %d" % (
                 path, index, fe["antennas"], len(fe["select"]), 1 << len(fe["select"])))
+        standards = antenna_standards(fe)
+        if len(standards) != fe["antennas"]:
+            raise ValueError("%s: frontends[%d].standard lists %d antennas; the front end has %d" % (
+                path, index, len(standards), fe["antennas"]))
+        for name in standards:
+            if name not in STANDARDS:
+                raise ValueError("%s: frontends[%d].standard: %r is neither %s" % (
+                    path, index, name, " nor ".join(STANDARDS)))
     return config, wire.crc16(text.encode())
 
 
@@ -119,8 +135,9 @@ def build(config, digest):
                                       Pin(fe["release"], Pin.OUT, value=0))
         frontend = reader.FrontEnd(chip, switch, limits)
         frontends.append(frontend)
-        for index in range(fe["antennas"]):
-            antennas.append(reader.Antenna(len(antennas), frontend, index))
+        for index, name in enumerate(antenna_standards(fe)):
+            reader.standard_module(name)  # loaded now: a module missing from the board stops it here, not mid-pass
+            antennas.append(reader.Antenna(len(antennas), frontend, index, name))
     outputs = reader.Outputs([Pin(p, Pin.OUT, value=0) for p in config.get("leds", [])],
                              Pin(config["buzzer"], Pin.OUT, value=0) if config.get("buzzer") is not None else None)
     # The serial says which board and which pin map: name, the RP2040's unique id, front ends x antennas,

@@ -5,8 +5,7 @@ import sys
 import time
 
 import wire
-import iso15693
-from pn5180 import FrontEndError
+from pn5180 import AntennaFault, FrontEndError
 
 FIRMWARE_VERSION = (1, 0, 0)
 HEARTBEAT_MS = 500
@@ -14,8 +13,18 @@ STATUS_MS = 5000
 FAULT_REPEAT_MS = 5000
 DEFAULT_DWELL_MS = 25
 TX_QUEUE_BYTES = 8192
-TECHNOLOGIES = 1  # ISO15693
 RSSI_NONE = wire.RSSI_NONE
+TECHNOLOGIES = {"iso15693": 1, "iso14443a": 2}  # an antenna's standard (its module's name): tag_technologies bit
+_standards = {}
+
+
+def standard_module(name):
+    """The module that reads an antenna's standard (iso15693.py or iso14443a.py), imported when first asked for:
+    a reader that runs one standard keeps the other out of the Pico's heap."""
+    module = _standards.get(name)
+    if module is None:
+        module = _standards[name] = __import__(name)
+    return module
 
 
 def log(message):
@@ -25,11 +34,12 @@ def log(message):
 
 
 class Antenna:
-    def __init__(self, number, frontend, index):
+    def __init__(self, number, frontend, index, standard="iso15693"):
         self.number = number
         self.frontend = frontend
         self.index = index  # position on its front end's switch
-        self.state = iso15693.AntennaState()
+        self.standard = standard  # the tag standard its dwells run: "iso15693" or "iso14443a"
+        self.state = None  # its standard's AntennaState, from its first dwell
         self.fault = None  # (code, detail) while faulted
         self.fault_reported_ms = 0
 
@@ -114,6 +124,9 @@ class Reader:
         now = self.boot_ms
         self.next_heartbeat = time.ticks_add(now, HEARTBEAT_MS)
         self.next_status = time.ticks_add(now, STATUS_MS)
+        self.technologies = 0  # tag_technologies: the standards the antennas run
+        for antenna in antennas:
+            self.technologies |= TECHNOLOGIES[antenna.standard]
         self.capabilities = 0x02 | 0x10  # READ_COUNTS, SCHEDULE
         if any(k == 1 for k, _ in outputs.pins):
             self.capabilities |= 0x04
@@ -147,7 +160,7 @@ class Reader:
             if msg_type == wire.IDENTIFY:
                 self.last_command = None  # IDENTIFY always runs and clears the duplicate memory (3.2)
                 self.send(wire.IDENTIFY_REPLY, wire.identify_reply(
-                    FIRMWARE_VERSION, self.serial, len(self.antennas), TECHNOLOGIES, self.capabilities))
+                    FIRMWARE_VERSION, self.serial, len(self.antennas), self.technologies, self.capabilities))
                 continue
             remembered = self.last_command
             if remembered is not None and remembered[0] == seq and remembered[1] == msg_type:
@@ -240,12 +253,16 @@ class Reader:
     def scan_antenna(self, frontend, antenna, deadline, seen):
         """A generator: one antenna's dwell. Its value: a fault (code, detail) or None when it was read."""
         chip = frontend.chip
+        # Each dwell loads the antenna's own RF configuration: its neighbours may run the other standard.
+        standard = standard_module(antenna.standard)
+        if not isinstance(antenna.state, standard.AntennaState):
+            antenna.state = standard.AntennaState()
         try:
             frontend.switch.select(antenna.index)
-            yield from iso15693.check_antenna(chip, frontend.limits)
-            yield from iso15693.inventory(chip, antenna.state, deadline, seen)
+            yield from standard.check_antenna(chip, frontend.limits)
+            yield from standard.inventory(chip, antenna.state, deadline, seen)
             return None
-        except iso15693.AntennaFault as fault:
+        except AntennaFault as fault:
             return (fault.code, fault.detail)
         except FrontEndError as error:
             log("front end error on antenna %d: %s" % (antenna.number, error))

@@ -118,6 +118,18 @@ class FirmwareReader(ReaderBackend):
     def link_up(self) -> bool:
         return self.link.is_up
 
+    @property
+    def link_state(self) -> str:
+        return self.link.state.value
+
+    @property
+    def paced_by_host(self) -> bool:
+        return self.link.paced_by_host
+
+    def fileno(self) -> int | None:
+        transport = self.link.transport
+        return transport.fileno() if transport is not None else None
+
     def poll(self, now: float) -> list[InventoryCycle]:
         self.receive(now)
         cycles, self._ready = self._ready, []

@@ -6,6 +6,11 @@ from typing import Protocol
 from hal.events import DeviceEvent, InventoryCycle, TagRead
 
 
+class ReaderUnavailable(RuntimeError):
+    """A reader that cannot be opened on this machine at all (a missing module or device, no permission), as opposed
+    to one that is unplugged for now, which its link retries: the message says what to do."""
+
+
 class ReaderBackend(Protocol):
     name: str
     # whether the table sees this reader's cards now (False: its link is down); a reader without a link of its
@@ -16,6 +21,17 @@ class ReaderBackend(Protocol):
     # False while the reader's cycles are given up (one never ended, or held more reads than a table has tags) and
     # none has ended whole since: its link is up, but the table does not see its cards
     delivering: bool = True
+    # the daemon's wait: whether the reader speaks only when spoken to (its answers taken in at once, never gathered)
+    paced_by_host: bool = False
+
+    @property
+    def link_state(self) -> str:
+        """For the diagnostics: the link's state (up, identifying, disconnected), or what the reader is instead."""
+        return "up" if self.link_up else "down"
+
+    def fileno(self) -> int | None:
+        """A descriptor select() can wait on for the reader's news (None: none now; the loop polls it)."""
+        return None
 
     def poll(self, now: float) -> list[InventoryCycle]:
         """Return the inventory cycles completed since the last poll (possibly none)."""

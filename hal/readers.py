@@ -3,7 +3,9 @@
 A backend is chosen per reader by ``backend = "..."`` in the table configuration. Each backend module is
 imported only when a table uses it, so the package imports on any laptop whatever hardware libraries are
 missing. ``serial`` and ``usb`` readers run the table firmware's protocol (``hal.firmware_reader``); ``metratec``
-and ``feig`` readers, bought from their makers, speak theirs, and their links hand on the same inventories.
+and ``feig`` readers, bought from their makers, speak theirs, and their links hand on the same inventories;
+``pn5180`` readers are PN5180 front ends on the Pi's own SPI bus, run in process by the firmware's driver
+(``hal.pn5180_reader``).
 """
 
 from typing import Protocol
@@ -31,6 +33,8 @@ class SimulatedReader(ReaderBackend):
         self.field = field
         self._version: int | None = None
         self._reads: tuple[TagRead, ...] = ()
+
+    link_state = "simulated (in-process)"
 
     def poll(self, now: float) -> list[InventoryCycle]:
         if self.field.version != self._version:
@@ -64,4 +68,8 @@ def open_reader(name: str, backend: str, antennas: int, link: dict | None = None
         from hal.firmware_reader import bought_reader
 
         return bought_reader(name, backend, link, antennas, cycle_s)
+    if backend == "pn5180":
+        from hal.pn5180_reader import pn5180_reader
+
+        return pn5180_reader(name, link, antennas, cycle_s)
     raise ValueError(f"reader {name!r}: unknown backend {backend!r}")

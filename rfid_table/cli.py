@@ -222,13 +222,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--speed", type=float, default=1.0, help="times real time; 0 = as fast as possible (default 1)")
     p.add_argument("--pace", type=float, default=1.0, help="seconds a typical action takes (default 1)")
     p.add_argument("--players", type=int, default=None, help="occupied seats 1..N (default: every seat)")
-    p.add_argument("--link", choices=("pty", "direct", "firmware", "metratec", "feig"), default="pty",
+    p.add_argument("--link", choices=("pty", "direct", "firmware", "metratec", "feig", "pn5180"), default="pty",
                    help="pty: the reader firmware emulated on a pseudo-terminal, read through pyserial like real "
                         "hardware (default); direct: the HAL reads the simulated table in-process; firmware: the "
                         "real reader firmware (firmware/) in the MicroPython unix port on modelled PN5180 front "
                         "ends, on a pseudo-terminal (real time only; needs the micropython binary); metratec, "
                         "feig: an emulator of that maker's reader on a pseudo-terminal, read by the backend a table "
-                        "of such readers uses (real time only)")
+                        "of such readers uses (real time only); pn5180: the Pi's PN5180 backend (the firmware's "
+                        "driver in process) on modelled front ends behind stand-ins for spidev and the pins (real "
+                        "time only)")
     p.add_argument("--noise", type=float, default=0.0, metavar="P",
                    help="realistic RF noise: missed reads, cross reads, flicker at zone edges with probability P, "
                         "and a stack read limit (e.g. 0.05)")

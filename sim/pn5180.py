@@ -3,19 +3,41 @@ reader firmware (``firmware/``) running on it in the MicroPython unix port behin
 
 The firmware is the code that is flashed to the Pico, run unmodified: ``firmware/host/machine.py`` stands in
 for MicroPython's ``machine`` module and sends every pin change and SPI frame over a Unix socket to
-``BoardModel`` here. ``PN5180Model`` answers the commands the driver uses (register reads and writes,
-LOAD_RF_CONFIG, RF_ON/OFF, SEND_DATA, READ_DATA, READ_EEPROM) with the BUSY handshake, and plays the ISO 15693
-air interface in real time for the tags ``sim.field`` puts on the selected antenna: a 16-slot inventory
-request, an EOF per slot, each tag answering in the slot its UID bits above the mask select, two tags in one
-slot a collision. The timing is ISO/IEC 15693-2's, so a modelled cycle lasts as long as one on the hardware:
+``BoardModel`` here. ``PN5180Model`` answers the commands the driver uses (register reads and writes, one at a
+time or several in WRITE_REGISTER_MULTIPLE, LOAD_RF_CONFIG, RF_ON/OFF, SEND_DATA, READ_DATA, READ_EEPROM) with
+the BUSY handshake and the transceive state machine (SEND_DATA is refused, GENERAL_ERROR_IRQ, unless
+SYSTEM_CONFIG's command is Transceive and the transceiver waits to transmit: an unanswered frame leaves it
+waiting for data), and plays the air interface of the RF configuration loaded, in real time, for the tags
+``sim.field`` puts on the selected antenna. A tag's UID says its standard: 8 bytes ISO 15693, 4, 7 or 10 bytes
+ISO 14443-A; a tag of the other standard does not answer.
+
+ISO 15693 (configuration 0x0D/0x8D): a 16-slot inventory request, an EOF per slot, each tag answering in the
+slot its UID bits above the mask select, two tags in one slot a collision. The timing is ISO/IEC 15693-2's, so
+a modelled cycle lasts as long as one on the hardware:
 
 * reader to tag, 1-of-4 coding: 302.08 us per byte, SOF 75.52 us, EOF 37.76 us;
 * tag to reader, high data rate, one subcarrier (26.48 kbit/s): 37.76 us per bit, SOF and EOF 151.04 us each;
 * t1 = 4352/fc = 320.9 us from the reader's EOF to the tag's answer, t2 = 4192/fc = 309.1 us after an answer
   before the next EOF.
 
-``PN5180Model.air_s`` sums that air time (an empty slot counting t1 and a SOF's length, the time it takes to
-know nobody answers): the floor any reader of these tags must spend, whatever its CPU.
+ISO 14443-A at 106 kbit/s (configuration 0x00/0x80): each tag is the ISO/IEC 14443-3 state machine (IDLE,
+READY at a cascade level, ACTIVE) answering REQA with its ATQA, an ANTICOLLISION frame whose bits its UID
+begins with by the rest of the level (bit-oriented: the answer completes the byte the reader split), a SELECT
+of its level by SAK and CRC_A; a tag that hears anything else falls back to IDLE, and it answers only once the
+field has been on 5 ms. Answers of several tags are combined bit by bit as the PN5180 receives them: the first
+bit where they differ is the collision position in RX_STATUS (RX_BIT_ALIGN included), the bits after it
+cleared; CRC_A is checked and removed when RX CRC is on (an answer without one is then a data integrity
+error). The timing is ISO/IEC 14443-2/-3's:
+
+* a bit is 128/fc = 9.44 us both ways (modified Miller from the reader, Manchester on an fc/16 subcarrier
+  from the tag), a parity bit after each whole byte, a reader's frame 3 bits of start and end, a tag's 2;
+* the frame delay time from the reader's frame to the answer (9 x 128 + 84)/fc = 91.2 us after a last bit 1,
+  (9 x 128 + 20)/fc = 86.4 us after a 0; at least 1172/fc = 86.4 us from an answer to the next frame;
+* 5.1 ms of field before the first request (the tags power up: NXP's reader library waits this long).
+
+``PN5180Model.air_s`` sums that air time (an empty slot or an unanswered frame counting the wait until an
+answer would have begun, the time it takes to know nobody answers): the floor any reader of these tags must
+spend, whatever its CPU.
 
 ``ModelledReader`` is the device a host opens: a pty (with a stable symlink, like /dev/serial/by-id/...),
 the MicroPython process with the pty as its USB CDC, and the board model fed from the table. It can be
@@ -56,15 +78,110 @@ T1_S = 4352 / FC
 T2_S = 4192 / FC
 INVENTORY_ANSWER_BYTES = 12  # flags, DSFID, UID, CRC
 
+# ISO/IEC 14443-2/-3 type A at 106 kbit/s, seconds
+A_BIT_S = 128 / FC
+A_PCD_FRAMING_BITS = 3  # start (sequence Z), end (a logic 0 and sequence Y)
+A_PICC_FRAMING_BITS = 2  # start (sequence D), end (sequence F)
+A_ANSWER_PAUSE_S = 1172 / FC  # an answer to the next frame, at least
+A_POWER_UP_S = 5e-3  # a tag accepts a request within 5 ms of the field
+A_GUARD_S = 5.1e-3  # the reader's unmodulated field before its first request (NXP's PH_NXPNFCRDLIB_CONFIG_TYPEA_GT)
+REQA, WUPA, CASCADE_TAG = 0x26, 0x52, 0x88
+SEL = (0x93, 0x95, 0x97)
+SAK_CASCADE, SAK_COMPLETE = 0x04, 0x00  # bit 3: the UID goes on; a Type 2 tag's SAK (NTAG21x, Ultralight)
+ATQA_BY_LENGTH = {4: b"\x04\x00", 7: b"\x44\x00", 10: b"\x84\x00"}  # bit frame anticollision, UID size
+
 # PN5180 numbers, as in firmware/pn5180.py (NXP data sheet, AN12650)
-WRITE_REGISTER, OR_MASK, AND_MASK, READ_REGISTER = 0x00, 0x01, 0x02, 0x04
+WRITE_REGISTER, OR_MASK, AND_MASK, WRITE_MULTIPLE, READ_REGISTER = 0x00, 0x01, 0x02, 0x03, 0x04
 READ_EEPROM, SEND_DATA, READ_DATA, LOAD_RF_CONFIG, RF_ON, RF_OFF = 0x07, 0x09, 0x0A, 0x11, 0x16, 0x17
-IRQ_STATUS, IRQ_CLEAR, RX_STATUS, TX_CONFIG, RF_STATUS, AGC_VALUE = 0x02, 0x03, 0x13, 0x18, 0x1D, 0x1F
-RX_IRQ, TX_IRQ, TX_RFON_IRQ, RX_SOF_DET_IRQ = 1 << 0, 1 << 1, 1 << 9, 1 << 14
-RX_COLLISION = 1 << 18
+SYSTEM_CONFIG, IRQ_STATUS, IRQ_CLEAR, CRC_RX_CONFIG, RX_STATUS = 0x00, 0x02, 0x03, 0x12, 0x13
+TX_CONFIG, CRC_TX_CONFIG, RF_STATUS, AGC_VALUE = 0x18, 0x19, 0x1D, 0x1F
+MULTIPLE_ACTIONS = {0x01: WRITE_REGISTER, 0x02: OR_MASK, 0x03: AND_MASK}  # WRITE_REGISTER_MULTIPLE's (table 9)
+RX_IRQ, TX_IRQ, TX_RFON_IRQ, RX_SOF_DET_IRQ, GENERAL_ERROR_IRQ = 1 << 0, 1 << 1, 1 << 9, 1 << 14, 1 << 17
+RX_INTEGRITY_ERROR, RX_COLLISION, RX_COLL_POS_SHIFT, RX_LAST_BITS_SHIFT = 1 << 16, 1 << 18, 19, 13
+COMMAND_BITS, COMMAND_TRANSCEIVE = 0x7, 0x3  # SYSTEM_CONFIG bits 2:0
+CRC_ENABLE, RX_BIT_ALIGN_SHIFT = 1 << 0, 6  # CRC_RX_CONFIG / CRC_TX_CONFIG bit 0; CRC_RX_CONFIG bits 8:6
+TRANSCEIVE_STATE_SHIFT, WAIT_TRANSMIT, WAIT_FOR_DATA = 24, 1, 4  # RF_STATUS bits 26:24
 TX_CONFIG_DEFAULT = 0x000000C4 | 1 << 10  # the frame-sending bits AN12650's EOF-only mask clears
+RF_CONFIG_ISO15693, RF_CONFIG_ISO14443A = (0x0D, 0x8D), (0x00, 0x80)
 COMMAND_S = 15e-6  # BUSY high while the chip digests an instruction
 RF_ON_S = 0.4e-3
+
+
+def crc_a(data: bytes) -> bytes:
+    """CRC_A of ISO/IEC 14443-3 annex B (CRC-16, x^16 + x^12 + x^5 + 1 reflected, preset 6363h), low byte first."""
+    crc = 0x6363
+    for byte in data:
+        byte ^= crc & 0xFF
+        byte = (byte ^ (byte << 4)) & 0xFF
+        crc = (crc >> 8) ^ (byte << 8) ^ (byte << 3) ^ (byte >> 4)
+    return bytes((crc & 0xFF, crc >> 8))
+
+
+def _bits(data: bytes, count: int | None = None) -> list[int]:
+    """The bits of ``data`` in the order they are sent, each byte least significant bit first."""
+    bits = [(byte >> i) & 1 for byte in data for i in range(8)]
+    return bits if count is None else bits[:count]
+
+
+def _with_parity(data: bytes, last_bits: int) -> list[int]:
+    """A frame's bits on the air: each whole byte followed by its odd parity bit; a split last byte's bits
+    (``last_bits`` of them, 0: the byte is whole) without one, as is the 7-bit short frame."""
+    out: list[int] = []
+    for index, byte in enumerate(data):
+        bits = _bits(bytes((byte,)))
+        if last_bits and index == len(data) - 1:
+            out += bits[:last_bits]
+        else:
+            out += bits + [1 - sum(bits) % 2]
+    return out
+
+
+class TagA:
+    """An ISO 14443-A tag (ISO/IEC 14443-3): its UID by cascade level, its state, and what it answers."""
+
+    def __init__(self, uid: bytes, powered_at: float):
+        self.uid = uid
+        self.powered_at = powered_at
+        parts = {4: [uid], 7: [bytes((CASCADE_TAG,)) + uid[:3], uid[3:]],
+                 10: [bytes((CASCADE_TAG,)) + uid[:3], bytes((CASCADE_TAG,)) + uid[3:6], uid[6:]]}[len(uid)]
+        self.levels = [part + bytes((part[0] ^ part[1] ^ part[2] ^ part[3],)) for part in parts]  # with BCC
+        self.state = "idle"
+        self.level = 0
+
+    def hear(self, data: bytes, last_bits: int, with_crc: bool) -> tuple[list[int], int] | None:
+        """A frame from the reader (without its CRC_A, ``with_crc`` if it had one): the answer's data bits and
+        its parity bits' count, or None."""
+        if len(data) == 1 and last_bits == 7 and not with_crc and data[0] in (REQA, WUPA):
+            if self.state == "idle":
+                self.state, self.level = "ready", 0
+                return _bits(ATQA_BY_LENGTH[len(self.uid)]), 2
+            self.state = "idle"  # a request in READY or ACTIVE is any other command there
+            return None
+        if self.state == "idle":
+            return None
+        level = self.levels[self.level] if self.state == "ready" else None
+        if level is not None and len(data) >= 2 and data[0] == SEL[self.level]:
+            nvb = data[1]
+            if nvb == 0x70 and with_crc and not last_bits and len(data) == 7:  # SELECT
+                if data[2:] != level:
+                    self.state = "idle"
+                    return None
+                if self.level + 1 < len(self.levels):
+                    self.level += 1
+                    sak = SAK_CASCADE
+                else:
+                    self.state = "active"
+                    sak = SAK_COMPLETE
+                return _bits(bytes((sak,)) + crc_a(bytes((sak,)))), 3
+            known = ((nvb >> 4) - 2) * 8 + (nvb & 0xF)
+            sent = (len(data) - 2) * 8 - ((8 - last_bits) if last_bits else 0)
+            if not with_crc and 2 <= nvb >> 4 <= 6 and nvb & 0xF <= 7 and known == sent and known < 40:
+                mine = _bits(level)
+                if _bits(data[2:], known) != mine[:known]:
+                    return None  # not this tag's branch: it stays READY, silent
+                return mine[known:], 5 - known // 8  # the split byte's parity is the tag's to send
+        self.state = "idle"  # anything else
+        return None
 
 AGC_BY_CONDITION = {"ok": 450, "open": 30, "detuned": 800, "short": 990}
 
@@ -76,12 +193,16 @@ class TagField(Protocol):
 class PN5180Model:
     """One PN5180: the SPI instruction set the firmware uses, BUSY, the IRQ and RX status registers, and the air."""
 
-    def __init__(self, tags: Callable[[], list[int]], condition: Callable[[], str], clock=time.monotonic):
-        self.tags = tags  # the UIDs (as integers) in the field of the selected antenna, None: no antenna
+    def __init__(self, tags: Callable[[], list], condition: Callable[[], str], clock=time.monotonic):
+        self.tags = tags  # the UIDs (hex strings; integers: ISO 15693) in the field of the selected antenna
         self.condition = condition
         self.clock = clock
         self.dead = False  # True: BUSY stuck high, the chip answers nothing
         self.registers = {TX_CONFIG: TX_CONFIG_DEFAULT}
+        self.rf_config: tuple[int, int] | None = None  # (transmitter, receiver) of the last LOAD_RF_CONFIG
+        self.transmit_ready_at: float | None = None  # when the transceiver waits to transmit; None: it does not
+        self.field_on_at = 0.0
+        self.tags_a: dict[bytes, TagA] | None = None  # the 14443-A tags powered by the field; None: not looked yet
         self.irq = 0
         self.events: list[tuple[float, int]] = []  # (when, IRQ bits) still to come
         self.busy_until = 0.0
@@ -94,6 +215,7 @@ class PN5180Model:
         self.slots: dict[int, list[int]] = {}
         self.slot = 0
         self.air_s = 0.0  # time the field spent transmitting or receiving (for the bench)
+        self.collisions: set[tuple[int, int]] = set()  # 14443-A: (cascade level, bit of its UID) reported so far
 
     # ---- the SPI frame -----------------------------------------------------------------------------
 
@@ -116,38 +238,68 @@ class PN5180Model:
         self.frame += out
         return b""
 
+    def _write(self, code: int, register: int, value: int, now: float) -> None:
+        old = self.registers.get(register, 0)
+        new = value if code == WRITE_REGISTER else old | value if code == OR_MASK else old & value
+        if register == IRQ_CLEAR:
+            self._collect(now)
+            self.irq &= ~value
+            return
+        self.registers[register] = new
+        if register == SYSTEM_CONFIG:
+            command = new & COMMAND_BITS
+            if command != COMMAND_TRANSCEIVE:
+                self.transmit_ready_at = None  # IDLE (or another command) stops the transceive cycle
+            elif old & COMMAND_BITS != COMMAND_TRANSCEIVE:
+                self.transmit_ready_at = now  # the cycle starts in WaitTransmit (data sheet figure 37)
+
     def _instruction(self, frame: bytes) -> None:
         now = self.clock()
         self.busy_until = now + COMMAND_S
         code = frame[0]
         if code in (WRITE_REGISTER, OR_MASK, AND_MASK) and len(frame) == 6:
-            register, value = frame[1], int.from_bytes(frame[2:6], "little")
-            old = self.registers.get(register, 0)
-            new = value if code == WRITE_REGISTER else old | value if code == OR_MASK else old & value
-            if register == IRQ_CLEAR:
-                self._collect(now)
-                self.irq &= ~value
-            else:
-                self.registers[register] = new
+            self._write(code, frame[1], int.from_bytes(frame[2:6], "little"), now)
+        elif code == WRITE_MULTIPLE and len(frame) > 1 and (len(frame) - 1) % 6 == 0:
+            for at in range(1, len(frame), 6):
+                action = MULTIPLE_ACTIONS.get(frame[at + 1])
+                if action is None:  # an exception: what was written so far stays (data sheet table 9)
+                    self.irq |= GENERAL_ERROR_IRQ
+                    break
+                self._write(action, frame[at], int.from_bytes(frame[at + 2:at + 6], "little"), now)
         elif code == READ_REGISTER and len(frame) == 2:
             self.answer = self._read_register(frame[1], now).to_bytes(4, "little")
         elif code == READ_EEPROM and len(frame) == 3:
             self.answer = bytes(frame[2])
         elif code == READ_DATA:
             self.answer = self.rx_data
-        elif code == LOAD_RF_CONFIG:
+        elif code == LOAD_RF_CONFIG and len(frame) == 3:
+            old = self.rf_config or (0xFF, 0xFF)
+            self.rf_config = (old[0] if frame[1] == 0xFF else frame[1], old[1] if frame[2] == 0xFF else frame[2])
+            # Both standards' configurations send and check a CRC, nothing aligned (as the libraries find them:
+            # they clear CRC for what goes without one).
             self.registers[TX_CONFIG] = TX_CONFIG_DEFAULT
+            self.registers[CRC_TX_CONFIG] = CRC_ENABLE
+            self.registers[CRC_RX_CONFIG] = CRC_ENABLE
         elif code == RF_ON:
             self.busy_until = now + RF_ON_S
             if self.condition() != "overcurrent":
                 self.rf = True
+                self.field_on_at = now + RF_ON_S
+                self.tags_a = None
                 self.events.append((now + RF_ON_S, TX_RFON_IRQ))
         elif code == RF_OFF:
             self.rf = False
             self.events = []
             self.slots = {}
-        elif code == SEND_DATA:
-            self._send(frame[2:], now)
+            self.tags_a = None  # the tags lose their power, and their state
+        elif code == SEND_DATA and len(frame) >= 2:
+            if self.registers.get(SYSTEM_CONFIG, 0) & COMMAND_BITS != COMMAND_TRANSCEIVE \
+                    or self.transmit_ready_at is None or now < self.transmit_ready_at:
+                self.irq |= GENERAL_ERROR_IRQ  # not in WaitTransmit: the data sheet's exception, nothing sent
+            elif self.rf_config == RF_CONFIG_ISO14443A:
+                self._send_a(frame[2:], frame[1], now)
+            else:
+                self._send(frame[2:], now)
 
     def _read_register(self, register: int, now: float) -> int:
         if register == IRQ_STATUS:
@@ -159,7 +311,12 @@ class PN5180Model:
         if register == AGC_VALUE:
             return AGC_BY_CONDITION.get(self.condition(), 450) if self.rf else 0
         if register == RF_STATUS:
-            return (1 << 17) if self.rf else 0
+            if self.registers.get(SYSTEM_CONFIG, 0) & COMMAND_BITS != COMMAND_TRANSCEIVE:
+                state = 0  # IDLE
+            else:
+                ready = self.transmit_ready_at is not None and now >= self.transmit_ready_at
+                state = WAIT_TRANSMIT if ready else WAIT_FOR_DATA
+            return ((1 << 17) if self.rf else 0) | state << TRANSCEIVE_STATE_SHIFT
         return self.registers.get(register, 0)
 
     def _collect(self, now: float) -> None:
@@ -170,7 +327,12 @@ class PN5180Model:
 
     # ---- the air -------------------------------------------------------------------------------------
 
+    def _tags_15693(self) -> list[int]:
+        return [uid if isinstance(uid, int) else int(uid, 16) for uid in (self.tags() or [])
+                if isinstance(uid, int) or len(uid) == 16]
+
     def _send(self, data: bytes, now: float) -> None:
+        self.transmit_ready_at = None  # waiting for data until an answer has come
         eof_only = not self.registers.get(TX_CONFIG, 0) & (1 << 10)
         self.rx_status = 0
         self.rx_data = b""
@@ -183,7 +345,7 @@ class PN5180Model:
             self.slot = 0
         self.air_s += tx_end - now
         self.events.append((tx_end, TX_IRQ))
-        answers = self.slots.get(self.slot, []) if self.rf else []
+        answers = self.slots.get(self.slot, []) if self.rf and self.rf_config == RF_CONFIG_ISO15693 else []
         if not answers:
             self.air_s += T1_S + VICC_SOF_S  # an empty slot is known only once no SOF came in time
             return
@@ -192,18 +354,81 @@ class PN5180Model:
         self.air_s += rx_end - tx_end + T2_S  # t2: the quiet time before the next EOF
         self.events.append((sof_at, RX_SOF_DET_IRQ))
         self.events.append((rx_end, RX_IRQ))
+        self.transmit_ready_at = rx_end
         if len(answers) > 1:
             self.rx_status = RX_COLLISION | INVENTORY_ANSWER_BYTES - 2
         else:
             self.rx_status = INVENTORY_ANSWER_BYTES - 2  # the PN5180 strips the CRC
             self.rx_data = b"\x00\x00" + answers[0].to_bytes(8, "little")  # flags, DSFID, UID LSB first
 
+    def _field_a(self, now: float) -> list[TagA]:
+        """The 14443-A tags on the antenna now; those that were there when the field came on were powered by it,
+        one put down since is powered from now."""
+        present = {bytes.fromhex(uid) for uid in (self.tags() or [])
+                   if isinstance(uid, str) and len(uid) in (8, 14, 20)}
+        first_look = self.tags_a is None
+        known = self.tags_a or {}
+        self.tags_a = {uid: known.get(uid) or TagA(uid, self.field_on_at if first_look else now) for uid in present}
+        return list(self.tags_a.values())
+
+    def _send_a(self, data: bytes, last_bits: int, now: float) -> None:
+        """One reader frame in ISO 14443-A, its answers combined as the PN5180 receives them (collision position,
+        bits after it cleared, RX_BIT_ALIGN, CRC_A checked), with the air time it takes."""
+        first = self.tags_a is None
+        tags = self._field_a(now)
+        if first:  # the unmodulated field before the first request
+            self.air_s += min(max(0.0, now - self.field_on_at), A_GUARD_S)
+        with_crc = bool(self.registers.get(CRC_TX_CONFIG, 0) & CRC_ENABLE)  # on a split frame: a malformed one
+        sent = _with_parity(data + crc_a(data), 0) if with_crc else _with_parity(data, last_bits)
+        tx_end = now + (len(sent) + A_PCD_FRAMING_BITS) * A_BIT_S
+        self.air_s += tx_end - now
+        self.events.append((tx_end, TX_IRQ))
+        self.rx_status, self.rx_data = 0, b""
+        delay = (9 * 128 + (84 if sent[-1] else 20)) / FC  # the frame delay time, by the last bit sent
+        answers = [answer for tag in tags if self.rf and tag.powered_at + A_POWER_UP_S <= tx_end
+                   and (answer := tag.hear(data, last_bits, with_crc)) is not None]
+        if not answers:
+            self.air_s += delay + A_BIT_S  # nobody: known once no start bit came
+            self.transmit_ready_at = None
+            return
+        length = max(len(bits) for bits, _parity in answers)
+        parity = max(count for _bits, count in answers)
+        collision = next((i for i in range(length) if len({bits[i] if i < len(bits) else None
+                                                            for bits, _ in answers}) > 1), None)
+        received = [bit if collision is None or i < collision else 0 for i, bit in enumerate(answers[0][0])]
+        crc_rx = self.registers.get(CRC_RX_CONFIG, 0)
+        status = 0
+        if crc_rx & CRC_ENABLE:
+            whole = bytes(sum(bit << i for i, bit in enumerate(received[at:at + 8]))
+                          for at in range(0, len(received) - len(received) % 8, 8))
+            if collision is None and len(received) >= 24 and not len(received) % 8 \
+                    and crc_a(whole[:-2]) == whole[-2:]:
+                received = received[:-16]
+            else:
+                status |= RX_INTEGRITY_ERROR
+        align = (crc_rx >> RX_BIT_ALIGN_SHIFT) & 7
+        placed = [0] * align + received
+        self.rx_data = bytes(sum(bit << i for i, bit in enumerate(placed[at:at + 8]))
+                             for at in range(0, len(placed), 8))
+        status |= len(self.rx_data) | (len(placed) % 8) << RX_LAST_BITS_SHIFT
+        if collision is not None:
+            status |= RX_COLLISION | (align + collision) << RX_COLL_POS_SHIFT
+            if data[0] in SEL and len(data) >= 2 and data[1] != 0x70:
+                self.collisions.add((SEL.index(data[0]) + 1, ((data[1] >> 4) - 2) * 8 + (data[1] & 0xF) + collision))
+        self.rx_status = status
+        rx_start = tx_end + delay
+        rx_end = rx_start + (length + parity + A_PICC_FRAMING_BITS) * A_BIT_S
+        self.events.append((rx_start + A_BIT_S, RX_SOF_DET_IRQ))
+        self.events.append((rx_end, RX_IRQ))
+        self.transmit_ready_at = rx_end
+        self.air_s += rx_end - tx_end + A_ANSWER_PAUSE_S
+
     def _inventory(self, request: bytes) -> dict[int, list[int]]:
         if len(request) < 3 or request[1] != 0x01:
             return {}
         flags, mask_len = request[0], request[2]
         mask = int.from_bytes(request[3 : 3 + (mask_len + 7) // 8], "little") & ((1 << mask_len) - 1)
-        matching = [uid for uid in (self.tags() or []) if uid & ((1 << mask_len) - 1) == mask]
+        matching = [uid for uid in self._tags_15693() if uid & ((1 << mask_len) - 1) == mask]
         if flags & 0x20:  # one slot: everyone answers at once
             return {0: matching} if matching else {}
         slots: dict[int, list[int]] = {}
@@ -235,12 +460,11 @@ class BoardModel:
                 index = sum(self.pins.get(pin, 0) << bit for bit, pin in enumerate(fe.get("select", ())))
                 return first + index if index < fe.get("antennas", 0) else None
 
-            def tags(active=active) -> list[int]:
+            def tags(active=active) -> list[str]:
                 antenna = active()
                 if antenna is None:
                     return []
-                return [int(uid, 16) for uid in self.table.tags_on(self.reader, antenna + self.antenna_base)
-                        if len(uid) == 16]
+                return list(self.table.tags_on(self.reader, antenna + self.antenna_base))
 
             chip = PN5180Model(tags, lambda active=active: self.conditions.get(active(), "ok"), clock)
             self.chips.append(chip)
@@ -309,13 +533,22 @@ def find_micropython() -> str | None:
     return str(beside) if beside.exists() else shutil.which("micropython")
 
 
-def firmware_config(frontends: list[int], schedule: list[tuple[int, int]] | None = None) -> dict:
+STANDARDS = ("iso15693", "iso14443a")
+
+
+def firmware_config(frontends: list[int], schedule: list[tuple[int, int]] | None = None,
+                    standards: str | list[str] | None = None) -> dict:
     """The shipped config.json with ``frontends`` antennas on each front end (and a default schedule). Front ends
     beyond the shipped two get pins of their own; more than 8 antennas on one front end get more select lines
-    (the model allows it; the hardware's switch has 8 ways)."""
+    (the model allows it; the hardware's switch has 8 ways). ``standards``: the tag standard of every antenna
+    ("iso15693" or "iso14443a"), one for all or a list by wire antenna; None keeps the shipped file's."""
     config = json.loads((FIRMWARE_DIR / "config.json").read_text())
     template = config["frontends"]
+    by_antenna = [standards] * sum(frontends) if isinstance(standards, str) else standards
+    if by_antenna is not None and len(by_antenna) != sum(frontends):
+        raise ValueError(f"{len(by_antenna)} standards for {sum(frontends)} antennas")
     made = []
+    first = 0
     for i, count in enumerate(frontends):
         fe = dict(template[i]) if i < len(template) else {"nss": 40 + 3 * i, "busy": 41 + 3 * i, "rst": 42 + 3 * i,
                                                           "select": [60 + 8 * i, 61 + 8 * i, 62 + 8 * i],
@@ -323,6 +556,10 @@ def firmware_config(frontends: list[int], schedule: list[tuple[int, int]] | None
         lines = max(3, (count - 1).bit_length())
         fe["select"] = list(fe["select"]) + [100 + 8 * i + n for n in range(lines - len(fe["select"]))]
         fe["antennas"] = count
+        if by_antenna is not None:
+            mine = list(by_antenna[first:first + count])
+            fe["standard"] = mine[0] if len(set(mine)) == 1 else mine
+        first += count
         made.append(fe)
     config["frontends"] = made
     config["schedule"] = [list(slot) for slot in schedule] if schedule else None
@@ -334,14 +571,21 @@ STACK_DWELL_MS = 400  # a stack of 40 resolves in one dwell; the dwell ends as s
 CARD_DWELL_MS = 25
 
 
-def table_firmware_config(table, reader: str, antennas: int) -> dict:
+def table_firmware_config(table, reader: str, antennas: int, standards=None) -> dict:
     """The firmware's config.json for one reader of a table configuration: its antennas spread over front ends of
-    at most 8, and a default schedule giving the zones where stacks lie (bets, pot, muck) the long dwell."""
+    at most 8, and a default schedule giving the zones where stacks lie (bets, pot, muck) the long dwell.
+
+    ``standards`` (else the reader's in the table configuration: ``standard`` and ``antenna_standards``): the tag
+    standard each antenna runs, "iso15693" or "iso14443a": one for all, or a list by wire antenna."""
     count = -(-antennas // 8)
     frontends = [antennas // count + (1 if i < antennas % count else 0) for i in range(count)]
     stacks = {antenna - 1 for zone, (name, antenna) in table.zones.items()
               if name == reader and Zone.parse(zone).kind in STACK_ZONE_KINDS}
-    return firmware_config(frontends, [(a, STACK_DWELL_MS if a in stacks else CARD_DWELL_MS) for a in range(antennas)])
+    if standards is None:
+        configured = getattr(table.readers[reader], "standards", ())  # by antenna, from 1; () all ISO 15693
+        standards = [configured[a] if a < len(configured) else "iso15693" for a in range(antennas)]
+    schedule = [(a, STACK_DWELL_MS if a in stacks else CARD_DWELL_MS) for a in range(antennas)]
+    return firmware_config(frontends, schedule, standards)
 
 
 class ModelledReader:

@@ -116,7 +116,7 @@ def case(id, old, new, key, at, expected):
     case("antenna beyond the reader", "antenna = 9 }", "antenna = 13 }", "zones.muck.antenna", "muck =",
          "reader 'main' has antennas 1 to 12, not 13"),
     case("unknown backend", '\nbackend = "sim"', '\nbackend = "bluetooth"', "readers.main.backend", '"bluetooth"',
-         "expected one of: sim, serial, usb, metratec, feig, got 'bluetooth'"),
+         "expected one of: sim, serial, usb, metratec, feig, pn5180, got 'bluetooth'"),
     case("table id with /", 'id = "sixmax-1"', 'id = "room/1"', "table.id", "id =", f"{TABLE_ID} 'room/1'"),
     case("table id with +", 'id = "sixmax-1"', 'id = "six+1"', "table.id", "id =", f"{TABLE_ID} 'six+1'"),
     case("table id ending in a newline", 'id = "sixmax-1"', r'id = "sixmax-1\n"', "table.id", "id =",
@@ -253,7 +253,8 @@ def bad_config(tmp_path) -> tuple[Path, list[str]]:
     path, backend, burn = write(tmp_path, text), line_of(text, '"bluetooth"'), line_of(text, "burn =")
     return path, [
         "bad configuration (2 problems):",
-        f"  {path}:{backend}: readers.main.backend: expected one of: sim, serial, usb, metratec, feig, got 'bluetooth'",
+        f"  {path}:{backend}: readers.main.backend: expected one of: sim, serial, usb, metratec, feig, pn5180, "
+        "got 'bluetooth'",
         f"  {path}:{burn}: zones.burn.antenna: antenna 7 of reader 'main' is already assigned to zone 'board'",
     ]
 
@@ -440,3 +441,125 @@ def test_check_config_on_a_chip_registry_says_what_it_is_and_how_a_table_checks_
     assert "a chip registry (not a table configuration), with 1 problem" in done.stderr
     assert f"{broken}:3:" in done.stderr and "duplicate UID" in done.stderr
     assert "missing [table]" not in done.stderr and "missing table [table]" not in done.stderr
+
+
+# ---- a PN5180 reader on the Pi's SPI bus, ISO 14443A tags ------------------------------------------------------------
+
+PI = (CONFIG / "table-pi-pn5180.toml").read_text(encoding="utf-8")
+SHAPES = "expected 16 hex digits starting E0 (ISO 15693) or 14 hex digits (ISO 14443A, 7 bytes)"
+
+
+def pi_edited(old: str, new: str) -> str:
+    assert PI.count(old) == 1, old
+    return PI.replace(old, new)
+
+
+def test_the_pi_example_holds_its_wiring_and_each_antennas_dwell():
+    reader = load_config(CONFIG / "table-pi-pn5180.toml").readers["main"]
+    assert reader.backend == "pn5180" and reader.cycle_s == 0.15
+    link = reader.link
+    assert (link["spi_bus"], link["spi_hz"], link["agc"]) == (0, 7_000_000, [100, 700, 950])
+    assert link["frontends"] == [
+        {"cs": 0, "busy": 25, "rst": 24, "select": [5, 6, 12], "release": 13, "antennas": 7},
+        {"cs": 1, "busy": 23, "rst": 24, "select": [16, 20, 21], "release": 26, "antennas": 6}]
+    assert link["dwell_ms"] == [25] * 12 + [400]  # the muck, where cards pile up, dwells long enough for a stack
+    assert link["standards"] == ["iso15693"] * 13
+
+
+@pytest.mark.parametrize("old, new, key, at, expected", [
+    case("a line on the SPI bus", "busy = 25", "busy = 10", "readers.main.frontends.1.busy", "busy = 10",
+         "BCM 10 is already used by reader 'main' (SPI0 MOSI) (expected another pin)"),
+    case("a pin used twice", "release = 26", "release = 13  # again", "readers.main.frontends.2.release", "# again",
+         "BCM 13 is already used by reader 'main' (front end 1's switch release) (expected another pin)"),
+    case("a physical pin number", "busy = 23", "busy = 31", "readers.main.frontends.2.busy", "busy = 31",
+         "BCM 31 is not a GPIO of the 40-pin header (expected a BCM GPIO number from 2 to 27; physical pin 31 is "
+         "BCM 6 — this map uses BCM numbers)"),
+    case("both chip selects", "cs = 1  ", "cs = 1\nnss = 22  ", "readers.main.frontends.2", "# antennas 8-13",
+         "give either cs (the bus's chip select line: 0 for CE0, 1 for CE1) or nss (a GPIO as the chip select), "
+         "not both"),
+    case("no such chip select", "cs = 1  ", "cs = 2  ", "readers.main.frontends.2.cs", "cs = 2",
+         "expected a chip select line of SPI0: 0 (CE0, BCM 8), 1 (CE1, BCM 7), got 2"),
+    case("antennas that do not add up", "antennas = 6\n", "antennas = 5\n", "readers.main.antennas",
+         "antennas = 13", "13 antennas, but the front ends have 12 (7 + 5)"),
+    case("more antennas than select lines switch", "select = [16, 20, 21]", "select = [16, 20]",
+         "readers.main.frontends.2.antennas", "antennas = 6\n", "expected antennas from 1 to 4 (2 select lines), "
+         "got 6"),
+    case("a clock the PN5180 cannot take", "spi_hz = 7000000", "spi_hz = 10000000", "readers.main.spi_hz",
+         "spi_hz =", "expected an SPI clock from 100000 to 7000000 Hz (the PN5180 takes at most 7 MHz), got 10000000"),
+    case("an unknown standard", 'standard = "iso15693"', 'standard = "felica"', "readers.main.standard",
+         "felica", "expected iso15693 (ISO 15693 tags, UIDs starting E0) or iso14443a (ISO 14443A: NTAG, MIFARE "
+         "Ultralight), got 'felica'"),
+    case("a standard for an antenna the reader lacks", "# antenna_standards = { 13 = \"iso14443a\" }",
+         "antenna_standards = { 14 = \"iso14443a\" }", "readers.main.antenna_standards.14", "antenna_standards =",
+         "expected an antenna number from 1 to 13"),
+    case("a front end's key misspelt", "busy = 23", "busy = 23\nbusyy = 4", "readers.main.frontends.2.busyy",
+         "busyy", "unknown key (expected one of: cs, nss, busy, rst, select, release, antennas)"),
+    case("an ISO 14443A deck on ISO 15693 antennas", 'active_deck = "A"', 'active_deck = "B"',
+         "readers.main.standard", 'standard = "iso15693"',
+         "antennas 1-13 read ISO 15693, but the active deck's cards carry ISO 14443A tags: they would never be read "
+         "(expected standard = \"iso14443a\", or antenna_standards for those antennas)"),
+    case("a 4-byte ISO 14443A UID", "04A1B2015C6D80 = ", "04A1B201 = ", "decks.B.04A1B201", "04A1B201 =",
+         "a 4-byte ISO 14443A UID, which does not name one tag for good (a random number on many tags, not unique "
+         "on MIFARE Classic): use tags with 7-byte UIDs (NTAG, MIFARE Ultralight) or ISO 15693 tags"),
+    case("16 hex digits not starting E0", "04A1B2025C6D80 = ", "04A1B2025C6D8000 = ", "decks.B.04A1B2025C6D8000",
+         "04A1B2025C6D8000 =", f"not a tag UID: 16 hex digits, but an ISO 15693 UID starts E0 ({SHAPES})"),
+    case("the cascade tag as a UID's fourth byte", "04A1B2035C6D80 = ", "04A1B2885C6D80 = ",
+         "decks.B.04A1B2885C6D80", "04A1B2885C6D80 =", "not a tag UID: 88 is ISO 14443A's cascade tag, never the "
+         f"first or fourth byte of a 7-byte UID ({SHAPES})"),
+    case("10 bytes", "04A1B2045C6D80 = ", "04A1B2045C6D80112233 = ", "decks.B.04A1B2045C6D80112233",
+         "04A1B2045C6D80112233 =", f"not a tag UID: 20 hex digits ({SHAPES})"),
+])
+def test_each_mistake_in_a_pi_reader_or_a_uid_is_reported_with_key_and_line(tmp_path, capsys, old, new, key, at,
+                                                                             expected):
+    text = pi_edited(old, new)
+    path = write(tmp_path, text)
+    assert check_config_fails(path, capsys) == [
+        "bad configuration (1 problem):",
+        f"  {path}:{line_of(text, at)}: {key}: {expected}",
+    ]
+
+
+def test_an_iso_14443a_deck_is_accepted_where_its_antennas_read_iso_14443a(tmp_path, capsys):
+    text = pi_edited('active_deck = "A"', 'active_deck = "B"').replace('standard = "iso15693"',
+                                                                        'standard = "iso14443a"')
+    config = load_config(write(tmp_path, text))
+    assert len(config.decks["B"]) == 52 and all(len(uid) == 14 for uid in config.decks["B"])
+    assert config.readers["main"].link["standards"] == ["iso14443a"] * 13
+    # the muck's antenna left on ISO 15693: the deck's cards would never be read there
+    muck = text.replace('# antenna_standards = { 13 = "iso14443a" }', 'antenna_standards = { 13 = "iso15693" }')
+    path, line = write(tmp_path, muck), line_of(muck, 'standard = "iso14443a"    #')
+    assert check_config_fails(path, capsys)[1:] == [
+        f"  {path}:{line}: readers.main.standard: antenna 13 reads ISO 15693, "
+        "but the active deck's cards carry ISO 14443A tags: they would never be read (expected standard = "
+        "\"iso14443a\", or antenna_standards for those antennas)"]
+
+
+def test_a_pi_readers_keys_on_a_reader_of_another_backend_are_refused(tmp_path, capsys):
+    text = pi_edited('backend = "pn5180"', 'backend = "sim"')
+    path = write(tmp_path, text)
+    err = check_config_fails(path, capsys)
+    for key in ("spi_bus", "spi_hz", "frontends"):
+        assert f"  {path}:{line_of(text, key + ' =') if key != 'frontends' else line_of(text, '# antennas 1-7')}: " \
+               f"readers.main.{key}: not used by backend 'sim'" in err
+
+
+def test_a_deck_of_both_standards_is_refused_on_its_active_deck_line(tmp_path, capsys):
+    text = pi_edited('04A1B2015C6D80 = "2s"', 'E0040150FF000001 = "2s"').replace('active_deck = "A"',
+                                                                                'active_deck = "B"')
+    path = write(tmp_path, text)
+    assert check_config_fails(path, capsys)[1:] == [
+        f"  {path}:{line_of(text, 'active_deck = ' + chr(34))}: table.active_deck: the active deck's cards carry "
+        "both ISO 15693 "
+        "and ISO 14443A tags, but an antenna reads one standard: some of them would not be read where they lie "
+        "(expected tags of one standard)"]
+
+
+def test_a_console_pin_on_the_pi_readers_lines_is_refused(tmp_path, capsys):
+    text = PI.replace("[zones]", "[gpio]\nbackend = \"rpi\"\n[gpio.buttons]\nnew_hand = { pin = 25 }\n"
+                                 "misdeal = { pin = 8 }\n\n[zones]")
+    path = write(tmp_path, text)
+    err = check_config_fails(path, capsys)
+    assert f"  {path}:{line_of(text, 'new_hand =')}: gpio.buttons.new_hand.pin: BCM 25 is used by reader 'main' " \
+           "(front end 1's BUSY) (expected another pin)" in err
+    assert f"  {path}:{line_of(text, 'misdeal =')}: gpio.buttons.misdeal.pin: BCM 8 is used by reader 'main' " \
+           "(SPI0 CE0) (expected another pin)" in err

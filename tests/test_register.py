@@ -366,7 +366,8 @@ def test_a_tag_in_two_sets_and_other_registry_problems_keep_their_lines(tmp_path
     assert [p.render(str(path)) for p in exc.value.problems] == [
         f"{path}:10: limits: unknown key (expected: sets, as [sets.ID] tables of tag UID = denomination)",
         f"{path}:3: sets.main.E0040150D1000002: expected a positive denomination up to 1,000,000,000, got 0",
-        f"{path}:4: sets.main.E0040150D100ZZ03: expected a tag UID of 8 to 20 hex digits",
+        f"{path}:4: sets.main.E0040150D100ZZ03: not a tag UID (expected 16 hex digits starting E0 (ISO 15693) or "
+        "14 hex digits (ISO 14443A, 7 bytes))",
         f"{path}:5: sets.main.E0040150D1000004: expected a denomination (a whole number of chips' worth, like 25), "
         "got str '100'",
         f"{path}:6: sets.main.e0040150d1000001: duplicate UID: tag E0040150D1000001 is already registered in this "
@@ -422,7 +423,8 @@ def test_a_manufacturers_list_is_imported_whole_or_not_at_all(tmp_path, capsys):
                  str(path)]) == 78
     assert capsys.readouterr().err.splitlines() == [
         "bad chip list (6 problems):",
-        f"  {again}:4: 'E00401' is not a tag UID (expected 8 to 20 hex digits)",
+        f"  {again}:4: 'E00401' is not a tag UID: 6 hex digits (expected 16 hex digits starting E0 (ISO 15693) or "
+        "14 hex digits (ISO 14443A, 7 bytes))",
         f"  {again}:5: E0040150F100000A: expected a positive denomination up to 1,000,000,000, got -5",
         f"  {again}:6: E0040150F1000009: duplicate UID: listed already (line 1)",
         f"  {again}:7: E0040150F100000B: no denomination (add the column, or give --denomination)",
@@ -522,3 +524,48 @@ def test_a_makers_list_with_mistakes_is_refused_with_its_lines_before_any_card_i
     assert main(["register-deck", str(path), "--deck", "B", "--from-file", str(listing), "--zone", "muck",
                  "--simulate", "--pace", "0", "--seed", "3"]) == 0
     assert load_config(path).decks["B"] == {uid: card for uid, card in zip(uids, FULL_DECK)}
+
+
+# ---- ISO 14443A decks ------------------------------------------------------------------------------------------------
+
+NTAG = [f"04A1B2{i:02X}5C6D80" for i in range(1, 60)]  # 7-byte ISO 14443A UIDs (04: NXP), as on NTAG cards
+
+
+def test_an_iso_14443a_deck_is_registered_card_by_card_and_a_4_byte_tag_is_refused(tmp_path, reader, tools):
+    field, emulator = reader
+    # the registration antenna reads ISO 14443A; the table's own antennas stay on the active deck's ISO 15693
+    text = SIXMAX.replace('backend = "sim"', f'backend = "serial"\nport = "{emulator.path}"\n'
+                                             'antenna_standards = { 12 = "iso14443a" }')
+    text = text.replace("absent_after_ms = 600", "absent_after_ms = 200")
+    path = tmp_path / "table.toml"
+    path.write_text(text, encoding="utf-8")
+    tool = tools("register-deck", path, "--deck", "B", *REGISTER)
+    tool.expect(r"^\s*0/52  place 2s$")
+    field.place("1A2B3C4D", "register")  # a MIFARE Classic's 4-byte UID: it names no card for good
+    tool.expect(r"!  refused: tag 1A2B3C4D is a 4-byte ISO 14443A UID, which does not name one tag for good .*: take "
+                r"it off$")
+    field.remove("1A2B3C4D")
+    for n, uid in enumerate(NTAG[:52], start=1):
+        place_card(field, tool, n, uid)
+    assert tool.wait() == 0, tool.stderr()
+    tool.expect(r": OK — table 'sixmax-1', .* 2 deck\(s\), active deck 'A'$")
+    assert load_config(path).decks["B"] == {uid: card for uid, card in zip(NTAG, FULL_DECK)}
+
+
+def test_a_manufacturers_list_of_an_iso_14443a_deck_is_read_with_its_bytes_apart(tmp_path):
+    from rfid_table.config.registry import read_deck_list  # noqa: PLC0415
+
+    rows = ["UID;Card"] + [f"{':'.join(uid[i:i + 2] for i in range(0, 14, 2))};{card}"
+                           for uid, card in zip(NTAG, FULL_DECK)]
+    listing = tmp_path / "ntag.csv"
+    listing.write_text("\n".join(rows) + "\n")
+    cards, lines = read_deck_list(listing)
+    assert cards == {uid: card for uid, card in zip(NTAG, FULL_DECK)} and lines[NTAG[0]] == 2
+    rows[5] = "1A:2B:3C:4D;5s"  # line 6: a 4-byte UID
+    listing.write_text("\n".join(rows) + "\n")
+    with pytest.raises(ConfigError) as refused:
+        read_deck_list(listing)
+    assert [p.render(str(listing)) for p in refused.value.problems][0] == (
+        f"{listing}:6: '1A:2B:3C:4D' is a 4-byte ISO 14443A UID, which does not name one tag for good (a random "
+        "number on many tags, not unique on MIFARE Classic): use tags with 7-byte UIDs (NTAG, MIFARE Ultralight) or "
+        "ISO 15693 tags")

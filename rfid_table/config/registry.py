@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from rfid_table.config.checker import UID, Checker, ConfigError, Problem, describe_value, parse_toml, read_config_text
+from rfid_table.config.checker import Checker, ConfigError, Problem, describe_value, parse_toml, read_config_text
 
 SET_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # a bare TOML key; the daemon may name it in MQTT payloads
 MAX_DENOMINATION = 1_000_000_000
@@ -42,6 +42,53 @@ HEADER = (
     "# chips grouped by denomination, UIDs sorted): comments added by hand are not kept.\n"
 )
 UID_SEPARATORS = re.compile(r"[\s:-]")  # E0:04:01:50:… and E0-04-… as manufacturers print them
+
+# The tag UIDs the readers deliver, most significant byte first, as printed on the tag:
+# * ISO/IEC 15693-3: 8 bytes, the first E0 (the allocation class of every ISO 15693 tag), then the maker's code;
+# * ISO/IEC 14443-3 type A, double size: 7 bytes, the first the maker's code of ISO/IEC 7816-6 (04 for NXP: NTAG,
+#   MIFARE Ultralight). 88 is the cascade tag: it is never the first byte (uid0), nor the fourth (uid3, Amendment 1).
+# A single-size (4-byte) 14443A UID is refused: it is a random number on many tags (uid0 = 08) and not unique on the
+# others (MIFARE Classic's NUID), so it cannot name a card for good.
+HEX = re.compile(r"[0-9A-F]+")
+UID_SHAPES = "16 hex digits starting E0 (ISO 15693) or 14 hex digits (ISO 14443A, 7 bytes)"
+ISO15693, ISO14443A = "iso15693", "iso14443a"
+
+
+def uid_problem(uid: str) -> str | None:
+    """What is wrong with ``uid`` (upper-case) as a tag UID, as a phrase ("not a tag UID (...)"); None if nothing."""
+    if not HEX.fullmatch(uid):
+        return f"not a tag UID (expected {UID_SHAPES})"
+    if len(uid) == 16:
+        if uid.startswith("E0"):
+            return None
+        return f"not a tag UID: 16 hex digits, but an ISO 15693 UID starts E0 (expected {UID_SHAPES})"
+    if len(uid) == 14:
+        if uid[0:2] == "88" or uid[6:8] == "88":
+            return ("not a tag UID: 88 is ISO 14443A's cascade tag, never the first or fourth byte of a 7-byte UID "
+                    f"(expected {UID_SHAPES})")
+        return None
+    if len(uid) == 8:
+        return ("a 4-byte ISO 14443A UID, which does not name one tag for good (a random number on many tags, not "
+                "unique on MIFARE Classic): use tags with 7-byte UIDs (NTAG, MIFARE Ultralight) or ISO 15693 tags")
+    return f"not a tag UID: {len(uid)} hex digits (expected {UID_SHAPES})"
+
+
+def uid_standard(uid: str) -> str:
+    """The air interface a well-formed tag UID is read over: ISO15693 or ISO14443A."""
+    return ISO15693 if len(uid) == 16 else ISO14443A
+
+
+def tag_entries(c: Checker, table: dict, path: tuple[str, ...]):
+    """The entries of a TOML table of tag UID = something: (key path, UID in capitals, UID as written, value). A
+    key that is not a tag UID is a problem; its entry is skipped."""
+    for raw_uid, item in table.items():
+        key_path = path + (raw_uid,)
+        uid = raw_uid.upper()
+        problem = uid_problem(uid)
+        if problem:
+            c.problem(key_path, problem)
+            continue
+        yield key_path, uid, raw_uid, item
 
 
 @dataclass
@@ -129,7 +176,7 @@ def load_chip_registry(path: str | Path, *, decks: Mapping[str, Mapping[str, str
         if not isinstance(chips, dict):
             c.problem(p, f"expected a table of tag UID = denomination, got {describe_value(chips)}")
             continue
-        for kp, uid, raw_uid, value in c.tag_entries(chips, p):
+        for kp, uid, raw_uid, value in tag_entries(c, chips, p):
             wrong = _denomination(value)
             if wrong:
                 c.problem(kp, wrong)
@@ -186,11 +233,7 @@ def _toml_chip_list(path: str, text: str) -> tuple[dict[str, int], dict[str, int
     c = Checker(text)
     chips: dict[str, int] = {}
     lines: dict[str, int] = {}
-    for raw_uid, value in doc.items():
-        uid = raw_uid.upper()
-        if not UID.fullmatch(uid):
-            c.problem((raw_uid,), "expected a tag UID of 8 to 20 hex digits = denomination")
-            continue
+    for (raw_uid,), uid, _, value in tag_entries(c, doc, ()):
         wrong = _denomination(value)
         if wrong:
             c.problem((raw_uid,), wrong)
@@ -216,8 +259,9 @@ def _csv_chip_list(path: str, text: str, default: int | None
     lines: dict[str, int] = {}
     for number, raw, cell in _uid_rows(text, _VALUE_COLUMNS):
         uid = UID_SEPARATORS.sub("", raw).upper()
-        if not UID.fullmatch(uid):
-            problems.append(Problem("", f"{raw!r} is not a tag UID (expected 8 to 20 hex digits)", number))
+        problem = uid_problem(uid)
+        if problem:
+            problems.append(Problem("", f"{raw!r} is {problem}", number))
             continue
         if not cell:
             if default is None:
@@ -279,8 +323,9 @@ def read_deck_list(path: str | Path) -> tuple[dict[str, str], dict[str, int]]:
     line_of_card: dict[str, int] = {}
     for number, raw_uid, raw_card in rows:
         uid = UID_SEPARATORS.sub("", raw_uid).upper()
-        if not UID.fullmatch(uid):
-            problems.append(Problem("", f"{raw_uid!r} is not a tag UID (expected 8 to 20 hex digits)", number))
+        problem = uid_problem(uid)
+        if problem:
+            problems.append(Problem("", f"{raw_uid!r} is {problem}", number))
             continue
         try:
             card = parse_card(raw_card)

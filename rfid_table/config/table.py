@@ -18,17 +18,24 @@ from controller.chip_betting import BettingSetup
 from controller.levels import Level
 from controller.player_limits import limit_rule, max_players
 from controller.table import TableSetup
-from hal.gpio import PinMap
+from hal.gpio import HEADER_GPIO, PHYSICAL_PINS, RESERVED_GPIO, PinMap
+from hal.pn5180_reader import DEFAULT_AGC, DEFAULT_SPI_HZ, SPI_BUSES, FrontEndWiring, dwell_schedule, gpio_chip_select
 from hal.zone_names import FIXED_ZONES, SEAT_ZONE_KINDS, Zone
 from hal.zones import DebounceSettings
 from rfid_table.config.checker import (Checker, ConfigError, UnreadableFile, describe_value, parse_toml, read_bounded,
                                        read_config_text)
 from rfid_table.config.gpio import parse_pin_map, validate_pin_map
-from rfid_table.config.registry import load_chip_registry
+from rfid_table.config.registry import ISO14443A, ISO15693, load_chip_registry, tag_entries, uid_standard
 
 EX_CONFIG = 78  # sysexits.h: configuration error
 
-READER_BACKENDS = ("sim", "serial", "usb", "metratec", "feig")
+READER_BACKENDS = ("sim", "serial", "usb", "metratec", "feig", "pn5180")
+# The air interfaces a reader's antennas may run (each antenna one): the tags of cards and chips are one or the other.
+STANDARDS = {ISO15693: "ISO 15693", ISO14443A: "ISO 14443A"}
+PN5180_KEYS = ("spi_bus", "spi_hz", "frontends", "agc")
+FRONTEND_KEYS = {"cs": "the chip select line of the SPI bus (0: CE0, 1: CE1)", "nss": "a GPIO as the chip select",
+                 "busy": "the BUSY pin", "rst": "the RST pin", "select": "the antenna switch's select pins",
+                 "release": "the switch's release (decoder enable) pin", "antennas": "1 to 8"}
 # Readers one can buy, each speaking its maker's protocol (firmware_bridge.metratec, firmware_bridge.feig)
 BOUGHT_READERS = ("metratec", "feig")
 # Debouncing per kind of zone. Cards: three reads in a row and 0.6 s of silence give an exact picture under
@@ -72,6 +79,10 @@ class ReaderSettings:
     antennas: int
     cycle_s: float = 0.05
     link: dict[str, Any] = field(default_factory=dict)  # serial: port, baudrate; usb: vendor_id, product_id, ...
+    standards: tuple[str, ...] = ()  # per antenna, antenna 1 first: "iso15693" or "iso14443a" (empty: all iso15693)
+
+    def standard(self, antenna: int) -> str:
+        return self.standards[antenna - 1] if self.standards else ISO15693
 
 
 @dataclass(frozen=True)
@@ -318,13 +329,15 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     gpio_section, pin_map = doc.get("gpio"), None
     if gpio_section is not None:
         before = len(c.problems)
-        for key_path, message in validate_pin_map(gpio_section, seats=seats or None, reserved={}):
+        reserved = _pn5180_pins(doc)  # a PN5180 reader's SPI bus and lines are not the console's
+        for key_path, message in validate_pin_map(gpio_section, seats=seats or None, reserved=reserved):
             c.problem(tuple(key_path), message)
         if len(c.problems) == before:
-            pin_map = parse_pin_map(gpio_section, seats or None)
+            pin_map = parse_pin_map(gpio_section, seats or None, reserved=reserved)
 
     # [readers.NAME]
     readers: dict[str, ReaderSettings] = {}
+    pi_pins: dict[int, str] = {}  # the header's pins the pn5180 readers use so far: pin → what
     reader_tables = c.section(doc, "readers", "at least one [readers.NAME] table (with backend and antennas)")
     for rname in reader_tables or {}:
         p = ("readers", rname)
@@ -334,7 +347,11 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                              "product_id": "a USB product id", "serial_number": "a USB serial number",
                              "interface": "a USB interface number", "host": "a reader's network address (metratec)",
                              "tcp_port": "a TCP port (metratec)", "bus_address": "a bus address (feig)",
-                             "channels": "the reader's antenna channel of each antenna (metratec, feig)"},
+                             "channels": "the reader's antenna channel of each antenna (metratec, feig)",
+                             "standard": "what its antennas read: iso15693 or iso14443a",
+                             "antenna_standards": "antennas that read another standard than the reader's",
+                             "spi_bus": "the Pi's SPI bus (pn5180)", "spi_hz": "the SPI clock (pn5180)",
+                             "frontends": "the PN5180s (pn5180)", "agc": "the antenna fault limits (pn5180)"},
                     ("backend", "antennas"))
         backend = c.value(r, p + ("backend",), str, f"one of: {', '.join(READER_BACKENDS)}", None,
                           READER_BACKENDS.__contains__)
@@ -359,13 +376,17 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                                         lambda v: 0 <= v <= 31)
         elif backend in BOUGHT_READERS:
             link = _bought_reader_link(c, r, p, backend, antennas)
+        standards = _standards(c, r, p, antennas)
+        if backend == "pn5180":
+            link = _pn5180_link(c, r, p, antennas, pi_pins)
+            link["standards"] = list(standards or (ISO15693,) * antennas)
         wrong = [key for key in ("port", "baudrate", "vendor_id", "product_id", "serial_number", "interface", "host",
-                                 "tcp_port", "bus_address", "channels")
+                                 "tcp_port", "bus_address", "channels", *PN5180_KEYS)
                  if key in r and key not in link]
         for key in wrong:
             c.problem(p + (key,), f"not used by backend {backend!r}")
         if backend and antennas and all(v is not None for k, v in link.items() if k != "serial_number"):
-            readers[rname] = ReaderSettings(rname, backend, antennas, cycle_ms / 1000, link)
+            readers[rname] = ReaderSettings(rname, backend, antennas, cycle_ms / 1000, link, standards)
 
     # [zones]: name = { reader = "...", antenna = N }; seat zones as seatN.cards / seatN.bets
     zones: dict[str, tuple[str, int]] = {}
@@ -427,7 +448,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
             continue
         deck: dict[str, str] = {}
         uid_of_card: dict[str, str] = {}
-        for kp, uid, _, raw_card in c.tag_entries(cards, p):
+        for kp, uid, _, raw_card in tag_entries(c, cards, p):
             try:
                 card = parse_card(raw_card)
             except ValueError as exc:
@@ -451,6 +472,11 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
         c.problem(("table", "active_deck"), f"no deck {active!r} (decks: {', '.join(deck_tables)})")
 
     chips = _chip_settings(c, doc, Path(path).parent, decks, zones)
+    if not c.problems:  # (a wrong deck, zone or reader says more than what its tags are read with)
+        _check_standards(c, readers, zones, decks.get(active, {}), chips)
+    for reader in readers.values():
+        if reader.backend == "pn5180":
+            reader.link["dwell_ms"] = dwell_schedule(zones, reader.name, reader.antennas)
     if exposed_by == "zone" and "exposed" not in zones:
         c.problem(("table", "exposed_cards"), "'zone' needs an exposed zone in [zones] (exposed = { reader = ..., "
                                               "antenna = N })")
@@ -677,6 +703,227 @@ def _bought_reader_link(c: Checker, r: dict, p: tuple[str, ...], backend: str, a
             whole = False
     link["channels"] = texts if whole else None
     return link
+
+
+def _standards(c: Checker, r: dict, p: tuple[str, ...], antennas: int) -> tuple[str, ...]:
+    """Each antenna's standard: the reader's ``standard`` (ISO 15693 unless said), and ``antenna_standards``
+    (``{ 12 = "iso14443a" }``) for antennas that differ. Empty when every antenna reads ISO 15693."""
+    expected = "iso15693 (ISO 15693 tags, UIDs starting E0) or iso14443a (ISO 14443A: NTAG, MIFARE Ultralight)"
+    standard = c.value(r, p + ("standard",), str, expected, ISO15693, STANDARDS.__contains__)
+    each = [standard] * antennas
+    raw = r.get("antenna_standards")
+    if raw is not None and not isinstance(raw, dict):
+        c.problem(p + ("antenna_standards",), "expected a table of antenna = standard, e.g. { 13 = \"iso14443a\" }, "
+                                              f"got {describe_value(raw)}")
+    for key, value in (raw.items() if isinstance(raw, dict) else ()):
+        kp = p + ("antenna_standards", key)
+        if not key.isdigit() or not 1 <= int(key) <= max(antennas, 1):
+            c.problem(kp, f"expected an antenna number from 1 to {antennas or 64}")
+            continue
+        chosen = c.value(raw, kp, str, expected, None, STANDARDS.__contains__)
+        if chosen is not None and antennas:
+            each[int(key) - 1] = chosen
+    return tuple(each) if any(s != ISO15693 for s in each) else ()
+
+
+def _pin_problem(value: Any, taken: dict[int, str]) -> str | None:
+    """Why ``value`` cannot be a PN5180 line on the header (as [gpio] says it of its pins), or None."""
+    expected = f"a BCM GPIO number from {HEADER_GPIO.start} to {HEADER_GPIO.stop - 1}"
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"expected {expected}, got {describe_value(value)}"
+    if value in RESERVED_GPIO:
+        return f"BCM {value} is reserved for {RESERVED_GPIO[value]} (expected {expected})"
+    if value not in HEADER_GPIO:
+        hint = f"; physical pin {value} is {PHYSICAL_PINS[value]} — this map uses BCM numbers" \
+            if value in PHYSICAL_PINS else ""
+        return f"BCM {value} is not a GPIO of the 40-pin header (expected {expected}{hint})"
+    if value in taken:
+        return f"BCM {value} is already used by {taken[value]} (expected another pin)"
+    return None
+
+
+def _pn5180_link(c: Checker, r: dict, p: tuple[str, ...], antennas: int, taken: dict[int, str]) -> dict[str, Any]:
+    """A ``pn5180`` reader's wiring on the Pi: its SPI bus and clock, and per front end its chip select (a CE line of
+    the bus, or a GPIO), BUSY, RST, switch select and release pins and antennas; the AGC limits. ``taken``: the
+    header's pins used so far by pn5180 readers (this one's are added). A value that is wrong leaves None in the
+    link, so the reader is not made."""
+    name = p[-1]
+    bus = c.value(r, p + ("spi_bus",), int, "an SPI bus of the 40-pin header: 0 (SPI0) or 1 (SPI1)", 0,
+                  SPI_BUSES.__contains__)
+    hz = c.value(r, p + ("spi_hz",), int, "an SPI clock from 100000 to 7000000 Hz (the PN5180 takes at most 7 MHz)",
+                 DEFAULT_SPI_HZ, lambda v: 100_000 <= v <= 7_000_000)
+    link: dict[str, Any] = {"spi_bus": bus, "spi_hz": hz, "frontends": None, "agc": list(DEFAULT_AGC)}
+    agc = r.get("agc")
+    if agc is not None:
+        limits = ("open_below", "detuned_above", "short_above")
+        if not isinstance(agc, dict):
+            c.problem(p + ("agc",), f"expected {{ open_below = N, detuned_above = N, short_above = N }}, got "
+                                    f"{describe_value(agc)}")
+            link["agc"] = None
+        else:
+            for key in agc:
+                if key not in limits:
+                    c.problem(p + ("agc", key), f"unknown key (expected one of: {', '.join(limits)})")
+            values = [c.value(agc, p + ("agc", key), int, "an AGC value from 0 to 1023", default,
+                              lambda v: 0 <= v <= 1023) for key, default in zip(limits, DEFAULT_AGC)]
+            if not values[0] < values[1] < values[2]:
+                c.problem(p + ("agc",), f"expected open_below < detuned_above < short_above, got {values[0]}, "
+                                        f"{values[1]}, {values[2]}")
+                link["agc"] = None
+            elif link["agc"] is not None:
+                link["agc"] = values
+    spi = SPI_BUSES[bus]
+    bus_pins = {pin: f"reader {name!r} ({what})" for pin, what in spi.pins(bus).items()}
+    for pin, what in bus_pins.items():
+        taken.setdefault(pin, what)
+    raw = r.get("frontends")
+    if not isinstance(raw, list) or not raw or not all(isinstance(entry, dict) for entry in raw):
+        c.problem(p + ("frontends",), "missing: one [[readers." + name + ".frontends]] table per PN5180 (cs or nss, "
+                  "busy, rst, select, release, antennas)" if raw is None
+                  else f"expected one [[readers.{name}.frontends]] table per PN5180, got {describe_value(raw)}")
+        return link
+    before = len(c.problems)
+    frontends = []
+    resets: dict[int, int] = {}  # a RST line may be shared by the reader's front ends: pin → the first's number
+    for number, entry in enumerate(raw, start=1):
+        q = p + ("frontends", str(number))
+        for key in entry:
+            if key not in FRONTEND_KEYS:
+                c.problem(q + (key,), f"unknown key (expected one of: {', '.join(FRONTEND_KEYS)})")
+        for key in ("busy", "rst", "select", "release", "antennas"):
+            if key not in entry:
+                c.problem(q + (key,), f"missing (expected {FRONTEND_KEYS[key]})")
+        if ("cs" in entry) == ("nss" in entry):
+            c.problem(q, "give either cs (the bus's chip select line: 0 for CE0, 1 for CE1) or nss (a GPIO as the "
+                         "chip select), not " + ("both" if "cs" in entry else "neither"))
+        fe: dict[str, Any] = {}
+        if "cs" in entry:
+            lines = ", ".join(f"{i} (CE{i}, BCM {pin})" for i, pin in enumerate(spi.chip_selects))
+            fe["cs"] = c.value(entry, q + ("cs",), int, f"a chip select line of SPI{bus}: {lines}", None,
+                               lambda v: 0 <= v < len(spi.chip_selects))
+            owner = next((i for i, other in enumerate(frontends, start=1) if other.get("cs") == fe["cs"]), None)
+            if fe["cs"] is not None and owner:
+                c.problem(q + ("cs",), f"CE{fe['cs']} is already front end {owner}'s chip select")
+        what = {"nss": "chip select (NSS)", "busy": "BUSY", "rst": "RST", "release": "switch release"}
+        for key in ("nss", "busy", "rst", "release"):
+            if key not in entry:
+                continue
+            value = entry[key]
+            if key == "rst" and value in resets:
+                fe[key] = value  # one reset line for several front ends: they start together
+                continue
+            problem = _pin_problem(value, taken)
+            if problem:
+                c.problem(q + (key,), problem)
+                continue
+            fe[key] = value
+            taken[value] = f"reader {name!r} (front end {number}'s {what[key]})"
+            if key == "rst":
+                resets[value] = number
+        select = entry.get("select")
+        if "select" in entry:
+            if not isinstance(select, list) or not 1 <= len(select) <= 3:
+                c.problem(q + ("select",), "expected a list of 1 to 3 pins, the switch's select lines lowest bit "
+                                           f"first (e.g. [5, 6, 12]), got {describe_value(select)}")
+            else:
+                pins = []
+                for bit, value in enumerate(select):
+                    problem = _pin_problem(value, taken)
+                    if problem:
+                        c.problem(q + ("select",), f"select line {bit}: {problem}")
+                        continue
+                    taken[value] = f"reader {name!r} (front end {number}'s switch select line {bit})"
+                    pins.append(value)
+                if len(pins) == len(select):
+                    fe["select"] = pins
+        lines_count = len(select) if isinstance(select, list) and 1 <= len(select) <= 3 else 3
+        fe["antennas"] = c.value(entry, q + ("antennas",), int, f"antennas from 1 to {1 << lines_count} ("
+                                 f"{lines_count} select line{'s' if lines_count > 1 else ''})", None,
+                                 lambda v: 1 <= v <= 1 << lines_count)
+        frontends.append(fe)
+    wired = [FrontEndWiring.of(fe) for fe in frontends if all(fe.get(k) is not None for k in
+                                                                ("busy", "rst", "select", "release", "antennas"))
+             and (fe.get("cs") is not None or fe.get("nss") is not None)]
+    if len(c.problems) == before:
+        total = sum(fe.antennas for fe in wired)
+        if antennas and total != antennas:
+            c.problem(p + ("antennas",), f"{antennas} antennas, but the front ends have {total} "
+                                         f"({' + '.join(str(fe.antennas) for fe in wired)})")
+        elif any(fe.nss is not None for fe in wired) and gpio_chip_select(bus, wired) is None:
+            c.problem(p + ("frontends",), f"a front end's chip select is a GPIO (nss), and every CE line of SPI{bus} "
+                                          "has a front end: the GPIO-selected front ends' frames go through a CE line "
+                                          "with nothing on it (use nss for every front end, or leave a CE free)")
+        else:
+            link["frontends"] = [{k: v for k, v in fe.items() if v is not None} for fe in frontends]
+    return link
+
+
+def _pn5180_pins(doc: dict) -> dict[int, str]:
+    """The header's pins the pn5180 readers of ``doc`` use (their SPI bus and their lines), as the [gpio] check names
+    them; read leniently (the readers' own check reports what is wrong)."""
+    pins: dict[int, str] = {}
+    readers = doc.get("readers")
+    for name, r in (readers.items() if isinstance(readers, dict) else ()):
+        if not isinstance(r, dict) or r.get("backend") != "pn5180":
+            continue
+        bus = r.get("spi_bus", 0)
+        if bus in SPI_BUSES:
+            pins.update({pin: f"reader {name!r} ({what})" for pin, what in SPI_BUSES[bus].pins(bus).items()})
+        frontends = r.get("frontends")
+        for number, fe in enumerate(frontends if isinstance(frontends, list) else (), start=1):
+            if not isinstance(fe, dict):
+                continue
+            named = [(fe.get(key), what) for key, what in (("nss", "chip select (NSS)"), ("busy", "BUSY"),
+                                                            ("rst", "RST"), ("release", "switch release"))]
+            select = fe.get("select")
+            named += [(pin, f"switch select line {bit}") for bit, pin in enumerate(select)] \
+                if isinstance(select, list) else []
+            for pin, what in named:
+                if isinstance(pin, int) and not isinstance(pin, bool):
+                    pins.setdefault(pin, f"reader {name!r} (front end {number}'s {what})")
+    return pins
+
+
+def _check_standards(c: Checker, readers: dict[str, ReaderSettings], zones: dict[str, tuple[str, int]],
+                     deck: dict[str, str], chips: "ChipSettings | None") -> None:
+    """The active deck's tags and the active chip set's must be of a standard the antennas of their zones read: an
+    ISO 14443A deck on ISO 15693 antennas would never be seen."""
+    for what, tags, holds, key in (("the active deck's cards", deck, ("cards", "piles"), ("table", "active_deck")),
+                                   ("the active chip set's chips", chips.chips if chips else {}, ("chips",),
+                                    ("chips", "active_set"))):
+        carried = {uid_standard(uid) for uid in tags}
+        if len(carried) > 1:
+            c.problem(key, f"{what} carry both ISO 15693 and ISO 14443A tags, but an antenna reads one standard: "
+                           "some of them would not be read where they lie (expected tags of one standard)")
+            continue
+        if not carried:
+            continue
+        wrong: dict[str, list[int]] = {}  # reader → antennas that read another standard
+        for zone, (reader, antenna) in zones.items():
+            if Zone.parse(zone).holds in holds and reader in readers \
+                    and readers[reader].standard(antenna) not in carried:
+                wrong.setdefault(reader, []).append(antenna)
+        for reader, antennas in wrong.items():
+            settings = readers[reader]
+            read = sorted({settings.standard(a) for a in antennas})
+            tagged = " and ".join(STANDARDS[s] for s in sorted(carried))
+            fix = f"standard = \"{next(iter(carried))}\"" if len(carried) == 1 else "one standard for the deck"
+            c.problem(("readers", reader, "standard"),
+                      f"antenna{'s' if len(antennas) > 1 else ''} {_spans(antennas)} "
+                      f"read{'' if len(antennas) > 1 else 's'} "
+                      f"{' and '.join(STANDARDS[s] for s in read)}, but {what} carry {tagged} tags: they would never "
+                      f"be read (expected {fix}, or antenna_standards for those antennas)")
+
+
+def _spans(numbers: list[int]) -> str:
+    """1, 2, 3, 5 → "1-3, 5"."""
+    spans: list[list[int]] = []
+    for n in sorted(numbers):
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in spans)
 
 
 def _flatten_zones(node: dict, path: tuple[str, ...]):

@@ -1,5 +1,6 @@
 """Figures that choose the reader hardware, from the reader firmware (``firmware/``) running in the MicroPython
-unix port on the register-level PN5180 board model (``sim.pn5180``), whose ISO 15693 air timing is the standard's.
+unix port on the register-level PN5180 board model (``sim.pn5180``), whose air timing is each standard's (ISO 15693,
+ISO 14443-A).
 
 Two times are given for each figure:
 
@@ -9,8 +10,9 @@ Two times are given for each figure:
   model: an upper bound for the Pico only as far as the socket is slower than the Pico's SPI (not measured).
 
 Figures: the time of one antenna's dwell against what lies on it (2 cards; stacks of 10, 20 and 40 chips; a
-muck of 40 cards), read whole; a whole 10-seat table (25 antennas) with 1, 2 and 4 front ends; the arrival of a
-dealt card under two schedules; and the firmware's memory with the Pico's heap size.
+muck of 40 cards), read whole; the same for cards of either standard side by side (2 cards, 10 cards, a muck of
+40); a whole 10-seat table (25 antennas) with 1, 2 and 4 front ends; the arrival of a dealt card under two
+schedules; and the firmware's memory with the Pico's heap size.
 """
 
 from __future__ import annotations
@@ -35,6 +37,26 @@ CARD = "E0040150C3%06X"
 CHIP = "E0040150D1%06X"
 LOADS = (("2 cards", CARD, 2), ("stack of 10 chips", CHIP, 10), ("stack of 20 chips", CHIP, 20),
          ("stack of 40 chips", CHIP, 40), ("muck of 40 cards", CARD, 40))
+
+
+def ntag_uids(count: int, seed: int = 1) -> list[str]:
+    """7-byte ISO 14443-A UIDs as NTAG21x cards carry them: 04 (NXP), then six serial bytes, here at random: cards
+    rarely share their first three UID bytes, so nearly every card is a group of its own at cascade level 2 (the
+    most SELECTs). Never 88, the cascade tag, as the fourth byte (ISO/IEC 14443-3 keeps it out)."""
+    rng = random.Random(seed)
+    uids: list[str] = []
+    while len(uids) < count:
+        serial = bytes(rng.randrange(256) for _ in range(6))
+        uid = ("04" + serial.hex()).upper()
+        if serial[2] != 0x88 and uid not in uids:
+            uids.append(uid)
+    return uids
+
+
+# Cards of either standard, one antenna, read whole: load -> count
+CARD_LOADS = (("2 cards", 2), ("10 cards", 10), ("muck of 40 cards", 40))
+STANDARDS = {"iso15693": CARD, "iso14443a": ntag_uids}
+
 # A 10-seat table mid-hand: zone -> tags lying on it
 TABLE = ([(Zone("cards", i).name, CARD, 2) for i in range(1, 11)]
          + [(Zone("bets", i).name, CHIP, 10) for i in range(1, 11)]
@@ -76,9 +98,10 @@ class _Host:
         self.port.close()
 
 
-def _run(field: _Field, frontends: list[int], schedule: list[tuple[int, int]], job, heap_kb: int | None = None):
+def _run(field: _Field, frontends: list[int], schedule: list[tuple[int, int]], job, heap_kb: int | None = None,
+         standards: str | None = None):
     with tempfile.TemporaryDirectory(prefix="rfid-table-bench-") as directory:
-        device = ModelledReader(field, config=firmware_config(frontends, schedule),
+        device = ModelledReader(field, config=firmware_config(frontends, schedule, standards),
                                 link_path=Path(directory) / "reader", heap_kb=heap_kb)
         host = _Host(device.path)
         try:
@@ -92,10 +115,11 @@ def _air_s(device: ModelledReader) -> list[float]:
     return [chip.air_s for chip in device.board.chips]
 
 
-def measure_dwell(uid_format: str, count: int, dwells: int = 6) -> dict:
-    """One antenna on one front end, its dwell long enough to read the load whole every time."""
+def measure_dwell(uid_format, count: int, dwells: int = 6, standard: str = "iso15693") -> dict:
+    """One antenna on one front end running ``standard``, its dwell long enough to read the load whole every time.
+    ``uid_format``: a format for the tags' numbers 1, 2, ..., or a function giving ``count`` UIDs."""
     field = _Field()
-    field.tags[1] = [uid_format % (i + 1) for i in range(count)]
+    field.tags[1] = uid_format(count) if callable(uid_format) else [uid_format % (i + 1) for i in range(count)]
 
     def job(device, host):
         host.inventories(lambda f: len(f) >= 2)  # settled
@@ -107,7 +131,17 @@ def measure_dwell(uid_format: str, count: int, dwells: int = 6) -> dict:
         return {"ms": round(1000 * statistics.mean(b - a for a, b in zip(times, times[1:])), 1),
                 "air_ms": round(1000 * air / dwells, 1), "read_whole": whole}
 
-    return _run(field, [1], [(0, 2000)], job)
+    return _run(field, [1], [(0, 2000)], job, standards=standard)
+
+
+def measure_cards(dwells: int = 6, progress=lambda message: None) -> dict:
+    """Cards of each standard on one antenna, side by side: load -> standard -> the dwell's figures."""
+    figures: dict = {}
+    for name, count in CARD_LOADS:
+        for standard, uids in STANDARDS.items():
+            progress(f"reader model: one antenna, {name}, {standard} ...")
+            figures.setdefault(name, {})[standard] = measure_dwell(uids, count, dwells, standard)
+    return figures
 
 
 def _spread(antennas: int, frontends: int) -> list[int]:
@@ -186,12 +220,17 @@ def measure_arrival(design: str, cards: int = 12, seed: int = 1) -> dict:
     return _run(field, _spread(len(antennas), frontends), [(w, dwell(a)) for w, a in enumerate(antennas)], job)
 
 
-def measure_memory(passes: int = 120) -> dict:
+def measure_memory(passes: int = 120, standard: str = "iso15693") -> dict:
     """The firmware with the Pico's heap size: the most heap alive after a collection, and the allocation per pass
-    (which includes the stand-in machine module's socket messages: the Pico's machine module is C and makes none)."""
+    (which includes the stand-in machine module's socket messages: the Pico's machine module is C and makes none).
+    Every antenna runs ``standard``: a stack (chips; ISO 14443-A: a muck of 40 cards) and three of 2 cards."""
     field = _Field()
-    field.tags[1] = [CHIP % (i + 1) for i in range(40)]
-    field.tags[2] = [CARD % (i + 1) for i in range(2)]
+    if standard == "iso14443a":
+        uids = ntag_uids(46)
+        field.tags[1], field.tags[2] = uids[:40], uids[40:42]
+    else:
+        field.tags[1] = [CHIP % (i + 1) for i in range(40)]
+        field.tags[2] = [CARD % (i + 1) for i in range(2)]
 
     def job(device, host):
         host.inventories(lambda f: sum(1 for _, m in f if InventoryFlag.CYCLE_END in m.flags) >= passes, 120)
@@ -203,7 +242,7 @@ def measure_memory(passes: int = 120) -> dict:
         return {"heap_kb": PICO_HEAP_KB, "heap_live_max_kb": round(max(live) / 1024, 1),
                 "allocated_per_pass_bytes": int(lines[-1][3])}
 
-    return _run(field, [2, 2], [(0, 400), (1, 25), (2, 25), (3, 25)], job, heap_kb=PICO_HEAP_KB)
+    return _run(field, [2, 2], [(0, 400), (1, 25), (2, 25), (3, 25)], job, heap_kb=PICO_HEAP_KB, standards=standard)
 
 
 def measure_reader(progress=lambda message: None) -> dict:
@@ -214,6 +253,7 @@ def measure_reader(progress=lambda message: None) -> dict:
     for name, uid_format, count in LOADS:
         progress(f"reader model: one antenna, {name} ...")
         results["dwell"][name] = measure_dwell(uid_format, count)
+    results["cards"] = measure_cards(progress=progress)
     for frontends in (1, 2, 4):
         progress(f"reader model: a 10-seat table on {frontends} front end(s) ...")
         results["table"][f"{frontends} front ends"] = measure_table(frontends)
@@ -222,6 +262,7 @@ def measure_reader(progress=lambda message: None) -> dict:
         results["arrival"][design] = measure_arrival(design)
     progress("reader model: memory with the Pico's heap ...")
     results["memory"] = measure_memory()
+    results["memory_iso14443a"] = measure_memory(standard="iso14443a")
     return results
 
 
@@ -232,15 +273,27 @@ def report_lines(results: dict) -> list[str]:
     for name, figure in results["dwell"].items():
         lines.append(f"  dwell, {name:<18} {figure['ms']:7.1f} ms  (air {figure['air_ms']:6.1f} ms)"
                      f"{'' if figure['read_whole'] else '  NOT READ WHOLE'}")
+    if results.get("cards"):
+        lines.append("  cards on one antenna, read whole:  ISO 15693 air / unix port   ISO 14443-A air / unix port")
+        for name, by_standard in results["cards"].items():
+            cells = []
+            for standard in STANDARDS:
+                figure = by_standard.get(standard)
+                cells.append(f"{figure['air_ms']:6.1f} / {figure['ms']:6.1f} ms"
+                             f"{'' if figure['read_whole'] else ' NOT READ WHOLE'}" if figure else "-")
+            lines.append(f"    {name:<18} {cells[0]:>30}   {cells[1]:>30}")
     for name, figure in results["table"].items():
         lines.append(f"  10-seat table ({figure['antennas']} antennas), {name}: {figure['ms']:7.1f} ms a pass "
                      f"(air {figure['air_ms']:6.1f} ms)")
     for name, figure in results["arrival"].items():
         lines.append(f"  dealt card reported, {name}: p50 {figure['p50_ms']} ms, max {figure['max_ms']} ms "
                      f"(air of a pass {figure['pass_air_ms']} ms)")
-    memory = results["memory"]
-    lines.append(f"  memory, {memory['heap_kb']} KB heap: at most {memory['heap_live_max_kb']} KB live, "
-                 f"{memory['allocated_per_pass_bytes']} bytes allocated per pass (stand-in machine module included)")
+    for key, standard in (("memory", "ISO 15693"), ("memory_iso14443a", "ISO 14443-A")):
+        memory = results.get(key)
+        if memory:
+            lines.append(f"  memory, {standard}, {memory['heap_kb']} KB heap: at most {memory['heap_live_max_kb']} KB "
+                         f"live, {memory['allocated_per_pass_bytes']} bytes allocated per pass (stand-in machine "
+                         "module included)")
     return lines
 
 

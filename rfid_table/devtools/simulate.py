@@ -59,9 +59,10 @@ MAX_BACKLOG = 500  # messages
 LINK_FAULTS = (Fault.BIT_FLIP, Fault.DROP, Fault.DUPLICATE, Fault.TRUNCATE, Fault.GARBAGE)
 PTY_WAIT_S = 0.05  # how long to wait for bytes in flight through the pty before stepping on
 # --link: the table firmware's emulator, the HAL in-process, and the readers that run on the wall clock (what they are)
-LINKS = ("pty", "direct", "firmware", "metratec", "feig")
+LINKS = ("pty", "direct", "firmware", "metratec", "feig", "pn5180")
+SIMULATED_FLOOR = "floor/simulator"  # how the table signs the simulated floor's commands (role/user)
 REAL_TIME_LINKS = {"firmware": "firmware on the modelled board", "metratec": "emulator of a Metratec reader",
-                   "feig": "emulator of a Feig reader"}
+                   "feig": "emulator of a Feig reader", "pn5180": "PN5180 backend of a Pi on the modelled board"}
 
 
 
@@ -233,6 +234,10 @@ class SimulatedTable:
             self._links_dir = tempfile.TemporaryDirectory(prefix="rfid-table-sim-")
         if self.options.link == "firmware":
             from sim.pn5180 import ModelledReader, table_firmware_config  # noqa: PLC0415 (only when asked)
+        if self.options.link == "pn5180":
+            from sim.spidev_model import modelled_pi_reader  # noqa: PLC0415 (only when asked)
+
+            return modelled_pi_reader(self.config, settings, self.field)
 
             device = ModelledReader(self.field, reader=settings.name,
                                     config=table_firmware_config(self.config, settings.name, settings.antennas),

@@ -136,13 +136,19 @@ def _read_config_text(path: str) -> str:
         raise
 
 
-def _placeholder_deck(taken: set[str]) -> dict[str, str]:
-    """52 tags that nothing else uses, standing in for the deck until it is read."""
-    for prefix in ("00000000000000", "0000000000000F", "FFFFFFFFFFFFF0"):
-        cards = {card: f"{prefix}{i:02X}" for i, card in enumerate(FULL_DECK)}
-        if not taken & set(cards.values()):
-            return cards
-    raise AssertionError("no free placeholder tags")  # pragma: no cover
+def _placeholder_decks(taken: set[str]) -> list[dict[str, str]]:
+    """52 tags that nothing else uses, standing in for the deck until it is read: ISO 15693 UIDs, then ISO 14443A
+    ones (the deck's standard is known once it is read; the table's antennas may read either)."""
+    decks = []
+    for prefixes in (("E0000000000000", "E000000000000F", "E0FFFFFFFFFFF0"), ("000000000000", "FFFFFFFFFFF0")):
+        for prefix in prefixes:
+            cards = {card: f"{prefix}{i:02X}" for i, card in enumerate(FULL_DECK)}
+            if not taken & set(cards.values()):
+                decks.append(cards)
+                break
+    if not decks:
+        raise AssertionError("no free placeholder tags")  # pragma: no cover
+    return decks
 
 
 @dataclass
@@ -160,9 +166,16 @@ def plan_deck(path: str, deck_id: str, replace: bool, registry: ChipRegistry | N
         load_config(path)  # the syntax error, with its line
         raise
     taken = {uid.upper() for deck in (doc.get("decks") or {}).values() if isinstance(deck, dict) for uid in deck}
-    placeholder = _placeholder_deck(taken)
-    placement = place_deck(text, deck_id, deck_section(deck_id, placeholder), replace)
-    config = _validate_text(placement.text, path, placement)
+    failed = None
+    for placeholder in _placeholder_decks(taken):
+        placement = place_deck(text, deck_id, deck_section(deck_id, placeholder), replace)
+        try:
+            config = _validate_text(placement.text, path, placement)
+            break
+        except ConfigError as exc:  # (an active deck on antennas of the other standard: the next placeholder)
+            failed = failed or exc
+    else:
+        raise failed
     decks = {d: cards for d, cards in config.decks.items() if d != deck_id}
     known = known_tags(decks, registry)
     if not os.access(path, os.W_OK):

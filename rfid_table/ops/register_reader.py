@@ -2,9 +2,10 @@
 loop that feeds a registration session the antenna's inventory cycles and the technician's typed lines.
 
 Tags are read through the HAL exactly as the daemon reads them: the configured reader's backend (``serial``
-or ``usb`` over the firmware protocol), one inventory cycle at a time. For a ``sim`` reader, ``--simulate``
-lets a virtual technician place new tags on a simulated field (``rfid_table.devtools.register_sim``, handed in by
-the command line).
+or ``usb`` over the firmware protocol, ``pn5180`` on the Pi's own SPI bus), one inventory cycle at a time. A tag
+whose UID no deck or chip set can hold (a 4-byte ISO 14443A one) is refused as it is read. For a ``sim`` reader,
+``--simulate`` lets a virtual technician place new tags on a simulated field (``rfid_table.devtools.register_sim``,
+handed in by the command line).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Callable, TextIO
 
 from hal.reader_backend import ReaderBackend
 from hal.readers import SimulatedReader, open_reader
+from rfid_table.config.registry import uid_problem
 from rfid_table.config.table import TableConfig
 from rfid_table.ops.register_config import Abort
 
@@ -106,6 +108,7 @@ def run_session(session, reader: ReaderBackend, antenna: int, say: Callable[[str
     """
     simulated = isinstance(reader, SimulatedReader)
     link = reader.link
+    unusable: set[str] = set()  # tags whose UID no deck or chip set can hold (said once each)
     started = now = time.monotonic() if not virtual_clock else 0.0
     cycle = 0
     hinted = False
@@ -113,7 +116,13 @@ def run_session(session, reader: ReaderBackend, antenna: int, say: Callable[[str
     while not session.done:
         for inventory in reader.poll(now):
             cycle += 1
-            session.feed(cycle, inventory.t, (read.uid for read in inventory.reads if read.antenna == antenna))
+            uids = [read.uid for read in inventory.reads if read.antenna == antenna]
+            for uid in uids:
+                problem = uid_problem(uid) if uid not in unusable else None
+                if problem:
+                    unusable.add(uid)
+                    say(f"     !  refused: tag {uid} is {problem}: take it off")
+            session.feed(cycle, inventory.t, (uid for uid in uids if uid not in unusable))
             if session.done:
                 return
         for event in reader.device_events():

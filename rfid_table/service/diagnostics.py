@@ -59,7 +59,7 @@ class DiagnosticsCollector:
         report: dict = {"t": round(now, 3), "readers": {}, "zones": {}, "unmapped_reads": tracker.unmapped_reads}
         for reader in readers:
             link = reader.link
-            entry: dict = {"link": "simulated (in-process)" if link is None else link.stats.state,
+            entry: dict = {"link": reader.link_state,
                            "cycles_per_s": round(self._cycles[reader.name] / elapsed, 1),
                            "reads_per_s": {str(antenna): round(count / elapsed, 1)
                                            for (name, antenna), count in sorted(self._reads.items())

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from hal.reader_backend import ReaderUnavailable
 from hal.readers import open_reader
 from rfid_table.config.table import EX_CONFIG, TableConfig
 from rfid_table.service import systemd
@@ -79,7 +80,7 @@ class HardwareWait:
     the window closed late: the next cycle's frames are then taken in as they come, to see its end on time again.
     Not while the reader is watching antennas for a card's deciding read (``FirmwareReader.watching``): then each
     frame is taken in as it comes, and one of those antennas wakes the table at once. Nor for a reader paced by the
-    host (``link.paced_by_host``: it sends its next answer only once the last was taken in).
+    host (``paced_by_host``: it sends its next answer only once the last was taken in).
     """
 
     QUIET_SHARE = 0.9  # of a cycle, for a reader whose antenna count is not known
@@ -114,8 +115,7 @@ class HardwareWait:
                 if mono < quiet_until and not reader.watching:
                     until = min(until, quiet_until)
                     continue
-                transport = reader.link.transport
-                fd = transport.fileno() if transport is not None else None
+                fd = reader.fileno()
                 if fd is not None:
                     reader_at[fd] = reader
             committed = self.writer.fileno() if self.writer is not None else None
@@ -150,7 +150,7 @@ class HardwareWait:
         cycles = reader.cycles_emitted
         if cycles != self._cycles_seen[reader.name]:
             self._cycles_seen[reader.name] = cycles
-            if reader.name in self.cycle_s and not reader.link.paced_by_host:
+            if reader.name in self.cycle_s and not reader.paced_by_host:
                 self._quiet_after_cycle(reader.name, mono, cycles, gathered)
 
     def _quiet_after_cycle(self, name: str, mono: float, cycles: int, gathered: bool) -> None:
@@ -227,7 +227,12 @@ def run_table(config: TableConfig, config_path: str, journal_path: str | None = 
     stop.install()  # from the start: SIGTERM during the start-up ends the daemon as cleanly as later
     journal_path = journal_path or config.journal_path
     journal = open_journal(journal_path, config, new_journal) if journal_path else None
-    readers = [open_reader(r.name, r.backend, r.antennas, r.link, cycle_s=r.cycle_s) for r in config.readers.values()]
+    try:
+        readers = [open_reader(r.name, r.backend, r.antennas, r.link, cycle_s=r.cycle_s)
+                   for r in config.readers.values()]
+    except ReaderUnavailable as exc:  # no SPI device, no permission: nothing to retry, the technician must act
+        print(f"rfid-table run: {exc}", file=sys.stderr)
+        return EX_CONFIG
     epoch = journal.epoch if journal is not None else secrets.token_hex(8)
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch, journaled=journal is not None)
     clock = system_clock()  # table time for every timer and the delay; the wall clock only stamps events
@@ -265,7 +270,7 @@ def run_table(config: TableConfig, config_path: str, journal_path: str | None = 
     def step(now: float, wall: float) -> None:
         pipeline.step(now, wall)
         # systemd's watchdog is fed while every reader link is up, or down for less than the grace period.
-        monitor.loop(time.monotonic(), {r.name: r.link.is_up for r in readers}, publisher.connected,
+        monitor.loop(time.monotonic(), {r.name: r.link_up for r in readers}, publisher.connected,
                      f"hand {pipeline.controller.hand}")
 
     try:

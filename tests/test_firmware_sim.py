@@ -15,9 +15,13 @@ RFID_TABLE = [str(COMMAND)] if COMMAND.exists() else [sys.executable, "-m", "rfi
 
 
 @requires_micropython
-def test_sim_with_the_firmware_link_plays_a_hand_read_by_the_firmware(broker, recorder_factory):
-    recorder = recorder_factory("rfid-table/sixmax-1/secure/events")
-    done = subprocess.run(RFID_TABLE + ["sim", "--config", str(TABLE_6), "--link", "firmware", "--hands", "1",
+def test_sim_with_the_firmware_link_plays_a_hand_read_by_the_firmware(broker, recorder_factory, tmp_path):
+    # a table id of its own: another test's table on this worker's broker publishes under sixmax-1
+    table = tmp_path / "table.toml"
+    table.write_text(TABLE_6.read_text(encoding="utf-8").replace('id = "sixmax-1"', 'id = "firmware-link"'),
+                     encoding="utf-8")
+    recorder = recorder_factory("rfid-table/firmware-link/secure/events")
+    done = subprocess.run(RFID_TABLE + ["sim", "--config", str(table), "--link", "firmware", "--hands", "1",
                                         "--pace", "1", "--players", "2", "--seed", "3", "--host", broker.host,
                                         "--port", str(broker.port)], capture_output=True, text=True, timeout=90)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -120,7 +120,7 @@ class Ruling(NamedTuple):
     """The answer to one input. ``ok=False``: nothing changed. ``needs_floor``: a rule leaves a choice open.
 
     The betting engine is pure and knows no outbox: it returns its rulings, and the chip layer
-    (``controller.chip_betting``) turns them into events."""
+    (``controller.hand_reading``, through ``controller.chip_events``) turns them into events."""
 
     ok: bool
     code: str

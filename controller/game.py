@@ -33,7 +33,8 @@ import math
 from functools import partial
 from typing import Any, Callable, Mapping
 
-from controller.chip_betting import MUCKED_WINNER, BettingSetup, ChipBetting
+from controller.chip_betting import BettingSetup, ChipBetting
+from controller.chip_events import MUCKED_WINNER
 from controller.clock import ActionClock, ClockSettings
 from controller.commands import Apply, Command, CommandTable, Handler, Refusal, unavailable
 from controller.conduct import ConductRules, RuleEvent

@@ -1,0 +1,32 @@
+"""The table as the chip layer reads every hand against it (``ChipTable``): the configuration's part of it
+(``controller.chip_betting.BettingSetup``) and what follows from it once, the house's rule profile, the game and the
+chip values in play."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from controller.betting import VARIANTS, Variant
+from controller.rules import RuleProfile, profile as rule_profile
+
+if TYPE_CHECKING:
+    from controller.chip_betting import BettingSetup
+
+
+@dataclass(frozen=True)
+class ChipTable:
+    """Fixed for the table's life: the configuration, the house's rule profile, the game, the chip values in play,
+    the seats around the table and the hole cards a seat is dealt."""
+
+    setup: BettingSetup
+    rules: RuleProfile
+    variant: Variant
+    chip_values: tuple[int, ...]
+    seats: int
+    hole_cards: int
+
+    @classmethod
+    def of(cls, setup: BettingSetup, seats: int, hole_cards: int) -> ChipTable:
+        return cls(setup, rule_profile(setup.rules), VARIANTS[setup.variant], tuple(sorted(set(setup.chips.values()))),
+                   seats, hole_cards)

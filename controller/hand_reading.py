@@ -1,0 +1,530 @@
+"""One hand as the cards and the chips tell it (``HandReading``): made when the hand starts, replaced when the next
+one starts (or the deal is void), so nothing of one hand outlives it and nothing is cleared by hand.
+
+The chip layer (``controller.chip_betting``) keeps what lasts from hand to hand (the chips lying on the table, the
+stacks, the players, the button, a bomb pot agreed) and hands each event on to the hand's reading, which holds the
+deal and the board the card controller reported, the betting engine with every input it took
+(``controller.engine_log``), the chips settling in the betting zones and the pot (``controller.chip_settling``), and
+the rulings of the hand that wait for the floor. It reads the pushes, infers the checks nobody sees, closes the
+streets and, at the hand's end, has the pots awarded (``controller.hand_award``).
+
+* checks are never seen: the engine infers them when a later seat bets, and at the next board card the seats still
+  to act with nothing to call are taken to have checked;
+* the dealer collecting the bets (the round is complete and chips leave the betting zones, or the next board card
+  arrives) ends the street; once the pot zone has settled it must hold what the engine says the pot is, otherwise a
+  ``chip_count`` event says by how much it differs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+from controller.betting import BettingHand, Ruling
+from controller.chip_events import HAND_RESTORED, MUCKED_WINNER, ChipEvents
+from controller.chip_opening import Opening, posted_chip_counts
+from controller.chip_settling import PushReader, Settling
+from controller.chip_table import ChipTable
+from controller.commands import Refusal
+from controller.engine_log import Check, Declare, EndStreet, EngineInput, EngineLog, Fold, Push, UndoPoint, UndoStack
+from controller.hand_award import award_hand
+from controller.showdown import hand_rank
+from hal.zone_names import Zone
+
+DEAL_SETTLE_S = 0.5  # the deal is taken as over this long after its last card, unless the betting begins sooner
+
+
+class HandReading:
+    def __init__(self, table: ChipTable, events: ChipEvents, zones: Mapping[str, Mapping[str, int]],
+                 players: Mapping[int, Mapping[str, str]], started_t: float):
+        self.table = table
+        self.events = events
+        self.zones = zones  # the chips lying on each chip zone now, kept by the chip layer
+        self.players = players  # seat → the player the floor seated: the names go into the hand history
+        self.started_t = started_t  # on the table clock: the hand histories number hands by it
+        self.dealt_order: list[int] = []  # seats in the order their first card arrived
+        self.dealt: dict[int, int] = {}  # seat → hole cards received
+        self.hole: dict[int, list[str]] = {}
+        self.last_card_at = 0.0
+        self.board: list[str] = []
+        self.later_boards: dict[int, list[str]] = {}  # board number (2, 3, ...) → its cards: runs, a double board
+        # run it twice or three times (CA Actions 8): (runs, the pots agreed or None for all), once agreed
+        self.runs: tuple[int, tuple[int, ...] | None] | None = None
+        self.runs_from = 0  # board cards dealt when the runs were agreed: every run shares them
+        self.start_refused = False  # the betting could not start; tried again at the next card or chip
+        self.log: EngineLog | None = None  # the betting engine, once the betting has begun, and its inputs
+        self.pushes: PushReader | None = None  # how a settled motion is read, once the betting has begun
+        self.known_stacks = False  # the stacks were counted, not assumed
+        self.settling = Settling(table.setup.settle_s, table.setup.pile_s)
+        self.undo = UndoStack()
+        self.ended = False
+        self.counted: set[int] = set()  # seats whose stack the floor entered during this hand
+        self.mucked_winner: int | None = None  # a winning hand the dealer mucked, until the floor answers
+        self.waiting_award: tuple[dict, dict] | None = None  # the hand ended first: its award waits for that answer
+
+    @property
+    def engine(self) -> BettingHand | None:
+        return self.log.engine if self.log is not None else None
+
+    # ---- the cards ---------------------------------------------------------------------------------------
+
+    def card_dealt(self, seat: int, count: int, card: str, t: float) -> None:
+        if seat not in self.dealt:
+            self.dealt_order.append(seat)
+        self.dealt[seat] = count
+        self.hole.setdefault(seat, []).append(card)
+        self.last_card_at = t
+
+    def board_corrected(self, board: Sequence[str]) -> None:
+        self.board = list(board)  # the floor's pick of a burn card (TDA 39): the board as it is now
+
+    def later_board_card(self, number: int, card: str) -> None:
+        self.later_boards.setdefault(number, []).append(card)  # a later run's or the second board's
+
+    def board_card(self, card: str, position: int, t: float) -> None:
+        self.board.append(card)
+        street = {1: 1, 4: 2, 5: 3}.get(position)
+        hand = self.engine
+        if street is not None and hand is not None and hand.street_index < street:
+            self._close_street(t)  # unless the dealer already collected the bets
+
+    def fold(self, seat: int) -> None:
+        hand = self.engine
+        if hand is None or self.ended:
+            return
+        self._settle_all()
+        if hand.status == "showdown":  # the betting is over: the dealer is gathering the losers' cards
+            self._check_mucked_winner(seat)
+        else:
+            # on the river with nothing to call the table cannot tell a fold from a hand mucked after
+            # unseen checks: the fold stands (TDA 54-5), a winning hand goes to the floor
+            if hand.street == "river" and hand.to_call(seat) == 0:
+                self._check_mucked_winner(seat)
+            self._apply(self._act(Fold(seat)))
+
+    # ---- the chips ---------------------------------------------------------------------------------------
+
+    def moved(self) -> None:
+        """A card or a chip moved: a betting that could not begin is tried again."""
+        self.start_refused = False
+
+    def chip_arrived(self, uid: str, value: int, what: str, seat: int | None, t: float) -> None:
+        """A chip of the set arrived in a chip zone (``what``: its kind)."""
+        if what == "pot":
+            self.settling.into_pot(uid, t)
+        elif what == "bets" and self.log is not None and not self.ended:
+            self.settling.moved(seat, t).arrived.append(uid)
+        elif what == "stack":
+            self.settling.into_stack(seat, uid, value)
+
+    def pot_leaving(self, t: float) -> None:
+        """A chip is leaving the pot: the pot is being pushed to the winner, so it is counted as it was."""
+        settling = self.settling
+        if settling.pot_check_due and self.log is not None and t - settling.pot_changed_at >= settling.settle_s:
+            self._check_pot()
+
+    def chip_left(self, uid: str, what: str, seat: int | None, t: float) -> None:
+        if what == "pot":
+            self.settling.out_of_pot(t)
+        elif what == "bets" and self.log is not None and not self.ended:
+            self.settling.out_of_bets(uid, seat)
+
+    def stacks_counted(self, seats: Sequence[int]) -> None:
+        """The floor counted these stacks during the hand: the hand's result must not overwrite the count."""
+        if self.log is not None and not self.ended:
+            self.counted.update(seats)
+
+    # ---- time --------------------------------------------------------------------------------------------
+
+    def next_due(self) -> float:
+        """The earliest time :meth:`tick` has something to do: the deal settled (see :meth:`deal_settled`), a push
+        settled, the pot to count; -inf while chips that left a betting zone wait to be placed (the next tick
+        does)."""
+        if self.settling.departed:
+            return -math.inf
+        due = math.inf
+        if self.log is None and self.dealt and not self.start_refused:
+            due = self.last_card_at + DEAL_SETTLE_S
+        return min(due, self.settling.next_due(self.log is not None))
+
+    def deal_settled(self, now: float) -> bool:
+        """The deal's last card is ``DEAL_SETTLE_S`` old and the betting has not begun: time to begin it."""
+        return (self.log is None and bool(self.dealt) and now - self.last_card_at >= DEAL_SETTLE_S
+                and not self.start_refused)
+
+    def tick(self, now: float) -> None:
+        settling = self.settling
+        if settling.departed:
+            self._resolve_departures(now)
+        for seat in settling.settled(now):
+            self._settle(seat)
+        if self.log is not None and settling.pot_settled(now):
+            self._check_pot()
+
+    # ---- the betting begins ------------------------------------------------------------------------------
+
+    def would_start(self, betting_input: bool) -> bool:
+        """Whether the deal is over, so that the betting begins (see ``ChipBetting.start_if_dealt``)."""
+        return self.log is None and not self.ended and bool(self.dealt) and self._deal_complete(betting_input)
+
+    def _deal_complete(self, betting_input: bool) -> bool:
+        if len(self.dealt_order) < 2 or self.dealt[self.dealt_order[0]] < 2:
+            return False  # the first round is not over until the first seat gets its second card
+        return betting_input or all(self.dealt[s] >= self.table.hole_cards for s in self.dealt_order)
+
+    def start_betting(self, opening: Opening, t: float) -> None:
+        try:
+            log = EngineLog(opening)
+        except ValueError as exc:  # e.g. a seat dealt in with no chips: the floor must look
+            self.events.ruling("betting_unread", None, f"seats {opening.seats}: {exc}", [], True)
+            # Tried again when a card or a chip moves, not at every tick: nothing else can change the answer.
+            self.start_refused = True
+            return
+        self.log = log
+        hand = log.engine
+        seats, bets, stakes, bomb = opening.seats, opening.bets, opening.stakes, opening.bomb_pot
+        posters = seats if bomb is not None else (opening.sb, opening.bb)
+        forced = [c for s in posters if s is not None for c in bets[s]] + opening.pot
+        self.pushes = PushReader(self.table.setup.chips, self.table.rules.unplayable_chips,
+                                 min(forced) if forced else None, stakes)
+        self.known_stacks = opening.known
+        self.events.emit("betting_started", {
+            "button": opening.button, "seats": hand.order, "small_blind": stakes.small_blind,
+            "big_blind": stakes.big_blind, "ante": stakes.ante, "big_blind_ante": stakes.big_blind_ante,
+            "level": opening.level,
+            "bomb_pot": {"amount": bomb[0], "flip": bomb[1]} if bomb is not None else None,
+            "stacks": {str(s): opening.stacks[s] for s in seats} if opening.known else None,
+            "rules": self.table.rules.name,
+        })
+        for action in hand.actions:
+            self.events.action(action, hand)
+        for count in posted_chip_counts(opening, hand):
+            self.events.chip_count(*count)
+        if bomb is not None:
+            return
+        for s in hand.order:  # chips a non-forced seat pushed before the deal was over: its first action
+            if bets[s] and not opening.posted_forced_bet(s, hand):
+                self._apply(self._act(Push(s, tuple(bets[s]))), chips=bets[s], withdrawn=[])
+
+    # ---- questions of the other parts --------------------------------------------------------------------
+
+    def substantial_action(self) -> bool:
+        return self.log is not None and self.log.engine.substantial_action()
+
+    def round_open(self) -> bool:
+        hand = self.engine
+        if hand is None or self.ended or hand.status != "betting" or self.settling.motions:
+            return False
+        seat = hand.to_act()
+        return seat is not None and hand.to_call(seat) > 0
+
+    def street_action(self) -> bool:
+        hand = self.engine
+        if hand is None or self.ended or hand.status != "betting":
+            return False
+        return bool(self.settling.motions) or hand.street_acted()
+
+    def bomb_pot_played(self) -> bool:
+        """The betting of this hand was a bomb pot's or a flip's."""
+        return self.log is not None and bool(self.log.engine.bomb_pot)
+
+    def accepts_declarations(self) -> bool:
+        return self.log is not None and not self.ended
+
+    def turn(self) -> tuple[int | None, int]:
+        """The seat to act, while the betting takes declarations, and what it must put in to call (None and 0 when
+        no seat is to act)."""
+        if not self.accepts_declarations():
+            return None, 0
+        hand = self.log.engine
+        seat = hand.to_act()
+        return (seat, hand.to_call(seat)) if seat is not None else (None, 0)
+
+    # ---- pushes, declarations, rulings -------------------------------------------------------------------
+
+    def _act(self, given: EngineInput) -> Ruling:
+        return self.log.act(given)
+
+    def _settle(self, seat: int) -> None:
+        motion = self.settling.take(seat)
+        if motion is None or self.log is None:
+            return
+        push = self.pushes.read(seat, motion, self.log.engine)
+        if push is None:
+            return
+        if push.code:
+            self.events.ruling(push.code, seat, f"seat {seat}: {sum(push.chips)} plays, {push.returned} goes back to "
+                                                "the player", [self.table.rules.cite("unplayable_chips")], False,
+                               chips=list(push.pushed), withdrawn=[], stands=sum(push.chips), returned=push.returned)
+        if not push.plays:
+            return
+        point = UndoPoint(len(self.log), seat, "push", list(motion.arrived), list(motion.left))
+        self._apply(self._act(Push(seat, tuple(push.chips), tuple(push.withdrawn))), chips=push.chips,
+                    withdrawn=push.withdrawn, undo=point)
+
+    def _settle_all(self, keep_undone: bool = False) -> None:
+        motions = self.settling.motions
+        for seat in self.settling.in_order():
+            if not (keep_undone and motions[seat].undone):
+                self._settle(seat)
+
+    def _apply(self, ruling: Ruling, chips: list[int] | None = None, withdrawn: list[int] | None = None,
+               undo: UndoPoint | None = None) -> None:
+        """Publish what the engine ruled on an input: its actions (recorded in the input's undo point), and a
+        ``bet_ruling`` when it took none, refused the input or needs the floor."""
+        recording = self.undo.taken(ruling, undo)
+        hand = self.log.engine
+        for action in ruling.actions:
+            seq = self.events.action(action, hand)
+            if recording is not None:
+                recording.published(seq, action)
+        if not ruling.actions or not ruling.ok or ruling.needs_floor:
+            pushed = {} if chips is None else {"chips": list(chips), "withdrawn": list(withdrawn or [])}
+            self.events.engine_ruling(ruling, **pushed)
+
+    def declare(self, seat: int, declaration: str, amount: int | Sequence[int] | None) -> None:
+        """A verbal declaration entered at the console (the table cannot hear); the engine rules on it."""
+        self._settle_all(keep_undone=True)
+        kind = {"all-in": "all_in", "allin": "all_in"}.get(declaration, declaration)
+        point = UndoPoint(len(self.log), seat, "declaration", declaration=kind)
+        heard = amount if amount is None or isinstance(amount, int) else tuple(amount)
+        self._apply(self._act(Declare(seat, kind, heard)), undo=point)
+
+    def dead_hand(self, seat: int, rule: str) -> None:
+        """A rule killed the seat's hand (the action clock ran out, the player was away): it is folded."""
+        hand = self.engine
+        if hand is None or self.ended or hand.status != "betting" or seat not in hand.live_seats:
+            return
+        self._settle_all()
+        ruling = self._act(Fold(seat))
+        if ruling.ok:
+            self._apply(ruling)
+            self.events.ruling("hand_dead", seat, f"seat {seat}'s hand is dead: folded", [rule] if rule else [], False)
+
+    def ruled_check(self, seat: int) -> None:
+        """The clock ran out on a seat with nothing to call and the profile checks it (PP Dead hands 1f)."""
+        hand = self.engine
+        if hand is None or self.ended or hand.status != "betting" or hand.to_act() != seat:
+            return
+        self._settle_all()
+        if hand.to_call(seat) == 0:
+            self._apply(self._act(Check(seat)))
+
+    # ---- undo --------------------------------------------------------------------------------------------
+
+    def undo_refusal(self) -> Refusal | None:
+        """Why the dealer's ``undo`` is refused now, or None. What it takes back is the latest betting input of this
+        round: a push read from the chips (with the checks it implied), or a declaration entered at the console; a
+        push still settling counts as read. A fold (the cards are in the muck), a forced bet or a closed round cannot
+        be undone."""
+        hand = self.engine
+        if hand is None or self.ended:
+            return Refusal("no betting is running: nothing to undo")
+        if hand.status == "betting" and (self.undo.points or self._settling_is_undoable()):
+            return None
+        fixed = self.undo.fixed
+        if fixed is not None and fixed.kind == "fold" and hand.status == "betting":
+            return Refusal(f"the latest action is seat {fixed.seat}'s fold: its cards are in the muck and the hand is "
+                           "dead; the floor rules on it")
+        return Refusal("nothing to undo in this betting round (forced bets, folds and closed rounds are the floor's)")
+
+    def _settling_is_undoable(self) -> bool:
+        """Whether the chips still settling, read now, make an action an undo takes back (tried on a copy of the
+        engine, in the order ``_settle_all`` reads them: nothing changes)."""
+        motions = self.settling.motions
+        if not motions:
+            return False
+        trial = self.log.replayed()
+        for seat in self.settling.in_order():
+            push = self.pushes.read(seat, motions[seat], trial)
+            if push is None or not push.plays:
+                continue
+            if Push(seat, tuple(push.chips), tuple(push.withdrawn)).apply(trial).actions:
+                return True
+        return False
+
+    def take_back(self, t: float, by: str) -> None:
+        """The dealer's ``undo``, as :meth:`undo_refusal` allowed: a push still settling is read first (it is the
+        latest action); the engine returns to its state before the latest input; the chips of an undone push are
+        back in motion, so the push is read again once the player has put right what lies in the zone."""
+        hand = self.log.engine
+        self._settle_all()
+        point = self.undo.pop()
+        self.log.back_to(point.log_length)
+        if point.what == "push" and point.seat is not None:
+            self.settling.back_in_motion(point.seat, point.arrived, point.left,
+                                         self.zones.get(Zone("bets", point.seat).name, {}), t)
+        rebuilt = self.log.engine
+        self.events.emit("action_undone", {"seat": point.seat, "undone": point.actions,
+                                           "declaration": point.declaration,
+                                           "street": hand.street if hand.status == "betting" else None,
+                                           "pot": rebuilt.pot_total(), "next": rebuilt.to_act(), "by": by})
+
+    # ---- streets -----------------------------------------------------------------------------------------
+
+    def _infer_checks(self) -> None:
+        hand = self.log.engine
+        while hand.status == "betting" and (seat := hand.to_act()) is not None and hand.to_call(seat) == 0:
+            ruling = self._act(Check(seat))
+            if not ruling.ok:
+                break
+            self._apply(ruling)
+
+    def _resolve_departures(self, t: float) -> None:
+        """Chips that left a betting zone: moved into the pot (the dealer collects), or taken away."""
+        departed, collected = self.settling.departures(t, self.zones.get("pot", {}), self.log.engine)
+        if collected and self.log.engine.status == "betting":
+            # chips going from the betting zones into the pot: the dealer is collecting, the round is over
+            self._close_street(t, collected_chips=True)
+            self.settling.collected(departed)
+
+    def _close_street(self, t: float, collected_chips: bool = False) -> None:
+        """A board card arrived, or the dealer moved bets into the pot: the betting round must be over."""
+        hand = self.engine
+        if hand is None or self.ended or hand.status != "betting":
+            return
+        self._settle_all()
+        self._infer_checks()
+        if hand.status == "betting" and not hand.round_complete():
+            if collected_chips:
+                code, message = "collected_before_betting_over", "bets went into the pot before the round was over"
+            else:
+                code, message = "board_before_betting_over", "a board card arrived before the round was over"
+            self.events.ruling(code, hand.to_act(), message, ["TDA 38"], True)
+            return
+        self._end_street(t)
+
+    def _end_street(self, t: float) -> None:
+        ruling = self._act(EndStreet())
+        if not ruling.ok:
+            self.events.engine_ruling(ruling)
+            return
+        self.settling.street_over([uid for zone, chips in self.zones.items() if Zone.parse(zone).kind == "bets"
+                                   for uid in chips], t)
+        self.undo.round_over()  # the round is over: its actions stand
+        collection = ruling.collection
+        self.events.emit("pots", {"street": collection.street,
+                                  "collected": {str(s): v for s, v in collection.into_pot.items()},
+                                  "returned": {str(s): v for s, v in collection.returned.items()},
+                                  "pots": [{"amount": p.amount, "eligible": list(p.eligible)} for p in collection.pots],
+                                  "total": sum(p.amount for p in collection.pots)})
+        hand = self.log.engine
+        for action in ruling.actions:  # the next street has no betting (a bomb pot's or flip's): its ruled checks
+            self.events.action(action, hand)
+
+    def _check_pot(self) -> None:
+        self.settling.pot_counted()
+        expected = sum(p.amount for p in self.log.engine.pots())
+        seen = sum(self.zones.get("pot", {}).values())
+        if seen != expected:
+            self.events.chip_count("pot", None, expected, seen, [])
+
+    # ---- runs --------------------------------------------------------------------------------------------
+
+    def runs_refusal(self, pots: Sequence[int] | None) -> Refusal | None:
+        """Why the players cannot agree to deal the rest of the board more than once for ``pots`` (indices, 0 the
+        main pot; None: every pot), or None. CA Actions 8: "if a.) no more action is possible": the betting is over
+        with players all-in and board cards still to come."""
+        hand = self.engine
+        if hand is None or self.ended:
+            return Refusal("no hand is being played")
+        able = [s for s in hand.live_seats if not hand.is_all_in(s)]  # players with chips left to bet
+        over = hand.status == "showdown" or (hand.status == "betting" and hand.round_complete() and len(able) <= 1)
+        if not over or len(hand.live_seats) < 2:
+            return Refusal("players can still act: a hand is run twice only when no more action is possible "
+                           "(CA Actions 8a)")
+        if len(self.board) >= 5 or self.later_boards:
+            return Refusal("the board is already dealt: the players agree before the rest of the board is dealt")
+        # the pots once this street's bets are in: a side pot above each all-in level (at most)
+        levels = {hand.seat_state(s)["committed"] for s in hand.live_seats if hand.is_all_in(s)}
+        count = max(len(hand.pots()), len(levels) + (1 if len(levels) < len(hand.live_seats) else 0))
+        if pots is not None and any(not 0 <= p < count for p in pots):
+            return Refusal(f"the hand has {count} pot(s): 0 is the main pot, 1 the first side pot")
+        return None
+
+    def agree_runs(self, runs: int, pots: Sequence[int] | None) -> None:
+        self.runs = (runs, tuple(sorted(set(pots))) if pots is not None else None)
+        self.runs_from = len(self.board)
+
+    # ---- the end -----------------------------------------------------------------------------------------
+
+    def _check_mucked_winner(self, seat: int) -> None:
+        """At the showdown, a hand that would win (some of) the pot reaching the muck: cards speak, and a clearly
+        winning tabled hand must not be mucked by the dealer (AC 14; CA Actions 9). The award still counts it."""
+        hand = self.log.engine
+        board = [c for c in self.board if c]
+        live = [s for s in hand.live_seats if self.hole.get(s)]
+        if len(board) < 5 or seat not in live or len(live) < 2:
+            return
+        try:
+            ranks = {s: hand_rank(self.table.variant, [c for c in self.hole[s] if c], board) for s in live}
+        except ValueError:
+            return
+        if ranks[seat] == min(ranks.values()):
+            self.mucked_winner = seat
+            self.events.ruling(MUCKED_WINNER, seat, f"seat {seat}'s hand wins at the showdown and reached the muck: "
+                                                    "cards speak; confirm restores it (the pot goes to the best "
+                                                    "hand), override lets the fold stand",
+                               ["AC 14", "CA Actions 9"], True)
+
+    def mucked_winner_ruled(self, restore: bool, t: float | None) -> dict[int, int] | None:
+        """The floor's answer to ``winning_hand_mucked`` (see ``ChipBetting.mucked_winner_ruled``); the stacks
+        the award leaves, if it was waiting for the answer (see :meth:`finish`)."""
+        seat = self.mucked_winner
+        if seat is None or self.log is None:
+            return None  # the ruling lapsed with its hand
+        self.mucked_winner = None
+        if restore:
+            self.log.without_fold(seat)
+            self.events.ruling(HAND_RESTORED, seat, f"seat {seat}'s mucked hand is restored: it plays the showdown",
+                               ["CA Actions 9", "AC 14"], False)
+        if self.waiting_award is None:
+            return None
+        public, secret = self.waiting_award
+        self.waiting_award = None
+        return self._close_and_award(public, secret, self.last_card_at if t is None else t)
+
+    def finish(self, public: dict[str, Any], secret: dict[str, Any], t: float) -> dict[int, int] | None:
+        """The card controller ended the hand: the remaining streets are closed and the pots awarded, unless the
+        award waits for the floor's answer on a mucked winning hand. The stacks the award leaves to carry over
+        (None: none known)."""
+        if self.log is None or self.ended:
+            return None
+        self.ended = True
+        self._settle_all()
+        if self.mucked_winner is not None:  # the pot waits for the floor's answer on the mucked winning hand
+            self.waiting_award = (public, secret)
+            return None
+        return self._close_and_award(public, secret, t)
+
+    def _close_and_award(self, public: dict[str, Any], secret: dict[str, Any], t: float) -> dict[int, int] | None:
+        hand = self.log.engine
+        if hand.status == "betting":
+            self._infer_checks()
+        while hand.status == "betting" and hand.round_complete():
+            before = hand.street_index
+            self._end_street(t)
+            if hand.street_index == before and hand.status == "betting":
+                break
+        self.settling.pot_counted()  # the cards are gathered: the pot has gone to the winner
+        if hand.status == "betting":
+            self.events.ruling("hand_ended_in_betting", hand.to_act(),
+                               "the cards were gathered before the betting was over: no award read", [], True)
+            return None
+        return award_hand(self, hand, public, secret)
+
+    def snapshot(self) -> dict[str, Any] | None:
+        hand = self.engine
+        if hand is None:
+            return None
+        return {
+            "street": hand.street,
+            "to_act": hand.to_act() if not self.ended else None,
+            "current_bet": hand.current_bet if hand.status == "betting" else 0,
+            "pot": hand.pot_total(),
+            "pots": [{"amount": p.amount, "eligible": list(p.eligible)} for p in hand.pots()],
+            "bets": {str(s): b for s, b in hand.bets.items() if b},
+            "stacks": {str(s): v for s, v in hand.stacks.items()} if self.known_stacks else None,
+            "folded": [s for s in hand.order if s not in hand.live_seats],
+            "all_in": [s for s in hand.live_seats if hand.is_all_in(s)],
+        }

@@ -9,7 +9,7 @@ only way out of the rules for their events: the methods that take an input retur
 
 What the rule books say, and what each house profile makes of it (:data:`CONDUCT_PROFILES`, keyed like
 ``controller.rules.PROFILES`` — tests/test_conduct.py checks that every rule profile has one — every setting
-citing its source):
+citing the rules it follows, or none):
 
 * **Devices.** CA GR 5: no electronic device may be used once a player has looked at their cards; the floor may
   declare the hand void; devices are kept beneath the table edge while the game is in progress. AC 4: no mobile
@@ -21,7 +21,7 @@ citing its source):
   bet, checked otherwise. CA Stakes 4 / CA GR 6: blinds are taken even when the player is away.
 * The stored TDA translation and the Poker-Play house rules have no rule on devices or presence (the TDA text
   carries only the heading "Elektronische Geräte und Kommunikation", fused into 46-3, without its body): their
-  profiles say so and leave the ruling to the floor.
+  profiles leave the ruling to the floor and cite nothing for it (docs/conduct.md explains each such setting).
 
 Events (``RuleEvent.type``; the payload fields are listed in docs/conduct.md):
 
@@ -72,7 +72,8 @@ RULING_TEXT = {
 
 @dataclass(frozen=True)
 class ConductProfile:
-    """A house's rules on devices, presence and the action clock. ``sources`` cites a rule for every setting."""
+    """A house's rules on devices, presence and the action clock. ``sources`` has every setting: the rules it
+    follows, as an event cites them (``rule``), or "" where no rule book has one."""
 
     name: str
     device_kinds: tuple[str, ...]  # the device kinds that may not be used at a live seat
@@ -98,7 +99,7 @@ def _conduct_profile(**kwargs: Any) -> ConductProfile:
     sources = kwargs.pop("sources")
     names = {f.name for f in fields(ConductProfile)} - {"name", "sources"}
     missing = names - set(sources)
-    assert not missing, f"every setting cites its source; missing: {sorted(missing)}"
+    assert not missing, f"every setting names its rules (or none: \"\"); missing: {sorted(missing)}"
     profile = ConductProfile(**kwargs, sources=MappingProxyType(sources))
     assert set(profile.device_kinds) <= set(DEVICE_KINDS)
     for ruling in (profile.device_ruling, profile.absent_at_deal, profile.left_during_hand, profile.clock_ruling):
@@ -109,10 +110,10 @@ def _conduct_profile(**kwargs: Any) -> ConductProfile:
 
 # A penalty on the player (a warning, a time penalty, missed hands, exclusion) is not the hand's: the floor gives it
 # once the hand is played out (AC 50), so a breach waits until the floor answers.
-_PENALTY_AFTER_THE_HAND = "a warning the floor gives after the hand, as AC 50: it waits until the floor answers"
-
-_TDA_SILENT = "not in the stored TDA translation (only the heading 'Elektronische Geräte und Kommunikation', " \
-              "fused into 46-3, without its text)"
+_PENALTY_AFTER_THE_HAND = "AC 50 (a penalty once the hand is played out)"
+# What the rules do not describe, the tournament management decides (DE 14): devices, the clock.
+_DE_UNDESCRIBED = "DE 14 (situations the rules do not describe: the tournament management decides)"
+_CLOCK_COUNT = "AC 23 (a reasonable time, one minute, a 10-second count, then the cards are mucked)"
 
 CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for p in (
     _conduct_profile(
@@ -137,16 +138,15 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
                              "exclusion)",
             "device_needs_floor": "CA GR 5 (the tournament management or the floor staff decide)",
             "device_outside_note": "CA GR 5 (use allowed only when not in a hand; devices beneath the table edge)",
-            "device_lapses": "CA GR 5, CA Penalties 4 (a warning, a time penalty or exclusion is the "
-                             "player's, not the hand's: it waits until the floor answers; only the dead hand ends "
-                             "with the hand)",
+            "device_lapses": "CA GR 5, CA Penalties 4 (a verbal warning, a time penalty or exclusion from the "
+                             "game)",
             "absent_at_deal": "CA GR 6 (the hand of a player not seated at the end of the deal is invalid)",
-            "absent_at_deal_needs_floor": "CA GR 6 (the hand is invalid: no decision to take)",
+            "absent_at_deal_needs_floor": "CA GR 6 (the hand is invalid)",
             "left_during_hand": "CA GR 11 (players in a hand remain seated; the hand may be declared void)",
-            "left_during_hand_needs_floor": "CA GR 11 (may be declared void: the floor decides)",
-            "left_during_hand_lapses": "CA GR 11 (the hand may be declared void: nothing to void once it is over)",
+            "left_during_hand_needs_floor": "CA GR 11 (the hand may be declared void)",
+            "left_during_hand_lapses": "CA GR 11 (the hand may be declared void)",
             "absent_blinds": "CA Stakes 4, CA GR 6 (blinds are retained even when the player is not present)",
-            "clock_ruling": "CA GR 2 (act in turn), CA GR 5 (time bank cards); no clock procedure: AC 23 applied",
+            "clock_ruling": f"CA GR 2 (act in turn), CA GR 5 (time bank cards), {_CLOCK_COUNT}",
             "clock_needs_floor": "AC 23 (the cards are mucked at the end of the count)",
         },
     ),
@@ -167,19 +167,17 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
         clock_needs_floor=False,
         sources={
             "device_kinds": "AC 4 (no mobile phone while the hand is live; other devices, MP3 etc., are allowed)",
-            "device_ruling": "AC 4 names no penalty: AC 1 (the organisers decide)",
+            "device_ruling": "AC 4 (no mobile phone while the hand is live), AC 1 (the organisers decide)",
             "device_needs_floor": "AC 1",
             "device_outside_note": "AC 4",
-            "device_lapses": "AC 48 (warnings, missed hands, disqualification), AC 50 (a penalty once the hand is "
-                             "played out): it waits until the floor answers",
+            "device_lapses": f"AC 48 (warnings, missed hands, disqualification), {_PENALTY_AFTER_THE_HAND}",
             "absent_at_deal": "AC 25 (the player must be at the seat when the last card of the deal is dealt)",
-            "absent_at_deal_needs_floor": "AC 25 (the cards are not live: no decision to take)",
+            "absent_at_deal_needs_floor": "AC 25 (the cards are not live)",
             "left_during_hand": "AC 26 (a player with a live hand stays at the seat; breaches may be penalised)",
             "left_during_hand_needs_floor": "AC 26, AC 1",
-            "left_during_hand_lapses": "AC 26 (the player may be penalised), AC 50 (a penalty once the hand "
-                                       "is played out): it waits until the floor answers",
-            "absent_blinds": "AC 27 (blinds by position; nothing on absent players)",
-            "clock_ruling": "AC 23 (a reasonable time, one minute, a 10-second count, then the cards are mucked)",
+            "left_during_hand_lapses": f"AC 26 (the player may be penalised), {_PENALTY_AFTER_THE_HAND}",
+            "absent_blinds": "AC 27 (blinds by position)",
+            "clock_ruling": _CLOCK_COUNT,
             "clock_needs_floor": "AC 23",
         },
     ),
@@ -199,19 +197,19 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
         clock_ruling=HAND_DEAD,
         clock_needs_floor=False,
         sources={
-            "device_kinds": "DE (no rule on devices): every device reported, the floor decides",
-            "device_ruling": "DE (no rule on devices): a warning, the floor decides",
-            "device_needs_floor": "DE (no rule on devices)",
-            "device_outside_note": "DE (no rule on devices)",
-            "device_lapses": f"DE (no rule on devices): {_PENALTY_AFTER_THE_HAND}",
+            "device_kinds": _DE_UNDESCRIBED,
+            "device_ruling": _DE_UNDESCRIBED,
+            "device_needs_floor": _DE_UNDESCRIBED,
+            "device_outside_note": _DE_UNDESCRIBED,
+            "device_lapses": f"DE 14, {_PENALTY_AFTER_THE_HAND}",
             "absent_at_deal": "DE 6 (the absent player's seat is dealt; the hand is folded facing a bet, checked "
                               "otherwise)",
             "absent_at_deal_needs_floor": "DE 6",
             "left_during_hand": "DE 6 (absence: folded facing a bet, checked otherwise)",
             "left_during_hand_needs_floor": "DE 6",
-            "left_during_hand_lapses": "DE 6 (checked or folded on its turn: nothing waits for the floor)",
+            "left_during_hand_lapses": "DE 6 (folded facing a bet, checked otherwise)",
             "absent_blinds": "DE 6 (the dealer takes the blinds from the absent player's stack)",
-            "clock_ruling": "DE (no clock rule): AC 23 applied",
+            "clock_ruling": f"DE 14, {_CLOCK_COUNT}",
             "clock_needs_floor": "AC 23",
         },
     ),
@@ -220,7 +218,7 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
         device_kinds=DEVICE_KINDS,
         device_ruling=WARNING,
         device_needs_floor=True,
-        device_outside_note="the stored rules have no text on devices",
+        device_outside_note="the rules say nothing on devices",
         device_lapses=NEVER,
         absent_at_deal=HAND_DEAD,
         absent_at_deal_needs_floor=True,
@@ -231,18 +229,20 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
         clock_ruling=HAND_DEAD,
         clock_needs_floor=False,
         sources={
-            "device_kinds": f"TDA: {_TDA_SILENT}; every device reported",
-            "device_ruling": f"TDA: {_TDA_SILENT}; a warning, the floor decides",
-            "device_needs_floor": f"TDA: {_TDA_SILENT}",
-            "device_outside_note": f"TDA: {_TDA_SILENT}",
-            "device_lapses": f"TDA: {_TDA_SILENT}; {_PENALTY_AFTER_THE_HAND}",
-            "absent_at_deal": "TDA: no at-your-seat rule in the stored translation; AC 25 applied",
-            "absent_at_deal_needs_floor": "TDA: no rule in the stored translation: the floor confirms",
-            "left_during_hand": "TDA: no rule in the stored translation: the floor decides",
-            "left_during_hand_needs_floor": "TDA: no rule in the stored translation",
-            "left_during_hand_lapses": "TDA: no rule in the stored translation: what the floor decides is the hand's",
-            "absent_blinds": "TDA: no rule in the stored translation",
-            "clock_ruling": "TDA: no clock rule in the stored translation; AC 23 applied",
+            # the TDA text has no rule on devices, presence or the clock (docs/conduct.md): the floor decides,
+            # and the rules of another house are followed where the table must rule by itself
+            "device_kinds": "",
+            "device_ruling": "",
+            "device_needs_floor": "",
+            "device_outside_note": "",
+            "device_lapses": _PENALTY_AFTER_THE_HAND,
+            "absent_at_deal": "AC 25 (the player must be at the seat when the last card of the deal is dealt)",
+            "absent_at_deal_needs_floor": "",
+            "left_during_hand": "",
+            "left_during_hand_needs_floor": "",
+            "left_during_hand_lapses": "",
+            "absent_blinds": "",
+            "clock_ruling": _CLOCK_COUNT,
             "clock_needs_floor": "AC 23",
         },
     ),
@@ -262,18 +262,18 @@ CONDUCT_PROFILES: Mapping[str, ConductProfile] = MappingProxyType({p.name: p for
         clock_ruling=HAND_DEAD_FACING_BET,
         clock_needs_floor=False,
         sources={
-            "device_kinds": "PP (no rule on devices): every device reported",
-            "device_ruling": "PP (no rule on devices): a warning, the floor decides",
-            "device_needs_floor": "PP (no rule on devices)",
-            "device_outside_note": "PP (no rule on devices)",
-            "device_lapses": f"PP (no rule on devices): {_PENALTY_AFTER_THE_HAND}",
-            "absent_at_deal": "PP Misdeals 1j (an absent player without a posted blind may be dealt out; nothing "
-                              "on an absent player who was dealt in)",
-            "absent_at_deal_needs_floor": "PP (no rule)",
-            "left_during_hand": "PP (no rule on leaving the seat)",
-            "left_during_hand_needs_floor": "PP (no rule)",
-            "left_during_hand_lapses": "PP (no rule on leaving the seat): what the floor decides is the hand's",
-            "absent_blinds": "PP Misdeals 1j (mentions absent players who posted; no rule that blinds are taken)",
+            # no rule on devices, leaving the seat or an absent player's blinds: the floor decides
+            "device_kinds": "",
+            "device_ruling": "",
+            "device_needs_floor": "",
+            "device_outside_note": "",
+            "device_lapses": _PENALTY_AFTER_THE_HAND,
+            "absent_at_deal": "PP Misdeals 1j (an absent player without a posted blind may be dealt out)",
+            "absent_at_deal_needs_floor": "",
+            "left_during_hand": "",
+            "left_during_hand_needs_floor": "",
+            "left_during_hand_lapses": "",
+            "absent_blinds": "",
             "clock_ruling": "PP Dead hands 1f (under the clock, past the time limit facing a bet or raise: dead)",
             "clock_needs_floor": "PP Dead hands 1f",
         },

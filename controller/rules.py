@@ -143,10 +143,9 @@ TDA = _profile(
         "limit_raise_cap_two_rounds": "TDA 48 (house cap)",
         "limit_heads_up": "TDA 48 (capped even heads-up until the event is down to 2 players)",
         "out_of_turn": "TDA 53",
-        "exposed_hole_card": "TDA (no rule in poker-tda-rules.de.txt: the procedure of DE 3)",
+        "exposed_hole_card": "DE 3 (the burn card for the flop, shown to all; a new card after the deal)",
         "missing_flop_burn": "TDA 39-2",
-        "unplayable_chips": "TDA 20 (no rule for bets: every chip in play plays; the smallest is coloured up when "
-        "it leaves play)",
+        "unplayable_chips": "TDA 20 (the smallest denomination still in play)",
         "pot_disputes": "TDA 20-6 (errors in calculating or awarding the pot can be disputed until substantial "
         "action has taken place in the next hand)",
     },
@@ -173,7 +172,8 @@ CASINOS_AUSTRIA = _profile(
         "odd_chip": "CA GR 8 (closest to the button in the betting order; CA Actions 8f gives run-it-twice odd chips "
         "to the worse position instead)",
         "split_unit": "CA GR 8 (split only down to the small blind or ante)",
-        "unclear_amount": "CA GR 4 (non-standard announcements at the player's risk; no own rule: TDA 54 applied)",
+        "unclear_amount": "CA GR 4 (non-standard announcements at the player's risk), TDA 54 (unclear betting: "
+        "highest reasonable amount <= pot)",
         "substantial_action": "CA GR 9 (two active chip actions; never after the flop)",
         "multiple_chip_rule": "CA Actions 4 (several chips of the same value)",
         "incomplete_call": "CA Actions 2 (complete the bet or forfeit bets and pot; no raise)",
@@ -181,8 +181,9 @@ CASINOS_AUSTRIA = _profile(
         "limit_raise_cap_two_rounds": "CA Actions 3",
         "limit_heads_up": "CA Actions 3 (two players left before the third raise: unlimited)",
         "out_of_turn": "CA Actions 2",
-        "exposed_hole_card": "CA GR 9 (only the first or second card is named: the procedure of DE 3)",
-        "missing_flop_burn": "CA GR 9 (silent on a missing burn: TDA 39-2)",
+        "exposed_hole_card": "CA GR 9 (the first or second card exposed), DE 3 (the burn card for the flop, shown to "
+        "all; a new card after the deal)",
+        "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "CA GR 8, CA Stakes 1 (bets divisible by the ante or small blind, by the big blind "
         "where the small blind does not divide it; the spike is reimbursed)",
         "pot_disputes": "CA Actions 9 (a complaint must be made before the next game has started; no correction "
@@ -210,9 +211,9 @@ POKER_PLAY = _profile(
     sources={
         "odd_chip": "PP Ties 5a, PP Ties 4 (at most one odd chip per player)",
         "split_unit": "PP Ties 3",
-        "unclear_amount": "PP Betting 8 (no own rule for unclear amounts: TDA 54 applied)",
+        "unclear_amount": "PP Betting 8, TDA 54 (unclear betting: highest reasonable amount <= pot)",
         "substantial_action": "PP Misdeals 2",
-        "multiple_chip_rule": "PP Betting 14 (a full bet plus half a bet or more is a raise; no multiple-chip rule)",
+        "multiple_chip_rule": "PP Betting 14 (a full bet plus half a bet or more is a raise)",
         "incomplete_call": "PP Betting 16 (improper amounts brought up to proper size)",
         "limit_raise_cap": "PP Betting 3a (bet and three raises with three or more betting rounds)",
         "limit_raise_cap_two_rounds": "PP Betting 3b (bet and four raises with two betting rounds)",
@@ -220,11 +221,11 @@ POKER_PLAY = _profile(
         "out_of_turn": "PP Betting 10 (out-of-turn declaration dismissed; no raise on the next turn)",
         "exposed_hole_card": "PP Irregularities 12-13 (an exposed card is not dealt into the hand; no choice to keep "
         "it)",
-        "missing_flop_burn": "PP Irregularities (silent on a missing burn: TDA 39-2)",
+        "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "PP Betting 7 (chips smaller than the smallest chip of the antes and blinds do not "
         "play, even in quantity)",
-        "pot_disputes": "PP Showdown 3 (errors in paying out the pot are to be reported; no deadline): TDA 20-6 "
-        "applied",
+        "pot_disputes": "PP Showdown 3 (errors in paying out the pot are to be reported), TDA 20-6 (until "
+        "substantial action in the next hand)",
     },
 )
 
@@ -247,18 +248,19 @@ ALLIN_CLUB = _profile(
     pot_disputes=POT_DISPUTES_NEXT_HAND,
     sources={
         "odd_chip": "AC 15",
-        "split_unit": "AC 15 (no unit named: smallest chip, as TDA 20)",
+        "split_unit": "AC 15, TDA 20 (the smallest denomination still in play)",
         "unclear_amount": "AC 43 (the lowest interpretation)",
         "substantial_action": "AC 31 (two players each putting chips in, or any three actions)",
         "multiple_chip_rule": "AC 38 (chips of the same value; mixed chips go by AC 36)",
         "incomplete_call": "AC 40 (accepted action: the correct amount must be completed)",
-        "limit_raise_cap": "AC 39 (no cap in NL/PL; limit not covered: TDA 48 house cap)",
-        "limit_raise_cap_two_rounds": "AC 39 (limit not covered)",
-        "limit_heads_up": "AC 39 (limit not covered: TDA 48)",
+        "limit_raise_cap": "AC 39 (no cap in NL/PL), TDA 48 (house cap)",
+        "limit_raise_cap_two_rounds": "TDA 48 (house cap)",
+        "limit_heads_up": "TDA 48 (capped even heads-up until the event is down to 2 players)",
         "out_of_turn": "AC 34",
-        "exposed_hole_card": "AC 30 (only the first two cards are named: the procedure of DE 3)",
-        "missing_flop_burn": "AC 32 (four-card flop only; a missing burn: TDA 39-2)",
-        "unplayable_chips": "AC 19 (no rule for bets: every chip in play plays; the chip race colours up the smallest)",
+        "exposed_hole_card": "AC 30 (the first two cards exposed), DE 3 (the burn card for the flop, shown to "
+        "all; a new card after the deal)",
+        "missing_flop_burn": "TDA 39-2",
+        "unplayable_chips": "AC 19 (the chip race colours up the smallest chips)",
         "pot_disputes": "AC 17 (disputed pots: the right to dispute ends when a new hand begins)",
     },
 )
@@ -281,20 +283,20 @@ CLUB_TOURNAMENT_DE = _profile(
     unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     pot_disputes=POT_DISPUTES_NEXT_HAND_ACTION,
     sources={
-        "odd_chip": "DE 14 (silent: TDA 20-1)",
-        "split_unit": "DE 10 (side pots; silent on units: TDA 20)",
-        "unclear_amount": "DE 14 (silent: TDA 54)",
-        "substantial_action": "DE 3 (silent: TDA 36 as TDA example 1-A counts it)",
-        "multiple_chip_rule": "DE 8 (silent: TDA 45)",
-        "incomplete_call": "DE 14 (silent: TDA 51)",
+        "odd_chip": "DE 14, TDA 20-1",
+        "split_unit": "DE 10 (side pots), TDA 20",
+        "unclear_amount": "DE 14, TDA 54",
+        "substantial_action": "DE 3, TDA 36 (as TDA example 1-A counts it)",
+        "multiple_chip_rule": "DE 8, TDA 45",
+        "incomplete_call": "DE 14, TDA 51",
         "limit_raise_cap": "DE 1 (no limit games by default; TDA 48)",
         "limit_raise_cap_two_rounds": "DE 1 (TDA 48)",
         "limit_heads_up": "DE 13 (TDA 48)",
-        "out_of_turn": "DE 14 (silent: TDA 53)",
+        "out_of_turn": "DE 14, TDA 53",
         "exposed_hole_card": "DE 3 (the burn card for the flop, shown to all; a new card after the deal)",
         "missing_flop_burn": "DE 3 (a forgotten burn: the round is played on)",
-        "unplayable_chips": "DE (silent: every chip in play plays, as TDA 20)",
-        "pot_disputes": "DE 14 (silent: TDA 20-6)",
+        "unplayable_chips": "DE 14, TDA 20",
+        "pot_disputes": "DE 14, TDA 20-6",
     },
 )
 

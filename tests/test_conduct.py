@@ -2,6 +2,8 @@
 simulated GPIO backend and the HAL's debouncing where a sensor is involved. No sleeping: every time is given.
 """
 
+import re
+
 import pytest
 
 from controller.conduct import (
@@ -74,16 +76,41 @@ def types(events):
 # ---- profiles -------------------------------------------------------------------------------------------
 
 
+# A rule as the rule books number it, and what it says in a few words: "CA GR 5 (...)", "PP Dead hands 1f", "TDA 20-1"
+RULE = r"(TDA \d+(-\d+)?|CA (GR|Stakes|Actions|Penalties) \d+[a-z]?|AC \d+[a-z]?|DE \d+" \
+       r"|PP [A-Z][a-z]+( [a-z]+)? \d+[a-z]?(-\d+)?)( \([^()]+\))?"
+CITATION = re.compile(rf"{RULE}(, {RULE})*")
+# what a note on the rule books says, which docs/conduct.md and docs/rules.md keep: never a payload's
+NOTES = ("stored", "translation", ".txt", "heading", "no rule", "no own rule", "no text", "silent", "applied",
+         "not covered", "names no")
+
+
 def test_every_rule_profile_has_conduct_settings_citing_their_source():
     assert set(CONDUCT_PROFILES) == set(PROFILES)
     for profile in CONDUCT_PROFILES.values():
         for name, value in vars(profile).items():
             if name not in ("name", "sources"):
-                assert profile.cite(name), f"{profile.name}.{name} cites no rule"
+                assert name in profile.sources, f"{profile.name}.{name} names no rule, not even none"
     assert conduct_profile("casinos_austria").cite("device_ruling").startswith("CA GR 5")
     assert conduct_profile("allin_club").device_kinds == ("phone",)
     with pytest.raises(KeyError, match="unknown rule profile 'wsop'; known: casinos_austria"):
         conduct_profile("wsop")
+
+
+def test_a_payload_cites_rules_or_nothing():
+    """What an event's ``rule`` or ``rules`` says is a citation of the rule books, or nothing where none has a rule;
+    a note on the books (that a stored text lacks a rule, that a book is silent) is for the documentation."""
+    for profile in [*CONDUCT_PROFILES.values(), *PROFILES.values()]:
+        for setting, cited in profile.sources.items():
+            assert cited == "" or CITATION.fullmatch(cited), f"{profile.name}.{setting}: {cited!r} is no citation"
+            assert not any(note in cited for note in NOTES), f"{profile.name}.{setting}: {cited!r}"
+    # the TDA text has no rule on devices: its breach cites none, and says what the table does
+    table = Table("tda")
+    table.deal([1, 2, 3, 4])
+    table.bounce("seat3.device", True, 20.0)
+    [started] = table.poll(20.3)
+    assert (started.type, started.public["rule"], started.public["ruling"]) == ("device_breach", "", WARNING)
+    assert started.public["ruling_text"] == "the player is warned; the floor decides any further penalty"
 
 
 # ---- devices --------------------------------------------------------------------------------------------
@@ -117,7 +144,7 @@ def test_allin_club_forbids_phones_only():
     assert mp3.public["rule"].startswith("AC 4")
     [phone] = published.of(rules.device(2, True, 6.0, kind="phone"))
     assert (phone.type, phone.public["ruling"], phone.public["needs_floor"]) == ("device_breach", WARNING, True)
-    assert phone.public["rule"].startswith("AC 4 names no penalty: AC 1")
+    assert phone.public["rule"] == "AC 4 (no mobile phone while the hand is live), AC 1 (the organisers decide)"
 
 
 def test_after_a_fold_device_use_is_only_logged():

@@ -159,7 +159,7 @@ def test_every_kind_that_waits_is_in_both_snapshots_and_a_picks_cards_only_in_th
     public, secure = (table.controller.snapshot(secure=s) for s in (False, True))
     assert public["irregularities"] == [
         {"irregularity": breach.seq, "hand": 1, "type": "device_breach", "code": "device_breach",
-         "severity": "stop", "ruling": "warning", "seats": [2], "rules": [conduct_profile("tda").cite("device_ruling")],
+         "severity": "stop", "ruling": "warning", "seats": [2], "rules": [],  # the TDA has no rule on devices
          "answers": ["confirm", "override"], "lapses": "never"},
         {"irregularity": four.seq, "hand": 1, "type": "irregular_card", "code": "four_card_flop", "severity": "stop",
          "ruling": "floor_picks_burn", "seats": [], "rules": four.public["rules"],

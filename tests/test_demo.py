@@ -8,6 +8,7 @@ import re
 import select
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
 import termios
@@ -43,7 +44,7 @@ def stubbed_checkout(tmp_path: Path) -> tuple[Path, Path, dict]:
                        (venv / "rfid-table", "rfid-table")):
         path.write_text(f'#!/bin/sh\necho "{name} $*" >> {record}\n')
         path.chmod(0o755)
-    for tool in ("bash", "python3", "sha1sum", "cut", "rm", "touch", "id", "dirname", "env"):
+    for tool in ("bash", "python3", "sha1sum", "cut", "rm", "touch", "id", "dirname", "env", "cat"):
         # the system's tools, and nothing else: no shellcheck, udevadm, systemd-analyze
         os.symlink(shutil.which(tool, path="/usr/bin:/bin"), tools / tool)
     return repo, record, {"PATH": str(tools), "HOME": str(tmp_path)}
@@ -64,6 +65,28 @@ def test_the_demo_installs_only_what_it_needs_and_the_tests_install_everything(t
     asked = record.read_text()
     assert all(f" {package}" in asked for package in ("shellcheck", "udev", "systemd")), asked
     assert "python -m pip install -q -e .[test]" in asked
+
+
+def test_the_first_run_says_what_it_installs_and_shows_pip_only_when_pip_fails(tmp_path):
+    """pip passes a build's notes on even with -q (setuptools' on editable installs): the first line of the demo
+    must not come after a page of them. They are shown when the install fails, with the failure."""
+    repo, record, env = stubbed_checkout(tmp_path)
+    python = repo / ".venv" / "bin" / "python"
+    noise = "BuildBackendWarning: Editable installation."
+    python.write_text(f'#!/bin/sh\necho "python $*" >> {record}\n'
+                      f'case "$*" in *" -e "*) echo "{noise}" >&2; [ -f {tmp_path}/fail ] && exit 1;; esac\nexit 0\n')
+    done = subprocess.run([str(repo / "scripts" / "demo"), "--hands", "1"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "bootstrap: installing the project into .venv ...\n", done.stderr
+    assert "rfid-table demo --hands 1" in record.read_text()
+    (tmp_path / "fail").touch()
+    for installed in (repo / ".venv").glob(".installed-*"):
+        installed.unlink()
+    done = subprocess.run([str(repo / "scripts" / "bootstrap"), "--runtime"], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1
+    assert noise in done.stderr and "bootstrap: installing into .venv failed (pip's output above" in done.stderr
 
 
 def test_the_simulated_dealer_errs_at_the_rate_asked_and_the_floor_answers(fresh_chip_table):
@@ -181,7 +204,7 @@ class RunningDemo:
     that what it leaves there can be counted. With ``terminal``, on a pseudo-terminal of its own, whose controlling
     process it is: :meth:`hang_up` closes that terminal as a closed window or a lost SSH session does."""
 
-    def __init__(self, *argv: str, terminal: bool = False):
+    def __init__(self, *argv: str, terminal: bool = False, size: tuple[int, int] = (50, 120)):
         # Not pytest's tmp_path: as root, mosquitto drops to the user 'mosquitto', who cannot enter that tree.
         self.tmp = Path(tempfile.mkdtemp(prefix="rfid-table-demo-test-"))
         os.chmod(self.tmp, 0o755)
@@ -192,7 +215,10 @@ class RunningDemo:
         self._hung_up = threading.Event()
         if terminal:
             self.terminal, tty = os.openpty()
-            self.proc = subprocess.Popen(command, stdin=tty, stdout=tty, stderr=tty, env={**env, "TERM": "xterm"},
+            rows, columns = size
+            fcntl.ioctl(tty, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+            env.update(TERM="xterm", LINES=str(rows), COLUMNS=str(columns))
+            self.proc = subprocess.Popen(command, stdin=tty, stdout=tty, stderr=tty, env=env,
                                          start_new_session=True,
                                          preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
             os.close(tty)
@@ -290,13 +316,37 @@ class RunningDemo:
 def demo_run():
     made: list[RunningDemo] = []
 
-    def start(*argv: str, terminal: bool = False) -> RunningDemo:
-        made.append(RunningDemo(*argv, terminal=terminal))
+    def start(*argv: str, terminal: bool = False, **options) -> RunningDemo:
+        made.append(RunningDemo(*argv, terminal=terminal, **options))
         return made[-1]
 
     yield start
     for demo in made:
         demo.close()
+
+
+def last_screen(demo: RunningDemo) -> list[str]:
+    """The rows of the last screen the live view drew whole (each frame starts at the top left, \x1b[H)."""
+    frames = demo.text().split("\x1b[H")
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", frames[-2] if len(frames) > 2 else "")
+    return text.replace("\r", "").split("\n")
+
+
+def test_on_an_80_by_24_terminal_the_addresses_and_the_floor_stay_on_screen(demo_run):
+    """What the demo prints before the live view is hidden by it (the terminal's alternate screen): the overlay's
+    and the console's addresses are drawn above the table, whole, and the events give way to the floor's panel."""
+    demo = demo_run("--hands", "0", "--speed", "5", "--seed", "4", terminal=True, size=(24, 80))
+    demo.wait_until_playing()
+    overlay = re.search(r"http://127\.0\.0\.1:\d+/index\.html\?\S+&speed=5\.0", demo.text()).group(0)
+    console = re.search(r"http://127\.0\.0\.1:\d+/console/index\.html\?\S+", demo.text()).group(0)
+    with demo.cond:
+        assert demo.cond.wait_for(lambda: "button seat" in "\n".join(last_screen(demo)), 60), demo.text()[-3000:]
+    rows = last_screen(demo)
+    assert len(rows) <= 24
+    joined = "".join(row.rstrip() for row in rows)
+    assert f"overlay, hole cards 20 s late: {overlay}" in joined and f"floor's console: {console}" in joined, rows
+    assert all(len(row) <= 80 for row in rows) and "Table rfid-table/main-2" in rows[4], rows
+    assert re.search(r"nothing waits for the floor|floor: \d+ waiting", "\n".join(rows)), rows
 
 
 def test_every_socket_the_demo_listens_on_is_on_loopback(demo_run):

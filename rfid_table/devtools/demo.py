@@ -20,7 +20,9 @@ from rfid_table.config.table import MqttSettings, load_config
 from rfid_table.ops.watch import watch
 from rfid_table.package_data import CONFIG_DIR
 
-DEMO_DEVICES_PER_HAND = 0.05  # chance per seat and hand
+# Chances per seat and hand, as at a live ten-seat game dealing about 30 hands an hour: a phone comes out about three
+# times an hour at the table (3 / 30 hands / 10 seats), and each player steps away about every hour and a half.
+DEMO_DEVICES_PER_HAND = 0.01
 DEMO_ABSENCES_PER_HAND = 0.02
 DEMO_FLOOR_ANSWER_S = 6.0  # the floor comes to the table and confirms what waits for it
 DEMO_DELAY_S = 20  # the broadcast delay (table seconds): the overlay comes alive within a minute
@@ -101,13 +103,17 @@ def demo(config_path: str | None, hands: int, speed: float, seed: int | None, de
                        "--journal", str(Path(work.name) / "demo.journal"), "--delay", str(DEMO_DELAY_S)]
             if seed is not None:
                 command += ["--seed", str(seed)]
+            overlay = broker.overlay_url(config.table_id, speed=str(speed))
+            console = broker.console_url(config.table_id, role="floor")
             print(f"private broker on {broker.host}:{broker.port}; simulated table log: {log}")
             print(f"broadcast overlay (hole cards {DEMO_DELAY_S} s of table time late; open in a browser or an OBS "
-                  "browser source):\n"
-                  f"  {broker.overlay_url(config.table_id, speed=str(speed))}\n  public, without delay: "
+                  f"browser source):\n  {overlay}\n  public, without delay: "
                   f"{broker.overlay_url(config.table_id, mode='public')}\n"
                   "floor's console (a tablet or a browser: answer what waits for the floor, seat players, send "
-                  f"commands; docs/console.md):\n  {broker.console_url(config.table_id, role='floor')}", flush=True)
+                  f"commands; docs/console.md):\n  {console}", flush=True)
+            # The live view covers what was printed (a terminal's alternate screen): the two addresses one opens
+            # stay in its first lines, whole, and the list of events gives way on a small terminal.
+            header = [f"overlay, hole cards {DEMO_DELAY_S} s late: {overlay}", f"floor's console: {console}"]
             with open(log, "w") as log_file:
                 # A session of its own: a closed terminal's SIGHUP, or Ctrl-C, reaches the demo alone, which stops
                 # the table with SIGTERM (it then closes its journal and its links).
@@ -116,7 +122,7 @@ def demo(config_path: str | None, hands: int, speed: float, seed: int | None, de
             threading.Thread(target=_follow_sim, args=(sim, ending, hands), name="demo-sim", daemon=True).start()
             settings = MqttSettings(host=broker.host, port=broker.port, topic_prefix=config.mqtt.topic_prefix)
             status = watch(settings, config.table_id, secure=True, plain=False,
-                           exit_after_hands=hands or None, timeout_s=None)
+                           exit_after_hands=hands or None, timeout_s=None, header=header)
         except KeyboardInterrupt:  # a signal outside the live view (which takes it as its end)
             pass
         except OSError:

@@ -547,13 +547,17 @@ const money = (v) => (v == null ? "–" : Number(v).toLocaleString("en-US"));
 const pct = (v) => `${(v * 100).toFixed(1)}%`;
 const width = (share) => `${Number.isFinite(share) ? Math.min(100, Math.max(0, share * 100)) : 0}%`;
 
+const SEATS_PER_COLUMN = 5;  // more seats than this: two columns, at the left and the right edge (index.html)
+
 function draw() {
   const seatsEl = document.getElementById("seats");
   seatsEl.textContent = "";
   const shown = Object.entries(state.seats)
     .filter(([, s]) => s.name || s.count || s.cards.length)
     .sort(([a], [b]) => Number(a) - Number(b));
-  for (const [n, s] of shown) {
+  const columns = [el("div", "column left"), el("div", "column right")];
+  const left = shown.length > SEATS_PER_COLUMN ? Math.ceil(shown.length / 2) : shown.length;
+  for (const [i, [n, s]] of shown.entries()) {
     const seatEl = el("div", "seat" + (s.folded ? " folded" : "") + (Number(n) === state.toAct ? " to-act" : "") +
       (s.won ? " winner" : ""));
     seatEl.dataset.seat = n;
@@ -564,8 +568,9 @@ function draw() {
     moneyEl.append(el("span", "stack", money(s.stack)));
     if (s.bet) moneyEl.append(el("span", "bet", `bet ${money(s.bet)}`));
     if (s.allIn) moneyEl.append(el("span", "bet", "all in"));
-    const cards = el("div", "cards");
-    if (config.mode === "delayed" && s.cards.length) s.cards.forEach((c) => cards.append(cardElement(c)));
+    const faces = config.mode === "delayed" && s.cards.length;
+    const cards = el("div", "cards" + ((faces ? s.cards.length : s.count) > 4 ? " many" : ""));  // (index.html)
+    if (faces) s.cards.forEach((c) => cards.append(cardElement(c)));
     else for (let i = 0; i < s.count; i++) cards.append(cardElement(null));
     seatEl.append(name, cards, moneyEl);
     if (typeof s.won === "number") seatEl.append(el("div", "won", `+${money(s.won)}`));
@@ -583,8 +588,9 @@ function draw() {
       if (s.equity.outs) eq.append(el("span", "outs", `${s.equity.outs.length} outs`));
       seatEl.append(eq);
     }
-    seatsEl.append(seatEl);
+    columns[i < left ? 0 : 1].append(seatEl);
   }
+  seatsEl.append(...columns);
   const board = document.getElementById("board");
   board.textContent = "";
   state.board.forEach((c) => board.append(cardElement(c)));
@@ -611,7 +617,8 @@ function draw() {
   document.getElementById("hand").textContent = state.hand ? `Hand ${state.hand}` : "";
   const winner = document.getElementById("winner");
   winner.hidden = !state.winner;
-  winner.textContent = state.winner || "";
+  winner.textContent = "";
+  if (state.winner) winner.append(el("span", "", state.winner));  // (clamped to three lines: index.html)
   const status = document.getElementById("status");
   const ok = state.connected && state.tableStatus !== "offline";
   status.className = ok ? "ok" : "";

@@ -122,7 +122,7 @@ def test_the_live_view_draws_stacks_bets_pots_blinds_whose_action_and_what_waits
     watcher.wait_for(lambda f: "waiting for the table rfid-table/main-2" in f)
     # ten times real time: fast, and the view still draws every moment of the deal
     sim = run("sim", "--config", CHIP_TABLE, *port, "--hands", "4", "--seed", "3", "--speed", "10", "--link", "direct",
-              "--absences-per-hand", "0.2")
+              "--absences-per-hand", "0.2", "--players-style", "random")
     assert sim.returncode == 0, sim.stderr
     assert watcher.proc.wait(90) == 0, watcher.proc.stderr.read()
     shown = watcher.frames
@@ -190,6 +190,34 @@ def test_the_floor_panel_keeps_an_item_until_the_floor_answers_it(fresh_chip_tab
         sim.wait(20)
 
 
+def test_the_seats_show_the_players_the_floor_seated(fresh_chip_table):
+    broker = fresh_chip_table
+    port = ["--host", broker.host, "--port", broker.port]
+    sim = subprocess.Popen(rfid_table_command() + ["--log-level", "WARNING", "sim", "--config", str(CHIP_TABLE),
+                                                   *map(str, port), "--hands", "0", "--seed", "8", "--speed", "4",
+                                                   "--link", "direct"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    watcher = Frames(["watch", "--config", CHIP_TABLE, *port, "--plain", "--timeout", "90"])
+    try:
+        watcher.wait_for(lambda f: "button seat" in f)
+        for fields in (["seat=3", "name=Anna Müller", "player_id=p-17"],
+                       ["seat=4", "name=Maximiliane Wolkenstein-Ro"]):  # 27 characters
+            done = run("command", "--config", CHIP_TABLE, *port, "seat_player", *fields)
+            assert done.returncode == 0, done.stdout + done.stderr
+        seated = watcher.wait_for(lambda f: re.search(r"^ +3 +Anna Müller +.*[\d,]+", f, re.M)
+                                  and re.search(r"^ +4 +Maximiliane Wol… ", f, re.M))  # a long name is cut
+        assert "seat 3: Anna Müller sits down (by floor/" in seated
+        done = run("command", "--config", CHIP_TABLE, *port, "clear_seat", "seat=3")
+        assert done.returncode == 0, done.stdout + done.stderr
+        # the event comes first, the snapshot without her right after it: the view drops her row then
+        assert watcher.wait_for(lambda f: "seat 3: Anna Müller leaves the table" in f
+                                and not re.search(r"^ +3 +Anna", f, re.M))
+    finally:
+        watcher.stop()
+        sim.terminate()
+        sim.wait(20)
+
+
 # ---- failures that used to look like success ------------------------------------------------------------------
 
 def test_a_refused_login_is_said_once_with_the_brokers_reason_and_fails(locked_broker, tmp_path):
@@ -224,6 +252,15 @@ def test_watch_and_diag_say_what_they_wait_for(fresh_chip_table):
             "this broker") in watch.stdout.replace("\n", " ")
     diag = run("diag", "--config", CHIP_TABLE, *port, "--plain", "--timeout", "2")
     assert "waiting for the daemon's diagnostics on rfid-table/main-2/public/diag" in diag.stdout, diag.stdout
+
+
+def test_sim_without_a_broker_plays_nothing_and_says_where_it_looked():
+    closed = free_port()
+    sim = run("sim", "--config", CHIP_TABLE, "--host", "127.0.0.1", "--port", closed, "--hands", "2", "--speed", "0",
+              "--link", "direct", timeout=60)
+    assert sim.returncode == 69, sim.stderr
+    assert f"gave up: no broker answered at 127.0.0.1:{closed} within 10 s, so nothing was played" in sim.stderr
+    assert "--host and --port" in sim.stderr and "done:" not in sim.stderr
 
 
 def test_watch_secure_says_when_the_broker_withholds_hole_cards(locked_broker, tmp_path):

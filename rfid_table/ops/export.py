@@ -1,10 +1,12 @@
-"""``rfid-table export``: every hand of a journal as Open Hand History or PokerStars-style text, for trackers.
+"""``rfid-table export``: every hand of a journal as Open Hand History, PokerStars-style text or PHH, for trackers
+and analysis tools.
 
 The journal holds each finished hand's PHH record with every hole card (the ``hand_history`` event), the pots as
 the table awarded them (``showdown``) and when the hand began (``hand_started``: the table clock, and the room's
 clock in its wall stamp). From these the hand is rebuilt in the betting engine (``controller.phh.replay``) and
 written by the same writers as the secure feed's copies (``controller.ohh``, ``controller.pokerstars``), now dated
-and numbered as the feed numbered them.
+and numbered as the feed numbered them. PHH is the table's own record, with the fields PHH has for the table, the
+hand's number and its date.
 
 Hole cards: by default a copy shows what the table showed — the hands tabled at the showdown
 (``controller.histories.tabled``: all of them after an all-in; otherwise not a losing hand that went to the muck
@@ -14,8 +16,9 @@ unseen) and no folded hand, nor the cards of a winner nobody called.
 The journal is read from a copy taken with SQLite's online backup, so a table can go on writing it meanwhile, and
 the copy is checked like a journal at start-up (every row's checksum). One file per journal and format, named after
 the table and the first hand's start: ``main-2-20261201-092603.ohh`` (hands one a line, a blank line between them,
-as the OHH storage format asks) or ``.txt`` (hands two blank lines apart, as PokerStars writes them). Files are
-written whole or not at all (temp file, fsync, rename).
+as the OHH storage format asks), ``.txt`` (hands two blank lines apart, as PokerStars writes them) or ``.phhs`` (PHH's
+file of several hands: each a TOML table, ``[1]``, ``[2]`` ...). Files are written whole or not at all (temp file,
+fsync, rename).
 
 Exit status: 0 written (hands the journal holds no PHH record for are listed and skipped), 2 bad arguments,
 65 a damaged journal or not a journal, 66 no journal at the path, 73 the output cannot be written.
@@ -37,7 +40,7 @@ from pathlib import Path
 from typing import Any, Iterator, TextIO
 
 EX_USAGE, EX_DATAERR, EX_NOINPUT, EX_CANTCREAT = 2, 65, 66, 73  # 2 as argparse; the others from sysexits
-FORMATS = {"ohh": ".ohh", "pokerstars": ".txt"}
+FORMATS = {"ohh": ".ohh", "pokerstars": ".txt", "phh": ".phhs"}
 PROGRESS_MIN_EVENTS = 1000  # a journal this long reports its progress, every tenth of the way
 READ_CHUNK = 1000
 
@@ -57,8 +60,9 @@ class Exported:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--journal", required=True, metavar="FILE", help="the table's journal (it may be in use)")
-    parser.add_argument("--format", required=True, choices=sorted(FORMATS), help="ohh (Open Hand History JSON) or "
-                        "pokerstars (PokerStars-style text, for PokerTracker and Hold'em Manager)")
+    parser.add_argument("--format", required=True, choices=sorted(FORMATS), help="ohh (Open Hand History JSON), "
+                        "pokerstars (PokerStars-style text, for PokerTracker and Hold'em Manager) or phh (the Poker "
+                        "Hand History format of pokerkit and poker research)")
     parser.add_argument("--out", required=True, metavar="DIR", help="where the file is written (made if missing)")
     parser.add_argument("--all-cards", action="store_true",
                         help="every hole card the table read, folded hands too (default: the showdown's hands only)")
@@ -96,19 +100,23 @@ def export(journal_path: Path, fmt: str, out_dir: Path, all_cards: bool = False,
             first_start: datetime | None = None
             for hand in _hands(journal, progress):
                 try:
-                    record = hand.record(table_id, all_cards)
+                    if fmt == "phh":
+                        fields, started = hand.phh(table_id, all_cards)
+                    else:
+                        record = hand.record(table_id, all_cards)
+                        started = record.started
                 except (ValueError, KeyError, TypeError) as exc:  # a record the engine cannot replay: say which
                     skipped.append(f"hand {hand.number}: {exc}")
                     continue
-                first_start = first_start or record.started
-                texts.append(_render(record, fmt))
+                first_start = first_start or started
+                texts.append(_phh_section(len(texts) + 1, fields, started) if fmt == "phh" else _render(record, fmt))
         finally:
             journal.close()
     if not texts:
         return Exported(None, 0, skipped)
     stamp = f"{first_start:%Y%m%d-%H%M%S}" if first_start else "undated"
     path = out_dir / f"{table_id}-{stamp}{FORMATS[fmt]}"
-    separator = "\n" if fmt == "ohh" else "\n\n"
+    separator = "\n\n" if fmt == "pokerstars" else "\n"
     _write_whole(path, separator.join(texts))
     return Exported(path, len(texts), skipped)
 
@@ -173,23 +181,58 @@ class _Hand:
     started_t: float | None
     started_wall: float | None
 
-    def record(self, table_id: str, all_cards: bool):
+    def _replayed(self):
+        """The journaled PHH record, the hand rebuilt from it, and the seats whose cards the table showed."""
         from controller import phh as phhlib  # noqa: PLC0415
-        from controller.histories import HandRecord, game_number, tabled  # noqa: PLC0415
+        from controller.histories import tabled  # noqa: PLC0415
 
         text = self.history.get("phh_complete")
         if not text:
             raise ValueError(f"no PHH record to rebuild it from ({self.history.get('reason') or 'none journaled'})")
         phh = phhlib.loads(text)
         hand, hole, board, showdown = phhlib.replay(phh)
-        names = dict(zip(phh.get("seats", hand.order), phh.get("players", ())))  # PHH's optional player names
         payouts = {int(s): v for s, v in self.showdown.get("payouts", {}).items()}
-        shown = tabled(hand, showdown, self.folded, payouts)
-        if not all_cards:
-            hole = {s: cards for s, cards in hole.items() if s in shown}
+        return phh, hand, hole, board, showdown, tabled(hand, showdown, self.folded, payouts)
+
+    def _numbered(self, table_id: str) -> tuple[str, str, datetime | None]:
+        """The table's name and the hand's number as the feed's copies have them, and the start of the hand."""
+        from controller.histories import game_number  # noqa: PLC0415
+
         feed = self.history.get("ohh_complete", {}).get("ohh", {})
         started_t = self.started_t if self.started_t is not None else 0.0
         wall = self.started_wall if self.started_wall is not None else self.started_t
+        return (feed.get("table_name") or table_id, feed.get("game_number") or game_number(table_id, started_t),
+                datetime.fromtimestamp(wall, timezone.utc) if wall is not None else None)
+
+    def phh(self, table_id: str, all_cards: bool) -> tuple[dict[str, Any], datetime | None]:
+        """The hand's PHH fields, with the table's name and the hand's number (PHH's ``table``, ``hand``), and its
+        start. Without ``all_cards``, the cards nobody showed are unknown (``????``) and a hand given up unseen at
+        the showdown mucks (``sm`` without cards)."""
+        phh, *_rebuilt, shown = self._replayed()
+        fields = dict(phh)
+        if not all_cards:
+            seat_of = {f"p{k}": seat for k, seat in enumerate(phh["seats"], start=1)}
+            actions = []
+            for action in phh["actions"]:
+                words = action.split()
+                if words[:2] == ["d", "dh"] and seat_of[words[2]] not in shown:
+                    action = f"d dh {words[2]} {'?' * len(words[3])}"
+                elif words[1:2] == ["sm"] and seat_of[words[0]] not in shown:
+                    action = f"{words[0]} sm"
+                actions.append(action)
+            fields["actions"] = actions
+        table, number, started = self._numbered(table_id)
+        return {**fields, "table": table, "hand": number}, started
+
+    def record(self, table_id: str, all_cards: bool):
+        from controller.histories import HandRecord  # noqa: PLC0415
+
+        phh, hand, hole, board, showdown, shown = self._replayed()
+        names = dict(zip(phh.get("seats", hand.order), phh.get("players", ())))  # PHH's optional player names
+        if not all_cards:
+            hole = {s: cards for s, cards in hole.items() if s in shown}
+        table, number, started = self._numbered(table_id)
+        size = self.history.get("ohh_complete", {}).get("ohh", {}).get("table_size") or max(10, max(hand.order))
         boards = [list(b) for b in self.showdown.get("boards", ())]  # a hand run twice, or a double board
         runs = self.showdown.get("runs", 1)
         pot_boards = [[(b["board"] - 1, {int(s): v for s, v in b["shares"].items()}) for b in p.get("boards", ())]
@@ -197,9 +240,7 @@ class _Hand:
         return HandRecord(
             hand, hole, boards[0] if boards else board, shown,
             [(p["amount"], {int(s): v for s, v in p["shares"].items()}) for p in self.showdown["pots"]],
-            feed.get("table_name") or table_id, feed.get("game_number") or game_number(table_id, started_t),
-            feed.get("table_size") or max(10, max(hand.order)),
-            datetime.fromtimestamp(wall, timezone.utc) if wall is not None else None, names,
+            table, number, size, started, names,
             boards=boards, runs=runs, double_board=len(boards) > runs, pot_boards=pot_boards)
 
 
@@ -251,6 +292,18 @@ def _render(record, fmt: str) -> str:
     from controller.pokerstars import to_pokerstars  # noqa: PLC0415
 
     return to_pokerstars(record)
+
+
+def _phh_section(number: int, fields: dict[str, Any], started: datetime | None) -> str:
+    """One hand of a ``.phhs`` file: a TOML table ``[number]`` of its PHH fields, dated as PHH dates a hand (its
+    ``time`` a TOML time, which the table's PHH writer has no need for otherwise)."""
+    from controller import phh as phhlib  # noqa: PLC0415
+
+    text = phhlib.dumps(fields)
+    if started is not None:
+        text += (f"year = {started.year}\nmonth = {started.month}\nday = {started.day}\n"
+                 f"time = {started:%H:%M:%S}\ntime_zone = \"UTC\"\n")
+    return f"[{number}]\n{text}"
 
 
 def _version() -> str:

@@ -25,6 +25,7 @@ import time
 from collections import deque
 
 from rich import box
+from rich.cells import chop_cells
 from rich.console import Console, Group
 from rich.live import Live
 from rich.panel import Panel
@@ -34,12 +35,13 @@ from rich.text import Text
 from rfid_table.ops.broker_login import LinkState, connect_viewer, refused_text
 from rfid_table.ops.command import command_line
 from rfid_table.config.table import MqttSettings
-from rfid_table.service.contract import QOS, Topics
+from rfid_table.service.contract import QOS, Topics, without_controls
 from rfid_table.mqtt import make_client
 
 SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}
 SECURE_GRACE_S = 3.0  # retained snapshots arrive together at subscription: the secure one this late is withheld
 EVENT_LINES = 10
+PLAYER_NAME_WIDTH = 16  # of the 32 characters a name may have: the seats table still fits 80 columns
 # The commands that answer an item, when neither its event nor the snapshot lists them (``answers``): a ruling
 # confirmed or overridden, the floor's pick of a burn card (TDA 39) picked or overridden.
 DEFAULT_ANSWERS = ("confirm", "override")
@@ -171,6 +173,12 @@ def describe_event(event: dict) -> str:
         return {"up": f"reader {event.get('reader')} up", "down": f"READER {event.get('reader')} DOWN{detail}",
                 "incompatible": f"reader {event.get('reader')} refused: incompatible firmware{detail}",
                 "reset": f"reader {event.get('reader')} rebooted{detail}"}.get(state, f"reader {event.get('reader')} {state}")
+    if kind == "player_seated":
+        return f"seat {seat}: {without_controls(str(event.get('name')))} sits down" + (
+            f" (by {event['by']})" if event.get("by") else "")
+    if kind == "seat_cleared":
+        return f"seat {seat}: {without_controls(str(event.get('name') or 'the player'))} leaves the table" + (
+            f" (by {event['by']})" if event.get("by") else "")
     if kind == "deck_selected":
         return f"deck {event.get('deck')} selected" + (f" by {event['by']}" if event.get("by") else "")
     if kind == "foreign_chip":
@@ -223,8 +231,10 @@ class TableView:
     """What the watcher knows of the table, updated from MQTT messages (paho's thread), drawn by the main one."""
 
     def __init__(self, topics: Topics, want_secure: bool, link: LinkState | None = None,
-                 answer_with: list[str] | None = None, answer_overflow: str = "ellipsis"):
+                 answer_with: list[str] | None = None, answer_overflow: str = "ellipsis",
+                 header: list[str] | None = None):
         self.topics = topics
+        self.header = header or []  # lines drawn above the table in every frame (the demo's addresses)
         self.want_secure = want_secure
         self.link = link or LinkState("?", 0)
         # how the lines that answer the floor's items start: ``rfid-table command`` and the options that reach
@@ -368,12 +378,18 @@ class TableView:
                     "against this broker, with this table id and topic prefix?")
         return None
 
-    def render(self, now: float | None = None):
+    def render(self, now: float | None = None, fit: Console | None = None):
+        """The frame. ``fit``: the console of a screen it must fit, whose height the list of last events gives way
+        to: the header, the table and what waits for the floor stay on screen."""
         now = time.monotonic() if now is None else now
         with self.lock:
+            # Whole, so that a link can be copied: cut at the screen's width (rich would first break the line at
+            # the space before a link, taking a row more)
+            parts: list = [Text(row) for line in self.header
+                           for row in (chop_cells(line, fit.size.width) if fit is not None else [line])]
             header = Text(f"Table {self.topics.base}", style="bold")
             header.append(f"   status: {self.status or 'unknown'}")
-            parts: list = [header]
+            parts.append(header)
             if self.want_secure and self.secure_withheld(now):
                 parts.append(Text("hole cards withheld: the broker delivers nothing from the secure feed to these "
                                   "credentials (public view)", style="bold yellow"))
@@ -390,8 +406,13 @@ class TableView:
             waiting = self._waiting(snap)
             parts.append(self._floor_panel(waiting))
             parts += self._answer_lines(waiting)
-            parts.append(Text("last events:", style="bold"))
-            parts += [Text(f"  #{seq} {text}") for seq, text in self.events]
+            events = [Text(f"  #{seq} {text}") for seq, text in self.events]
+            if fit is not None:
+                used = len(fit.render_lines(Group(*parts), fit.options, pad=False))
+                events = events[:max(0, fit.size.height - used - 1)]  # the title takes a line
+            if events or fit is None:
+                parts.append(Text("last events:", style="bold"))
+            parts += events
             return Group(*parts)
 
     def _table(self, snap: dict) -> list:
@@ -432,9 +453,11 @@ class TableView:
             out.append(Text(f"clock on seat {clock['seat']}: {clock['phase']}"
                             + (f", {left:g} s left" if left is not None else ""), style="bold magenta"))
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-        for name, justify in (("seat", "right"), ("", "left"), ("cards", "left"), ("stack", "right"),
-                              ("bet", "right"), ("state", "left")):
-            table.add_column(name, justify=justify, no_wrap=True)
+        for name, justify in (("seat", "right"), ("player", "left"), ("", "left"), ("cards", "left"),
+                              ("stack", "right"), ("bet", "right"), ("state", "left")):
+            # a long name is cut, not the cards or the stack beside it
+            table.add_column(name, justify=justify, no_wrap=True,
+                             **({"max_width": PLAYER_NAME_WIDTH, "overflow": "ellipsis"} if name == "player" else {}))
         players = set(snap.get("players") or [])
         stacks = betting.get("stacks") or {}
         bets = betting.get("bets") or {}
@@ -464,7 +487,10 @@ class TableView:
                 state += " · away"
             if sensors.get("devices"):
                 state += " · device: " + ",".join(sensors["devices"])
-            table.add_row(str(n), marks, cards, chips(stacks[str(n)]) if str(n) in stacks else "",
+            player = seat.get("player") if isinstance(seat.get("player"), dict) else {}
+            # the name the floor entered (seat_player); over the network, so no control characters, no markup
+            name = Text(without_controls(str(player.get("name") or "")))
+            table.add_row(str(n), name, marks, cards, chips(stacks[str(n)]) if str(n) in stacks else "",
                           chips(bets[str(n)]) if str(n) in bets else "",
                           Text(state, style="bold green" if state.startswith("TO ACT") else ""))
         out.append(table)
@@ -530,12 +556,14 @@ def frame_text(renderable, width: int = 110) -> str:
 
 
 def watch(settings: MqttSettings, table_id: str, secure: bool, plain: bool, exit_after_hands: int | None,
-          timeout_s: float | None, out=sys.stdout, err=sys.stderr, answer_with: list[str] | None = None) -> int:
+          timeout_s: float | None, out=sys.stdout, err=sys.stderr, answer_with: list[str] | None = None,
+          header: list[str] | None = None) -> int:
     """``answer_with``: how the lines that answer the floor start, ``rfid-table command`` with the options this
-    view was given (``rfid_table.ops.command.invocation``); by default the table id alone."""
+    view was given (``rfid_table.ops.command.invocation``); by default the table id alone. ``header``: lines
+    drawn above the table in every frame."""
     topics = Topics.for_table(settings.topic_prefix, table_id)
     link = LinkState(settings.host, settings.port)
-    view = TableView(topics, secure, link, answer_with, "ignore" if plain else "ellipsis")
+    view = TableView(topics, secure, link, answer_with, "ignore" if plain else "ellipsis", header)
     client = make_client(settings, f"rfid-table-watch-{table_id}-{time.monotonic_ns() % 100000}")
     stop = threading.Event()
 
@@ -570,11 +598,12 @@ def watch(settings: MqttSettings, table_id: str, secure: bool, plain: bool, exit
     client.on_message = lambda c, u, msg: view.on_message(msg.topic, msg.payload)
     connect_viewer(client, settings, link, view.changed, stop)
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    live = None
+    live = fit = None
     if not plain:
         console = Console(file=out)
         live = Live(console=console, auto_refresh=False, screen=out.isatty(), redirect_stderr=False)
         live.start()
+        fit = console if out.isatty() else None  # a screen crops what it cannot hold
     last_plain = None
     try:
         while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
@@ -585,7 +614,7 @@ def watch(settings: MqttSettings, table_id: str, secure: bool, plain: bool, exit
                 break
             # decided before drawing, so that the last frame drawn holds everything the decision saw
             done = exit_after_hands is not None and view.hands_ended >= exit_after_hands and view.caught_up()
-            frame = view.render()
+            frame = view.render(fit=fit)
             if live is not None:
                 live.update(frame, refresh=True)
             else:

@@ -222,6 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--speed", type=float, default=1.0, help="times real time; 0 = as fast as possible (default 1)")
     p.add_argument("--pace", type=float, default=1.0, help="seconds a typical action takes (default 1)")
     p.add_argument("--players", type=int, default=None, help="occupied seats 1..N (default: every seat)")
+    p.add_argument("--players-style", choices=("plausible", "random"), default="plausible",
+                   help="on a chip table, how the players bet: plausible, from their cards and position (default), "
+                        "or random, with many all-ins and side pots (stress runs)")
     p.add_argument("--link", choices=("pty", "direct", "firmware", "metratec", "feig", "pn5180"), default="pty",
                    help="pty: the reader firmware emulated on a pseudo-terminal, read through pyserial like real "
                         "hardware (default); direct: the HAL reads the simulated table in-process; firmware: the "
@@ -416,8 +419,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+EX_OUTPUT_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader went away (`| head`)
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    """Run a command. When the reader of its output goes away (``rfid-table diag --plain | head``) it ends quietly
+    with status 141, as a C tool killed by SIGPIPE does: a script with ``set -o pipefail`` sees the same as for any
+    other tool, and a cut-short output is never reported as success."""
+    try:
+        try:
+            return _run_command(sys.argv[1:] if argv is None else argv)
+        finally:
+            sys.stdout.flush()  # a reader that left is found here, not in the interpreter's last flush
+    except BrokenPipeError:
+        if not _output_closed():
+            raise  # a pipe to another process broke: not the reader of the output
+        import os  # noqa: PLC0415
+
+        # The interpreter flushes stdout once more at exit: into nothing, so that it cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EX_OUTPUT_CLOSED
+
+
+def _output_closed() -> bool:
+    """Whether nobody reads stdout any more (a pipe whose reader exited reports an error to poll)."""
+    import select  # noqa: PLC0415
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (OSError, ValueError):  # stdout closed or detached
+        return True
+
+
+def _run_command(argv: list[str]) -> int:
     if argv[:1] == ["broker-setup"]:  # its own options, its own parser
         from rfid_table.ops import broker_setup
 

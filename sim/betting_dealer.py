@@ -3,11 +3,14 @@
 For tables with a chip set. Each hand: the button moves, the players' stacks carry over (a player who went broke
 buys in again; a player whose stack grew past ``max_buy_ins`` buy-ins racks up and leaves, and a newcomer buys in
 for the seat, so the chips in play stay within what the table's chip set can make however long the table runs),
-the floor enters the stacks, the betting is played with random legal decisions (folds, checks,
-calls, bets and raises, all-ins), and ``sim.replay.HandScript`` turns it into moves: blinds and antes as chips,
-cards dealt one by one, bets pushed into the betting zones, folds to the muck, bets swept into the pot, burns and
-board cards, and the table cleared; the dealer shuffles, at least as long as the table takes to see the hand over,
+the floor enters the stacks, the players bet (``sim.players``: plausibly, from their cards and position, or at
+random for stress runs), and ``sim.replay.HandScript`` turns it into moves: blinds and antes as chips, cards dealt
+one by one, bets pushed into the betting zones, folds to the muck, bets swept into the pot, burns and board cards,
+and the table cleared; the dealer shuffles, at least as long as the table takes to see the hand over,
 before the next hand's blinds. One seeded generator: a seed replays a run.
+
+The simulated floor enters the stacks its players hold. Stacks a floor enters at the table (``floor_counted``) are
+what those players hold from then on: the simulated floor enters them as counted, and never what it had before.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from controller.cards import FULL_DECK
 from controller.rules import EXPOSED_BURN_AFTER_DEAL
 from sim.dealer import FLOOR_S, InjectedError, Move
 from sim.field import TableField
-from sim.handgen import play_randomly
+from sim.players import PLAUSIBLE, PLAYERS_STYLES, RANDOM, play
 from sim.replay import HandScript
 
 TABLE_CLEAR = "the dealer shuffles; the table is clear"  # the last move of each hand
+TOP_UP_SHARE = 0.4  # a player who looks at their cards buys in again below this share of the buy-in
 
 
 class BettingDealer:
@@ -32,7 +36,8 @@ class BettingDealer:
                  buy_in_bb: int = 100, max_buy_ins: int = 5, command: Callable[[dict], None], pace_s: float = 1.0,
                  seed: int | None = None, error_rate: float = 0.0,
                  exposed_procedure: str = EXPOSED_BURN_AFTER_DEAL, run_it_twice: float = 0.0,
-                 hand_over_s: float = 0.0, read_s: float = 0.0, deal_s: float | None = None):
+                 hand_over_s: float = 0.0, read_s: float = 0.0, deal_s: float | None = None,
+                 players_style: str = PLAUSIBLE):
         self.field = field
         self.uid_of_card = {card: uid for uid, card in deck.items()}
         rack: dict[int, list[str]] = {}
@@ -79,23 +84,42 @@ class BettingDealer:
         if hand_over_s < 0:
             raise ValueError(f"the time the table takes to end a hand is seconds from 0, not {hand_over_s}")
         self.hand_over_s = hand_over_s
+        if players_style not in PLAYERS_STYLES:
+            raise ValueError(f"the players' style is one of {', '.join(PLAYERS_STYLES)}, not {players_style!r}")
+        self.players_style = players_style
+        # Players at a live game top up a short stack between hands; random players play on until broke.
+        self.top_up_below = blinds[1] + ante if players_style == RANDOM else max(blinds[1] + ante,
+                                                                                int(self.buy_in * TOP_UP_SHARE))
+        self._counted: dict[int, int] = {}  # stacks a floor entered since the last hand was dealt
+        self.last_hand: BettingHand | None = None  # the betting of the hand under way (for sim.players.figures)
+
+    def floor_counted(self, stacks: Mapping[int, int]) -> None:
+        """A floor at the table entered these stacks (``set_stacks``): from the next hand on, the players hold
+        them. A count during a hand stands after it, as the table keeps it over the hand's result."""
+        self._counted.update({seat: amount for seat, amount in stacks.items() if seat in self.stacks})
 
     def hand(self) -> Iterator[Move]:
         self.button = next((p for p in self.players if p > self.button), self.players[0])
         self.hands_dealt += 1
+        self.stacks.update(self._counted)  # what the floor counted, then broke or past the ceiling as ever
+        self._counted = {}
         for seat, stack in self.stacks.items():
-            if stack < self.blinds[1] + self.ante:
-                self.stacks[seat] = self.buy_in  # broke: buys in again
+            if stack < self.top_up_below:
+                self.stacks[seat] = self.buy_in  # broke, or short: buys in again
             elif stack > self.max_stack:
                 self.stacks[seat] = self.buy_in  # racks up and leaves; a newcomer takes the seat
                 yield Move(0.0, f"seat {seat} racks up {stack} and leaves; a new player buys in for {self.buy_in}",
                            lambda: None)
         hand = BettingHand(self.variant, self.players, self.button, self.stacks, self.blinds, ante=self.ante)
-        play_randomly(hand, self.rng, self.unit)
         deck = list(FULL_DECK)
+        if self.players_style == RANDOM:  # blind to the cards, before the shuffle as ever: a seed plays as it did
+            play(hand, RANDOM, self.rng, self.unit, {}, [])
         self.rng.shuffle(deck)
         hole = {s: [deck.pop() for _ in range(self.variant.hole_cards)] for s in hand.order}
         board = [deck.pop() for _ in range(5)]
+        if self.players_style != RANDOM:  # players who look at their cards
+            play(hand, self.players_style, self.rng, self.unit, hole, board)
+        self.last_hand = hand
         from controller.showdown import award  # noqa: PLC0415
 
         later = self._second_run(hand, board, deck)

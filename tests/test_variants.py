@@ -456,7 +456,7 @@ def test_the_simulated_table_runs_it_twice_through_the_daemon_pipeline():
     config = load_config(Path(__file__).resolve().parents[1] / "config" / "table-chips.toml")
     config = dataclasses.replace(config, broadcast_delay_s=0.0, journal_path=None)
     table = SimulatedTable(config, SimOptions(hands=30, seed=3, speed=0, pace_s=1.0, link="direct", players=4,
-                                              run_it_twice=1.0), None)
+                                              run_it_twice=1.0, players_style="random"), None)
     events, t = [], 1000.0
     try:
         while table.advance(t):
@@ -551,7 +551,7 @@ def test_rfid_table_export_writes_the_hands_a_journaled_session_ran_twice(tmp_pa
     journal = Journal(path, table_id=config.table_id)
     assert journal.open().ok
     table = SimulatedTable(config, SimOptions(hands=20, seed=3, speed=0, pace_s=1.0, link="direct", players=4,
-                                              run_it_twice=1.0), None, journal)
+                                              run_it_twice=1.0, players_style="random"), None, journal)
     table.pipeline.restore(time.time())
     table.run(StopFlag())
     journal.close()

@@ -115,7 +115,8 @@ def measure_end_to_end(config_path: str, settings: MqttSettings, min_events: int
     receiver = _Receiver(settings, topics.events(secure=False))
     publisher = MqttPublisher(settings, config.table_id, epoch="bench")
     publisher.start()
-    table = SimulatedTable(config, SimOptions(hands=None, seed=1, pace_s=E2E_PACE_S, link="direct"), publisher)
+    table = SimulatedTable(config, SimOptions(hands=None, seed=1, pace_s=E2E_PACE_S, link="direct",
+                                              players_style="random"), publisher)  # on a chip table, as measured before
     thresholds = gc.get_threshold()
     systemd.settle_heap_for_steady_loop()  # as the daemon does once started
     sent: dict[int, float] = {}

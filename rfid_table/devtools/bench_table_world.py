@@ -78,7 +78,8 @@ def table_world(conn, config_path: str, link_dir: str, noise: float, seed: int, 
     dealer = BettingDealer(field, config.decks[config.active_deck], config.chips.chips,
                            list(range(1, config.seats + 1)), variant=ENGINE_VARIANTS[game.variant],
                            blinds=(game.small_blind, game.big_blind), ante=game.ante, command=command,
-                           pace_s=HAND_PACE_S, deal_s=DEAL_S, seed=seed)
+                           pace_s=HAND_PACE_S, deal_s=DEAL_S, seed=seed,
+                           players_style="random")  # many chips moved, as the figures measured before
     conn.send("ready")
     moves, due = None, 0.0
     try:

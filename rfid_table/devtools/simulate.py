@@ -52,6 +52,7 @@ from sim.dealer import DealerSettings, SimDealer
 from sim.field import TableField
 from sim.firmware import Fault, FirmwareEmulator
 from sim.noise import NoiseModel
+from sim.players import PLAUSIBLE
 
 log = logging.getLogger(__name__)
 command_log = logging.getLogger("rfid_table")  # the command's own messages, named as rfid-table run's
@@ -129,6 +130,9 @@ class SimOptions:
     dealer_errors: float = 0.0
     # On a chip table: the chance that players all-in with board cards to come run it twice (CA Actions 8).
     run_it_twice: float = 0.0
+    # On a chip table: how the players decide (sim.players): "plausible" from their cards and position, or
+    # "random" (many all-ins: stress runs, and the seeded streams that compare with earlier runs)
+    players_style: str = PLAUSIBLE
     # The simulated floor answers what waits for it this long after it was reported; None: nobody answers (a floor
     # console or a test does).
     floor_answer_s: float | None = None
@@ -193,7 +197,7 @@ class SimulatedTable:
                 command=self._floor_command, pace_s=options.pace_s, seed=options.seed,
                 error_rate=options.dealer_errors, exposed_procedure=exposed_procedure,
                 run_it_twice=options.run_it_twice, hand_over_s=table_hand_over_s(config),
-                read_s=table_read_s(config))
+                read_s=table_read_s(config), players_style=options.players_style)
         else:
             each = options.dealer_errors / 4  # the errors a single deck can make, equally often
             self.dealer = SimDealer(
@@ -230,14 +234,14 @@ class SimulatedTable:
     def _reader(self, settings) -> ReaderBackend:
         if self.options.link == "direct":
             return SimulatedReader(settings.name, settings.antennas, self.field)
-        if self._links_dir is None:
-            self._links_dir = tempfile.TemporaryDirectory(prefix="rfid-table-sim-")
-        if self.options.link == "firmware":
-            from sim.pn5180 import ModelledReader, table_firmware_config  # noqa: PLC0415 (only when asked)
         if self.options.link == "pn5180":
             from sim.spidev_model import modelled_pi_reader  # noqa: PLC0415 (only when asked)
 
             return modelled_pi_reader(self.config, settings, self.field)
+        if self._links_dir is None:
+            self._links_dir = tempfile.TemporaryDirectory(prefix="rfid-table-sim-")
+        if self.options.link == "firmware":
+            from sim.pn5180 import ModelledReader, table_firmware_config  # noqa: PLC0415 (only when asked)
 
             device = ModelledReader(self.field, reader=settings.name,
                                     config=table_firmware_config(self.config, settings.name, settings.antennas),
@@ -318,6 +322,10 @@ class SimulatedTable:
                     self.injector.hand_started(event.t)
         if self.options.floor_answer_s is not None:
             self._answer_the_floor(t, events)
+        if isinstance(self.dealer, BettingDealer):  # what a floor counted at the table, its players now hold
+            for event in events:
+                if event.type == "stacks_set" and event.public.get("by") != SIMULATED_FLOOR:
+                    self.dealer.floor_counted({int(seat): amount for seat, amount in event.public["stacks"].items()})
         for emulator, reader, before in zip(self.emulators, self.pipeline.readers, written):
             if reader.link.bytes_sent != before and emulator.master_fd is not None:
                 _wait_fd(emulator.master_fd)  # a command is on its way to the reader
@@ -435,7 +443,8 @@ def run_simulated(config: TableConfig, args: argparse.Namespace) -> int:
                          stack_limit=args.stack_limit, devices_per_hour=args.devices_per_hour,
                          devices_per_hand=args.devices_per_hand, absences_per_hour=args.absences_per_hour,
                          absences_per_hand=args.absences_per_hand, dealer_errors=args.dealer_errors,
-                         floor_answer_s=args.floor_answers, run_it_twice=args.run_it_twice)
+                         floor_answer_s=args.floor_answers, run_it_twice=args.run_it_twice,
+                         players_style=args.players_style)
     journal = open_journal(args.journal, config, args.new_journal) if args.journal else None
     epoch = journal.epoch if journal is not None else secrets.token_hex(8)
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch, journaled=journal is not None)
@@ -453,7 +462,20 @@ def run_simulated(config: TableConfig, args: argparse.Namespace) -> int:
         clock.resume(journal)
         restore_or_exit(table.pipeline, args.journal, clock.now())
     systemd.settle_heap_for_steady_loop()
-    publisher.start()
+    # No broker at the start: every hand would be played into nothing and the run end 0, as if it had worked. A
+    # broker lost later is waited for, as the daemon waits (the publisher's warnings say so about once a minute).
+    wait_s = 10.0
+    if not publisher.start(wait_s=wait_s, stop=stop.is_set) and not stop.is_set():
+        from rfid_table.ops.broker_login import EX_UNAVAILABLE  # noqa: PLC0415
+
+        table.close()
+        publisher.stop()
+        if journal is not None:
+            close_journal(journal, publisher)
+        print(f"rfid-table sim: gave up: no broker answered at {config.mqtt.host}:{config.mqtt.port} within "
+              f"{wait_s:g} s, so nothing was played. Start Mosquitto there, or give the broker's address with "
+              f"--host and --port (or in [mqtt] of {args.config})", file=sys.stderr)
+        return EX_UNAVAILABLE
     try:
         if journal is not None:
             table.pipeline.publish_backlog()

@@ -88,7 +88,9 @@ def play(file: str, game: dict, options: dict, hands: int) -> _Recorder:
     # no equity: its worker is a process of its own, whose results come when they come
     config = dataclasses.replace(config, game=dataclasses.replace(config.game, **game), broadcast_equity=False)
     sink = _Recorder()
-    table = SimulatedTable(config, SimOptions(hands=hands, speed=0, pace_s=0.5, link="direct", **options), sink)
+    # the chip tables' players bet at random, as when the streams were first written: a stream compares with older ones
+    table = SimulatedTable(config, SimOptions(hands=hands, speed=0, pace_s=0.5, link="direct", players_style="random",
+                                              **options), sink)
     t = 1000.0
     try:
         while table.advance(t) and t < 1000.0 + hands * 600:

@@ -13,7 +13,7 @@ import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 
 def describe_value(value: Any) -> str:
@@ -25,7 +25,6 @@ def describe_value(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-UID = re.compile(r"^[0-9A-F]{8,20}$")
 # What a configuration, a chip registry or a TLS file may be: the largest real one (a registry of tens of
 # thousands of chips) is well under a megabyte, and a bound keeps /dev/zero or a runaway file from eating the RAM.
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -164,19 +163,6 @@ class Checker:
             self.problem(path, f"expected {what}, got {value!r}")
             return default
         return value
-
-    def tag_entries(self, table: dict, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], str, str, Any]]:
-        """The entries of a table of tag UID = something: (key path, UID in capitals, UID as written, value).
-
-        A key that is not a tag UID is a problem; its entry is skipped.
-        """
-        for raw_uid, item in table.items():
-            key_path = path + (raw_uid,)
-            uid = raw_uid.upper()
-            if not UID.fullmatch(uid):
-                self.problem(key_path, "expected a tag UID of 8 to 20 hex digits")
-                continue
-            yield key_path, uid, raw_uid, item
 
 
 def _get(doc: dict, path: tuple[str, ...]) -> Any:

@@ -1,0 +1,72 @@
+"""The command reference (docs/cli.md) and the index of the docs (docs/index.md) cannot fall behind the code:
+every subcommand of ``rfid-table`` has its section, every option its mention in that section, and every page of
+docs/ its line in the index."""
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from rfid_table.cli import build_parser
+from rfid_table.devtools import soak
+from rfid_table.ops import broker_setup
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+CLI_DOC = (DOCS / "cli.md").read_text(encoding="utf-8")
+
+# Two commands parse their own options (the main parser passes them the rest of the line).
+OWN_PARSERS = {"broker-setup": broker_setup.build_parser, "soak": soak.build_parser}
+
+
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    [action] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return {name: OWN_PARSERS[name]() if name in OWN_PARSERS else parser for name, parser in action.choices.items()}
+
+
+def options(parser: argparse.ArgumentParser) -> list[str]:
+    """The parser's long options, and the positional arguments by their metavar or name."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        if action.option_strings:
+            found += [s for s in action.option_strings if s.startswith("--")]
+        elif action.nargs != argparse.REMAINDER:
+            found.append(action.metavar or action.dest.upper())
+    return found
+
+
+def mentions(text: str, option: str) -> bool:
+    """Whether ``option`` is in ``text`` as a word of its own (``--password`` is not in ``--password-file``)."""
+    return re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", text) is not None
+
+
+def section(name: str) -> str:
+    """The text of the ``## name`` section of docs/cli.md, up to the next section."""
+    match = re.search(rf"^## {re.escape(name)}\n(.*?)(?=^## |\Z)", CLI_DOC, re.M | re.S)
+    assert match, f"docs/cli.md has no section '## {name}'"
+    return match.group(1)
+
+
+@pytest.mark.parametrize("name", sorted(subcommands()))
+def test_every_subcommand_has_a_section_naming_each_of_its_options(name):
+    text = section(name)
+    assert re.search(rf"^rfid-table {re.escape(name)}\b", text, re.M), f"{name}: no synopsis line"
+    missing = [option for option in options(subcommands()[name]) if not mentions(text, option)]
+    assert not missing, f"docs/cli.md, section {name}, does not mention {missing}"
+
+
+def test_the_options_of_every_command_are_in_the_common_section():
+    text = section("Common to every command")
+    missing = [option for option in options(build_parser()) if option != "COMMAND" and not mentions(text, option)]
+    assert not missing, missing
+
+
+def test_every_page_of_the_docs_is_in_the_index():
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    linked = set(re.findall(r"\]\(([a-z0-9_-]+\.md)(?:#[^)]*)?\)", index))
+    pages = {path.name for path in DOCS.glob("*.md")} - {"index.md"}
+    assert not pages - linked, f"docs/index.md does not list {sorted(pages - linked)}"
+    assert not linked - pages, f"docs/index.md links to pages that do not exist: {sorted(linked - pages)}"

@@ -375,6 +375,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="make the card room's Mosquitto users, ACL and TLS files (see docs/broker.md)")
     p.add_argument("options", nargs=argparse.REMAINDER, help="see rfid-table broker-setup --help")
 
+    p = sub.add_parser("room", add_help=False,
+                       help="the card room: every table's hands in PostgreSQL, players' statistics (see docs/room.md)")
+    p.add_argument("options", nargs=argparse.REMAINDER, help="see rfid-table room --help")
+
     p = sub.add_parser("reader-emulator", help="emulate a reader one buys (Metratec, Feig) for a client to talk to; "
                                                "prints the pty path or TCP port first")
     p.add_argument("--kind", required=True, choices=("metratec", "feig"), help="the reader's maker")
@@ -458,6 +462,10 @@ def _run_command(argv: list[str]) -> int:
         from rfid_table.ops import broker_setup
 
         return broker_setup.main(argv[1:])
+    if argv[:1] == ["room"]:  # its own options, its own parser
+        from rfid_table.room import cli as room_cli
+
+        return room_cli.main(argv[1:])
     if argv[:1] == ["soak"]:  # its own options, its own parser
         from rfid_table.devtools import soak
 

@@ -1,0 +1,242 @@
+"""``rfid-table room``: every table's hands into PostgreSQL, and the players' statistics back onto the broker.
+
+Data flows one way: the broker → :meth:`RoomService._on_message` (paho's thread; it only queues) → the main loop,
+which reads each message, stores what it carries in one transaction and only then acknowledges it (MQTT 5 manual
+acknowledgement, paho's ``manual_ack``). A message is acknowledged once it is in the database, or once it is found
+unusable (logged with its table and seq: redelivering it would not mend it).
+
+* **Shared subscription.** ``$share/<group>/<prefix>/+/<feed>/events``: the broker gives each message to one
+  instance of the room, so instances on several machines share the load.
+* **Persistent session.** Clean start off, a session expiry interval: while an instance is away the broker keeps
+  the messages meant for it, and the ones it had not acknowledged, and delivers them when it comes back.
+* **The database away.** A write that fails is retried with a doubling wait (up to ``retry_max_s``) until it
+  succeeds; nothing is acknowledged meanwhile, so the broker stops sending after ``receive_maximum`` messages and
+  keeps the rest. No hand is lost, none stored twice (the store's keys).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.subscribeoptions import SubscribeOptions
+
+from rfid_table.mqtt import make_client
+from rfid_table.room.config import RoomConfig
+from rfid_table.room.records import BadEvent, hand_from_event, seating_from_event, start_from_event
+from rfid_table.room.store import Store
+from rfid_table.service.contract import QOS, encode, without_controls
+
+log = logging.getLogger("rfid_table.room")
+
+STORED_TYPES = ("hand_history", "player_seated", "seat_cleared", "hand_started")
+FIRST_RETRY_S = 0.5
+ROOM_STATS_EVERY_S = 5.0  # the room's statistics at most this often (each table's after each of its hands)
+
+
+@dataclass
+class Delivered:
+    mid: int
+    qos: int
+    topic: str
+    payload: bytes
+
+
+@dataclass
+class Counts:
+    hands: int = 0  # stored now
+    copies: int = 0  # hands stored before (a redelivery, a table's replay)
+    refused: int = 0  # messages that could not be stored (logged)
+    messages: int = 0
+
+
+class RoomService:
+    def __init__(self, config: RoomConfig, client_id: str, stop: threading.Event | None = None):
+        self.config = config
+        self.client_id = client_id
+        self.stop = stop or threading.Event()
+        self.inbox: queue.Queue[Delivered] = queue.Queue()
+        self.counts = Counts()
+        self.store = Store(config.dsn, config.time_zone)
+        self.client = make_client(config.mqtt, client_id)
+        self.client.manual_ack_set(True)
+        self.client.on_connect = self._on_connect
+        self.client.on_message = self._on_message
+        self._connected = threading.Event()
+        self._room_stats_due = 0.0
+        self._room_stats_dirty = False
+
+    # ---- the broker (paho's thread) ---------------------------------------------------------------------
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+        if reason_code.is_failure:
+            log.error("the broker refused the connection: %s", reason_code)
+            return
+        self._connected.set()
+        if not flags.session_present:  # a new session: the subscription is not in it yet
+            client.subscribe(self.config.subscription, options=SubscribeOptions(qos=QOS))
+            log.info("subscribed to %s (a new session)", self.config.subscription)
+        else:
+            log.info("resumed the session: the broker delivers what it kept for %s", self.client_id)
+
+    def _on_message(self, client, userdata, message) -> None:
+        self.inbox.put(Delivered(message.mid, message.qos, message.topic, bytes(message.payload)))
+
+    def connect(self) -> None:
+        properties = Properties(PacketTypes.CONNECT)
+        properties.SessionExpiryInterval = self.config.session_expiry_s
+        properties.ReceiveMaximum = self.config.receive_maximum
+        self.client.connect_async(self.config.mqtt.host, self.config.mqtt.port, keepalive=self.config.mqtt.keepalive,
+                                  clean_start=False, properties=properties)
+        self.client.loop_start()
+
+    # ---- the main loop ----------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        self._database_ready()
+        if self.stop.is_set():
+            return 0
+        self.connect()
+        started = time.monotonic()
+        try:
+            while not self.stop.is_set():
+                try:
+                    delivered = self.inbox.get(timeout=0.2)
+                except queue.Empty:
+                    self._publish_room_stats()
+                    continue
+                self._handle(delivered)
+                self._publish_room_stats()
+        finally:
+            elapsed = time.monotonic() - started
+            log.info("stopping: %d hands stored (%d copies skipped, %d messages refused) in %.1f s",
+                     self.counts.hands, self.counts.copies, self.counts.refused, elapsed)
+            self.client.disconnect()  # unacknowledged messages stay in the session for the next start
+            self.client.loop_stop()
+            self.store.close()
+        return 0
+
+    def _handle(self, delivered: Delivered) -> None:
+        self.counts.messages += 1
+        table_id = delivered.topic.split("/")[-3]
+        try:
+            event = json.loads(delivered.payload)
+            if not isinstance(event, dict):
+                raise BadEvent("not a JSON object")
+        except (ValueError, BadEvent) as exc:
+            self._refuse(delivered, f"table {table_id}: a message that is no event ({exc})")
+            return
+        kind = event.get("type")
+        if kind in STORED_TYPES:
+            try:
+                write = self._write_for(table_id, event)
+            except BadEvent as exc:
+                self._refuse(delivered, str(exc))
+                return
+            if write is None or self.stop.is_set():
+                return  # stopping: unacknowledged, the broker delivers it again
+            if kind == "hand_history":
+                if write:
+                    self.counts.hands += 1
+                    self._publish_table_stats(table_id, event)
+                else:
+                    self.counts.copies += 1
+        self.client.ack(delivered.mid, delivered.qos)
+
+    def _write_for(self, table_id: str, event: dict) -> bool | None:
+        """Store what the event carries, retrying while the database is away; None: stopped before it was stored."""
+        kind = event["type"]
+        if kind == "hand_history":
+            record = hand_from_event(table_id, event)
+            write = lambda: self.store.store_hand(record)  # noqa: E731
+        elif kind == "hand_started":
+            start = start_from_event(table_id, event)
+            write = lambda: self.store.store_start(start)  # noqa: E731
+        else:
+            seating = seating_from_event(table_id, event)
+            write = lambda: self.store.store_seating(seating)  # noqa: E731
+        return self._with_database(write)
+
+    def _refuse(self, delivered: Delivered, why: str) -> None:
+        self.counts.refused += 1
+        log.error("not stored: %s (acknowledged: a copy would be no better)", without_controls(why))
+        self.client.ack(delivered.mid, delivered.qos)
+
+    # ---- the database -----------------------------------------------------------------------------------
+
+    def _database_ready(self) -> None:
+        """Connect and migrate, waiting for the database as long as it takes."""
+        def ready() -> bool:
+            applied = self.store.migrate()
+            if applied:
+                log.info("database migrated: %s", ", ".join(applied))
+            return True
+        self._with_database(ready)
+
+    def _with_database(self, write):
+        import psycopg  # noqa: PLC0415
+
+        wait = FIRST_RETRY_S
+        failed_since = None
+        while not self.stop.is_set():
+            try:
+                if self.store.conn is None or self.store.conn.closed:
+                    self.store.connect()
+                result = write()
+                if failed_since is not None:
+                    log.info("the database is back after %.1f s; storing again", time.monotonic() - failed_since)
+                return result
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                if failed_since is None:
+                    failed_since = time.monotonic()
+                    log.error("the database cannot be written (%s): acknowledging nothing, retrying up to every "
+                              "%.0f s", without_controls(str(exc).strip().splitlines()[0] if str(exc) else
+                                                         type(exc).__name__), self.config.retry_max_s)
+                self.store.close()
+                self.stop.wait(wait)
+                wait = min(wait * 2, self.config.retry_max_s)
+            except psycopg.Error as exc:  # the database refuses this one (a value out of its range): not retried
+                raise BadEvent(f"the database refused it: {str(exc).strip()}") from exc
+        return None
+
+    # ---- statistics -------------------------------------------------------------------------------------
+
+    def _publish_table_stats(self, table_id: str, event: dict) -> None:
+        """The statistics of the players just seen at a table, retained for its overlays."""
+        self._room_stats_dirty = True
+        if not self.config.publish_stats:
+            return
+        try:
+            seated = self.store.seated(table_id)
+            stats = self.store.statistics([p["player_id"] for p in seated.values()])
+        except Exception as exc:  # noqa: BLE001 - statistics never stop the storing
+            log.warning("statistics of table %s not published: %s", table_id, exc)
+            return
+        seats = [{"seat": seat, "player_id": p["player_id"], "name": p["name"], **stats.get(p["player_id"], {})}
+                 for seat, p in sorted(seated.items())]
+        self.client.publish(self.config.table_stats_topic(table_id),
+                            encode({"table": table_id, "hand": event.get("hand"), "epoch": event.get("epoch"),
+                                    "t": round(time.time(), 3), "seats": seats}), qos=QOS, retain=True)
+
+    def _publish_room_stats(self) -> None:
+        now = time.monotonic()
+        if not (self.config.publish_stats and self._room_stats_dirty and now >= self._room_stats_due):
+            return
+        self._room_stats_due = now + ROOM_STATS_EVERY_S
+        self._room_stats_dirty = False
+        try:
+            stats = self.store.statistics()
+        except Exception as exc:  # noqa: BLE001
+            log.warning("the room's statistics not published: %s", exc)
+            return
+        today = {pid: s for pid, s in stats.items() if "day" in s}
+        self.client.publish(self.config.room_stats_topic,
+                            encode({"room": self.config.room_id, "t": round(time.time(), 3), "players": today}),
+                            qos=QOS, retain=True)

@@ -28,7 +28,7 @@ the caller stamps the time and hand.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from controller.chip_commands import ChipCommands
 from controller.chip_events import ChipEvents
@@ -37,6 +37,7 @@ from controller.chip_table import ChipTable
 from controller.commands import Refusal
 from controller.dealing import DEAD_SEAT_TYPES, dead_seats
 from controller.domain import DomainEvent
+from controller.events import HandEnded, HandStarted, Misdeal
 from controller.floor import FloorQueue
 from controller.hand_reading import HandReading
 from controller.levels import Level, LevelSchedule
@@ -178,12 +179,17 @@ class ChipBetting:
         card ended this one)."""
         for event in events:
             with self.out.stamped(event.t, event.hand if event.hand is not None else CURRENT):
-                self.card_event(event.type, event.public, event.secret, event.t, button)
+                self.card_event(event, button)
 
-    def card_event(self, type_: str, public: dict, secret: dict, t: float, button: int | None = None) -> None:
+    def card_event(self, event: DomainEvent, button: int | None = None) -> None:
         """What the cards did (an event of the card controller), with where the card controller has the button."""
         self.card_button = button
         self.hand.moved()
+        step = self._ON_RECORD.get(type(event.record))
+        if step is not None:
+            step(self, event.record, event.t)
+            return
+        type_, public, secret, t = event.type, event.public, event.secret, event.t
         step = self._CARD_STEPS.get(type_)
         if step is not None:
             step(self, public, secret, t)
@@ -192,7 +198,7 @@ class ChipBetting:
             for seat in dead_seats(type_, public):  # the dealing rules killed the hand (TDA example 1-A/1-B)
                 self.hand.dead_hand(seat, rule)
 
-    def _hand_started(self, public: dict, secret: dict, t: float) -> None:
+    def _hand_started(self, started: HandStarted, t: float) -> None:
         if self.void is not None:  # dealt again before every wager of the void hand went back
             self._chips_returned()
         if self.hand.waiting_award is not None:  # the floor never answered: the right to dispute ended, the fold stands
@@ -217,21 +223,24 @@ class ChipBetting:
         self.start_if_dealt(t)
         self.hand.fold(public["seat"])
 
-    def _misdeal(self, public: dict, secret: dict, t: float) -> None:
+    def _misdeal(self, misdeal: Misdeal, t: float) -> None:
         self.hand = self._new_hand(self.hand.started_t)  # the bets go back; the next deal starts a new betting hand
         left = {zone: dict(chips) for zone, chips in self.zones.items()
                 if chips and Zone.parse(zone).kind in ("bets", "pot")}
         self.void = VoidWagers(left, {zone: sum(chips.values()) for zone, chips in left.items()}) if left else None
 
-    def _hand_over(self, public: dict, secret: dict, t: float) -> None:
+    def _hand_over(self, ended: HandEnded, t: float) -> None:
         self.start_if_dealt(t, betting_input=False)
         if self.hand.bomb_pot_played():
             self.bomb_pot = None  # played (after a misdeal the deal again is still the bomb pot)
-        self._carry(self.hand.finish(public, secret, t))
+        self._carry(self.hand.finish(ended, t))
 
-    # what each event of the card controller does to the betting (the dealing rules' dead hands: DEAD_SEAT_TYPES)
-    _CARD_STEPS = {"hand_started": _hand_started, "card_dealt": _card_dealt, "board_corrected": _board_corrected,
-                   "board_card": _board_card, "fold": _fold, "misdeal": _misdeal, "hand_ended": _hand_over}
+    # what each event of the card controller does to the betting, by its record (controller.events)
+    _ON_RECORD: dict[type, Callable[[ChipBetting, Any, float], None]] = {
+        HandStarted: _hand_started, Misdeal: _misdeal, HandEnded: _hand_over}
+    # (the dealing rules' dead hands: DEAD_SEAT_TYPES)
+    _CARD_STEPS = {"card_dealt": _card_dealt, "board_corrected": _board_corrected,
+                   "board_card": _board_card, "fold": _fold}
 
     def _carry(self, stacks: dict[int, int] | None) -> None:
         """The stacks a hand's award leaves, for the next hand."""

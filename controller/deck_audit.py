@@ -16,9 +16,10 @@ from typing import Any, Mapping
 
 from controller.cards import FULL_DECK
 from controller.domain import DomainEvent
+from controller.events import HandEnded
 from controller.outbox import CURRENT, Outbox
 
-SEEN_IN = ("card_dealt", "burn", "board_card", "fold", "hand_ended")
+SEEN_IN = ("card_dealt", "burn", "board_card", "fold")
 
 
 class DeckAudit:
@@ -39,7 +40,10 @@ class DeckAudit:
     def card_event(self, event: DomainEvent) -> None:
         """One of the card controller's events; a window of hands that ends with cards never seen emits a
         ``deck_audit`` event, at the time and in the hand of the event that ended it."""
-        report = self._report(event.type, event.public, event.secret)
+        if isinstance(event.record, HandEnded):
+            report = self._hand_ended(event.record)
+        else:
+            report = self._report(event.type, event.public, event.secret)
         if report is not None:
             self.out.emit("deck_audit", report, None, t=event.t, hand=event.hand if event.hand is not None else CURRENT)
 
@@ -56,18 +60,25 @@ class DeckAudit:
             self._lost = self._lost | set((secret.get("cards") or {}).get("missing") or ())
         if type_ == "deck_selected":
             self._seen, self._lost, self._ended = set(), frozenset(), 0
-        elif type_ == "hand_ended":
-            self._seen -= self._lost  # seen in the hand, but gone from the deck when it ended
-            self._lost = frozenset()
-            self._ended += 1
-            if self._ended >= self.hands:
-                missing = [card for card in FULL_DECK if card not in self._seen]
-                seen = len(FULL_DECK) - len(missing)
-                self._seen, self._ended = set(), 0
-                if missing:
-                    return {"audit_hands": self.hands, "distinct_cards": seen, "missing": missing,
-                            "severity": "warning", "ruling": "new_deck", "rules": ["PP Irregularities 10"]}
         return None
+
+    def _hand_ended(self, ended: HandEnded) -> dict | None:
+        """The cards the hand ended with were in play; a window that ends with cards never seen is reported."""
+        self._seen.update(ended.board)
+        for _seat, cards in ended.hole_cards:
+            self._seen.update(cards)
+        self._seen -= self._lost  # seen in the hand, but gone from the deck when it ended
+        self._lost = frozenset()
+        self._ended += 1
+        if self._ended < self.hands:
+            return None
+        missing = [card for card in FULL_DECK if card not in self._seen]
+        seen = len(FULL_DECK) - len(missing)
+        self._seen, self._ended = set(), 0
+        if not missing:
+            return None
+        return {"audit_hands": self.hands, "distinct_cards": seen, "missing": missing,
+                "severity": "warning", "ruling": "new_deck", "rules": ["PP Irregularities 10"]}
 
     def checkpoint_state(self) -> dict[str, Any]:
         """The window so far, as JSON (a checkpoint between hands)."""

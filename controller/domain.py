@@ -24,6 +24,9 @@ class DomainEvent:
     public: dict[str, Any] = field(default_factory=dict)
     secret: dict[str, Any] = field(default_factory=dict)
     wall: float | None = None
+    # The record the controller's parts made it from (controller.events): what the parts read of each other's
+    # events. Never published, not compared; None for an event made outside the controller (the journal's).
+    record: object = field(default=None, compare=False, repr=False)
 
     def payload(self, secure: bool) -> dict[str, Any]:
         t = self.t if self.wall is None else self.wall

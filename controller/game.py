@@ -41,6 +41,7 @@ from controller.conduct import ConductRules, RuleEvent
 from controller.dealing import DEAD_SEAT_TYPES, dead_seats
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
+from controller.events import HandEnded, HandOver, HandStarted, Misdeal
 from controller.floor import CARDS, HAND_END, NEXT_HAND, NEXT_HAND_ACTION, FloorQueue, not_waiting
 from controller.levels import LevelSchedule
 from controller.outbox import CURRENT, Outbox
@@ -479,7 +480,7 @@ class GameController:
             self._hand_progress(event)
         t = max(self._rules_t, t)
         if self.betting is None:  # the clock runs where the floor called it, until that seat folds or the hand ends
-            if self._turn is not None and any(e.type in ("hand_ended", "misdeal") or (
+            if self._turn is not None and any(isinstance(e.record, HandOver) or (
                     e.type == "fold" and e.public.get("seat") == self._turn) for e in events):
                 self._turn = None
                 self.clock.turn(None, t)
@@ -499,7 +500,7 @@ class GameController:
             if seat == ruled:
                 break
         out = events + self.out.take()
-        acted = any(e.type in ("action", "betting_started", "fold", "hand_ended", "misdeal") for e in out)
+        acted = any(isinstance(e.record, HandOver) or e.type in ("action", "betting_started", "fold") for e in out)
         self._turn_moved = False
         if seat != self._turn or (acted and seat is not None):
             self._turn = seat
@@ -511,7 +512,7 @@ class GameController:
         """What one event of the input tells the conduct rules, by its type (``_PROGRESS``); the rest tell them
         nothing, but the hands the dealing rules killed (``dead_seats``)."""
         t = max(self._rules_t, event.t)
-        step = self._PROGRESS.get(event.type)
+        step = self._ON_RECORD.get(type(event.record)) or self._PROGRESS.get(event.type)
         if step is not None:
             step(self, event, t)
         elif event.type in DEAD_SEAT_TYPES:
@@ -547,7 +548,7 @@ class GameController:
         self._check_or_fold.clear()
         self.conduct.hand_ended(t)  # (a decision it takes now, on who was absent at the deal, is the hand's too)
         # the hand is over, or void: a ruling on it lapses (what outlives it waits as its kind may)
-        resolution = "misdeal" if event.type == "misdeal" else "hand_ended"
+        resolution = "misdeal" if isinstance(event.record, Misdeal) else "hand_ended"
         for wait in self.floor.lapsing(HAND_END):
             if wait.hand in (event.hand, None):
                 self.floor.lapse(wait.id, resolution, self.out, t)
@@ -561,11 +562,12 @@ class GameController:
                 if wait.hand != event.hand:
                     self.floor.lapse(wait.id, NEXT_HAND_ACTION, self.out, t)
 
+    _ON_RECORD: dict[type, Callable[["GameController", DomainEvent, float], None]] = {
+        HandStarted: _progress_hand_started, HandEnded: _progress_hand_over, Misdeal: _progress_hand_over}
     _PROGRESS: dict[str, Callable[["GameController", DomainEvent, float], None]] = {
-        "hand_started": _progress_hand_started, "card_dealt": _progress_card_dealt,
+        "card_dealt": _progress_card_dealt,
         "betting_started": _progress_betting_begun, "board_card": _progress_betting_begun,
-        "burn": _progress_betting_begun, "fold": _progress_fold,
-        "hand_ended": _progress_hand_over, "misdeal": _progress_hand_over, "action": _progress_action,
+        "burn": _progress_betting_begun, "fold": _progress_fold, "action": _progress_action,
     }
 
     def _deal_complete(self, t: float) -> None:
@@ -641,7 +643,7 @@ class GameController:
         layer make of them, in that order."""
         if not events:
             return events
-        started = next((e for e in events if e.type == "hand_started"), None)
+        started = next((e for e in events if isinstance(e.record, HandStarted)), None)
         if started is not None and self.levels is not None and (number := self.levels.hand_started()) is not None:
             # the announced level runs from this hand: before its blinds are read
             self.out.emit("level_set", {**self.levels.describe(number), "applies_to_hand": started.hand,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller import ohh, phh as phhlib, pokerstars
 from controller.betting import BettingHand
+from controller.events import HandEnded
 from controller.histories import HandRecord, board_shares, game_number, tabled
 from controller.showdown import award
 
@@ -15,18 +16,17 @@ if TYPE_CHECKING:
     from controller.hand_reading import HandReading
 
 
-def award_hand(reading: HandReading, hand: BettingHand, public: dict[str, Any], secret: dict[str, Any]
-               ) -> dict[int, int] | None:
-    """Award the pots of ``hand`` (its betting over) as the card controller ended it (``public``, ``secret``: the
-    ``hand_ended`` event's) and publish the showdown and the hand history. Returns the stacks to carry to the next
-    hand (the finishing stacks of the seats the floor did not count during the hand), or None when the stacks are
-    not known or the award could not be read."""
+def award_hand(reading: HandReading, hand: BettingHand, ended: HandEnded) -> dict[int, int] | None:
+    """Award the pots of ``hand`` (its betting over) as the card controller ended it (``ended``) and publish
+    the showdown and the hand history. Returns the stacks to carry to the next hand (the finishing stacks of the
+    seats the floor did not count during the hand), or None when the stacks are not known or the award could not
+    be read."""
     table, events = reading.table, reading.events
-    board = list(public.get("board", reading.board))
-    hole = {int(s): list(cards) for s, cards in secret.get("hole_cards", {}).items()}
+    board = list(ended.board)
+    hole = {s: list(cards) for s, cards in ended.hole_cards}
     for s, cards in reading.hole.items():
         hole.setdefault(s, [c for c in cards if c])
-    boards, runs, run_pots = _boards(reading, board, public)
+    boards, runs, run_pots = _boards(reading, board, ended)
     double = table.setup.double_board and len(boards) >= 2
     try:
         result = award(hand, {s: hole[s] for s in hand.live_seats if s in hole}, boards=boards, runs=runs,
@@ -54,7 +54,7 @@ def award_hand(reading: HandReading, hand: BettingHand, public: dict[str, Any], 
     names = {seat: player["name"] for seat, player in reading.players.items()}
     players: dict[str, Any] = {"players": [names.get(s, f"Seat {s}") for s in hand.order]} if names else {}
     setup = table.setup
-    record = HandRecord(hand, hole, boards[0], tabled(hand, shown, public.get("folded_seats", ()), result.payouts),
+    record = HandRecord(hand, hole, boards[0], tabled(hand, shown, ended.folded_seats, result.payouts),
                         [(p.amount, p.shares) for p in result.pots], setup.table_id or "table",
                         game_number(setup.table_id, reading.started_t), table.seats,
                         names=names, boards=boards if len(boards) > 1 else (), runs=runs, double_board=double,
@@ -82,14 +82,14 @@ def award_hand(reading: HandReading, hand: BettingHand, public: dict[str, Any], 
     return {s: v for s, v in finishing.items() if s not in reading.counted}
 
 
-def _boards(reading: HandReading, board: list[str], public: dict[str, Any]
+def _boards(reading: HandReading, board: list[str], ended: HandEnded
             ) -> tuple[list[list[str]], int, tuple[int, ...] | None]:
     """The hand's boards, run by run (the card controller's ``boards`` at the hand's end, or the board cards it
     reported), how many runs were dealt, and the pots the runs cover. Agreed runs the dealer did not deal do
     not count: the pots go by the boards on the table."""
     double_board = reading.table.setup.double_board
-    if public.get("boards"):
-        boards = [list(b) for b in public["boards"]]
+    if len(ended.boards) > 1:
+        boards = [list(b) for b in ended.boards]
     else:
         shared = 0 if double_board else reading.runs_from  # a double board shares no card with the first
         later = [list(reading.board[:shared]) + cards for _n, cards in sorted(reading.later_boards.items())]

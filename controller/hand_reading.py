@@ -26,6 +26,7 @@ from controller.chip_opening import Opening, posted_chip_counts
 from controller.chip_settling import PushReader, Settling
 from controller.chip_table import ChipTable
 from controller.commands import Refusal
+from controller.events import HandEnded
 from controller.engine_log import Check, Declare, EndStreet, EngineInput, EngineLog, Fold, Push, UndoPoint, UndoStack
 from controller.hand_award import award_hand
 from controller.showdown import hand_rank
@@ -60,7 +61,7 @@ class HandReading:
         self.ended = False
         self.counted: set[int] = set()  # seats whose stack the floor entered during this hand
         self.mucked_winner: int | None = None  # a winning hand the dealer mucked, until the floor answers
-        self.waiting_award: tuple[dict, dict] | None = None  # the hand ended first: its award waits for that answer
+        self.waiting_award: HandEnded | None = None  # the hand ended first: its award waits for that answer
 
     @property
     def engine(self) -> BettingHand | None:
@@ -480,11 +481,10 @@ class HandReading:
                                ["CA Actions 9", "AC 14"], False)
         if self.waiting_award is None:
             return None
-        public, secret = self.waiting_award
-        self.waiting_award = None
-        return self._close_and_award(public, secret, self.last_card_at if t is None else t)
+        ended, self.waiting_award = self.waiting_award, None
+        return self._close_and_award(ended, self.last_card_at if t is None else t)
 
-    def finish(self, public: dict[str, Any], secret: dict[str, Any], t: float) -> dict[int, int] | None:
+    def finish(self, ended: HandEnded, t: float) -> dict[int, int] | None:
         """The card controller ended the hand: the remaining streets are closed and the pots awarded, unless the
         award waits for the floor's answer on a mucked winning hand. The stacks the award leaves to carry over
         (None: none known)."""
@@ -493,11 +493,11 @@ class HandReading:
         self.ended = True
         self._settle_all()
         if self.mucked_winner is not None:  # the pot waits for the floor's answer on the mucked winning hand
-            self.waiting_award = (public, secret)
+            self.waiting_award = ended
             return None
-        return self._close_and_award(public, secret, t)
+        return self._close_and_award(ended, t)
 
-    def _close_and_award(self, public: dict[str, Any], secret: dict[str, Any], t: float) -> dict[int, int] | None:
+    def _close_and_award(self, ended: HandEnded, t: float) -> dict[int, int] | None:
         hand = self.log.engine
         if hand.status == "betting":
             self._infer_checks()
@@ -511,7 +511,7 @@ class HandReading:
             self.events.ruling("hand_ended_in_betting", hand.to_act(),
                                "the cards were gathered before the betting was over: no award read", [], True)
             return None
-        return award_hand(self, hand, public, secret)
+        return award_hand(self, hand, ended)
 
     def snapshot(self) -> dict[str, Any] | None:
         hand = self.engine

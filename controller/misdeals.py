@@ -13,7 +13,9 @@ of them asks another.
 from __future__ import annotations
 
 from controller.board import Board, BettingProgress
+from controller.commands import Command
 from controller.dealing import MISDEAL
+from controller.events import Misdeal
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
 from controller.outbox import Outbox
@@ -47,13 +49,15 @@ class Misdeals:
         """MISDEAL while a misdeal can still be called, else ``otherwise``; with the rule that decided."""
         return (otherwise if self.substantial() else MISDEAL), [self.profile.cite("substantial_action")]
 
-    def call(self, reason: str, rules: list[str], irregularity: int | None, by: dict | None = None) -> None:
-        """The hand is void: the bets go back (the betting layer), the button stays, the cards are dealt again."""
+    def call(self, reason: str, rules: list[str], irregularity: int | None, command: Command | None = None) -> None:
+        """The hand is void: the bets go back (the betting layer), the button stays, the cards are dealt again.
+        ``command``: the floor's, when the floor called it."""
         hand = self.hand_cards
         if hand.void:
             return
         hand.misdealt()
-        self.out.emit("misdeal", {"reason": reason, "rules": list(rules), "irregularity": irregularity,
-                                  "button": hand.button, **(by or {})})
+        self.out.publish(Misdeal(reason, tuple(rules), irregularity, hand.button,
+                                 command.by if command is not None else None,
+                                 command.note if command is not None else None))
         for ident in [i for i in self.irregularities.of_hand(self.out.hand or 0) if i != irregularity]:
             self.irregularities.resolved(ident, "misdeal")

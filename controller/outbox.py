@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from controller.domain import DomainEvent
+from controller.wire import wire
 
 if TYPE_CHECKING:
     from controller.commands import Refusal
@@ -61,6 +62,18 @@ class Outbox:
         self.seq += 1
         event = DomainEvent(self.seq, type_, self.now if t is None else t, self.hand if hand is CURRENT else hand,
                             public, secret or {})
+        self._events.append(event)
+        return event
+
+    def publish(self, record: object, *, t: float | None = None, hand: Any = CURRENT) -> DomainEvent:
+        """Number and keep the event a part's record (controller.events) is, in its wire form (controller.wire);
+        ``t`` and ``hand`` default to the input's."""
+        if self._checking:
+            raise EmittedWhileChecking(f"{type(record).__name__} emitted while an input was being checked")
+        type_, public, secret = wire(record)
+        self.seq += 1
+        event = DomainEvent(self.seq, type_, self.now if t is None else t, self.hand if hand is CURRENT else hand,
+                            public, secret, record=record)
         self._events.append(event)
         return event
 

@@ -73,6 +73,7 @@ from controller.deal_rulings import DealRulings
 from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, Deal, ReadWindows, next_seat, rotate
 from controller.decks import Decks
 from controller.domain import DomainEvent
+from controller.events import HandEnded, HandStarted
 from controller.hand_cards import HandCards, Seat
 from controller.floor import CARDS, HAND_END, FloorQueue, Irregularity, not_waiting
 from controller.irregularities import Irregularities
@@ -470,7 +471,7 @@ class TableController:
         self.hand_cards.start()
         self.hand += 1
         self.out.hand = self.hand
-        self.out.emit("hand_started", {})
+        self.out.publish(HandStarted())
 
     def _end_hand(self) -> None:
         deal = self.deal
@@ -480,9 +481,9 @@ class TableController:
         self.watch.audit()
         live = self.hand_cards.live_seats()
         boards = self.boards
-        self.out.emit("hand_ended", {"board": list(self.board), **({"boards": boards} if len(boards) > 1 else {}),
-                                     "live_seats": live, "folded_seats": self.hand_cards.folded_seats()},
-                      {"hole_cards": {str(s): list(self.seats[s].cards) for s in live}})
+        self.out.publish(HandEnded(tuple(self.board), tuple(tuple(board) for board in boards), tuple(live),
+                                   tuple(self.hand_cards.folded_seats()),
+                                   tuple((seat, tuple(self.seats[seat].cards)) for seat in live)))
         for ident in self.irregularities.of_hand(self.hand):
             self.irregularities.resolved(ident, "hand_ended")
         for wait in self.floor.lapsing(HAND_END):  # the rest of the table's rulings on the hand lapse with them
@@ -591,8 +592,7 @@ class TableController:
         return None
 
     def _misdeal_command(self, command: Command, t: float) -> list[DomainEvent]:
-        self.misdeals.call("called", [self.profile.cite("substantial_action")], None,
-                           command.signed() | command.noted())
+        self.misdeals.call("called", [self.profile.cite("substantial_action")], None, command)
         return self._applied()
 
     def _exposed_refusal(self, command: Command, t: float) -> Refusal | None:

@@ -345,7 +345,9 @@ def test_on_an_80_by_24_terminal_the_addresses_and_the_floor_stay_on_screen(demo
     assert len(rows) <= 24
     joined = "".join(row.rstrip() for row in rows)
     assert f"overlay, hole cards 20 s late: {overlay}" in joined and f"floor's console: {console}" in joined, rows
-    assert all(len(row) <= 80 for row in rows) and "Table rfid-table/main-2" in rows[4], rows
+    broker = re.search(r"private broker on 127\.0\.0\.1:(\d+)", demo.text()).group(1)
+    assert f"MQTT broker for your own client (examples/): 127.0.0.1 {broker}" in joined, rows
+    assert all(len(row) <= 80 for row in rows) and "Table rfid-table/main-2" in rows[5], rows
     assert re.search(r"nothing waits for the floor|floor: \d+ waiting", "\n".join(rows)), rows
 
 

@@ -113,7 +113,8 @@ def demo(config_path: str | None, hands: int, speed: float, seed: int | None, de
                   f"commands; docs/console.md):\n  {console}", flush=True)
             # The live view covers what was printed (a terminal's alternate screen): the two addresses one opens
             # stay in its first lines, whole, and the list of events gives way on a small terminal.
-            header = [f"overlay, hole cards {DEMO_DELAY_S} s late: {overlay}", f"floor's console: {console}"]
+            header = [f"overlay, hole cards {DEMO_DELAY_S} s late: {overlay}", f"floor's console: {console}",
+                      f"MQTT broker for your own client (examples/): {broker.host} {broker.port}"]
             with open(log, "w") as log_file:
                 # A session of its own: a closed terminal's SIGHUP, or Ctrl-C, reaches the demo alone, which stops
                 # the table with SIGTERM (it then closes its journal and its links).

@@ -78,3 +78,15 @@ def test_every_page_of_the_docs_is_in_the_index():
     pages = {path.name for path in DOCS.glob("*.md")} - {"index.md"}
     assert not pages - linked, f"docs/index.md does not list {sorted(pages - linked)}"
     assert not linked - pages, f"docs/index.md links to pages that do not exist: {sorted(linked - pages)}"
+
+
+def test_the_betting_engines_example_runs_and_reads_as_it_says():
+    """docs/betting.md opens with a hand on the engine; it runs as printed, and its comments say what it returns."""
+    text = (DOCS / "betting.md").read_text(encoding="utf-8")
+    [example] = re.findall(r"## Using it\n\n```python\n(.*?)```", text, re.S)
+    scope: dict = {}
+    exec(compile(example, "docs/betting.md", "exec"), scope)
+    call = scope["r"].actions[0]
+    assert (call.seat, call.kind, call.to_amount, call.added, call.returned) == (3, "call", 100, 100, 400)
+    assert "TDA 44" in call.rules
+    assert scope["ruling"].collection.returned == {6: 300}

@@ -3,6 +3,7 @@ every subcommand of ``rfid-table`` has its section, every option its mention in 
 docs/ its line in the index."""
 
 import argparse
+import json
 import re
 from pathlib import Path
 
@@ -90,3 +91,19 @@ def test_the_betting_engines_example_runs_and_reads_as_it_says():
     assert (call.seat, call.kind, call.to_amount, call.added, call.returned) == (3, "call", 100, 100, 400)
     assert "TDA 44" in call.rules
     assert scope["ruling"].collection.returned == {6: 300}
+
+
+def test_the_schemas_python_validator_runs_and_finds_a_hole_card_on_the_public_feed(monkeypatch):
+    """docs/schemas.md's validator for a subscriber, run as printed from the repository's root."""
+    text = (DOCS / "schemas.md").read_text(encoding="utf-8")
+    [example] = re.findall(r"### Python\n.*?```python\n(.*?)```", text, re.S)
+    monkeypatch.chdir(ROOT)
+    scope: dict = {}
+    exec(compile(example, "docs/schemas.md", "exec"), scope)
+    dealt = {"seq": 2, "type": "card_dealt", "t": 1795976001.3, "hand": 7, "epoch": "9f3c1a7e52d04b68", "seat": 3,
+             "count": 1}
+    topic = "rfid-table/main-1/public/events"
+    assert scope["problems"](topic, json.dumps(dealt).encode()) == []
+    assert scope["problems"](topic, json.dumps({**dealt, "card": "4h"}).encode()) == [
+        "$: Additional properties are not allowed ('card' was unexpected)"]
+    assert scope["problems"]("rfid-table/main-1/status", b"online") == []

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
+from controller.events import BoardCard, BoardCorrected, Burn
 from controller.board_runs import BoardRuns
 from controller.cards import parse_card
 from controller.commands import Refusal
@@ -112,9 +113,7 @@ class Board:
             return False  # the first board's, or a card that is no board card: the first board's rules say what it is
         reshuffled = card in self.burns  # the burn cards shuffled again for this run (CA GR 15.3; CA Actions 8e)
         position = self.runs.put(board, zone, card)
-        extra = {"reshuffled": True} if reshuffled else {}
-        self.out.emit("board_card", {"card": card, "street": STREETS[position], "position": position,
-                                     "board_number": board.number, **extra})
+        self.out.publish(BoardCard(card, STREETS[position], position, board.number, reshuffled))
         if self.runs.runs > 1 and position in (1, 4, 5) and self.burn_checks:
             self._later_burn_due.append((self.out.now + self.windows.read_order_s, board.number, position,
                                          self._street_starts()))
@@ -166,7 +165,7 @@ class Board:
         self.cards.append(card)
         self._burns_at.append(len(self.burns))
         self.hand_cards.new_street()
-        self.out.emit("board_card", {"card": card, "street": STREETS[len(self.cards)], "position": len(self.cards)})
+        self.out.publish(BoardCard(card, STREETS[len(self.cards)], len(self.cards)))
 
     def taken_back(self, card: str, early: bool = False) -> None:
         """A card left the board: a premature card, or one the deal held (``early``: turned before the deal was
@@ -226,7 +225,7 @@ class Board:
         fresh = self.hand_cards.retired.pop(card, None) is None
         self.hand_cards.betting_begun()
         self.burns.append(card)
-        self.out.emit("burn", {"count": len(self.burns)}, {"card": card})
+        self.out.publish(Burn(len(self.burns), card))
         if self.fourth_due is not None:  # the turn's burn, read after the turn card: it was the turn
             turn, self.fourth, self.fourth_due = self.fourth, None, None
             self.put(turn)
@@ -303,7 +302,7 @@ class Board:
                            "(override)")
         return None
 
-    def apply_pick(self, irregularity: Irregularity, card: str, by: dict | None) -> None:
+    def apply_pick(self, irregularity: Irregularity, card: str, by: str | None) -> None:
         """TDA 39-1/-2: the floor's random pick is the burn card; the other cards are the flop (two of them, after
         a burnless flop: the next card completes it)."""
         candidates = irregularity.data["candidates"]
@@ -311,10 +310,9 @@ class Board:
         self.pick, self.fourth = None, None
         self.cards = [c for c in candidates if c != card][:3]
         self._burns_at = [len(self.burns) + 1] * len(self.cards)
-        self.out.emit("board_corrected", {"irregularity": irregularity.id, "code": irregularity.code,
-                                          "board": list(self.cards), **(by or {})}, {"card": card})
+        self.out.publish(BoardCorrected(irregularity.id, irregularity.code, tuple(self.cards), card, by))
         self.burns.append(card)
-        self.out.emit("burn", {"count": len(self.burns)}, {"card": card})
+        self.out.publish(Burn(len(self.burns), card))
 
     def override(self, irregularity: Irregularity) -> None:
         """The floor rules that play goes on as dealt."""

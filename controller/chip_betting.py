@@ -37,7 +37,7 @@ from controller.chip_table import ChipTable
 from controller.commands import Refusal
 from controller.dealing import DEAD_SEAT_TYPES, dead_seats
 from controller.domain import DomainEvent
-from controller.events import HandEnded, HandStarted, Misdeal
+from controller.events import BoardCard, BoardCorrected, CardDealt, Folded, HandEnded, HandStarted, Misdeal
 from controller.floor import FloorQueue
 from controller.hand_reading import HandReading
 from controller.levels import Level, LevelSchedule
@@ -189,11 +189,8 @@ class ChipBetting:
         if step is not None:
             step(self, event.record, event.t)
             return
-        type_, public, secret, t = event.type, event.public, event.secret, event.t
-        step = self._CARD_STEPS.get(type_)
-        if step is not None:
-            step(self, public, secret, t)
-        elif type_ in DEAD_SEAT_TYPES:
+        type_, public = event.type, event.public
+        if type_ in DEAD_SEAT_TYPES:  # (the dealing rules' dead hands)
             rule = ", ".join(public.get("rules", [])) or public.get("code", "")
             for seat in dead_seats(type_, public):  # the dealing rules killed the hand (TDA example 1-A/1-B)
                 self.hand.dead_hand(seat, rule)
@@ -206,22 +203,22 @@ class ChipBetting:
             self.mucked_winner_ruled(False)
         self.hand = self._new_hand(t)
 
-    def _card_dealt(self, public: dict, secret: dict, t: float) -> None:
-        self.hand.card_dealt(public["seat"], public["count"], secret.get("card", ""), t)
+    def _card_dealt(self, dealt: CardDealt, t: float) -> None:
+        self.hand.card_dealt(dealt.seat, dealt.count, dealt.card, t)
 
-    def _board_corrected(self, public: dict, secret: dict, t: float) -> None:
-        self.hand.board_corrected(public["board"])
+    def _board_corrected(self, corrected: BoardCorrected, t: float) -> None:
+        self.hand.board_corrected(list(corrected.board))
 
-    def _board_card(self, public: dict, secret: dict, t: float) -> None:
-        if public.get("board_number", 1) > 1:  # a later run's or the second board's
-            self.hand.later_board_card(public["board_number"], public["card"])
+    def _board_card(self, turned: BoardCard, t: float) -> None:
+        if turned.board_number is not None and turned.board_number > 1:  # a later run's or the second board's
+            self.hand.later_board_card(turned.board_number, turned.card)
             return
         self.start_if_dealt(t)
-        self.hand.board_card(public["card"], public["position"], t)
+        self.hand.board_card(turned.card, turned.position, t)
 
-    def _fold(self, public: dict, secret: dict, t: float) -> None:
+    def _fold(self, folded: Folded, t: float) -> None:
         self.start_if_dealt(t)
-        self.hand.fold(public["seat"])
+        self.hand.fold(folded.seat)
 
     def _misdeal(self, misdeal: Misdeal, t: float) -> None:
         self.hand = self._new_hand(self.hand.started_t)  # the bets go back; the next deal starts a new betting hand
@@ -237,10 +234,8 @@ class ChipBetting:
 
     # what each event of the card controller does to the betting, by its record (controller.events)
     _ON_RECORD: dict[type, Callable[[ChipBetting, Any, float], None]] = {
-        HandStarted: _hand_started, Misdeal: _misdeal, HandEnded: _hand_over}
-    # (the dealing rules' dead hands: DEAD_SEAT_TYPES)
-    _CARD_STEPS = {"card_dealt": _card_dealt, "board_corrected": _board_corrected,
-                   "board_card": _board_card, "fold": _fold}
+        HandStarted: _hand_started, CardDealt: _card_dealt, BoardCorrected: _board_corrected,
+        BoardCard: _board_card, Folded: _fold, Misdeal: _misdeal, HandEnded: _hand_over}
 
     def _carry(self, stacks: dict[int, int] | None) -> None:
         """The stacks a hand's award leaves, for the next hand."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from controller.events import CardDealt
 from controller.board import Board
 from controller.dealing import (
     BURN_CARD,
@@ -263,7 +264,7 @@ class DealRulings:
     def _accept(self, card: str, seat: int) -> None:
         hand = self.hand_cards
         hand.deal.take(seat, card)
-        self.out.emit("card_dealt", {"seat": seat, "count": hand.give(card, seat)}, {"card": card})
+        self.out.publish(CardDealt(seat, hand.give(card, seat), card))
         if hand.deal.complete:  # the cards read late are in: nothing was early
             self._close_due = None
             cards, self.early_board = self.early_board, []

@@ -12,14 +12,12 @@ the deck even though the window saw it: it counts as unseen until it shows up ag
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
 
 from controller.cards import FULL_DECK
 from controller.domain import DomainEvent
-from controller.events import HandEnded
+from controller.events import BoardCard, Burn, CardDealt, Folded, HandEnded
 from controller.outbox import CURRENT, Outbox
-
-SEEN_IN = ("card_dealt", "burn", "board_card", "fold")
 
 
 class DeckAudit:
@@ -40,27 +38,21 @@ class DeckAudit:
     def card_event(self, event: DomainEvent) -> None:
         """One of the card controller's events; a window of hands that ends with cards never seen emits a
         ``deck_audit`` event, at the time and in the hand of the event that ended it."""
-        if isinstance(event.record, HandEnded):
-            report = self._hand_ended(event.record)
-        else:
-            report = self._report(event.type, event.public, event.secret)
-        if report is not None:
-            self.out.emit("deck_audit", report, None, t=event.t, hand=event.hand if event.hand is not None else CURRENT)
-
-    def _report(self, type_: str, public: Mapping[str, Any], secret: Mapping[str, Any]) -> dict | None:
-        if type_ in SEEN_IN:  # cards of the active deck in play (not a foreign card an irregularity names)
-            for card in (public.get("card"), secret.get("card")):
-                if card:
-                    self._seen.add(card)
-            for cards in (secret.get("cards"), public.get("board")):
-                self._seen.update(cards or ())
-            for cards in (secret.get("hole_cards") or {}).values():
-                self._seen.update(cards)
-        if type_ == "hand_audit":  # it comes just before its hand's hand_ended
-            self._lost = self._lost | set((secret.get("cards") or {}).get("missing") or ())
-        if type_ == "deck_selected":
+        record = event.record
+        # cards of the active deck in play (not a foreign card an irregularity names)
+        if isinstance(record, (CardDealt, Burn, BoardCard)):
+            self._seen.add(record.card)
+        elif isinstance(record, Folded):
+            self._seen.update(record.cards)
+        elif isinstance(record, HandEnded):
+            report = self._hand_ended(record)
+            if report is not None:
+                self.out.emit("deck_audit", report, None, t=event.t,
+                              hand=event.hand if event.hand is not None else CURRENT)
+        elif event.type == "hand_audit":  # it comes just before its hand's hand_ended
+            self._lost = self._lost | set((event.secret.get("cards") or {}).get("missing") or ())
+        elif event.type == "deck_selected":
             self._seen, self._lost, self._ended = set(), frozenset(), 0
-        return None
 
     def _hand_ended(self, ended: HandEnded) -> dict | None:
         """The cards the hand ended with were in play; a window that ends with cards never seen is reported."""

@@ -43,4 +43,54 @@ class Misdeal:
     note: str | None = None  # the caller's note
 
 
+@dataclass(frozen=True, slots=True)
+class CardDealt:
+    """A hole card reached a seat as the deal planned it (or as the floor accepted it): its ``count``-th."""
+
+    seat: int
+    count: int
+    card: str  # secret
+
+
+@dataclass(frozen=True, slots=True)
+class BoardCard:
+    """A board card was turned: the ``position``-th of its board (1 to 5) on ``street``. ``board_number``: which
+    board, where the hand has more than one (a run or a double board's second board; None: the first board's card
+    as it was turned)."""
+
+    card: str
+    street: str
+    position: int
+    board_number: int | None = None
+    reshuffled: bool = False  # a later run's card from the burn cards shuffled again (CA GR 15.3)
+
+
+@dataclass(frozen=True, slots=True)
+class Burn:
+    """A card was burned: the hand's ``count``-th burn card."""
+
+    count: int
+    card: str  # secret
+
+
+@dataclass(frozen=True, slots=True)
+class Folded:
+    """A seat's cards reached the muck: its hand is folded."""
+
+    seat: int
+    cards: tuple[str, ...]  # secret
+
+
+@dataclass(frozen=True, slots=True)
+class BoardCorrected:
+    """The floor picked the burn card of a flop dealt with too many cards or without a burn (TDA 39): the board is
+    ``board`` and ``burn`` the burn card."""
+
+    irregularity: int
+    code: str
+    board: tuple[str, ...]
+    burn: str  # secret
+    by: str | None = None
+
+
 HandOver = (HandEnded, Misdeal)  # the hand is over, or void: what waits on it lapses

@@ -41,7 +41,7 @@ from controller.conduct import ConductRules, RuleEvent
 from controller.dealing import DEAD_SEAT_TYPES, dead_seats
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
-from controller.events import HandEnded, HandOver, HandStarted, Misdeal
+from controller.events import BoardCard, Burn, CardDealt, Folded, HandEnded, HandOver, HandStarted, Misdeal
 from controller.floor import CARDS, HAND_END, NEXT_HAND, NEXT_HAND_ACTION, FloorQueue, not_waiting
 from controller.levels import LevelSchedule
 from controller.outbox import CURRENT, Outbox
@@ -481,7 +481,7 @@ class GameController:
         t = max(self._rules_t, t)
         if self.betting is None:  # the clock runs where the floor called it, until that seat folds or the hand ends
             if self._turn is not None and any(isinstance(e.record, HandOver) or (
-                    e.type == "fold" and e.public.get("seat") == self._turn) for e in events):
+                    isinstance(e.record, Folded) and e.record.seat == self._turn) for e in events):
                 self._turn = None
                 self.clock.turn(None, t)
             self._rules_t = t
@@ -500,7 +500,7 @@ class GameController:
             if seat == ruled:
                 break
         out = events + self.out.take()
-        acted = any(isinstance(e.record, HandOver) or e.type in ("action", "betting_started", "fold") for e in out)
+        acted = any(isinstance(e.record, (Folded, *HandOver)) or e.type in ("action", "betting_started") for e in out)
         self._turn_moved = False
         if seat != self._turn or (acted and seat is not None):
             self._turn = seat
@@ -529,8 +529,8 @@ class GameController:
         self.conduct.hand_started(t, event.hand)
 
     def _progress_card_dealt(self, event: DomainEvent, t: float) -> None:
-        seat = event.public["seat"]
-        self._dealt[seat] = event.public.get("count", self._dealt.get(seat, 0) + 1)
+        seat = event.record.seat
+        self._dealt[seat] = event.record.count
         self.conduct.card_dealt(seat, t, event.hand)
         if (not self._deal_done and len(self._dealt) >= 2
                 and min(self._dealt.values()) >= self.cards.setup.hole_cards):
@@ -541,7 +541,7 @@ class GameController:
             self._deal_complete(t)
 
     def _progress_fold(self, event: DomainEvent, t: float) -> None:
-        self.conduct.folded(event.public["seat"], t)
+        self.conduct.folded(event.record.seat, t)
 
     def _progress_hand_over(self, event: DomainEvent, t: float) -> None:
         self._dealt, self._deal_done = {}, False
@@ -563,11 +563,11 @@ class GameController:
                     self.floor.lapse(wait.id, NEXT_HAND_ACTION, self.out, t)
 
     _ON_RECORD: dict[type, Callable[["GameController", DomainEvent, float], None]] = {
-        HandStarted: _progress_hand_started, HandEnded: _progress_hand_over, Misdeal: _progress_hand_over}
+        HandStarted: _progress_hand_started, CardDealt: _progress_card_dealt, BoardCard: _progress_betting_begun,
+        Burn: _progress_betting_begun, Folded: _progress_fold, HandEnded: _progress_hand_over,
+        Misdeal: _progress_hand_over}
     _PROGRESS: dict[str, Callable[["GameController", DomainEvent, float], None]] = {
-        "card_dealt": _progress_card_dealt,
-        "betting_started": _progress_betting_begun, "board_card": _progress_betting_begun,
-        "burn": _progress_betting_begun, "fold": _progress_fold, "action": _progress_action,
+        "betting_started": _progress_betting_begun, "action": _progress_action,
     }
 
     def _deal_complete(self, t: float) -> None:
@@ -651,7 +651,7 @@ class GameController:
         for event in events:
             if event.type == "unknown_tag" and not self._is_chip_zone(event.public.get("zone")):
                 self._unknown_run += event.public.get("summarised", 1)
-            elif event.type in ("card_dealt", "board_card", "burn"):
+            elif isinstance(event.record, (CardDealt, BoardCard, Burn)):
                 self._unknown_run = 0
         self.deck_audit.card_events(events)
         if self.betting is not None:

@@ -5,6 +5,7 @@ cards, PP Irregularities 7, two in a deal a misdeal: PP Misdeals 1c). An exposed
 
 from __future__ import annotations
 
+from controller.events import Folded
 from controller.board import Board
 from controller.commands import Refusal
 from controller.dealing import BURN_CARD, MISDEAL, PLAY_ON, REPLACE_CARD
@@ -49,7 +50,7 @@ class OutOfPlay:
         place = hand.seats[seat]
         if not place.folded and len(hand.live_seats()) > 1:
             hand.fold(seat)
-            self.out.emit("fold", {"seat": seat}, {"cards": list(place.cards)})
+            self.out.publish(Folded(seat, tuple(place.cards)))
         return True
 
     # ---- exposed cards ------------------------------------------------------------------------------

@@ -662,7 +662,7 @@ class TableController:
     def _floor_pick(self, command: Command, t: float) -> list[DomainEvent]:
         """``floor_pick``: the floor's random pick of the burn card (TDA 39)."""
         irregularity = self.irregularities.waiting(command["irregularity"])
-        self.board_part.apply_pick(irregularity, parse_card(command["card"]), command.signed())
+        self.board_part.apply_pick(irregularity, parse_card(command["card"]), command.by)
         return self._applied()
 
     def _answer_refusal(self, command: Command, t: float) -> Refusal | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from controller.events import HandEnded, HandStarted, Misdeal
+from controller.events import BoardCard, BoardCorrected, Burn, CardDealt, Folded, HandEnded, HandStarted, Misdeal
 
 Payload = dict[str, Any]
 Wire = tuple[str, Payload, Payload]  # type, public, secret
@@ -38,8 +38,37 @@ def _misdeal(e: Misdeal) -> Wire:
     return "misdeal", public, {}
 
 
+def _card_dealt(e: CardDealt) -> Wire:
+    return "card_dealt", {"seat": e.seat, "count": e.count}, {"card": e.card}
+
+
+def _board_card(e: BoardCard) -> Wire:
+    public: Payload = {"card": e.card, "street": e.street, "position": e.position}
+    if e.board_number is not None:
+        public["board_number"] = e.board_number
+    if e.reshuffled:
+        public["reshuffled"] = True
+    return "board_card", public, {}
+
+
+def _burn(e: Burn) -> Wire:
+    return "burn", {"count": e.count}, {"card": e.card}
+
+
+def _folded(e: Folded) -> Wire:
+    return "fold", {"seat": e.seat}, {"cards": list(e.cards)}
+
+
+def _board_corrected(e: BoardCorrected) -> Wire:
+    public: Payload = {"irregularity": e.irregularity, "code": e.code, "board": list(e.board)}
+    if e.by is not None:
+        public["by"] = e.by
+    return "board_corrected", public, {"card": e.burn}
+
+
 _FORMS: dict[type, Callable[[Any], Wire]] = {
-    HandStarted: _hand_started, HandEnded: _hand_ended, Misdeal: _misdeal,
+    HandStarted: _hand_started, HandEnded: _hand_ended, Misdeal: _misdeal, CardDealt: _card_dealt,
+    BoardCard: _board_card, Burn: _burn, Folded: _folded, BoardCorrected: _board_corrected,
 }
 
 

@@ -50,7 +50,8 @@ class Store:
 
     def connect(self) -> "Store":
         self.close()
-        self.conn = psycopg.connect(self.dsn, connect_timeout=self.connect_timeout_s, row_factory=dict_row,
+        # autocommit: each transaction() block is a transaction of its own, and a read holds none open
+        self.conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=self.connect_timeout_s, row_factory=dict_row,
                                     options=f"-c TimeZone={self.time_zone}")
         return self
 

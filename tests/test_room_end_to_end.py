@@ -1,0 +1,143 @@
+"""The room end to end: two simulated tables → a real Mosquitto → two room instances sharing the subscription,
+one killed mid-run and started again → a real PostgreSQL: every hand of both tables stored exactly once.
+
+The truth is an independent subscriber to both tables' secure events (a plain subscription, not the share):
+every hand_history it saw must be in the database, once, and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.postgres_fixture import postgres, room_db  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.process
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMAND = Path(sys.executable).with_name("rfid-table")
+RFID_TABLE = [str(COMMAND)] if COMMAND.exists() else [sys.executable, "-m", "rfid_table.cli"]
+HANDS = 40
+TABLES = ("room-t1", "room-t2")
+PLAYERS = {1: "p-anna", 2: "p-bo", 3: "p-cem", 4: "p-dora"}
+
+
+def table_file(tmp: Path, table_id: str, broker) -> Path:
+    text = (ROOT / "config" / "table-chips.toml").read_text(encoding="utf-8")
+    text = text.replace('id = "main-2"', f'id = "{table_id}"', 1)
+    text = text.replace('registry = "chips-demo.toml"', f'registry = "{ROOT / "config" / "chips-demo.toml"}"', 1)
+    text = text.replace('port = 1883', f'port = {broker.port}', 1).replace('host = "localhost"', 'host = "127.0.0.1"')
+    path = tmp / f"{table_id}.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def room_file(tmp: Path, dsn: str, broker) -> Path:
+    path = tmp / "room.toml"
+    path.write_text(f'[room]\nid = "test-room"\n[mqtt]\nhost = "127.0.0.1"\nport = {broker.port}\n'
+                    f'session_expiry_s = 600\n[database]\ndsn = "{dsn}"\nretry_max_s = 2\n', encoding="utf-8")
+    return path
+
+
+class Instance:
+    """One `rfid-table room` process, its log in a file."""
+
+    def __init__(self, config: Path, client_id: str, tmp: Path):
+        self.config, self.client_id, self.tmp = config, client_id, tmp
+        self.starts = 0
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def log(self) -> Path:
+        return self.tmp / f"{self.client_id}-{self.starts}.log"
+
+    def start(self) -> None:
+        self.starts += 1
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen([*RFID_TABLE, "room", "--config", str(self.config), "--client-id",
+                                          self.client_id], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+        wait_until(lambda: b"subscribed to" in self.log.read_bytes() or b"resumed the session" in self.log.read_bytes(),
+                   20, f"{self.client_id} did not connect: {self.log.read_text(errors='replace')}")
+
+    def stop(self) -> str:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=20)
+        return self.log.read_text(errors="replace")
+
+
+def wait_until(condition, timeout_s: float, message: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(message() if callable(message) else message)
+
+
+def stored(dsn: str) -> list[tuple[str, str, int]]:
+    with psycopg.connect(dsn) as conn:
+        return conn.execute("SELECT table_id, epoch, hand FROM hands").fetchall()
+
+
+def test_two_tables_two_instances_one_killed_every_hand_stored_once(broker, room_db, recorder_factory, tmp_path):
+    truth = recorder_factory("rfid-table/+/secure/events")
+    stats = recorder_factory("rfid-table-room/#")
+    room = room_file(tmp_path, room_db, broker)
+    instances = [Instance(room, "room-a", tmp_path), Instance(room, "room-b", tmp_path)]
+    for instance in instances:
+        instance.start()
+    sims = []
+    for table_id in TABLES:
+        sims.append(subprocess.Popen([*RFID_TABLE, "sim", "--config", str(table_file(tmp_path, table_id, broker)),
+                                      "--link", "direct", "--speed", "0", "--hands", str(HANDS), "--seed", "7"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT))
+    status = recorder_factory("rfid-table/+/status")
+    wait_until(lambda: {t.split("/")[1] for t, p, _ in status.messages if p == b"online"} >= set(TABLES), 30,
+               "the tables did not come online")
+    floor = recorder_factory("rfid-table/+/replies/#")
+    for table_id in TABLES:  # the floor seats four named players at each table
+        for seat, player in PLAYERS.items():
+            floor.client.publish(f"rfid-table/{table_id}/commands/floor/floor-1",
+                                 json.dumps({"id": f"s{seat}", "command": "seat_player", "seat": seat,
+                                             "name": player[2:].title(), "player_id": f"{player}-{table_id}"}), qos=1)
+    try:
+        # mid-run: the first instance is killed without a goodbye, and comes back a little later
+        wait_until(lambda: len(stored(room_db)) >= 10, 60, "no hands stored")
+        instances[0].proc.kill()
+        instances[0].proc.wait(timeout=10)
+        wait_until(lambda: len(stored(room_db)) >= 25, 60, "the other instance stored nothing more")
+        instances[0].start()
+        for sim in sims:
+            assert sim.wait(timeout=240) == 0, sim.stderr.read().decode(errors="replace")[-2000:]
+        truth.sync()
+        seen = {(t.split("/")[1], e["epoch"], e["hand"]) for t, e in
+                ((t, json.loads(p)) for t, p, _ in truth.messages) if e["type"] == "hand_history"}
+        assert len(seen) >= 2 * HANDS * 0.9, f"the tables played {len(seen)} hands"
+        wait_until(lambda: set(stored(room_db)) == seen, 60,
+                   lambda: f"stored {len(stored(room_db))} of {len(seen)}; missing "
+                           f"{sorted(seen - set(stored(room_db)))[:5]}")
+        rows = stored(room_db)
+        assert len(rows) == len(set(rows)) == len(seen)
+    finally:
+        for sim in sims:
+            if sim.poll() is None:
+                sim.kill()
+        logs = [instance.stop() if instance.proc.poll() is None else "" for instance in instances]
+    # both instances stored a share; the restarted one says it resumed its session
+    for instance, log in zip(instances, logs):
+        assert "hands stored" in log, log[-2000:]
+    assert "resumed the session" in logs[0]
+    # the statistics reached the broker: each table's seated players with their hands counted
+    table_stats = [json.loads(p) for t, p, _ in stats.messages if t.endswith("/stats") and "/tables/" in t]
+    assert {s["table"] for s in table_stats} == set(TABLES)
+    assert all(len(s["seats"]) == len(PLAYERS) for s in table_stats[-2:]), table_stats[-2:]
+    assert all(seat["all"]["hands"] > 0 for s in table_stats[-2:] for seat in s["seats"]), table_stats[-2:]
+    assert b"ok\":true" in b"".join(p for _, p, _ in floor.messages)

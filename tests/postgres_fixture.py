@@ -8,6 +8,7 @@ The server runs as the ``postgres`` user when the tests run as root (initdb refu
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -78,8 +79,9 @@ class PrivatePostgres:
         return f"host=127.0.0.1 port={self.port} user=room dbname={name}"
 
 
-@pytest.fixture(scope="session")
-def postgres():
+@contextlib.contextmanager
+def private_postgres():
+    """A PostgreSQL cluster of its own, started; stopped and removed at the end (skips without the binaries)."""
     bin_dir = find_pg_bin()
     if bin_dir is None:
         pytest.skip("PostgreSQL's server binaries (initdb, pg_ctl) are not installed: apt-get install postgresql "
@@ -95,13 +97,19 @@ def postgres():
         user = "postgres"
         os.chown(root, entry.pw_uid, entry.pw_gid)
     server = PrivatePostgres(bin_dir, root, free_port(), user)
-    server.init()
-    server.start()
     try:
+        server.init()
+        server.start()
         yield server
     finally:
         server.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    with private_postgres() as server:
+        yield server
 
 
 _counter = iter(range(1, 1_000_000))

@@ -141,3 +141,39 @@ def test_two_tables_two_instances_one_killed_every_hand_stored_once(broker, room
     assert all(len(s["seats"]) == len(PLAYERS) for s in table_stats[-2:]), table_stats[-2:]
     assert all(seat["all"]["hands"] > 0 for s in table_stats[-2:] for seat in s["seats"]), table_stats[-2:]
     assert b"ok\":true" in b"".join(p for _, p, _ in floor.messages)
+
+
+def test_the_database_away_loses_no_hand(broker, recorder_factory, tmp_path):
+    """The database stops while hands come in, and the instance is killed while it waits for it: once both are
+    back every hand is stored, once (nothing was acknowledged that was not stored)."""
+    from tests.postgres_fixture import private_postgres  # noqa: PLC0415
+    from tests.test_room_statistics import HAND_1  # noqa: PLC0415
+
+    publisher = recorder_factory("rfid-table-test-none/#")
+
+    def publish(hands: range) -> None:
+        for number in hands:
+            event = {**HAND_1, "hand": number, "seq": number * 100, "epoch": "db-test"}
+            publisher.client.publish("rfid-table/db-table/secure/events", json.dumps(event), qos=1)
+
+    with private_postgres() as server:
+        dsn = server.database("outage")
+        room = room_file(tmp_path, dsn, broker)
+        instance = Instance(room, "room-db", tmp_path)
+        instance.start()
+        try:
+            publish(range(1, 11))
+            wait_until(lambda: len(stored(dsn)) == 10, 30, "the first ten hands were not stored")
+            server.stop()
+            publish(range(11, 41))
+            wait_until(lambda: b"the database cannot be written" in instance.log.read_bytes(), 30,
+                       "the instance did not notice the database was away")
+            instance.proc.kill()  # what it held unacknowledged stays with the broker
+            instance.proc.wait(timeout=10)
+            server.start()
+            instance.start()
+            wait_until(lambda: len(stored(dsn)) == 40, 60, lambda: f"{len(stored(dsn))} of 40 hands stored")
+            assert sorted(hand for _, _, hand in stored(dsn)) == list(range(1, 41))
+        finally:
+            if instance.proc.poll() is None:
+                instance.stop()

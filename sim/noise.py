@@ -61,6 +61,7 @@ class NoiseModel:
         self.edge_loss_db = edge_loss_db
         self.cross_read_loss_db = cross_read_loss_db
         self.edge_read_chance = edge_read_chance
+        self._edges: dict[int, dict[str, bool]] = {}  # antenna → uid → whether it lies at the edge (is_edge)
 
     @classmethod
     def realistic(cls, p: float, seed: int = 0) -> NoiseModel:
@@ -86,30 +87,60 @@ class NoiseModel:
         neighbour_tags: Mapping[int, Sequence[str]] = {},
     ) -> list[Read]:
         """What ``antenna`` reads in ``cycle``, given the tags lying on it and on its neighbours."""
+        # A replay with noise makes millions of draws: each is the hash of its key, written out here rather than
+        # called (``_uniform``), and the keys of one call share their text up to the tag.
+        stem = f"|{cycle}|{antenna}|"
+        seed = self.seed
         reads = []
-        for uid in self._within_stack_limit(cycle, tags):
-            if self.is_edge(antenna, uid):
-                if self._draw("edge", cycle, antenna, uid) >= self.edge_read_chance:
-                    continue  # flickered out this cycle
-                rssi, count = self.rssi_dbm - self.edge_loss_db, 1
-            else:
-                if self._draw("miss", cycle, antenna, uid) < self.missed_read:
-                    continue
-                rssi, count = self.rssi_dbm, 2 + int(self._draw("count", cycle, antenna, uid) * 4)
-            reads.append(Read(uid, count, rssi + self._jitter(cycle, antenna, uid)))
-
-        own = set(tags)
-        for neighbour, their_tags in neighbour_tags.items():
-            for uid in their_tags:
-                if uid in own:
-                    continue
-                if self._draw("cross", cycle, antenna, uid) < self.cross_read:
-                    reads.append(Read(uid, 1, self.rssi_dbm - self.cross_read_loss_db + self._jitter(cycle, antenna, uid)))
+        if tags:
+            edge_of = self._edge_of(antenna)
+            miss, count, rssi = (f"{seed}|{kind}{stem}" for kind in ("miss", "count", "rssi"))
+            edge_read, edge_chance, missed_read = f"{seed}|edge{stem}", self.edge_read_chance, self.missed_read
+            full, edge_rssi = self.rssi_dbm, self.rssi_dbm - self.edge_loss_db
+            for uid in self._within_stack_limit(cycle, tags):
+                if edge_of(uid):
+                    if _from_bytes(_blake2b((edge_read + uid).encode(), digest_size=8).digest(), "big") / 2**64 \
+                            >= edge_chance:
+                        continue  # flickered out this cycle
+                    level, times = edge_rssi, 1
+                else:
+                    if _from_bytes(_blake2b((miss + uid).encode(), digest_size=8).digest(), "big") / 2**64 \
+                            < missed_read:
+                        continue
+                    times = 2 + int(_from_bytes(_blake2b((count + uid).encode(), digest_size=8).digest(), "big")
+                                    / 2**64 * 4)
+                    level = full
+                jitter = int(_from_bytes(_blake2b((rssi + uid).encode(), digest_size=8).digest(), "big") / 2**64 * 7)
+                reads.append(Read(uid, times, level + jitter - 3))  # -3 .. +3 dB
+        if neighbour_tags:
+            own = set(tags)
+            cross, rssi, cross_read = f"{seed}|cross{stem}", f"{seed}|rssi{stem}", self.cross_read
+            weak = self.rssi_dbm - self.cross_read_loss_db - 3
+            for their_tags in neighbour_tags.values():
+                crossing = [uid for uid in their_tags if uid not in own and _from_bytes(
+                    _blake2b((cross + uid).encode(), digest_size=8).digest(), "big") / 2**64 < cross_read]
+                reads += [Read(uid, 1, weak + int(_from_bytes(_blake2b((rssi + uid).encode(), digest_size=8).digest(),
+                                                              "big") / 2**64 * 7)) for uid in crossing]
         return reads
 
     def is_edge(self, antenna: int, uid: str) -> bool:
         """Whether this tag, lying on this antenna, sits at the edge of its zone (fixed per placement)."""
-        return self.flicker > 0 and self._draw("edge-placement", 0, antenna, uid) < self.flicker
+        return self._edge_of(antenna)(uid)
+
+    def _edge_of(self, antenna: int):
+        """``is_edge`` for one antenna, remembered: a placement's draw is the same in every cycle."""
+        known = self._edges.get(antenna)
+        if known is None:
+            known = self._edges[antenna] = {}
+        flicker, stem = self.flicker, f"{self.seed}|edge-placement|0|{antenna}|"
+
+        def edge(uid: str) -> bool:
+            found = known.get(uid)
+            if found is None:
+                found = known[uid] = flicker > 0 and _uniform(stem + uid) < flicker
+            return found
+
+        return edge
 
     def _within_stack_limit(self, cycle: int, tags: Sequence[str]) -> Sequence[str]:
         limit = self.stack_limit
@@ -120,11 +151,10 @@ class NoiseModel:
         rotated = list(tags[start:]) + list(tags[:start])
         return rotated[:limit]
 
-    def _jitter(self, cycle: int, antenna: int, uid: str) -> int:
-        return int(self._draw("rssi", cycle, antenna, uid) * 7) - 3  # -3 .. +3 dB
 
-    def _draw(self, kind: str, cycle: int, antenna: int, uid: str) -> float:
-        """A uniform number in [0, 1) that depends only on the seed and the arguments."""
-        key = f"{self.seed}|{kind}|{cycle}|{antenna}|{uid}".encode()
-        digest = hashlib.blake2b(key, digest_size=8).digest()
-        return int.from_bytes(digest, "big") / 2**64
+_blake2b, _from_bytes = hashlib.blake2b, int.from_bytes
+
+
+def _uniform(key: str) -> float:
+    """A uniform number in [0, 1) from the hash of ``key``: the model's only source of chance."""
+    return _from_bytes(_blake2b(key.encode(), digest_size=8).digest(), "big") / 2**64

@@ -20,12 +20,14 @@ class NoisyReader:
 
     def poll(self, now: float) -> list[InventoryCycle]:
         self._cycle += 1
+        cycle, antenna_reads = self._cycle, self.noise.antenna_reads
         tags = {a: self.field.tags_on(self.name, a) for a in range(1, self.antennas + 1)}
         reads = []
         for antenna in range(1, self.antennas + 1):
             around = {n: tags[n] for n in (antenna - 1, antenna + 1) if n in tags}
-            for read in self.noise.antenna_reads(self._cycle, antenna, tags[antenna], around):
-                reads.append(TagRead(antenna, read.uid, read.read_count, read.rssi))
+            if tags[antenna] or any(around.values()):  # an antenna with nothing on or beside it reads nothing
+                reads += [TagRead(antenna, read.uid, read.read_count, read.rssi)
+                          for read in antenna_reads(cycle, antenna, tags[antenna], around)]
         return [InventoryCycle(self.name, now, tuple(reads))]
 
 

@@ -35,7 +35,7 @@ from controller.chip_events import ChipEvents
 from controller.chip_opening import Opening, read_opening
 from controller.chip_table import ChipTable
 from controller.commands import Refusal
-from controller.dealing import DEAD_SEAT_TYPES, dead_seats
+from controller.dealing import dead_rule, dead_seats
 from controller.domain import DomainEvent
 from controller.events import BoardCard, BoardCorrected, CardDealt, Folded, HandEnded, HandStarted, Misdeal
 from controller.floor import FloorQueue
@@ -189,11 +189,8 @@ class ChipBetting:
         if step is not None:
             step(self, event.record, event.t)
             return
-        type_, public = event.type, event.public
-        if type_ in DEAD_SEAT_TYPES:  # (the dealing rules' dead hands)
-            rule = ", ".join(public.get("rules", [])) or public.get("code", "")
-            for seat in dead_seats(type_, public):  # the dealing rules killed the hand (TDA example 1-A/1-B)
-                self.hand.dead_hand(seat, rule)
+        for seat in dead_seats(event.record):  # the dealing rules killed the hand (TDA example 1-A/1-B)
+            self.hand.dead_hand(seat, dead_rule(event.record))
 
     def _hand_started(self, started: HandStarted, t: float) -> None:
         if self.void is not None:  # dealt again before every wager of the void hand went back

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from controller.events import FloorRuling, IrregularCard, IrregularityResolved
+
 # ---- severities and rulings ---------------------------------------------------------------------------
 
 INFO, WARNING, STOP = "info", "warning", "stop"
@@ -340,18 +342,20 @@ class Deal:
             self.queue.remove(seat)  # the first occurrence: the seat's next due card
 
 
-DEAD_SEAT_TYPES = ("irregular_card", "irregularity_resolved", "floor_ruling")  # the events dead_seats reads
-
-
-def dead_seats(type_: str, public: Mapping[str, Any]) -> list[int]:
+def dead_seats(record: object) -> tuple[int, ...]:
     """The seats whose hands an event of the card controller rules dead (``dead_hand``) without waiting for the
-    floor: an ``irregular_card`` ruled so, an ``irregularity_resolved`` or a ``floor_ruling`` with its ``seats``."""
-    if type_ == "irregular_card" and public.get("ruling") == DEAD_HAND and not public.get("needs_floor"):
-        return list(public.get("seats", []))
-    if (type_ == "irregularity_resolved" and public.get("resolution") == DEAD_HAND) or (
-            type_ == "floor_ruling" and public.get("result") == DEAD_HAND):
-        return list(public.get("seats", []))
-    return []
+    floor: an irregularity ruled so, or resolved so, or the floor's ruling on one, with its ``seats``."""
+    if isinstance(record, IrregularCard):
+        return record.seats if record.ruling == DEAD_HAND and not record.needs_floor else ()
+    if isinstance(record, IrregularityResolved) and record.resolution == DEAD_HAND or (
+            isinstance(record, FloorRuling) and record.result == DEAD_HAND):
+        return record.seats or ()
+    return ()
+
+
+def dead_rule(record: IrregularCard | IrregularityResolved | FloorRuling) -> str:
+    """What a dead hand ruled by ``record`` cites: its rules, or its code."""
+    return ", ".join(record.rules) if isinstance(record, IrregularCard) and record.rules else record.code
 
 
 def plain(value: Any) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 
 from controller.cards import FULL_DECK
 from controller.domain import DomainEvent
-from controller.events import BoardCard, Burn, CardDealt, Folded, HandEnded
+from controller.events import BoardCard, Burn, CardDealt, DeckSelected, Folded, HandAudit, HandEnded
 from controller.outbox import CURRENT, Outbox
 
 
@@ -49,9 +49,9 @@ class DeckAudit:
             if report is not None:
                 self.out.emit("deck_audit", report, None, t=event.t,
                               hand=event.hand if event.hand is not None else CURRENT)
-        elif event.type == "hand_audit":  # it comes just before its hand's hand_ended
-            self._lost = self._lost | set((event.secret.get("cards") or {}).get("missing") or ())
-        elif event.type == "deck_selected":
+        elif isinstance(record, HandAudit):  # it comes just before its hand's hand_ended
+            self._lost = self._lost | set(record.missing)
+        elif isinstance(record, DeckSelected):
             self._seen, self._lost, self._ended = set(), frozenset(), 0
 
     def _hand_ended(self, ended: HandEnded) -> dict | None:

@@ -12,6 +12,7 @@ shape (JSON keys, strings for seat keys, which fields are secret) is ``controlle
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +92,79 @@ class BoardCorrected:
     board: tuple[str, ...]
     burn: str  # secret
     by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IrregularCard:
+    """The card controller found an irregularity (controller.irregularities): its code, ruling and the rules cited;
+    with ``needs_floor`` it waits for the floor under this event's number. ``details`` are the code's own public
+    fields (zone, seat, card...), ``secret`` the cards it names that are not public."""
+
+    code: str
+    ruling: str
+    severity: str
+    seats: tuple[int, ...]
+    rules: tuple[str, ...]
+    needs_floor: bool
+    profile: str  # the house rule profile that ruled
+    details: dict[str, Any]
+    secret: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class IrregularityResolved:
+    """A ruling that waited for the floor waits no more, unanswered (``resolution``: why, or what came of it).
+    ``seats``: the hands a ``dead_hand`` resolution kills."""
+
+    irregularity: int
+    code: str
+    resolution: str
+    seats: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FloorRuling:
+    """The floor answered a ruling (``confirm``, ``override``): ``result`` is what came of it; ``seats``: the hands
+    a ``dead_hand`` result of the card controller kills."""
+
+    irregularity: int
+    code: str
+    confirmed: bool
+    result: str
+    seats: tuple[int, ...] | None
+    by: str
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HandAudit:
+    """Cards the hand saw went missing before it ended (controller.missing_cards): the results stand, a new deck is
+    brought in (PP Irregularities 10). ``places``: where the hand's other cards were (secret)."""
+
+    seen: int
+    counts: dict[str, int]
+    missing: tuple[str, ...]  # secret
+    seats: tuple[int, ...]  # the seats the missing cards were dealt to
+    irregularities: tuple[int, ...]  # the irregularities that reported them missing
+    rules: tuple[str, ...]
+    places: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class DeckSelected:
+    """The floor changed the active deck."""
+
+    deck: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownTag:
+    """A tag of no registered deck or chip set on a card zone; ``summarised``: how many such arrived together."""
+
+    zone: str
+    uid: str
+    summarised: int = 1
 
 
 HandOver = (HandEnded, Misdeal)  # the hand is over, or void: what waits on it lapses

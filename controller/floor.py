@@ -22,6 +22,7 @@ from typing import Any
 
 from controller.commands import Refusal
 from controller.domain import DomainEvent
+from controller.events import IrregularityResolved
 from controller.outbox import CURRENT, Outbox
 
 CARDS = "cards"  # answered by the card controller (controller.table)
@@ -122,8 +123,8 @@ class FloorQueue:
     def lapse(self, ident: int, resolution: str, out: Outbox, t: float | None = None) -> None:
         """``ident`` waits no more, unanswered: ``irregularity_resolved`` says why (``resolution``), in its hand."""
         irregularity = self._waiting.pop(ident)
-        out.emit("irregularity_resolved", {"irregularity": ident, "code": irregularity.code, "resolution": resolution},
-                 t=t, hand=irregularity.hand if irregularity.hand is not None else CURRENT)
+        out.publish(IrregularityResolved(ident, irregularity.code, resolution),
+                    t=t, hand=irregularity.hand if irregularity.hand is not None else CURRENT)
 
     def lapsing(self, lapses: str, answered_by: str = TABLE) -> list[Irregularity]:
         """What the part ``answered_by`` answers that lapses so, oldest first (asked often: cheap when empty)."""

@@ -38,10 +38,11 @@ from controller.chip_events import MUCKED_WINNER
 from controller.clock import ActionClock, ClockSettings
 from controller.commands import Apply, Command, CommandTable, Handler, Refusal, unavailable
 from controller.conduct import ConductRules, RuleEvent
-from controller.dealing import DEAD_SEAT_TYPES, dead_seats
+from controller.dealing import dead_seats
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
-from controller.events import BoardCard, Burn, CardDealt, Folded, HandEnded, HandOver, HandStarted, Misdeal
+from controller.events import (BoardCard, Burn, CardDealt, FloorRuling, Folded, HandEnded, HandOver, HandStarted,
+                               Misdeal, UnknownTag)
 from controller.floor import CARDS, HAND_END, NEXT_HAND, NEXT_HAND_ACTION, FloorQueue, not_waiting
 from controller.levels import LevelSchedule
 from controller.outbox import CURRENT, Outbox
@@ -378,9 +379,8 @@ class GameController:
             kills = wait.type in CONDUCT_EVENTS and wait.ruling in FLOOR_KILLS and its_hand_runs
             result = "dead_hand" if kills else "none"
         of_hand = wait.hand if wait.hand is not None else CURRENT
-        self.out.emit("floor_ruling", {"irregularity": ident, "code": wait.code,
-                                       "decision": "confirmed" if confirmed else "overridden", "result": result,
-                                       **command.noted(), **command.signed()}, t=t, hand=of_hand)
+        self.out.publish(FloorRuling(ident, wait.code, confirmed, result, None, command.by, command.note),
+                         t=t, hand=of_hand)
         seat = wait.data.get("seat")
         if result == "dead_hand" and seat is not None:
             self._kill(seat, wait.data.get("rule") or "", t)
@@ -515,8 +515,8 @@ class GameController:
         step = self._ON_RECORD.get(type(event.record)) or self._PROGRESS.get(event.type)
         if step is not None:
             step(self, event, t)
-        elif event.type in DEAD_SEAT_TYPES:
-            for seat in dead_seats(event.type, event.public):  # the dealing rules killed hands: those seats are out
+        else:
+            for seat in dead_seats(event.record):  # the dealing rules killed hands: those seats are out
                 self.conduct.folded(seat, t)
         self._rules_t = t
 
@@ -649,8 +649,8 @@ class GameController:
             self.out.emit("level_set", {**self.levels.describe(number), "applies_to_hand": started.hand,
                                         "running": True}, t=started.t, hand=started.hand)
         for event in events:
-            if event.type == "unknown_tag" and not self._is_chip_zone(event.public.get("zone")):
-                self._unknown_run += event.public.get("summarised", 1)
+            if isinstance(event.record, UnknownTag) and not self._is_chip_zone(event.record.zone):
+                self._unknown_run += event.record.summarised
             elif isinstance(event.record, (CardDealt, BoardCard, Burn)):
                 self._unknown_run = 0
         self.deck_audit.card_events(events)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.dealing import CODES, NO_RULING, plain, severity_of
+from controller.dealing import CODES, NO_RULING, severity_of
+from controller.events import IrregularCard, IrregularityResolved
 from controller.floor import CARDS, FloorQueue, Irregularity
 from controller.outbox import Outbox
 from controller.rules import RuleProfile
@@ -32,12 +33,11 @@ class Irregularities:
         info = CODES[code]
         cited = list(dict.fromkeys([*info.rules, *(r for r in rules if r)]))
         severity = severity_of(code, ruling, needs_floor)
-        body = dict(public) if public is not None else {"code": code, **({"zone": zone} if zone else {})}
-        body.update(extra or {})
-        body.update({"seats": list(seats), "severity": severity, "ruling": ruling, "rules": cited,
-                     "needs_floor": needs_floor, "profile": self.profile.name})
+        details = dict(public) if public is not None else {"code": code, **({"zone": zone} if zone else {})}
+        details.update(extra or {})
         hidden = dict(secret) if secret is not None else ({"cards": list(cards)} if cards else {})
-        ident = self.out.emit("irregular_card", plain(body), hidden).seq
+        ident = self.out.publish(IrregularCard(code, ruling, severity, tuple(seats), tuple(cited), needs_floor,
+                                               self.profile.name, details, hidden)).seq
         self.reported[ident] = (code, cited)
         if needs_floor:
             self.floor.add(Irregularity(ident, self.out.hand, code, ruling, severity, list(seats), cited,
@@ -73,10 +73,7 @@ class Irregularities:
         """``seats``: the hands a ``dead_hand`` resolution kills (the betting layer folds them)."""
         self.floor.pop(ident)
         code = self.reported.get(ident, ("wrong_card_count", []))[0]
-        body = {"irregularity": ident, "code": code, "resolution": resolution}
-        if seats is not None:
-            body["seats"] = list(seats)
-        self.out.emit("irregularity_resolved", body)
+        self.out.publish(IrregularityResolved(ident, code, resolution, tuple(seats) if seats is not None else None))
 
     def rules_of(self, ident: int) -> list[str]:
         return list(self.reported.get(ident, ("", []))[1])

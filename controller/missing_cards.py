@@ -22,8 +22,9 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
+from controller.events import HandAudit
 from controller.board import Board
-from controller.dealing import NO_RULING, WARNING
+from controller.dealing import NO_RULING
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
 from controller.outbox import Outbox
@@ -146,8 +147,5 @@ class MissingCardWatch:
                   for place, cards in places.items()}
         lost_from = sorted({hand.owner[card] for card in missing if card in hand.owner
                             and card not in board.cards and card not in board.burns})
-        self.out.emit("hand_audit",
-                      {"seen": len(hand.uids), "places": counts, "missing": len(missing), "seats": lost_from,
-                       "irregularities": [self.missing[card] for card in missing], "severity": WARNING,
-                       "ruling": "new_deck", "rules": list(HAND_AUDIT_RULES)},
-                      {"cards": {**places, "missing": missing}})
+        self.out.publish(HandAudit(len(hand.uids), counts, tuple(missing), tuple(lost_from),
+                                   tuple(self.missing[card] for card in missing), tuple(HAND_AUDIT_RULES), places))

@@ -73,7 +73,7 @@ from controller.deal_rulings import DealRulings
 from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, Deal, ReadWindows, next_seat, rotate
 from controller.decks import Decks
 from controller.domain import DomainEvent
-from controller.events import HandEnded, HandStarted
+from controller.events import DeckSelected, FloorRuling, HandEnded, HandStarted, UnknownTag
 from controller.hand_cards import HandCards, Seat
 from controller.floor import CARDS, HAND_END, FloorQueue, Irregularity, not_waiting
 from controller.irregularities import Irregularities
@@ -418,7 +418,7 @@ class TableController:
         """``unknown_tag`` for each report of the bursts: one tag, or the newest of a window's held ones with how
         many arrived in that zone (``summarised``)."""
         for (zone, uid), count in reports:
-            self.out.emit("unknown_tag", {"zone": zone, "uid": uid, **({"summarised": count} if count > 1 else {})})
+            self.out.publish(UnknownTag(zone, uid, count))
 
     def _decide_late(self, now: float | None = None) -> None:
         """What waited for cards read late is decided once the read-order window has passed (at the end of the hand:
@@ -562,7 +562,7 @@ class TableController:
 
     def _select_deck(self, command: Command, t: float) -> list[DomainEvent]:
         self.decks.select(command["deck"])
-        self.out.emit("deck_selected", {"deck": self.deck_id, **command.signed()})
+        self.out.publish(DeckSelected(self.deck_id, command.by))
         return self._applied()
 
     def _declare_refusal(self, command: Command, t: float) -> Refusal | None:
@@ -691,10 +691,8 @@ class TableController:
         result = irregularity.ruling if confirmed else PLAY_ON
         if result == MISDEAL and not (irregularity.data.get("void") or not self.misdeals.substantial()):
             result = DEAD_HAND if "dead" in irregularity.data else PLAY_ON  # substantial action since
-        dead = {"seats": list(irregularity.data.get("dead", irregularity.seats))} if result == DEAD_HAND else {}
-        self.out.emit("floor_ruling", {"irregularity": ident, "code": irregularity.code,
-                                       "decision": "confirmed" if confirmed else "overridden",
-                                       "result": result, **dead, **command.noted(), **command.signed()})
+        dead = tuple(irregularity.data.get("dead", irregularity.seats)) if result == DEAD_HAND else None
+        self.out.publish(FloorRuling(ident, irregularity.code, confirmed, result, dead, command.by, command.note))
         if result == MISDEAL:
             self.misdeals.call(irregularity.code, irregularity.rules, ident)
         elif result == DEAD_HAND:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from controller.events import BoardCard, BoardCorrected, Burn, CardDealt, Folded, HandEnded, HandStarted, Misdeal
+from controller.dealing import WARNING, plain
+from controller.events import (BoardCard, BoardCorrected, Burn, CardDealt, DeckSelected, FloorRuling, Folded,
+                               HandAudit, HandEnded, HandStarted, IrregularCard, IrregularityResolved, Misdeal,
+                               UnknownTag)
 
 Payload = dict[str, Any]
 Wire = tuple[str, Payload, Payload]  # type, public, secret
@@ -66,7 +69,50 @@ def _board_corrected(e: BoardCorrected) -> Wire:
     return "board_corrected", public, {"card": e.burn}
 
 
+def _irregular_card(e: IrregularCard) -> Wire:
+    public = {**e.details, "seats": list(e.seats), "severity": e.severity, "ruling": e.ruling, "rules": list(e.rules),
+              "needs_floor": e.needs_floor, "profile": e.profile}
+    return "irregular_card", plain(public), dict(e.secret)
+
+
+def _irregularity_resolved(e: IrregularityResolved) -> Wire:
+    public: Payload = {"irregularity": e.irregularity, "code": e.code, "resolution": e.resolution}
+    if e.seats is not None:
+        public["seats"] = list(e.seats)
+    return "irregularity_resolved", public, {}
+
+
+def _floor_ruling(e: FloorRuling) -> Wire:
+    public: Payload = {"irregularity": e.irregularity, "code": e.code,
+                       "decision": "confirmed" if e.confirmed else "overridden", "result": e.result}
+    if e.seats is not None:
+        public["seats"] = list(e.seats)
+    if e.note:
+        public["note"] = e.note
+    public["by"] = e.by
+    return "floor_ruling", public, {}
+
+
+def _hand_audit(e: HandAudit) -> Wire:
+    return "hand_audit", {"seen": e.seen, "places": dict(e.counts), "missing": len(e.missing), "seats": list(e.seats),
+                          "irregularities": list(e.irregularities), "severity": WARNING, "ruling": "new_deck",
+                          "rules": list(e.rules)}, {"cards": {**e.places, "missing": list(e.missing)}}
+
+
+def _deck_selected(e: DeckSelected) -> Wire:
+    return "deck_selected", {"deck": e.deck, "by": e.by}, {}
+
+
+def _unknown_tag(e: UnknownTag) -> Wire:
+    public: Payload = {"zone": e.zone, "uid": e.uid}
+    if e.summarised > 1:
+        public["summarised"] = e.summarised
+    return "unknown_tag", public, {}
+
+
 _FORMS: dict[type, Callable[[Any], Wire]] = {
+    IrregularCard: _irregular_card, IrregularityResolved: _irregularity_resolved, FloorRuling: _floor_ruling,
+    HandAudit: _hand_audit, DeckSelected: _deck_selected, UnknownTag: _unknown_tag,
     HandStarted: _hand_started, HandEnded: _hand_ended, Misdeal: _misdeal, CardDealt: _card_dealt,
     BoardCard: _board_card, Burn: _burn, Folded: _folded, BoardCorrected: _board_corrected,
 }

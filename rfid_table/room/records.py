@@ -28,6 +28,38 @@ class StoredPlayer:
 
 
 @dataclass(frozen=True)
+class SeatFacts:
+    """What the players' statistics count of one seat's play in a hand (docs/room.md, "Statistics")."""
+
+    seat: int
+    acted_preflop: bool  # a preflop decision of its own (a walk's big blind has none)
+    vpip: bool  # called, bet or raised preflop (blinds, antes and straddles are forced, not voluntary)
+    pfr: bool  # bet or raised preflop
+    postflop_aggressive: int  # bets and raises on the flop, turn and river
+    postflop_calls: int
+    saw_flop: bool  # a flop was turned and the seat had not folded before it
+    showdown: bool  # showed or mucked at the showdown
+
+
+PREFLOP_DECISIONS = ("Fold", "Check", "Call", "Bet", "Raise")
+POSTFLOP = ("Flop", "Turn", "River")
+
+
+def seat_facts(seat: int, actions: list[tuple[int, str, int, str, int, bool]], flop_turned: bool) -> SeatFacts:
+    own = [(street, action) for _, street, s, action, _, _ in actions if s == seat]
+    preflop = [action for street, action in own if street == "Preflop"]
+    return SeatFacts(
+        seat=seat,
+        acted_preflop=any(a in PREFLOP_DECISIONS for a in preflop),
+        vpip=any(a in ("Call", "Bet", "Raise") for a in preflop),
+        pfr=any(a in ("Bet", "Raise") for a in preflop),
+        postflop_aggressive=sum(1 for street, a in own if street in POSTFLOP and a in ("Bet", "Raise")),
+        postflop_calls=sum(1 for street, a in own if street in POSTFLOP and a == "Call"),
+        saw_flop=flop_turned and "Fold" not in preflop,
+        showdown=any(street == "Showdown" for street, _ in own))
+
+
+@dataclass(frozen=True)
 class StoredHand:
     table_id: str
     epoch: str
@@ -51,6 +83,7 @@ class StoredHand:
     cards: list[tuple[int | None, int | None, int, str]] = field(default_factory=list)  # seat, board, position, card
     pots: list[tuple[int, int]] = field(default_factory=list)  # number, amount
     results: list[tuple[int, int, int]] = field(default_factory=list)  # pot, seat, amount
+    facts: list[SeatFacts] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -146,7 +179,9 @@ def hand_from_event(table_id: str, event: dict) -> StoredHand:
         pokerstars=pokerstars,
         players=[StoredPlayer(p["seat"], str(p.get("name", f"seat{p['seat']}")), int(p.get("starting_stack", 0)),
                               put_in[p["seat"]], won[p["seat"]]) for p in players_in],
-        actions=actions, cards=cards, pots=pots, results=results)
+        actions=actions, cards=cards, pots=pots, results=results,
+        facts=[seat_facts(p["seat"], actions, any(b == 1 and pos == 3 for seat, b, pos, _ in cards if seat is None))
+               for p in players_in])
 
 
 def seating_from_event(table_id: str, event: dict) -> Seating:

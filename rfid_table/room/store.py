@@ -120,6 +120,10 @@ class Store:
                                 [(hand_id, *p) for p in hand.pots])
                 cur.executemany("INSERT INTO results (hand_id, pot, seat, amount) VALUES (%s, %s, %s, %s)",
                                 [(hand_id, *r) for r in hand.results])
+                cur.executemany("INSERT INTO seat_facts (hand_id, seat, acted_preflop, vpip, pfr, postflop_aggressive, "
+                                "postflop_calls, saw_flop, showdown) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                                [(hand_id, f.seat, f.acted_preflop, f.vpip, f.pfr, f.postflop_aggressive,
+                                  f.postflop_calls, f.saw_flop, f.showdown) for f in hand.facts])
         return True
 
     def store_seating(self, seating: Seating) -> bool:
@@ -155,18 +159,12 @@ class Store:
             player = out.setdefault(row["player_id"], {})
             values = {k: _number(row[k]) for k in STAT_COLUMNS}
             if row["scope"] == "session":
-                ended = self._session_end(row)
-                if row["player_id"] not in latest_session or ended >= latest_session[row["player_id"]]:
-                    latest_session[row["player_id"]] = ended
+                if row["player_id"] not in latest_session or row["last_hand_at"] >= latest_session[row["player_id"]]:
+                    latest_session[row["player_id"]] = row["last_hand_at"]
                     player["session"] = {**values, "table": row["table_id"]}
             else:
                 player[row["scope"]] = values
         return out
-
-    def _session_end(self, row: dict) -> datetime:
-        return self.conn.execute(
-            "SELECT max(ended_at) AS t FROM hand_player_facts WHERE table_id = %s AND epoch = %s AND "
-            "session_seq = %s", (row["table_id"], row["epoch"], row["session_seq"])).fetchone()["t"]
 
     def seated(self, table_id: str) -> dict[int, dict[str, str]]:
         """The players seated at a table now (its newest epoch): seat → player_id and name."""

@@ -154,6 +154,18 @@ class Declaration:
     amount: int | None = None
 
 
+REOPENING_RULE = "TDA 47"  # an action short of a full raise does not reopen the betting to who acted before it
+
+
+@dataclass(frozen=True, slots=True)
+class RaiseBlocker:
+    """Why a seat may not bet or raise now, for people (``reason``), and the rule that forbids it where a rule does
+    (``rule``: '' where the state of the hand alone does, such as a stack that covers no more than a call)."""
+
+    reason: str
+    rule: str = ""
+
+
 @dataclass
 class _Held:
     """An out-of-turn action waiting for the action to reach its seat (TDA 53)."""
@@ -489,7 +501,8 @@ class BettingHand:
         if s.folded or s.stack == 0:
             return Legal(seat, False, 0, False, False, False, False, None, None, "folded or all-in")
         call = self.to_call(seat)
-        reason = self._raise_blocker(s)
+        blocker = self._raise_blocker(s)
+        reason = blocker.reason if blocker is not None else ""
         min_to, max_to = self._raise_bounds(s)
         return Legal(
             seat=seat,
@@ -504,20 +517,20 @@ class BettingHand:
             reason=reason,
         )
 
-    def _raise_blocker(self, s: _Seat) -> str:
-        """Why ``s`` may not bet or raise now ('' if it may)."""
+    def _raise_blocker(self, s: _Seat) -> RaiseBlocker | None:
+        """Why ``s`` may not bet or raise now (None if it may)."""
         current = self.current_bet
         if s.stack <= current - s.bet:
-            return "the stack does not cover more than a call"
+            return RaiseBlocker("the stack does not cover more than a call")
         if not any(o.seat != s.seat and not o.folded and o.stack + o.bet > current for o in self._s.values()):
-            return "no opponent has chips to call a raise"
+            return RaiseBlocker("no opponent has chips to call a raise")
         if s.no_raise:
-            return "this seat may only call or fold this street"
+            return RaiseBlocker("this seat may only call or fold this street")
         if s.acted_level is not None and not self._reopened(s):
-            return "the betting was not reopened for this seat (TDA 47)"
+            return RaiseBlocker(f"the betting was not reopened for this seat ({REOPENING_RULE})", REOPENING_RULE)
         if self.variant.structure == FIXED_LIMIT and self._cap_reached():
-            return "the raises are capped"
-        return ""
+            return RaiseBlocker("the raises are capped", "CA Actions 3")
+        return None
 
     def _reopened(self, s: _Seat) -> bool:
         faced = self.current_bet - (s.acted_level or 0)
@@ -1067,11 +1080,10 @@ class BettingHand:
         if target >= reach:
             target = reach
             note += "; all-in"
-        elif self._raise_blocker(s):
-            reason = self._raise_blocker(s)
+        elif (blocker := self._raise_blocker(s)) is not None:
             target = min(current, reach)
-            note += f"; no raise possible ({reason}): a call"
-            rules_out.append("TDA 47" if "reopened" in reason else ("CA Actions 3" if "capped" in reason else ""))
+            note += f"; no raise possible ({blocker.reason}): a call"
+            rules_out.append(blocker.rule)
         else:
             minimum, maximum = self._raise_bounds(s)
             if self.variant.structure == FIXED_LIMIT:
@@ -1170,7 +1182,7 @@ class BettingHand:
         if self._every_chip_needed(considered, value, current):
             return self._apply_bet(s, min(current, reach), value, rules + extra + (self._multi_chip_cite(),),
                                    "every chip needed for the call: a call")
-        if pushed_all and not self._raise_blocker(s):
+        if pushed_all and self._raise_blocker(s) is None:
             # the last chips are all-in whatever the 50% rule says (TDA 45-2-2)
             return self._apply_bet(s, reach, value, rules + extra + ("TDA 45-2",), "last chips: all-in")
         return self._fifty_percent(s, value, value, rules + extra, f"{value} in chips facing {current}")
@@ -1204,10 +1216,10 @@ class BettingHand:
                 return self._incomplete_call(s, value, [value], rules)  # type: ignore[return-value]
             return self._apply_bet(s, target, zone_value, rules, note + ": a call")
         blocker = self._raise_blocker(s)
-        if blocker:
+        if blocker is not None:
             return self._apply_bet(s, min(current, reach), zone_value,
-                                   rules + (("TDA 47",) if "reopened" in blocker else ()),
-                                   note + f": a call ({blocker}); the rest goes back")
+                                   rules + ((REOPENING_RULE,) if blocker.rule == REOPENING_RULE else ()),
+                                   note + f": a call ({blocker.reason}); the rest goes back")
         minimum, maximum = self._raise_bounds(s)
         increment = self._limit_bet() if self.variant.structure == FIXED_LIMIT else self.min_increment
         raised_by = value - current

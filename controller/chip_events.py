@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from controller.betting import Action, BettingHand, Ruling
+from controller.domain import DomainEvent
+from controller.events import ActionTaken, BetRuling, ChipCount
 from controller.floor import HAND_END, NEXT_HAND, FloorQueue
 from controller.outbox import Outbox
 
@@ -29,46 +31,39 @@ class ChipEvents:
 
     def emit(self, type_: str, public: dict[str, Any], secret: dict[str, Any] | None = None) -> int:
         """One event; its ``seq``."""
-        event = self.out.emit(type_, public, secret)
-        code = public.get("code")  # a ruling that needs the floor waits for it, as long as its kind may
+        return self._noted(self.out.emit(type_, public, secret))
+
+    def publish(self, record: object) -> int:
+        """One event made of its record (controller.events); its ``seq``."""
+        return self._noted(self.out.publish(record))
+
+    def _noted(self, event: DomainEvent) -> int:
+        code = event.public.get("code")  # a ruling that needs the floor waits for it, as long as its kind may
         if code == MUCKED_WINNER:
             self.floor.note(event, NEXT_HAND, HAND_RESTORED)
         else:
             self.floor.note(event, self.pot_disputes if code in POT_ERRORS else HAND_END)
         return event.seq
 
-    def ruling(self, code: str, seat: int | None, message: str, rules: Sequence[str], needs_floor: bool,
-               **more: Any) -> None:
-        """A ``bet_ruling``: what the chip layer or the engine ruled, with ``more`` of its fields."""
-        self.emit("bet_ruling", {"code": code, "seat": seat, "message": message, "rules": list(rules),
-                                 "needs_floor": needs_floor, **more})
+    def ruling(self, code: str, seat: int | None, message: str, rules: Sequence[str], needs_floor: bool) -> None:
+        """A ``bet_ruling``: what the chip layer ruled."""
+        self.publish(BetRuling(code, seat, message, tuple(rules), needs_floor))
 
-    def engine_ruling(self, ruling: Ruling, **more: Any) -> None:
-        """The betting engine's ruling as a ``bet_ruling``."""
-        self.ruling(ruling.code, ruling.seat, ruling.message, ruling.rules, ruling.needs_floor, **more)
+    def engine_ruling(self, ruling: Ruling, chips: Sequence[int] | None = None,
+                      withdrawn: Sequence[int] | None = None) -> None:
+        """The betting engine's ruling as a ``bet_ruling``, with the motion of chips it ruled on."""
+        self.publish(BetRuling(ruling.code, ruling.seat, ruling.message, tuple(ruling.rules), ruling.needs_floor,
+                               tuple(chips) if chips is not None else None,
+                               tuple(withdrawn or ()) if chips is not None else None))
 
-    def chip_count(self, code: str, seat: int | None, expected: int, seen: int, rules: list[str]) -> None:
+    def chip_count(self, code: str, seat: int | None, expected: int, seen: int, rules: Sequence[str]) -> None:
         """Chips in a zone differ from what the rules say: the dealer puts it right, but a seat paid less than the
         award can dispute it (TDA 20-6), so that one waits for the floor."""
-        self.emit("chip_count", {"code": code, "seat": seat, "expected": expected, "seen": seen, "rules": rules,
-                                 "needs_floor": code == "award" and seen < expected})
+        self.publish(ChipCount(code, seat, expected, seen, tuple(rules)))
 
     def action(self, action: Action, hand: BettingHand) -> int:
         """An action the engine took, with the pot and the seat to act after it; its ``seq``."""
-        body: dict[str, Any] = {"seat": action.seat, "action": action.kind, "street": action.street,
-                                "to": action.to_amount, "added": action.added, "all_in": action.all_in,
-                                "rules": list(action.rules)}
-        if action.kind == "all_in":
-            body["as"] = action.base
-        if action.returned:
-            body["returned"] = action.returned
-        if action.owed:
-            body["owed"] = action.owed
-        if action.note:
-            body["note"] = action.note
-        body["pot"] = hand.pot_total()
-        body["next"] = hand.to_act()
-        return self.emit("action", body)
+        return self.publish(ActionTaken(action, hand.pot_total(), hand.to_act()))
 
     def mucked_winner_lapses(self) -> None:
         """The next hand began before the floor answered on a mucked winning hand: its right to dispute ended."""

@@ -12,7 +12,10 @@ shape (JSON keys, strings for seat keys, which fields are secret) is ``controlle
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from controller.betting import Action
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +168,66 @@ class UnknownTag:
     zone: str
     uid: str
     summarised: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class BettingStarted:
+    """The deal is over and the chip layer began reading the betting (controller.chip_opening): the order of the
+    seats, the stakes, and the stacks where the floor counted them (None: not known)."""
+
+    button: int | None
+    seats: tuple[int, ...]
+    small_blind: int
+    big_blind: int
+    ante: int
+    big_blind_ante: int
+    level: int | None
+    bomb_pot: tuple[int, bool] | None  # the amount each put in, and whether it is a flip (no betting at all)
+    stacks: tuple[tuple[int, int], ...] | None
+    rules: str  # the house rule profile the betting follows
+
+
+@dataclass(frozen=True, slots=True)
+class ActionTaken:
+    """The betting engine took an action (controller.betting.Action); ``pot`` is the pot after it and ``next`` the
+    seat to act after it."""
+
+    action: Action
+    pot: int
+    next: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class BetRuling:
+    """The chip layer or the betting engine ruled on the betting: an input it took otherwise than it came, refused,
+    or could not read (``needs_floor``: it waits for the floor). ``chips``, ``withdrawn``: the motion it ruled on;
+    ``stands``, ``returned``: what of an unplayable chip plays and what goes back."""
+
+    code: str
+    seat: int | None
+    message: str
+    rules: tuple[str, ...]
+    needs_floor: bool
+    chips: tuple[int, ...] | None = None
+    withdrawn: tuple[int, ...] | None = None
+    stands: int | None = None
+    returned: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChipCount:
+    """The chips in a zone differ from what the rules say (the pot, an award, a forced bet)."""
+
+    code: str
+    seat: int | None
+    expected: int
+    seen: int
+    rules: tuple[str, ...]
+
+    @property
+    def needs_floor(self) -> bool:
+        """A seat paid less than the award may dispute it (TDA 20-6); the dealer puts the rest right."""
+        return self.code == "award" and self.seen < self.expected
 
 
 HandOver = (HandEnded, Misdeal)  # the hand is over, or void: what waits on it lapses

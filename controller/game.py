@@ -41,8 +41,8 @@ from controller.conduct import ConductRules, RuleEvent
 from controller.dealing import dead_seats
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
-from controller.events import (BoardCard, Burn, CardDealt, FloorRuling, Folded, HandEnded, HandOver, HandStarted,
-                               Misdeal, UnknownTag)
+from controller.events import (ActionTaken, BettingStarted, BoardCard, Burn, CardDealt, FloorRuling, Folded,
+                               HandEnded, HandOver, HandStarted, Misdeal, UnknownTag)
 from controller.floor import CARDS, HAND_END, NEXT_HAND, NEXT_HAND_ACTION, FloorQueue, not_waiting
 from controller.levels import LevelSchedule
 from controller.outbox import CURRENT, Outbox
@@ -57,6 +57,7 @@ UNREGISTERED_RUN = 3  # this many unknown tags in a row on the card zones, and n
 FLOOR_KILLS = ("hand_may_be_dead", "hand_dead", "floor_decides", "hand_dead_facing_bet")
 CONDUCT_EVENTS = ("device_breach", "seat_left", "absent_at_deal", "clock_expired")  # whose rulings may kill it
 CONDUCT_SETTLE_S = 0.6  # the absent-at-deal decision waits this long for presence changes still being debounced
+TURN_MOVERS = (ActionTaken, BettingStarted, Folded, *HandOver)  # events after which the clock hears the turn again
 ASK_NOW = None  # _quiet_until after an input: the next tick takes every part's deadline anew
 
 Result = tuple[list[DomainEvent], "Refusal | None"]
@@ -500,7 +501,7 @@ class GameController:
             if seat == ruled:
                 break
         out = events + self.out.take()
-        acted = any(isinstance(e.record, (Folded, *HandOver)) or e.type in ("action", "betting_started") for e in out)
+        acted = any(isinstance(e.record, TURN_MOVERS) for e in out)
         self._turn_moved = False
         if seat != self._turn or (acted and seat is not None):
             self._turn = seat
@@ -509,10 +510,10 @@ class GameController:
         return out + self.out.take()
 
     def _hand_progress(self, event: DomainEvent) -> None:
-        """What one event of the input tells the conduct rules, by its type (``_PROGRESS``); the rest tell them
+        """What one event of the input tells the conduct rules, by its record's class (``_ON_RECORD``); the rest tell them
         nothing, but the hands the dealing rules killed (``dead_seats``)."""
         t = max(self._rules_t, event.t)
-        step = self._ON_RECORD.get(type(event.record)) or self._PROGRESS.get(event.type)
+        step = self._ON_RECORD.get(type(event.record))
         if step is not None:
             step(self, event, t)
         else:
@@ -565,10 +566,7 @@ class GameController:
     _ON_RECORD: dict[type, Callable[["GameController", DomainEvent, float], None]] = {
         HandStarted: _progress_hand_started, CardDealt: _progress_card_dealt, BoardCard: _progress_betting_begun,
         Burn: _progress_betting_begun, Folded: _progress_fold, HandEnded: _progress_hand_over,
-        Misdeal: _progress_hand_over}
-    _PROGRESS: dict[str, Callable[["GameController", DomainEvent, float], None]] = {
-        "betting_started": _progress_betting_begun, "action": _progress_action,
-    }
+        Misdeal: _progress_hand_over, BettingStarted: _progress_betting_begun, ActionTaken: _progress_action}
 
     def _deal_complete(self, t: float) -> None:
         self._deal_done = True

@@ -26,7 +26,7 @@ from controller.chip_opening import Opening, posted_chip_counts
 from controller.chip_settling import PushReader, Settling
 from controller.chip_table import ChipTable
 from controller.commands import Refusal
-from controller.events import HandEnded
+from controller.events import BetRuling, BettingStarted, HandEnded
 from controller.engine_log import Check, Declare, EndStreet, EngineInput, EngineLog, Fold, Push, UndoPoint, UndoStack
 from controller.hand_award import award_hand
 from controller.showdown import hand_rank
@@ -189,14 +189,10 @@ class HandReading:
         self.pushes = PushReader(self.table.setup.chips, self.table.rules.unplayable_chips,
                                  min(forced) if forced else None, stakes)
         self.known_stacks = opening.known
-        self.events.emit("betting_started", {
-            "button": opening.button, "seats": hand.order, "small_blind": stakes.small_blind,
-            "big_blind": stakes.big_blind, "ante": stakes.ante, "big_blind_ante": stakes.big_blind_ante,
-            "level": opening.level,
-            "bomb_pot": {"amount": bomb[0], "flip": bomb[1]} if bomb is not None else None,
-            "stacks": {str(s): opening.stacks[s] for s in seats} if opening.known else None,
-            "rules": self.table.rules.name,
-        })
+        self.events.publish(BettingStarted(
+            opening.button, tuple(hand.order), stakes.small_blind, stakes.big_blind, stakes.ante,
+            stakes.big_blind_ante, opening.level, (bomb[0], bomb[1]) if bomb is not None else None,
+            tuple((s, opening.stacks[s]) for s in seats) if opening.known else None, self.table.rules.name))
         for action in hand.actions:
             self.events.action(action, hand)
         for count in posted_chip_counts(opening, hand):
@@ -254,9 +250,10 @@ class HandReading:
         if push is None:
             return
         if push.code:
-            self.events.ruling(push.code, seat, f"seat {seat}: {sum(push.chips)} plays, {push.returned} goes back to "
-                                                "the player", [self.table.rules.cite("unplayable_chips")], False,
-                               chips=list(push.pushed), withdrawn=[], stands=sum(push.chips), returned=push.returned)
+            self.events.publish(BetRuling(
+                push.code, seat, f"seat {seat}: {sum(push.chips)} plays, {push.returned} goes back to the player",
+                (self.table.rules.cite("unplayable_chips"),), False, chips=tuple(push.pushed), withdrawn=(),
+                stands=sum(push.chips), returned=push.returned))
         if not push.plays:
             return
         point = UndoPoint(len(self.log), seat, "push", list(motion.arrived), list(motion.left))
@@ -280,8 +277,7 @@ class HandReading:
             if recording is not None:
                 recording.published(seq, action)
         if not ruling.actions or not ruling.ok or ruling.needs_floor:
-            pushed = {} if chips is None else {"chips": list(chips), "withdrawn": list(withdrawn or [])}
-            self.events.engine_ruling(ruling, **pushed)
+            self.events.engine_ruling(ruling, chips, withdrawn)
 
     def declare(self, seat: int, declaration: str, amount: int | Sequence[int] | None) -> None:
         """A verbal declaration entered at the console (the table cannot hear); the engine rules on it."""

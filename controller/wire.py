@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from controller.dealing import WARNING, plain
-from controller.events import (BoardCard, BoardCorrected, Burn, CardDealt, DeckSelected, FloorRuling, Folded,
-                               HandAudit, HandEnded, HandStarted, IrregularCard, IrregularityResolved, Misdeal,
-                               UnknownTag)
+from controller.events import (ActionTaken, BetRuling, BettingStarted, BoardCard, BoardCorrected, Burn, CardDealt,
+                               ChipCount, DeckSelected, FloorRuling, Folded, HandAudit, HandEnded, HandStarted,
+                               IrregularCard, IrregularityResolved, Misdeal, UnknownTag)
 
 Payload = dict[str, Any]
 Wire = tuple[str, Payload, Payload]  # type, public, secret
@@ -110,7 +110,53 @@ def _unknown_tag(e: UnknownTag) -> Wire:
     return "unknown_tag", public, {}
 
 
+def _betting_started(e: BettingStarted) -> Wire:
+    return "betting_started", {
+        "button": e.button, "seats": list(e.seats), "small_blind": e.small_blind, "big_blind": e.big_blind,
+        "ante": e.ante, "big_blind_ante": e.big_blind_ante, "level": e.level,
+        "bomb_pot": {"amount": e.bomb_pot[0], "flip": e.bomb_pot[1]} if e.bomb_pot is not None else None,
+        "stacks": {str(seat): stack for seat, stack in e.stacks} if e.stacks is not None else None,
+        "rules": e.rules}, {}
+
+
+def _action(e: ActionTaken) -> Wire:
+    action = e.action
+    public: Payload = {"seat": action.seat, "action": action.kind, "street": action.street, "to": action.to_amount,
+                       "added": action.added, "all_in": action.all_in, "rules": list(action.rules)}
+    if action.kind == "all_in":
+        public["as"] = action.base
+    if action.returned:
+        public["returned"] = action.returned
+    if action.owed:
+        public["owed"] = action.owed
+    if action.note:
+        public["note"] = action.note
+    public["pot"] = e.pot
+    public["next"] = e.next
+    return "action", public, {}
+
+
+def _bet_ruling(e: BetRuling) -> Wire:
+    public: Payload = {"code": e.code, "seat": e.seat, "message": e.message, "rules": list(e.rules),
+                       "needs_floor": e.needs_floor}
+    for key in ("chips", "withdrawn"):
+        value = getattr(e, key)
+        if value is not None:
+            public[key] = list(value)
+    if e.stands is not None:
+        public["stands"] = e.stands
+    if e.returned is not None:
+        public["returned"] = e.returned
+    return "bet_ruling", public, {}
+
+
+def _chip_count(e: ChipCount) -> Wire:
+    return "chip_count", {"code": e.code, "seat": e.seat, "expected": e.expected, "seen": e.seen,
+                          "rules": list(e.rules), "needs_floor": e.needs_floor}, {}
+
+
 _FORMS: dict[type, Callable[[Any], Wire]] = {
+    BettingStarted: _betting_started, ActionTaken: _action, BetRuling: _bet_ruling, ChipCount: _chip_count,
     IrregularCard: _irregular_card, IrregularityResolved: _irregularity_resolved, FloorRuling: _floor_ruling,
     HandAudit: _hand_audit, DeckSelected: _deck_selected, UnknownTag: _unknown_tag,
     HandStarted: _hand_started, HandEnded: _hand_ended, Misdeal: _misdeal, CardDealt: _card_dealt,

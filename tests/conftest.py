@@ -1,5 +1,7 @@
 """Shared fixtures: a real Mosquitto started with the project's own configuration, and an MQTT recorder."""
 
+import functools
+import inspect
 import json
 import threading
 import time
@@ -133,3 +135,99 @@ class ListSink(Sink):
 
     def publish_delayed(self, events):
         return 0
+
+
+# ---- tiers ------------------------------------------------------------------------------------------------------
+# `scripts/test --fast` runs the pure tests alone (the controller, the codecs, the HAL, the configuration, the
+# simulated table in process) in under a minute. The rest need a part that takes its time to start, and are marked
+# here by what they need, in one place, so that a new test is put in its tier without a word from its author: a
+# broker (the test or one of its fixtures starts Mosquitto), a browser (its module drives Chromium), MicroPython
+# (the firmware's tests), processes (the test, a helper or a fixture of the tests starts the project's command line,
+# a daemon, a server or worker processes). What a test needs is read from the names its code uses, and those of the
+# helpers, classes and fixtures of tests/ it names, followed from name to name. A test that is pure but takes
+# seconds of CPU carries `@pytest.mark.slow` itself; --fast leaves it out too. The full run (CI) runs everything.
+TIERS = {
+    "broker": "starts Mosquitto",
+    "browser": "drives Chromium",
+    "micropython": "runs the firmware in MicroPython",
+    "process": "starts processes (the command line, a daemon, a server, workers)",
+    "slow": "pure, but takes many seconds",
+}
+BROKER_FIXTURES = {"broker", "mqtt_settings", "recorder_factory", "table_config"}
+# in a test's code (not in its comments or strings): the names that start a broker, the parts of the names that
+# start a process (os.fork, multiprocessing, subprocess.run, soak._spawn_table...)
+BROKER_NAMES = {"PrivateBroker", "CardRoomBroker"}
+PROCESS_WORDS = ("subprocess", "Popen", "multiprocessing", "ProcessPool", "fork", "spawn", "pexpect")
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fast", action="store_true",
+                     help="only the pure tests: none that starts a broker, a browser, MicroPython or a process, none "
+                          "marked slow (scripts/test --fast)")
+
+
+def pytest_configure(config):
+    for tier, why in TIERS.items():
+        config.addinivalue_line("markers", f"{tier}: {why}; left out by --fast")
+
+
+def _is_code(thing) -> bool:
+    """A function, a class or a fixture (whose definition wraps its function): what has names to follow."""
+    return inspect.isfunction(thing) or inspect.isclass(thing) or inspect.isfunction(getattr(thing, "__wrapped__", 0))
+
+
+@functools.cache
+def _names_in(thing) -> frozenset[str]:
+    """The global and attribute names a function, class or fixture of tests/ uses in its code, read from its
+    compiled code (so not from its comments or strings); none for one from elsewhere."""
+    thing = inspect.unwrap(thing)
+    if not str(getattr(inspect.getmodule(thing), "__file__", "")).startswith(str(TESTS)):
+        return frozenset()
+    if inspect.isfunction(thing):
+        codes, names = [thing.__code__], set()
+    else:  # a class: its methods, and its bases by name (a broker of the tests' own made from PrivateBroker)
+        codes = [f.__code__ for f in vars(thing).values() if inspect.isfunction(f)]
+        names = {base.__name__ for base in thing.__mro__}
+    while codes:
+        code = codes.pop()
+        names.update(code.co_names)
+        codes += [const for const in code.co_consts if inspect.iscode(const)]  # nested functions, lambdas
+    return frozenset(names)
+
+
+def _names_reached(item) -> set[str]:
+    """The names the test uses, and those of every function, class and fixture of tests/ it names, followed from
+    name to name (a module's helper that calls another helper that starts a process)."""
+    module = getattr(item, "module", None)
+    todo = [getattr(item, "function", None)] + [getattr(module, name, None) for name in item.fixturenames]
+    seen: set[int] = set()
+    reached: set[str] = set()
+    while todo:
+        thing = todo.pop()
+        if not _is_code(thing) or id(thing) in seen:
+            continue
+        seen.add(id(thing))
+        names = _names_in(thing)
+        reached |= names
+        home = inspect.getmodule(inspect.unwrap(thing))  # where the names it uses are looked up
+        todo += [getattr(home, name, None) for name in names]
+    return reached
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = getattr(item, "module", None)
+        names = _names_reached(item)
+        if BROKER_FIXTURES & set(getattr(item, "fixturenames", ())) or BROKER_NAMES & names:
+            item.add_marker(pytest.mark.broker)
+        if module is not None and hasattr(module, "Chromium"):
+            item.add_marker(pytest.mark.browser)
+        if module is not None and hasattr(module, "requires_micropython"):
+            item.add_marker(pytest.mark.micropython)
+        if any(word in name for name in names for word in PROCESS_WORDS):
+            item.add_marker(pytest.mark.process)
+    if config.getoption("fast"):
+        tiered = {item: any(item.get_closest_marker(tier) for tier in TIERS) for item in items}
+        config.hook.pytest_deselected(items=[item for item in items if tiered[item]])
+        items[:] = [item for item in items if not tiered[item]]

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
+# a thousand hands through pokerkit and the engine: the whole module is slow
+pytestmark = pytest.mark.slow
 pokerkit = pytest.importorskip("pokerkit")
 pytest.importorskip("phevaluator")
 

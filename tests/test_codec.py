@@ -903,6 +903,7 @@ class FuzzSource:
         return kinds, pieces, good
 
 
+@pytest.mark.slow
 def test_million_random_and_mutated_frames():
     """Every good frame decodes, every bad one is rejected and counted.
 

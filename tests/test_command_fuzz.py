@@ -12,6 +12,7 @@ import json
 import sys
 from contextlib import contextmanager
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -160,18 +161,21 @@ def through_parser_and_controller(payload: bytes, role: str) -> None:
         json.dumps([e.payload(True) for e in events], allow_nan=False)  # what is published is JSON
 
 
+@pytest.mark.slow
 @FUZZ
 @given(body=valid_commands, role=st.sampled_from(["floor", "dealer"]))
 def test_commands_made_from_the_schema_are_accepted_or_refused_by_field(body, role):
     through_parser_and_controller(json.dumps(body).encode(), role)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(payload=mutated(), role=st.sampled_from(["floor", "floor", "floor", "dealer"]))
 def test_mutated_commands_are_refused_by_field_and_never_raise(payload, role):
     through_parser_and_controller(payload, role)
 
 
+@pytest.mark.slow
 def test_the_strategies_make_every_command_of_the_schema():
     seen = set()
 

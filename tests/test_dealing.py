@@ -855,6 +855,7 @@ def check_reports(dealer, controller, events) -> dict:
             "clean_hands": dealer.hands_dealt - len(injected)}
 
 
+@pytest.mark.slow
 def test_a_thousand_hands_with_dealing_errors_each_reported_exactly_once_and_no_false_alarm():
     rates = dict(exposed_rate=0.03, extra_card_rate=0.03, wrong_seat_rate=0.03, premature_board_rate=0.03,
                  foreign_card_rate=0.02, duplicate_card_rate=0.02)

@@ -80,6 +80,7 @@ SPOTS = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("omaha,hole_count,seat_range,board_cards,count", SPOTS)
 def test_equity_and_outs_match_an_exhaustive_enumeration(omaha, hole_count, seat_range, board_cards, count):
     rng = random.Random(hash((omaha, hole_count, board_cards)) & 0xFFFF)

@@ -384,6 +384,7 @@ def test_a_wrong_format_is_a_usage_error(session, tmp_path):
 # ---- the writers on their own: random hands with antes, big-blind antes, side pots; PokerStars wording ---------
 
 
+@pytest.mark.slow
 def test_random_hands_write_valid_ohh_and_pokerkit_reads_their_pokerstars_text():
     rng = random.Random(20261201)
     validator = Draft202012Validator(OHH_SCHEMA)

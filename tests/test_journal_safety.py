@@ -327,6 +327,7 @@ def test_a_commit_held_up_shows_in_the_diagnostics_as_the_slowest_and_a_slow_com
 # ---- another program holding the journal ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_program_holding_the_journals_write_lock_holds_up_publishing_not_the_table(tmp_path, caplog):
     """An ``sqlite3`` shell left in a write transaction on the journal: the daemon's way (a writer thread, the
     retention due at once) goes on reading while the lock lasts, says who to ask once SQLite's busy timeout has

@@ -140,6 +140,7 @@ def test_closing_the_reader_turns_every_field_off():
     assert all(device.closed for device in board.devices)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(firmware(), "iso14443a"), reason="the driver reads ISO 15693 only")
 def test_iso_14443a_cards_and_iso_15693_chips_on_one_reader():
     link = dict(CONFIG.readers["main"].link, standards=["iso14443a"] * 12 + ["iso15693"])
@@ -163,6 +164,7 @@ class PiTable(SimulatedTable):
         return modelled_pi_reader(self.config, settings, self.field)
 
 
+@pytest.mark.slow
 def test_hands_are_played_through_the_pi_backend():
     sink = ListSink()
     table = PiTable(CONFIG, SimOptions(hands=1, seed=3, speed=1, pace_s=0.6, players=3, link="direct"), sink)

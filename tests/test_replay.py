@@ -170,6 +170,7 @@ def oracle_run():
     return stats, failures
 
 
+@pytest.mark.slow
 def test_the_table_reads_pokerkits_hands_from_chips_and_cards(oracle_run):
     stats, failures = oracle_run
     print(f"\nphysical replay: {dict(stats)}")
@@ -218,6 +219,7 @@ def test_replay_command_writes_the_reconstructed_hands(tmp_path):
     assert alone.returncode == 0, alone.stdout + alone.stderr
 
 
+@pytest.mark.slow
 def test_reading_stays_exact_with_rf_noise():
     """RF noise at 0.05 (misses, cross reads, edge placements, a reader's stack limit) does not change a hand read;
     the full generated set at 0.05, 0.10 and 0.20 is measured with ``rfid-table replay --noise``."""

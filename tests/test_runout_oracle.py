@@ -160,6 +160,7 @@ def play(rng: random.Random, stats: Counter) -> None:
         stats["pots won on different boards by different players"] += 1
 
 
+@pytest.mark.slow
 def test_runouts_double_boards_and_seven_card_omaha_agree_with_pokerkit():
     rng = random.Random(SEED)
     stats: Counter = Counter()

@@ -8,6 +8,8 @@ whole simulated table (readers and the daemon's pipeline) past the hand where tw
 
 from concurrent.futures import ProcessPoolExecutor
 
+import pytest
+
 from rfid_table.config.table import ENGINE_VARIANTS, load_config
 from rfid_table.service.daemon import StopFlag
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
@@ -19,6 +21,7 @@ SEEDS = range(8)
 HANDS_PER_SEED = 400
 
 
+@pytest.mark.slow
 def test_thousands_of_hands_of_the_chip_table_stay_within_its_chip_set():
     config = load_config(CHIP_TABLE)
     game = config.game

@@ -11,6 +11,7 @@ from rfid_table.service.daemon import StopFlag
 from test_watch import CHIP_TABLE
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pace_s", [0.5, 0.3, 0.1])
 def test_a_brisk_dealer_posts_the_next_blinds_only_once_the_table_has_ended_the_hand(pace_s):
     # What `rfid-table sim --config config/table-chips.toml --players 4 --seed 3 --speed 0 --hands 30 --pace P`

@@ -77,6 +77,7 @@ def test_a_seed_plays_the_same_hands(style):
     assert [h.actions for h in first] != [h.actions for h in other]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("variant", "players"), [("plhe", 10), ("flhe", 10), ("plo4", 10), ("plo5", 6), ("plo6", 6),
                                                   ("plo7", 5)])
 def test_plausible_players_play_every_variant_legally(variant, players):

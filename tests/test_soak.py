@@ -119,6 +119,7 @@ def test_configs_get_distinct_table_ids(tmp_path):
     assert {load_config(path).seats for _, path in made} == {6, 10}
 
 
+@pytest.mark.slow
 def test_soak_of_five_tables_for_thirty_seconds_loses_nothing(capsys, tmp_path):
     started = time.monotonic()
     status = soak.main(["--tables", "5", "--minutes", "0.5", "--json", "--journal-dir", str(tmp_path)])

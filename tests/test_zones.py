@@ -76,6 +76,7 @@ def test_reads_from_an_antenna_no_zone_uses_are_counted_not_reported():
 
 # A reader that saw the same thing again hands over the same reads (a simulated reader at rest does); the tracker
 # answers such repeats from what it worked out last time. Whatever the cycles, that must be invisible.
+import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -83,6 +84,7 @@ _reads = st.lists(st.builds(TagRead, antenna=st.integers(1, 4), uid=st.sampled_f
                             read_count=st.integers(1, 3), rssi=st.sampled_from([None, -45, -55, -65])), max_size=5)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(frames=st.lists(st.tuples(_reads, st.integers(1, 6)), max_size=12), present=st.integers(1, 3),
        gap=st.integers(0, 2), window=st.sampled_from([0.0, 0.3]), floor=st.sampled_from([None, -60]),

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from controller import mucked_winner
 from controller.chip_commands import ChipCommands
 from controller.chip_events import ChipEvents
 from controller.chip_opening import Opening, read_opening
@@ -97,6 +98,7 @@ class ChipBetting:
                  players: Mapping[int, Mapping[str, str]] | None = None, levels: LevelSchedule | None = None):
         self.table = ChipTable.of(setup, seats, hole_cards)
         self.out = out
+        self.floor = floor  # a mucked winning hand's ruling lapses there when the next hand begins
         # where the chip layer's events go, numbered with the cards'; its rulings that need the floor wait there
         self.events = ChipEvents(out, floor, self.table.rules.pot_disputes)
         self.levels = levels  # a tournament's schedule: the blinds and antes of its running level
@@ -196,7 +198,7 @@ class ChipBetting:
         if self.void is not None:  # dealt again before every wager of the void hand went back
             self._chips_returned()
         if self.hand.waiting_award is not None:  # the floor never answered: the right to dispute ended, the fold stands
-            self.events.mucked_winner_lapses()
+            mucked_winner.lapse_unanswered(self.floor, self.out)
             self.mucked_winner_ruled(False)
         self.hand = self._new_hand(t)
 

@@ -7,17 +7,13 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from controller import mucked_winner
 from controller.betting import Action, BettingHand, Ruling
 from controller.domain import DomainEvent
 from controller.events import ActionTaken, BetRuling, ChipCount
-from controller.floor import HAND_END, NEXT_HAND, FloorQueue
+from controller.floor import HAND_END, FloorQueue
 from controller.outbox import Outbox
 
-# What a confirm does to a winning hand the dealer mucked (AC 14; CA Actions 9), and how long it waits: a hand's
-# reading can be disputed until the next hand begins (TDA 20-6; AC 17; CA Actions 9: "before the next game has
-# started, after which no further corrections are possible").
-MUCKED_WINNER = "winning_hand_mucked"
-HAND_RESTORED = "hand_restored"
 # The pot errors, which wait as the house's pot_disputes says (controller.rules): the award the table could not
 # read, and a seat paid less than the award (TDA 20-6: "Fehler bei dem Berechnen oder Zuweisen des Pots").
 POT_ERRORS = ("hand_ended_in_betting", "showdown_unread", "award")
@@ -39,8 +35,8 @@ class ChipEvents:
 
     def _noted(self, event: DomainEvent) -> int:
         code = event.public.get("code")  # a ruling that needs the floor waits for it, as long as its kind may
-        if code == MUCKED_WINNER:
-            self.floor.note(event, NEXT_HAND, HAND_RESTORED)
+        if code == mucked_winner.MUCKED_WINNER:
+            self.floor.note(event, mucked_winner.LAPSES, mucked_winner.HAND_RESTORED)
         else:
             self.floor.note(event, self.pot_disputes if code in POT_ERRORS else HAND_END)
         return event.seq
@@ -64,9 +60,3 @@ class ChipEvents:
     def action(self, action: Action, hand: BettingHand) -> int:
         """An action the engine took, with the pot and the seat to act after it; its ``seq``."""
         return self.publish(ActionTaken(action, hand.pot_total(), hand.to_act()))
-
-    def mucked_winner_lapses(self) -> None:
-        """The next hand began before the floor answered on a mucked winning hand: its right to dispute ended."""
-        for waiting in self.floor.lapsing(NEXT_HAND):
-            if waiting.code == MUCKED_WINNER:
-                self.floor.lapse(waiting.id, NEXT_HAND, self.out)

@@ -13,6 +13,8 @@ from controller.rules import RuleProfile, profile as rule_profile
 if TYPE_CHECKING:
     from controller.chip_betting import BettingSetup
 
+CHIP_ZONES = ("bets", "pot", "stack")  # the kinds of zone the chip layer reads (hal.zone_names)
+
 
 @dataclass(frozen=True)
 class ChipTable:

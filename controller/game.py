@@ -33,25 +33,26 @@ import math
 from functools import partial
 from typing import Any, Callable, Mapping
 
+from controller.absent_turns import CHECK, AbsentTurns
 from controller.chip_betting import BettingSetup, ChipBetting
-from controller.chip_events import MUCKED_WINNER
+from controller.chip_table import CHIP_ZONES
+from controller import mucked_winner
 from controller.clock import ActionClock, ClockSettings
 from controller.commands import Apply, Command, CommandTable, Handler, Refusal, unavailable
-from controller.conduct import ConductRules, RuleEvent
+from controller.conduct import CHECK_OR_FOLD, ConductRules, RuleEvent
 from controller.dealing import dead_seats
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
 from controller.events import (ActionTaken, BettingStarted, BoardCard, Burn, CardDealt, FloorRuling, Folded,
-                               HandEnded, HandOver, HandStarted, Misdeal, UnknownTag)
+                               HandEnded, HandOver, HandStarted, Misdeal)
 from controller.floor import CARDS, HAND_END, NEXT_HAND, NEXT_HAND_ACTION, FloorQueue, not_waiting
 from controller.levels import LevelSchedule
 from controller.outbox import CURRENT, Outbox
 from controller.table import DUE_EARLY_S, TableController, TableSetup
+from controller.unregistered_deck import UnregisteredDeck
 from hal.events import DeviceEvent, SensorEvent, ZoneEvent
 from hal.zone_names import Zone
 
-CHIP_ZONES = ("bets", "pot", "stack")
-UNREGISTERED_RUN = 3  # this many unknown tags in a row on the card zones, and no registered card: a deck not registered
 # Rulings of the seat sensors and the clock that kill the hand once the floor confirms them while the hand runs
 # (docs/conduct.md); confirmed later, they only acknowledge.
 FLOOR_KILLS = ("hand_may_be_dead", "hand_dead", "floor_decides", "hand_dead_facing_bet")
@@ -78,6 +79,9 @@ class GameController:
                         if betting and betting.chips else None)
         # the dealing rules ask the betting how far it is
         self.cards = TableController(setup, self.betting, self.out, self.floor)
+        # the floor's answer on a winning hand the dealer mucked: the cards, then the chips (the chips find it)
+        self.mucked_winner = (mucked_winner.MuckedWinnerAnswer(self.cards, self.betting, self.out)
+                              if self.betting is not None else None)
         self.deck_audit = DeckAudit(self.out, audit_hands)  # every card of the deck must show up within audit_hands hands
         self._card_uids = {uid for deck in (setup.decks or {"": setup.deck}).values() for uid in deck} | set(setup.deck)
         # the conduct the seat sensors see and the action clock (docs/conduct.md), by the table's house profile
@@ -95,8 +99,9 @@ class GameController:
         self._dealt: dict[int, int] = {}  # this hand's hole cards per seat, to see when the deal is complete
         self._deal_done = False
         self.tick_changed = False
-        self._check_or_fold: set[int] = set()  # absent players whose hand is checked or folded on their turn (DE 6)
-        self._unknown_run = 0  # unknown tags on card zones since the last registered card
+        # absent players whose hand is checked or folded on their turn (DE 6), as the conduct rules ruled
+        self.absent = AbsentTurns(self.conduct.profile.cite("absent_at_deal"))
+        self.unregistered_deck = UnregisteredDeck()  # the status light's deck_not_registered
         self.commands = self._command_table()
 
     # the card controller's picture, read by the daemon, the diagnostics and the tests
@@ -374,8 +379,8 @@ class GameController:
         cards = self.cards
         its_hand_runs = wait.hand is not None and wait.hand == cards.hand and cards.in_hand and not cards.void
         result = "play_on"
-        if confirmed and wait.code == MUCKED_WINNER:
-            result = "hand_restored"
+        if wait.code == mucked_winner.MUCKED_WINNER:
+            result = mucked_winner.floor_result(confirmed)
         elif confirmed:  # a hand can be killed only while it runs: afterwards the floor's answer is a penalty's
             kills = wait.type in CONDUCT_EVENTS and wait.ruling in FLOOR_KILLS and its_hand_runs
             result = "dead_hand" if kills else "none"
@@ -385,11 +390,8 @@ class GameController:
         seat = wait.data.get("seat")
         if result == "dead_hand" and seat is not None:
             self._kill(seat, wait.data.get("rule") or "", t)
-        if wait.code == MUCKED_WINNER and self.betting is not None:
-            if confirmed:
-                self.cards.restore_hand(seat)
-            with self.out.stamped(t, of_hand):
-                self.betting.mucked_winner_ruled(confirmed, t)
+        if wait.code == mucked_winner.MUCKED_WINNER and self.mucked_winner is not None:
+            self.mucked_winner.answer(seat, confirmed, t, of_hand)
         return self._conduct_after(self.out.take(), t)
 
     def floor_pending(self) -> list[int]:
@@ -423,7 +425,7 @@ class GameController:
     @property
     def deck_unregistered(self) -> bool:
         """The cards being dealt are tags of no registered deck (a new deck nobody registered)."""
-        return self._unknown_run >= UNREGISTERED_RUN
+        return self.unregistered_deck.dealt
 
     def tick(self, now: float) -> list[DomainEvent]:
         """Let time pass. ``tick_changed`` says whether it changed anything though it gave no event (the
@@ -458,7 +460,7 @@ class GameController:
         """The earliest time a part's tick has something to do: the card controller's timers, the chips settling,
         the absent-at-deal decision, the action clock (each a moment early: a part asked early does nothing).
         An absent player's turn (DE 6) and a ruling that moved the betting are looked at on every tick."""
-        if self._turn_moved or self._turn in self._check_or_fold:
+        if self._turn_moved or self.absent.waits_on(self._turn):
             return -math.inf
         due = min(self.cards.next_due(), self.conduct.next_due(), self.clock.next_due())
         if self.betting is not None:
@@ -474,7 +476,7 @@ class GameController:
         An input that made no event changed nothing the rules learn from, and the seat to act is still the one the
         clock was told last (every input that moves the betting emits its action): nothing to do but keep the time.
         Only an absent player's turn (DE 6) is looked at again, as it may be ruled again."""
-        if not events and not self._turn_moved and self._turn not in self._check_or_fold:
+        if not events and not self._turn_moved and not self.absent.waits_on(self._turn):
             self._rules_t = max(self._rules_t, t)
             return events
         for event in events:
@@ -488,16 +490,13 @@ class GameController:
             self._rules_t = t
             return events + self.out.take()
         seat, owed = self.betting.turn()
-        while seat is not None and seat in self._check_or_fold:  # an absent player's turn (DE 6): check or fold
-            self._check_or_fold.discard(seat)
-            rule = self.conduct.profile.cite("absent_at_deal")
-            if owed == 0:
+        while (move := self.absent.move(seat, owed)) is not None:  # an absent player's turn (DE 6)
+            if move == CHECK:
                 with self.out.stamped(t):
-                    self.betting.ruled_check(seat, rule)
-                self._check_or_fold.add(seat)  # still away: checked again on the next street, folded facing a bet
+                    self.betting.ruled_check(seat, self.absent.rule)
             else:
-                self._kill(seat, rule, t)
-            ruled, seat, owed = seat, *self.betting.turn()
+                self._kill(seat, self.absent.rule, t)
+            ruled, (seat, owed) = seat, self.betting.turn()
             if seat == ruled:
                 break
         out = events + self.out.take()
@@ -546,7 +545,7 @@ class GameController:
 
     def _progress_hand_over(self, event: DomainEvent, t: float) -> None:
         self._dealt, self._deal_done = {}, False
-        self._check_or_fold.clear()
+        self.absent.hand_over()
         self.conduct.hand_ended(t)  # (a decision it takes now, on who was absent at the deal, is the hand's too)
         # the hand is over, or void: a ruling on it lapses (what outlives it waits as its kind may)
         resolution = "misdeal" if isinstance(event.record, Misdeal) else "hand_ended"
@@ -615,8 +614,8 @@ class GameController:
         """A ruling the rule applies by itself (no floor): the clock ran out or a player was away at the end of the
         deal, and the profile says the hand is dead (or, PP Dead hands 1f, checked): the betting follows."""
         public = rule_event.public
-        if rule_event.type == "seat_returned":
-            self._check_or_fold.discard(public.get("seat"))  # back in time to act: the player plays the hand
+        if rule_event.type == "seat_returned" and public.get("seat") is not None:
+            self.absent.returned(public["seat"])
         if (rule_event.type not in ("clock_expired", "absent_at_deal", "seat_left")
                 or public.get("needs_floor") or "seat" not in public):
             return
@@ -625,8 +624,8 @@ class GameController:
                 self._kill(public["seat"], public.get("rule") or "", rule_event.t)
             return
         rule = public.get("rule") or ""
-        if public.get("ruling") == "check_or_fold":  # DE 6: on the seat's turn (see _conduct_after)
-            self._check_or_fold.add(public["seat"])
+        if public.get("ruling") == CHECK_OR_FOLD:  # DE 6: on the seat's turn (see _conduct_after)
+            self.absent.ruled(public["seat"])
         elif public.get("ruling") == "hand_dead":
             self._kill(public["seat"], rule, rule_event.t)
         elif public.get("ruling") == "check":
@@ -646,19 +645,11 @@ class GameController:
             # the announced level runs from this hand: before its blinds are read
             self.out.emit("level_set", {**self.levels.describe(number), "applies_to_hand": started.hand,
                                         "running": True}, t=started.t, hand=started.hand)
-        for event in events:
-            if isinstance(event.record, UnknownTag) and not self._is_chip_zone(event.record.zone):
-                self._unknown_run += event.record.summarised
-            elif isinstance(event.record, (CardDealt, BoardCard, Burn)):
-                self._unknown_run = 0
+        self.unregistered_deck.card_events(events)
         self.deck_audit.card_events(events)
         if self.betting is not None:
             self.betting.card_events(events, self.cards.button)
         return events + self.out.take()
-
-    @staticmethod
-    def _is_chip_zone(zone: str | None) -> bool:
-        return zone is not None and Zone.parse(zone).kind in CHIP_ZONES
 
     # ---- the picture --------------------------------------------------------------------------------
 

@@ -21,7 +21,8 @@ import math
 from typing import Any, Mapping, Sequence
 
 from controller.betting import BettingHand, Ruling
-from controller.chip_events import HAND_RESTORED, MUCKED_WINNER, ChipEvents
+from controller import mucked_winner
+from controller.chip_events import ChipEvents
 from controller.chip_opening import Opening, posted_chip_counts
 from controller.chip_settling import PushReader, Settling
 from controller.chip_table import ChipTable
@@ -459,10 +460,7 @@ class HandReading:
             return
         if ranks[seat] == min(ranks.values()):
             self.mucked_winner = seat
-            self.events.ruling(MUCKED_WINNER, seat, f"seat {seat}'s hand wins at the showdown and reached the muck: "
-                                                    "cards speak; confirm restores it (the pot goes to the best "
-                                                    "hand), override lets the fold stand",
-                               ["AC 14", "CA Actions 9"], True)
+            self.events.publish(mucked_winner.found(seat))
 
     def mucked_winner_ruled(self, restore: bool, t: float | None) -> dict[int, int] | None:
         """The floor's answer to ``winning_hand_mucked`` (see ``ChipBetting.mucked_winner_ruled``); the stacks
@@ -473,8 +471,7 @@ class HandReading:
         self.mucked_winner = None
         if restore:
             self.log.without_fold(seat)
-            self.events.ruling(HAND_RESTORED, seat, f"seat {seat}'s mucked hand is restored: it plays the showdown",
-                               ["CA Actions 9", "AC 14"], False)
+            self.events.publish(mucked_winner.restored(seat))
         if self.waiting_award is None:
             return None
         ended, self.waiting_award = self.waiting_award, None

@@ -203,7 +203,7 @@ class ChipBetting:
         self.hand = self._new_hand(t)
 
     def _card_dealt(self, dealt: CardDealt, t: float) -> None:
-        self.hand.card_dealt(dealt.seat, dealt.count, dealt.card, t)
+        self.hand.card_dealt(dealt, t)
 
     def _board_corrected(self, corrected: BoardCorrected, t: float) -> None:
         self.hand.board_corrected(list(corrected.board))
@@ -253,7 +253,7 @@ class ChipBetting:
 
     def opening(self) -> Opening:
         """How the betting hand would begin now, from the deal and the chips in the zones (nothing changes)."""
-        return read_opening(self.table, self.hand.dealt_order, self.zones, self.stacks, self.stakes,
+        return read_opening(self.table, self.hand.dealt.order, self.zones, self.stacks, self.stakes,
                             self.levels.number if self.levels is not None else None, self.bomb_pot, self.card_button)
 
     # ---- what the other parts ask and tell ---------------------------------------------------------------

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from controller.events import FloorRuling, IrregularCard, IrregularityResolved
+from controller.events import CardDealt, FloorRuling, IrregularCard, IrregularityResolved
 
 # ---- severities and rulings ---------------------------------------------------------------------------
 
@@ -340,6 +340,37 @@ class Deal:
         self.received[seat] = self.received.get(seat, 0) + 1
         if self.queue and seat in self.queue:
             self.queue.remove(seat)  # the first occurrence: the seat's next due card
+
+
+class HoleCardsDealt:
+    """The hole cards each seat was dealt this hand, as the card controller's ``CardDealt`` says, and when the deal is
+    over for the parts that follow it: the chip layer, which begins the betting then, and the conduct rules, which
+    judge who was away at the end of the deal. (``Deal.complete`` is the dealing rules' own: every card of the deal's
+    plan out.) Each of them keeps one from the card controller's events; the rule is here."""
+
+    __slots__ = ("hole_cards", "counts", "order")
+
+    def __init__(self, hole_cards: int):
+        self.hole_cards = hole_cards
+        self.counts: dict[int, int] = {}  # seat → the hole cards it holds
+        self.order: list[int] = []  # the seats in the order their first card came
+
+    def dealt(self, card: CardDealt) -> None:
+        if card.seat not in self.counts:
+            self.order.append(card.seat)
+        self.counts[card.seat] = card.count
+
+    def __bool__(self) -> bool:
+        """Whether any card was dealt."""
+        return bool(self.counts)
+
+    def first_round_over(self) -> bool:
+        """The first seat dealt holds its second card: a betting input now means the betting has begun."""
+        return len(self.order) >= 2 and self.counts[self.order[0]] >= 2
+
+    def complete(self) -> bool:
+        """Two seats or more were dealt, and every seat dealt holds its hole cards."""
+        return len(self.counts) >= 2 and min(self.counts.values()) >= self.hole_cards
 
 
 def dead_seats(record: object) -> tuple[int, ...]:

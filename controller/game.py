@@ -40,7 +40,7 @@ from controller import mucked_winner
 from controller.clock import ActionClock, ClockSettings
 from controller.commands import Apply, Command, CommandTable, Handler, Refusal, unavailable
 from controller.conduct import CHECK_OR_FOLD, ConductRules, RuleEvent
-from controller.dealing import dead_seats
+from controller.dealing import HoleCardsDealt, dead_seats
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
 from controller.events import (ActionTaken, BettingStarted, BoardCard, Burn, CardDealt, FloorRuling, Folded,
@@ -96,7 +96,7 @@ class GameController:
         # Before this time (the rules' time) no part has anything due: a tick only moves the table time. Every
         # input sets it to ASK_NOW (it may have set a timer); the tick after it takes the parts' deadlines again.
         self._quiet_until: float | None = ASK_NOW
-        self._dealt: dict[int, int] = {}  # this hand's hole cards per seat, to see when the deal is complete
+        self._dealt = HoleCardsDealt(setup.hole_cards)  # this hand's hole cards, to see when the deal is complete
         self._deal_done = False
         self.tick_changed = False
         # absent players whose hand is checked or folded on their turn (DE 6), as the conduct rules ruled
@@ -521,7 +521,7 @@ class GameController:
         self._rules_t = t
 
     def _progress_hand_started(self, event: DomainEvent, t: float) -> None:
-        self._dealt, self._deal_done = {}, False
+        self._dealt, self._deal_done = HoleCardsDealt(self.setup.hole_cards), False
         # a new hand: what could be disputed until it began can no longer be (TDA 20-6; AC 17; CA Actions 9)
         for wait in self.floor.lapsing(NEXT_HAND):
             if wait.hand != event.hand:
@@ -529,11 +529,9 @@ class GameController:
         self.conduct.hand_started(t, event.hand)
 
     def _progress_card_dealt(self, event: DomainEvent, t: float) -> None:
-        seat = event.record.seat
-        self._dealt[seat] = event.record.count
-        self.conduct.card_dealt(seat, t, event.hand)
-        if (not self._deal_done and len(self._dealt) >= 2
-                and min(self._dealt.values()) >= self.cards.setup.hole_cards):
+        self._dealt.dealt(event.record)
+        self.conduct.card_dealt(event.record.seat, t, event.hand)
+        if not self._deal_done and self._dealt.complete():
             self._deal_complete(t)
 
     def _progress_betting_begun(self, event: DomainEvent, t: float) -> None:
@@ -544,7 +542,7 @@ class GameController:
         self.conduct.folded(event.record.seat, t)
 
     def _progress_hand_over(self, event: DomainEvent, t: float) -> None:
-        self._dealt, self._deal_done = {}, False
+        self._dealt, self._deal_done = HoleCardsDealt(self.setup.hole_cards), False
         self.absent.hand_over()
         self.conduct.hand_ended(t)  # (a decision it takes now, on who was absent at the deal, is the hand's too)
         # the hand is over, or void: a ruling on it lapses (what outlives it waits as its kind may)
@@ -569,7 +567,7 @@ class GameController:
 
     def _deal_complete(self, t: float) -> None:
         self._deal_done = True
-        self.conduct.deal_complete(t, sorted(self._dealt))
+        self.conduct.deal_complete(t, sorted(self._dealt.counts))
 
     def _conduct_event(self, rule_event: RuleEvent) -> None:
         """What the conduct rules publish: in its hand, or (the rules know none) the table's current hand; outside

@@ -27,7 +27,8 @@ from controller.chip_opening import Opening, posted_chip_counts
 from controller.chip_settling import PushReader, Settling
 from controller.chip_table import ChipTable
 from controller.commands import Refusal
-from controller.events import BetRuling, BettingStarted, HandEnded
+from controller.dealing import HoleCardsDealt
+from controller.events import BetRuling, BettingStarted, CardDealt, HandEnded
 from controller.engine_log import Check, Declare, EndStreet, EngineInput, EngineLog, Fold, Push, UndoPoint, UndoStack
 from controller.hand_award import award_hand
 from controller.showdown import hand_rank
@@ -44,8 +45,7 @@ class HandReading:
         self.zones = zones  # the chips lying on each chip zone now, kept by the chip layer
         self.players = players  # seat → the player the floor seated: the names go into the hand history
         self.started_t = started_t  # on the table clock: the hand histories number hands by it
-        self.dealt_order: list[int] = []  # seats in the order their first card arrived
-        self.dealt: dict[int, int] = {}  # seat → hole cards received
+        self.dealt = HoleCardsDealt(table.hole_cards)  # the hole cards each seat holds, seats in the order dealt
         self.hole: dict[int, list[str]] = {}
         self.last_card_at = 0.0
         self.board: list[str] = []
@@ -70,11 +70,9 @@ class HandReading:
 
     # ---- the cards ---------------------------------------------------------------------------------------
 
-    def card_dealt(self, seat: int, count: int, card: str, t: float) -> None:
-        if seat not in self.dealt:
-            self.dealt_order.append(seat)
-        self.dealt[seat] = count
-        self.hole.setdefault(seat, []).append(card)
+    def card_dealt(self, card: CardDealt, t: float) -> None:
+        self.dealt.dealt(card)
+        self.hole.setdefault(card.seat, []).append(card.card)
         self.last_card_at = t
 
     def board_corrected(self, board: Sequence[str]) -> None:
@@ -170,9 +168,8 @@ class HandReading:
         return self.log is None and not self.ended and bool(self.dealt) and self._deal_complete(betting_input)
 
     def _deal_complete(self, betting_input: bool) -> bool:
-        if len(self.dealt_order) < 2 or self.dealt[self.dealt_order[0]] < 2:
-            return False  # the first round is not over until the first seat gets its second card
-        return betting_input or all(self.dealt[s] >= self.table.hole_cards for s in self.dealt_order)
+        # the first round is not over until the first seat gets its second card
+        return self.dealt.first_round_over() and (betting_input or self.dealt.complete())
 
     def start_betting(self, opening: Opening, t: float) -> None:
         try:

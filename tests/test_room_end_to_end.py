@@ -40,9 +40,9 @@ def table_file(tmp: Path, table_id: str, broker) -> Path:
     return path
 
 
-def room_file(tmp: Path, dsn: str, broker) -> Path:
+def room_file(tmp: Path, dsn: str, broker, room_id: str) -> Path:
     path = tmp / "room.toml"
-    path.write_text(f'[room]\nid = "test-room"\n[mqtt]\nhost = "127.0.0.1"\nport = {broker.port}\n'
+    path.write_text(f'[room]\nid = "{room_id}"\n[mqtt]\nhost = "127.0.0.1"\nport = {broker.port}\n'
                     f'session_expiry_s = 600\n[database]\ndsn = "{dsn}"\nretry_max_s = 2\n', encoding="utf-8")
     return path
 
@@ -90,7 +90,7 @@ def stored(dsn: str) -> list[tuple[str, str, int]]:
 def test_two_tables_two_instances_one_killed_every_hand_stored_once(broker, room_db, recorder_factory, tmp_path):
     truth = recorder_factory("rfid-table/+/secure/events")
     stats = recorder_factory("rfid-table-room/#")
-    room = room_file(tmp_path, room_db, broker)
+    room = room_file(tmp_path, room_db, broker, "two-tables")
     instances = [Instance(room, "room-a", tmp_path), Instance(room, "room-b", tmp_path)]
     for instance in instances:
         instance.start()
@@ -131,6 +131,15 @@ def test_two_tables_two_instances_one_killed_every_hand_stored_once(broker, room
             if sim.poll() is None:
                 sim.kill()
         logs = [instance.stop() if instance.proc.poll() is None else "" for instance in instances]
+    # stopped, both left the share: a hand published now goes to the instance that is running, not to their queues
+    newcomer = Instance(room, "room-c", tmp_path)
+    newcomer.start()
+    late = {**json.loads(next(p for _, p, _ in truth.messages if b'"hand_history"' in p)), "epoch": "late", "hand": 1}
+    truth.client.publish("rfid-table/room-t1/secure/events", json.dumps(late), qos=1)
+    try:
+        wait_until(lambda: ("room-t1", "late", 1) in stored(room_db), 20, "the hand went to a stopped instance's queue")
+    finally:
+        newcomer.stop()
     # both instances stored a share; the restarted one says it resumed its session
     for instance, log in zip(instances, logs):
         assert "hands stored" in log, log[-2000:]
@@ -138,8 +147,9 @@ def test_two_tables_two_instances_one_killed_every_hand_stored_once(broker, room
     # the statistics reached the broker: each table's seated players with their hands counted
     table_stats = [json.loads(p) for t, p, _ in stats.messages if t.endswith("/stats") and "/tables/" in t]
     assert {s["table"] for s in table_stats} == set(TABLES)
-    assert all(len(s["seats"]) == len(PLAYERS) for s in table_stats[-2:]), table_stats[-2:]
-    assert all(seat["all"]["hands"] > 0 for s in table_stats[-2:] for seat in s["seats"]), table_stats[-2:]
+    latest = list({s["table"]: s for s in table_stats if s["epoch"] != "late"}.values())
+    assert all(len(s["seats"]) == len(PLAYERS) for s in latest), latest
+    assert all(seat["all"]["hands"] > 0 for s in latest for seat in s["seats"]), latest
     assert b"ok\":true" in b"".join(p for _, p, _ in floor.messages)
 
 
@@ -158,7 +168,7 @@ def test_the_database_away_loses_no_hand(broker, recorder_factory, tmp_path):
 
     with private_postgres() as server:
         dsn = server.database("outage")
-        room = room_file(tmp_path, dsn, broker)
+        room = room_file(tmp_path, dsn, broker, "outage")
         instance = Instance(room, "room-db", tmp_path)
         instance.start()
         try:

@@ -9,6 +9,9 @@ unusable (logged with its table and seq: redelivering it would not mend it).
   instance of the room, so instances on several machines share the load.
 * **Persistent session.** Clean start off, a session expiry interval: while an instance is away the broker keeps
   the messages meant for it, and the ones it had not acknowledged, and delivers them when it comes back.
+* **A stop** (SIGTERM) leaves the share before it disconnects, and stores what had already been delivered, so the
+  broker gives the other instances what this one would have had. An instance that is killed instead keeps its
+  share in its session until it comes back (or the session expires): restart it (systemd does).
 * **The database away.** A write that fails is retried with a doubling wait (up to ``retry_max_s``) until it
   succeeds; nothing is acknowledged meanwhile, so the broker stops sending after ``receive_maximum`` messages and
   keeps the rest. No hand is lost, none stored twice (the store's keys).
@@ -38,6 +41,7 @@ log = logging.getLogger("rfid_table.room")
 
 STORED_TYPES = ("hand_history", "player_seated", "seat_cleared", "hand_started")
 FIRST_RETRY_S = 0.5
+DRAIN_S = 5.0  # a stop stores what was delivered for at most this long
 ROOM_STATS_EVERY_S = 5.0  # the room's statistics at most this often (each table's after each of its hands)
 
 
@@ -69,7 +73,10 @@ class RoomService:
         self.client.manual_ack_set(True)
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
+        self.client.on_unsubscribe = self._on_unsubscribe
         self._connected = threading.Event()
+        self._unsubscribed = threading.Event()
+        self._drain_until: float | None = None  # while stopping: store what was delivered until then
         self._room_stats_due = 0.0
         self._room_stats_dirty = False
 
@@ -80,11 +87,15 @@ class RoomService:
             log.error("the broker refused the connection: %s", reason_code)
             return
         self._connected.set()
-        if not flags.session_present:  # a new session: the subscription is not in it yet
-            client.subscribe(self.config.subscription, options=SubscribeOptions(qos=QOS))
-            log.info("subscribed to %s (a new session)", self.config.subscription)
-        else:
+        # Subscribed at every connection: a stop unsubscribes (below), and a session kept since then has none.
+        client.subscribe(self.config.subscription, options=SubscribeOptions(qos=QOS))
+        if flags.session_present:
             log.info("resumed the session: the broker delivers what it kept for %s", self.client_id)
+        else:
+            log.info("subscribed to %s (a new session)", self.config.subscription)
+
+    def _on_unsubscribe(self, client, userdata, mid, reason_codes, properties) -> None:
+        self._unsubscribed.set()
 
     def _on_message(self, client, userdata, message) -> None:
         self.inbox.put(Delivered(message.mid, message.qos, message.topic, bytes(message.payload)))
@@ -114,6 +125,7 @@ class RoomService:
                     continue
                 self._handle(delivered)
                 self._publish_room_stats()
+            self._drain()
         finally:
             elapsed = time.monotonic() - started
             log.info("stopping: %d hands stored (%d copies skipped, %d messages refused) in %.1f s",
@@ -122,6 +134,25 @@ class RoomService:
             self.client.loop_stop()
             self.store.close()
         return 0
+
+    def _drain(self) -> None:
+        """A stop: leave the share first, so the broker gives this instance's part to the others instead of
+        keeping it for its return, then store what had already been delivered (up to DRAIN_S)."""
+        self._drain_until = time.monotonic() + DRAIN_S
+        if self._connected.is_set():
+            self.client.unsubscribe(self.config.subscription)
+            self._unsubscribed.wait(min(2.0, DRAIN_S))
+        quiet_since = time.monotonic()
+        while time.monotonic() < self._drain_until and time.monotonic() - quiet_since < 0.5:
+            try:
+                delivered = self.inbox.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            self._handle(delivered)
+            quiet_since = time.monotonic()
+
+    def _may_wait(self) -> bool:
+        return not self.stop.is_set() or (self._drain_until is not None and time.monotonic() < self._drain_until)
 
     def _handle(self, delivered: Delivered) -> None:
         self.counts.messages += 1
@@ -140,7 +171,7 @@ class RoomService:
             except BadEvent as exc:
                 self._refuse(delivered, str(exc))
                 return
-            if write is None or self.stop.is_set():
+            if write is None:
                 return  # stopping: unacknowledged, the broker delivers it again
             if kind == "hand_history":
                 if write:
@@ -185,7 +216,7 @@ class RoomService:
 
         wait = FIRST_RETRY_S
         failed_since = None
-        while not self.stop.is_set():
+        while self._may_wait():
             try:
                 if self.store.conn is None or self.store.conn.closed:
                     self.store.connect()
@@ -200,7 +231,10 @@ class RoomService:
                               "%.0f s", without_controls(str(exc).strip().splitlines()[0] if str(exc) else
                                                          type(exc).__name__), self.config.retry_max_s)
                 self.store.close()
-                self.stop.wait(wait)
+                if self.stop.is_set():  # draining: a short wait, within the drain's time
+                    time.sleep(min(wait, max(0.0, self._drain_until - time.monotonic())))
+                else:
+                    self.stop.wait(wait)
                 wait = min(wait * 2, self.config.retry_max_s)
             except psycopg.Error as exc:  # the database refuses this one (a value out of its range): not retried
                 raise BadEvent(f"the database refused it: {str(exc).strip()}") from exc

@@ -5,6 +5,7 @@ docs/ its line in the index."""
 import argparse
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from rfid_table.cli import build_parser
 from rfid_table.devtools import soak
 from rfid_table.ops import broker_setup
+from rfid_table.ops.command import build_command
 from rfid_table.room import cli as room_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,3 +109,17 @@ def test_the_schemas_python_validator_runs_and_finds_a_hole_card_on_the_public_f
     assert scope["problems"](topic, json.dumps({**dealt, "card": "4h"}).encode()) == [
         "$: Additional properties are not allowed ('card' was unexpected)"]
     assert scope["problems"]("rfid-table/main-1/status", b"online") == []
+
+
+def test_every_command_line_of_the_floors_reference_is_one_the_table_takes():
+    """docs/floor.md's one-liners, built as `rfid-table command` builds them: typed from the command schema and
+    checked against it, as the table checks them."""
+    text = (DOCS / "floor.md").read_text(encoding="utf-8")
+    usual = re.search(r"^## The usual commands\n(.*?)(?=^## |\Z)", text, re.M | re.S).group(1)
+    lines = [line for row in re.findall(r"^\| [^|]+ \| (.+) \|$", usual, re.M)[1:]
+             for line in re.findall(r"`([^`]+)`", row)]
+    assert len(lines) >= 10
+    for line in lines:
+        name, *pairs = shlex.split(line)
+        body = build_command(name, pairs, role="floor")  # raises UsageError, naming the field, for a bad one
+        assert body["command"] == name

@@ -28,6 +28,8 @@ a line each or, with ``--json``, one JSON object.
 * ``bought_readers`` (with ``--bought-readers``): the readers one buys (Metratec, Feig) on their emulators at the
   documented rates, read by the daemon's pipeline on the example tables (``rfid_table.devtools.bench_bought``): each
   reader's pass against its emulator's model, a dealt card's time to the subscriber, the reference reader's beside.
+* ``felt`` (with ``--felt HANDS``): a full 10-seat table mid-hand on the modelled PN5180 readers, from a card, a bet
+  or a fold landing on the felt to its event at a subscriber, beside the air time (``rfid_table.devtools.bench_felt``).
 * ``host_steal_pct``, ``host_steal_pct_e2e``, ``host_steal_pct_replay``: the share of the CPUs' time a hypervisor
   gave to other guests over the whole bench, the end-to-end part with its baseline, and the replay
   (``rfid_table.devtools.bench_host``; 0 on a Pi): the machine's own minutes, beside the figures they move.
@@ -37,7 +39,7 @@ import json
 import sys
 
 from rfid_table.devtools.bench_reader import measure_reader, percentile, report_lines
-from rfid_table.devtools import bench_bought
+from rfid_table.devtools import bench_bought, bench_felt
 from rfid_table.devtools import bench_host, bench_journal
 from rfid_table.devtools.bench_journal import measure_journal
 from rfid_table.devtools.bench_e2e import measure_baseline, measure_end_to_end
@@ -93,6 +95,8 @@ def bench(args) -> int:
         # The readers one buys, on their emulators in real time (rfid_table.devtools.bench_bought): on request too.
         bought = (bench_bought.measure_bought(settings, progress, reader_model=reader)
                   if args.bought_readers else None)
+        # A full table mid-hand on the modelled PN5180, felt to subscriber (rfid_table.devtools.bench_felt): on request.
+        felt = bench_felt.measure_felt(settings, progress, hands=args.felt) if args.felt else None
         table = None
         if args.table_hands:
             progress(f"table: rfid-table run as a process on a full ten-seat table (emulated readers, noise "
@@ -174,7 +178,8 @@ def bench(args) -> int:
     if table is not None:
         result["startup_over_baseline"] = round(table["startup_s"] / table["startup_baseline_s"], 2)
         result["first_read_p99_over_floor"] = round(table["first_read_p99_ms"] / table["first_read_floor_ms"], 2)
-    parts = {key: value for key, value in (("reader_model", reader), ("bought_readers", bought)) if value is not None}
+    parts = {key: value for key, value in (("reader_model", reader), ("bought_readers", bought), ("felt", felt))
+             if value is not None}
     if args.json:
         print(json.dumps({**result, **parts}))
     else:
@@ -184,4 +189,6 @@ def bench(args) -> int:
             print("\n".join(report_lines(reader)))
         if bought is not None:
             print("\n".join(bench_bought.report_lines(bought)))
+        if felt is not None:
+            print("\n".join(bench_felt.report_lines(felt)))
     return 0

@@ -189,9 +189,9 @@ class _Daemon:
             reader.close()
 
 
-def _subscribe(settings: MqttSettings, topic: str, ready, arrivals, stop) -> None:
-    """A subscriber in its own process, as a viewer's would be: each card event as it arrives (perf_counter, the
-    same clock in every process), sent on at once."""
+def _subscribe(settings: MqttSettings, topic: str, ready, arrivals, stop, types: tuple[str, ...]) -> None:
+    """A subscriber in its own process, as a viewer's would be: each event of ``types`` as it arrives (perf_counter,
+    the same clock in every process), sent on at once with its topic and the event."""
     import json  # noqa: PLC0415
 
     client = make_client(settings, f"rfid-table-bench-bought-{os.getpid()}")
@@ -201,8 +201,8 @@ def _subscribe(settings: MqttSettings, topic: str, ready, arrivals, stop) -> Non
     def on_message(c, u, message) -> None:
         now = time.perf_counter()
         event = json.loads(message.payload)
-        if event["type"] in ("card_dealt", "irregular_card"):
-            arrivals.send((message.topic, event["type"], event.get("card"), now))
+        if event["type"] in types:
+            arrivals.send((message.topic, event, now))
 
     client.on_message = on_message
     client.connect(settings.host, settings.port)
@@ -213,13 +213,13 @@ def _subscribe(settings: MqttSettings, topic: str, ready, arrivals, stop) -> Non
 
 
 class _Subscriber:
-    def __init__(self, settings: MqttSettings, topic: str):
+    def __init__(self, settings: MqttSettings, topic: str, types: tuple[str, ...] = ("card_dealt", "irregular_card")):
         ctx = multiprocessing.get_context("spawn")
         ready_recv, ready_send = ctx.Pipe(duplex=False)
         self.arrivals, arrivals_send = ctx.Pipe(duplex=False)
         stop_recv, self._stop = ctx.Pipe(duplex=False)
         self._process = ctx.Process(target=_subscribe, daemon=True,
-                                    args=(settings, topic, ready_send, arrivals_send, stop_recv))
+                                    args=(settings, topic, ready_send, arrivals_send, stop_recv, types))
         self._process.start()
         if not ready_recv.poll(20):
             self._process.kill()
@@ -301,13 +301,13 @@ def measure_kind(kind: str, settings: MqttSettings, subscriber: _Subscriber, car
             deadline = time.monotonic() + 4 * models[card_reader] + 5
             while len(arrived) < cards and (left := deadline - time.monotonic()) > 0:
                 if subscriber.arrivals.poll(left):
-                    topic, kind_of_event, card, t = subscriber.arrivals.recv()
+                    topic, event, t = subscriber.arrivals.recv()
                     if topic != topic_of_table:
                         continue
-                    if kind_of_event == "irregular_card":
+                    if event["type"] == "irregular_card":
                         irregular += 1
-                    elif card in placed:
-                        arrived.setdefault(card, t)
+                    elif event.get("card") in placed:
+                        arrived.setdefault(event["card"], t)
         finally:
             if daemon is not None:
                 daemon.close()

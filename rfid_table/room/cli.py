@@ -7,6 +7,7 @@ import logging
 import signal
 import sys
 import threading
+from datetime import date
 from pathlib import Path
 
 from rfid_table.config.checker import ConfigError
@@ -99,6 +100,12 @@ def _export(args: argparse.Namespace) -> int:
     config = _load(args.export_config)
     if config is None:
         return EX_CONFIG
+    if args.day is not None:
+        try:
+            date.fromisoformat(args.day)
+        except ValueError:
+            print(f"rfid-table room export: --day {args.day!r} is no date (YYYY-MM-DD)", file=sys.stderr)
+            return EX_USAGE
     try:
         with Store(config.dsn, config.time_zone) as store:
             text, count = render_hands(store.hands_for_export(args.player, args.table, args.day), args.format,
@@ -106,9 +113,6 @@ def _export(args: argparse.Namespace) -> int:
     except psycopg.OperationalError as exc:
         print(f"rfid-table room export: the database cannot be read: {str(exc).strip()}", file=sys.stderr)
         return EX_UNAVAILABLE
-    except psycopg.errors.InvalidDatetimeFormat:
-        print(f"rfid-table room export: --day {args.day!r} is no date (YYYY-MM-DD)", file=sys.stderr)
-        return EX_USAGE
     if args.out:
         try:
             Path(args.out).write_text(text, encoding="utf-8")

@@ -136,3 +136,18 @@ def test_the_check_config_examples_print_what_the_page_shows(capsys, monkeypatch
     for path, shown in examples:
         assert main(["check-config", path]) == 0
         assert capsys.readouterr().out == shown, path
+
+
+def test_the_configuration_pages_example_is_a_table_file_but_for_what_it_leaves_out(tmp_path):
+    """docs/configuration.md's example, checked as check-config checks a file: its only problems are the seats'
+    card zones and the deck's cards that its `# ...` lines leave out. A key renamed in the code shows here."""
+    from rfid_table.config.table import ConfigError, load_config  # noqa: PLC0415
+
+    text = (DOCS / "configuration.md").read_text(encoding="utf-8")
+    example = tmp_path / "main-1.toml"
+    example.write_text(re.findall(r"```toml\n(.*?)```", text, re.S)[0], encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        load_config(str(example))
+    problems = [problem.render(str(example)) for problem in refused.value.problems]
+    left_out = [p for p in problems if re.search(r": seat (\d+) has no card zone|: deck has 1 cards, expected 52", p)]
+    assert problems == left_out and len(problems) == 10, problems

@@ -1,6 +1,7 @@
-"""The command reference (docs/cli.md) and the index of the docs (docs/index.md) cannot fall behind the code:
-every subcommand of ``rfid-table`` has its section, every option its mention in that section, and every page of
-docs/ its line in the index."""
+"""The docs cannot fall behind the code: every subcommand of ``rfid-table`` has its section in docs/cli.md and
+every option its mention there; every page of docs/ has its line in docs/index.md; and the examples the pages
+open with (the betting engine, a subscriber's validator, the floor's commands, a table's file, check-config's
+output) run as printed."""
 
 import argparse
 import json

@@ -120,3 +120,13 @@ def test_check_config_reports_every_problem_with_its_line(tmp_path):
     assert f"{bad}:3: room.feed: expected 'secure'" in done.stderr
     assert f"{bad}:6: mqtt.port: expected a port from 1 to 65535, got 0" in done.stderr
     assert f"{bad}:8: database.dsn: missing" in done.stderr
+
+
+def test_the_rooms_file_in_the_docs_is_valid(tmp_path):
+    text = (ROOT / "docs" / "room.md").read_text(encoding="utf-8")
+    example = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "room.toml"
+    path.write_text(example, encoding="utf-8")
+    done = run("room", "check-config", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "room main-room: the tables' secure events under rfid-table/" in done.stdout

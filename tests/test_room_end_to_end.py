@@ -172,6 +172,10 @@ def test_the_database_away_loses_no_hand(broker, recorder_factory, tmp_path):
         instance = Instance(room, "room-db", tmp_path)
         instance.start()
         try:
+            # bad input first: logged with where it came from, acknowledged, and the service goes on
+            publisher.client.publish("rfid-table/db-table/secure/events", b"\xffnot json", qos=1)
+            broken = {**HAND_1, "hand": 99, "ohh_complete": {"ohh": {"players": [{"id": 0}]}}}
+            publisher.client.publish("rfid-table/db-table/secure/events", json.dumps(broken), qos=1)
             publish(range(1, 11))
             wait_until(lambda: len(stored(dsn)) == 10, 30, "the first ten hands were not stored")
             server.stop()
@@ -184,6 +188,9 @@ def test_the_database_away_loses_no_hand(broker, recorder_factory, tmp_path):
             instance.start()
             wait_until(lambda: len(stored(dsn)) == 40, 60, lambda: f"{len(stored(dsn))} of 40 hands stored")
             assert sorted(hand for _, _, hand in stored(dsn)) == list(range(1, 41))
+            first_log = (tmp_path / "room-db-1.log").read_text(errors="replace")
+            assert "not stored: table db-table: a message that is no event" in first_log
+            assert "not stored: table db-table, hand_history seq 20, ohh player: 'seat' is missing" in first_log
         finally:
             if instance.proc.poll() is None:
                 instance.stop()

@@ -115,7 +115,18 @@ def _need(payload: dict, key: str, kind: type | tuple, where: str) -> Any:
 
 def hand_from_event(table_id: str, event: dict) -> StoredHand:
     """The rows of one ``hand_history`` event (its secure payload). The OHH object is read as the table wrote it
-    (controller/ohh.py): its players, the rounds' actions and cards, the pots and what each paid."""
+    (controller/ohh.py): its players, the rounds' actions and cards, the pots and what each paid. Anything else
+    is a :class:`BadEvent` naming the table, the event's seq and what is wrong."""
+    try:
+        return _hand(table_id, event)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        if isinstance(exc, BadEvent):
+            raise
+        raise BadEvent(f"table {table_id}, hand_history seq {event.get('seq')}: an OHH copy not as the table "
+                       f"writes it ({type(exc).__name__}: {exc})") from None
+
+
+def _hand(table_id: str, event: dict) -> StoredHand:
     where = f"table {table_id}, hand_history seq {event.get('seq')}"
     epoch = _need(event, "epoch", str, where)
     seq = _need(event, "seq", int, where)

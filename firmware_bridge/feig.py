@@ -203,7 +203,9 @@ class Status(enum.IntEnum):
     HARDWARE_WARNING = 0xF1
 
 
-def status_name(status: int) -> str:
+def status_name(status: int | None) -> str:
+    if status is None:  # a frame without one: a request, where an answer was due
+        return "no status"
     try:
         return f"0x{status:02X} {Status(status).name.replace('_', ' ').lower()}"
     except ValueError:
@@ -1017,6 +1019,7 @@ class FeigLink:
         data = encode_request(self.bus_address, request.command, request.data)
         self._in_flight = request
         self._sent_at = self._now
+        assert self._transport is not None, "a request is written only while a transport is open"
         self._transport.write(data)
         self._counters.bytes_sent += len(data)
 
@@ -1068,7 +1071,7 @@ class FeigLink:
         trouble = yield from self._select(channel)
         if trouble is not None:
             return None, (FaultCode.OPEN, trouble[0], trouble[1], False)
-        status = Status.OK
+        status: int | None = Status.OK
         for attempt in range(self.timing.max_retransmits + 1):
             if attempt:
                 self._counters.retransmits += 1
@@ -1104,7 +1107,8 @@ class FeigLink:
         self._emit("command_failed", reason=reason)
         return None, (FaultCode.TUNING, status, status_name(status), False)
 
-    def _inventory(self, channel: Channel) -> Generator[Request, Frame | None, tuple[int, list[TagRecord]] | None]:
+    def _inventory(self, channel: Channel) -> Generator[Request, Frame | None,
+                                                         tuple[int | None, list[TagRecord]] | None]:
         answer = yield Request(Command.ISO_HOST, inventory_request(channel))
         records: list[TagRecord] = []
         while True:
@@ -1185,15 +1189,15 @@ class FeigLink:
         log.warning("%s: channel %s (antenna %d) cannot be read: %s", self.name, channel, index + 1, why)
         self._emit("antenna_fault", message=AntennaFault(self._take_seq(), index, code, detail))
 
-    def _check_reader_status(self, status: int, what: str) -> None:
+    def _check_reader_status(self, status: int | None, what: str) -> None:
         if status in REFUSING_STATUSES:
-            hint = {
+            hints: dict[int | None, str] = {
                 Status.LOGIN_REQUEST: "; the reader wants [0xA0] Reader-Login: clear its READER-ID in Feig's tool",
                 Status.PARAMETER_RANGE_ERROR: "; the configuration names an output or a multiplexer channel the "
                                               "reader does not have",
                 Status.FIRMWARE_ACTIVATION_REQUIRED: "; activate the firmware with Feig's tool",
-            }.get(status, "")
-            raise _Refused(f"the reader refuses {what}: {status_name(status)}{hint}")
+            }
+            raise _Refused(f"the reader refuses {what}: {status_name(status)}{hints.get(status, '')}")
 
     # ---- events and logging -------------------------------------------------------------------------
 

@@ -68,9 +68,9 @@ _TAG_TECHNOLOGIES = tuple(TagTechnology(value) for value in range(256))
 # Decoding builds many TagEntry objects; the frozen-dataclass __init__ costs
 # about twice as much as filling the slots directly, so the decoder does that.
 _new_object = object.__new__
-_set_uid = TagEntry.uid.__set__  # type: ignore[attr-defined]
-_set_read_count = TagEntry.read_count.__set__  # type: ignore[attr-defined]
-_set_rssi = TagEntry.rssi.__set__  # type: ignore[attr-defined]
+_set_uid = vars(TagEntry)["uid"].__set__  # the slots' descriptors
+_set_read_count = vars(TagEntry)["read_count"].__set__
+_set_rssi = vars(TagEntry)["rssi"].__set__
 
 
 def _new_tag_entry(uid: bytes, read_count: int, rssi: int | None) -> TagEntry:
@@ -427,7 +427,7 @@ def _decode_inventory(seq: int, payload: bytes) -> Inventory:
     antenna, cycle, flags, count = _INVENTORY_HEAD.unpack(payload, last=False)
     size = len(payload)
     offset = 7
-    entries = []
+    entries: list[TagEntry] = []
     append = entries.append
     for index in range(count):
         if offset >= size:
@@ -453,11 +453,8 @@ def _decode_inventory(seq: int, payload: bytes) -> Inventory:
                 offset,
                 f"entry needs {uid_length + 3} byte(s), only {size - offset} left",
             )
-        rssi = payload[uid_end + 1]
-        if rssi == RSSI_NOT_AVAILABLE:
-            rssi = None
-        elif rssi > 0x7F:
-            rssi -= 0x100
+        raw_rssi = payload[uid_end + 1]  # a signed byte, or "not measured"
+        rssi = None if raw_rssi == RSSI_NOT_AVAILABLE else raw_rssi - 0x100 if raw_rssi > 0x7F else raw_rssi
         append(_new_tag_entry(payload[offset + 1 : uid_end], payload[uid_end], rssi))
         offset = uid_end + 2
     if offset != size:

@@ -521,6 +521,7 @@ class ReaderLink:
         ticket.attempts += 1
         # The retransmit timer starts at the next poll: send() may be called between polls.
         self._sent_at = None
+        assert self._transport is not None, "a command is in flight only while a transport is open"
         self._transport.write(data)
         self._counters.bytes_sent += len(data)
 

@@ -24,7 +24,7 @@ _NESTED_CLASSES: dict[str, type] = {"entries": TagEntry, "slots": ScheduleSlot}
 
 def _flags_to_names(flag_cls: type[enum.IntFlag], value: int) -> list[str]:
     value = int(value)
-    names = [member.name for member in flag_cls if value & member.value]
+    names = [member.name for member in flag_cls if member.name is not None and value & member.value]
     known_bits = 0
     for member in flag_cls:
         known_bits |= member.value
@@ -84,7 +84,7 @@ def _dataclass_from_plain(cls: type, data: dict[str, Any], where: str) -> Any:
     unknown = set(data) - set(known)
     if unknown:
         raise ValueError(f"{where}: unknown field(s) {sorted(unknown)}")
-    values = {}
+    values: dict[str, Any] = {}
     for name, value in data.items():
         meta = known[name].metadata
         if "hex" in meta:

@@ -140,17 +140,9 @@ class NakReason(enum.IntEnum):
 # Message classes
 # --------------------------------------------------------------------------
 
-# Field metadata tells the dict conversion how to render a value.
-def _enum_field(enum_cls: type[enum.Enum]) -> Any:
-    return field(metadata={"enum": enum_cls})
-
-
-def _flags_field(flag_cls: type[enum.IntFlag]) -> Any:
-    return field(metadata={"flags": flag_cls})
-
-
-def _hex_field() -> Any:
-    return field(metadata={"hex": True})
+# Field metadata tells the dict conversion how to render a value: {"enum": its class}, {"flags": its class}, or HEX.
+# Written as field() calls where the fields are declared, so that the type checker knows they have no default.
+HEX = {"hex": True}
 
 
 class Message:
@@ -158,6 +150,7 @@ class Message:
 
     __slots__ = ()
     MSG_TYPE: ClassVar[MessageType]
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # every message is a dataclass (dataclasses.replace takes one)
     seq: int
 
 
@@ -165,7 +158,7 @@ class Message:
 class TagEntry:
     """One tag seen on one antenna during one inventory cycle."""
 
-    uid: bytes = _hex_field()
+    uid: bytes = field(metadata=HEX)
     read_count: int  # reads during the dwell, saturating at 255; 0 = not counted
     rssi: int | None  # dBm; None when the reader does not measure it
 
@@ -206,9 +199,9 @@ class SetOutput(Message):
 
     MSG_TYPE: ClassVar[MessageType] = MessageType.SET_OUTPUT
     seq: int
-    kind: OutputKind | int = _enum_field(OutputKind)
+    kind: OutputKind | int = field(metadata={"enum": OutputKind})
     index: int
-    pattern: OutputPattern | int = _enum_field(OutputPattern)
+    pattern: OutputPattern | int = field(metadata={"enum": OutputPattern})
     duration_ms: int
 
 
@@ -241,8 +234,8 @@ class IdentifyReply(Message):
     firmware_patch: int
     serial: str
     antenna_count: int
-    tag_technologies: TagTechnology | int = _flags_field(TagTechnology)
-    capabilities: Capability | int = _flags_field(Capability)
+    tag_technologies: TagTechnology | int = field(metadata={"flags": TagTechnology})
+    capabilities: Capability | int = field(metadata={"flags": Capability})
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +251,7 @@ class IncompatibleIdentifyReply(Message):
     seq: int
     protocol_major: int
     protocol_minor: int
-    unparsed: bytes = _hex_field()
+    unparsed: bytes = field(metadata=HEX)
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +262,7 @@ class Inventory(Message):
     seq: int
     antenna: int
     cycle: int
-    flags: InventoryFlag | int = _flags_field(InventoryFlag)
+    flags: InventoryFlag | int = field(metadata={"flags": InventoryFlag})
     entries: tuple[TagEntry, ...] = ()
 
     def __post_init__(self) -> None:
@@ -284,7 +277,7 @@ class AntennaFault(Message):
     MSG_TYPE: ClassVar[MessageType] = MessageType.ANTENNA_FAULT
     seq: int
     antenna: int
-    fault: FaultCode | int = _enum_field(FaultCode)
+    fault: FaultCode | int = field(metadata={"enum": FaultCode})
     detail: int = 0  # OVERCURRENT: driver current in mA; TUNING: resonance in kHz
 
 
@@ -319,7 +312,7 @@ class Ack(Message):
     MSG_TYPE: ClassVar[MessageType] = MessageType.ACK
     seq: int
     acked_seq: int
-    result: AckResult | int = _enum_field(AckResult)
+    result: AckResult | int = field(metadata={"enum": AckResult})
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,7 +323,7 @@ class Nak(Message):
     seq: int
     rejected_seq: int
     received_type: int
-    reason: NakReason | int = _enum_field(NakReason)
+    reason: NakReason | int = field(metadata={"enum": NakReason})
 
 
 MESSAGE_CLASSES: tuple[type[Message], ...] = (

@@ -692,6 +692,7 @@ class MetratecLink:
 
     def _session_done(self, now: float) -> None:
         revision = self.revision
+        assert revision is not None, "the session asks for the revision first"
         major, minor = revision.firmware_version
         self.identity = IdentifyReply(
             0, 0, 0, major, minor, 0, self._serial, len(self.channels), TagTechnology.ISO15693, Capability(0))
@@ -760,6 +761,7 @@ class MetratecLink:
 
     def _write(self, text: str) -> None:
         data = encode_command(text, self._crc)
+        assert self._transport is not None, "a command is written only while a transport is open"
         self._transport.write(data)
         self._counters.bytes_sent += len(data)
 

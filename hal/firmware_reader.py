@@ -39,11 +39,12 @@ from 1, as printed on the board.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from firmware_bridge.link import LinkEvent, ReaderLink
-from firmware_bridge.messages import FaultCode, Inventory, InventoryFlag
-from firmware_bridge.transports import SerialTransport, TcpTransport, UsbTransport
+from firmware_bridge.messages import AntennaFault, FaultCode, IdentifyReply, Inventory, InventoryFlag
+from firmware_bridge.transports import SerialTransport, TcpTransport, Transport, UsbTransport
 from hal.bursts import Bursts
 from hal.events import DeviceEvent, InventoryCycle, TagRead
 from hal.reader_backend import ReaderBackend
@@ -80,6 +81,8 @@ class _CycleInProgress:
 
 class FirmwareReader(ReaderBackend):
     """A ``hal.readers.ReaderBackend`` over a ``ReaderLink``."""
+
+    link: ReaderLink
 
     def __init__(
         self, name: str, link: ReaderLink, antenna_base: int = CONFIG_ANTENNA_BASE, antennas: int | None = None,
@@ -144,8 +147,9 @@ class FirmwareReader(ReaderBackend):
         """
         self._now = now
         for event in self.link.poll(now):
-            if event.kind == "inventory":
-                self._inventory(now, event.message, self._ready)
+            message = event.message
+            if event.kind == "inventory" and isinstance(message, Inventory):
+                self._inventory(now, message, self._ready)
                 continue
             self._events.append(event)
             if event.kind in ("up", "down", "reader_reset"):
@@ -154,12 +158,12 @@ class FirmwareReader(ReaderBackend):
                 self._synchronised = False
                 self._gap_pending = False
                 self._requested_acked = False
-            if event.kind == "up":
-                self._check_antenna_count(event)
+            if event.kind == "up" and isinstance(message, IdentifyReply):
+                self._check_antenna_count(message)
             elif event.kind == "inventory_requested":
                 self._requested_acked = True
-            elif event.kind == "antenna_fault":
-                self._antenna_fault(event)
+            elif event.kind == "antenna_fault" and isinstance(message, AntennaFault):
+                self._antenna_fault(message)
             elif event.kind == "frames_lost":
                 self._frames_lost()
         cycle = self._cycle
@@ -197,14 +201,14 @@ class FirmwareReader(ReaderBackend):
             detail: dict = {}
             if event.kind == "up":
                 kind, identity = "reader_up", event.message
-                if identity is not None:
+                if isinstance(identity, IdentifyReply):
                     detail = {"serial": identity.serial, "antennas": identity.antenna_count,
                               "firmware": f"{identity.firmware_major}.{identity.firmware_minor}."
                                           f"{identity.firmware_patch}"}
             elif event.kind in ("down", "incompatible", "reader_reset"):
                 kind, detail = {"down": "reader_down", "incompatible": "reader_incompatible",
                                 "reader_reset": "reader_reset"}[event.kind], {"reason": event.reason}
-            elif event.kind == "antenna_fault" and event.message is not None:
+            elif event.kind == "antenna_fault" and isinstance(event.message, AntennaFault):
                 fault = event.message.fault
                 kind = "antenna_ok" if fault == FaultCode.CLEARED else "antenna_fault"
                 detail = {"antenna": event.message.antenna + self.antenna_base,
@@ -232,9 +236,9 @@ class FirmwareReader(ReaderBackend):
         self.link.close()
 
     @property
-    def faulted_antennas(self) -> set[int]:
+    def faulted_antennas(self) -> frozenset[int]:
         """Configuration numbers of the antennas reporting a fault now."""
-        return {antenna + self.antenna_base for antenna in self._faulted}
+        return frozenset(antenna + self.antenna_base for antenna in self._faulted)
 
     # ---- assembling cycles -------------------------------------------------------------------------------
 
@@ -314,13 +318,13 @@ class FirmwareReader(ReaderBackend):
         self._last_reads.update(reads_by_antenna)
         for antenna in set(self._last_reads) - set(reads_by_antenna):
             self._last_reads[antenna] = []  # reported empty (or not scheduled) this cycle
-        reads = tuple(read for antenna in sorted(reads_by_antenna) for read in reads_by_antenna[antenna])
+        cycle_reads = tuple(read for antenna in sorted(reads_by_antenna) for read in reads_by_antenna[antenna])
         self.cycles_emitted += 1
         self._longest_wait_s = max(self._longest_wait_s, cycle.longest_wait)
         if not self.delivering:
             log.warning("%s: cycles end whole again, after %d given up", self.name, self.cycles_given_up)
             self.delivering = True
-        cycles.append(InventoryCycle(self.name, now, reads))
+        cycles.append(InventoryCycle(self.name, now, cycle_reads))
 
     def _give_up(self, now: float, reason: str) -> None:
         """Drop the cycle in progress: it never ended, or holds more than a table can. Its antennas keep their last
@@ -338,8 +342,8 @@ class FirmwareReader(ReaderBackend):
                         "table cannot use: check its firmware", self.name, reason, self._given_up_unlogged)
             self._given_up_logged, self._given_up_unlogged = now, 0
 
-    def _check_antenna_count(self, event: LinkEvent) -> None:
-        reported = event.message.antenna_count
+    def _check_antenna_count(self, identity: IdentifyReply) -> None:
+        reported = identity.antenna_count
         if self.antennas is not None and reported < self.antennas:
             log.error("%s: the reader has %d antennas but the configuration uses %d: antennas %d to %d stay empty",
                       self.name, reported, self.antennas, reported + self.antenna_base,
@@ -353,8 +357,7 @@ class FirmwareReader(ReaderBackend):
             if cycle.open_antenna is not None:
                 cycle.broken.add(cycle.open_antenna)
 
-    def _antenna_fault(self, event: LinkEvent) -> None:
-        fault = event.message
+    def _antenna_fault(self, fault: AntennaFault) -> None:
         if fault.fault == FaultCode.CLEARED:
             if fault.antenna in self._faulted:
                 log.info("%s: antenna %d fault cleared", self.name, fault.antenna + self.antenna_base)
@@ -417,6 +420,7 @@ def bought_reader(name: str, backend: str, link: dict, antennas: int, cycle_s: f
 
     protocol = importlib.import_module(f"firmware_bridge.{backend}")
     channels = [protocol.parse_channel(text) for text in link["channels"]]
+    factory: Callable[[], Transport]
     if "host" in link:
         host, port = link["host"], link["tcp_port"]
         factory = lambda: TcpTransport(host, port)  # noqa: E731

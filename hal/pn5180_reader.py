@@ -123,21 +123,22 @@ def _micropython_time() -> types.ModuleType:
     subtraction; the clock is the monotonic one the board model in the tests keeps too."""
     module = types.ModuleType("time")
     monotonic_ns = time.monotonic_ns
-    module.ticks_us = lambda: monotonic_ns() // 1000
-    module.ticks_ms = lambda: monotonic_ns() // 1_000_000
-    module.ticks_diff = lambda a, b: a - b
-    module.ticks_add = lambda a, b: a + b
-    module.sleep_ms = lambda ms: time.sleep(ms / 1000)
-    module.sleep_us = lambda us: time.sleep(us / 1_000_000)
-    module.time = time.time
+    vars(module).update(
+        ticks_us=lambda: monotonic_ns() // 1000,
+        ticks_ms=lambda: monotonic_ns() // 1_000_000,
+        ticks_diff=lambda a, b: a - b,
+        ticks_add=lambda a, b: a + b,
+        sleep_ms=lambda ms: time.sleep(ms / 1000),
+        sleep_us=lambda us: time.sleep(us / 1_000_000),
+        time=time.time,
+    )
     return module
 
 
 def _micropython_gc() -> types.ModuleType:
     # the firmware's heap figures (gc.mem_alloc) mean nothing in CPython; its passes here never read them
     module = types.ModuleType("gc")
-    module.mem_alloc = module.mem_free = lambda: 0
-    module.collect = lambda: None
+    vars(module).update(mem_alloc=lambda: 0, mem_free=lambda: 0, collect=lambda: None)
     return module
 
 
@@ -148,7 +149,7 @@ def firmware() -> types.SimpleNamespace:
     from rfid_table.package_data import FIRMWARE_DIR  # noqa: PLC0415 (only where a table has such a reader)
 
     micropython = types.ModuleType("micropython")
-    micropython.const = lambda value: value
+    vars(micropython)["const"] = lambda value: value
     stand_ins = {"micropython": micropython, "time": _micropython_time(), "gc": _micropython_gc()}
     loaded: dict[str, types.ModuleType] = {}
 
@@ -156,7 +157,7 @@ def firmware() -> types.SimpleNamespace:
         path = FIRMWARE_DIR / f"{name}.py"
         module = types.ModuleType(f"rfid_table.firmware.{name}")
         module.__file__ = str(path)
-        module.__builtins__ = firmware_builtins
+        vars(module)["__builtins__"] = firmware_builtins
         loaded[name] = module
         exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), module.__dict__)  # noqa: S102
         return module
@@ -326,7 +327,7 @@ class Pn5180Reader(ReaderBackend):
         self.spi: list[SpiFrame] = []
         self._devices: dict[int, SpiDevice] = {}
         self.frontends = []
-        wire_antennas = []
+        wire_antennas: list[Any] = []  # the firmware's Antenna objects, loaded at run time
         lock = bus_lock(self.bus)
         shared = gpio_chip_select(self.bus, wiring)
         lines: dict[int, GpioLine] = {}  # a RST line may be shared by several front ends
@@ -342,6 +343,9 @@ class Pn5180Reader(ReaderBackend):
                 if fe.cs is not None:
                     device = self._device(open_spi, fe.cs, False)
                     frame = SpiFrame(device, lock)
+                elif fe.nss is None:
+                    raise ValueError(f"reader {name!r}: a front end has no chip select: give it cs (a CE line of "
+                                     f"SPI{self.bus}) or nss (a GPIO)")
                 else:
                     if shared is None:
                         raise ValueError(f"reader {name!r}: a front end's chip select is GPIO {fe.nss}, but every CE "
@@ -459,9 +463,9 @@ class Pn5180Reader(ReaderBackend):
                 for e, n in reports]
 
     @property
-    def faulted_antennas(self) -> set[int]:
+    def faulted_antennas(self) -> frozenset[int]:
         with self._lock:
-            return set(self._faulted)
+            return frozenset(self._faulted)
 
     def close(self) -> None:
         """Stop the passes, the field off and every PN5180 held in reset. The GPIO backend is left open: a table's
@@ -621,8 +625,9 @@ def _scanner_class():
     """The firmware's ``reader.Reader`` with its passes' ends turned to the host's: an antenna's reads and faults
     and the end of a pass go to the :class:`Pn5180Reader` instead of onto the wire."""
     fw = firmware()
+    reader_class: Any = fw.reader.Reader  # the firmware's, loaded at run time: no type to check against
 
-    class Scanner(fw.reader.Reader):
+    class Scanner(reader_class):
         def __init__(self, host: Pn5180Reader, frontends, antennas, schedule):
             super().__init__(None, frontends, antennas, host.name, fw.reader.Outputs([], None), None, schedule)
             self.host = host

@@ -1,9 +1,12 @@
 """What every reader backend is to the table (:class:`ReaderBackend`): the simulated readers of :mod:`hal.readers`
 and the firmware reader of :mod:`hal.firmware_reader`, which :func:`hal.readers.open_reader` chooses between."""
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from hal.events import DeviceEvent, InventoryCycle, TagRead
+
+if TYPE_CHECKING:
+    from firmware_bridge.link import ReaderLink
 
 
 class ReaderUnavailable(RuntimeError):
@@ -13,16 +16,28 @@ class ReaderUnavailable(RuntimeError):
 
 class ReaderBackend(Protocol):
     name: str
-    # whether the table sees this reader's cards now (False: its link is down); a reader without a link of its
-    # own inherits True by subclassing this protocol
-    link_up: bool = True
-    link = None  # its firmware_bridge.link.ReaderLink (None: in-process, nothing between it and the table)
-    faulted_antennas: frozenset[int] = frozenset()  # configuration numbers of the antennas reporting a fault now
+    link: "ReaderLink | None" = None  # its link to the reader (None: in-process, nothing between it and the table)
     # False while the reader's cycles are given up (one never ended, or held more reads than a table has tags) and
     # none has ended whole since: its link is up, but the table does not see its cards
     delivering: bool = True
-    # the daemon's wait: whether the reader speaks only when spoken to (its answers taken in at once, never gathered)
-    paced_by_host: bool = False
+    cycles_given_up: int = 0  # how many, and why the latest was (a reader that never gives one up: 0, None)
+    last_given_up: str | None = None
+
+    # A reader without a link of its own inherits these answers by subclassing this protocol.
+    @property
+    def link_up(self) -> bool:
+        """Whether the table sees this reader's cards now (False: its link is down)."""
+        return True
+
+    @property
+    def faulted_antennas(self) -> frozenset[int]:
+        """Configuration numbers of the antennas reporting a fault now."""
+        return frozenset()
+
+    @property
+    def paced_by_host(self) -> bool:
+        """The daemon's wait: whether the reader speaks only when spoken to (its answers taken in at once)."""
+        return False
 
     @property
     def link_state(self) -> str:
@@ -43,6 +58,7 @@ class ReaderBackend(Protocol):
     def watch_antennas(self, antennas: set[int]) -> None:
         """Hand on these antennas' reads as each reports, ahead of their cycle (``take_early_reads``); a reader
         that delivers whole cycles at once has nothing earlier to give."""
+        return None
 
     def take_early_reads(self) -> list[tuple[int, list[TagRead], float]]:
         """(antenna, its reads, when taken in) of the watched antennas in the cycle still being read."""
@@ -50,3 +66,4 @@ class ReaderBackend(Protocol):
 
     def close(self) -> None:
         """Release what the reader holds (a firmware reader's port); an in-process reader holds nothing."""
+        return None

@@ -117,8 +117,8 @@ class ZoneTracker:
         t = cycle.t
         quiet = self._quiet
         if quiet is not None and quiet[0] is best:  # a table at rest, read again: nothing but the time moves on
-            for state in quiet[1]:
-                state.last_seen = t
+            for quiet_state in quiet[1]:
+                quiet_state.last_seen = t
             return []
         self._quiet = None
         events: list[ZoneEvent] = []

@@ -84,7 +84,7 @@ class GpioInputs:
             self._apply(self._states[pin], level, t, events)
         waiting = {pin for _, _, pin, _ in self._pending}
         for pin, state in self._states.items():
-            if self._resync and pin not in waiting:
+            if self._resync and self._backend is not None and pin not in waiting:
                 level = self._backend.read(pin)
                 if (level != state.pin.active_low) != state.raw:
                     self._apply(state, level, now, events, counted=False)

@@ -210,12 +210,12 @@ class Mcp23017Expanders:
                 self._check_pull(pin.bcm_pin, pin.pull)
                 chip.iodir |= bit
                 chip.gppu = chip.gppu | bit if pin.pull == "up" else chip.gppu & ~bit
-        for pin in pin_map.outputs:
-            if (found := self._find(pin.bcm_pin)) is not None:
+        for output in pin_map.outputs:
+            if (found := self._find(output.bcm_pin)) is not None:
                 chip, bit = found
                 chip.iodir &= ~bit
                 chip.gppu &= ~bit
-                chip.olat = chip.olat | bit if pin.active_low else chip.olat & ~bit  # off: high when active low
+                chip.olat = chip.olat | bit if output.active_low else chip.olat & ~bit  # off: high when active low
                 chip.off = chip.olat & bit | chip.off & ~bit
 
     def _find(self, pin: int) -> tuple[Mcp23017, int] | None:
@@ -363,7 +363,7 @@ class ExpandedGpio:
     @classmethod
     def open(cls, header_factory: Callable[[PinMap], GpioBackend], pin_map: PinMap, *,
              import_module: Callable[[str], Any] = importlib.import_module) -> "ExpandedGpio":
-        pins = (*pin_map.inputs, *pin_map.outputs)
+        pins = pin_map.pins
         header = header_factory(pin_map) if any(split_expander_pin(p.bcm_pin) is None for p in pins) else None
         try:
             expanders = Mcp23017Expanders(pin_map.expanders, pin_map, import_module=import_module)

@@ -89,7 +89,7 @@ class GpioOutputs:
     def _pattern_key(self, pin: OutputPin) -> str:
         if pin.kind == "status_light":
             return self.status_shown or "off"
-        return self._seat_modes.get(pin.seat, "off")
+        return self._seat_modes.get(pin.seat, "off") if pin.seat is not None else "off"
 
     def _pattern(self, pin: OutputPin, key: str) -> Pattern:
         if key in ("off", "on"):
@@ -107,9 +107,7 @@ class GpioOutputs:
 
 def pattern_lit(pattern: Pattern, elapsed: float) -> bool:
     """Is a light with this pattern lit ``elapsed`` seconds after the pattern began?"""
-    if pattern == "on":
-        return True
-    if pattern == "off":
-        return False
+    if isinstance(pattern, str):  # "on" or "off"
+        return pattern == "on"
     period, lit_s = pattern
     return (elapsed % period) < lit_s - 1e-9

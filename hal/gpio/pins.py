@@ -168,6 +168,11 @@ class PinMap:
     outputs: tuple[OutputPin, ...] = ()
     expanders: tuple[Expander, ...] = ()  # [gpio.expanders]: the MCP23017s some of the pins are on
 
+    @property
+    def pins(self) -> tuple[InputPin | OutputPin, ...]:
+        """Every pin, the inputs first."""
+        return (*self.inputs, *self.outputs)
+
     def label(self, number: int) -> str:
         """A pin as people name it (:func:`pin_label`)."""
         return pin_label(number, self.expanders)

@@ -66,7 +66,7 @@ class RpiGpioBackend:
         self._call("set BCM numbering", gpio.setmode, gpio.BCM)
         atexit.register(self.close)  # the pins are released even if the daemon forgets to close
 
-    def _call(self, what: str, function: Callable, *args, **kwargs) -> Any:
+    def _call(self, what: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
         except GpioError:

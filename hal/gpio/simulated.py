@@ -20,7 +20,7 @@ class SimulatedGpio:
         self.pin_map = pin_map or PinMap()
         self._inputs = {p.name: p for p in self.pin_map.inputs}
         self._outputs = {p.name: p for p in self.pin_map.outputs}
-        self._active_low = {p.bcm_pin: p.active_low for p in (*self.pin_map.inputs, *self.pin_map.outputs)}
+        self._active_low = {p.bcm_pin: p.active_low for p in self.pin_map.pins}
         self._lock = threading.Lock()
         self.levels: dict[int, bool] = {}
         self.directions: dict[int, str] = {}

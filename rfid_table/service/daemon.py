@@ -107,11 +107,11 @@ class TablePipeline:
         if sink is None:
             return NoDelivery()
         report = TableReport(self.diagnostics, self.readers, self.tracker, self.gpio, self.persist.figures)
-        if journal is None:
+        if journal is None or self.writer is None:  # the writer is there with the journal
             return Delivery(sink, report)
         delayed = (DelayedFeed(journal, sink, config.broadcast_delay_s, config.broadcast_release)
                    if config.broadcast_delay_s else NoDelayedFeed())
-        return JournaledDelivery(sink, report, journal, self.persist.writer, self.backlog, delayed)
+        return JournaledDelivery(sink, report, journal, self.writer, self.backlog, delayed)
 
     # ---- for the loops ------------------------------------------------------------------------------------
 
@@ -194,7 +194,8 @@ class TablePipeline:
         """Every source's inputs applied to the controller, source by source: the console's commands, the
         network's, the GPIO's, the readers'; then time passes, and the table's own inputs follow. A source is taken
         in once the ones before it are decided (a console button's seat to act is the one the commands left)."""
-        record, replies = StepRecord(), []
+        record = StepRecord()
+        replies: list[Reply] = []
         self._console_commands(now, record)
         self._network_commands(now, record, replies)
         self._gpio_inputs(now, record)

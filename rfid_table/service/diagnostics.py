@@ -5,9 +5,19 @@ The pipeline publishes the report once a second (retained) on ``<prefix>/<table>
 diag`` (:mod:`rfid_table.ops.diag`) draws it.
 """
 
+from __future__ import annotations
+
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from rfid_table.service.contract import without_controls
+
+if TYPE_CHECKING:
+    from controller.game import GameController
+    from hal.events import InventoryCycle
+    from hal.reader_backend import ReaderBackend
+    from hal.zones import ZoneTracker
+    from rfid_table.service.table_gpio import TableGpio
 
 
 COMMAND_OUTCOMES = ("accepted", "not_allowed", "malformed", "retained", "rate_limited")
@@ -37,7 +47,7 @@ class DiagnosticsCollector:
         self.input_errors[kind] += 1
         self.last_input_error = f"{kind}: {error}"
 
-    def count_cycle(self, cycle) -> None:
+    def count_cycle(self, cycle: InventoryCycle) -> None:
         self._cycles[cycle.reader] += 1
         last = self._passes.get(cycle.reader)
         self._passes[cycle.reader] = (cycle.t, cycle.t - last[0] if last is not None else None)
@@ -45,8 +55,8 @@ class DiagnosticsCollector:
         for read in cycle.reads:
             reads[(cycle.reader, read.antenna)] += read.read_count
 
-    def report(self, now: float, readers: list, tracker, controller, gpio=None, delivery: dict | None = None
-               ) -> dict | None:
+    def report(self, now: float, readers: list[ReaderBackend], tracker: ZoneTracker, controller: GameController,
+               gpio: TableGpio | None = None, delivery: dict | None = None) -> dict | None:
         """The report for the interval ending ``now``, or None before the interval is over. ``gpio``: the table's
         GPIO (``rfid_table.service.table_gpio.TableGpio``), whose port expanders are reported when it has any. ``delivery``:
         what the broker refused (``MqttPublisher.delivery_report``)."""
@@ -99,8 +109,9 @@ class DiagnosticsCollector:
         report["last_input_error"] = self.last_input_error
         if delivery is not None:
             report["broker_refused"] = delivery
-        expanders = gpio.pin_map.expanders if gpio is not None else ()
-        if expanders:  # a seat sensor board that stops answering leaves the conduct rules blind: say so
+        if gpio is not None and gpio.pin_map.expanders:
+            # a seat sensor board that stops answering leaves the conduct rules blind: say so
+            expanders = gpio.pin_map.expanders
             faults = gpio.expander_faults()
             report["gpio"] = {"expanders": {e.name: f"down: {faults[e.name]}" if e.name in faults else "ok"
                                             for e in expanders}}

@@ -18,6 +18,8 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import time
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any
 
 from controller.domain import DomainEvent
@@ -65,7 +67,7 @@ def compute(spot: tuple, omaha: bool) -> dict:
     return {"public": {"street": street}, "secret": result, "ms": round((time.perf_counter() - started) * 1000, 2)}
 
 
-def _serve(connection, omaha: bool) -> None:
+def _serve(connection: Connection, omaha: bool) -> None:
     """The worker process: compute the newest spot sent, send back (spot, body or error)."""
     while True:
         try:
@@ -97,8 +99,8 @@ class EquityWorker:
     def __init__(self, hole_cards: int, omaha: bool):
         self.hole_cards = hole_cards
         self.omaha = omaha
-        self._process: multiprocessing.Process | None = None
-        self._connection = None
+        self._process: BaseProcess | None = None
+        self._connection: Connection | None = None
         self._spot: tuple | None = None  # the spot now
         self._sent: tuple | None = None  # the last spot handed to the worker
         self._done: tuple | None = None  # the last spot whose equity went out
@@ -111,9 +113,9 @@ class EquityWorker:
         # spawn, not fork: the child must not inherit the daemon's sockets, serial ports or SQLite handles
         context = multiprocessing.get_context("spawn")
         self._connection, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child, self.omaha), name="rfid-table-equity",
-                                        daemon=True)
-        self._process.start()
+        process = context.Process(target=_serve, args=(child, self.omaha), name="rfid-table-equity", daemon=True)
+        process.start()
+        self._process = process
         child.close()
 
     def collect(self, controller: Any, now: float, events: list[DomainEvent]) -> tuple[tuple, DomainEvent] | None:
@@ -135,9 +137,9 @@ class EquityWorker:
         body = self._ready.pop(self._spot, None) if self._spot is not None and self._spot != self._done else None
         if body is None:
             return None
-        self._done = self._spot
+        self._done = spot = self._spot
         if "error" in body:  # a card twice (an irregular deal): nothing to compute
-            log.warning("no equity for hand %s: %s", self._spot[0], body["error"])
+            log.warning("no equity for hand %s: %s", spot[0] if spot else None, body["error"])
             return None
         self.last_ms = body.pop("ms", None)
         return ("equity", now, body), equity_event(controller, now, body)
@@ -155,6 +157,7 @@ class EquityWorker:
             if self._process is not None:
                 log.warning("the equity worker stopped (exit code %s); starting it again", self._process.exitcode)
             self._start()
+        assert self._connection is not None, "started with its pipe"
         self._connection.send(self._spot)
         self._sent = self._spot
         self._awaiting = True

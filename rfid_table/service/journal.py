@@ -157,6 +157,13 @@ class Journal:
 
     # ---- opening ----------------------------------------------------------------------------------------
 
+    @property
+    def _open_db(self) -> sqlite3.Connection:
+        """The database, between open and close."""
+        if self._db is None:
+            raise JournalError("journal is not open")
+        return self._db
+
     def open(self) -> CheckResult:
         """Open or create the file, then run :meth:`self_check`. Never raises on a damaged file: the result says.
 
@@ -173,12 +180,12 @@ class Journal:
         except sqlite3.OperationalError as exc:  # "unable to open database file": permissions, a vanished directory
             raise JournalRefused(f"cannot open the journal {self.path}: {exc}") from exc
         try:
-            mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            mode = self._open_db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if mode.lower() != "wal":
                 raise JournalError(f"{self.path}: SQLite cannot use WAL here (journal_mode is {mode!r})")
-            self._db.execute("PRAGMA synchronous=FULL")
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            if version == 0 and not self._db.execute("SELECT 1 FROM sqlite_schema").fetchone():
+            self._open_db.execute("PRAGMA synchronous=FULL")
+            version = self._open_db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0 and not self._open_db.execute("SELECT 1 FROM sqlite_schema").fetchone():
                 self.close()
                 raise JournalRefused(f"{self.path} is an SQLite file without a journal in it; move it away, or "
                                      "start a new journal there with --new-journal")
@@ -214,13 +221,13 @@ class Journal:
         while version in MIGRATIONS:
             with self._transaction():
                 for statement in MIGRATIONS[version]:
-                    self._db.execute(statement)
+                    self._open_db.execute(statement)
                 version += 1
-                self._db.execute(f"PRAGMA user_version={version}")
+                self._open_db.execute(f"PRAGMA user_version={version}")
             log.info("%s: journal upgraded to schema version %d", self.path, version)
 
     def _load_counters(self) -> None:
-        db = self._db
+        db = self._open_db
         first, last = db.execute("SELECT min(seq), max(seq) FROM events").fetchone()
         self._first_seq, self._last_seq = first or 0, last or 0
         cp = db.execute("SELECT max(id), max(input_id) FROM checkpoints").fetchone()
@@ -252,7 +259,7 @@ class Journal:
         """A query of committed rows, on the reading connection (the writing one before the journal is open)."""
         if self._reads is None:
             with self._lock:
-                return self._db.execute(sql, params).fetchall()
+                return self._open_db.execute(sql, params).fetchall()
         with self._read_lock:
             return self._reads.execute(sql, params).fetchall()
 
@@ -270,13 +277,13 @@ class Journal:
     def _transaction(self) -> Iterator[None]:
         # IMMEDIATE takes the write lock up front: a step never fails half-way for want of it.
         with self._lock, self._disk_errors():
-            self._db.execute("BEGIN IMMEDIATE")
+            self._open_db.execute("BEGIN IMMEDIATE")
             try:
                 yield
-                self._db.execute("COMMIT")
+                self._open_db.execute("COMMIT")
             except BaseException:
-                if self._db.in_transaction:  # SQLite has rolled back by itself after some errors (a full disk)
-                    self._db.execute("ROLLBACK")
+                if self._open_db.in_transaction:  # SQLite has rolled back by itself after some errors (a full disk)
+                    self._open_db.execute("ROLLBACK")
                 raise
 
     @contextmanager
@@ -345,12 +352,12 @@ class Journal:
 
             with self._transaction():
                 if input_rows:
-                    self._db.executemany("INSERT INTO inputs VALUES (?, ?, ?, ?, ?)", input_rows)
+                    self._open_db.executemany("INSERT INTO inputs VALUES (?, ?, ?, ?, ?)", input_rows)
                 if event_rows:
-                    self._db.executemany("INSERT INTO events (seq, type, t, hand, input_id, public, secret, wall, "
+                    self._open_db.executemany("INSERT INTO events (seq, type, t, hand, input_id, public, secret, wall, "
                                          "crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", event_rows)
                 if cp_rows:
-                    self._db.executemany("INSERT INTO checkpoints VALUES (?, ?, ?, ?)", cp_rows)
+                    self._open_db.executemany("INSERT INTO checkpoints VALUES (?, ?, ?, ?)", cp_rows)
             # Only now, once committed: a failed commit leaves the counters where the file is.
             self._last_input, self._last_checkpoint = last_input, last_checkpoint
             for row in event_rows:
@@ -370,7 +377,7 @@ class Journal:
                                    f"[{latest.input_id if latest else 0}, {self._last_input}]")
             cp_id, text = self._last_checkpoint + 1, dumps(state)
             with self._transaction():
-                self._db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?)",
+                self._open_db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?)",
                                  (cp_id, input_id, text, crc(cp_id, input_id, text)))
             self._last_checkpoint = cp_id
 
@@ -389,26 +396,26 @@ class Journal:
             current = self.delivered(feed)
             if seq <= current:
                 return current
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._open_db.execute("PRAGMA synchronous=NORMAL")
             try:
                 with self._disk_errors():
-                    self._db.execute("INSERT INTO delivery VALUES (?, ?, ?) ON CONFLICT(feed) DO UPDATE "
+                    self._open_db.execute("INSERT INTO delivery VALUES (?, ?, ?) ON CONFLICT(feed) DO UPDATE "
                                      "SET seq = excluded.seq, crc = excluded.crc", (feed, seq, crc(feed, seq)))
             finally:
-                self._db.execute("PRAGMA synchronous=FULL")
+                self._open_db.execute("PRAGMA synchronous=FULL")
             self._marks[feed] = seq
             return seq
 
     def set_meta(self, key: str, value: str) -> None:
         self._writable()
         with self._transaction():
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?, ?)", (key, value, crc(key, value)))
+            self._open_db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?, ?)", (key, value, crc(key, value)))
 
     # ---- reading ----------------------------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
         with self._lock:
-            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            row = self._open_db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
     @property
@@ -430,7 +437,7 @@ class Journal:
         after = checkpoint.input_id if isinstance(checkpoint, Checkpoint) else (checkpoint or 0)
         while True:
             with self._lock:
-                rows = self._db.execute("SELECT id, kind, t, body FROM inputs WHERE id > ? ORDER BY id LIMIT ?",
+                rows = self._open_db.execute("SELECT id, kind, t, body FROM inputs WHERE id > ? ORDER BY id LIMIT ?",
                                         (after, _READ_CHUNK)).fetchall()
             for id_, kind, t, body in rows:
                 yield JournaledInput(id_, kind, t, json.loads(body))
@@ -441,14 +448,14 @@ class Journal:
     def latest_checkpoint(self, base: bool = False) -> Checkpoint | None:
         """The newest checkpoint; ``base``: the newest one whose state says ``"base": true`` (see :meth:`prune`)."""
         with self._lock:
-            row = self._db.execute(f"SELECT input_id, state FROM checkpoints {_BASE if base else ''} "
+            row = self._open_db.execute(f"SELECT input_id, state FROM checkpoints {_BASE if base else ''} "
                                    "ORDER BY id DESC LIMIT 1").fetchone()
         return Checkpoint(row[0], json.loads(row[1])) if row else None
 
     def first_input_id(self) -> int | None:
         """The oldest input retained (1 while nothing was pruned); None when none is."""
         with self._lock:
-            return self._db.execute("SELECT min(id) FROM inputs").fetchone()[0]
+            return self._open_db.execute("SELECT min(id) FROM inputs").fetchone()[0]
 
     def events_after(self, seq: int, limit: int = 1000) -> list[JournaledEvent]:
         rows = self._read(f"SELECT {EVENT_FIELDS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (seq, limit))
@@ -461,7 +468,7 @@ class Journal:
     def last_event(self, type_: str) -> JournaledEvent | None:
         """The newest retained event of a type (one scan, for the start-up: ``type`` has no index)."""
         with self._lock:
-            row = self._db.execute(f"SELECT {EVENT_FIELDS} FROM events WHERE type = ? ORDER BY seq DESC LIMIT 1",
+            row = self._open_db.execute(f"SELECT {EVENT_FIELDS} FROM events WHERE type = ? ORDER BY seq DESC LIMIT 1",
                                    (type_,)).fetchone()
         return None if row is None else journaled_event(row)
 
@@ -469,8 +476,8 @@ class Journal:
         """The newest table time in the journal (its last input or event), or None for a new journal."""
         with self._lock:
             times = [row[0] for row in (
-                self._db.execute("SELECT t FROM inputs ORDER BY id DESC LIMIT 1").fetchone(),
-                self._db.execute("SELECT t FROM events ORDER BY seq DESC LIMIT 1").fetchone()) if row]
+                self._open_db.execute("SELECT t FROM inputs ORDER BY id DESC LIMIT 1").fetchone(),
+                self._open_db.execute("SELECT t FROM events ORDER BY seq DESC LIMIT 1").fetchone()) if row]
         return max(times, default=None)
 
     def hand_ended_at(self, hand: int) -> float | None:
@@ -536,14 +543,14 @@ class Journal:
         with self._lock:
             delivered = [self.delivered(feed) for feed in self._all_feeds()]
             cut = min(min(delivered, default=0), self._last_seq - self.retention_events)
-            latest = self._db.execute("SELECT id FROM checkpoints ORDER BY id DESC LIMIT 1").fetchone()
-            base = self._db.execute(f"SELECT id, input_id FROM checkpoints {_BASE} ORDER BY id DESC LIMIT 1").fetchone()
+            latest = self._open_db.execute("SELECT id FROM checkpoints ORDER BY id DESC LIMIT 1").fetchone()
+            base = self._open_db.execute(f"SELECT id, input_id FROM checkpoints {_BASE} ORDER BY id DESC LIMIT 1").fetchone()
             with self._transaction():
-                events = self._db.execute("DELETE FROM events WHERE seq <= ?", (cut,)).rowcount if cut > 0 else 0
+                events = self._open_db.execute("DELETE FROM events WHERE seq <= ?", (cut,)).rowcount if cut > 0 else 0
                 inputs = checkpoints = 0
                 if base:
-                    inputs = self._db.execute("DELETE FROM inputs WHERE id <= ?", (base[1],)).rowcount
-                    checkpoints = self._db.execute("DELETE FROM checkpoints WHERE id < ? AND id != ?",
+                    inputs = self._open_db.execute("DELETE FROM inputs WHERE id <= ?", (base[1],)).rowcount
+                    checkpoints = self._open_db.execute("DELETE FROM checkpoints WHERE id < ? AND id != ?",
                                                    (latest[0], base[0])).rowcount
             if events:
                 self._first_seq = cut + 1
@@ -564,7 +571,7 @@ class Journal:
         problems: list[str] = []
         rows = 0
         with self._lock:
-            db = self._db
+            db = self._open_db
             db.text_factory = bytes  # a flipped byte may leave invalid UTF-8: count it as a mismatch, not a crash
             try:
                 # Each phase on its own: when quick_check cannot even run, the per-table scans still say where.

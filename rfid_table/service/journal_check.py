@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from typing import Any
 
 from rfid_table.service.journal_codec import COLUMNS, KEYS, crc
 
@@ -60,7 +61,8 @@ def _verify_table(db: sqlite3.Connection, table: str) -> tuple[int, list[str], t
     key = KEYS[table]
     contiguous = table in ("inputs", "events")
     problems: list[str] = []
-    first = previous = None
+    first: Any = None  # a table's key: a seq, or a text
+    previous: Any = None
     count = 0
     try:
         for row in db.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {key}"):

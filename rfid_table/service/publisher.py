@@ -59,6 +59,8 @@ class _Acks:
 
     def ack(self, seq: int) -> None:
         self.outstanding.discard(seq)
+        if self.floor is None:  # nothing handed over yet: an acknowledgement of no seq of ours
+            return
         if seq > self.floor:
             self.acked.add(seq)
             while self.floor + 1 in self.acked:
@@ -152,7 +154,9 @@ class MqttPublisher(Sink):
             self._socket_open = True
             # A public and a secure copy of each event leave back to back; without this, Nagle's algorithm
             # holds the second small packet until the first is acknowledged.
-            self.client.socket().setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            connection = self.client.socket()
+            if isinstance(connection, socket.socket):  # TLS's too (ssl.SSLSocket is one)
+                connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError as exc:
             self._failures += 1
             if isinstance(exc, ssl.SSLCertVerificationError):
@@ -286,7 +290,7 @@ class MqttPublisher(Sink):
         (for the journal's marks)."""
         moved = {}
         for feed, acks in self._feeds.items():
-            if acks.floor != acks.reported:
+            if acks.floor is not None and acks.floor != acks.reported:
                 moved[feed] = acks.reported = acks.floor
         return moved
 

@@ -252,7 +252,7 @@ def run_table(config: TableConfig, config_path: str, journal_path: str | None = 
             return EX_CONFIG
     # group commits: the journal's fsync runs beside the loop, the steps that arrive meanwhile share the next one
     pipeline = TablePipeline(config, readers, publisher, journal, gpio=gpio, group_commit=True)
-    if journal is not None:
+    if journal is not None and journal_path is not None:
         systemd.status(f"table {config.table_id}: restoring the journal")
         restore_or_exit(pipeline, journal_path, clock.now())  # before anything new is published
     systemd.settle_heap_for_steady_loop()

@@ -15,9 +15,17 @@ class Sink(Protocol):
     """
 
     connected: bool = True  # the broker has the connection now
-    refusing: bool = False  # the broker refuses what the table publishes (a status light condition)
-    pending: int = 0  # messages handed over that the broker has not acknowledged yet
     max_paced_in_flight: int = 0  # the most backlog messages in flight at once since backlog_started (for the log)
+
+    @property
+    def refusing(self) -> bool:
+        """The broker refuses what the table publishes (a status light condition)."""
+        return False
+
+    @property
+    def pending(self) -> int:
+        """Messages handed over that the broker has not acknowledged yet."""
+        return 0
 
     def resume(self, delivered: dict[str, int]) -> None:
         """The journal's delivery marks at the start (feed → seq the broker acknowledged)."""

@@ -171,9 +171,10 @@ class Watchdog:
         """Call from every loop cycle with a monotonic ``now``. Sends ``WATCHDOG=1`` when healthy and at least
         ``interval_s`` has passed since the last ping (the first healthy call pings at once). Returns True when
         it sent one."""
-        if not healthy or self.timeout_s is None:
+        interval_s = self.interval_s
+        if not healthy or interval_s is None:  # no watchdog
             return False
-        if self.last_ping is not None and now - self.last_ping < self.interval_s:
+        if self.last_ping is not None and now - self.last_ping < interval_s:
             return False
         self.last_ping = now  # a failed send is not retried before the next interval either
         if not watchdog_ping():

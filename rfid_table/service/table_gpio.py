@@ -178,7 +178,7 @@ def light_levels(lights: TableLights, pins: Iterable[OutputPin], t: float,
         if pin.kind == "status_light":
             pattern = STATUS_PATTERNS[shown] if shown else "off"
         else:
-            mode = modes.get(pin.seat, "off")
+            mode = modes.get(pin.seat, "off") if pin.seat is not None else "off"
             pattern = SEAT_BLINK if mode == "blink" else mode
         lit = pattern_lit(pattern, t - (since or {}).get(pin.name, 0.0))
         levels[pin.bcm_pin] = lit != pin.active_low
@@ -217,7 +217,7 @@ class TableGpio:
         states = self.inputs.states()
         return [SensorEvent(now, pin.seat, pin.kind, bool(states.get(name)),
                             (pin.detects or "device") if pin.kind == "device" else None)
-                for name, pin in self._sensors.items()]
+                for name, pin in self._sensors.items() if pin.seat is not None and pin.kind != "button"]
 
     def show(self, lights: TableLights, now: float) -> None:
         show_lights(self.outputs, lights)

@@ -38,11 +38,11 @@ class AbsentTurns:
         """Whether ``seat`` (the seat to act) is an absent player's whose turn the betting must take for it."""
         return seat in self._seats
 
-    def move(self, seat: int | None, owed: int) -> str | None:
+    def move(self, seat: int, owed: int) -> str | None:
         """What the betting does for ``seat``, to act and owing ``owed``: ``CHECK`` (the seat stays ruled: it is
         checked again on the next street, folded facing a bet), ``FOLD`` (the ruling is carried out), or None (the
         seat plays)."""
-        if seat is None or seat not in self._seats:
+        if seat not in self._seats:
             return None
         if owed == 0:
             return CHECK

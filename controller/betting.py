@@ -278,6 +278,9 @@ class BettingHand:
         self._oot_folds: list[Action] = []  # folds out of turn (binding, but not action in turn: TDA 36)
         self._oot_since_turn: list[tuple[int, bool]] = []  # actions out of turn since the turn last moved (TDA 53-2)
         self._last_actor: int | None = None
+        self._to_act: int | None = None  # set by the forced bets, then by every action
+        self.sb_seat: int | None = None  # the blinds' seats (None: no such blind, as in a bomb pot)
+        self.bb_seat: int | None = None
         self._capped = False
         self._uncapped = False
         self.no_small_blind = no_small_blind and not self.heads_up_start
@@ -479,16 +482,16 @@ class BettingHand:
         return legal.max_to if legal and legal.can_raise else None
 
     def can_fold(self, seat: int) -> bool:
-        return bool(self.legal(seat) and self.legal(seat).can_fold)
+        return bool((legal := self.legal(seat)) and legal.can_fold)
 
     def can_check(self, seat: int) -> bool:
-        return bool(self.legal(seat) and self.legal(seat).can_check)
+        return bool((legal := self.legal(seat)) and legal.can_check)
 
     def can_call(self, seat: int) -> bool:
-        return bool(self.legal(seat) and self.legal(seat).can_call)
+        return bool((legal := self.legal(seat)) and legal.can_call)
 
     def can_raise(self, seat: int) -> bool:
-        return bool(self.legal(seat) and self.legal(seat).can_raise)
+        return bool((legal := self.legal(seat)) and legal.can_raise)
 
     def round_complete(self) -> bool:
         return self.status == "betting" and self._to_act is None and not self._blockers()
@@ -730,10 +733,11 @@ class BettingHand:
 
     def resolve_incomplete_call(self, seat: int, complete: bool) -> Ruling:
         """The choice a rule leaves open after an incomplete call (TDA 51 floor; CA Actions 2 player)."""
-        if seat not in self._s or not self._s[seat].pending_incomplete:
+        pending = self._s[seat].pending_incomplete if seat in self._s else None
+        if not pending:
             return self._reject("no_choice_pending", f"seat {seat} has no incomplete call awaiting a choice", seat)
         s = self._s[seat]
-        value, _chips = s.pending_incomplete
+        value, _chips = pending
         s.pending_incomplete = None
         rules = ("TDA 51",) if self.rules.incomplete_call != INCOMPLETE_CALL_COMPLETE_OR_FORFEIT else ("CA Actions 2",)
         if complete:
@@ -912,7 +916,7 @@ class BettingHand:
                 s.zone.remove(c)
             s.change -= sum(held.chips)
             if held.check:
-                result: Ruling | Action = self._apply_check(held_seat, ("TDA 53",), "out-of-turn check: binding")
+                result = self._apply_check(held_seat, ("TDA 53",), "out-of-turn check: binding")
                 self._last_actor = held_seat
                 self._to_act = self._find_next(held_seat)
                 actions.append(result)

@@ -21,13 +21,14 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
-from controller.events import BoardCard, BoardCorrected, Burn
 from controller.board_runs import BoardRuns
 from controller.cards import parse_card
 from controller.commands import Refusal
 from controller.dealing import FLOOR_PICKS_BURN, PLAY_ON, RETURN_AND_REDEAL, ReadWindows
+from controller.events import BoardCard, BoardCorrected, Burn
 from controller.hand_cards import HandCards
-from controller.irregularities import Irregularities, Irregularity
+from controller.floor import Irregularity
+from controller.irregularities import Irregularities
 from controller.outbox import Outbox
 from controller.rules import MISSING_FLOP_BURN_PLAY_ON, RuleProfile
 
@@ -194,6 +195,7 @@ class Board:
         """TDA 39-1, AC 32: the floor is called, the four cards are mixed face down and the floor picks the burn."""
         self.fourth_due = None
         card = self.fourth
+        assert card is not None  # (set with fourth_due, or just before this is called)
         self.pick = self.irregularities.report("four_card_flop", FLOOR_PICKS_BURN, seats=[], cards=[card],
                                                zone="board", needs_floor=True,
                                                data={"candidates": [*self.cards, card]})
@@ -212,8 +214,9 @@ class Board:
         if not self.hand_cards.in_hand:
             report("card_outside_hand", "burn", card)
             return False
-        if card in self.pick_candidates():  # the floor's pick of the burn card (TDA 39)
-            self.apply_pick(self.irregularities.waiting(self.pick), card, None)
+        pick = self.irregularities.waiting(self.pick)
+        if pick is not None and card in self.pick_candidates():  # the floor's pick of the burn card (TDA 39)
+            self.apply_pick(pick, card, None)
             return False
         if card in self.hand_cards.owner:
             report("hole_card_burned", "burn", card, seat=self.hand_cards.owner[card])
@@ -226,7 +229,7 @@ class Board:
         self.hand_cards.betting_begun()
         self.burns.append(card)
         self.out.publish(Burn(len(self.burns), card))
-        if self.fourth_due is not None:  # the turn's burn, read after the turn card: it was the turn
+        if self.fourth_due is not None and self.fourth is not None:  # the turn's burn, read after the turn: it was the turn
             turn, self.fourth, self.fourth_due = self.fourth, None, None
             self.put(turn)
         return fresh

@@ -152,7 +152,7 @@ class ChipBetting:
             what, seat = Zone.parse(zone)
             hand.chip_left(uid, what, seat, t)
             if self.void is not None and self.void.back(zone, uid):
-                self._chips_returned()
+                self._chips_returned(self.void)
             return
         value = self.table.setup.chips.get(uid)
         if value is None:
@@ -168,9 +168,9 @@ class ChipBetting:
         held[uid] = value
         hand.chip_arrived(uid, value, what, seat, t)
 
-    def _chips_returned(self) -> None:
+    def _chips_returned(self, void: VoidWagers) -> None:
         """A misdeal voids the bets: say what went back from each zone, and what still lies there at the new deal."""
-        self.events.emit("chips_returned", self.void.returned())
+        self.events.emit("chips_returned", void.returned())
         self.void = None
 
     # ---- cards (the card controller's events) -----------------------------------------------------------
@@ -196,7 +196,7 @@ class ChipBetting:
 
     def _hand_started(self, started: HandStarted, t: float) -> None:
         if self.void is not None:  # dealt again before every wager of the void hand went back
-            self._chips_returned()
+            self._chips_returned(self.void)
         if self.hand.waiting_award is not None:  # the floor never answered: the right to dispute ended, the fold stands
             mucked_winner.lapse_unanswered(self.floor, self.out)
             self.mucked_winner_ruled(False)

@@ -37,7 +37,7 @@ class ChipCommands:
         """Why a declaration is refused now, or None: the betting has begun, or begins with it (a betting input once
         the deal is over, ``ChipBetting.start_if_dealt``), and the seat is in its hand."""
         seat, hand = command["seat"], self.chips.hand
-        if hand.accepts_declarations():
+        if hand.accepts_declarations() and hand.engine is not None:  # (it does once the betting began)
             seats = hand.engine.order
         elif hand.would_start(betting_input=True):
             opening = self.chips.opening()

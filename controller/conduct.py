@@ -490,7 +490,7 @@ class ConductRules:
             if kind in state.devices:
                 return out
             state.devices[kind] = t
-            if self.in_hand and state.live() and kind in self.profile.device_kinds:
+            if self.in_hand and state.live_since is not None and state.live() and kind in self.profile.device_kinds:
                 out.append(self._breach_started(seat, kind, max(t, state.live_since), t))
             else:
                 out.append(self._seen(seat, kind, t, "started", self._why_allowed(state, kind)))
@@ -522,8 +522,9 @@ class ConductRules:
             state.changes.append((t, present))
             state.changes.sort(key=lambda c: c[0])
         duration = None if previous_since is None else _r(max(0.0, t - previous_since))
-        deal_done = self._deal_t is not None
-        late = deal_done and t <= self._deal_t  # stamped before the deal was complete, known only now
+        deal_t = self._deal_t
+        deal_done = deal_t is not None
+        late = deal_t is not None and t <= deal_t  # stamped before the deal was complete, known only now
         if self.in_hand and deal_done and not late and state.live() and not state.absent_at_deal:
             if not present and state.left_at is None:
                 state.left_at = t
@@ -534,9 +535,10 @@ class ConductRules:
                 state.left_at = None
                 out.append(RuleEvent("seat_returned", t, {"seat": seat, "away_s": away}, self.hand))
                 return out
-        if late and self._deal_decided and not present and seat in self._deal_seats and not state.absent_at_deal:
+        if (deal_t is not None and late and self._deal_decided and not present and seat in self._deal_seats
+                and not state.absent_at_deal):
             state.absent_at_deal = True  # the deal's decision was taken before this change was known
-            out.append(self._absent_at_deal(seat, self._deal_t, t))
+            out.append(self._absent_at_deal(seat, deal_t, t))
             return out
         out.append(RuleEvent("seat_presence", t, {"seat": seat, "present": present, "duration_s": duration},
                              self.hand if self.in_hand else None))

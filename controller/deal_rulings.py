@@ -13,8 +13,8 @@ to the board (``controller.board``) the moment its last card comes.
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
-from controller.events import CardDealt
 from controller.board import Board
 from controller.dealing import (
     BURN_CARD,
@@ -26,6 +26,7 @@ from controller.dealing import (
     Held,
     ReadWindows,
 )
+from controller.events import CardDealt
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
 from controller.misdeals import Misdeals
@@ -96,7 +97,7 @@ class DealRulings:
         if not deal.checking:
             self._loose_card(card, seat, zone)
             return
-        if deal.learning:  # the players are not known yet: this deal is taken as dealt, and learned from
+        if deal.order is None:  # learning: the players are not known yet, this deal is taken as dealt and learned
             if seat not in deal.received and len(deal.received) >= self.max_players:
                 # more players than the variant allows (CA GR 15): the deck does not hold their cards and the board
                 ruling, rules = self.misdeals.misdeal_or(PLAY_ON)
@@ -174,12 +175,13 @@ class DealRulings:
                 while (due := next((h for h in deal.held if h.seat == deal.expected()), None)) is not None:
                     deal.held.remove(due)
                     self._accept(due.card, due.seat)
-                if deal.held:  # still ahead of their turn: they wait for the cards due before them
-                    deal.held[0].expected = deal.expected()
+                if deal.held and (due_now := deal.expected()) is not None:
+                    # still ahead of their turn: they wait for the cards due before them (a seat is due: theirs)
+                    deal.held[0].expected = due_now
                     deal.held[0].first = False
                 return True
-            if deal.ahead(seat):
-                deal.held.append(Held(card, seat, deal.expected(), first=False, t=now))
+            if deal.ahead(seat) and (due_now := deal.expected()) is not None:  # (ahead: a seat is due)
+                deal.held.append(Held(card, seat, due_now, first=False, t=now))
                 deal.positions[card] = deal.position
                 deal.position += 1
                 return True
@@ -248,7 +250,7 @@ class DealRulings:
             self._accept(held.card, held.seat)
         return False
 
-    def _out_of_sequence(self, held: Held, also: list[int] = (), uncertain_s: float | None = None) -> None:
+    def _out_of_sequence(self, held: Held, also: Sequence[int] = (), uncertain_s: float | None = None) -> None:
         """A card dealt to the wrong seat and dealt over: a misdeal (PP Misdeals 1f); after substantial action
         the hands with the wrong number of cards are dead. The proper sequence is the table's idea of the seats and
         the button, which a change of players can make wrong: the floor confirms. ``uncertain_s``: the card due

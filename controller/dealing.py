@@ -384,9 +384,11 @@ def dead_seats(record: object) -> tuple[int, ...]:
     return ()
 
 
-def dead_rule(record: IrregularCard | IrregularityResolved | FloorRuling) -> str:
-    """What a dead hand ruled by ``record`` cites: its rules, or its code."""
-    return ", ".join(record.rules) if isinstance(record, IrregularCard) and record.rules else record.code
+def dead_rule(record: object) -> str:
+    """What a dead hand ruled by ``record`` (see ``dead_seats``) cites: its rules, or its code."""
+    if isinstance(record, IrregularCard) and record.rules:
+        return ", ".join(record.rules)
+    return record.code if isinstance(record, (IrregularCard, IrregularityResolved, FloorRuling)) else ""
 
 
 def plain(value: Any) -> Any:

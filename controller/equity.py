@@ -26,7 +26,7 @@ import random
 import zlib
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from controller.cards import FULL_DECK, parse_card
 from controller.showdown import evaluator_id, id_evaluators
@@ -43,7 +43,7 @@ class SeatEquity:
     outs: tuple[str, ...] | None = None  # next cards that put it ahead alone; None: not behind, or no next card
 
     def as_dict(self) -> dict:
-        body = {"seat": self.seat, "win": round(self.win, 4), "tie": round(self.tie, 4)}
+        body: dict[str, Any] = {"seat": self.seat, "win": round(self.win, 4), "tie": round(self.tie, 4)}
         if self.outs is not None:
             body["outs"] = list(self.outs)
         return body
@@ -67,9 +67,10 @@ STREETS = {0: "preflop", 3: "flop", 4: "turn", 5: "river"}
 
 def _ranker(omaha: bool, hole_count: int) -> Callable[[Sequence[int], Sequence[int]], int]:
     """rank(hole ids, board ids) → phevaluator rank, for a board of 3 to 5 cards."""
-    evaluate_cards, evaluate_omaha_cards = id_evaluators(omaha)
-    if not omaha:
+    evaluate_cards, omaha_evaluator = id_evaluators(omaha)
+    if not omaha or omaha_evaluator is None:  # (Omaha has its evaluator)
         return lambda hole, board: evaluate_cards(*board, *hole)
+    evaluate_omaha_cards = omaha_evaluator
     fours = list(combinations(range(hole_count), 4))
 
     def omaha_rank(hole: Sequence[int], board: Sequence[int]) -> int:
@@ -117,6 +118,7 @@ def equity(hole: Mapping[int, Sequence[str]], board: Sequence[str] = (), dead: S
     to_come = 5 - len(board)
     total = math.comb(len(stub), to_come)
     exact = total <= exact_limit
+    runouts: Iterable[Sequence[int]]
     if exact:
         runouts = combinations(stub, to_come)
     else:
@@ -143,7 +145,7 @@ def equity(hole: Mapping[int, Sequence[str]], board: Sequence[str] = (), dead: S
                   tuple(SeatEquity(s, wins[i] / n, ties[i] / n, outs[i]) for i, s in enumerate(seats)))
 
 
-def _outs(rank, holes: list[list[int]], board: list[int], stub: list[int]) -> list[tuple[str, ...] | None]:
+def _outs(rank: Callable[[list[int], list[int]], int], holes: list[list[int]], board: list[int], stub: list[int]) -> list[tuple[str, ...] | None]:
     """Per seat, the next cards that make it the best hand alone, for the seats behind now (None otherwise)."""
     now = [rank(h, board) for h in holes]
     best = min(now)

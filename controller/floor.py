@@ -50,7 +50,7 @@ class Irregularity:
     id: int  # the seq of the event that reported it
     hand: int | None
     code: str
-    ruling: str | None
+    ruling: str
     severity: str
     seats: list[int]
     rules: list[str]
@@ -112,6 +112,10 @@ class FloorQueue:
         if irregularity is None or (answered_by is not None and irregularity.answered_by != answered_by):
             return None
         return irregularity
+
+    def answered(self, ident: int) -> Irregularity:
+        """The ruling an answer the check allowed names (it waits: the check said so)."""
+        return self._waiting[ident]
 
     def pop(self, ident: int) -> Irregularity | None:
         return self._waiting.pop(ident, None)

@@ -195,7 +195,8 @@ class GameController:
             "run_it": Handler(self._run_it_refusal, self._run_it_command),
             "confirm": Handler(self._answer_refusal, self._floor_answer),
             "override": Handler(self._answer_refusal, self._floor_answer),
-            "set_level": (Handler(self._level_refusal, self._level_command) if self.levels is not None else
+            "set_level": (Handler(partial(self._level_refusal, self.levels), partial(self._level_command, self.levels))
+                          if self.levels is not None else
                           unavailable("this table plays no tournament: the configuration has no [tournament] level "
                                       "schedule")),
         }
@@ -280,16 +281,16 @@ class GameController:
         self._rules_t = t
         return self.out.take()
 
-    def _level_refusal(self, command: Command, t: float) -> Refusal | None:
-        return self.levels.refusal(command.get("level"))
+    def _level_refusal(self, levels: LevelSchedule, command: Command, t: float) -> Refusal | None:
+        return levels.refusal(command.get("level"))
 
-    def _level_command(self, command: Command, t: float) -> list[DomainEvent]:
+    def _level_command(self, levels: LevelSchedule, command: Command, t: float) -> list[DomainEvent]:
         """``set_level``: the floor announces a level (or, without ``level``, the next one). It runs from the next
         hand: at once between hands, at the next hand's first card during one (DE 5: "beginnt diese mit dem nächsten
         Spiel"; AC 18)."""
         in_hand = self.cards.in_hand
-        number = self.levels.announce(command.get("level"), in_hand)
-        self.out.emit("level_set", {**self.levels.describe(number), "applies_to_hand": self.cards.hand + 1,
+        number = levels.announce(command.get("level"), in_hand)
+        self.out.emit("level_set", {**levels.describe(number), "applies_to_hand": self.cards.hand + 1,
                                     "running": not in_hand, **command.signed()}, t=t)
         return self.out.take()
 
@@ -371,7 +372,7 @@ class GameController:
         """The floor confirms or overrides a ruling. Of the seat sensors, the clock or the betting: confirming a
         ruling that may kill the hand kills it (the betting folds it); overriding lets play go on."""
         ident = command["irregularity"]
-        wait = self.floor.get(ident)
+        wait = self.floor.answered(ident)
         if wait.answered_by == CARDS:
             return self._card_command(self.cards.handlers[command.name].apply, command, t)
         self.floor.pop(ident)
@@ -391,7 +392,7 @@ class GameController:
         if result == "dead_hand" and seat is not None:
             self._kill(seat, wait.data.get("rule") or "", t)
         if wait.code == mucked_winner.MUCKED_WINNER and self.mucked_winner is not None:
-            self.mucked_winner.answer(seat, confirmed, t, of_hand)
+            self.mucked_winner.answer(wait.data["seat"], confirmed, t, of_hand)
         return self._conduct_after(self.out.take(), t)
 
     def floor_pending(self) -> list[int]:
@@ -490,7 +491,7 @@ class GameController:
             self._rules_t = t
             return events + self.out.take()
         seat, owed = self.betting.turn()
-        while (move := self.absent.move(seat, owed)) is not None:  # an absent player's turn (DE 6)
+        while seat is not None and (move := self.absent.move(seat, owed)) is not None:  # an absent player's (DE 6)
             if move == CHECK:
                 with self.out.stamped(t):
                     self.betting.ruled_check(seat, self.absent.rule)
@@ -514,53 +515,54 @@ class GameController:
         t = max(self._rules_t, event.t)
         step = self._ON_RECORD.get(type(event.record))
         if step is not None:
-            step(self, event, t)
+            step(self, event.record, event.hand, t)
         else:
             for seat in dead_seats(event.record):  # the dealing rules killed hands: those seats are out
                 self.conduct.folded(seat, t)
         self._rules_t = t
 
-    def _progress_hand_started(self, event: DomainEvent, t: float) -> None:
+    def _progress_hand_started(self, started: HandStarted, hand: int | None, t: float) -> None:
         self._dealt, self._deal_done = HoleCardsDealt(self.setup.hole_cards), False
         # a new hand: what could be disputed until it began can no longer be (TDA 20-6; AC 17; CA Actions 9)
         for wait in self.floor.lapsing(NEXT_HAND):
-            if wait.hand != event.hand:
+            if wait.hand != hand:
                 self.floor.lapse(wait.id, NEXT_HAND, self.out, t)
-        self.conduct.hand_started(t, event.hand)
+        self.conduct.hand_started(t, hand)
 
-    def _progress_card_dealt(self, event: DomainEvent, t: float) -> None:
-        self._dealt.dealt(event.record)
-        self.conduct.card_dealt(event.record.seat, t, event.hand)
+    def _progress_card_dealt(self, card: CardDealt, hand: int | None, t: float) -> None:
+        self._dealt.dealt(card)
+        self.conduct.card_dealt(card.seat, t, hand)
         if not self._deal_done and self._dealt.complete():
             self._deal_complete(t)
 
-    def _progress_betting_begun(self, event: DomainEvent, t: float) -> None:
+    def _progress_betting_begun(self, record: object, hand: int | None, t: float) -> None:
         if not self._deal_done and self._dealt:
             self._deal_complete(t)
 
-    def _progress_fold(self, event: DomainEvent, t: float) -> None:
-        self.conduct.folded(event.record.seat, t)
+    def _progress_fold(self, folded: Folded, hand: int | None, t: float) -> None:
+        self.conduct.folded(folded.seat, t)
 
-    def _progress_hand_over(self, event: DomainEvent, t: float) -> None:
+    def _progress_hand_over(self, over: HandEnded | Misdeal, hand: int | None, t: float) -> None:
         self._dealt, self._deal_done = HoleCardsDealt(self.setup.hole_cards), False
         self.absent.hand_over()
         self.conduct.hand_ended(t)  # (a decision it takes now, on who was absent at the deal, is the hand's too)
         # the hand is over, or void: a ruling on it lapses (what outlives it waits as its kind may)
-        resolution = "misdeal" if isinstance(event.record, Misdeal) else "hand_ended"
+        resolution = "misdeal" if isinstance(over, Misdeal) else "hand_ended"
         for wait in self.floor.lapsing(HAND_END):
-            if wait.hand in (event.hand, None):
+            if wait.hand in (hand, None):
                 self.floor.lapse(wait.id, resolution, self.out, t)
 
-    def _progress_action(self, event: DomainEvent, t: float) -> None:
+    def _progress_action(self, action: ActionTaken, hand: int | None, t: float) -> None:
         """TDA 20-6: a pot error can be disputed "bis in der nächsten Hand wesentliche Handlungen stattgefunden
         haben" (the house's ``pot_disputes``)."""
         waiting = self.floor.lapsing(NEXT_HAND_ACTION)
         if waiting and self.betting is not None and self.betting.substantial_action():
             for wait in waiting:
-                if wait.hand != event.hand:
+                if wait.hand != hand:
                     self.floor.lapse(wait.id, NEXT_HAND_ACTION, self.out, t)
 
-    _ON_RECORD: dict[type, Callable[["GameController", DomainEvent, float], None]] = {
+    # what each event tells the conduct rules, by its record's class (the record, its hand, the rules' time)
+    _ON_RECORD: dict[type, Callable[["GameController", Any, int | None, float], None]] = {
         HandStarted: _progress_hand_started, CardDealt: _progress_card_dealt, BoardCard: _progress_betting_begun,
         Burn: _progress_betting_begun, Folded: _progress_fold, HandEnded: _progress_hand_over,
         Misdeal: _progress_hand_over, BettingStarted: _progress_betting_begun, ActionTaken: _progress_action}

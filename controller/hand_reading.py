@@ -68,6 +68,18 @@ class HandReading:
     def engine(self) -> BettingHand | None:
         return self.log.engine if self.log is not None else None
 
+    @property
+    def _log(self) -> EngineLog:
+        """The engine's log, where the betting has begun (what reads it runs only then)."""
+        assert self.log is not None, "the betting has not begun"
+        return self.log
+
+    @property
+    def _pushes(self) -> PushReader:
+        """How pushes are read, from the betting's start."""
+        assert self.pushes is not None, "the betting has not begun"
+        return self.pushes
+
     # ---- the cards ---------------------------------------------------------------------------------------
 
     def card_dealt(self, card: CardDealt, t: float) -> None:
@@ -112,9 +124,9 @@ class HandReading:
         """A chip of the set arrived in a chip zone (``what``: its kind)."""
         if what == "pot":
             self.settling.into_pot(uid, t)
-        elif what == "bets" and self.log is not None and not self.ended:
+        elif what == "bets" and seat is not None and self.log is not None and not self.ended:
             self.settling.moved(seat, t).arrived.append(uid)
-        elif what == "stack":
+        elif what == "stack" and seat is not None:  # (a seat's zones name it)
             self.settling.into_stack(seat, uid, value)
 
     def pot_leaving(self, t: float) -> None:
@@ -126,7 +138,7 @@ class HandReading:
     def chip_left(self, uid: str, what: str, seat: int | None, t: float) -> None:
         if what == "pot":
             self.settling.out_of_pot(t)
-        elif what == "bets" and self.log is not None and not self.ended:
+        elif what == "bets" and seat is not None and self.log is not None and not self.ended:
             self.settling.out_of_bets(uid, seat)
 
     def stacks_counted(self, seats: Sequence[int]) -> None:
@@ -231,20 +243,20 @@ class HandReading:
         no seat is to act)."""
         if not self.accepts_declarations():
             return None, 0
-        hand = self.log.engine
+        hand = self._log.engine
         seat = hand.to_act()
         return (seat, hand.to_call(seat)) if seat is not None else (None, 0)
 
     # ---- pushes, declarations, rulings -------------------------------------------------------------------
 
     def _act(self, given: EngineInput) -> Ruling:
-        return self.log.act(given)
+        return self._log.act(given)
 
     def _settle(self, seat: int) -> None:
         motion = self.settling.take(seat)
         if motion is None or self.log is None:
             return
-        push = self.pushes.read(seat, motion, self.log.engine)
+        push = self._pushes.read(seat, motion, self.log.engine)
         if push is None:
             return
         if push.code:
@@ -269,7 +281,7 @@ class HandReading:
         """Publish what the engine ruled on an input: its actions (recorded in the input's undo point), and a
         ``bet_ruling`` when it took none, refused the input or needs the floor."""
         recording = self.undo.taken(ruling, undo)
-        hand = self.log.engine
+        hand = self._log.engine
         for action in ruling.actions:
             seq = self.events.action(action, hand)
             if recording is not None:
@@ -281,7 +293,7 @@ class HandReading:
         """A verbal declaration entered at the console (the table cannot hear); the engine rules on it."""
         self._settle_all(keep_undone=True)
         kind = {"all-in": "all_in", "allin": "all_in"}.get(declaration, declaration)
-        point = UndoPoint(len(self.log), seat, "declaration", declaration=kind)
+        point = UndoPoint(len(self._log), seat, "declaration", declaration=kind)
         heard = amount if amount is None or isinstance(amount, int) else tuple(amount)
         self._apply(self._act(Declare(seat, kind, heard)), undo=point)
 
@@ -329,9 +341,9 @@ class HandReading:
         motions = self.settling.motions
         if not motions:
             return False
-        trial = self.log.replayed()
+        trial = self._log.replayed()
         for seat in self.settling.in_order():
-            push = self.pushes.read(seat, motions[seat], trial)
+            push = self._pushes.read(seat, motions[seat], trial)
             if push is None or not push.plays:
                 continue
             if Push(seat, tuple(push.chips), tuple(push.withdrawn)).apply(trial).actions:
@@ -342,14 +354,14 @@ class HandReading:
         """The dealer's ``undo``, as :meth:`undo_refusal` allowed: a push still settling is read first (it is the
         latest action); the engine returns to its state before the latest input; the chips of an undone push are
         back in motion, so the push is read again once the player has put right what lies in the zone."""
-        hand = self.log.engine
+        hand = self._log.engine
         self._settle_all()
         point = self.undo.pop()
-        self.log.back_to(point.log_length)
+        self._log.back_to(point.log_length)
         if point.what == "push" and point.seat is not None:
             self.settling.back_in_motion(point.seat, point.arrived, point.left,
                                          self.zones.get(Zone("bets", point.seat).name, {}), t)
-        rebuilt = self.log.engine
+        rebuilt = self._log.engine
         self.events.emit("action_undone", {"seat": point.seat, "undone": point.actions,
                                            "declaration": point.declaration,
                                            "street": hand.street if hand.status == "betting" else None,
@@ -358,7 +370,7 @@ class HandReading:
     # ---- streets -----------------------------------------------------------------------------------------
 
     def _infer_checks(self) -> None:
-        hand = self.log.engine
+        hand = self._log.engine
         while hand.status == "betting" and (seat := hand.to_act()) is not None and hand.to_call(seat) == 0:
             ruling = self._act(Check(seat))
             if not ruling.ok:
@@ -367,8 +379,8 @@ class HandReading:
 
     def _resolve_departures(self, t: float) -> None:
         """Chips that left a betting zone: moved into the pot (the dealer collects), or taken away."""
-        departed, collected = self.settling.departures(t, self.zones.get("pot", {}), self.log.engine)
-        if collected and self.log.engine.status == "betting":
+        departed, collected = self.settling.departures(t, self.zones.get("pot", {}), self._log.engine)
+        if collected and self._log.engine.status == "betting":
             # chips going from the betting zones into the pot: the dealer is collecting, the round is over
             self._close_street(t, collected_chips=True)
             self.settling.collected(departed)
@@ -398,18 +410,19 @@ class HandReading:
                                    for uid in chips], t)
         self.undo.round_over()  # the round is over: its actions stand
         collection = ruling.collection
+        assert collection is not None  # (a street that ended collected its bets)
         self.events.emit("pots", {"street": collection.street,
                                   "collected": {str(s): v for s, v in collection.into_pot.items()},
                                   "returned": {str(s): v for s, v in collection.returned.items()},
                                   "pots": [{"amount": p.amount, "eligible": list(p.eligible)} for p in collection.pots],
                                   "total": sum(p.amount for p in collection.pots)})
-        hand = self.log.engine
+        hand = self._log.engine
         for action in ruling.actions:  # the next street has no betting (a bomb pot's or flip's): its ruled checks
             self.events.action(action, hand)
 
     def _check_pot(self) -> None:
         self.settling.pot_counted()
-        expected = sum(p.amount for p in self.log.engine.pots())
+        expected = sum(p.amount for p in self._log.engine.pots())
         seen = sum(self.zones.get("pot", {}).values())
         if seen != expected:
             self.events.chip_count("pot", None, expected, seen, [])
@@ -446,7 +459,7 @@ class HandReading:
     def _check_mucked_winner(self, seat: int) -> None:
         """At the showdown, a hand that would win (some of) the pot reaching the muck: cards speak, and a clearly
         winning tabled hand must not be mucked by the dealer (AC 14; CA Actions 9). The award still counts it."""
-        hand = self.log.engine
+        hand = self._log.engine
         board = [c for c in self.board if c]
         live = [s for s in hand.live_seats if self.hole.get(s)]
         if len(board) < 5 or seat not in live or len(live) < 2:
@@ -488,7 +501,7 @@ class HandReading:
         return self._close_and_award(ended, t)
 
     def _close_and_award(self, ended: HandEnded, t: float) -> dict[int, int] | None:
-        hand = self.log.engine
+        hand = self._log.engine
         if hand.status == "betting":
             self._infer_checks()
         while hand.status == "betting" and hand.round_complete():

@@ -5,7 +5,7 @@ ruling and the rules cited (``controller.dealing.CODES``), and those that need t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from controller.dealing import CODES, NO_RULING, severity_of
 from controller.events import IrregularCard, IrregularityResolved
@@ -26,8 +26,8 @@ class Irregularities:
     def new_hand(self) -> None:
         self.reported = {}
 
-    def report(self, code: str, ruling: str, *, seats: list[int], cards: list[str] = (), zone: str | None = None,
-               needs_floor: bool = False, rules: list[str] = (), extra: dict | None = None, data: dict | None = None,
+    def report(self, code: str, ruling: str, *, seats: Sequence[int], cards: Sequence[str] = (),
+               zone: str | None = None, needs_floor: bool = False, rules: Sequence[str] = (), extra: dict | None = None, data: dict | None = None,
                public: dict | None = None, secret: dict | None = None) -> int:
         """Publish one irregularity; return its id (its seq). With ``needs_floor`` it waits for the floor."""
         info = CODES[code]
@@ -45,7 +45,7 @@ class Irregularities:
         return ident
 
     def irregular(self, code: str, zone: str, card: str, public_card: bool = False, ruling: str = NO_RULING,
-                  rules: list[str] = (), **where: Any) -> int:
+                  rules: Sequence[str] = (), **where: Any) -> int:
         """One of the codes the controller always had: ``zone``, ``seat``/``from_seat`` and ``card`` as before,
         with the ruling added."""
         public: dict[str, Any] = {"code": code, "zone": zone, **where}

@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from controller.events import HandAudit
 from controller.board import Board
 from controller.dealing import NO_RULING
+from controller.events import HandAudit
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
 from controller.outbox import Outbox

@@ -75,7 +75,7 @@ def to_ohh(record: HandRecord, site_name: str = "rfid-table", internal_version: 
 
     actions = record.actions()
     forced = [a for a in actions if a.kind in FORCED_KINDS]
-    rounds = [{"id": 0, "street": "Preflop", "actions": []}]
+    rounds: list[dict[str, Any]] = [{"id": 0, "street": "Preflop", "actions": []}]
     for a in forced:
         rounds[0]["actions"].append(action(a.seat, ACTION_NAMES[a.kind], amount=a.added, is_allin=a.all_in))
     for s in hand.order:
@@ -112,8 +112,8 @@ def to_ohh(record: HandRecord, site_name: str = "rfid-table", internal_version: 
     if record.showdown:
         rounds.append({"id": len(rounds), "street": "Showdown", "actions": []})
         for s in record.showdown:
-            cards = {"cards": record.cards(s)} if record.cards(s) else {}
-            rounds[-1]["actions"].append(action(s, "Shows Cards" if s in record.shown else "Mucks Cards", **cards))
+            shown = {"cards": record.cards(s)} if record.cards(s) else {}
+            rounds[-1]["actions"].append(action(s, "Shows Cards" if s in record.shown else "Mucks Cards", **shown))
     out["rounds"] = rounds
     out["pots"] = [{"number": i, "amount": amount, "rake": 0,
                     "player_wins": [{"player_id": ids[s], "win_amount": share, "contributed_rake": 0}

@@ -5,10 +5,10 @@ cards, PP Irregularities 7, two in a deal a misdeal: PP Misdeals 1c). An exposed
 
 from __future__ import annotations
 
-from controller.events import Folded
 from controller.board import Board
 from controller.commands import Refusal
 from controller.dealing import BURN_CARD, MISDEAL, PLAY_ON, REPLACE_CARD
+from controller.events import Folded
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
 from controller.misdeals import Misdeals
@@ -64,8 +64,7 @@ class OutOfPlay:
         owner = hand.owner.get(card)
         if owner is not None:
             self._exposure(card, owner, zone, in_flight=False)
-        elif deal.holds(card) is not None:
-            held = deal.holds(card)
+        elif (held := deal.holds(card)) is not None:
             deal.held.remove(held)
             self._exposure(card, held.expected, zone, in_flight=True, counted=True)
         elif not deal.complete:
@@ -155,7 +154,8 @@ class OutOfPlay:
         self.boxed += 1
         if card and hand.in_hand:
             hand.retire(card, "boxed")
-        ruling, rules = REPLACE_CARD, []
+        ruling: str = REPLACE_CARD
+        rules: list[str] = []
         if hand.in_hand and not hand.void and self.boxed >= 2:
             ruling, rules = self.misdeals.misdeal_or(REPLACE_CARD)
         ident = self.irregularities.report("boxed_card", ruling, seats=[], cards=[card] if card else [], zone=zone,

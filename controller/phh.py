@@ -21,7 +21,7 @@ import re
 import tomllib
 from typing import Any, Mapping, Sequence
 
-from controller.betting import FIXED_LIMIT, FLHE, NLHE, PLO, BettingHand, Straddle
+from controller.betting import FIXED_LIMIT, FLHE, NLHE, PLO, BettingHand, Ruling, Straddle
 from controller.rules import TDA, RuleProfile
 
 PHH_VARIANTS = {"NT": NLHE, "PO": PLO, "FT": FLHE}
@@ -278,6 +278,6 @@ def parse_cards(text: str) -> list[str]:
     return [c for c in cards if c != "??"]
 
 
-def _check(ruling, what: str) -> None:
+def _check(ruling: Ruling, what: str) -> None:
     if not ruling.ok:
         raise ValueError(f"{what}: {ruling.code}: {ruling.message}")

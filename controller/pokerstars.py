@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 from itertools import combinations
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from controller.betting import FIXED_LIMIT, POT_LIMIT
 from controller.cards import parse_card
@@ -163,7 +163,8 @@ def _street_line(board: Sequence[str], index: int, ordinal: str = "") -> str:
     return f"*** {street} *** [{' '.join(board[:BOARD_COUNTS[index - 1]])}] [{' '.join(cards)}]"
 
 
-def _collected(record: HandRecord, collections: list[tuple[int, dict[int, int]]], labels: list[str]) -> list[str]:
+def _collected(record: HandRecord, collections: Sequence[tuple[int, Mapping[int, int]]], labels: list[str]
+               ) -> list[str]:
     lines = []
     for index, shares in reversed(collections):  # PokerStars pays the last side pot first
         for s, share in shares.items():
@@ -248,8 +249,8 @@ def _result(record: HandRecord, seat: int, folded: dict[int, str], put_in: set[i
         return f"showed [{cards}] and lost with {descriptions[0][seat]}"
     if won.get(seat):
         return f"collected ({won[seat]})"
-    cards = record.cards(seat)
-    return f"mucked [{' '.join(cards)}]" if cards else "mucked"
+    held = record.cards(seat)
+    return f"mucked [{' '.join(held)}]" if held else "mucked"
 
 
 # ---- what PokerStars says a shown hand is ----------------------------------------------------------------
@@ -275,7 +276,8 @@ def describe(omaha: bool, hole: Sequence[str], board: Sequence[str]) -> str:
             words = _WORDS_OF_RANK[rank] = _words([name_of[i] for i in five])
         return words
     candidates = [h + b for h in combinations(hole_ids, 2) for b in combinations(board_ids, 3)]
-    if len(board) == 5 and len(hole) >= 4:  # Omaha's evaluator ranks the best two and three at once, the same way
+    if len(board) == 5 and len(hole) >= 4 and evaluate_omaha is not None:
+        # Omaha's evaluator (there is one: the game is Omaha) ranks the best two and three at once, the same way
         rank = min(evaluate_omaha(*board_ids, *four) for four in combinations(hole_ids, 4))
         words = _WORDS_OF_RANK.get(rank)
         if words is None:

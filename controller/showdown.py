@@ -19,10 +19,11 @@ Rules:
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from controller.cards import RANKS, parse_card
 from controller.rules import ODD_CHIP_CLOSEST_TO_BUTTON, SPLIT_SMALL_BLIND_OR_ANTE, RuleProfile
@@ -32,13 +33,16 @@ if TYPE_CHECKING:
     from controller.betting import BettingHand, Variant
 
 
+Evaluate = Callable[..., int]  # phevaluator's: cards (names or ids) in, the rank out (smaller is stronger)
+
+
 @cache  # imported once: a hand's end ranks every shown hand, each through an import statement otherwise
-def _phevaluator():
+def _phevaluator() -> tuple[Evaluate, Evaluate]:
     try:
-        from phevaluator import evaluate_cards, evaluate_omaha_cards  # noqa: PLC0415 (lazy on purpose)
+        phevaluator = importlib.import_module("phevaluator")  # (lazy on purpose; the package has no type hints)
     except ImportError as exc:  # pragma: no cover - depends on the machine
         raise ImportError("hand evaluation needs phevaluator: pip install 'phevaluator>=0.5.3.1'") from exc
-    return evaluate_cards, evaluate_omaha_cards
+    return phevaluator.evaluate_cards, phevaluator.evaluate_omaha_cards
 
 
 EVALUATOR_SUITS = "cdhs"  # phevaluator's suit order in its card ids (rank * 4 + suit)
@@ -54,31 +58,30 @@ def evaluator_id(card: str) -> int:
 
 
 @cache
-def id_evaluators(omaha: bool):
+def id_evaluators(omaha: bool) -> tuple[Evaluate, Evaluate | None]:
     """(evaluate 5 to 7 card ids, evaluate Omaha: 5 board + 4 hole ids, or None for Hold'em), for cards ranked many
     times over (equity, the words of a shown hand). phevaluator 0.6's native functions when it has them (its public
     wrappers convert every card again, which costs more than the evaluation), else the public functions (the
     pure-Python wheel). The Omaha evaluator is imported for Omaha only: in the pure-Python wheel its tables take
     about 400 MB, the Hold'em ones about 10."""
-    try:
-        from phevaluator import evaluate_cards  # noqa: PLC0415 (lazy: the controller imports without it)
+    try:  # (lazy: the controller imports without it)
+        phevaluator = importlib.import_module("phevaluator")
     except ImportError as exc:  # pragma: no cover - depends on the machine
         raise ImportError("hand evaluation needs phevaluator: pip install 'phevaluator>=0.5.3.1'") from exc
+    evaluate_cards: Evaluate = phevaluator.evaluate_cards
     try:
-        from phevaluator import _pheval  # noqa: PLC0415
+        native: Any = importlib.import_module("phevaluator._pheval")
     except ImportError:
-        _pheval = None
-    if _pheval is not None:
-        by_count = {5: _pheval.evaluate_5cards, 6: _pheval.evaluate_6cards, 7: _pheval.evaluate_7cards}
-        return (lambda *cards: by_count[len(cards)](*cards)), (_pheval.evaluate_omaha_cards if omaha else None)
+        native = None
+    if native is not None:
+        by_count = {5: native.evaluate_5cards, 6: native.evaluate_6cards, 7: native.evaluate_7cards}
+        return (lambda *cards: by_count[len(cards)](*cards)), (native.evaluate_omaha_cards if omaha else None)
     if not omaha:
         return evaluate_cards, None
-    from phevaluator import evaluate_omaha_cards  # noqa: PLC0415
-
-    return evaluate_cards, evaluate_omaha_cards
+    return evaluate_cards, phevaluator.evaluate_omaha_cards
 
 
-def showdown_evaluator():
+def showdown_evaluator() -> Evaluate:
     """phevaluator's rank of exactly the five (to seven) cards given, named as the table names them."""
     return _phevaluator()[0]
 
@@ -86,16 +89,15 @@ def showdown_evaluator():
 def hand_rank(variant: Variant, hole: Sequence[str], board: Sequence[str]) -> int:
     """phevaluator's rank of the best five-card hand: smaller is stronger (1 = royal flush)."""
     evaluate_cards, evaluate_omaha_cards = _phevaluator()
-    hole = [parse_card(c) for c in hole]
-    board = [parse_card(c) for c in board]
-    if len(set(hole + board)) != len(hole) + len(board):
-        raise ValueError(f"duplicate card among {hole + board}")
-    hole, board = [evaluator_id(c) for c in hole], [evaluator_id(c) for c in board]
+    cards, shared = [parse_card(c) for c in hole], [parse_card(c) for c in board]
+    if len(set(cards + shared)) != len(cards) + len(shared):
+        raise ValueError(f"duplicate card among {cards + shared}")
+    hole_ids, board_ids = [evaluator_id(c) for c in cards], [evaluator_id(c) for c in shared]
     if not variant.omaha:
-        return evaluate_cards(*board, *hole)
-    if len(board) != 5 or len(hole) < 4:
+        return evaluate_cards(*board_ids, *hole_ids)
+    if len(board_ids) != 5 or len(hole_ids) < 4:
         raise ValueError("Omaha needs five board cards and at least four hole cards")
-    return min(evaluate_omaha_cards(*board, *four) for four in combinations(hole, 4))
+    return min(evaluate_omaha_cards(*board_ids, *four) for four in combinations(hole_ids, 4))
 
 
 @dataclass(frozen=True)

@@ -303,7 +303,7 @@ class TableController:
         missing-card watch), and an empty table starts the wait that ends the hand."""
         self._on_table.pop(event.uid, None)
         card = self.deck.get(event.uid)
-        if Zone.parse(event.zone).kind == "board":
+        if Zone.parse(event.zone).kind == "board" and card is not None:
             self.board_part.taken_back(card, early=self.deal_rulings.taken_back(card))
         if self.in_hand and card is not None and self.hand_cards.uids.get(card) == event.uid:
             self.watch.card_left(card, event.t, event.zone)
@@ -346,6 +346,7 @@ class TableController:
             self.decks.duplicate(event.uid, card, event.zone, kind, seat)
             return
         if kind == "seat":
+            assert seat is not None  # a seat's zone names it
             if not self.in_hand:
                 self._start_hand()
             self.deal_rulings.seat_card(card, seat, event.zone)
@@ -661,7 +662,7 @@ class TableController:
 
     def _floor_pick(self, command: Command, t: float) -> list[DomainEvent]:
         """``floor_pick``: the floor's random pick of the burn card (TDA 39)."""
-        irregularity = self.irregularities.waiting(command["irregularity"])
+        irregularity = self.floor.answered(command["irregularity"])
         self.board_part.apply_pick(irregularity, parse_card(command["card"]), command.by)
         return self._applied()
 
@@ -686,7 +687,7 @@ class TableController:
     def _answer(self, command: Command, confirmed: bool) -> list[DomainEvent]:
         """One ruling on an irregularity that waits for the floor, confirmed or overridden."""
         ident = command["irregularity"]
-        irregularity = self.irregularities.waiting(ident)
+        irregularity = self.floor.answered(ident)
         self.irregularities.answered(ident)
         result = irregularity.ruling if confirmed else PLAY_ON
         if result == MISDEAL and not (irregularity.data.get("void") or not self.misdeals.substantial()):

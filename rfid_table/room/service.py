@@ -42,7 +42,8 @@ log = logging.getLogger("rfid_table.room")
 STORED_TYPES = ("hand_history", "player_seated", "seat_cleared", "hand_started")
 FIRST_RETRY_S = 0.5
 DRAIN_S = 5.0  # a stop stores what was delivered for at most this long
-ROOM_STATS_EVERY_S = 5.0  # the room's statistics at most this often (each table's after each of its hands)
+TABLE_STATS_EVERY_S = 1.0  # a table's statistics at most this often (after each of its hands, when they are apart)
+ROOM_STATS_EVERY_S = 5.0  # the room's statistics at most this often
 
 
 @dataclass
@@ -79,6 +80,8 @@ class RoomService:
         self._drain_until: float | None = None  # while stopping: store what was delivered until then
         self._room_stats_due = 0.0
         self._room_stats_dirty = False
+        self._tables_changed: dict[str, dict] = {}  # table → its newest stored hand_history, statistics not yet out
+        self._table_published: dict[str, float] = {}  # table → when its statistics went out (monotonic)
 
     # ---- the broker (paho's thread) ---------------------------------------------------------------------
 
@@ -121,11 +124,13 @@ class RoomService:
                 try:
                     delivered = self.inbox.get(timeout=0.2)
                 except queue.Empty:
-                    self._publish_room_stats()
+                    self._publish_stats()
                     continue
                 self._handle(delivered)
-                self._publish_room_stats()
+                self._publish_stats()
             self._drain()
+            for table_id in list(self._tables_changed):  # the last hands' statistics, before leaving
+                self._publish_table_stats(table_id, self._tables_changed.pop(table_id))
         finally:
             elapsed = time.monotonic() - started
             log.info("stopping: %d hands stored (%d copies skipped, %d messages refused) in %.1f s",
@@ -176,7 +181,8 @@ class RoomService:
             if kind == "hand_history":
                 if write:
                     self.counts.hands += 1
-                    self._publish_table_stats(table_id, event)
+                    self._tables_changed[table_id] = event
+                    self._room_stats_dirty = True
                 else:
                     self.counts.copies += 1
         self.client.ack(delivered.mid, delivered.qos)
@@ -242,14 +248,23 @@ class RoomService:
 
     # ---- statistics -------------------------------------------------------------------------------------
 
+    def _publish_stats(self) -> None:
+        """Each changed table's statistics, at most every TABLE_STATS_EVERY_S (a backlog after an outage stores
+        hundreds of a table's hands a second: its overlays need the last), and the room's."""
+        now = time.monotonic()
+        for table_id in [t for t in self._tables_changed
+                         if now - self._table_published.get(t, -TABLE_STATS_EVERY_S) >= TABLE_STATS_EVERY_S]:
+            self._table_published[table_id] = now
+            self._publish_table_stats(table_id, self._tables_changed.pop(table_id))
+        self._publish_room_stats()
+
     def _publish_table_stats(self, table_id: str, event: dict) -> None:
-        """The statistics of the players just seen at a table, retained for its overlays."""
-        self._room_stats_dirty = True
+        """The statistics of the players seated at a table, retained for its overlays."""
         if not self.config.publish_stats:
             return
         try:
             seated = self.store.seated(table_id)
-            stats = self.store.statistics([p["player_id"] for p in seated.values()])
+            stats = self.store.statistics([p["player_id"] for p in seated.values()]) if seated else {}
         except Exception as exc:  # noqa: BLE001 - statistics never stop the storing
             log.warning("statistics of table %s not published: %s", table_id, exc)
             return

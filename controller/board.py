@@ -229,7 +229,7 @@ class Board:
         self.hand_cards.betting_begun()
         self.burns.append(card)
         self.out.publish(Burn(len(self.burns), card))
-        if self.fourth_due is not None and self.fourth is not None:  # the turn's burn, read after the turn: it was the turn
+        if self.fourth_due is not None and self.fourth is not None:  # the turn's burn read after the turn: the turn
             turn, self.fourth, self.fourth_due = self.fourth, None, None
             self.put(turn)
         return fresh

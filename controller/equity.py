@@ -145,7 +145,8 @@ def equity(hole: Mapping[int, Sequence[str]], board: Sequence[str] = (), dead: S
                   tuple(SeatEquity(s, wins[i] / n, ties[i] / n, outs[i]) for i, s in enumerate(seats)))
 
 
-def _outs(rank: Callable[[list[int], list[int]], int], holes: list[list[int]], board: list[int], stub: list[int]) -> list[tuple[str, ...] | None]:
+def _outs(rank: Callable[[list[int], list[int]], int], holes: list[list[int]], board: list[int], stub: list[int]
+          ) -> list[tuple[str, ...] | None]:
     """Per seat, the next cards that make it the best hand alone, for the seats behind now (None otherwise)."""
     now = [rank(h, board) for h in holes]
     best = min(now)

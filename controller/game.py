@@ -510,8 +510,8 @@ class GameController:
         return out + self.out.take()
 
     def _hand_progress(self, event: DomainEvent) -> None:
-        """What one event of the input tells the conduct rules, by its record's class (``_ON_RECORD``); the rest tell them
-        nothing, but the hands the dealing rules killed (``dead_seats``)."""
+        """What one event of the input tells the conduct rules, by its record's class (``_ON_RECORD``); the rest tell
+        them nothing, but the hands the dealing rules killed (``dead_seats``)."""
         t = max(self._rules_t, event.t)
         step = self._ON_RECORD.get(type(event.record))
         if step is not None:

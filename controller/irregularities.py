@@ -27,8 +27,9 @@ class Irregularities:
         self.reported = {}
 
     def report(self, code: str, ruling: str, *, seats: Sequence[int], cards: Sequence[str] = (),
-               zone: str | None = None, needs_floor: bool = False, rules: Sequence[str] = (), extra: dict | None = None, data: dict | None = None,
-               public: dict | None = None, secret: dict | None = None) -> int:
+               zone: str | None = None, needs_floor: bool = False, rules: Sequence[str] = (),
+               extra: dict | None = None, data: dict | None = None, public: dict | None = None,
+               secret: dict | None = None) -> int:
         """Publish one irregularity; return its id (its seq). With ``needs_floor`` it waits for the floor."""
         info = CODES[code]
         cited = list(dict.fromkeys([*info.rules, *(r for r in rules if r)]))

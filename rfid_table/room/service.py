@@ -263,7 +263,7 @@ class RoomService:
         if not self.config.publish_stats:
             return
         try:
-            seated = self.store.seated(table_id)
+            seated = self.store.seated(table_id, str(event.get("epoch")))
             stats = self.store.statistics([p["player_id"] for p in seated.values()]) if seated else {}
         except Exception as exc:  # noqa: BLE001 - statistics never stop the storing
             log.warning("statistics of table %s not published: %s", table_id, exc)

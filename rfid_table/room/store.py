@@ -166,12 +166,12 @@ class Store:
                 player[row["scope"]] = values
         return out
 
-    def seated(self, table_id: str) -> dict[int, dict[str, str]]:
-        """The players seated at a table now (its newest epoch): seat → player_id and name."""
+    def seated(self, table_id: str, epoch: str) -> dict[int, dict[str, str]]:
+        """The players seated at a table (in the numbering ``epoch`` of its events) after its newest seatings: seat →
+        player_id and name."""
         rows = self.conn.execute(
-            "SELECT DISTINCT ON (seat) seat, player_id, name FROM seatings WHERE table_id = %s AND epoch = "
-            "(SELECT epoch FROM seatings WHERE table_id = %s ORDER BY at DESC LIMIT 1) ORDER BY seat, seq DESC",
-            (table_id, table_id)).fetchall()
+            "SELECT DISTINCT ON (seat) seat, player_id, name FROM seatings WHERE table_id = %s AND epoch = %s "
+            "ORDER BY seat, seq DESC", (table_id, epoch)).fetchall()
         return {r["seat"]: {"player_id": r["player_id"], "name": r["name"]} for r in rows if r["player_id"]}
 
     def hands_for_export(self, player_id: str | None = None, table_id: str | None = None,

@@ -8,7 +8,6 @@ table's own journal (the same formatters, the same dates), and pokerkit must rea
 from __future__ import annotations
 
 import dataclasses
-import json
 import subprocess
 import sys
 import time

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from rfid_table.config.checker import ConfigError
 from rfid_table.config.table import EX_CONFIG
+from rfid_table.room.config import RoomConfig
 
 EX_USAGE = 64
 EX_UNAVAILABLE = 69
@@ -55,7 +56,7 @@ def main(argv: list[str]) -> int:
     return _run(args)
 
 
-def _load(path: str):
+def _load(path: str) -> RoomConfig | None:
     from rfid_table.room.config import load_room_config  # noqa: PLC0415
 
     try:

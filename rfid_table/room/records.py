@@ -141,7 +141,8 @@ def _hand(table_id: str, event: dict) -> StoredHand:
     players_in: list[dict] = _need(ohh, "players", list, where + ", ohh")
     for p in players_in:
         ids[_need(p, "id", int, where + ", ohh player")] = _need(p, "seat", int, where + ", ohh player")
-    actions, cards = [], []
+    actions: list[tuple[int, str, int, str, int, bool]] = []
+    cards: list[tuple[int | None, int | None, int, str]] = []
     put_in = {seat: 0 for seat in ids.values()}
     board_of_street: dict[str, int] = {}
     for rnd in _need(ohh, "rounds", list, where + ", ohh"):

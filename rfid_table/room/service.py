@@ -25,6 +25,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
@@ -38,9 +39,11 @@ from rfid_table.room.store import Store
 from rfid_table.service.contract import QOS, encode, without_controls
 
 log = logging.getLogger("rfid_table.room")
+T = TypeVar("T")
 
 STORED_TYPES = ("hand_history", "player_seated", "seat_cleared", "hand_started")
 FIRST_RETRY_S = 0.5
+EX_UNAVAILABLE = 69
 DRAIN_S = 5.0  # a stop stores what was delivered for at most this long
 TABLE_STATS_EVERY_S = 1.0  # a table's statistics at most this often (after each of its hands, when they are apart)
 ROOM_STATS_EVERY_S = 5.0  # the room's statistics at most this often
@@ -85,7 +88,8 @@ class RoomService:
 
     # ---- the broker (paho's thread) ---------------------------------------------------------------------
 
-    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+    def _on_connect(self, client: mqtt.Client, userdata: object, flags: Any, reason_code: Any,
+                    properties: Any) -> None:
         if reason_code.is_failure:
             log.error("the broker refused the connection: %s", reason_code)
             return
@@ -97,10 +101,11 @@ class RoomService:
         else:
             log.info("subscribed to %s (a new session)", self.config.subscription)
 
-    def _on_unsubscribe(self, client, userdata, mid, reason_codes, properties) -> None:
+    def _on_unsubscribe(self, client: mqtt.Client, userdata: object, mid: int, reason_codes: Any,
+                        properties: Any) -> None:
         self._unsubscribed.set()
 
-    def _on_message(self, client, userdata, message) -> None:
+    def _on_message(self, client: mqtt.Client, userdata: object, message: mqtt.MQTTMessage) -> None:
         self.inbox.put(Delivered(message.mid, message.qos, message.topic, bytes(message.payload)))
 
     def connect(self) -> None:
@@ -114,7 +119,11 @@ class RoomService:
     # ---- the main loop ----------------------------------------------------------------------------------
 
     def run(self) -> int:
-        self._database_ready()
+        try:
+            self._database_ready()
+        except BadEvent as exc:  # the database refuses the migrations (no right to create tables, say)
+            log.error("the room's tables cannot be made: %s", without_controls(str(exc)))
+            return EX_UNAVAILABLE
         if self.stop.is_set():
             return 0
         self.connect()
@@ -217,7 +226,7 @@ class RoomService:
             return True
         self._with_database(ready)
 
-    def _with_database(self, write):
+    def _with_database(self, write: Callable[[], T]) -> T | None:
         import psycopg  # noqa: PLC0415
 
         wait = FIRST_RETRY_S
@@ -238,7 +247,7 @@ class RoomService:
                                                          type(exc).__name__), self.config.retry_max_s)
                 self.store.close()
                 if self.stop.is_set():  # draining: a short wait, within the drain's time
-                    time.sleep(min(wait, max(0.0, self._drain_until - time.monotonic())))
+                    time.sleep(min(wait, max(0.0, (self._drain_until or 0.0) - time.monotonic())))
                 else:
                     self.stop.wait(wait)
                 wait = min(wait * 2, self.config.retry_max_s)

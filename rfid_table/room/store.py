@@ -46,7 +46,7 @@ class Store:
         self.dsn = dsn
         self.time_zone = time_zone
         self.connect_timeout_s = connect_timeout_s
-        self.conn: psycopg.Connection | None = None
+        self.conn: psycopg.Connection[dict[str, Any]] | None = None
 
     def connect(self) -> "Store":
         self.close()
@@ -55,24 +55,36 @@ class Store:
                                     options=f"-c TimeZone={self.time_zone}")
         return self
 
+    @property
+    def db(self) -> psycopg.Connection[dict[str, Any]]:
+        """The open connection (an OperationalError when there is none: the service then connects again)."""
+        if self.conn is None:
+            raise psycopg.OperationalError("not connected to the database")
+        return self.conn
+
+    def _one(self, query: str, params: Any = None) -> dict[str, Any]:
+        row = self.db.execute(query, params).fetchone()
+        assert row is not None, query  # an aggregate or an INSERT ... RETURNING of a row inserted
+        return row
+
     def close(self) -> None:
         if self.conn is not None:
             try:
-                self.conn.close()
+                self.db.close()
             finally:
                 self.conn = None
 
     def __enter__(self) -> "Store":
         return self.connect() if self.conn is None else self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # ---- migrations -------------------------------------------------------------------------------------
 
     def migrate(self) -> list[str]:
         """Apply the migrations not applied yet; the names of those applied now."""
-        conn = self.conn
+        conn = self.db
         applied_now = []
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
@@ -89,13 +101,13 @@ class Store:
         return applied_now
 
     def applied(self) -> list[str]:
-        return [row["name"] for row in self.conn.execute("SELECT name FROM schema_migrations ORDER BY number")]
+        return [row["name"] for row in self.db.execute("SELECT name FROM schema_migrations ORDER BY number")]
 
     # ---- writes -----------------------------------------------------------------------------------------
 
     def store_hand(self, hand: StoredHand) -> bool:
         """Store a hand and its rows in one transaction; False when it was stored before (nothing written)."""
-        conn = self.conn
+        conn = self.db
         with conn.transaction():
             row = conn.execute(
                 "INSERT INTO hands (table_id, epoch, hand, seq, ended_at, game_number, game_type, bet_type, "
@@ -127,29 +139,29 @@ class Store:
         return True
 
     def store_seating(self, seating: Seating) -> bool:
-        with self.conn.transaction():
-            return self.conn.execute(
+        with self.db.transaction():
+            return self.db.execute(
                 "INSERT INTO seatings (table_id, epoch, seq, seat, player_id, name, at) VALUES (%s, %s, %s, %s, %s, "
                 "%s, %s) ON CONFLICT DO NOTHING",
                 (seating.table_id, seating.epoch, seating.seq, seating.seat, seating.player_id, seating.name,
                  _stamp(seating.at))).rowcount == 1
 
     def store_start(self, start: HandStart) -> bool:
-        with self.conn.transaction():
-            return self.conn.execute(
+        with self.db.transaction():
+            return self.db.execute(
                 "INSERT INTO hand_starts (table_id, epoch, hand, started_at) VALUES (%s, %s, %s, %s) "
                 "ON CONFLICT DO NOTHING", (start.table_id, start.epoch, start.hand, _stamp(start.at))).rowcount == 1
 
     # ---- reads ------------------------------------------------------------------------------------------
 
     def hand_count(self) -> int:
-        return self.conn.execute("SELECT count(*) AS n FROM hands").fetchone()["n"]
+        return int(self._one("SELECT count(*) AS n FROM hands")["n"])
 
     def statistics(self, player_ids: list[str] | None = None) -> dict[str, dict[str, Any]]:
         """Per player: ``all`` (all time), ``day`` (today, in the room's time zone) and ``session`` (the latest
         session), each with the columns of :data:`STAT_COLUMNS`."""
         where, params = ("AND player_id = ANY(%s)", [player_ids]) if player_ids is not None else ("", [])
-        rows = self.conn.execute(
+        rows = self.db.execute(
             "SELECT * FROM player_statistics WHERE (scope = 'all' OR (scope = 'day' AND day = "
             f"(now() AT TIME ZONE current_setting('TimeZone'))::date) OR scope = 'session') {where} "
             "ORDER BY player_id, scope, session_seq", params).fetchall()
@@ -169,7 +181,7 @@ class Store:
     def seated(self, table_id: str, epoch: str) -> dict[int, dict[str, str]]:
         """The players seated at a table (in the numbering ``epoch`` of its events) after its newest seatings: seat →
         player_id and name."""
-        rows = self.conn.execute(
+        rows = self.db.execute(
             "SELECT DISTINCT ON (seat) seat, player_id, name FROM seatings WHERE table_id = %s AND epoch = %s "
             "ORDER BY seat, seq DESC", (table_id, epoch)).fetchall()
         return {r["seat"]: {"player_id": r["player_id"], "name": r["name"]} for r in rows if r["player_id"]}
@@ -188,12 +200,12 @@ class Store:
             conditions.append("(h.ended_at AT TIME ZONE current_setting('TimeZone'))::date = %s::date")
             params.append(day)
         where = ("WHERE " + " AND ".join(conditions)) if conditions else ""
-        yield from self.conn.execute(
+        yield from self.db.execute(
             "SELECT h.*, s.started_at FROM hands h LEFT JOIN hand_starts s USING (table_id, epoch, hand) "
             f"{where} ORDER BY h.ended_at, h.table_id, h.hand", params)
 
     def size_bytes(self) -> int:
-        return self.conn.execute("SELECT pg_database_size(current_database()) AS n").fetchone()["n"]
+        return int(self._one("SELECT pg_database_size(current_database()) AS n")["n"])
 
 
 def _number(value: Any) -> Any:

@@ -129,3 +129,23 @@ def test_the_rooms_file_in_the_docs_is_valid(tmp_path):
     done = run("room", "check-config", str(path))
     assert done.returncode == 0, done.stderr
     assert "room main-room: the tables' secure events under rfid-table/" in done.stdout
+
+
+def test_each_players_net_is_what_the_tables_stacks_say(journal_path, room_db):
+    """What the store counts a seat won and put in (an uncalled bet back excepted) is the change of its stack in
+    the table's own PHH record (starting and finishing stacks), on hands with all-ins and side pots."""
+    from controller import phh as phhlib  # noqa: PLC0415
+
+    expected = {}
+    with Store(room_db) as store:
+        store.migrate()
+        for event in feed_events(journal_path):
+            if event["type"] == "hand_history":
+                store.store_hand(hand_from_event("main-2", event))
+                phh = phhlib.loads(event["phh_complete"])
+                for seat, start, end in zip(phh["seats"], phh["starting_stacks"], phh["finishing_stacks"]):
+                    expected[(event["hand"], seat)] = end - start
+        rows = store.db.execute("SELECT h.hand, p.seat, p.won - p.put_in AS net FROM hand_players p "
+                                "JOIN hands h ON h.id = p.hand_id").fetchall()
+    assert {(r["hand"], r["seat"]): r["net"] for r in rows} == expected
+    assert any(net < -5000 for net in expected.values())  # an all-in lost: the random players' hands

@@ -15,8 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-import psycopg
 import pytest
+
+psycopg = pytest.importorskip("psycopg", reason="psycopg 3 is not installed (pip install psycopg)")
 
 from tests.postgres_fixture import postgres, room_db  # noqa: F401  (fixtures)
 

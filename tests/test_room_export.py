@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("psycopg", reason="psycopg 3 is not installed (pip install psycopg)")
+
 from rfid_table.config.table import load_config
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from rfid_table.room.records import hand_from_event, start_from_event

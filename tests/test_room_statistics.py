@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+pytest.importorskip("psycopg", reason="psycopg 3 is not installed (pip install psycopg)")
+
 from rfid_table.room.records import BadEvent, hand_from_event, seating_from_event
 from rfid_table.room.store import Store
 from tests.postgres_fixture import postgres, room_db  # noqa: F401  (fixtures)

@@ -38,6 +38,7 @@ from controller.conduct import (
     RULING_TEXT,
     Publish,
     RuleEvent,
+    SeatRuling,
     conduct_profile,
 )
 
@@ -373,10 +374,12 @@ class ActionClock:
                 ruling = CHECK
             else:
                 needs_floor = True  # the betting layer did not say: the floor checks whether a bet was faced
+        seat = self.seat
         return RuleEvent("clock_expired", t, {
-            "seat": self.seat, "rule": p.cite("clock_ruling"), "ruling": ruling, "ruling_text": RULING_TEXT[ruling],
+            "seat": seat, "rule": p.cite("clock_ruling"), "ruling": ruling, "ruling_text": RULING_TEXT[ruling],
             "needs_floor": needs_floor, "profile": p.name, "started_by": self._started_by,
-            "facing_bet": self.facing_bet})
+            "facing_bet": self.facing_bet}, ruling=(SeatRuling(seat, ruling, p.cite("clock_ruling"), needs_floor)
+                                                    if seat is not None else None))
 
 
 def _r(value: float) -> float:

@@ -290,15 +290,30 @@ def conduct_profile(name: str) -> ConductProfile:
         raise KeyError(f"unknown rule profile {name!r}; known: {', '.join(CONDUCT_PROFILES)}") from None
 
 
+@dataclass(frozen=True, slots=True)
+class SeatRuling:
+    """What a rule ruled on a seat's hand, for the betting to carry out (``ruling``: ``HAND_DEAD``,
+    ``CHECK_OR_FOLD``, ``CHECK``), with the rule it cites; one that ``needs_floor`` waits for the floor instead."""
+
+    seat: int
+    ruling: str
+    rule: str
+    needs_floor: bool
+
+
 @dataclass(frozen=True)
 class RuleEvent:
     """A domain event to emit: ``type`` and ``public`` payload, at ``t`` (when it happened), in ``hand``
-    (None outside a hand, or when the producer does not know it: the controller's hand number applies)."""
+    (None outside a hand, or when the producer does not know it: the controller's hand number applies).
+    ``ruling``: what the game carries out at the betting, for the events that rule on a hand (``absent_at_deal``,
+    ``seat_left``, ``clock_expired``); ``returned``: the seat of a ``seat_returned``."""
 
     type: str
     t: float
     public: dict[str, Any]
     hand: int | None = None
+    ruling: SeatRuling | None = None
+    returned: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "t", float(self.t))
@@ -533,7 +548,7 @@ class ConductRules:
             if present and state.left_at is not None:
                 away = _r(max(0.0, t - state.left_at))
                 state.left_at = None
-                out.append(RuleEvent("seat_returned", t, {"seat": seat, "away_s": away}, self.hand))
+                out.append(RuleEvent("seat_returned", t, {"seat": seat, "away_s": away}, self.hand, returned=seat))
                 return out
         if (deal_t is not None and late and self._deal_decided and not present and seat in self._deal_seats
                 and not state.absent_at_deal):
@@ -630,13 +645,15 @@ class ConductRules:
         public = {"seat": seat, "deal_t": _r(deal_t), "away_since": _r(away_since),
                   **self._rule("absent_at_deal", p.absent_at_deal, p.absent_at_deal_needs_floor),
                   "blinds": p.absent_blinds, "blinds_rule": p.cite("absent_blinds")}
-        return RuleEvent("absent_at_deal", t, public, self.hand)
+        return RuleEvent("absent_at_deal", t, public, self.hand, SeatRuling(
+            seat, p.absent_at_deal, p.cite("absent_at_deal"), p.absent_at_deal_needs_floor))
 
     def _seat_left(self, seat: int, t: float) -> RuleEvent:
         p = self.profile
         public = {"seat": seat, **self._rule("left_during_hand", p.left_during_hand, p.left_during_hand_needs_floor),
                   "blinds": p.absent_blinds, "blinds_rule": p.cite("absent_blinds")}
-        return RuleEvent("seat_left", t, public, self.hand)
+        return RuleEvent("seat_left", t, public, self.hand, SeatRuling(
+            seat, p.left_during_hand, p.cite("left_during_hand"), p.left_during_hand_needs_floor))
 
     def _breach_started(self, seat: int, kind: str, t: float, device_since: float) -> RuleEvent:
         self._seats[seat].breaches[kind] = t

@@ -33,13 +33,14 @@ import math
 from functools import partial
 from typing import Any, Callable, Mapping
 
-from controller.absent_turns import CHECK, AbsentTurns
+from controller import absent_turns
+from controller.absent_turns import AbsentTurns
 from controller.chip_betting import BettingSetup, ChipBetting
 from controller.chip_table import CHIP_ZONES
 from controller import mucked_winner
 from controller.clock import ActionClock, ClockSettings
 from controller.commands import Apply, Command, CommandTable, Handler, Refusal, unavailable
-from controller.conduct import CHECK_OR_FOLD, ConductRules, RuleEvent
+from controller.conduct import CHECK, CHECK_OR_FOLD, HAND_DEAD, ConductRules, RuleEvent
 from controller.dealing import HoleCardsDealt, dead_seats
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
@@ -492,7 +493,7 @@ class GameController:
             return events + self.out.take()
         seat, owed = self.betting.turn()
         while seat is not None and (move := self.absent.move(seat, owed)) is not None:  # an absent player's (DE 6)
-            if move == CHECK:
+            if move == absent_turns.CHECK:
                 with self.out.stamped(t):
                     self.betting.ruled_check(seat, self.absent.rule)
             else:
@@ -613,24 +614,22 @@ class GameController:
     def _apply_conduct_ruling(self, rule_event: RuleEvent) -> None:
         """A ruling the rule applies by itself (no floor): the clock ran out or a player was away at the end of the
         deal, and the profile says the hand is dead (or, PP Dead hands 1f, checked): the betting follows."""
-        public = rule_event.public
-        if rule_event.type == "seat_returned" and public.get("seat") is not None:
-            self.absent.returned(public["seat"])
-        if (rule_event.type not in ("clock_expired", "absent_at_deal", "seat_left")
-                or public.get("needs_floor") or "seat" not in public):
+        if rule_event.returned is not None:
+            self.absent.returned(rule_event.returned)
+        ruled = rule_event.ruling
+        if ruled is None or ruled.needs_floor:
             return
         if self.betting is None:  # no betting to fold: the card controller takes the seat out of the hand
-            if public.get("ruling") == "hand_dead":
-                self._kill(public["seat"], public.get("rule") or "", rule_event.t)
+            if ruled.ruling == HAND_DEAD:
+                self._kill(ruled.seat, ruled.rule, rule_event.t)
             return
-        rule = public.get("rule") or ""
-        if public.get("ruling") == CHECK_OR_FOLD:  # DE 6: on the seat's turn (see _conduct_after)
-            self.absent.ruled(public["seat"])
-        elif public.get("ruling") == "hand_dead":
-            self._kill(public["seat"], rule, rule_event.t)
-        elif public.get("ruling") == "check":
+        if ruled.ruling == CHECK_OR_FOLD:  # DE 6: on the seat's turn (see _conduct_after)
+            self.absent.ruled(ruled.seat)
+        elif ruled.ruling == HAND_DEAD:
+            self._kill(ruled.seat, ruled.rule, rule_event.t)
+        elif ruled.ruling == CHECK:
             with self.out.stamped(rule_event.t):
-                self.betting.ruled_check(public["seat"], rule)
+                self.betting.ruled_check(ruled.seat, ruled.rule)
             self._turn_moved = True
 
     # ---- the card controller's events, on to the deck audit and the chips ----------------------------

@@ -195,3 +195,27 @@ def test_the_database_away_loses_no_hand(broker, recorder_factory, tmp_path):
         finally:
             if instance.proc.poll() is None:
                 instance.stop()
+
+
+def test_the_delayed_feed_serves_a_room_too(broker, room_db, recorder_factory, tmp_path):
+    """`feed = "delayed"`: what an overlay user may read. The hands come after the broadcast delay, all of them."""
+    truth = recorder_factory("rfid-table/+/delayed/events")
+    room = tmp_path / "room.toml"
+    room.write_text(f'[room]\nid = "delayed"\nfeed = "delayed"\n[mqtt]\nhost = "127.0.0.1"\nport = {broker.port}\n'
+                    f'[database]\ndsn = "{room_db}"\n', encoding="utf-8")
+    instance = Instance(room, "room-delayed", tmp_path)
+    instance.start()
+    try:
+        done = subprocess.run([*RFID_TABLE, "sim", "--config", str(table_file(tmp_path, "room-t3", broker)),
+                               "--link", "direct", "--speed", "0", "--hands", "6", "--seed", "3",
+                               "--journal", str(tmp_path / "t3.journal"), "--new-journal", "--delay", "1"],
+                              capture_output=True, text=True, timeout=240, cwd=ROOT)
+        assert done.returncode == 0, done.stderr[-2000:]
+        truth.sync()
+        seen = {(t.split("/")[1], e["epoch"], e["hand"]) for t, e in
+                ((t, json.loads(p)) for t, p, _ in truth.messages) if e["type"] == "hand_history"}
+        assert len(seen) >= 5 and all(e.get("ohh_complete") for e in truth.json("/delayed/events")
+                            if e["type"] == "hand_history")
+        wait_until(lambda: set(stored(room_db)) == seen, 30, lambda: f"stored {stored(room_db)}, seen {seen}")
+    finally:
+        instance.stop()

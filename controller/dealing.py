@@ -15,7 +15,7 @@ Nothing here knows a profile by name: rulings that differ between houses read a 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 from controller.events import CardDealt, FloorRuling, IrregularCard, IrregularityResolved
 

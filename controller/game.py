@@ -33,11 +33,10 @@ import math
 from functools import partial
 from typing import Any, Callable, Mapping
 
-from controller import absent_turns
+from controller import absent_turns, mucked_winner
 from controller.absent_turns import AbsentTurns
 from controller.chip_betting import BettingSetup, ChipBetting
 from controller.chip_table import CHIP_ZONES
-from controller import mucked_winner
 from controller.clock import ActionClock, ClockSettings
 from controller.commands import Apply, Command, CommandTable, Handler, Refusal, unavailable
 from controller.conduct import CHECK, CHECK_OR_FOLD, HAND_DEAD, ConductRules, RuleEvent

@@ -20,16 +20,16 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
-from controller.betting import BettingHand, Ruling
 from controller import mucked_winner
+from controller.betting import BettingHand, Ruling
 from controller.chip_events import ChipEvents
 from controller.chip_opening import Opening, posted_chip_counts
 from controller.chip_settling import PushReader, Settling
 from controller.chip_table import ChipTable
 from controller.commands import Refusal
 from controller.dealing import HoleCardsDealt
-from controller.events import BetRuling, BettingStarted, CardDealt, HandEnded
 from controller.engine_log import Check, Declare, EndStreet, EngineInput, EngineLog, Fold, Push, UndoPoint, UndoStack
+from controller.events import BetRuling, BettingStarted, CardDealt, HandEnded
 from controller.hand_award import award_hand
 from controller.showdown import hand_rank
 from hal.zone_names import Zone

@@ -123,6 +123,8 @@ def test_statistics_of_three_hands_worked_out_by_hand(store):
     assert stats["p-c"]["session"] == {"hands": 1, "vpip_pct": 0.0, "pfr_pct": 0.0, "aggression_factor": None,
                                        "wtsd_pct": None, "wsd_pct": None, "net": -50, "table": "main-1"}
     assert stats["p-a"]["session"]["hands"] == 3
+    # the stacks after each one's latest hand (hand 3: a walk for seat 1, seat 3's small blind lost)
+    assert {player: stats[player]["chips"] for player in stats} == {"p-a": 10_050, "p-b": 10_000, "p-c": 9_950}
 
 
 def test_a_hand_delivered_twice_is_stored_once(store):

@@ -159,7 +159,8 @@ class Store:
 
     def statistics(self, player_ids: list[str] | None = None) -> dict[str, dict[str, Any]]:
         """Per player: ``all`` (all time), ``day`` (today, in the room's time zone) and ``session`` (the latest
-        session), each with the columns of :data:`STAT_COLUMNS`."""
+        session), each with the columns of :data:`STAT_COLUMNS`; and ``chips``, the stack after the player's latest
+        hand (a tournament's chip count)."""
         where, params = ("AND player_id = ANY(%s)", [player_ids]) if player_ids is not None else ("", [])
         rows = self.db.execute(
             "SELECT * FROM player_statistics WHERE (scope = 'all' OR (scope = 'day' AND day = "
@@ -176,6 +177,11 @@ class Store:
                     player["session"] = {**values, "table": row["table_id"]}
             else:
                 player[row["scope"]] = values
+        for row in self.db.execute(
+                "SELECT DISTINCT ON (player_id) player_id, starting_stack - put_in + won AS chips "
+                f"FROM hand_player_facts WHERE player_id IS NOT NULL {where} "
+                "ORDER BY player_id, ended_at DESC, hand_id DESC", params):
+            out.setdefault(row["player_id"], {})["chips"] = int(row["chips"])
         return out
 
     def seated(self, table_id: str, epoch: str) -> dict[int, dict[str, str]]:

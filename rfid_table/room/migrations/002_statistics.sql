@@ -23,7 +23,7 @@ CREATE TABLE seat_facts (
 CREATE VIEW hand_player_facts AS
 SELECT h.id AS hand_id, h.table_id, h.epoch, h.hand, h.ended_at,
        (h.ended_at AT TIME ZONE current_setting('TimeZone'))::date AS day,  -- in the connection's time zone
-       p.seat, p.name, s.player_id, s.seq AS session_seq,
+       p.seat, p.name, s.player_id, s.seq AS session_seq, p.starting_stack,
        p.put_in, p.won, p.won - p.put_in AS net,
        f.acted_preflop, f.vpip, f.pfr, f.postflop_aggressive, f.postflop_calls, f.saw_flop, f.showdown
 FROM hands h

@@ -94,6 +94,26 @@ class ConductProfile:
     def cite(self, setting: str) -> str:
         return self.sources.get(setting, "")
 
+    def lapses(self, event_type: str) -> str:
+        """How long a ruling of the seat sensors or the clock waits for the floor (docs/events.md): a penalty on
+        the player as the house says, a ruling on the hand until it ends."""
+        if event_type == "device_breach":
+            return self.device_lapses
+        if event_type == "seat_left":
+            return self.left_during_hand_lapses
+        return HAND_END
+
+
+# Rulings of the seat sensors and the clock that kill the hand once the floor confirms them while the hand runs
+# (docs/conduct.md); confirmed later, they only acknowledge.
+FLOOR_KILLS = (HAND_MAY_BE_DEAD, HAND_DEAD, FLOOR_DECIDES, HAND_DEAD_FACING_BET)
+RULING_EVENTS = ("device_breach", "seat_left", "absent_at_deal", "clock_expired")  # whose rulings may kill it
+
+
+def confirm_kills(event_type: str, ruling: str) -> bool:
+    """Whether the floor's confirm of a ruling (of an event of ``event_type``) kills the hand, while it runs."""
+    return event_type in RULING_EVENTS and ruling in FLOOR_KILLS
+
 
 def _conduct_profile(**kwargs: Any) -> ConductProfile:
     sources = kwargs.pop("sources")

@@ -39,7 +39,7 @@ from controller.chip_betting import BettingSetup, ChipBetting
 from controller.chip_table import CHIP_ZONES
 from controller.clock import ActionClock, ClockSettings
 from controller.commands import Apply, Command, CommandTable, Handler, Refusal, unavailable
-from controller.conduct import CHECK, CHECK_OR_FOLD, HAND_DEAD, ConductRules, RuleEvent
+from controller.conduct import CHECK, CHECK_OR_FOLD, HAND_DEAD, ConductRules, RuleEvent, confirm_kills
 from controller.dealing import HoleCardsDealt, dead_seats
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
@@ -53,10 +53,6 @@ from controller.unregistered_deck import UnregisteredDeck
 from hal.events import DeviceEvent, SensorEvent, ZoneEvent
 from hal.zone_names import Zone
 
-# Rulings of the seat sensors and the clock that kill the hand once the floor confirms them while the hand runs
-# (docs/conduct.md); confirmed later, they only acknowledge.
-FLOOR_KILLS = ("hand_may_be_dead", "hand_dead", "floor_decides", "hand_dead_facing_bet")
-CONDUCT_EVENTS = ("device_breach", "seat_left", "absent_at_deal", "clock_expired")  # whose rulings may kill it
 CONDUCT_SETTLE_S = 0.6  # the absent-at-deal decision waits this long for presence changes still being debounced
 TURN_MOVERS = (ActionTaken, BettingStarted, Folded, *HandOver)  # events after which the clock hears the turn again
 ASK_NOW = None  # _quiet_until after an input: the next tick takes every part's deadline anew
@@ -383,7 +379,7 @@ class GameController:
         if wait.code == mucked_winner.MUCKED_WINNER:
             result = mucked_winner.floor_result(confirmed)
         elif confirmed:  # a hand can be killed only while it runs: afterwards the floor's answer is a penalty's
-            kills = wait.type in CONDUCT_EVENTS and wait.ruling in FLOOR_KILLS and its_hand_runs
+            kills = confirm_kills(wait.type, wait.ruling) and its_hand_runs
             result = "dead_hand" if kills else "none"
         of_hand = wait.hand if wait.hand is not None else CURRENT
         self.out.publish(FloorRuling(ident, wait.code, confirmed, result, None, command.by, command.note),
@@ -586,18 +582,8 @@ class GameController:
         """One event of the conduct rules or the clock, into the outbox at its own time; a ruling that needs the
         floor waits for it, and one the rule applies by itself is applied now, before their next event."""
         self.floor.note(self.out.emit(rule_event.type, dict(rule_event.public), {}, t=rule_event.t, hand=hand),
-                        self._lapses(rule_event.type))
+                        self.conduct.profile.lapses(rule_event.type))
         self._apply_conduct_ruling(rule_event)
-
-    def _lapses(self, type_: str) -> str:
-        """How long a ruling of the seat sensors or the clock waits for the floor (docs/events.md): a penalty on
-        the player as the house says, a ruling on the hand until it ends."""
-        profile = self.conduct.profile
-        if type_ == "device_breach":
-            return profile.device_lapses
-        if type_ == "seat_left":
-            return profile.left_during_hand_lapses
-        return HAND_END
 
     def _kill(self, seat: int, rule: str, t: float) -> None:
         """A ruling killed the seat's hand: the betting folds it (without chips: the card controller takes the

@@ -10,9 +10,11 @@ import socket
 import ssl
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import paho.mqtt.client as mqtt
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from controller.domain import DomainEvent
@@ -124,7 +126,8 @@ class MqttPublisher(Sink):
 
     # ---- connection -----------------------------------------------------------------------------------
 
-    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+    def _on_connect(self, client: mqtt.Client, userdata: Any, flags: mqtt.ConnectFlags, reason_code: ReasonCode,
+                    properties: Properties | None) -> None:
         if reason_code.is_failure:
             log.error("broker %s:%s refused the connection: %s", self.settings.host, self.settings.port, reason_code)
             return
@@ -140,7 +143,8 @@ class MqttPublisher(Sink):
         # refuse it; one already retained arrives with it at every (re)subscription and is refused again.
         client.subscribe(self.topics.commands, options=SubscribeOptions(qos=QOS, retainAsPublished=True))
 
-    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+    def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: mqtt.DisconnectFlags,
+                       reason_code: ReasonCode, properties: Properties | None) -> None:
         self.connected = False
         self._socket_open = False
         if reason_code != 0:
@@ -204,7 +208,8 @@ class MqttPublisher(Sink):
             self.service(0.05)
         return self.connected
 
-    def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:
+    def _on_publish(self, client: mqtt.Client, userdata: Any, mid: int, reason_code: ReasonCode,
+                    properties: Properties) -> None:
         self._acked += 1
         awaited = self._awaiting.pop(mid, None)
         topic = self._topic_of.pop(mid, "?")
@@ -220,7 +225,7 @@ class MqttPublisher(Sink):
             feed, seq, _paced, _payload = awaited
             self._feeds[feed].ack(seq)
 
-    def _refused(self, topic: str, reason_code, awaited: tuple[str, int, bool, bytes] | None) -> None:
+    def _refused(self, topic: str, reason_code: ReasonCode, awaited: tuple[str, int, bool, bytes] | None) -> None:
         """The broker refused a message. An event stays unacknowledged (the journal keeps it undelivered) and is
         offered again every DENIED_RETRY_S; the refusal is logged once for its topic and reason."""
         self.refused_total += 1
@@ -262,8 +267,8 @@ class MqttPublisher(Sink):
         return {"refused": self.refused_total, "events_waiting": len(self._denied),
                 "topics": {topic: reason for topic, reason in sorted(self.refusals.items())}}
 
-    def _on_message(self, client, userdata, message) -> None:
-        self._commands.append(ReceivedCommand(message.topic, message.payload, bool(message.retain)))
+    def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
+        self._commands.append(ReceivedCommand(message.topic, bytes(message.payload), bool(message.retain)))
 
     @property
     def has_commands(self) -> bool:

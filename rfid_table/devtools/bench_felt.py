@@ -16,8 +16,10 @@ Over that load the bench plays hands, each the same script: the floor seats ten 
 each at a random moment (within a pass of the cards' reader after that reader first looked at the card before),
 each in the place of one of its seat's stand-ins; then seat 3 calls with 1 chip of 100, seat 4 raises to 500 with
 5, seat 5 raises to 2,000 with 20 (each pushed once the action before reached the subscriber), seats 6 to 10, 1, 2
-and 3 fold (their cards into the muck), seat 4 calls with 15, the dealer sweeps the bets into the pot; then the
-flop, turn and river, checked through, and the table is cleared for the next hand. Timed, from the moment a thing
+and 3 fold (their cards into the muck), seat 4 calls, the dealer sweeps the bets into the pot; then the flop, turn
+and river, checked through, and the table is cleared for the next hand. The players and the dealer follow the
+table as a viewer would: a push the table read short leaves a string bet, which the dealer hands back; seat 4 calls
+the raise as the table read it, and completes a call the table read short. Timed, from the moment a thing
 lands on the felt to its event at the subscriber:
 
 * ``card``: a dealt card to its ``card_dealt``;
@@ -72,13 +74,15 @@ class _Felt:
     """The table's surface during one run: the field the readers see, the moves, and the events that answer them."""
 
     def __init__(self, field: _WatchedField, subscriber: _Subscriber, topic: str, card_pass_s: float,
-                 rng: random.Random):
-        self.field, self.subscriber, self.topic, self.card_pass_s, self.rng = field, subscriber, topic, card_pass_s, rng
+                 chips_pass_s: float, rng: random.Random):
+        self.field, self.subscriber, self.topic, self.rng = field, subscriber, topic, rng
+        self.card_pass_s, self.chips_pass_s = card_pass_s, chips_pass_s
         self.samples: dict[str, list[float]] = {kind: [] for kind in KINDS}
         self.irregular: list[dict] = []
         self.rulings: list[dict] = []
         self.missed: dict[str, int] = {}  # kind → moves whose event never came
         self.read_as: dict[str, list[int]] = {}  # kind → the amounts the table read the timed bets as
+        self.answer: dict[str, dict] = {}  # kind → the event that answered its last move
         self._pending: list[tuple[str, Callable[[dict], bool], float]] = []  # (kind, matches an event, placed)
         self._looked: threading.Event | None = None
 
@@ -100,6 +104,7 @@ class _Felt:
             for index, (kind, matches, placed) in enumerate(self._pending):
                 if matches(event):
                     self.samples.setdefault(kind, []).append((t - placed) * 1000)
+                    self.answer[kind] = event
                     if event["type"] == "action":
                         self.read_as.setdefault(kind, []).append(event.get("added"))
                     del self._pending[index]
@@ -173,10 +178,23 @@ def _play_hand(felt: _Felt, submit: Callable[[dict], None], deck: dict[str, str]
         felt.drain()
     felt.settle()
 
-    def push(seat: int, count: int, action: str, kind: str | None) -> None:
-        placed = felt.move([next(chips) for _ in range(count)], Zone("bets", seat).name)
-        felt.expect(kind or f"untimed {action}", _pushed(seat), placed)
+    def push(seat: int, count: int, action: str, kind: str) -> dict:
+        """``count`` chips of 100 pushed by ``seat``; the table's answer (its action, or {} if none came)."""
+        pushed = [next(chips) for _ in range(count)]
+        placed = felt.move(pushed, Zone("bets", seat).name)
+        felt.answer.pop(kind, None)
+        felt.expect(kind, _pushed(seat), placed)
         felt.settle()
+        answer = felt.answer.get(kind, {})
+        read = answer.get("added")
+        if read is not None and read < count * 100:
+            # Read short: the rest is a string bet, and the dealer hands it back, as the table rules (then the
+            # players go on from the bet as read).
+            time.sleep(2 * felt.chips_pass_s)
+            felt.drain()
+            for uid in pushed[read // 100:]:
+                felt.field.remove(uid)
+        return answer
 
     def fold(seat: int) -> None:
         placed = felt.move(hole[seat], "muck")
@@ -185,10 +203,13 @@ def _play_hand(felt: _Felt, submit: Callable[[dict], None], deck: dict[str, str]
 
     push(3, 1, "call", "bet_1")
     push(4, 5, "raise", "bet_5")
-    push(5, 20, "raise", "bet_20")
+    raised = push(5, 20, "raise", "bet_20").get("to", 2000)
     for seat in (6, 7, 8, 9, 10, 1, 2, 3):
         fold(seat)
-    push(4, 15, "call", None)
+    # Seat 4 calls the raise as the table read it; a call read short is completed (the table asks for what is owed).
+    called = push(4, max(1, (raised - 500) // 100), "call", "call")
+    if called.get("owed"):
+        push(4, max(1, called["owed"] // 100), "call", "call")
     swept = [uid for s in range(1, SEATS + 1) for uid in felt.field.tags_in(Zone("bets", s).name)
              if uid in set(hundreds) | set(quarters)]
     placed = felt.move(swept, "pot")
@@ -271,11 +292,11 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                     counts = ", ".join(f"{name} {len(ends)}" for name, ends in daemon.ends.items())
                     raise RuntimeError(f"felt: the modelled readers did not settle: whole cycles handed on: {counts}")
                 time.sleep(0.02)
-            ends = daemon.ends[card_reader]
-            card_pass_s = statistics.median(b - a for a, b in zip(ends, ends[1:]))
+            card_pass_s, chips_pass_s = (statistics.median(b - a for a, b in zip(e, e[1:]))
+                                         for e in (daemon.ends[card_reader], daemon.ends[chip_reader]))
             counted_from = {name: len(e) for name, e in daemon.ends.items()}
             air_from = {name: [chip.air_s for chip in d.board.chips] for name, d in devices.items()}
-            felt = _Felt(field, subscriber, topic, card_pass_s, random.Random(seed))
+            felt = _Felt(field, subscriber, topic, card_pass_s, chips_pass_s, random.Random(seed))
 
             def submit(body: dict) -> None:
                 daemon.pipeline.submit({**body, "role": "floor", "user": "bench"})

@@ -97,7 +97,7 @@ import enum
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Generator, Iterable
+from typing import Any, Callable, Generator, Iterable
 
 from firmware_bridge.codec import DecoderStats, FrameRejection
 from firmware_bridge.link import LinkEvent, LinkState, LinkStats
@@ -110,6 +110,7 @@ from firmware_bridge.messages import (
     IdentifyReply,
     Inventory,
     InventoryFlag,
+    Message,
     TagEntry,
     TagTechnology,
 )
@@ -1032,7 +1033,7 @@ class FeigLink:
             self._counters.retransmits += 1
         raise _Trouble(f"{self.timing.max_retransmits + 1} damaged answers in a row to [0x{command:02X}]")
 
-    def _decode(self, decoder: Callable, data: bytes):
+    def _decode(self, decoder: Callable[[bytes], Any], data: bytes) -> Any:
         try:
             return decoder(data)
         except FeigFormatError as exc:
@@ -1054,7 +1055,7 @@ class FeigLink:
                     named = yield from self._diagnose(index, channel, readable=False)
                     if named is not None:
                         code, detail, why = named
-                self._fault(index, channel, code, detail, why)
+                self._fault(index, channel, code, detail or 0, why)  # 0: no status came with the fault
                 continue  # its contents are unknown, not empty: no Inventory for it this pass
             if index == round_robin:
                 yield from self._diagnose(index, channel, readable=True)
@@ -1064,9 +1065,10 @@ class FeigLink:
                 self._emit("antenna_fault", message=AntennaFault(self._take_seq(), index, FaultCode.CLEARED, 0))
             flags = (InventoryFlag.REQUESTED if requested else InventoryFlag(0)) | \
                 (InventoryFlag.CYCLE_END if index == last else InventoryFlag(0))
-            self._emit("inventory", message=Inventory(self._take_seq(), index, cycle, flags, tuple(entries)))
+            self._emit("inventory", message=Inventory(self._take_seq(), index, cycle, flags, tuple(entries or ())))
 
-    def _read_channel(self, channel: Channel):
+    def _read_channel(self, channel: Channel) -> Generator[Request, Frame | None, tuple[
+            list[TagEntry] | None, tuple[FaultCode, int | None, str, bool] | None]]:
         """RF to the channel, RF reset, inventory; (entries, None), or (None, (code, detail, why, diagnose?))."""
         trouble = yield from self._select(channel)
         if trouble is not None:
@@ -1131,7 +1133,8 @@ class FeigLink:
             entries[record.uid] = TagEntry(record.uid, 1, None)
         return list(entries.values())
 
-    def _select(self, channel: Channel, route_only: bool = False):
+    def _select(self, channel: Channel, route_only: bool = False
+                ) -> Generator[Request, Frame | None, tuple[int | None, str] | None]:
         """Route the reader's RF to ``channel``; None, or (status, why) when a multiplexer does not follow."""
         if self._rf_output != channel.output:
             answer = yield from self._ask(Command.RF_ON_OFF, bytes((channel.output,)))
@@ -1158,7 +1161,8 @@ class FeigLink:
             self._mux_state[key] = out
         return None
 
-    def _diagnose(self, index: int, channel: Channel, readable: bool):
+    def _diagnose(self, index: int, channel: Channel, readable: bool
+                  ) -> Generator[Request, Frame | None, tuple[FaultCode, int, str] | None]:
         """[0x6E] mode 0x01 on the selected channel: reader flags are logged; the antenna's fault, if any, is returned
         (code, detail, why) for a channel that cannot be read and logged for one that still reads."""
         answer = yield from self._ask(Command.READER_DIAGNOSTIC, bytes((DIAG_GENERAL_RF,)))
@@ -1201,7 +1205,7 @@ class FeigLink:
 
     # ---- events and logging -------------------------------------------------------------------------
 
-    def _log_once(self, key: str, value: object, message: str, *args) -> None:
+    def _log_once(self, key: str, value: object, message: str, *args: object) -> None:
         if self._logged.get(key) != value:
             self._logged[key] = value
             log.warning(message, *args)
@@ -1211,7 +1215,7 @@ class FeigLink:
         self._seq = (seq + 1) & 0xFFFF
         return seq
 
-    def _emit(self, kind: str, *, message=None, reason: str = "", count: int = 0) -> None:
+    def _emit(self, kind: str, *, message: Message | None = None, reason: str = "", count: int = 0) -> None:
         self._events.append(LinkEvent(kind, self._now, self.name, message, reason, count))
 
     def _take_events(self) -> list[LinkEvent]:

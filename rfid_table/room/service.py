@@ -78,6 +78,8 @@ class RoomService:
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
         self.client.on_unsubscribe = self._on_unsubscribe
+        self.client.on_subscribe = self._on_subscribe
+        self._session_present = False
         self._connected = threading.Event()
         self._unsubscribed = threading.Event()
         self._drain_until: float | None = None  # while stopping: store what was delivered until then
@@ -95,8 +97,15 @@ class RoomService:
             return
         self._connected.set()
         # Subscribed at every connection: a stop unsubscribes (below), and a session kept since then has none.
+        self._session_present = bool(flags.session_present)
         client.subscribe(self.config.subscription, options=SubscribeOptions(qos=QOS))
-        if flags.session_present:
+
+    def _on_subscribe(self, client: mqtt.Client, userdata: object, mid: int, reason_codes: Any,
+                      properties: Any) -> None:
+        if any(code.is_failure for code in reason_codes):
+            log.error("the broker refused the subscription to %s: %s", self.config.subscription,
+                      ", ".join(str(code) for code in reason_codes))
+        elif self._session_present:
             log.info("resumed the session: the broker delivers what it kept for %s", self.client_id)
         else:
             log.info("subscribed to %s (a new session)", self.config.subscription)

@@ -152,3 +152,26 @@ def test_the_configuration_pages_example_is_a_table_file_but_for_what_it_leaves_
     problems = [problem.render(str(example)) for problem in refused.value.problems]
     left_out = [p for p in problems if re.search(r": seat (\d+) has no card zone|: deck has 1 cards, expected 52", p)]
     assert problems == left_out and len(problems) == 10, problems
+
+
+def heading_anchors(path: Path) -> set[str]:
+    """The anchors GitHub makes of a page's headings: lower case, punctuation dropped, spaces as hyphens."""
+    text = re.sub(r"^```.*?^```", "", path.read_text(encoding="utf-8"), flags=re.M | re.S)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+            for heading in re.findall(r"^#+ (.+)$", text, re.M)}
+
+
+@pytest.mark.parametrize("page", [ROOT / "README.md", *sorted(DOCS.glob("*.md"))], ids=lambda path: path.name)
+def test_every_link_between_the_pages_leads_somewhere(page):
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.M | re.S)
+    broken = []
+    for link in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", link):
+            continue  # a web address
+        target, _, anchor = link.partition("#")
+        path = (page.parent / target).resolve() if target else page
+        if not path.exists():
+            broken.append(f"{link}: no such file")
+        elif anchor and path.suffix == ".md" and anchor not in heading_anchors(path):
+            broken.append(f"{link}: no such heading")
+    assert not broken, broken

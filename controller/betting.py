@@ -63,6 +63,7 @@ class Variant:
     hole_cards: int
     omaha: bool
     phh_code: str | None
+    hi_lo: bool = False  # each pot split between the best high hand and the best eight-or-better low
 
 
 NLHE = Variant("NLHE", NO_LIMIT, 2, False, "NT")
@@ -72,7 +73,11 @@ PLO5 = Variant("PLO5", POT_LIMIT, 5, True, None)
 PLO6 = Variant("PLO6", POT_LIMIT, 6, True, None)
 PLO7 = Variant("PLO7", POT_LIMIT, 7, True, None)  # 7-card Omaha (CA GR 15.1-15.2: at most five players)
 FLHE = Variant("FLHE", FIXED_LIMIT, 2, False, "FT")  # split limit: small bet pre-flop/flop, big bet turn/river
-VARIANTS = {v.code: v for v in (NLHE, PLHE, PLO, PLO5, PLO6, PLO7, FLHE)}
+# Hi-lo split, eight or better (controller/showdown.py). pokerkit has a PHH code for fixed-limit Omaha hi-lo only.
+PLO8 = Variant("PLO8", POT_LIMIT, 4, True, None, hi_lo=True)
+FLO8 = Variant("FLO8", FIXED_LIMIT, 4, True, "FO/8", hi_lo=True)
+FLHE8 = Variant("FLHE8", FIXED_LIMIT, 2, False, None, hi_lo=True)  # hold'em hi-lo, where a house deals it
+VARIANTS = {v.code: v for v in (NLHE, PLHE, PLO, PLO5, PLO6, PLO7, FLHE, PLO8, FLO8, FLHE8)}
 
 
 @dataclass(frozen=True)

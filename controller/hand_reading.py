@@ -432,7 +432,8 @@ class HandReading:
     def runs_refusal(self, pots: Sequence[int] | None) -> Refusal | None:
         """Why the players cannot agree to deal the rest of the board more than once for ``pots`` (indices, 0 the
         main pot; None: every pot), or None. CA Actions 8: "if a.) no more action is possible": the betting is over
-        with players all-in and board cards still to come."""
+        with players all-in and board cards still to come; "c.) there is at least € 500 in the pot" (the house's
+        ``run_it_minimum_pot``, every chip in the middle counted)."""
         hand = self.engine
         if hand is None or self.ended:
             return Refusal("no hand is being played")
@@ -448,6 +449,10 @@ class HandReading:
         count = max(len(hand.pots()), len(levels) + (1 if len(levels) < len(hand.live_seats) else 0))
         if pots is not None and any(not 0 <= p < count for p in pots):
             return Refusal(f"the hand has {count} pot(s): 0 is the main pot, 1 the first side pot")
+        minimum, pot = self.table.rules.run_it_minimum_pot, hand.pot_total()
+        if pot < minimum:
+            return Refusal(f"the pot is {pot}: the house runs a board twice only with at least {minimum} in the pot "
+                           f"({self.table.rules.cite('run_it_minimum_pot')})")
         return None
 
     def agree_runs(self, runs: int, pots: Sequence[int] | None) -> None:

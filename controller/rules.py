@@ -98,6 +98,7 @@ class RuleProfile:
     missing_flop_burn: str  # MISSING_FLOP_BURN_*: a flop turned without a burn card
     unplayable_chips: str  # UNPLAYABLE_*: chips of a push that do not play
     pot_disputes: str  # POT_DISPUTES_*: how long a pot error waits for the floor
+    run_it_minimum_pot: int  # chips in the middle before the players may agree to run the board twice (0: any pot)
     sources: Mapping[str, str] = field(default_factory=dict)
 
     def cite(self, field_name: str) -> str:
@@ -131,6 +132,7 @@ TDA = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     pot_disputes=POT_DISPUTES_NEXT_HAND_ACTION,
+    run_it_minimum_pot=0,
     sources={
         "odd_chip": "TDA 20-1",
         "split_unit": "TDA 20",
@@ -146,6 +148,7 @@ TDA = _profile(
         "exposed_hole_card": "DE 3 (the burn card for the flop, shown to all; a new card after the deal)",
         "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "TDA 20 (the smallest denomination still in play)",
+        "run_it_minimum_pot": "TDA (no rule on running the board twice: any pot)",
         "pot_disputes": "TDA 20-6 (errors in calculating or awarding the pot can be disputed until substantial "
         "action has taken place in the next hand)",
     },
@@ -168,6 +171,7 @@ CASINOS_AUSTRIA = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_NOT_DIVISIBLE,
     pot_disputes=POT_DISPUTES_NEXT_HAND,
+    run_it_minimum_pot=500,
     sources={
         "odd_chip": "CA GR 8 (closest to the button in the betting order; CA Actions 8f gives run-it-twice odd chips "
         "to the worse position instead)",
@@ -186,6 +190,7 @@ CASINOS_AUSTRIA = _profile(
         "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "CA GR 8, CA Stakes 1 (bets divisible by the ante or small blind, by the big blind "
         "where the small blind does not divide it; the spike is reimbursed)",
+        "run_it_minimum_pot": "CA Actions 8c (\"there is at least € 500 in the pot\"; a chip counted as one euro)",
         "pot_disputes": "CA Actions 9 (a complaint must be made before the next game has started; no correction "
         "after)",
     },
@@ -208,6 +213,7 @@ POKER_PLAY = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_BELOW_FORCED_BET_CHIP,
     pot_disputes=POT_DISPUTES_NEXT_HAND_ACTION,
+    run_it_minimum_pot=0,
     sources={
         "odd_chip": "PP Ties 5a, PP Ties 4 (at most one odd chip per player)",
         "split_unit": "PP Ties 3",
@@ -224,6 +230,7 @@ POKER_PLAY = _profile(
         "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "PP Betting 7 (chips smaller than the smallest chip of the antes and blinds do not "
         "play, even in quantity)",
+        "run_it_minimum_pot": "PP (no rule on running the board twice: any pot)",
         "pot_disputes": "PP Showdown 3 (errors in paying out the pot are to be reported), TDA 20-6 (until "
         "substantial action in the next hand)",
     },
@@ -246,6 +253,7 @@ ALLIN_CLUB = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     pot_disputes=POT_DISPUTES_NEXT_HAND,
+    run_it_minimum_pot=0,
     sources={
         "odd_chip": "AC 15",
         "split_unit": "AC 15, TDA 20 (the smallest denomination still in play)",
@@ -261,6 +269,7 @@ ALLIN_CLUB = _profile(
         "all; a new card after the deal)",
         "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "AC 19 (the chip race colours up the smallest chips)",
+        "run_it_minimum_pot": "AC (no rule on running the board twice: any pot)",
         "pot_disputes": "AC 17 (disputed pots: the right to dispute ends when a new hand begins)",
     },
 )
@@ -282,6 +291,7 @@ CLUB_TOURNAMENT_DE = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_PLAY_ON,
     unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     pot_disputes=POT_DISPUTES_NEXT_HAND_ACTION,
+    run_it_minimum_pot=0,
     sources={
         "odd_chip": "DE 14, TDA 20-1",
         "split_unit": "DE 10 (side pots), TDA 20",
@@ -296,6 +306,7 @@ CLUB_TOURNAMENT_DE = _profile(
         "exposed_hole_card": "DE 3 (the burn card for the flop, shown to all; a new card after the deal)",
         "missing_flop_burn": "DE 3 (a forgotten burn: the round is played on)",
         "unplayable_chips": "DE 14, TDA 20",
+        "run_it_minimum_pot": "DE (no rule on running the board twice: any pot)",
         "pot_disputes": "DE 14, TDA 20-6",
     },
 )

@@ -151,7 +151,7 @@ TIERS = {
     "browser": "drives Chromium",
     "micropython": "runs the firmware in MicroPython",
     "process": "starts processes (the command line, a daemon, a server, workers)",
-    "slow": "pure, but takes many seconds",
+    "slow": "pure, but takes seconds of CPU",
 }
 BROKER_FIXTURES = {"broker", "mqtt_settings", "recorder_factory", "table_config"}
 # in a test's code (not in its comments or strings): the names that start a broker, the parts of the names that
@@ -200,7 +200,8 @@ def _names_reached(item) -> set[str]:
     """The names the test uses, and those of every function, class and fixture of tests/ it names, followed from
     name to name (a module's helper that calls another helper that starts a process)."""
     module = getattr(item, "module", None)
-    todo = [getattr(item, "function", None)] + [getattr(module, name, None) for name in item.fixturenames]
+    fixtures = getattr(item, "fixturenames", ())
+    todo = [getattr(item, "function", None)] + [getattr(module, name, None) for name in fixtures]
     seen: set[int] = set()
     reached: set[str] = set()
     while todo:

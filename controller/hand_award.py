@@ -43,7 +43,10 @@ def award_hand(reading: HandReading, hand: BettingHand, ended: HandEnded) -> dic
                   "shares": {str(s): v for s, v in p.shares.items()}, "odd_chips": list(p.odd_chips),
                   "rules": list(p.rules),
                   **({"boards": [{"board": b + 1, "shares": {str(s): v for s, v in shares.items()}}
-                                 for b, shares in board_shares(p)]} if p.boards else {})}
+                                 for b, shares in board_shares(p)]} if p.boards else {}),
+                  **({"halves": [{"side": h.side, "amount": h.amount, "winners": list(h.winners),
+                                  "shares": {str(s): v for s, v in h.shares.items()}, "odd_chips": list(h.odd_chips)}
+                                 for h in p.halves]} if p.halves else {})}
                  for p in result.pots],
         **several,
         "payouts": {str(s): v for s, v in result.payouts.items() if v},

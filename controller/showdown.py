@@ -15,12 +15,25 @@ Rules:
 * a split is made down to the profile's unit (TDA 20: the smallest chip in play; CA GR 8: the small blind or ante);
   odd units go one per winner (PP Ties 4) in the profile's order (TDA 20-1, PP Ties 5a, AC 15: from the first
   winner left of the button; CA GR 8: from the winner closest to the button in the betting order).
+
+Hi-lo split, eight or better (``Variant.hi_lo``: PLO8, FLO8, FLHE8):
+* each pot — main and side — is split on its own between the best high hand and the best low among the hands
+  eligible for it (CA Actions 7; TDA 20-5; PP Ties 5d);
+* a low is five cards of different ranks, eight or lower, the ace low; straights and flushes do not count against
+  it; Omaha's low too is exactly two hole and three board cards. Lows compare from their highest card down;
+* no eligible hand has a low: the high hand takes the whole pot (scoops);
+* the odd unit between the halves goes to the high half (TDA 20-3; PP Ties 5c); tied high hands, or tied lows,
+  share their half as any tie, odd units by the house's order above (TDA 20-1; PP Ties 5c), a seat given an odd
+  unit in the high half last in the low half's order (PP Ties 4: one odd chip each). Two lows tied with one high:
+  each low gets a quarter (a "quartered" pot), by the same arithmetic.
+The low is counted here, not by phevaluator (which ranks high hands only): an eight-or-better low is the five
+lowest different ranks, a few lines.
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
@@ -100,6 +113,48 @@ def hand_rank(variant: Variant, hole: Sequence[str], board: Sequence[str]) -> in
     return min(evaluate_omaha_cards(*board_ids, *four) for four in combinations(hole_ids, 4))
 
 
+LOW_RANKS = {"A": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8}  # eight or better, the ace low
+HI_LO_RULES = ("TDA 20-3", "PP Ties 5c")  # the odd unit between the halves to the high half
+NO_LOW = "hi-lo: no eight-or-better low, the high hand takes the pot"  # the game's definition; no book states it
+
+
+def _low_value(ranks: Sequence[int]) -> int:
+    """Five different low ranks as one number: smaller is a better low (compared from the highest card down)."""
+    value = 0
+    for r in sorted(ranks, reverse=True):
+        value = value * 16 + r
+    return value
+
+
+def low_rank(variant: Variant, hole: Sequence[str], board: Sequence[str]) -> int | None:
+    """The best eight-or-better low (smaller is better: 5-4-3-2-A is the best), or None for no qualifying low.
+    Omaha: exactly two hole cards and three board cards; hold'em: any five of the seven."""
+    cards, shared = [parse_card(c) for c in hole], [parse_card(c) for c in board]
+    hole_lows = [LOW_RANKS[c[0]] for c in cards if c[0] in LOW_RANKS]
+    board_lows = [LOW_RANKS[c[0]] for c in shared if c[0] in LOW_RANKS]
+    if not variant.omaha:
+        distinct = sorted(set(hole_lows + board_lows))
+        return _low_value(distinct[:5]) if len(distinct) >= 5 else None
+    best: int | None = None
+    for two in {frozenset(p) for p in combinations(hole_lows, 2) if p[0] != p[1]}:
+        for three in {frozenset(t) for t in combinations(board_lows, 3) if len(set(t)) == 3}:
+            if two.isdisjoint(three):
+                value = _low_value([*two, *three])
+                best = value if best is None else min(best, value)
+    return best
+
+
+@dataclass(frozen=True)
+class PotHalf:
+    """One half of a hi-lo pot: ``side`` is "high" or "low"."""
+
+    side: str
+    amount: int
+    winners: tuple[int, ...]
+    shares: Mapping[int, int]
+    odd_chips: tuple[int, ...]
+
+
 @dataclass(frozen=True)
 class PotAward:
     index: int  # 0 = main pot
@@ -110,6 +165,7 @@ class PotAward:
     odd_chips: tuple[int, ...]  # seats that received an odd unit, in the order they got it
     rules: tuple[str, ...]
     boards: tuple[BoardPart, ...] = ()  # a pot divided between runs or boards: each board's part
+    halves: tuple[PotHalf, ...] = ()  # a hi-lo pot: its high half, then its low half (none: no qualifying low)
 
 
 @dataclass(frozen=True)
@@ -120,6 +176,7 @@ class Award:
     showdown_order: tuple[int, ...]
     ranks: Mapping[int, int]  # on the first board
     board_ranks: tuple[Mapping[int, int], ...] = ()  # on each board, where the hand had more than one
+    low_ranks: Mapping[int, int | None] = field(default_factory=dict)  # hi-lo: each live hand's low (None: no low)
 
 
 def showdown_order(hand: BettingHand) -> list[int]:
@@ -179,13 +236,20 @@ def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = No
     if len(boards) != runs * per_run:
         raise ValueError(f"{runs} run(s) of {per_run} board(s) need {runs * per_run} boards, not {len(boards)}")
     live = hand.live_seats
+    hi_lo = hand.variant.hi_lo
+    if hi_lo and len(boards) > 1 and len(live) > 1:
+        raise ValueError(f"{hand.variant.code} is split high and low on one board: a hand run more than once or a "
+                         "double board is not played in hi-lo games")
     board_ranks: list[dict[int, int]] = [{} for _ in boards]
+    lows: dict[int, int | None] = {}
     if len(live) > 1:
         if hole_cards is None or any(s not in hole_cards for s in live):
             raise ValueError("every live seat's hole cards are needed for the showdown")
         for i, cards in enumerate(boards):
             for s in live:
                 board_ranks[i][s] = hand_rank(hand.variant, hole_cards[s], cards)
+        if hi_lo:
+            lows = {s: low_rank(hand.variant, hole_cards[s], boards[0]) for s in live}
     unit = split_unit(hand, rules)
     payouts = {s: 0 for s in hand.order}
     awards = []
@@ -194,7 +258,16 @@ def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = No
     for index, pot in enumerate(pots):
         contenders = [s for s in pot.eligible if s in live]
         cites: tuple[str, ...] = ("CA Actions 7", "TDA 20-5")
-        if len(plays[index]) == 1 or len(contenders) == 1:
+        halves: tuple[PotHalf, ...] = ()
+        if hi_lo and len(contenders) > 1:
+            halves, cites = _split_high_low(hand, pot.amount, contenders, board_ranks[0], lows, rules, unit, cites)
+            shares, odd, parts = {}, [], ()
+            for half in halves:
+                for s, v in half.shares.items():
+                    shares[s] = shares.get(s, 0) + v
+                odd += half.odd_chips
+            winners = [s for s in contenders if s in shares]
+        elif len(plays[index]) == 1 or len(contenders) == 1:
             winners = contenders if len(contenders) == 1 else _best(contenders, board_ranks[plays[index][0]])
             order = odd_chip_order(hand, winners, rules)
             shares, odd = split_pot(pot.amount, order, unit)
@@ -215,10 +288,40 @@ def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = No
             cites += (rules.cite("split_unit"),)
         for s, v in shares.items():
             payouts[s] += v
-        awards.append(PotAward(index, pot.amount, pot.eligible, tuple(winners), shares, tuple(odd), cites, parts))
+        awards.append(PotAward(index, pot.amount, pot.eligible, tuple(winners), shares, tuple(odd), cites, parts,
+                               halves))
     finishing = {s: hand.stacks[s] + payouts[s] for s in hand.order}
     return Award(tuple(awards), payouts, finishing, tuple(showdown_order(hand)) if len(live) > 1 else tuple(live),
-                 board_ranks[0], tuple(board_ranks) if len(boards) > 1 else ())
+                 board_ranks[0], tuple(board_ranks) if len(boards) > 1 else (), lows)
+
+
+def _split_high_low(hand: BettingHand, amount: int, contenders: Sequence[int], ranks: Mapping[int, int],
+                    lows: Mapping[int, int | None], rules: RuleProfile, unit: int, cites: tuple[str, ...]
+                    ) -> tuple[tuple[PotHalf, ...], tuple[str, ...]]:
+    """A hi-lo pot's halves (the high half first) and the rules cited. The halves are whole units; the odd one,
+    and any remainder below a unit, go to the high half (TDA 20-3; PP Ties 5c)."""
+    high = _best(contenders, ranks)
+    qualified = [s for s in contenders if lows.get(s) is not None]
+    if not qualified:
+        sides = [("high", amount, high)]
+        cites += (NO_LOW,)
+    else:
+        best_low = min(lows[s] for s in qualified)  # type: ignore[type-var]
+        low = [s for s in qualified if lows[s] == best_low]
+        units = amount // unit
+        low_amount = units // 2 * unit
+        sides = [("high", amount - low_amount, high), ("low", low_amount, low)]
+        cites += HI_LO_RULES
+    halves: list[PotHalf] = []
+    for side, part, winners in sides:
+        order = odd_chip_order(hand, winners, rules)
+        had_one = {s for h in halves for s in h.odd_chips}  # at most one odd chip each (PP Ties 4)
+        order = [s for s in order if s not in had_one] + [s for s in order if s in had_one]
+        shares, odd = split_pot(part, order, unit)
+        if len(winners) > 1:
+            cites += tuple(c for c in (rules.cite("odd_chip"), rules.cite("split_unit")) if c not in cites)
+        halves.append(PotHalf(side, part, tuple(winners), shares, tuple(odd)))
+    return tuple(halves), cites
 
 
 def _best(contenders: Sequence[int], ranks: Mapping[int, int]) -> list[int]:

@@ -45,9 +45,11 @@ BOUGHT_READERS = ("metratec", "feig")
 ZONE_KINDS = {"cards": DebounceSettings(2, 0.6, move_after_cycles=3), "chips": DebounceSettings(1, 1.0),
               "piles": DebounceSettings(1, 1.0)}
 ENGINE_VARIANTS = {"nlhe": "NLHE", "plhe": "PLHE", "flhe": "FLHE", "plo4": "PLO", "plo5": "PLO5", "plo6": "PLO6",
-                   "plo7": "PLO7"}
+                   "plo7": "PLO7", "plo8": "PLO8", "flo8": "FLO8", "flhe8": "FLHE8"}
+HI_LO_VARIANTS = ("plo8", "flo8", "flhe8")  # split high and low, eight or better: one board, never a double board
 RULE_PROFILES = ("tda", "casinos_austria", "poker_play", "allin_club", "club_tournament_de")
-VARIANTS = {"nlhe": 2, "plhe": 2, "flhe": 2, "plo4": 4, "plo5": 5, "plo6": 6, "plo7": 7}  # variant → hole cards
+VARIANTS = {"nlhe": 2, "plhe": 2, "flhe": 2, "plo4": 4, "plo5": 5, "plo6": 6, "plo7": 7,  # variant → hole cards
+            "plo8": 4, "flo8": 4, "flhe8": 2}
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # it becomes an MQTT topic level: no '/', '+' or '#'
 
 
@@ -259,6 +261,9 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     levels, start_level = _tournament_levels(c, doc, game)
     double_board = c.value(game, ("game", "double_board"), bool, "true (two boards every hand, CA GR 14.1) or false",
                            False)
+    if double_board and variant in HI_LO_VARIANTS:
+        c.problem(("game", "double_board"), f"{variant} is split high and low on one board: a double board is not "
+                                            "played in the hi-lo games (set double_board = false)")
     most_players = _max_players(c, game, variant, double_board, seats, players)
 
     # [mqtt]

@@ -47,6 +47,7 @@ ZONE_KINDS = {"cards": DebounceSettings(2, 0.6, move_after_cycles=3), "chips": D
 ENGINE_VARIANTS = {"nlhe": "NLHE", "plhe": "PLHE", "flhe": "FLHE", "plo4": "PLO", "plo5": "PLO5", "plo6": "PLO6",
                    "plo7": "PLO7", "plo8": "PLO8", "flo8": "FLO8", "flhe8": "FLHE8"}
 HI_LO_VARIANTS = ("plo8", "flo8", "flhe8")  # split high and low, eight or better: one board, never a double board
+SETTLE_PASSES = 1.5  # the least settle window, in passes of the chips' reader (TableConfig.bet_settle_s)
 RULE_PROFILES = ("tda", "casinos_austria", "poker_play", "allin_club", "club_tournament_de")
 VARIANTS = {"nlhe": 2, "plhe": 2, "flhe": 2, "plo4": 4, "plo5": 5, "plo6": 6, "plo7": 7,  # variant → hole cards
             "plo8": 4, "flo8": 4, "flhe8": 2}
@@ -148,6 +149,17 @@ class TableConfig:
     def antenna_zones(self) -> dict[tuple[str, int], str]:
         return {antenna: zone for zone, antenna in self.zones.items()}
 
+    @property
+    def bet_settle_s(self) -> float:
+        """How long a bet's chips must lie still before they are read as one push. A push's chips are read over a
+        pass of the chips' reader (those that landed after their antenna's dwell, a pass later), so a window shorter
+        than that splits one push into a bet and a string bet. The house's ``settle_ms`` is the floor; the window is
+        at least a pass and a half of the slowest reader of the chip zones (``cycle_ms``: set to at least the
+        reader's pass), the half for a pass running late."""
+        chips_pass_s = max((self.readers[reader].cycle_s for zone, (reader, _antenna) in self.zones.items()
+                            if Zone.parse(zone).holds == "chips"), default=0.0)
+        return max(self.game.settle_s, SETTLE_PASSES * chips_pass_s)
+
     def betting_setup(self) -> BettingSetup | None:
         """What the chip layer needs; None when the table has no chip set."""
         if self.chips is None:
@@ -156,7 +168,7 @@ class TableConfig:
         return BettingSetup(variant=ENGINE_VARIANTS[game.variant], small_blind=game.small_blind,
                             big_blind=game.big_blind, ante=game.ante, big_blind_ante=game.big_blind_ante,
                             chips=self.chips.chips, chip_set=self.chips.active_set, other_chips=self.chips.others,
-                            rules=game.rules, settle_s=game.settle_s, table_id=self.table_id,
+                            rules=game.rules, settle_s=self.bet_settle_s, table_id=self.table_id,
                             double_board=game.double_board)
 
     def table_setup(self) -> TableSetup:

@@ -400,9 +400,9 @@ def table_hand_over_s(config: TableConfig) -> float:
 
 
 def table_read_s(config: TableConfig) -> float:
-    """How long after a push the table has read the bet: its chips settled (``[game] settle_ms``), and two reader
-    cycles for the last reads and the tick."""
-    return config.game.settle_s + _two_cycles(config)
+    """How long after a push the table has read the bet: its chips settled (``TableConfig.bet_settle_s``: ``[game]
+    settle_ms`` or more), and two reader cycles for the last reads and the tick."""
+    return config.bet_settle_s + _two_cycles(config)
 
 
 def _two_cycles(config: TableConfig) -> float:

@@ -685,10 +685,9 @@ class BettingHand:
                 return self._reject("awaiting_choice", f"seat {seat} faces a bet: complete the call or fold", seat)
             return self.resolve_incomplete_call(seat, complete=True)  # any chip declaration completes the call
         if seat != self._to_act:
-            if self.rules.out_of_turn == OOT_DECLARATION_DISMISSED:
-                self._s[seat].no_raise = True
-                return self._ok("dismissed", f"seat {seat} declared {kind} out of turn: dismissed, may not raise "
-                                "on its next turn", seat, rules=(self.rules.cite("out_of_turn"),))
+            if self.rules.out_of_turn == OOT_DECLARATION_DISMISSED:  # PP Betting 10: "no penalties"
+                return self._ok("dismissed", f"seat {seat} declared {kind} out of turn: dismissed, no penalty",
+                                seat, rules=(self.rules.cite("out_of_turn"),))
             return self._hold(seat, decl, ())
         return self._declare_in_turn(seat, decl, rules)
 
@@ -956,11 +955,16 @@ class BettingHand:
         s.change += sum(chips)  # in the zone but not (yet) part of the bet
         s.held = _Held(decl, chips, self.current_bet, check)
         s.declared = None
+        if self.rules.out_of_turn == OOT_DECLARATION_DISMISSED:
+            s.no_raise = True  # PP Betting 10: whoever acts out of turn may not raise on the next turn
         self._oot_since_turn.append((seat, bool(chips) or (decl is not None and decl.kind not in ("check", "fold"))))
         what = "check" if check else (decl.kind if decl else f"push of {sum(chips)}")
-        rules = ("TDA 53", "CA Actions 2", "AC 34")
+        rules: tuple[str, ...] = ("TDA 53", "CA Actions 2", "AC 34")
+        penalty = ""
+        if s.no_raise:
+            rules, penalty = rules + (self.rules.cite("out_of_turn"),), "; it may not raise on its next turn"
         ruling = self._ok("held_out_of_turn", f"seat {seat} acted out of turn ({what}); held until the action reaches "
-                          "it: binding if nothing changes, returned otherwise", seat, rules=rules)
+                          f"it: binding if nothing changes, returned otherwise{penalty}", seat, rules=rules)
         skipped = self._skipped_seats(seat)
         if skipped and self._oot_substantial():
             return Ruling(True, "held_out_of_turn", ruling.message + f"; seats {skipped} were skipped and "

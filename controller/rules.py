@@ -56,7 +56,7 @@ LIMIT_UNCAPPED_EVENT_HEADS_UP = "event_heads_up_only"
 
 # Actions out of turn.
 OOT_BINDING_UNLESS_CHANGED = "binding_unless_changed"
-OOT_DECLARATION_DISMISSED = "declaration_dismissed_no_raise"
+OOT_DECLARATION_DISMISSED = "declaration_dismissed_no_raise"  # PP Betting 10: an action, not a word, bars a raise
 
 # A hole card the dealer exposes during the deal that is not the first or second card of the deal.
 EXPOSED_BURN_AFTER_DEAL = "burn_card_replaced_after_deal"  # it is the flop's burn; a replacement after the deal
@@ -224,7 +224,8 @@ POKER_PLAY = _profile(
         "limit_raise_cap": "PP Betting 3a (bet and three raises with three or more betting rounds)",
         "limit_raise_cap_two_rounds": "PP Betting 3b (bet and four raises with two betting rounds)",
         "limit_heads_up": "PP Betting 4 (heads-up unlimited unless capped before)",
-        "out_of_turn": "PP Betting 10 (out-of-turn declaration dismissed; no raise on the next turn)",
+        "out_of_turn": "PP Betting 10 (a verbal declaration out of turn dismissed without penalty; who acts out of "
+        "turn may not raise on the next turn)",
         "exposed_hole_card": "PP Irregularities 12-13 (an exposed card is not dealt into the hand; no choice to keep "
         "it)",
         "missing_flop_burn": "TDA 39-2",

@@ -10,6 +10,7 @@ messages in the order it routed them, so a forbidden message that got through wo
 import io
 import itertools
 import json
+import logging
 import os
 import re
 import shutil
@@ -29,8 +30,8 @@ from paho.mqtt.client import WebsocketConnectionError
 from paho.mqtt.enums import CallbackAPIVersion
 
 from conftest import TABLE_10
-from rfid_table.ops.broker_setup import (CARDROOM_CONF, CardRoom, CardRoomBroker, SetupError, User, check_username,
-                                     main, render_acl)
+from rfid_table.ops.broker_setup import (CARDROOM_CONF, CardRoom, CardRoomBroker, RoomGrant, SetupError, User,
+                                     check_username, main, render_acl)
 from rfid_table.config.table import MqttSettings, load_config
 from rfid_table.service.daemon import StopFlag
 from rfid_table.ops.diag import render
@@ -535,7 +536,7 @@ def test_the_shipped_example_acl_is_what_the_command_generates():
     for table in ("main-1", "sixmax-1"):
         room.add_table(table)
     for user in (User("floor-1", "floor"), User("dealer-main-1", "dealer", ("main-1",)), User("obs-1", "overlay"),
-                 User("web-1", "public")):
+                 User("web-1", "public"), User("room-a", "room", None, RoomGrant("main-room", "secure", "rfid-table-room"))):
         room.add_user(user)
     assert (ROOT / "config" / "mosquitto" / "acl.example").read_text() == render_acl(room)
     assert "pattern" not in render_acl(room).replace("`pattern`", "")
@@ -634,3 +635,157 @@ def test_events_the_broker_refuses_stay_undelivered_in_the_journal_and_go_out_on
         publisher.stop()
         sim.close()
         journal.close()
+
+
+# ---- a room service's user ---------------------------------------------------------------------------------------
+
+class LogWatch(logging.Handler):
+    """Sets an event when a log line containing ``words`` is written."""
+
+    def __init__(self, words: str, seen: threading.Event):
+        super().__init__()
+        self.words, self.seen = words, seen
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.words in record.getMessage():
+            self.seen.set()
+
+
+def room_toml(path: Path, broker: CardRoomBroker, room_id: str, feed: str, user: str, dsn: str) -> Path:
+    path.write_text(f'[room]\nid = "{room_id}"\nfeed = "{feed}"\n[mqtt]\nhost = "{broker.host}"\n'
+                    f'port = {broker.mqtt_port}\nusername = "{user}"\npassword = "{user}-pw"\nsession_expiry_s = 600\n'
+                    f'[database]\ndsn = "{dsn}"\nretry_max_s = 2\n', encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def room_db_if_any(request):
+    pytest.importorskip("psycopg", reason="psycopg 3 is not installed (pip install psycopg)")
+    from tests.postgres_fixture import private_postgres  # noqa: PLC0415
+
+    with private_postgres() as server:
+        yield server.database("cardroom")
+
+
+def test_a_room_service_stores_its_feed_and_publishes_its_statistics_with_its_users_rights_and_no_more(
+        workdir, room_db_if_any):
+    """broker-setup --room ROOM.toml makes the room file's user: it reads every table's feed that the file names
+    (secure or delayed) and writes its own room's statistics, which the overlays read; nothing else. The real
+    service then runs with those rights: it stores a table's hand and the overlay shows its players' statistics."""
+    from rfid_table.room.config import load_room_config  # noqa: PLC0415
+    from rfid_table.room.service import RoomService  # noqa: PLC0415
+    from tests.test_room_statistics import HAND_1  # noqa: PLC0415
+
+    directory = workdir / "with-rooms"
+    broker = CardRoomBroker(directory)
+    main_room = room_toml(workdir / "main-room.toml", broker, "main-room", "secure", "room-a", room_db_if_any)
+    studio = room_toml(workdir / "studio.toml", broker, "studio", "delayed", "room-d", room_db_if_any)
+    passwords = {"table-main-1": "t1", "table-other-2": "t2", "obs-1": "o1", "obs-main": "o2", "web-1": "w1",
+                 "dealer-main-1": "d1", "room-a": "room-a-pw", "room-d": "room-d-pw"}
+    code, out, err = run_setup("--dir", str(directory), "--table", MAIN, "--table", OTHER, "--user", "overlay:obs-1",
+                               "--user", f"overlay:obs-main:{MAIN}", "--user", "public:web-1",
+                               "--user", f"dealer:dealer-main-1:{MAIN}", "--room", str(main_room), "--room",
+                               str(studio), "--tls-ip", "127.0.0.1",
+                               *[f"--password={name}={pw}" for name, pw in passwords.items()])
+    assert code == 0, err
+    assert re.search(r"room-a\s+room\s+room main-room: the secure feed, writes rfid-table-room/main-room/#", out), out
+    assert re.search(r"room-d\s+room\s+room studio: the delayed feed", out), out
+    stats = "rfid-table-room/main-room/tables/main-1/stats"
+    with broker.start():
+        room = Room(broker, directory, passwords)
+        made: list[Client] = []
+
+        def connect(user: str) -> Client:
+            made.append(Client(room, user))
+            assert made[-1].connected, (user, made[-1].connack)
+            return made[-1]
+
+        try:
+            # the rights, one user at a time (a user's second connection would take over the first)
+            table, other = connect("table-main-1"), connect("table-other-2")
+            room_a, room_d = connect("room-a"), connect("room-d")
+            for reader in (room_a, room_d):
+                reader.subscribe("#")
+            for branch in ("status", "public/events", "secure/events", "delayed/events", "replies/floor-1"):
+                assert ok(table.publish(f"{P}/{MAIN}/{branch}", b"{}")), branch
+            assert ok(other.publish(f"{P}/{OTHER}/secure/events", b"{}"))
+            assert ok(other.publish(f"{P}/{OTHER}/delayed/events", b"{}"))
+            assert ok(table.publish(f"{P}/{MAIN}/secure/marker", b"marker"))
+            assert ok(table.publish(f"{P}/{MAIN}/delayed/marker", b"marker"))
+            assert room_a.received(f"{P}/{MAIN}/secure/marker") and room_d.received(f"{P}/{MAIN}/delayed/marker")
+            assert sorted(room_a.topics()) == sorted([f"{P}/{MAIN}/secure/events", f"{P}/{OTHER}/secure/events",
+                                                      f"{P}/{MAIN}/secure/marker"])
+            assert sorted(room_d.topics()) == sorted([f"{P}/{MAIN}/delayed/events", f"{P}/{OTHER}/delayed/events",
+                                                      f"{P}/{MAIN}/delayed/marker"])
+            for topic in (f"{P}/{MAIN}/secure/events", f"{P}/{MAIN}/public/snapshot", f"{P}/{MAIN}/status",
+                          f"{P}/{MAIN}/commands/floor/room-a/confirm", "rfid-table-room/studio/stats",
+                          "rfid-table-room/studio/tables/main-1/stats", "elsewhere/x"):
+                assert room_a.publish(topic, b"forged").value == NOT_AUTHORIZED, topic
+            assert room_d.publish("rfid-table-room/main-room/stats", b"forged").value == NOT_AUTHORIZED
+            assert ok(room_d.publish("rfid-table-room/studio/stats", b"{}"))
+            for client in (room_a, room_d):
+                client.close()
+
+            # the service itself, with the room file's user
+            overlay, overlay_main, public = connect("obs-1"), connect("obs-main"), connect("web-1")
+            for reader in (overlay, overlay_main, public):
+                reader.subscribe("rfid-table-room/#")
+            stop, subscribed = threading.Event(), threading.Event()
+            service = RoomService(load_room_config(main_room), "ignored-the-broker-uses-the-username", stop)
+            listener = LogWatch("subscribed to", subscribed)
+            room_log = logging.getLogger("rfid_table.room")
+            room_log.addHandler(listener)
+            level, room_log.level = room_log.level, logging.INFO
+            runner = threading.Thread(target=service.run, daemon=True)
+            runner.start()
+            try:
+                assert subscribed.wait(60), broker.log()[-2000:]
+                seatings = [{"seq": 1 + seat, "type": "player_seated", "t": HAND_1["t"] - 60, "epoch": "e1",
+                             "seat": seat, "player_id": f"p-{seat}", "name": name}
+                            for seat, name in ((1, "Anna"), (2, "Bo"), (3, "Cem"))]
+                for event in [*seatings, HAND_1]:
+                    assert ok(table.publish(f"{P}/{MAIN}/secure/events", json.dumps(event)))
+                assert overlay.wait(lambda: stats in overlay.topics(), 60), broker.log()[-2000:]
+                shown = json.loads(next(p for t, p, _, _ in overlay.messages if t == stats))
+                assert [(s["seat"], s["name"], s["all"]["hands"], s["all"]["net"]) for s in shown["seats"]] == [
+                    (1, "Anna", 1, -50), (2, "Bo", 1, 750), (3, "Cem", 1, -700)]
+                assert overlay.wait(lambda: "rfid-table-room/main-room/stats" in overlay.topics(), 30)
+                assert overlay_main.wait(lambda: stats in overlay_main.topics(), 30)
+                assert public.wait(lambda: stats in public.topics(), 30)
+            finally:
+                stop.set()
+                runner.join(30)
+                room_log.removeHandler(listener)
+                room_log.setLevel(level)
+            assert service.counts.hands == 1 and service.counts.refused == 0
+            # retained: an overlay of one table reads that table's statistics, not the room's players; a dealer
+            # neither (a barrier every one of them reads comes after whatever retained message arrives)
+            for user, expected in (("obs-main", [stats]), ("dealer-main-1", [])):
+                late = connect(user)
+                late.subscribe("rfid-table-room/#")
+                late.subscribe(f"{P}/{MAIN}/public/barrier")
+                assert ok(table.publish(f"{P}/{MAIN}/public/barrier", b"barrier"))
+                assert late.received(f"{P}/{MAIN}/public/barrier")
+                assert [t for t in late.topics() if t.startswith("rfid-table-room/")] == expected, user
+        finally:
+            for client in made:
+                client.close()
+
+
+def test_setup_refuses_a_room_file_it_cannot_give_rights_by(tmp_path):
+    d = str(tmp_path / "room")
+    cases = [('[room]\nid = "r"\n[database]\ndsn = "dbname=x"\n', "no [mqtt] username"),
+             ('[room]\nid = "r"\n[mqtt]\nusername = "room-a"\ntopic_prefix = "other"\n[database]\ndsn = "dbname=x"\n',
+              "under 'other'"),
+             ('[room]\nid = "r/x"\n[database]\ndsn = "dbname=x"\n', "room.toml:2"),
+             (None, "does not exist")]
+    for text, why in cases:
+        path = tmp_path / "room.toml"
+        path.unlink(missing_ok=True)
+        if text is not None:
+            path.write_text(text)
+        code, _, err = run_setup("--dir", d, "--table", MAIN, "--room", str(path))
+        assert code == 2 and why in err, (text, err)
+    code, _, err = run_setup("--dir", d, "--table", MAIN, "--user", "room:room-a")
+    assert code == 2 and "--room ROOM.toml" in err, err
+    assert not (tmp_path / "room").exists()

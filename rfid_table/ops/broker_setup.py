@@ -1,7 +1,7 @@
 """Set up the card room's Mosquitto: users, passwords, ACL and TLS files for config/mosquitto/cardroom.conf.
 
     rfid-table broker-setup --dir /etc/mosquitto/cardroom [--prefix rfid-table]
-        [--table ID ...] [--user ROLE:NAME[:TABLE,...] ...] [--password NAME=SECRET ...]
+        [--table ID ...] [--user ROLE:NAME[:TABLE,...] ...] [--room ROOM.toml ...] [--password NAME=SECRET ...]
         [--remove-table ID ...] [--remove-user NAME ...]
         [--tls] [--tls-host NAME ...] [--tls-ip ADDRESS ...] [--tls-renew] [--install-conf PATH]
 
@@ -22,11 +22,14 @@ table      its own ``<P>/<T>/``: status, public, secure, delayed,       the same
            replies, commands
 floor      every table's status, public, secure, delayed, replies       ``<P>/+/commands/floor/<U>/#``
 dealer     its tables' status, public, secure, replies                  ``<P>/<T>/commands/dealer/<U>/#``
-overlay    every table's status, public, delayed                        nothing
-public     every table's status, public                                 nothing
+overlay    every table's status, public, delayed; the rooms' statistics nothing
+public     every table's status, public; the rooms' statistics          nothing
+room       every table's secure or delayed (its room file's ``feed``)   its room's statistics, ``<S>/<R>/#``
 =========  ===========================================================  ==========================================
 
-A table's user is ``table-<T>``, made with ``--table``. Floor, overlay and public users see every table, or only
+A table's user is ``table-<T>``, made with ``--table``. A room service's user is the ``[mqtt] username`` of its room
+file, made with ``--room ROOM.toml``: the file's ``feed``, room id ``<R>`` and statistics prefix ``<S>`` give its
+rights, and every floor, overlay and public user may read that room's statistics (of its tables). Floor, overlay and public users see every table, or only
 the tables listed after a second colon. Dealers need that list. A command's topic names the role and the user
 that sent it, and the ACL enforces this, so a table knows which console a command came from.
 """
@@ -62,8 +65,9 @@ PASSWD = "passwd"
 ACL = "acl"
 CA_CERT, CA_KEY, SERVER_CERT, SERVER_KEY = "ca.crt", "ca.key", "server.crt", "server.key"
 
-ROLES = ("table", "floor", "dealer", "overlay", "public")
-USER_ROLES = ROLES[1:]  # table users come from --table
+ROLES = ("table", "floor", "dealer", "overlay", "public", "room")
+USER_ROLES = ROLES[1:5]  # table users come from --table, room users from --room
+STATS_READERS = ("floor", "overlay", "public")  # who reads the rooms' statistics
 TABLE_USER_PREFIX = "table-"
 USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -128,10 +132,23 @@ def table_user(table_id: str) -> str:
 # ---- the manifest ------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class RoomGrant:
+    """What a room service reads and writes, from its room file (docs/room.md)."""
+    room_id: str
+    feed: str  # "secure" or "delayed": the tables' events it stores
+    stats_prefix: str  # it publishes under <stats_prefix>/<room_id>/
+
+    @property
+    def stats_root(self) -> str:
+        return f"{self.stats_prefix}/{self.room_id}"
+
+
+@dataclass(frozen=True)
 class User:
     name: str
     role: str
-    tables: tuple[str, ...] | None = None  # None: every table (floor, overlay, public)
+    tables: tuple[str, ...] | None = None  # None: every table (floor, overlay, public, room)
+    room: RoomGrant | None = None  # a room service's user only
 
 
 @dataclass
@@ -145,11 +162,15 @@ class CardRoom:
         data = json.loads(path.read_text())
         room = cls(prefix=check_prefix(data["prefix"]), tables=[check_table_id(t) for t in data["tables"]])
         for u in data["users"]:
-            room.add_user(User(u["name"], u["role"], tuple(u["tables"]) if u.get("tables") is not None else None))
+            grant = RoomGrant(**u["room"]) if u.get("room") else None
+            room.add_user(User(u["name"], u["role"], tuple(u["tables"]) if u.get("tables") is not None else None,
+                               grant))
         return room
 
     def dump(self) -> str:
-        users = [{"name": u.name, "role": u.role, "tables": list(u.tables) if u.tables is not None else None}
+        users = [{"name": u.name, "role": u.role, "tables": list(u.tables) if u.tables is not None else None,
+                  **({"room": {"room_id": u.room.room_id, "feed": u.room.feed, "stats_prefix": u.room.stats_prefix}}
+                     if u.room else {})}
                  for u in sorted(self.users.values(), key=lambda u: (ROLES.index(u.role), u.name))]
         return json.dumps({"prefix": self.prefix, "tables": self.tables, "users": users}, indent=2) + "\n"
 
@@ -160,9 +181,12 @@ class CardRoom:
 
     def add_user(self, user: User) -> None:
         check_username(user.name)
-        if user.role not in USER_ROLES:
+        if user.role == "room" and user.room is None:
+            raise SetupError(f"user {user.name!r}: a room service's user is made from its room file, with "
+                             "--room ROOM.toml (its [mqtt] username, feed and room id)")
+        if user.role not in ROLES[1:]:
             raise SetupError(f"user {user.name!r}: unknown role {user.role!r}; roles: {', '.join(USER_ROLES)} "
-                             "(table users are made by --table)")
+                             "(table users are made by --table, room users by --room)")
         if user.name.startswith(TABLE_USER_PREFIX):
             raise SetupError(f"username {user.name!r} refused: names starting with {TABLE_USER_PREFIX!r} are the "
                              "tables' own users")
@@ -183,6 +207,29 @@ class CardRoom:
                                  "them with --table")
 
 
+def room_user_from_file(path: Path, prefix: str) -> User:
+    """The user of the room service that runs with the room file at ``path``, for a card room whose tables publish
+    under ``prefix``."""
+    from rfid_table.config.checker import ConfigError  # noqa: PLC0415
+    from rfid_table.room.config import load_room_config  # noqa: PLC0415
+
+    try:
+        config = load_room_config(path)
+    except ConfigError as exc:
+        raise SetupError("--room: " + "; ".join(problem.render(exc.path) for problem in exc.problems)) \
+            from None
+    except OSError as exc:
+        raise SetupError(f"--room {path}: {exc.strerror or exc}") from None
+    if not config.mqtt.username:
+        raise SetupError(f"--room {path}: the room file has no [mqtt] username, which the card room's broker needs "
+                         "(each instance of a room its own)")
+    if config.mqtt.topic_prefix != prefix:
+        raise SetupError(f"--room {path}: the room reads the tables under {config.mqtt.topic_prefix!r}, the card "
+                         f"room's tables publish under {prefix!r}: set [mqtt] topic_prefix or --prefix")
+    check_prefix(config.stats_prefix)
+    return User(config.mqtt.username, "room", None, RoomGrant(config.room_id, config.feed, config.stats_prefix))
+
+
 def parse_user_spec(spec: str) -> User:
     """``ROLE:NAME`` or ``ROLE:NAME:TABLE[,TABLE...]``."""
     parts = spec.split(":")
@@ -194,9 +241,13 @@ def parse_user_spec(spec: str) -> User:
 
 # ---- the ACL -----------------------------------------------------------------------------------------------------
 
-def acl_rules(user: User, prefix: str) -> list[tuple[str, str]]:
-    """(access, topic filter) pairs for one user, in the words of mosquitto's acl_file."""
+def acl_rules(user: User, prefix: str, stats_roots: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(access, topic filter) pairs for one user, in the words of mosquitto's acl_file. ``stats_roots``: where the
+    card room's room services publish statistics (``<stats prefix>/<room id>``)."""
     every = "+"
+    if user.role == "room":
+        assert user.room is not None
+        return [("read", f"{prefix}/+/{user.room.feed}/#"), ("write", f"{user.room.stats_root}/#")]
     if user.role == "table":
         (t,) = user.tables
         base = f"{prefix}/{t}"
@@ -212,6 +263,10 @@ def acl_rules(user: User, prefix: str) -> list[tuple[str, str]]:
         rules += [("read", f"{prefix}/{t}/{branch}/#") for branch in branches]
         if user.role in ("floor", "dealer"):
             rules.append(("write", f"{prefix}/{t}/commands/{user.role}/{user.name}/#"))
+        if user.role in STATS_READERS:
+            rules += [("read", f"{root}/tables/{t}/stats") for root in stats_roots]
+    if user.role in STATS_READERS and user.tables is None:  # the room's players, every table's
+        rules += [("read", f"{root}/stats") for root in stats_roots]
     return rules
 
 
@@ -226,10 +281,13 @@ def render_acl(room: CardRoom) -> str:
         "# delivered: subscribing to '#' succeeds, but only readable messages arrive.",
         f"# Topic prefix: {room.prefix}",
     ]
+    stats_roots = tuple(dict.fromkeys(u.room.stats_root for u in room.all_users() if u.room))
     for user in room.all_users():
         scope = ", ".join(user.tables) if user.tables else "every table"
+        if user.room:
+            scope = f"room {user.room.room_id}, the {user.room.feed} feed"
         lines += ["", f"# {user.role} ({scope})", f"user {user.name}"]
-        lines += [f"topic {access} {topic}" for access, topic in acl_rules(user, room.prefix)]
+        lines += [f"topic {access} {topic}" for access, topic in acl_rules(user, room.prefix, stats_roots)]
     return "\n".join(lines) + "\n"
 
 
@@ -383,7 +441,7 @@ class Result:
 
 
 def setup(directory: Path, *, prefix: str | None = None, tables: list[str] = (), users: list[User] = (),
-          passwords: dict[str, str] | None = None, remove_tables: list[str] = (), remove_users: list[str] = (),
+          rooms: list[Path] = (), passwords: dict[str, str] | None = None, remove_tables: list[str] = (), remove_users: list[str] = (),
           tls: bool = False, tls_hosts: list[str] | None = None, tls_ips: list[str] | None = None,
           tls_renew: bool = False) -> Result:
     """Merge the changes into ``directory``'s cardroom.json, then bring passwd, acl and TLS files in line."""
@@ -397,6 +455,8 @@ def setup(directory: Path, *, prefix: str | None = None, tables: list[str] = (),
         room.add_table(t)
     for u in users:
         room.add_user(u)
+    for path in rooms:
+        room.add_user(room_user_from_file(Path(path), room.prefix))
     for t in remove_tables:
         if t not in room.tables:
             raise SetupError(f"--remove-table {t!r}: no such table")
@@ -468,6 +528,8 @@ def describe(result: Result) -> str:
            f"topic prefix {result.room.prefix!r}"]
     for user in result.room.all_users():
         scope = ", ".join(user.tables) if user.tables else "every table"
+        if user.room:
+            scope = f"room {user.room.room_id}: the {user.room.feed} feed, writes {user.room.stats_root}/#"
         note = ""
         if user.name in result.generated:
             note = f"  password: {result.generated[user.name]}"
@@ -500,6 +562,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--table", action="append", default=[], metavar="ID", help="add a table and its user table-ID")
     p.add_argument("--user", action="append", default=[], metavar="ROLE:NAME[:TABLE,...]",
                    help=f"add a user; roles: {', '.join(USER_ROLES)}; dealers need their table(s)")
+    p.add_argument("--room", action="append", default=[], type=Path, metavar="ROOM.toml",
+                   help="add the user of a room service (rfid-table room) from its room file: its [mqtt] username "
+                        "reads the tables' feed the file names and writes the room's statistics (docs/room.md)")
     p.add_argument("--password", action="append", default=[], metavar="NAME=SECRET",
                    help="set a user's password (otherwise new users get a generated one, printed once)")
     p.add_argument("--remove-table", action="append", default=[], metavar="ID")
@@ -529,7 +594,8 @@ def main(argv: list[str] | None = None) -> int:
             if not sep:
                 raise SetupError(f"--password {name!r}: expected NAME=SECRET")
             passwords[name] = secret
-        result = setup(args.dir, prefix=args.prefix, tables=args.table, users=users, passwords=passwords,
+        result = setup(args.dir, prefix=args.prefix, tables=args.table, users=users, rooms=args.room,
+                       passwords=passwords,
                        remove_tables=args.remove_table, remove_users=args.remove_user, tls=args.tls,
                        tls_hosts=args.tls_host, tls_ips=args.tls_ip, tls_renew=args.tls_renew)
         if args.install_conf:

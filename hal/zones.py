@@ -13,6 +13,8 @@ Two rules give a clean picture anyway:
 * with ``min_rssi_dbm``, a read weaker than that is ignored, as a reader's RSSI filter would: a tag read through
   the neighbouring antenna is far weaker than one lying on it, even at the zone's edge. This matters most for
   chips, which settle after a single read (a big stack is never read whole in consecutive cycles);
+* a tag *leaves* only once its reader has also run ``absent_after_cycles`` whole cycles without reading it: a
+  stack read in turns over a slow reader's passes is not a stack coming and going;
 * with ``order_window_s``, arrivals come out in the order the tags were first read in their new zone, not the order
   they were confirmed: RF noise can hold a card back for a few cycles, and a dealer's order is a rule the
   controller checks. An arrival waits only while another tag, first read earlier, is still being confirmed, and
@@ -40,6 +42,10 @@ class DebounceSettings:
     max_gap_cycles: int = 0
     # Reads in a zone before a tag settled in another one moves there (None: present_after_cycles).
     move_after_cycles: int | None = None
+    # Whole cycles of its reader a tag must also go unread before it leaves. A stack larger than a dwell resolves is
+    # read in turns (the reader carries its unresolved collisions to the antenna's next dwell), so a chip in it is
+    # read only every second or third pass: on a slow reader that is longer than absent_after_s.
+    absent_after_cycles: int = 1
 
     def reads_to_settle(self, settled_elsewhere: bool) -> int:
         """The reads in a zone that settle a tag there: a new one, or one settled in another zone."""
@@ -92,6 +98,8 @@ class ZoneTracker:
         # picks and the tags' states. The next feed of the same reads can only move the tags' last reads on.
         self._quiet: tuple[dict, list[_TagState]] | None = None
         self.unmapped_reads = 0  # reads from antennas that no zone uses (wiring or configuration fault)
+        self._longest_absence = max((s.absent_after_cycles for s in self._settings.values()), default=1)
+        self._cycle_ts: dict[str, list[float]] = {}  # reader → the times of its last cycles, oldest first
 
     def present(self) -> dict[str, set[str]]:
         """Zone name → the tags settled in it now."""
@@ -115,6 +123,9 @@ class ZoneTracker:
     def feed(self, cycle: InventoryCycle) -> list[ZoneEvent]:
         best = self._best_reads(cycle)
         t = cycle.t
+        recent = self._cycle_ts.setdefault(cycle.reader, [])  # for absent_after_cycles
+        recent.append(t)
+        del recent[:-self._longest_absence]
         quiet = self._quiet
         if quiet is not None and quiet[0] is best:  # a table at rest, read again: nothing but the time moves on
             for quiet_state in quiet[1]:
@@ -166,9 +177,14 @@ class ZoneTracker:
                 if state.candidate is None:
                     del tags[uid]
                 continue
-            if state.reader == cycle.reader and t - state.last_seen >= self._settings[state.zone].absent_after_s:
-                events.append(ZoneEvent("left", state.zone, uid, t))
-                del tags[uid]
+            if state.reader == cycle.reader:
+                settings = self._settings[state.zone]
+                cycles = settings.absent_after_cycles
+                # unread for long enough, and in the reader's last ``cycles`` cycles (this one included)
+                if t - state.last_seen >= settings.absent_after_s \
+                        and (len(recent) >= cycles and state.last_seen < recent[-cycles]):
+                    events.append(ZoneEvent("left", state.zone, uid, t))
+                    del tags[uid]
         if self._held or self._first_read:
             events += self._release(t)
         if not confirming and not self._held and not self._first_read and len(tags) == len(best):

@@ -47,6 +47,31 @@ def test_missed_reads_shorter_than_t_do_not_make_a_card_leave():
     assert events == [("arrived", "seat1.cards", "A", 0.0)]
 
 
+def test_a_stack_read_in_turns_over_a_slow_readers_passes_does_not_come_and_go():
+    """A reader 1.1 s a pass (a loaded one) resolves a stack of chips over two dwells: chip A in one pass, not in
+    the next (only the stack's unresolved part is read then), again in the one after. Unread for 1.1 s, over its
+    1.0 s of absence, but in one of its reader's passes only: it stays. Taken away, it leaves after three passes."""
+    zones = {("chips", 1): "seat1.bets"}
+    chips = DebounceSettings(present_after_cycles=1, absent_after_s=1.0, absent_after_cycles=3)
+    a, b = TagRead(1, "A"), TagRead(1, "B")
+    passes = [[a, b], [b], [a, b], [b], [a, b], [b], [b], [b]]
+
+    def fed(settings: DebounceSettings) -> list[tuple]:
+        tracker = ZoneTracker(zones, default=settings)
+        events = []
+        for i, reads in enumerate(passes):
+            events += tracker.feed(InventoryCycle("chips", i * 1.1, tuple(reads)))
+        return [(e.kind, e.uid, round(e.t, 2)) for e in events]
+
+    # A lies still until 4.4 s (its last read), then is taken away: gone at 7.7 s, the third pass without it
+    assert fed(chips) == [("arrived", "A", 0.0), ("arrived", "B", 0.0), ("left", "A", 7.7)]
+    # counted in seconds alone, the same reads make A leave and come back every other pass
+    seconds_alone = DebounceSettings(present_after_cycles=1, absent_after_s=1.0)
+    assert fed(seconds_alone) == [("arrived", "A", 0.0), ("arrived", "B", 0.0), ("left", "A", 1.1),
+                                  ("arrived", "A", 2.2), ("left", "A", 3.3), ("arrived", "A", 4.4),
+                                  ("left", "A", 5.5)]
+
+
 def test_a_cross_read_belongs_to_the_antenna_that_reads_the_tag_more_strongly_not_first():
     tracker = ZoneTracker(ZONES)
     # The neighbouring antenna reports first, weaker; the tag lies on seat 2.

@@ -42,8 +42,11 @@ BOUGHT_READERS = ("metratec", "feig")
 # realistic RF noise (tests/test_noise.py). Chips: a stack larger than what one antenna reads per cycle is
 # never read whole in consecutive cycles, so one read must do, with a longer silence.
 # Piles (the muck): cards heaped higher than a reader gets through in one cycle, read like chips.
-ZONE_KINDS = {"cards": DebounceSettings(2, 0.6, move_after_cycles=3), "chips": DebounceSettings(1, 1.0),
-              "piles": DebounceSettings(1, 1.0)}
+# A stack read in turns (its collisions resolved over two or three dwells) has each chip read every second or
+# third pass: a chip or a piled card leaves only after three passes unread as well.
+ZONE_KINDS = {"cards": DebounceSettings(2, 0.6, move_after_cycles=3),
+              "chips": DebounceSettings(1, 1.0, absent_after_cycles=3),
+              "piles": DebounceSettings(1, 1.0, absent_after_cycles=3)}
 ENGINE_VARIANTS = {"nlhe": "NLHE", "plhe": "PLHE", "flhe": "FLHE", "plo4": "PLO", "plo5": "PLO5", "plo6": "PLO6",
                    "plo7": "PLO7", "plo8": "PLO8", "flo8": "FLO8", "flhe8": "FLHE8"}
 HI_LO_VARIANTS = ("plo8", "flo8", "flhe8")  # split high and low, eight or better: one board, never a double board
@@ -320,6 +323,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                                    default.max_gap_cycles, lambda v: 0 <= v <= 10),
             move_after_cycles=c.value(k, ("hal", kind, "move_after_cycles"), int, "cycles from 1 to 20",
                                       default.move_after_cycles, lambda v: 1 <= v <= 20),
+            absent_after_cycles=default.absent_after_cycles,
         )
     min_rssi = c.value(h, ("hal", "min_rssi_dbm"), int, "dBm from -120 to 0", None, lambda v: -120 <= v <= 0)
     order_window_ms = c.value(h, ("hal", "order_window_ms"), int, "milliseconds from 0 to 5000", 1000,

@@ -21,10 +21,13 @@ import re
 import tomllib
 from typing import Any, Mapping, Sequence
 
-from controller.betting import FIXED_LIMIT, FLHE, NLHE, PLO, BettingHand, Ruling, Straddle
+from controller.betting import FIXED_LIMIT, FLHE, FLHE8, FLO8, NLHE, PLO, PLO8, BettingHand, Ruling, Straddle
 from controller.rules import TDA, RuleProfile
 
-PHH_VARIANTS = {"NT": NLHE, "PO": PLO, "FT": FLHE}
+PHH_VARIANTS = {"NT": NLHE, "PO": PLO, "FT": FLHE, "FO/8": FLO8}  # pokerkit's codes (FO/8: fixed-limit Omaha hi-lo)
+# Hi-lo games pokerkit 0.7.7 has no code for: written under the table's own code ("PLO8", "FLHE8"), which the
+# table's replay and exports read and pokerkit does not.
+TABLE_CODES = {v.code: v for v in (PLO8, FLHE8)}
 _BOARD_COUNTS = (0, 3, 4, 5)
 _PLAIN_TEXT = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII but the quote and the backslash: JSON escapes nothing
 
@@ -38,7 +41,7 @@ def to_phh(
     **extra: Any,
 ) -> dict[str, Any]:
     """The hand as a PHH dictionary (``dumps`` turns it into TOML). ``shown``: seats that showed, in order."""
-    variant = hand.variant.phh_code
+    variant = hand.variant.phh_code or (hand.variant.code if hand.variant.code in TABLE_CODES else None)
     if variant is None or (variant == "PO" and hand.variant.hole_cards != 4):
         raise ValueError(f"PHH has no variant code for {hand.variant.code}")
     order = hand.order
@@ -186,9 +189,10 @@ def replay(phh: Mapping[str, Any], rules: RuleProfile = TDA) -> tuple[BettingHan
                                                                      list[int]]:
     """Drive a ``BettingHand`` with a PHH hand (exact amounts, declared). Returns the hand, the hole cards by seat,
     the board and the seats that showed. Raises ``ValueError`` if the engine refuses an action."""
-    variant = PHH_VARIANTS.get(phh["variant"])
+    variant = PHH_VARIANTS.get(phh["variant"]) or TABLE_CODES.get(phh["variant"])
     if variant is None:
-        raise ValueError(f"variant {phh['variant']!r} is not supported (supported: {', '.join(PHH_VARIANTS)})")
+        raise ValueError(f"variant {phh['variant']!r} is not supported "
+                         f"(supported: {', '.join([*PHH_VARIANTS, *TABLE_CODES])})")
     stacks_list = list(phh["starting_stacks"])
     n = len(stacks_list)
     seats = list(phh.get("seats") or range(1, n + 1))

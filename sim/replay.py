@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from controller import phh as phhlib
-from controller.betting import BettingHand
+from controller.betting import FIXED_LIMIT, VARIANTS, BettingHand
 from controller.cards import FULL_DECK
 from controller.chip_betting import BettingSetup
 from controller.domain import DomainEvent
@@ -45,7 +45,7 @@ from sim.table_driver import TableDriver, debounce_by_pile
 DENOMINATIONS = (1, 5, 25, 100, 500, 1000, 5000, 25000, 100000)
 SEATS = 10
 CYCLE_S = 0.05
-PHH_VARIANTS = {"NT": "NLHE", "PO": "PLO", "FT": "FLHE"}
+PHH_VARIANTS = {"NT": "NLHE", "PO": "PLO", "FT": "FLHE", "FO/8": "FLO8", "PLO8": "PLO8", "FLHE8": "FLHE8"}
 ORDER_WINDOW_S = 1.0  # arrivals come out in the order the tags were first read (hal.zones)
 MIN_RSSI_DBM = -60  # between a tag at a zone's edge (about -55 dBm) and one read through the next antenna (-65)
 
@@ -369,8 +369,9 @@ class ReplayTable:
         sb, bb = (blinds[0], blinds[1])
         if phh.get("_bomb_pot"):  # no blinds: every player's agreed amount (the bomb_pot command), not an ante
             sb, bb, ante = phh.get("_small_blind", phh["min_bet"] // 2), phh["min_bet"], 0
-        limits = (phh["small_bet"], phh["big_bet"]) if variant == "FLHE" else None
-        hole = 4 if variant == "PLO" else 2
+        game = VARIANTS[variant]
+        limits = (phh["small_bet"], phh["big_bet"]) if game.structure == FIXED_LIMIT else None
+        hole = game.hole_cards
         key = (variant, sb, bb, ante, bb_ante, limits)
         if self.controller is None or key != self._setup_key:
             setup = TableSetup("replay", SEATS, self.deck, hole_cards=hole, clear_after_s=1.0, decks={"A": self.deck},

@@ -316,15 +316,16 @@ def test_the_deal_allows_for_cards_read_late_at_the_pace_of_the_card_readers(tmp
 
 def test_a_bet_settles_over_the_pace_of_the_chips_reader(tmp_path):
     """A push's chips that landed after their antenna's dwell are read a pass later: a bet is read once its chips
-    have lain still for a pass and a half of the slowest reader of the chip zones, or the house's settle_ms where
-    that is longer. The cards' reader plays no part."""
+    have lain still for a pass and a half of the slowest reader of the chip zones, two and a half where the reader
+    reads a stack in turns (the reader firmware, the simulated reader), or the house's settle_ms where that is
+    longer. The cards' reader plays no part."""
     chips = (CONFIG / "table-chips.toml").read_text(encoding="utf-8").replace(  # both readers 50 ms a pass,
         '"chips-demo.toml"', repr(str(CONFIG / "chips-demo.toml")))              # settle_ms 500
     assert load_config(write(tmp_path, chips)).betting_setup().settle_s == 0.5
     slow = chips.replace('antennas = 11\ncycle_ms = 50', 'antennas = 11\ncycle_ms = 800')
-    assert load_config(write(tmp_path, slow)).betting_setup().settle_s == pytest.approx(1.2)
-    slow_house = slow.replace("settle_ms = 500 ", "settle_ms = 2000 ")
-    assert load_config(write(tmp_path, slow_house)).betting_setup().settle_s == 2.0
+    assert load_config(write(tmp_path, slow)).betting_setup().settle_s == pytest.approx(2.0)
+    slow_house = slow.replace("settle_ms = 500 ", "settle_ms = 3000 ")
+    assert load_config(write(tmp_path, slow_house)).betting_setup().settle_s == 3.0
     slow_cards = chips.replace('antennas = 16\ncycle_ms = 50', 'antennas = 16\ncycle_ms = 800')
     assert load_config(write(tmp_path, slow_cards)).betting_setup().settle_s == 0.5
     assert load_config(CONFIG / "table-metratec.toml").betting_setup().settle_s == pytest.approx(2.4)  # 1600 ms

@@ -50,7 +50,13 @@ ZONE_KINDS = {"cards": DebounceSettings(2, 0.6, move_after_cycles=3),
 ENGINE_VARIANTS = {"nlhe": "NLHE", "plhe": "PLHE", "flhe": "FLHE", "plo4": "PLO", "plo5": "PLO5", "plo6": "PLO6",
                    "plo7": "PLO7", "plo8": "PLO8", "flo8": "FLO8", "flhe8": "FLHE8"}
 HI_LO_VARIANTS = ("plo8", "flo8", "flhe8")  # split high and low, eight or better: one board, never a double board
-SETTLE_PASSES = 1.5  # the least settle window, in passes of the chips' reader (TableConfig.bet_settle_s)
+# The least settle window, in passes of the chips' reader (TableConfig.bet_settle_s): a pass for the chips that landed
+# after their antenna's dwell, and half a pass for a pass running late; on the reader firmware (and the simulated
+# reader's stack limit) a stack is read in turns, its collisions left to the antenna's next dwell, so a chip that
+# landed in a part already read is read a pass later still. The readers one buys read a stack whole in one inventory.
+SETTLE_PASSES = 1.5
+SETTLE_PASSES_STACK_IN_TURNS = 2.5
+STACK_IN_TURNS_BACKENDS = ("sim", "serial", "usb", "pn5180")
 RULE_PROFILES = ("tda", "casinos_austria", "poker_play", "allin_club", "club_tournament_de")
 VARIANTS = {"nlhe": 2, "plhe": 2, "flhe": 2, "plo4": 4, "plo5": 5, "plo6": 6, "plo7": 7,  # variant → hole cards
             "plo8": 4, "flo8": 4, "flhe8": 2}
@@ -157,11 +163,12 @@ class TableConfig:
         """How long a bet's chips must lie still before they are read as one push. A push's chips are read over a
         pass of the chips' reader (those that landed after their antenna's dwell, a pass later), so a window shorter
         than that splits one push into a bet and a string bet. The house's ``settle_ms`` is the floor; the window is
-        at least a pass and a half of the slowest reader of the chip zones (``cycle_ms``: set to at least the
-        reader's pass), the half for a pass running late."""
-        chips_pass_s = max((self.readers[reader].cycle_s for zone, (reader, _antenna) in self.zones.items()
-                            if Zone.parse(zone).holds == "chips"), default=0.0)
-        return max(self.game.settle_s, SETTLE_PASSES * chips_pass_s)
+        at least a pass and a half of each reader of the chip zones (``cycle_ms``: set to at least the reader's
+        pass), the half for a pass running late; a pass more where the reader reads a stack in turns."""
+        chip_readers = {reader for zone, (reader, _antenna) in self.zones.items() if Zone.parse(zone).holds == "chips"}
+        passes = [self.readers[name].cycle_s * (SETTLE_PASSES_STACK_IN_TURNS if self.readers[name].backend in
+                                                STACK_IN_TURNS_BACKENDS else SETTLE_PASSES) for name in chip_readers]
+        return max([self.game.settle_s, *passes])
 
     def betting_setup(self) -> BettingSetup | None:
         """What the chip layer needs; None when the table has no chip set."""

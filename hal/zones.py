@@ -28,6 +28,7 @@ A tag is in at most one zone: when it settles in a new zone it leaves the old on
 """
 
 from dataclasses import dataclass
+from typing import Iterable
 
 from hal.events import InventoryCycle, TagRead, ZoneEvent
 
@@ -100,6 +101,21 @@ class ZoneTracker:
         self.unmapped_reads = 0  # reads from antennas that no zone uses (wiring or configuration fault)
         self._longest_absence = max((s.absent_after_cycles for s in self._settings.values()), default=1)
         self._cycle_ts: dict[str, list[float]] = {}  # reader → the times of its last cycles, oldest first
+        self._expected: frozenset[str] = frozenset()  # zones where the table expects a new tag now (expect)
+
+    def expect(self, zones: Iterable[str]) -> None:
+        """The zones where the table expects a new tag now (the next seat in the dealing order): a tag read there
+        that lies nowhere else settles on its first read, and is taken as its antenna reports. A tag settled in
+        another zone still moves only after ``move_after_cycles``, and a new tag elsewhere needs its full count."""
+        expected = frozenset(zone for zone in zones if zone in self._settings)
+        if expected != self._expected:
+            self._expected = expected
+            self._quiet = None
+
+    def _reads_to_settle(self, zone: str, settled_elsewhere: bool) -> int:
+        if not settled_elsewhere and zone in self._expected:
+            return 1
+        return self._settings[zone].reads_to_settle(settled_elsewhere)
 
     def present(self) -> dict[str, set[str]]:
         """Zone name → the tags settled in it now."""
@@ -145,7 +161,7 @@ class ZoneTracker:
                 if state.candidate is not None:
                     state.candidate, state.candidate_hits = None, 0
                 continue
-            need = self._settings[zone].reads_to_settle(state.zone is not None)
+            need = self._reads_to_settle(zone, state.zone is not None)
             first_read = None  # when the tag was first read in this zone, where arrivals keep that order
             if self.order_window_s and need > 1:  # only zones that take several reads can confirm tags out of order
                 first = self._first_read.get(uid)
@@ -214,12 +230,13 @@ class ZoneTracker:
     # becomes a candidate there, as it would from the next cycle on.
 
     def awaiting(self, reader: str) -> set[int]:
-        """The antennas of ``reader`` whose next read settles a tag (one read short of settling)."""
-        antennas: set[int] = set()
+        """The antennas of ``reader`` whose next read settles a tag (one read short of settling), and those of the
+        zones the table expects a new tag in."""
+        antennas: set[int] = {a for (r, a), z in self._antenna_zones.items() if r == reader and z in self._expected}
         for state in self._tags.values():
             zone = state.candidate
             if zone is not None and state.candidate_reader == reader \
-                    and state.candidate_hits + 1 >= self._settings[zone].reads_to_settle(state.zone is not None):
+                    and state.candidate_hits + 1 >= self._reads_to_settle(zone, state.zone is not None):
                 antennas.update(a for (r, a), z in self._antenna_zones.items() if r == reader and z == zone)
         return antennas
 
@@ -228,16 +245,17 @@ class ZoneTracker:
         zone = self._antenna_zones.get((reader, antenna))
         if zone is None:
             return []
-        settings = self._settings[zone]
         floor = self.min_rssi_dbm
         events: list[ZoneEvent] = []
         for read in reads:
             if floor is not None and read.rssi is not None and read.rssi < floor:
                 continue
             state = self._tags.get(read.uid)
-            if state is None or state.candidate != zone:
+            if state is None and zone in self._expected:  # a new tag where the table expects one
+                state = self._tags[read.uid] = _TagState(candidate=zone, candidate_reader=reader)
+            elif state is None or state.candidate != zone:
                 continue
-            need = settings.reads_to_settle(state.zone is not None)
+            need = self._reads_to_settle(zone, state.zone is not None)
             if state.candidate_hits + 1 < need:
                 continue
             self._quiet = None

@@ -151,6 +151,28 @@ def test_a_cards_deciding_read_settles_it_when_its_antenna_reports_not_when_the_
     assert tracker.present()["seat1.cards"] == {"A"}
 
 
+def test_a_new_card_where_the_table_expects_one_settles_on_its_first_read_a_surprise_takes_the_full_count():
+    """Seat 2 is next in the dealing order: a card from the deck read there arrives as its antenna reports, on one
+    read; a card dealt to seat 1 still takes two reads; a card lying on seat 1 read through seat 2's antenna (a
+    cross read) does not move there on one read, nor on two."""
+    tracker = ZoneTracker(ZONES, default=DebounceSettings(present_after_cycles=2, absent_after_s=1.0,
+                                                          move_after_cycles=3))
+    tracker.expect({"seat2.cards"})
+    assert tracker.awaiting("r") == {2}  # watched before any tag is read there
+    early = tracker.feed_antenna("r", 2, [TagRead(2, "B")], 0.02)
+    assert [(e.kind, e.zone, e.uid, e.t) for e in early] == [("arrived", "seat2.cards", "B", 0.02)]
+    assert tracker.feed_antenna("r", 1, [TagRead(1, "A")], 0.03) == []  # not expected there, and a first read
+    on_1 = [TagRead(1, "A", rssi=-45), TagRead(2, "B", rssi=-45)]
+    assert cycles(tracker, [on_1, on_1]) == [("arrived", "seat1.cards", "A", 0.05)]  # its second read
+    through_2 = [TagRead(2, "A", rssi=-58), TagRead(2, "B", rssi=-45)]
+    assert cycles(tracker, [through_2, through_2], start=0.1) == []
+    assert tracker.present()["seat1.cards"] == {"A"} and tracker.present()["seat2.cards"] == {"B"}
+    # the table expects no more: a new card on seat 2 takes its two reads again
+    tracker.expect(set())
+    seen = [TagRead(2, "C"), TagRead(1, "A"), TagRead(2, "B")]
+    assert cycles(tracker, [seen, seen], start=0.2) == [("arrived", "seat2.cards", "C", 0.25)]
+
+
 def test_an_antennas_reads_settle_only_tags_one_read_short():
     tracker = ZoneTracker(ZONES, default=DebounceSettings(present_after_cycles=3))
     assert cycles(tracker, [[TagRead(1, "A")]]) == []

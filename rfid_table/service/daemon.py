@@ -90,7 +90,7 @@ class TablePipeline:
         base = f"{config.mqtt.topic_prefix}/{config.table_id}"
         self.command_intake = CommandIntake(command_gate or CommandGate(base), base, self.diagnostics)
         self.gpio_intake = GpioIntake(gpio) if gpio is not None else NoGpio()
-        self.reader_intake = ReaderIntake(readers, self.tracker, self.diagnostics)
+        self.reader_intake = ReaderIntake(readers, self.tracker, self.diagnostics, config.game.hole_cards)
         # equity for the broadcast, computed in a process of its own (rfid_table/service/equity_worker.py)
         self.equity = (EquityWorker(config.game.hole_cards, config.game.variant.startswith("plo"))
                        if sink is not None and config.broadcast_equity else NoEquity())
@@ -199,6 +199,7 @@ class TablePipeline:
         self._console_commands(now, record)
         self._network_commands(now, record, replies)
         self._gpio_inputs(now, record)
+        self.reader_intake.expect(self.controller)  # where the table expects a card, as the commands left it
         for reading in self.reader_intake.take(now):
             self._apply(reading, record, reading.kind)
         self._tick(now, record)

@@ -15,6 +15,7 @@ import logging
 from typing import TYPE_CHECKING, Callable
 
 from hal.events import SensorEvent
+from hal.zone_names import Zone
 from hal.reader_backend import ReaderBackend
 from hal.zones import ZoneTracker
 from rfid_table.service.commands import AdmittedCommand, CommandError, CommandGate, loggable, sender
@@ -117,15 +118,40 @@ class NoGpio:
         pass
 
 
+def expected_card_zones(snapshot: dict, hole_cards: int) -> set[str]:
+    """The zone of the next seat in the dealing order while hole cards are being dealt (``snapshot``: the table's
+    public snapshot), where a new card may be believed on its first read; none otherwise."""
+    if not snapshot.get("hand") or snapshot.get("phase") != "preflop" or not snapshot.get("players") \
+            or snapshot.get("button") is None:
+        return set()
+    button, cards = snapshot["button"], {entry["seat"]: entry["cards"] for entry in snapshot["seats"]}
+    order = sorted(snapshot["players"], key=lambda seat: (seat <= button, seat))  # from the seat after the button
+    fewest = min(cards.get(seat, 0) for seat in order)
+    if fewest >= hole_cards:
+        return set()
+    return {Zone("cards", next(seat for seat in order if cards.get(seat, 0) == fewest)).name}
+
+
 class ReaderIntake:
     """The readers, polled once a cycle: each reader's device events (a link up or down, an antenna's fault), then
-    the zone events its cycles settle (the zone tracker's verdict). The tracker and the readers do not depend on
-    the controller, so a cycle's readings are all taken before the controller decides on them."""
+    the zone events its cycles settle (the zone tracker's verdict). The readings do not depend on the controller's
+    decisions in the cycle: they are all taken before it decides on them. What the table expects next, from its
+    state after the last cycle (``expect``), only lets the tracker believe a card there sooner."""
 
-    def __init__(self, readers: list[ReaderBackend], tracker: ZoneTracker, diagnostics: DiagnosticsCollector):
+    def __init__(self, readers: list[ReaderBackend], tracker: ZoneTracker, diagnostics: DiagnosticsCollector,
+                 hole_cards: int = 2):
         self.readers = readers
         self.tracker = tracker
         self.diagnostics = diagnostics
+        self.hole_cards = hole_cards
+        self._expected_at: int | None = None  # the controller's seq the expectation was taken at
+
+    def expect(self, controller: GameController) -> None:
+        """Tell the tracker where the table expects a card next, when the table has changed since last time."""
+        if controller.seq == self._expected_at:
+            return
+        self._expected_at = controller.seq
+        self.tracker.expect(expected_card_zones(controller.snapshot(secure=False), self.hole_cards))
 
     def take(self, now: float) -> list[EventInput]:
         inputs: list[EventInput] = []

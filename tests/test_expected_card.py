@@ -1,0 +1,66 @@
+"""Where the table expects a card (the next seat in the dealing order), the readers' first read of a new card is
+believed; anywhere else a card still needs its reads (``[hal.cards] present_after_cycles``), as does a card before
+the table knows the deal."""
+
+from pathlib import Path
+
+from rfid_table.config.table import load_config
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
+from rfid_table.service.intake import expected_card_zones
+
+CONFIG = Path(__file__).resolve().parents[1] / "config" / "table-6max.toml"  # the simulated reader, 50 ms a cycle
+
+
+def cycles_to_deal(sim: SimulatedTable, t: float, uid: str, zone: str) -> tuple[int, float]:
+    """The card ``uid`` laid on ``zone``: the reader cycles until its ``card_dealt``, and the time after them."""
+    sim.field.place(uid, zone)
+    for cycle in range(1, 20):
+        events = sim.step(t)
+        t += sim.cycle_s
+        if any(e.type == "card_dealt" for e in events):
+            return cycle, t
+    raise AssertionError(f"no card_dealt for {uid} on {zone}")
+
+
+def test_the_next_seat_in_the_dealing_order_is_believed_on_one_read_a_card_elsewhere_on_two():
+    config = load_config(CONFIG)  # present_after_cycles = 2
+    sim = SimulatedTable(config, SimOptions(hands=None, link="direct"), None)
+    try:
+        uids = iter(config.decks["A"])
+        sim.pipeline.submit({"command": "seats", "seats": [1, 2, 3, 4], "role": "floor", "user": "test"})
+        sim.pipeline.submit({"command": "set_button", "seat": 4, "role": "floor", "user": "test"})
+        t = 1000.0
+        sim.step(t)
+        t += sim.cycle_s
+        # the first card starts the hand: nothing was expected yet, two reads
+        first, t = cycles_to_deal(sim, t, next(uids), "seat1.cards")
+        assert first == 2
+        # seat 2 is next: its card is believed on the first read
+        second, t = cycles_to_deal(sim, t, next(uids), "seat2.cards")
+        assert second == 1
+        # a card pitched to seat 4 while seat 3 is due (the deal then waits for seat 3's): read on the felt after
+        # the full two reads
+        surprise = next(uids)
+        sim.field.place(surprise, "seat4.cards")
+        sim.step(t)
+        assert surprise not in sim.pipeline.tracker.present()["seat4.cards"]
+        sim.step(t + sim.cycle_s)
+        assert surprise in sim.pipeline.tracker.present()["seat4.cards"]
+    finally:
+        sim.close()
+
+
+def test_what_the_table_expects_follows_the_deal_round_the_table():
+    """Button 4 of seats 1, 2, 4, 6: the deal goes 6, 1, 2, 4, twice; nothing is expected once each has two cards,
+    nor between hands or after the flop."""
+    def snapshot(cards: dict[int, int], phase: str = "preflop", hand: int | None = 7) -> dict:
+        return {"hand": hand, "phase": phase, "button": 4, "players": [1, 2, 4, 6],
+                "seats": [{"seat": s, "cards": cards.get(s, 0)} for s in range(1, 7)]}
+
+    assert expected_card_zones(snapshot({}), 2) == {"seat6.cards"}
+    assert expected_card_zones(snapshot({6: 1, 1: 1}), 2) == {"seat2.cards"}
+    assert expected_card_zones(snapshot({6: 1, 1: 1, 2: 1, 4: 1}), 2) == {"seat6.cards"}
+    assert expected_card_zones(snapshot({6: 2, 1: 2, 2: 2, 4: 1}), 2) == {"seat4.cards"}
+    assert expected_card_zones(snapshot({6: 2, 1: 2, 2: 2, 4: 2}), 2) == set()
+    assert expected_card_zones(snapshot({6: 1}, phase="flop"), 2) == set()
+    assert expected_card_zones(snapshot({}, hand=None), 2) == set()

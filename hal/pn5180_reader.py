@@ -162,7 +162,8 @@ def firmware() -> types.SimpleNamespace:
         exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), module.__dict__)  # noqa: S102
         return module
 
-    def firmware_import(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002 (builtins' names)
+    def firmware_import(name: str, globals: Any = None, locals: Any = None,  # noqa: A002 (builtins' names)
+                        fromlist: Any = (), level: int = 0) -> types.ModuleType:
         # MicroPython's import path: the firmware's directory beside its stand-ins, as main.py sees it on the Pico
         if level == 0 and "." not in name:
             if name in stand_ins:
@@ -196,10 +197,11 @@ class GpioLine:
         self._read = gpio.read
         self._write = gpio.write
 
-    def value(self, level=None):
+    def value(self, level: int | bool | None = None) -> int | None:
         if level is None:
             return 1 if self._read(self.pin) else 0
         self._write(self.pin, bool(level))
+        return None
 
     def on(self) -> None:
         self._write(self.pin, True)
@@ -234,22 +236,22 @@ class SpiFrame:
         self.frames = 0
         self.bytes = 0
 
-    def write(self, data) -> None:
+    def write(self, data: bytes | bytearray) -> None:
         self.pending += data
 
-    def write_readinto(self, out, into) -> None:
+    def write_readinto(self, out: bytes | bytearray, into: bytearray | memoryview) -> None:
         self.pending += out
         answer = self._send(True)
         into[:] = bytes(answer[len(answer) - len(into):])
 
-    def readinto(self, into, write: int = 0xFF) -> None:
+    def readinto(self, into: bytearray | memoryview, write: int = 0xFF) -> None:
         self.write_readinto(bytes((write,)) * len(into), into)
 
     def end(self) -> None:
         if self.pending:
             self._send(False)
 
-    def _send(self, reading: bool):
+    def _send(self, reading: bool) -> list[int]:
         data = bytes(self.pending)
         self.pending.clear()
         self.frames += 1
@@ -258,7 +260,10 @@ class SpiFrame:
             if self.nss is not None:
                 self.nss.value(0)
             try:
-                return self.device.xfer2(data) if reading else self.device.writebytes(data)
+                if not reading:
+                    self.device.writebytes(data)
+                    return []  # a write reads nothing back
+                return self.device.xfer2(data)
             finally:
                 if self.nss is not None:
                     self.nss.value(1)
@@ -271,7 +276,7 @@ class _FrameSelect:
         self._frame = frame
         self._level = 1
 
-    def value(self, level=None):
+    def value(self, level: int | bool | None = None) -> int | None:
         if level is None:
             return self._level
         self._level = 1 if level else 0
@@ -279,6 +284,7 @@ class _FrameSelect:
             self._frame.end()
         else:
             self._frame.pending.clear()
+        return None
 
     __call__ = value
 
@@ -332,7 +338,7 @@ class Pn5180Reader(ReaderBackend):
         shared = gpio_chip_select(self.bus, wiring)
         lines: dict[int, GpioLine] = {}  # a RST line may be shared by several front ends
 
-        def line(pin: int, **how) -> GpioLine:
+        def line(pin: int, **how: Any) -> GpioLine:
             if pin not in lines:
                 lines[pin] = GpioLine(gpio, pin, **how)
             return lines[pin]
@@ -393,12 +399,12 @@ class Pn5180Reader(ReaderBackend):
         self._thread = threading.Thread(target=self._run, name=f"pn5180-{name}", daemon=True)
         self._thread.start()
 
-    def _device(self, open_spi, chip_select: int, no_cs: bool) -> SpiDevice:
+    def _device(self, open_spi: Callable[[int, int, bool], SpiDevice], chip_select: int, no_cs: bool) -> SpiDevice:
         if chip_select not in self._devices:
             self._devices[chip_select] = open_spi(self.bus, chip_select, no_cs)
         return self._devices[chip_select]
 
-    def _check_standards(self, fw, standards: list[str]) -> None:
+    def _check_standards(self, fw: types.SimpleNamespace, standards: list[str]) -> None:
         wrong = sorted({s for s in standards if s not in STANDARDS})
         if wrong:
             raise ValueError(f"reader {self.name!r}: unknown standard {wrong[0]!r} (expected one of: "
@@ -504,7 +510,7 @@ class Pn5180Reader(ReaderBackend):
         except (BlockingIOError, OSError):
             pass  # already readable (or closing)
 
-    def _event(self, kind: str, **detail) -> None:
+    def _event(self, kind: str, **detail: Any) -> None:
         with self._lock:
             self._pending_events.append((kind, tuple(detail.items())))
         self._wake()
@@ -540,7 +546,7 @@ class Pn5180Reader(ReaderBackend):
             by_frontend.setdefault(id(antenna.frontend), []).append(antenna)
         return list(by_frontend.values())
 
-    def _start_frontends(self, fw) -> None:
+    def _start_frontends(self, fw: types.SimpleNamespace) -> None:
         """Each PN5180 out of reset; its firmware version for the log. One that does not come out of reset (BUSY
         stuck) is logged; its antennas then report OPEN every pass, as on the Pico."""
         for number, frontend in enumerate(self.frontends, start=1):
@@ -554,7 +560,7 @@ class Pn5180Reader(ReaderBackend):
                           "supply and its wiring", self.name, number, self.bus, error)
                 self.versions.append("none")
 
-    def _one_pass(self, fw) -> bool:
+    def _one_pass(self, fw: types.SimpleNamespace) -> bool:
         """One pass over the schedule; False when stopped in the middle."""
         scanner = self._scanner
         ticks_ms = fw.reader.time.ticks_ms
@@ -565,7 +571,7 @@ class Pn5180Reader(ReaderBackend):
             sleep(poll_s)
         return True
 
-    def _stop_frontends(self, fw) -> None:
+    def _stop_frontends(self, fw: types.SimpleNamespace) -> None:
         for frontend in self.frontends:
             job, frontend.job = frontend.job, None
             try:
@@ -576,7 +582,7 @@ class Pn5180Reader(ReaderBackend):
                 log.debug("%s: closing a front end", self.name, exc_info=True)
 
     # called by the firmware's scheduler (_scanner_class), on the scanning thread
-    def antenna_done(self, antenna, fault, seen: dict) -> None:
+    def antenna_done(self, antenna: Any, fault: Any, seen: dict) -> None:  # the firmware's Antenna and fault
         number = antenna.number + 1
         event = None
         with self._lock:
@@ -621,21 +627,22 @@ def _fault_name(code: int) -> str:
 
 
 @functools.cache
-def _scanner_class():
+def _scanner_class() -> type:
     """The firmware's ``reader.Reader`` with its passes' ends turned to the host's: an antenna's reads and faults
     and the end of a pass go to the :class:`Pn5180Reader` instead of onto the wire."""
     fw = firmware()
     reader_class: Any = fw.reader.Reader  # the firmware's, loaded at run time: no type to check against
 
     class Scanner(reader_class):
-        def __init__(self, host: Pn5180Reader, frontends, antennas, schedule):
+        def __init__(self, host: Pn5180Reader, frontends: list[Any], antennas: list[Any],
+                     schedule: list[tuple[int, int]]) -> None:
             super().__init__(None, frontends, antennas, host.name, fw.reader.Outputs([], None), None, schedule)
             self.host = host
 
-        def finished(self, antenna, fault, seen, now):
+        def finished(self, antenna: Any, fault: Any, seen: dict, now: int) -> None:
             self.host.antenna_done(antenna, fault, seen)
 
-        def end_pass(self):
+        def end_pass(self) -> None:
             self.pass_cycle = None
             self.host.pass_done()
 
@@ -645,7 +652,7 @@ def _scanner_class():
 # ---- construction from the table configuration's terms ------------------------------------------------------
 
 
-def open_spidev(bus: int, chip_select: int, no_cs: bool, hz: int = DEFAULT_SPI_HZ):
+def open_spidev(bus: int, chip_select: int, no_cs: bool, hz: int = DEFAULT_SPI_HZ) -> SpiDevice:
     """``/dev/spidev<bus>.<chip_select>`` in SPI mode 0 at ``hz``; with ``no_cs`` its own CE line left alone where the
     kernel allows it (an unconnected CE that toggles does no harm)."""
     try:

@@ -67,6 +67,10 @@ MISSING_FLOP_BURN_MIX_AND_PICK = "mix_and_pick"  # no action yet: the floor pick
 MISSING_FLOP_BURN_PLAY_ON = "play_on"  # the round is played on as dealt
 
 
+# Where the button goes when the small and the big blind of a hand both bust.
+BLINDS_BUST_DEAD_BUTTON = "dead_button"  # AC 27: the big blind is posted by who owes it, the button may be dead
+BLINDS_BUST_BUTTON_STAYS = "button_stays"  # DE 9: the button stays where it was
+
 # Chips pushed that do not (all) play.
 UNPLAYABLE_EVERY_CHIP_PLAYS = "every_chip_plays"
 UNPLAYABLE_BELOW_FORCED_BET_CHIP = "below_forced_bet_chip"  # PP Betting 7: smaller than the blinds' and antes' chip
@@ -98,6 +102,7 @@ class RuleProfile:
     missing_flop_burn: str  # MISSING_FLOP_BURN_*: a flop turned without a burn card
     unplayable_chips: str  # UNPLAYABLE_*: chips of a push that do not play
     pot_disputes: str  # POT_DISPUTES_*: how long a pot error waits for the floor
+    blinds_bust: str  # BLINDS_BUST_*: the button after both blinds of a hand busted
     run_it_minimum_pot: int  # chips in the middle before the players may agree to run the board twice (0: any pot)
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -132,6 +137,7 @@ TDA = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     pot_disputes=POT_DISPUTES_NEXT_HAND_ACTION,
+    blinds_bust=BLINDS_BUST_DEAD_BUTTON,
     run_it_minimum_pot=0,
     sources={
         "odd_chip": "TDA 20-1",
@@ -148,6 +154,8 @@ TDA = _profile(
         "exposed_hole_card": "DE 3 (the burn card for the flop, shown to all; a new card after the deal)",
         "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "TDA 20 (the smallest denomination still in play)",
+        "blinds_bust": "AC 27 (the stored TDA translation has no rule: a dead button, the big blind posted by who "
+        "owes it)",
         "run_it_minimum_pot": "TDA (no rule on running the board twice: any pot)",
         "pot_disputes": "TDA 20-6 (errors in calculating or awarding the pot can be disputed until substantial "
         "action has taken place in the next hand)",
@@ -171,6 +179,7 @@ CASINOS_AUSTRIA = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_NOT_DIVISIBLE,
     pot_disputes=POT_DISPUTES_NEXT_HAND,
+    blinds_bust=BLINDS_BUST_DEAD_BUTTON,
     run_it_minimum_pot=500,
     sources={
         "odd_chip": "CA GR 8 (closest to the button in the betting order; CA Actions 8f gives run-it-twice odd chips "
@@ -190,6 +199,7 @@ CASINOS_AUSTRIA = _profile(
         "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "CA GR 8, CA Stakes 1 (bets divisible by the ante or small blind, by the big blind "
         "where the small blind does not divide it; the spike is reimbursed)",
+        "blinds_bust": "CA Stakes 4 (every blind is collected, never missed), AC 27 (a dead button)",
         "run_it_minimum_pot": "CA Actions 8c (\"there is at least € 500 in the pot\"; a chip counted as one euro)",
         "pot_disputes": "CA Actions 9 (a complaint must be made before the next game has started; no correction "
         "after)",
@@ -213,6 +223,7 @@ POKER_PLAY = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_BELOW_FORCED_BET_CHIP,
     pot_disputes=POT_DISPUTES_NEXT_HAND_ACTION,
+    blinds_bust=BLINDS_BUST_DEAD_BUTTON,
     run_it_minimum_pot=0,
     sources={
         "odd_chip": "PP Ties 5a, PP Ties 4 (at most one odd chip per player)",
@@ -231,6 +242,7 @@ POKER_PLAY = _profile(
         "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "PP Betting 7 (chips smaller than the smallest chip of the antes and blinds do not "
         "play, even in quantity)",
+        "blinds_bust": "AC 27 (PP has no rule on busted blinds: a dead button)",
         "run_it_minimum_pot": "PP (no rule on running the board twice: any pot)",
         "pot_disputes": "PP Showdown 3 (errors in paying out the pot are to be reported), TDA 20-6 (until "
         "substantial action in the next hand)",
@@ -254,6 +266,7 @@ ALLIN_CLUB = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     pot_disputes=POT_DISPUTES_NEXT_HAND,
+    blinds_bust=BLINDS_BUST_DEAD_BUTTON,
     run_it_minimum_pot=0,
     sources={
         "odd_chip": "AC 15",
@@ -270,6 +283,8 @@ ALLIN_CLUB = _profile(
         "all; a new card after the deal)",
         "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "AC 19 (the chip race colours up the smallest chips)",
+        "blinds_bust": "AC 27 (the big blind posted by who owes it; the small blind and the button may fall on empty "
+        "seats)",
         "run_it_minimum_pot": "AC (no rule on running the board twice: any pot)",
         "pot_disputes": "AC 17 (disputed pots: the right to dispute ends when a new hand begins)",
     },
@@ -292,6 +307,7 @@ CLUB_TOURNAMENT_DE = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_PLAY_ON,
     unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     pot_disputes=POT_DISPUTES_NEXT_HAND_ACTION,
+    blinds_bust=BLINDS_BUST_BUTTON_STAYS,
     run_it_minimum_pot=0,
     sources={
         "odd_chip": "DE 14, TDA 20-1",
@@ -307,6 +323,7 @@ CLUB_TOURNAMENT_DE = _profile(
         "exposed_hole_card": "DE 3 (the burn card for the flop, shown to all; a new card after the deal)",
         "missing_flop_burn": "DE 3 (a forgotten burn: the round is played on)",
         "unplayable_chips": "DE 14, TDA 20",
+        "blinds_bust": "DE 9 (small and big blind out: the button stays where it was in the new round)",
         "run_it_minimum_pot": "DE (no rule on running the board twice: any pot)",
         "pot_disputes": "DE 14, TDA 20-6",
     },

@@ -83,6 +83,7 @@ from controller.missing_cards import MissingCardWatch
 from controller.out_of_play import OutOfPlay
 from controller.outbox import Outbox
 from controller.player_limits import limit_rule, max_players
+from controller.rules import BLINDS_BUST_BUTTON_STAYS
 from controller.rules import profile as rule_profile
 from hal.bursts import Bursts
 from hal.events import DeviceEvent, ZoneEvent
@@ -170,6 +171,8 @@ class TableController:
         self.eligible: tuple[int, ...] | None = tuple(sorted(set(setup.players))) if setup.players else None
         self.next_button: int | None = None  # set_button during a hand: the next hand's button
         self.next_players: tuple[int, ...] | None = None  # a seats command during a hand
+        # the last hand's button and the seats dealt in it, for the button after busts (see _button_for_players)
+        self.last_deal: tuple[int, tuple[int, ...]] | None = None
         self.sitting_out: int | None = None  # the small blind not dealt in the next hand (CA GR 15.2: a bomb pot)
         progress = betting if betting is not None else NoBetting()
         windows = ReadWindows.of(setup.card_pass_s, setup.card_reads)
@@ -200,6 +203,30 @@ class TableController:
         if eligible is not None and self.sitting_out in eligible:
             eligible = tuple(s for s in eligible if s != self.sitting_out)
         return Deal.plan(self.setup.hole_cards, self.button, eligible)
+
+    def _button_for_players(self) -> None:
+        """The next hand's button once the floor named its players (``seats``), from the hand before
+        (``last_deal``): where players busted, the button moves as the books say.
+
+        * AC 29: "Na začiatku heads-up môže byť potrebné upraviť button tak, aby ani jeden hráč nevsádzal big blind
+          dvakrát po sebe" (DE 13: the button posts the small blind): at the start of heads-up the last hand's big
+          blind takes the button, so that the other player posts the big blind.
+        * Both blinds busted (``RuleProfile.blinds_bust``): DE 9 "Scheiden Small-Blind und Big-Blind in der aktuellen
+          Runde aus, bleibt der Dealer in der neuen Runde an der aktuellen Position"; AC 27: the big blind is posted
+          by who owes it, so the button moves on as usual, onto an empty seat if need be (a dead button)."""
+        if self.last_deal is None or self.eligible is None:
+            return
+        button, dealt = self.last_deal
+        players = set(self.eligible)
+        self.button = next_seat(dealt or [button], button)  # as if nobody had busted
+        if len(dealt) < 3:
+            return
+        small_blind, big_blind = rotate(dealt, button)[:2]
+        if len(players) == 2 and big_blind in players:
+            self.button = big_blind
+        elif (self.profile.blinds_bust == BLINDS_BUST_BUTTON_STAYS and not {small_blind, big_blind} & players
+              and button in players):
+            self.button = button
 
     def bomb_pot_sit_out(self) -> int | None:
         """A bomb pot agreed for the next hand: "if there are too many players, the small blind sits out" (CA GR
@@ -498,12 +525,14 @@ class TableController:
                 dealt = sorted(set(dealt) | {self.sitting_out})
             if dealt:
                 self.eligible = tuple(dealt)
+            self.last_deal = (deal.button, tuple(self.eligible or ()))
             self.button = next_seat(self.eligible or [deal.button], deal.button)
         self.sitting_out = None
-        if self.next_button is not None:
-            self.button, self.next_button = self.next_button, None
         if self.next_players is not None:
             self.eligible, self.next_players = self.next_players, None
+            self._button_for_players()
+        if self.next_button is not None:
+            self.button, self.next_button, self.last_deal = self.next_button, None, None
         self.out_of_play.deal_over()
         self.hand_cards.end()
         self._cleared_at = None
@@ -607,8 +636,8 @@ class TableController:
         seat = command["seat"]
         if self.in_hand:
             self.next_button = seat
-        else:
-            self.button, self.next_button = seat, None
+        else:  # the floor placed it: a later seats command leaves it there
+            self.button, self.next_button, self.last_deal = seat, None, None
         self.out.emit("button_set", {"seat": seat, "applies_to_hand": self.hand + 1, **command.signed()})
         return self._applied()
 
@@ -625,6 +654,7 @@ class TableController:
             self.next_players = players
         else:
             self.eligible, self.next_players = players, None
+            self._button_for_players()
         self.out.emit("seats_set", {"seats": list(players), "applies_to_hand": self.hand + 1, **command.signed()})
         return self._applied()
 
@@ -720,6 +750,8 @@ class TableController:
         self.next_button = state["next_button"]
         self.eligible = None if state["eligible"] is None else tuple(state["eligible"])
         self.next_players = None if state["next_players"] is None else tuple(state["next_players"])
+        last_deal = state.get("last_deal")  # (not in checkpoints written before it was kept)
+        self.last_deal = None if last_deal is None else (int(last_deal[0]), tuple(last_deal[1]))
         if state["deck_id"] != self.deck_id:
             self.decks.select(state["deck_id"])
         self._on_table = dict(state["on_table"])

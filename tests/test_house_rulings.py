@@ -111,3 +111,89 @@ def test_chips_pushed_out_of_turn_bind_when_the_action_does_not_change(rules):
     table.chips(3, 100)
     assert actions(table.events)[-3:] == [(2, "call", 100), (3, "call", 100), (4, "call", 100)]
     assert table.betting()["to_act"] == 5
+
+
+# ---- busted players: the start of heads-up (AC 29, DE 13), both blinds out (DE 9, AC 27) ---------------------
+
+def deal_hands(table: Table, hands: dict[int, str]) -> None:
+    """Deal ``hands`` (seat → its two hole cards) from the seat left of the button."""
+    button = table.controller.cards.button
+    order = [s for s in sorted(hands) if s > button] + [s for s in sorted(hands) if s <= button]
+    for rnd in range(2):
+        for seat in order:
+            table.hole.setdefault(seat, []).append(hands[seat].split()[rnd])
+            table.card(f"seat{seat}.cards", hands[seat].split()[rnd])
+    table.run(0.6)
+
+
+def run_out(table: Table, board: str) -> None:
+    """The board dealt with its burns, then the cards gathered and the pot pushed."""
+    flop, turn, river = board.split()[:3], board.split()[3], board.split()[4]
+    for cards in (flop, [turn], [river]):
+        table.burn()
+        for card in cards:
+            table.card("board", card, seconds=0.3)
+    table.run(1.0)
+    table.clear()
+    table.run(3.0)
+
+
+@pytest.mark.parametrize("rules", ["tda", "casinos_austria", "poker_play", "allin_club", "club_tournament_de"])
+def test_at_the_start_of_heads_up_the_last_big_blind_takes_the_button(rules):
+    """AC 29: "Pri heads-upe je small blind na buttone [...] Na začiatku heads-up môže byť potrebné upraviť button
+    tak, aby ani jeden hráč nevsádzal big blind dvakrát po sebe." DE 13: "Bleiben zwei Spieler beim Heads-Up übrig,
+    so hat der Dealer-Button den Small-Blind". Three players, the button on seat 3 busts (the other books are silent
+    and no book rules otherwise): seat 2 posted the big blind, so seat 2 takes the button and the small blind and
+    seat 1 posts the big blind; the deal from seat 1 is dealt right, not a misplaced button."""
+    table = Table(rules, players=(1, 2, 3), button=3)
+    table.command("set_stacks", stacks={"1": 5000, "2": 5000, "3": 100})
+    table.blinds()
+    deal_hands(table, {1: "As Ad", 2: "Ks Kd", 3: "7c 2d"})
+    table.chips(3, 100)  # seat 3 all-in
+    table.chips(1, 25, 25)
+    run_out(table, "3h 4h 9c Tc Jd")
+    table.command("seats", seats=[1, 2])  # seat 3 is out
+    before = len(table.events)
+    table.hole = {}
+    table.chips(2, 25, 25)  # the button's small blind
+    table.chips(1, 100)  # the big blind
+    table.deal(seats=(1, 2))
+    hand = table.events[before:]
+    [started] = of(hand, "betting_started")
+    assert started.public["button"] == 2 and table.controller.cards.button == 2
+    assert actions(hand)[:2] == [(2, "post_sb", 50), (1, "post_bb", 100)]
+    assert [e for e in hand if e.type == "irregular_card"] == []
+
+
+@pytest.mark.parametrize("rules, button, blinds", [
+    ("club_tournament_de", 5, [(3, "post_sb", 50), (4, "post_bb", 100)]),
+    ("allin_club", 1, [(3, "post_bb", 100)]),
+])
+def test_when_both_blinds_bust_the_button_goes_as_the_house_says(rules, button, blinds):
+    """DE 9: "Scheiden Small-Blind und Big-Blind in der aktuellen Runde aus, bleibt der Dealer in der neuen Runde an
+    der aktuellen Position": the button stays on seat 5, seat 3 posts the small blind, seat 4 the big blind.
+    AC 27: "big blind vsádza hráč, ktorý má povinnosť. Small blind a button sú umiestnené v závislosti od neho a môžu
+    byť umiestnené aj na voľné miesta [...] Ak pripadá small blind na prázdne miesto, small blind v danej hre
+    nebude": seat 3 owes the big blind, the small blind's seat 2 is empty (no small blind), the button is dead on
+    the empty seat 1. Five players, the button on seat 5; the small blind (seat 1) and the big blind (seat 2) bust."""
+    table = Table(rules)
+    table.command("set_stacks", stacks={"1": 50, "2": 100})  # both blinds all-in with their blinds
+    table.blinds()
+    deal_hands(table, {3: "As Ad", 1: "7c 2d", 2: "8c 3d", 4: "Qs 4c", 5: "Qh 5c"})
+    table.chips(3, 100)
+    for seat in (4, 5):
+        table.fold(seat)
+    run_out(table, "3h 4h 9c Tc Jd")
+    assert of(table.events, "showdown")[-1].public["payouts"] == {"3": 250}
+    table.command("seats", seats=[3, 4, 5])
+    assert table.controller.cards.button == button
+    before = len(table.events)
+    table.hole = {}
+    for seat, _action, amount in blinds:
+        table.chips(seat, *([25, 25] if amount == 50 else [100]))
+    table.deal(seats=(3, 4, 5))
+    hand = table.events[before:]
+    [started] = of(hand, "betting_started")
+    assert started.public["button"] == button
+    assert actions(hand)[:len(blinds)] == blinds
+    assert [e for e in hand if e.type == "irregular_card"] == [] and of(hand, "chip_count") == []

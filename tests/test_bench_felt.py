@@ -17,8 +17,13 @@ def test_one_hand_gives_every_figure_at_or_above_its_floor(mqtt_settings):
     for reader in results["readers"].values():
         # a pass is never shorter than its radio time
         assert reader["passes"] >= 3 and 0 < reader["air_pass_ms"] <= reader["pass_p50_ms"]
-    assert results["present_after_cycles"] == 2 and results["settle_ms"] == 500
+    # a bet settles over the chips reader's pace (its cycle_ms set to its pass), never under the house's 500 ms
+    assert results["present_after_cycles"] == 2
+    assert results["settle_ms"] >= max(500, results["readers"]["chips"]["pass_p50_ms"])
     assert results["card"]["floor_ms"] == results["readers"]["main"]["air_pass_ms"]
+    # every push read whole: one bet each, no string bet
+    assert all(results[kind]["read_short"] == 0 for kind in BET_CHIPS)
+    assert "string_bet" not in results["bet_ruling_codes"]
     assert results["card"]["count"] + results["card"]["missed"] == 20 and results["card"]["count"] >= 18
     assert results["muck"]["count"] + results["muck"]["missed"] == 8 and results["muck"]["count"] >= 6
     for kind in BET_CHIPS:
@@ -26,10 +31,9 @@ def test_one_hand_gives_every_figure_at_or_above_its_floor(mqtt_settings):
     for kind in KINDS:
         figure = results[kind]
         if figure["count"]:
-            assert figure["floor_ms"] <= figure["min_ms"] <= figure["p50_ms"] <= figure["p99_ms"] <= figure["max_ms"]
-    # a card needs a second read a pass later; chips a settle time without a move
-    assert results["card"]["min_ms"] >= results["readers"]["main"]["air_pass_ms"]
-    assert all(results[kind]["min_ms"] >= 500 for kind in BET_CHIPS if results[kind]["count"])
+            assert figure["min_ms"] <= figure["p50_ms"] <= figure["p99_ms"] <= figure["max_ms"]
+    # chips a settle time without a move (a card on the seat the table expects may come on its first read)
+    assert all(results[kind]["min_ms"] >= results["settle_ms"] for kind in BET_CHIPS if results[kind]["count"])
     assert results["hands_not_ended"] == 0
     text = "\n".join(report_lines(results))
     assert "reader main" in text and "bet_20" in text and "floor" in text

@@ -35,8 +35,12 @@ lands on the felt to its event at the subscriber:
 Beside them, each reader's pass (``pass_p50_ms``) and the air time alone, measured by the model in the same run
 (``air_pass_ms``: the busiest front end's RF time over a pass of that reader), and the least each figure could be
 (``floor_ms``): a card wants ``present_after_cycles`` reads, each further read a pass later, and no pass is shorter
-than its air time: ``present_after_cycles - 1`` air passes; chips count once they have lain still for ``settle_ms``
-(the table's ``settle_ms``); the muck's first read can decide a fold (no floor). The ratios to the floor
+than its air time: ``present_after_cycles - 1`` air passes (a card where the table expects one, the next seat in the
+dealing order, is believed on its first read, which comes within an air pass: one air pass at least); chips count
+once they have lain still for ``settle_ms`` (the table's settle window, ``TableConfig.bet_settle_s``: its
+``settle_ms``, or passes of the chips' reader where that is longer; on the modelled readers the bench sets each
+reader's ``cycle_ms`` to its longest pass, measured before play); the muck's first read can decide a fold (no
+floor). The ratios to the floor
 (``p50_over_floor``, ``p99_over_floor``) are the figures to quote. ``missed`` counts moves whose event never came
 (within 10 s), ``read_short`` timed bets the table read as fewer chips than were pushed (a push read in parts: the
 rest comes as a string bet), and ``irregular_cards`` and ``bet_rulings`` what the table ruled that the script did not
@@ -63,6 +67,7 @@ from rfid_table.devtools.bench_bought import LOAD, STAND_IN, _Daemon, _emulator,
 from rfid_table.devtools.bench_reader import percentile
 from rfid_table.package_data import CONFIG_DIR
 from rfid_table.service.contract import Topics
+from rfid_table.service.timebase import TableClock
 from sim.pn5180 import ModelledReader, find_micropython, table_firmware_config
 
 # The reader the table is read by → its table: the reference reader as modelled, or a reader one buys on its emulator
@@ -240,6 +245,21 @@ def _play_hand(felt: _Felt, submit: Callable[[dict], None], deck: dict[str, str]
     time.sleep(4 * felt.card_pass_s)
 
 
+def _longest_passes(backends: list, passes: int = 6, timeout_s: float = 60.0) -> dict[str, float]:
+    """Each reader's longest pass over its first ``passes`` whole cycles after the first (seconds), read from the
+    readers before the daemon takes them over (the cycles themselves are dropped: nothing lies on the felt yet)."""
+    clock = TableClock()
+    ends: dict[str, list[float]] = {b.name: [] for b in backends}
+    deadline = time.monotonic() + timeout_s
+    while min(len(e) for e in ends.values()) < passes + 2:
+        if time.monotonic() > deadline:
+            raise RuntimeError("felt: the readers did not hand on whole cycles before play")
+        for backend in backends:
+            ends[backend.name].extend(cycle.t for cycle in backend.poll(clock.now()))
+        time.sleep(0.005)
+    return {name: max(b - a for a, b in zip(e[1:], e[2:])) for name, e in ends.items()}
+
+
 def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str], None] = lambda message: None,
                  hands: int = HANDS, seed: int = 1, load: list[tuple[str, int]] = LOAD, kind: str = "pn5180") -> dict:
     """The figures of the module's docstring over ``hands`` hands with ``load`` at rest (zone, tags), on the
@@ -300,6 +320,16 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                     backends.append(open_reader(reader.name, reader.backend, reader.antennas, link,
                                                 cycle_s=reader.cycle_s))
                 devices[reader.name] = device
+            if kind == "pn5180":
+                # Each reader's cycle_ms is set to its pass, as a house sets it (docs/configuration.md): here the pass
+                # of the firmware in the unix port on this machine, measured before play. The table's windows follow
+                # it: the chips' settle time (TableConfig.bet_settle_s) and the deal's windows for cards read late.
+                passes_s = _longest_passes(backends)
+                config = dataclasses.replace(config, readers={
+                    name: dataclasses.replace(r, cycle_s=max(r.cycle_s, passes_s[name]))
+                    for name, r in config.readers.items()})
+                progress("felt: passes measured before play: " + ", ".join(
+                    f"{name} {1000 * s:.0f} ms" for name, s in passes_s.items()))
             daemon = _Daemon(config, backends, settings)
             daemon.start()
             deadline = time.monotonic() + 60 + 4 * max(models.values(), default=0)
@@ -341,9 +371,9 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
     # a pass apart each, and no pass is shorter than its air time; chips count once they have not moved for the
     # settle time. The muck's first read can decide a fold: no floor.
     present_after = config.debounce_by_zone()[Zone("cards", 1).name].present_after_cycles
-    card_floor = (present_after - 1) * readers[card_reader].get("air_pass_ms",
+    card_floor = max(1, present_after - 1) * readers[card_reader].get("air_pass_ms",
                                                                 readers[card_reader].get("model_pass_ms", 0.0))
-    settle_ms = config.game.settle_s * 1000
+    settle_ms = config.bet_settle_s * 1000  # the house's settle_ms, or a pass and a half of the chips' reader
     floors = {"card": card_floor, "bet_1": settle_ms, "bet_5": settle_ms, "bet_20": settle_ms, "muck": 0.0,
               "pot": settle_ms}
     figures: dict = {"kind": kind, "config": f"config/{CONFIGS[kind]}", "hands": hands, "readers": readers,

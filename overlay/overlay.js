@@ -27,6 +27,12 @@ const config = {
   // how much faster than the wall clock the table's time runs: a simulated table's --speed (the playback follows
   // the events' table times)
   speed: Number(query.get("speed")) > 0 ? Number(query.get("speed")) : 1,
+  // the players' statistics the room service publishes (docs/overlay.md): which ones (stats=vpip,pfr,af), over
+  // what (stats_over=all, day or session), from which room (room=ID; any room's statistics of this table without)
+  stats: (query.get("stats") || "").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean),
+  statsOver: ["all", "day", "session"].includes(query.get("stats_over")) ? query.get("stats_over") : "all",
+  statsPrefix: query.get("stats_prefix") || "rfid-table-room",
+  room: query.get("room") || "+",
 };
 const base = `${config.prefix}/${config.table}`;
 const topics = {
@@ -34,7 +40,10 @@ const topics = {
   events: config.mode === "public" ? `${base}/public/events` : `${base}/delayed/events`,
   hand: config.mode === "public" ? null : `${base}/delayed/hand`,
   status: `${base}/status`,
+  stats: `${config.statsPrefix}/${config.room}/tables/${config.table}/stats`,
 };
+const isStatsTopic = (topic) => topic.startsWith(`${config.statsPrefix}/`) &&
+  topic.endsWith(`/tables/${config.table}/stats`) && topic.split("/").length === config.statsPrefix.split("/").length + 4;
 const SUITS = { s: "\u2660", h: "\u2665", d: "\u2666", c: "\u2663" };
 
 // ---- what the feeds may send ------------------------------------------------------------------------------------
@@ -133,6 +142,38 @@ function delayedHandProblem(m) {
   return null;
 }
 
+// <stats prefix>/<room>/tables/<table>/stats (docs/room.md): per seat its player's statistics, over all time, the
+// day and the latest session.
+const isCount = (v) => v === null || isInt(v, 0);
+const isPct = (v) => v === null || (typeof v === "number" && v >= 0 && v <= 100);
+const isStatBlock = (b) => isObject(b) && absentOr(isCount)(b.hands) && absentOr(isPct)(b.vpip_pct) &&
+  absentOr(isPct)(b.pfr_pct) && absentOr(isPct)(b.wtsd_pct) && absentOr(isPct)(b.wsd_pct) &&
+  absentOr(nullOr((v) => typeof v === "number" && v >= 0 && v < 1e6))(b.aggression_factor) &&
+  absentOr(nullOr(Number.isSafeInteger))(b.net);
+const isSeatStats = (s) => isObject(s) && isSeat(s.seat) && typeof s.name === "string" && s.name.length <= 64 &&
+  ["all", "day", "session"].every((over) => absentOr(isStatBlock)(s[over])) && absentOr(nullOr(isChips))(s.chips);
+
+function statsProblem(m) {
+  if (!isObject(m)) return "not an object";
+  if (!isEpoch(m.epoch)) return "epoch";
+  if (!nullOr((h) => isInt(h, 1))(m.hand)) return "hand";
+  if (!Array.isArray(m.seats) || m.seats.length > SEATS_MAX || !m.seats.every(isSeatStats)) return "seats";
+  return null;
+}
+
+// Each statistic the page can show: its label and its value in words (stats=...).
+const STATS = new Map(Object.entries({
+  hands: ["HANDS", (s) => (s.hands == null ? "–" : money(s.hands))],
+  vpip: ["VPIP", (s) => percent(s.vpip_pct)],
+  pfr: ["PFR", (s) => percent(s.pfr_pct)],
+  af: ["AF", (s) => (s.aggression_factor == null ? "–" : s.aggression_factor.toFixed(1))],
+  wtsd: ["WTSD", (s) => percent(s.wtsd_pct)],
+  wsd: ["W$SD", (s) => percent(s.wsd_pct)],
+  net: ["NET", (s) => (s.net == null ? "–" : (s.net > 0 ? "+" : "") + money(s.net))],
+  chips: ["CHIPS", (s, seatStats) => money(seatStats.chips)],
+}));
+const percent = (v) => (v == null ? "–" : `${Math.round(v)}%`);
+
 const warned = new Set();  // what the console was told once
 function warnOnce(key, message) {
   if (warned.has(key)) return;
@@ -164,7 +205,9 @@ const state = {
   betting: false, result: false, voided: false,  // this hand: chips read, its showdown seen, a misdeal
   incomplete: false,  // delayed mode: events of this hand are gone for good (missed, and no longer in delayed/hand)
   dropped: {},  // "topic: kind" → messages dropped that did not fit their schema
+  stats: null,  // the room's statistics message shown (delayed mode: once the hand it follows is played back)
 };
+let pendingStats = null;  // one received that the playback has not reached yet
 const RESULT_PAUSE_S = 4;  // delayed mode: the result stays this long before the next hand plays back
 const RESULT_WAIT_S = 180;  // ... and the playback waits at most this long for a hand's late showdown
 const HOLE_WAIT_S = 5;  // ... and at most this long at missed events for delayed/hand to bring them
@@ -173,7 +216,7 @@ function seat(n) {
   const key = String(n);
   if (!state.seats[key]) {
     state.seats[key] = { name: null, stack: null, bet: 0, cards: [], count: 0, folded: false, allIn: false,
-                         equity: null, won: null };
+                         equity: null, won: null, lastAction: null };
   }
   return state.seats[key];
 }
@@ -190,7 +233,8 @@ function newHand(hand) {
   state.board = []; state.later = {}; state.pot = 0; state.pots = []; state.toAct = null; state.winner = null;
   state.betting = false; state.result = false; state.voided = false; state.incomplete = false;
   for (const s of Object.values(state.seats)) {
-    Object.assign(s, { bet: 0, cards: [], count: 0, folded: false, allIn: false, equity: null, won: null });
+    Object.assign(s, { bet: 0, cards: [], count: 0, folded: false, allIn: false, equity: null, won: null,
+                       lastAction: null });
   }
 }
 
@@ -268,6 +312,7 @@ function apply(ev) {
     case "stacks_set": for (const [n, v] of Object.entries(p.stacks)) seat(n).stack = v; break;
     case "action": {
       const s = seat(p.seat);
+      s.lastAction = actionWords(p);
       if (p.action === "fold") { s.folded = true; s.equity = null; } else {
         s.bet = p.to; if (s.stack != null) s.stack -= p.added; s.allIn = !!p.all_in;
       }
@@ -277,7 +322,7 @@ function apply(ev) {
     case "action_undone": state.pot = p.pot; state.toAct = p.next; break;
     case "pots":
       state.pots = p.pots; state.pot = p.total;
-      for (const s of Object.values(state.seats)) s.bet = 0;
+      for (const s of Object.values(state.seats)) { s.bet = 0; s.lastAction = null; }  // the next round's
       for (const [n, v] of Object.entries(p.returned || {})) { const s = seat(n); if (s.stack != null) s.stack += v; }
       break;
     case "showdown": {
@@ -525,6 +570,75 @@ function pumpSafely() {
   try { pump(); } catch (err) { failed("playback", err); }
 }
 
+// ---- words: the last action, the made hand ----------------------------------------------------------------
+
+function actionWords(p) {
+  // "RAISE 2,500" (to 2,500 in this round), "CALL 2,500", "ALL IN", "CHECK", "FOLD"
+  if (p.all_in || p.action === "all_in") return "ALL IN";
+  const kind = p.action.replace(/_/g, " ").toUpperCase().slice(0, 16);
+  return ["fold", "check"].includes(p.action) || !p.to ? kind : `${kind} ${money(p.to)}`;
+}
+
+const RANKS = "23456789TJQKA";
+const RANK_WORDS = ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "jack", "queen", "king",
+                    "ace"];
+const plural = (r) => RANK_WORDS[r] + (r === 4 ? "es" : "s");  // sixes
+
+function score(five) {
+  // [category (0 high card ... 8 straight flush), the ranks that order hands of the category]
+  const ranks = five.map((c) => RANKS.indexOf(c[0])).sort((a, b) => b - a);
+  const flush = five.every((c) => c[1] === five[0][1]);
+  const counts = new Map();
+  ranks.forEach((r) => counts.set(r, (counts.get(r) || 0) + 1));
+  const groups = [...counts.entries()].sort((a, b) => b[1] - a[1] || b[0] - a[0]);
+  const order = groups.map(([r]) => r);
+  let high = null;  // a straight's highest card (the wheel's is the five)
+  if (groups.length === 5 && ranks[0] - ranks[4] === 4) high = ranks[0];
+  else if (groups.length === 5 && ranks[0] === 12 && ranks[1] === 3) high = 3;
+  if (high !== null && flush) return [8, high];
+  if (groups[0][1] === 4) return [7, ...order];
+  if (groups[0][1] === 3 && groups[1][1] === 2) return [6, ...order];
+  if (flush) return [5, ...ranks];
+  if (high !== null) return [4, high];
+  if (groups[0][1] === 3) return [3, ...order];
+  if (groups[0][1] === 2 && groups[1][1] === 2) return [2, ...order];
+  if (groups[0][1] === 2) return [1, ...order];
+  return [0, ...ranks];
+}
+
+function handWords([category, a, b]) {
+  switch (category) {
+    case 8: return a === 12 ? "Royal flush" : `Straight flush, ${RANK_WORDS[a]} high`;
+    case 7: return `Four of a kind, ${plural(a)}`;
+    case 6: return `Full house, ${plural(a)} full of ${plural(b)}`;
+    case 5: return `Flush, ${RANK_WORDS[a]} high`;
+    case 4: return `Straight, ${RANK_WORDS[a]} high`;
+    case 3: return `Three of a kind, ${plural(a)}`;
+    case 2: return `Two pair, ${plural(a)} and ${plural(b)}`;
+    case 1: return `Pair of ${plural(a)}`;
+    default: return `High card, ${RANK_WORDS[a]}`;
+  }
+}
+
+function choose(list, k) {
+  if (k === 0) return [[]];
+  return list.flatMap((x, i) => choose(list.slice(i + 1), k - 1).map((rest) => [x, ...rest]));
+}
+
+function madeHand(hole, board) {
+  // The best five cards' name: Omaha's (four hole cards or more) with exactly two of the hole cards and three of the
+  // board, Hold'em's with any five. Null with fewer than five cards.
+  const fives = hole.length >= 4 && board.length >= 3
+    ? choose(hole, 2).flatMap((h) => choose(board, 3).map((b) => h.concat(b))) : choose(hole.concat(board), 5);
+  let best = null;
+  for (const five of fives) {
+    const s = score(five);
+    const i = best ? s.findIndex((v, j) => v !== best[j]) : 0;
+    if (!best || (i >= 0 && s[i] > best[i])) best = s;
+  }
+  return best && handWords(best);
+}
+
 // ---- drawing -------------------------------------------------------------------------------------------------
 // Elements and text nodes only, never markup: whatever a name or a card holds is shown as text.
 
@@ -549,7 +663,33 @@ const width = (share) => `${Number.isFinite(share) ? Math.min(100, Math.max(0, s
 
 const SEATS_PER_COLUMN = 5;  // more seats than this: two columns, at the left and the right edge (index.html)
 
+function statsOf(n, name) {
+  // The seat's line of statistics, if the room's message has the player seated there now (by name).
+  const entry = state.stats && config.stats.length ? state.stats.seats.find((e) => e.seat === n && e.name === name) : null;
+  if (!entry) return null;
+  const over = entry[config.statsOver] || {};
+  const line = el("div", "stats");
+  for (const key of config.stats) {
+    const stat = STATS.get(key);
+    if (!stat) continue;  // (named in the address, unknown: said once at the start)
+    const item = el("span", "stat", `${stat[0]} ${stat[1](over, entry)}`);
+    item.dataset.stat = key;
+    line.append(item);
+  }
+  return line;
+}
+
+function releaseStats() {
+  // Delayed mode: the statistics after a hand count its result, so they wait until the playback has shown it.
+  const m = pendingStats;
+  if (!m) return;
+  const reached = m.hand === null || (m.epoch === state.epoch && state.hand !== null &&
+    (state.hand > m.hand || (state.hand === m.hand && state.result)));
+  if (config.mode === "public" || reached) { state.stats = m; pendingStats = null; }
+}
+
 function draw() {
+  releaseStats();
   const seatsEl = document.getElementById("seats");
   seatsEl.textContent = "";
   const shown = Object.entries(state.seats)
@@ -567,13 +707,24 @@ function draw() {
     const moneyEl = el("div", "money");
     moneyEl.append(el("span", "stack", money(s.stack)));
     if (s.bet) moneyEl.append(el("span", "bet", `bet ${money(s.bet)}`));
-    if (s.allIn) moneyEl.append(el("span", "bet", "all in"));
+    if (s.allIn && s.lastAction !== "ALL IN") moneyEl.append(el("span", "bet", "all in"));
+    if (s.lastAction) moneyEl.append(el("span", "last-action", s.lastAction));
     const faces = config.mode === "delayed" && s.cards.length;
     const cards = el("div", "cards" + ((faces ? s.cards.length : s.count) > 4 ? " many" : ""));  // (index.html)
     if (faces) s.cards.forEach((c) => cards.append(cardElement(c)));
     else for (let i = 0; i < s.count; i++) cards.append(cardElement(null));
     seatEl.append(name, cards, moneyEl);
-    if (typeof s.won === "number") seatEl.append(el("div", "won", `+${money(s.won)}`));
+    // the result's line: what the seat won, and the name of the hand it showed down
+    const made = state.result && !s.folded && s.cards.length >= 2 && state.board.length >= 3
+      ? madeHand(s.cards, state.board) : null;
+    if (typeof s.won === "number" || made) {
+      const result = el("div", "result");
+      if (typeof s.won === "number") result.append(el("span", "won", `+${money(s.won)}`));
+      if (made) result.append(el("span", "made", made));
+      seatEl.append(result);
+    }
+    const numbers = statsOf(Number(n), s.name);
+    if (numbers) seatEl.append(numbers);
     if (config.mode === "delayed" && s.equity && !s.folded) {
       const bar = el("div", "bar");
       const win = el("div", "w");
@@ -645,6 +796,10 @@ function take(topic, payload) {
     const problem = delayedHandProblem(body);
     if (problem) { drop(topic, "delayed hand", problem); return; }
     fromDelayedHand(body);
+  } else if (isStatsTopic(topic)) {
+    const problem = statsProblem(body);
+    if (problem) { drop(topic, "statistics", problem); return; }
+    pendingStats = body; draw();
   } else if (topic === topics.events) {
     const problem = eventProblem(body);
     if (problem) { drop(topic, EVENT_FIELDS.has(body && body.type) ? body.type : "event", problem); return; }
@@ -662,7 +817,8 @@ function connect() {
     // Every (re)connection subscribes again, and so gets the retained snapshot (and delayed/hand) again: a resync.
     // delayed/hand before the events: the broker sends it at the subscription, so it comes before any live event.
     // Connected once the broker has the subscription: from then on nothing the table sends passes the page by.
-    client.subscribe([topics.snapshot, ...(topics.hand ? [topics.hand] : []), topics.events, topics.status],
+    client.subscribe([topics.snapshot, ...(topics.hand ? [topics.hand] : []), topics.events, topics.status,
+                      ...(config.stats.length ? [topics.stats] : [])],
                      { qos: 1 }, (err) => {
                        if (err) { console.warn("overlay: subscribe:", err.message); return; }
                        state.connected = true; state.connects += 1; draw();
@@ -676,6 +832,9 @@ function connect() {
   });
 }
 
+for (const key of config.stats) {
+  if (!STATS.has(key)) console.warn(`overlay: stats=${key} is none of ${[...STATS.keys()].join(", ")}: not shown`);
+}
 window.overlayState = state;  // for the browser test and for a look from the developer tools
 window.overlayConfig = config;
 draw();

@@ -300,10 +300,11 @@ class RoomService:
         self._room_stats_dirty = False
         try:
             stats = self.store.statistics()
+            names = self.store.names()
         except Exception as exc:  # noqa: BLE001
             log.warning("the room's statistics not published: %s", exc)
             return
-        today = {pid: s for pid, s in stats.items() if "day" in s}
+        today = {pid: {"name": names.get(pid), **s} for pid, s in stats.items() if "day" in s}
         self.client.publish(self.config.room_stats_topic,
                             encode({"room": self.config.room_id, "t": round(time.time(), 3), "players": today}),
                             qos=QOS, retain=True)

@@ -184,6 +184,13 @@ class Store:
             out.setdefault(row["player_id"], {})["chips"] = int(row["chips"])
         return out
 
+    def names(self) -> dict[str, str]:
+        """Each player's name as the floor gave it at the player's latest seating (for the room's leaderboard)."""
+        rows = self.db.execute(
+            "SELECT DISTINCT ON (player_id) player_id, name FROM seatings WHERE player_id IS NOT NULL "
+            "ORDER BY player_id, at DESC, seq DESC").fetchall()
+        return {r["player_id"]: r["name"] for r in rows if r["name"]}
+
     def seated(self, table_id: str, epoch: str) -> dict[int, dict[str, str]]:
         """The players seated at a table (in the numbering ``epoch`` of its events) after its newest seatings: seat →
         player_id and name."""

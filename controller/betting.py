@@ -711,7 +711,12 @@ class BettingHand:
         if s.owed and not withdrawn:
             return self._settle_owed(s, list(chips))
         if s.pending_incomplete:
-            return self._reject("awaiting_choice", f"seat {seat}'s incomplete call awaits a choice", seat)
+            if withdrawn or self.rules.incomplete_call != INCOMPLETE_CALL_COMPLETE_OR_FORFEIT:
+                return self._reject("awaiting_choice", f"seat {seat}'s incomplete call awaits a choice", seat)
+            # CA Actions 2: "he must complete his bet or forfeit [...] A raise is no longer permitted": chips added
+            # complete the call, whatever they come to; the rest goes back
+            s.zone.extend(chips)
+            return self.resolve_incomplete_call(seat, complete=True)
         if seat == self._to_act and withdrawn and not chips:
             # chips clearly taken back facing a raise: the player must now call or raise (TDA 46-2)
             for c in withdrawn:
@@ -1271,7 +1276,7 @@ class BettingHand:
         who = "the player" if policy == INCOMPLETE_CALL_COMPLETE_OR_FORFEIT else "the floor"
         return Ruling(True, "incomplete_call", f"seat {s.seat}: {value} facing {current}: {who} decides — complete "
                       "the call or give up the chips and fold (resolve_incomplete_call)", s.seat, (), (cite,),
-                      needs_floor=True)
+                      needs_floor=policy != INCOMPLETE_CALL_COMPLETE_OR_FORFEIT)
 
     # ---- applying -----------------------------------------------------------------------------------
 

@@ -570,7 +570,8 @@ def test_ca_actions2_incomplete_call_complete_or_forfeit():
     h = flop_1000_2000(rules=CASINOS_AUSTRIA)
     to(h, 1, 8000)
     r = h.push(2, [1000, 1000])
-    assert r.needs_floor and "CA Actions 2" in r.rules  # even against the opening bet: the player's choice
+    assert r.code == "incomplete_call" and "CA Actions 2" in r.rules  # even against the opening bet: the player's
+    assert not r.needs_floor  # choice, not the floor's
     a = last(h.resolve_incomplete_call(2, complete=False))
     assert (a.kind, a.to_amount, a.returned) == ("fold", 2000, 0)
 

@@ -197,3 +197,23 @@ def test_when_both_blinds_bust_the_button_goes_as_the_house_says(rules, button, 
     assert started.public["button"] == button
     assert actions(hand)[:len(blinds)] == blinds
     assert [e for e in hand if e.type == "irregular_card"] == [] and of(hand, "chip_count") == []
+
+
+# ---- an incomplete call completed (CA Actions 2) ---------------------------------------------------------------
+
+def test_casinos_austria_reads_chips_added_to_an_incomplete_call_as_the_call_and_returns_the_rest():
+    """CA Actions 2: "If a player acts in sequence and calls with an insufficient bet because he has not noticed a
+    raise, he must complete his bet or forfeit all claims to his bets and the pot. A raise is no longer permitted."
+    Seat 3 raises to 300; seat 4 pushes 100, not seeing the raise: the player chooses, no floor is asked. It adds
+    500: a call of 300 (not a raise to 600), and 300 go back."""
+    table = Table("casinos_austria")
+    table.blinds()
+    table.deal()
+    table.chips(3, 100, 100, 100)
+    produced = table.chips(4, 100)
+    [ruling] = of(produced, "bet_ruling", "incomplete_call")
+    assert not ruling.public["needs_floor"] and "CA Actions 2" in ruling.public["rules"]
+    produced = table.chips(4, 500)
+    assert actions(produced) == [(4, "call", 300)]
+    assert of(produced, "bet_ruling", "awaiting_choice") == []
+    assert table.betting()["bets"]["4"] == 300 and table.betting()["to_act"] == 5

@@ -61,7 +61,9 @@ def award_hand(reading: HandReading, hand: BettingHand, ended: HandEnded) -> dic
                         [(p.amount, p.shares) for p in result.pots], setup.table_id or "table",
                         game_number(setup.table_id, reading.started_t), table.seats,
                         names=names, boards=boards if len(boards) > 1 else (), runs=runs, double_board=double,
-                        pot_boards=[board_shares(p) for p in result.pots])
+                        pot_boards=[board_shares(p) for p in result.pots],
+                        pot_halves=[[h.shares for h in p.halves] or [p.shares] for p in result.pots]
+                        if any(p.halves for p in result.pots) else ())
     if len(boards) > 1:  # PHH (pokerkit 0.7.7) has no notation for runouts or boards: user-defined fields
         players["_boards"] = ["".join(b) for b in boards]
         players["_runs"] = runs

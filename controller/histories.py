@@ -96,6 +96,9 @@ class HandRecord:
     them all in ``boards``, run by run (``board`` is the first), and for each pot divided between boards its
     ``pot_boards``: (board index, shares) as :func:`board_shares` gives them; a pot that played the first board
     only (CA Actions 8e) has none.
+
+    A hi-lo split game's pot lists in ``pot_halves`` its halves' shares, the high half first (one, the high half
+    alone, where no hand made a low: ``controller.showdown.PotAward.halves``).
     """
 
     hand: BettingHand
@@ -112,6 +115,7 @@ class HandRecord:
     runs: int = 1
     double_board: bool = False
     pot_boards: Sequence[Sequence[tuple[int, Mapping[int, int]]]] = ()
+    pot_halves: Sequence[Sequence[Mapping[int, int]]] = ()
 
     @property
     def several_boards(self) -> bool:

@@ -55,7 +55,8 @@ def to_ohh(record: HandRecord, site_name: str = "rfid-table", internal_version: 
         out["start_date_utc"] = record.started.strftime("%Y-%m-%dT%H:%M:%S")
     out.update({
         "table_name": record.table_name,
-        "game_type": "Omaha" if variant.omaha else "Holdem",
+        # OHH's types: Omaha hi-lo is "OmahaHiLo"; the spec has none for hold'em hi-lo (written "Holdem")
+        "game_type": ("OmahaHiLo" if variant.hi_lo else "Omaha") if variant.omaha else "Holdem",
         "bet_limit": {"bet_type": bet_type, "bet_cap": 0},
         "table_size": record.table_size,
         "currency": "Chips",

@@ -41,10 +41,10 @@ from datetime import datetime
 from itertools import combinations
 from typing import Mapping, Sequence
 
-from controller.betting import FIXED_LIMIT, POT_LIMIT
+from controller.betting import FIXED_LIMIT, POT_LIMIT, Variant
 from controller.cards import parse_card
 from controller.histories import BOARD_COUNTS, ORDINALS, STREETS, HandRecord
-from controller.showdown import evaluator_id, id_evaluators
+from controller.showdown import evaluator_id, id_evaluators, low_rank
 
 RANK_ORDER = "23456789TJQKA"
 RANK_NAMES = dict(zip(RANK_ORDER, ("Deuce", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten", "Jack",
@@ -97,7 +97,7 @@ def to_pokerstars(record: HandRecord) -> str:
             lines += [_street_line(b, index, ORDINALS[i]) for index in range(1, 4) if BOARD_COUNTS[index] > shared]
     won = record.winnings()
     boards = list(record.boards) if several else [record.board]
-    descriptions = [{s: describe(hand.variant.omaha, record.cards(s), b) for s in record.shown
+    descriptions = [{s: _described(hand.variant, record.cards(s), b) for s in record.shown
                      if record.cards(s) and len(b) == 5} for b in boards]
     labels = _pot_labels(len(record.pots))
     if record.showdown:
@@ -110,7 +110,10 @@ def to_pokerstars(record: HandRecord) -> str:
                     lines.append(f"{name(s)}: mucks hand")
             if several:
                 lines += _collected(record, record.board_collections(i), labels)
-    if not several:
+    if not several and record.pot_halves:  # hi-lo: a line per half, the high half first (PokerStars' layout)
+        lines += _collected(record, [(i, shares) for i, halves in enumerate(record.pot_halves)
+                                     for shares in reversed(halves)], labels)  # (written from the last)
+    elif not several:
         lines += _collected(record, list(enumerate(shares for _amount, shares in record.pots)), labels)
     if not record.showdown:
         for s in sorted(won, key=hand.order.index):
@@ -139,10 +142,12 @@ def _header(record: HandRecord) -> str:
     hand = record.hand
     structure = hand.variant.structure
     limit = "Limit" if structure == FIXED_LIMIT else "Pot Limit" if structure == POT_LIMIT else "No Limit"
+    split = " Hi/Lo" if hand.variant.hi_lo else ""  # "Omaha Hi/Lo Limit", "Omaha Hi/Lo Pot Limit"
     if hand.variant.omaha:
-        game = f"Omaha {limit}" if hand.variant.hole_cards == 4 else f"{hand.variant.hole_cards} Card Omaha {limit}"
+        count = "" if hand.variant.hole_cards == 4 else f"{hand.variant.hole_cards} Card "
+        game = f"{count}Omaha{split} {limit}"
     else:
-        game = f"Hold'em {limit}"
+        game = f"Hold'em{split} {limit}"
     stakes = "/".join(map(str, hand.limit_bets if structure == FIXED_LIMIT else (hand.small_blind, hand.big_blind)))
     line = f"PokerStars Hand #{record.game_number}:  {game} ({stakes})"
     if record.started is not None:
@@ -254,6 +259,19 @@ def _result(record: HandRecord, seat: int, folded: dict[int, str], put_in: set[i
 
 
 # ---- what PokerStars says a shown hand is ----------------------------------------------------------------
+
+
+def _described(variant: Variant, hole: Sequence[str], board: Sequence[str]) -> str:
+    """A shown hand's words; in a hi-lo game both ways as PokerStars writes them: ``HI: a pair of Kings; LO:
+    7,6,5,3,A`` (``HI: ...`` alone without a low)."""
+    high = describe(variant.omaha, hole, board)
+    if not variant.hi_lo:
+        return high
+    low = low_rank(variant, hole, board)
+    if low is None:
+        return f"HI: {high}"
+    ranks = [(low >> shift) & 15 for shift in (16, 12, 8, 4, 0)]  # the five low ranks, the highest first
+    return f"HI: {high}; LO: {','.join('A' if r == 1 else str(r) for r in ranks)}"
 
 
 def describe(omaha: bool, hole: Sequence[str], board: Sequence[str]) -> str:

@@ -241,9 +241,11 @@ def test_the_hi_lo_games_award_every_pot_as_pokerkit_ranks_the_hands(oracle_run)
     for code, counts in stats.items():
         assert counts["hands"] == HANDS
         if HANDS >= 200:  # the random hands reach every case of the split
-            for case in ("pots split high and low", "pots quartered (two lows or more tie)",
-                         "pots without a low: the high hand scoops", "odd chip to the high half (TDA 20-3)",
-                         "side pots at a showdown"):
+            cases = ["pots split high and low", "pots without a low: the high hand scoops",
+                     "odd chip to the high half (TDA 20-3)", "side pots at a showdown"]
+            if code != "FLHE8":  # hold'em lows tie only where two hands hold the same low cards: rare
+                cases.append("pots quartered (two lows or more tie)")
+            for case in cases:
                 assert counts[case] > 0, (code, case, dict(counts))
 
 

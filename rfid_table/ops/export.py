@@ -241,7 +241,10 @@ class _Hand:
             hand, hole, boards[0] if boards else board, shown,
             [(p["amount"], {int(s): v for s, v in p["shares"].items()}) for p in self.showdown["pots"]],
             table, number, size, started, names,
-            boards=boards, runs=runs, double_board=len(boards) > runs, pot_boards=pot_boards)
+            boards=boards, runs=runs, double_board=len(boards) > runs, pot_boards=pot_boards,
+            pot_halves=[[{int(s): v for s, v in h["shares"].items()} for h in p.get("halves", ())]
+                        or [{int(s): v for s, v in p["shares"].items()}] for p in self.showdown["pots"]]
+            if any(p.get("halves") for p in self.showdown["pots"]) else ())
 
 
 def _hands(journal, progress: TextIO | None) -> Iterator[_Hand]:

@@ -1,0 +1,154 @@
+"""Hi-lo split games on a simulated table (cards on the antennas, chips on the bet zones, read through the zone
+tracker): Omaha hi-lo eight or better (plo8), a pot split high and low, quartered, scooped without a low, the odd
+chip to the high half, side pots split on their own; the hand's histories; the simulator dealing plo8."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.betting import PLO8, BettingHand
+from controller.histories import HandRecord
+from controller.pokerstars import to_pokerstars
+from controller.showdown import award, low_rank
+from test_rulings import ZONES, Table, of
+
+pytest.importorskip("phevaluator")
+
+
+class HiLoTable(Table):
+    """Three players (seat 1 the small blind, seat 2 the big blind, seat 3 the button) at pot-limit Omaha hi-lo."""
+
+    def __init__(self, blinds: tuple[int, int] = (50, 100), stack: int = 5000):
+        super().__init__(players=(1, 2, 3), button=3, blinds=blinds, stack=stack, zones=ZONES,
+                         betting_options={"variant": "PLO8"}, hole_cards=4)
+
+    def deal_hands(self, hands: dict[int, str]) -> None:
+        for rnd in range(4):
+            for seat in (1, 2, 3):
+                card = hands[seat].split()[rnd]
+                self.hole.setdefault(seat, []).append(card)
+                self.card(f"seat{seat}.cards", card, seconds=0.1)
+        self.run(0.6)
+
+    def board_to_river(self, burns: str, board: str) -> None:
+        """The flop, turn and river with their burn cards, every player checking."""
+        cards = board.split()
+        for burn, street in zip(burns.split(), (cards[:3], cards[3:4], cards[4:])):
+            self.card("burn", burn)
+            for card in street:
+                self.card("board", card)
+
+    def showdown(self) -> dict:
+        self.clear()
+        self.run(3.0)
+        [showdown] = of(self.events, "showdown")
+        return showdown.public
+
+
+def test_a_pot_is_split_between_the_best_high_and_the_best_low():
+    """Omaha hi-lo: seat 3's trip kings take the high half, seat 2's 7-5-3-2-A (two hole cards, three of the board)
+    the low half; seat 1's 7-6-3-2-A is a worse low (lows compare from the highest card down). 150 each."""
+    table = HiLoTable()
+    table.chips(1, 25, 25)
+    table.chips(2, 100)
+    table.deal_hands({1: "Ad 6h Qc Qs", 2: "As 5d Jc Jh", 3: "Ks Kh 9c 9d"})
+    table.chips(3, 100)
+    table.chips(1, 25, 25)
+    table.board_to_river("2c 7s 8s", "2h 3d 7c Kd Td")
+    public = table.showdown()
+    [pot] = public["pots"]
+    assert public["payouts"] == {"3": 150, "2": 150}
+    assert pot["halves"] == [
+        {"side": "high", "amount": 150, "winners": [3], "shares": {"3": 150}, "odd_chips": []},
+        {"side": "low", "amount": 150, "winners": [2], "shares": {"2": 150}, "odd_chips": []}]
+    assert {"TDA 20-3", "PP Ties 5c"} <= set(pot["rules"])
+
+
+def test_two_equal_lows_quarter_the_pot():
+    """Seats 1 and 2 both make 5-4-3-2-A (A-5 in hand with the board's 2-3-4); seat 3's flush takes the high half:
+    150 to seat 3, a quarter (75) to each low."""
+    table = HiLoTable()
+    table.chips(1, 25, 25)
+    table.chips(2, 100)
+    table.deal_hands({1: "Ac 5s Qh Qd", 2: "Ad 5h Jh Jd", 3: "Ks 9s Kc 9c"})
+    table.chips(3, 100)
+    table.chips(1, 25, 25)
+    table.board_to_river("7d 8d Td", "2s 3s 4h Ts 6c")
+    public = table.showdown()
+    [pot] = public["pots"]
+    assert public["payouts"] == {"3": 150, "1": 75, "2": 75}
+    assert [(h["side"], h["winners"]) for h in pot["halves"]] == [("high", [3]), ("low", [1, 2])]
+
+
+def test_without_an_eight_or_better_low_the_high_hand_scoops():
+    """A board with two cards of eight or lower makes no low for anyone (exactly three board cards): seat 3's aces
+    take the whole 300 with three aces; the pot has its high half only."""
+    table = HiLoTable()
+    table.chips(1, 25, 25)
+    table.chips(2, 100)
+    table.deal_hands({1: "2d 3d 4d 5d", 2: "As 2s Jc Jd", 3: "Ah Ac 9c 9d"})
+    table.chips(3, 100)
+    table.chips(1, 25, 25)
+    table.board_to_river("7d 8d Td", "Ad Kh 2c Qs 9h")
+    public = table.showdown()
+    [pot] = public["pots"]
+    assert public["payouts"] == {"3": 300}
+    assert [h["side"] for h in pot["halves"]] == ["high"]
+
+
+def test_the_odd_chip_goes_to_the_high_half():
+    """TDA 20-3: "H/L Split: der ungerade Chip im Gesamtpot geht an die High-Seite." Blinds 5/10, the smallest chip
+    5: the small blind folds, the pot is 25 (five chips of 5): 15 to the high hand, 10 to the low."""
+    table = HiLoTable(blinds=(5, 10))
+    table.chips(1, 5)
+    table.chips(2, 5, 5)
+    table.deal_hands({1: "Qc Qd Jh Js", 2: "Ks Kh 9c 9d", 3: "As 2d Tc Td"})
+    table.chips(3, 5, 5)
+    table.fold(1)
+    table.board_to_river("7d 8d 6d", "3h 4c 7s Kd Jc")
+    public = table.showdown()
+    [pot] = public["pots"]
+    assert pot["amount"] == 25
+    assert public["payouts"] == {"2": 15, "3": 10}
+    assert [(h["side"], h["amount"]) for h in pot["halves"]] == [("high", 15), ("low", 10)]
+
+
+def test_each_side_pot_is_split_on_its_own():
+    """CA Actions 7; TDA 20-5; PP Ties 5d: each pot is split by the hands eligible for it. Seat 1 is all-in for 100:
+    the main pot (300) goes half to its trip kings, half to seat 2's low; the side pot (400, seats 2 and 3) half to
+    seat 3's aces, the best high without seat 1, and half to seat 2's low again."""
+    hand = BettingHand(PLO8, [1, 2, 3], 3, {1: 100, 2: 300, 3: 300}, (50, 100))
+    assert hand.declare(3, "raise", 300).ok and hand.push(3, [300]).ok
+    assert hand.declare(1, "call").ok and hand.push(1, [50]).ok
+    assert hand.declare(2, "call").ok and hand.push(2, [200]).ok
+    while hand.status == "betting":
+        assert hand.end_street().ok
+    board = ["3d", "4c", "7h", "Kd", "Td"]
+    hole = {1: ["Kc", "Ks", "Qc", "Qd"], 2: ["As", "2d", "Jc", "Jh"], 3: ["Ah", "Ac", "9c", "9d"]}
+    main, side = award(hand, hole, board).pots
+    assert (main.amount, main.eligible, side.amount, side.eligible) == (300, (1, 2, 3), 400, (2, 3))
+    assert [(h.side, h.winners, h.amount) for h in main.halves] == [("high", (1,), 150), ("low", (2,), 150)]
+    assert [(h.side, h.winners, h.amount) for h in side.halves] == [("high", (3,), 200), ("low", (2,), 200)]
+
+
+def test_pokerstars_writes_each_half_collected_and_both_ways_of_a_shown_hand():
+    """PokerStars' layout for hi-lo: the game "Omaha Hi/Lo Pot Limit", a shown hand "(HI: ...; LO: 5,4,3,2,A)",
+    one "collected ... from pot" line per half, and the summary's "won (N) with HI: ...; LO: ..."."""
+    hand = BettingHand(PLO8, [1, 2, 3], 3, {1: 1000, 2: 1000, 3: 1000}, (50, 100))
+    assert hand.declare(3, "call").ok and hand.push(3, [100]).ok
+    assert hand.declare(1, "call").ok and hand.push(1, [50]).ok
+    while hand.status == "betting":  # checked to the river
+        seat = hand.to_act()
+        assert hand.end_street().ok if seat is None else hand.check(seat).ok
+    board = ["2h", "3d", "7c", "Kd", "Td"]
+    hole = {1: ["Ad", "6h", "Qc", "Qs"], 2: ["As", "5d", "Jc", "Jh"], 3: ["Ks", "Kh", "9c", "9d"]}
+    result = award(hand, hole, board)
+    record = HandRecord(hand, hole, board, [1, 2, 3], [(p.amount, p.shares) for p in result.pots], "t", "1",
+                        pot_halves=[[h.shares for h in p.halves] for p in result.pots])
+    text = to_pokerstars(record)
+    assert "Omaha Hi/Lo Pot Limit (50/100)" in text.splitlines()[0]
+    assert "seat2: shows [As 5d Jc Jh] (HI: a pair of Jacks; LO: 7,5,3,2,A)" in text
+    assert "seat3: shows [Ks Kh 9c 9d] (HI: three of a kind, Kings)" in text
+    assert "seat3 collected 150 from pot\nseat2 collected 150 from pot\n" in text
+    assert "Seat 2: seat2 (big blind) showed [As 5d Jc Jh] and won (150) with HI: a pair of Jacks; LO: 7,5,3,2,A" \
+        in text

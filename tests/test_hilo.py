@@ -152,3 +152,41 @@ def test_pokerstars_writes_each_half_collected_and_both_ways_of_a_shown_hand():
     assert "seat3 collected 150 from pot\nseat2 collected 150 from pot\n" in text
     assert "Seat 2: seat2 (big blind) showed [As 5d Jc Jh] and won (150) with HI: a pair of Jacks; LO: 7,5,3,2,A" \
         in text
+
+
+@pytest.mark.parametrize("variant", ["plo8", "flo8"])
+def test_the_simulated_table_plays_the_hi_lo_games_through_the_daemon_pipeline(variant):
+    """`rfid-table sim` at plo8 and flo8: the dealer, the emulated readers' zone tracker and the controller, as the
+    daemon runs them. Every hand ends; a showdown's pots name their halves, the high half first; the histories name
+    the game as PokerStars does; no card is irregular and every showdown is read."""
+    import dataclasses
+    from pathlib import Path
+
+    from rfid_table.config.table import load_config
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable
+
+    config = load_config(Path(__file__).resolve().parents[1] / "config" / "table-chips.toml")
+    config = dataclasses.replace(config, game=dataclasses.replace(config.game, variant=variant),
+                                 broadcast_delay_s=0.0, journal_path=None)
+    table = SimulatedTable(config, SimOptions(hands=8, seed=4, speed=0, pace_s=1.0, link="direct", players=5,
+                                              players_style="random"), None)
+    events, t = [], 1000.0
+    try:
+        while table.advance(t):
+            events += table.step(t)
+            t += table.cycle_s
+        for _ in range(100):  # the last hand's end
+            events += table.step(t)
+            t += table.cycle_s
+    finally:
+        table.close()
+    showdowns = [e for e in events if e.type == "showdown"]
+    contested = [p for e in showdowns for p in e.public["pots"] if "halves" in p]
+    assert len([e for e in events if e.type == "hand_ended"]) >= 8 and contested
+    assert all([h["side"] for h in p["halves"]] in (["high"], ["high", "low"]) for p in contested)
+    assert all(sum(h["amount"] for h in p["halves"]) == p["amount"] for p in contested)
+    game = "Omaha Hi/Lo Pot Limit" if variant == "plo8" else "Omaha Hi/Lo Limit"
+    histories = [e for e in events if e.type == "hand_history"]
+    assert histories and all(game in e.secret["pokerstars_complete"].splitlines()[0] for e in histories)
+    assert not [e for e in events if e.type == "irregular_card"]
+    assert not [e for e in events if e.type == "bet_ruling" and e.public["code"] == "showdown_unread"]

@@ -11,6 +11,9 @@ seeded by the spot itself), so a replay and a test see what the broadcast saw.
 * **Dead cards** — burned and mucked cards the table read — are out of the deck ("true outs").
 * **Hold'em** (any two hole cards with the board) and **Omaha** (exactly two hole and three board cards; four,
   five or six hole cards).
+* **Hi-lo split** (``hi_lo``): ``win`` and ``tie`` are the high half's; ``low_win`` and ``low_tie`` the shares of
+  the runouts the seat's eight-or-better low wins alone or ties, and ``no_low`` the share where no live hand makes
+  a low (the high hand scoops). Lows are counted by ``controller.showdown.low_rank``.
 * **Outs** (flop and turn): for a seat behind now (not the best or tied best hand on the board as it stands), the
   next cards with which it would hold the best hand alone.
 
@@ -29,7 +32,8 @@ from itertools import combinations
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from controller.cards import FULL_DECK, parse_card
-from controller.showdown import evaluator_id, id_evaluators
+from controller.betting import FLHE8 as HOLDEM_HI_LO, PLO8 as OMAHA_HI_LO
+from controller.showdown import evaluator_id, id_evaluators, low_rank
 
 EXACT_LIMIT = 20_000  # runouts enumerated exactly at most; beyond, sampled
 SAMPLES = 10_000  # boards drawn when sampled: a standard error of at most 0.5 percentage points
@@ -41,9 +45,13 @@ class SeatEquity:
     win: float  # share of the runouts this seat wins alone
     tie: float  # share of the runouts it ties for the best hand
     outs: tuple[str, ...] | None = None  # next cards that put it ahead alone; None: not behind, or no next card
+    low_win: float | None = None  # hi-lo: share of the runouts its low wins alone (None: not a split game)
+    low_tie: float | None = None  # hi-lo: share it ties for the best low
 
     def as_dict(self) -> dict:
         body: dict[str, Any] = {"seat": self.seat, "win": round(self.win, 4), "tie": round(self.tie, 4)}
+        if self.low_win is not None and self.low_tie is not None:
+            body.update(low_win=round(self.low_win, 4), low_tie=round(self.low_tie, 4))
         if self.outs is not None:
             body["outs"] = list(self.outs)
         return body
@@ -56,10 +64,14 @@ class Equity:
     runouts: int  # boards enumerated or drawn
     stderr: float  # 0 when exact
     seats: tuple[SeatEquity, ...] = field(default_factory=tuple)
+    no_low: float | None = None  # hi-lo: share of the runouts where no live hand makes a low
 
     def as_dict(self) -> dict:
-        return {"street": self.street, "exact": self.exact, "runouts": self.runouts,
+        body = {"street": self.street, "exact": self.exact, "runouts": self.runouts,
                 "stderr": round(self.stderr, 4), "hands": [s.as_dict() for s in self.seats]}
+        if self.no_low is not None:
+            body["no_low"] = round(self.no_low, 4)
+        return body
 
 
 STREETS = {0: "preflop", 3: "flop", 4: "turn", 5: "river"}
@@ -90,9 +102,11 @@ def _spot_seed(hole: Mapping[int, Sequence[str]], board: Sequence[str], dead: Se
 
 
 def equity(hole: Mapping[int, Sequence[str]], board: Sequence[str] = (), dead: Sequence[str] = (),
-           omaha: bool = False, exact_limit: int = EXACT_LIMIT, samples: int = SAMPLES) -> Equity:
+           omaha: bool = False, exact_limit: int = EXACT_LIMIT, samples: int = SAMPLES, hi_lo: bool = False
+           ) -> Equity:
     """The equity of every live seat (``hole``: seat → its hole cards, two or more seats) on ``board`` (0, 3, 4 or
-    5 cards) with ``dead`` cards out of the deck. Raises ValueError naming a bad card or a card given twice."""
+    5 cards) with ``dead`` cards out of the deck; ``hi_lo``: split high and low, eight or better. Raises ValueError
+    naming a bad card or a card given twice."""
     if len(hole) < 2:
         raise ValueError(f"equity needs two live seats or more, got {len(hole)}")
     if len(board) not in STREETS:
@@ -126,6 +140,12 @@ def equity(hole: Mapping[int, Sequence[str]], board: Sequence[str] = (), dead: S
         runouts = (rng.sample(stub, to_come) for _ in range(samples))
     wins = [0] * len(seats)
     ties = [0] * len(seats)
+    low_wins = [0] * len(seats)
+    low_ties = [0] * len(seats)
+    no_low = 0
+    low_of = _low_ranker(omaha) if hi_lo else None
+    names = {evaluator_id(c): c for c in FULL_DECK}
+    hole_names = [hole[s] for s in seats]
     n = 0
     for extra in runouts:
         full = board_ids + list(extra)
@@ -137,12 +157,32 @@ def equity(hole: Mapping[int, Sequence[str]], board: Sequence[str] = (), dead: S
         else:
             for i in winners:
                 ties[i] += 1
+        if low_of is not None:
+            full_names = [names[c] for c in full]
+            lows = [low_of(h, full_names) for h in hole_names]
+            made = [low for low in lows if low is not None]
+            if not made:
+                no_low += 1
+            else:
+                low_winners = [i for i, low in enumerate(lows) if low == min(made)]
+                for i in low_winners:
+                    (low_wins if len(low_winners) == 1 else low_ties)[i] += 1
         n += 1
     outs = _outs(rank, holes, board_ids, stub) if len(board) in (3, 4) else [None] * len(seats)
     stderr = 0.0 if exact else max(math.sqrt(p * (1 - p) / n) for p in
                                    [w / n for w in wins] + [t / n for t in ties])
+    if not hi_lo:
+        return Equity(STREETS[len(board)], exact, n, stderr,
+                      tuple(SeatEquity(s, wins[i] / n, ties[i] / n, outs[i]) for i, s in enumerate(seats)))
     return Equity(STREETS[len(board)], exact, n, stderr,
-                  tuple(SeatEquity(s, wins[i] / n, ties[i] / n, outs[i]) for i, s in enumerate(seats)))
+                  tuple(SeatEquity(s, wins[i] / n, ties[i] / n, outs[i], low_wins[i] / n, low_ties[i] / n)
+                        for i, s in enumerate(seats)), no_low / n)
+
+
+def _low_ranker(omaha: bool) -> Callable[[Sequence[str], Sequence[str]], int | None]:
+    """low(hole names, board names) → the eight-or-better low (smaller is better), None for no low."""
+    variant = OMAHA_HI_LO if omaha else HOLDEM_HI_LO
+    return lambda hole, board: low_rank(variant, hole, board)
 
 
 def _outs(rank: Callable[[list[int], list[int]], int], holes: list[list[int]], board: list[int], stub: list[int]

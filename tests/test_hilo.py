@@ -190,3 +190,20 @@ def test_the_simulated_table_plays_the_hi_lo_games_through_the_daemon_pipeline(v
     assert histories and all(game in e.secret["pokerstars_complete"].splitlines()[0] for e in histories)
     assert not [e for e in events if e.type == "irregular_card"]
     assert not [e for e in events if e.type == "bet_ruling" and e.public["code"] == "showdown_unread"]
+
+
+def test_the_equity_of_a_split_game_gives_each_hand_its_high_and_its_low_share():
+    """On the river: seat 3's four kings win the high half alone, seats 1 and 2 tie for the low (5-4-3-2-A each).
+    On a turn of K-Q-J-T no river card can give anyone a low (a low needs three board cards of eight or lower):
+    the high hand scoops every runout."""
+    from controller.equity import equity
+
+    hole = {1: ["Ac", "5s", "Qh", "Qd"], 2: ["Ad", "5h", "Jh", "Jd"], 3: ["Ks", "Kh", "9c", "9d"]}
+    river = equity(hole, ["2s", "3c", "4h", "Kd", "Kc"], omaha=True, hi_lo=True).as_dict()
+    assert river["no_low"] == 0
+    assert [(h["seat"], h["win"], h["low_win"], h["low_tie"]) for h in river["hands"]] == \
+        [(1, 0, 0, 1), (2, 0, 0, 1), (3, 1, 0, 0)]
+    turn = equity(hole, ["Kc", "Qs", "Js", "Ts"], omaha=True, hi_lo=True).as_dict()
+    assert turn["exact"] and turn["runouts"] == 52 - 12 - 4
+    assert turn["no_low"] == 1 and all(h["low_win"] == h["low_tie"] == 0 for h in turn["hands"])
+    assert "low_win" not in equity(hole, ["Kc", "Qs", "Js", "Ts"], omaha=True).as_dict()["hands"][0]

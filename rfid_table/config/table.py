@@ -115,6 +115,14 @@ class GameSettings:
     def hole_cards(self) -> int:
         return VARIANTS[self.variant]
 
+    @property
+    def omaha(self) -> bool:  # exactly two hole cards and three of the board
+        return self.variant.startswith("plo") or self.variant == "flo8"
+
+    @property
+    def hi_lo(self) -> bool:  # each pot split high and low, eight or better
+        return self.variant in HI_LO_VARIANTS
+
 
 @dataclass(frozen=True)
 class ChipSettings:

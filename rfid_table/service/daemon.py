@@ -92,7 +92,7 @@ class TablePipeline:
         self.gpio_intake = GpioIntake(gpio) if gpio is not None else NoGpio()
         self.reader_intake = ReaderIntake(readers, self.tracker, self.diagnostics, config.game.hole_cards)
         # equity for the broadcast, computed in a process of its own (rfid_table/service/equity_worker.py)
-        self.equity = (EquityWorker(config.game.hole_cards, config.game.variant.startswith("plo"))
+        self.equity = (EquityWorker(config.game.hole_cards, config.game.omaha, config.game.hi_lo)
                        if sink is not None and config.broadcast_equity else NoEquity())
         # persist: each cycle's step goes to the journal's writer; only what it has on disk goes on
         self.persist = JournalStage(journal, group_commit) if journal is not None else NoJournal()

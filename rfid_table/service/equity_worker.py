@@ -55,19 +55,19 @@ def spot_of(snapshot: dict, hole_cards: int) -> tuple | None:
     return snapshot["hand"], live, board, dead
 
 
-def compute(spot: tuple, omaha: bool) -> dict:
+def compute(spot: tuple, omaha: bool, hi_lo: bool = False) -> dict:
     """The ``equity`` input's body for a spot: ``public`` and ``secret`` parts of the event."""
     from controller.equity import equity  # noqa: PLC0415 (the worker process imports it, the daemon need not)
 
     _hand, live, board, dead = spot
     started = time.perf_counter()
-    result = equity(dict(live), board, dead, omaha=omaha).as_dict()
+    result = equity(dict(live), board, dead, omaha=omaha, hi_lo=hi_lo).as_dict()
     street = result.pop("street")
     result["dead"] = list(dead)
     return {"public": {"street": street}, "secret": result, "ms": round((time.perf_counter() - started) * 1000, 2)}
 
 
-def _serve(connection: Connection, omaha: bool) -> None:
+def _serve(connection: Connection, omaha: bool, hi_lo: bool) -> None:
     """The worker process: compute the newest spot sent, send back (spot, body or error)."""
     while True:
         try:
@@ -77,7 +77,7 @@ def _serve(connection: Connection, omaha: bool) -> None:
         except (EOFError, OSError):
             return  # the daemon is gone
         try:
-            body = compute(spot, omaha)
+            body = compute(spot, omaha, hi_lo)
         except ValueError as exc:  # a card twice (an irregular deal): say why, compute nothing
             body = {"error": str(exc)}
         try:
@@ -96,9 +96,10 @@ class EquityWorker:
     """The daemon's side: offers the spot after each cycle that may have changed it (once the cycle's events are
     out), and turns results for the current spot into ``equity`` inputs. The process starts with the first spot."""
 
-    def __init__(self, hole_cards: int, omaha: bool):
+    def __init__(self, hole_cards: int, omaha: bool, hi_lo: bool = False):
         self.hole_cards = hole_cards
         self.omaha = omaha
+        self.hi_lo = hi_lo  # split high and low: each hand's low equity too
         self._process: BaseProcess | None = None
         self._connection: Connection | None = None
         self._spot: tuple | None = None  # the spot now
@@ -113,7 +114,7 @@ class EquityWorker:
         # spawn, not fork: the child must not inherit the daemon's sockets, serial ports or SQLite handles
         context = multiprocessing.get_context("spawn")
         self._connection, child = context.Pipe()
-        process = context.Process(target=_serve, args=(child, self.omaha), name="rfid-table-equity", daemon=True)
+        process = context.Process(target=_serve, args=(child, self.omaha, self.hi_lo), name="rfid-table-equity", daemon=True)
         process.start()
         self._process = process
         child.close()

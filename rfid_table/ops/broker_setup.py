@@ -4,6 +4,7 @@
         [--table ID ...] [--user ROLE:NAME[:TABLE,...] ...] [--room ROOM.toml ...] [--password NAME=SECRET ...]
         [--remove-table ID ...] [--remove-user NAME ...]
         [--tls] [--tls-host NAME ...] [--tls-ip ADDRESS ...] [--tls-renew] [--install-conf PATH]
+        [--bridge-to HOST:PORT --bridge-user NAME [--bridge-password SECRET] [--bridge-cafile CA] | --remove-bridge]
 
 The directory keeps ``cardroom.json`` (the tables and users, without passwords). Every run merges its
 arguments into that file and regenerates ``acl``. Users that already exist keep their password unless one is
@@ -25,7 +26,13 @@ dealer     its tables' status, public, secure, replies                  ``<P>/<T
 overlay    every table's status, public, delayed; the rooms' statistics nothing
 public     every table's status, public; the rooms' statistics          nothing
 room       every table's secure or delayed (its room file's ``feed``)   its room's statistics, ``<S>/<R>/#``
+bridge     nothing                                                      its tables' status, public and secure
 =========  ===========================================================  ==========================================
+
+A ``bridge`` user is a room's broker at a central one (``--user bridge:ROOM:TABLE,...`` there). The room's own
+broker gets the bridge with ``--bridge-to``: ``bridge.conf`` (a Mosquitto bridge over TLS forwarding every table's
+``status``, ``public/#`` and ``secure/#`` with QoS 1, in a persistent session), which ``--install-conf`` installs
+beside ``cardroom.conf``.
 
 A table's user is ``table-<T>``, made with ``--table``. A room service's user is the ``[mqtt] username`` of its room
 file, made with ``--room ROOM.toml``: the file's ``feed``, room id ``<R>`` and statistics prefix ``<S>`` give its
@@ -64,9 +71,12 @@ MANIFEST = "cardroom.json"
 PASSWD = "passwd"
 ACL = "acl"
 CA_CERT, CA_KEY, SERVER_CERT, SERVER_KEY = "ca.crt", "ca.key", "server.crt", "server.key"
+BRIDGE_CONF, BRIDGE_CA = "bridge.conf", "bridge-ca.crt"
+INSTALLED_BRIDGE_CONF = "cardroom_bridge.conf"  # beside cardroom.conf in conf.d/, read after it (alphabetical)
+BRIDGED = ("status", "public/#", "secure/#")  # what a room's broker forwards of each table to the central one
 
-ROLES = ("table", "floor", "dealer", "overlay", "public", "room")
-USER_ROLES = ROLES[1:5]  # table users come from --table, room users from --room
+ROLES = ("table", "floor", "dealer", "overlay", "public", "bridge", "room")
+USER_ROLES = ROLES[1:6]  # table users come from --table, room users from --room
 STATS_READERS = ("floor", "overlay", "public")  # who reads the rooms' statistics
 TABLE_USER_PREFIX = "table-"
 USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -144,6 +154,14 @@ class RoomGrant:
 
 
 @dataclass(frozen=True)
+class Bridge:
+    """This room's broker forwards its tables to a central broker (a Mosquitto bridge)."""
+    address: str  # host:port of the central broker's TLS listener
+    username: str  # this room's bridge user there (and its client id)
+    cafile: bool  # the central broker's CA is bridge-ca.crt in the directory (else the system's CAs)
+
+
+@dataclass(frozen=True)
 class User:
     name: str
     role: str
@@ -156,6 +174,7 @@ class CardRoom:
     prefix: str = "rfid-table"
     tables: list[str] = field(default_factory=list)
     users: dict[str, User] = field(default_factory=dict)  # role users; table users follow from ``tables``
+    bridge: Bridge | None = None
 
     @classmethod
     def load(cls, path: Path) -> "CardRoom":
@@ -165,6 +184,8 @@ class CardRoom:
             grant = RoomGrant(**u["room"]) if u.get("room") else None
             room.add_user(User(u["name"], u["role"], tuple(u["tables"]) if u.get("tables") is not None else None,
                                grant))
+        if data.get("bridge"):
+            room.bridge = Bridge(**data["bridge"])
         return room
 
     def dump(self) -> str:
@@ -172,7 +193,8 @@ class CardRoom:
                   **({"room": {"room_id": u.room.room_id, "feed": u.room.feed, "stats_prefix": u.room.stats_prefix}}
                      if u.room else {})}
                  for u in sorted(self.users.values(), key=lambda u: (ROLES.index(u.role), u.name))]
-        return json.dumps({"prefix": self.prefix, "tables": self.tables, "users": users}, indent=2) + "\n"
+        bridge = {"bridge": self.bridge.__dict__} if self.bridge else {}
+        return json.dumps({"prefix": self.prefix, "tables": self.tables, "users": users, **bridge}, indent=2) + "\n"
 
     def add_table(self, table_id: str) -> None:
         check_table_id(table_id)
@@ -255,6 +277,8 @@ def acl_rules(user: User, prefix: str, stats_roots: tuple[str, ...] = ()) -> lis
                 + [("readwrite", f"{base}/{branch}/#") for branch in ("public", "secure", "delayed", "replies")]
                 + [("read", f"{base}/commands/#")])
     tables = user.tables or (every,)
+    if user.role == "bridge":  # a room's broker, forwarding its tables here
+        return [("write", f"{prefix}/{t}/{branch}") for t in tables for branch in BRIDGED]
     branches = {"floor": ("public", "secure", "delayed", "replies"), "dealer": ("public", "secure", "replies"),
                 "overlay": ("public", "delayed"), "public": ("public",)}[user.role]
     rules = []
@@ -289,6 +313,60 @@ def render_acl(room: CardRoom) -> str:
         lines += ["", f"# {user.role} ({scope})", f"user {user.name}"]
         lines += [f"topic {access} {topic}" for access, topic in acl_rules(user, room.prefix, stats_roots)]
     return "\n".join(lines) + "\n"
+
+
+# ---- the bridge to a central broker -------------------------------------------------------------------------------
+
+def check_address(address: str) -> str:
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535 or any(c.isspace() for c in address):
+        raise SetupError(f"--bridge-to {address!r}: expected HOST:PORT, the central broker's TLS listener "
+                         "(e.g. central.example.org:8883)")
+    return address
+
+
+def render_bridge(room: CardRoom, directory: Path, password: str) -> str:
+    """The Mosquitto bridge section (mosquitto.conf(5), "Configuring Bridges") for ``room.bridge``."""
+    bridge = room.bridge
+    assert bridge is not None
+    ca = (f"bridge_cafile {directory / BRIDGE_CA}" if bridge.cafile else
+          "bridge_capath /etc/ssl/certs")
+    return "\n".join([
+        "# The bridge of this room's broker to the central one, generated by `rfid-table broker-setup --bridge-to`.",
+        "# Do not edit: run the command again. Mosquitto reads bridges at its start only: restart it after a change.",
+        f"connection {bridge.username}",
+        f"address {bridge.address}",
+        # Every table's feeds, QoS 1, as they are (table ids are unique across the rooms a central broker joins).
+        *[f"topic {room.prefix}/+/{branch} out 1" for branch in BRIDGED],
+        # The central broker knows this room by its user (use_username_as_clientid): one bridge per room.
+        f"remote_clientid {bridge.username}",
+        f"remote_username {bridge.username}",
+        f"remote_password {password}",
+        f"local_clientid bridge-{bridge.username}",
+        # A persistent session at both ends: while the central broker is away, this broker queues what the bridge
+        # has to forward (up to max_queued_messages and max_queued_bytes, which Mosquitto 2.0 applies per client,
+        # the bridge included: cardroom.conf), and forwards it when the bridge is back.
+        "cleansession false",
+        "bridge_protocol_version mqttv311",
+        "try_private true",
+        "notifications true",
+        "notifications_local_only true",  # the bridge's state on this broker only: the central ACL grants no $SYS
+        "keepalive_interval 30",
+        "restart_timeout 2 30",  # back off from 2 s to 30 s while the central broker is away
+        ca,
+        "bridge_tls_version tlsv1.2",
+        "bridge_insecure false",
+    ]) + "\n"
+
+
+def bridge_password(path: Path) -> str | None:
+    """The password of an existing bridge.conf, which a run without --bridge-password keeps."""
+    if not path.exists():
+        return None
+    for line in path.read_text().splitlines():
+        if line.startswith("remote_password "):
+            return line.split(" ", 1)[1]
+    return None
 
 
 # ---- files and permissions ---------------------------------------------------------------------------------------
@@ -443,7 +521,9 @@ class Result:
 def setup(directory: Path, *, prefix: str | None = None, tables: list[str] = (), users: list[User] = (),
           rooms: list[Path] = (), passwords: dict[str, str] | None = None, remove_tables: list[str] = (), remove_users: list[str] = (),
           tls: bool = False, tls_hosts: list[str] | None = None, tls_ips: list[str] | None = None,
-          tls_renew: bool = False) -> Result:
+          tls_renew: bool = False, bridge_to: str | None = None, bridge_user: str | None = None,
+          bridge_password_given: str | None = None, bridge_cafile: Path | None = None,
+          remove_bridge: bool = False) -> Result:
     """Merge the changes into ``directory``'s cardroom.json, then bring passwd, acl and TLS files in line."""
     passwords = dict(passwords or {})
     manifest = directory / MANIFEST
@@ -466,6 +546,21 @@ def setup(directory: Path, *, prefix: str | None = None, tables: list[str] = (),
             raise SetupError(f"--remove-user {name!r}: no such user" + (" (remove a table with --remove-table)"
                                                                         if name.startswith(TABLE_USER_PREFIX) else ""))
         del room.users[name]
+    if remove_bridge:
+        room.bridge = None
+    elif bridge_to or bridge_user or bridge_password_given or bridge_cafile:
+        if not (bridge_to or room.bridge) or not (bridge_user or room.bridge):
+            raise SetupError("a bridge needs --bridge-to HOST:PORT and --bridge-user NAME (the room's user at the "
+                             "central broker)")
+        if bridge_cafile is not None and not Path(bridge_cafile).is_file():
+            raise SetupError(f"--bridge-cafile {bridge_cafile}: no such file")
+        room.bridge = Bridge(check_address(bridge_to) if bridge_to else room.bridge.address,
+                             check_username(bridge_user) if bridge_user else room.bridge.username,
+                             bridge_cafile is not None or bool(room.bridge and room.bridge.cafile))
+    secret = bridge_password_given or bridge_password(directory / BRIDGE_CONF)
+    if room.bridge and (not secret or any(ch in secret for ch in "\r\n\0 #")):
+        raise SetupError("the bridge needs --bridge-password SECRET: the password of the room's user at the central "
+                         "broker, on one line, without spaces or '#'")
     room.validate()
     wanted = {u.name for u in room.all_users()}
     for name, password in passwords.items():
@@ -498,6 +593,12 @@ def setup(directory: Path, *, prefix: str | None = None, tables: list[str] = (),
         passwd.touch()
     _protect(passwd, 0o640)
     _write(directory / ACL, render_acl(room))
+    if bridge_cafile is not None:
+        _write(directory / BRIDGE_CA, Path(bridge_cafile).read_text(), 0o644)
+    if room.bridge:
+        _write(directory / BRIDGE_CONF, render_bridge(room, directory, secret))  # (a password: the broker's only)
+    else:
+        (directory / BRIDGE_CONF).unlink(missing_ok=True)
     _write(manifest, room.dump())
     tls_files = []
     # Both TLS listeners (MQTT on 8883, the overlays' wss:// on 9001) need the certificate: Mosquitto does not
@@ -538,6 +639,9 @@ def describe(result: Result) -> str:
         out.append(f"  {user.name:<24} {user.role:<8} {scope}{note}")
     for name in result.removed:
         out.append(f"  {name:<24} removed")
+    if result.room.bridge:
+        out.append(f"  bridge to {result.room.bridge.address} as {result.room.bridge.username}: "
+                   f"{result.directory / BRIDGE_CONF} (restart mosquitto to apply)")
     if result.generated:
         out.append("The generated passwords above are shown this once and stored nowhere: hand them out now.")
     for name in result.tls_files:
@@ -578,6 +682,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tls-ip", action="append", default=[], metavar="ADDRESS",
                    help="an IP address clients use for the broker (127.0.0.1 and ::1 are added)")
     p.add_argument("--tls-renew", action="store_true", help="make a new server certificate (the CA is kept)")
+    p.add_argument("--bridge-to", metavar="HOST:PORT",
+                   help="bridge this room's broker to a central one, at its TLS listener (docs/broker.md)")
+    p.add_argument("--bridge-user", metavar="NAME", help="the room's bridge user at the central broker")
+    p.add_argument("--bridge-password", metavar="SECRET", help="its password (kept from the last run if not given)")
+    p.add_argument("--bridge-cafile", type=Path, metavar="CA",
+                   help="the central broker's CA certificate (copied here; without it the system's CAs)")
+    p.add_argument("--remove-bridge", action="store_true", help="remove the bridge")
     p.add_argument("--install-conf", type=Path, metavar="PATH",
                    help="also write cardroom.conf, pointing at --dir, to PATH "
                         "(e.g. /etc/mosquitto/conf.d/cardroom.conf)")
@@ -597,10 +708,18 @@ def main(argv: list[str] | None = None) -> int:
         result = setup(args.dir, prefix=args.prefix, tables=args.table, users=users, rooms=args.room,
                        passwords=passwords,
                        remove_tables=args.remove_table, remove_users=args.remove_user, tls=args.tls,
-                       tls_hosts=args.tls_host, tls_ips=args.tls_ip, tls_renew=args.tls_renew)
+                       tls_hosts=args.tls_host, tls_ips=args.tls_ip, tls_renew=args.tls_renew,
+                       bridge_to=args.bridge_to, bridge_user=args.bridge_user,
+                       bridge_password_given=args.bridge_password, bridge_cafile=args.bridge_cafile,
+                       remove_bridge=args.remove_bridge)
         if args.install_conf:
             args.install_conf.write_text(rewrite_conf(CARDROOM_CONF.read_text(), args.dir))
             os.chmod(args.install_conf, 0o644)
+            installed_bridge = args.install_conf.with_name(INSTALLED_BRIDGE_CONF)
+            if result.room.bridge:
+                _write(installed_bridge, (args.dir / BRIDGE_CONF).read_text())
+            else:
+                installed_bridge.unlink(missing_ok=True)
     except SetupError as exc:
         print(f"rfid-table broker-setup: {exc}", file=sys.stderr)
         return EX_USAGE
@@ -664,6 +783,9 @@ class CardRoomBroker(PrivateBroker):
                 os.chmod(data, 0o777)
         (work / "conf.d" / "cardroom.conf").write_text(rewrite_conf(self.conf.read_text(), self.directory,
                                                                     self.ports))
+        bridge = self.directory / BRIDGE_CONF
+        if bridge.exists():  # as --install-conf puts it beside cardroom.conf
+            shutil.copyfile(bridge, work / "conf.d" / INSTALLED_BRIDGE_CONF)
         main = work / "mosquitto.conf"
         main.write_text(f"persistence true\npersistence_location {data}/\nlog_dest stderr\n"
                         f"include_dir {work / 'conf.d'}\n")

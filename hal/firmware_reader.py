@@ -28,6 +28,11 @@ What the zone tracker sees when things go wrong, and why:
   wait in a whole cycle, and never sooner than ``CYCLE_LIMIT_MIN_S`` (so a slow reader's long pass, antenna
   after antenna, is never cut). Without this bound the reads of a cycle that never ends would grow without limit
   (about 0.5 GB an hour on a 115,200-baud line).
+* **What matters now.** Given each antenna's dwell (``dwells``: the table's schedule), the reader is told to visit
+  the antennas whose reads are wanted as soon as they report (``watch_antennas``: the seat the table deals to next,
+  a card one read short) more often: SET_SCHEDULE (spec 6.2: an antenna may appear several times) with each of
+  them after every third slot of its front end (``hinted_schedule``), from the next pass; the plain schedule again
+  once nothing is watched, and again after a reconnect (a reader boots with its own).
 * **A link that flaps** (unplugged and replugged, rebooting again and again): at most ``LINK_REPORTS`` link
   changes in ``LINK_REPORT_WINDOW_S`` are handed on as they come; the rest of the window are held and its end
   hands on the newest with how many it stands for (``summarised``, :mod:`hal.bursts`).
@@ -43,7 +48,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from firmware_bridge.link import LinkEvent, ReaderLink
-from firmware_bridge.messages import AntennaFault, FaultCode, IdentifyReply, Inventory, InventoryFlag
+from firmware_bridge.messages import (AntennaFault, FaultCode, IdentifyReply, Inventory, InventoryFlag, ScheduleSlot,
+                                      SetSchedule)
 from firmware_bridge.transports import SerialTransport, TcpTransport, Transport, UsbTransport
 from hal.bursts import Bursts
 from hal.events import DeviceEvent, InventoryCycle, TagRead
@@ -61,6 +67,25 @@ CYCLE_LIMIT_MIN_S = 2.0  # ... and never sooner than this
 GIVEN_UP_LOG_S = 60.0  # while cycles keep being given up, the log says so again this often
 LINK_REPORTS = 5  # link changes handed on as they come in one window ...
 LINK_REPORT_WINDOW_S = 10.0  # ... of this long; the rest of the window as one
+
+FRONT_END_ANTENNAS = 8  # the reference board: each front end's switch takes 8 antennas, in order (docs/hardware.md)
+HINT_EVERY = 3  # a watched antenna is visited again after every third slot of its front end
+HINTED_MOST = 4  # more antennas watched than this: the plain schedule (a pass would grow too long)
+
+
+def hinted_schedule(dwells: list[int], watched: frozenset[int]) -> tuple[ScheduleSlot, ...]:
+    """Each wire antenna once with its dwell, and the ``watched`` ones again after every ``HINT_EVERY`` slots of
+    their front end (a front end scans its own antennas in schedule order, beside the others)."""
+    slots = []
+    hinted = sorted(watched) if len(watched) <= HINTED_MOST else []
+    for antenna, dwell in enumerate(dwells):
+        slots.append(ScheduleSlot(antenna, dwell))
+        if antenna % FRONT_END_ANTENNAS % HINT_EVERY == HINT_EVERY - 1:
+            front_end = antenna // FRONT_END_ANTENNAS
+            slots += [ScheduleSlot(w, dwells[w]) for w in hinted
+                      if w // FRONT_END_ANTENNAS == front_end and w != antenna and w < len(dwells)]
+    return tuple(slots)
+
 
 # The INVENTORY flags as plain ints: an enum's ``&`` costs a microsecond, and every frame tests three of them.
 _MORE, _REQUESTED, _CYCLE_END = int(InventoryFlag.MORE), int(InventoryFlag.REQUESTED), int(InventoryFlag.CYCLE_END)
@@ -86,7 +111,7 @@ class FirmwareReader(ReaderBackend):
 
     def __init__(
         self, name: str, link: ReaderLink, antenna_base: int = CONFIG_ANTENNA_BASE, antennas: int | None = None,
-        cycle_s: float | None = None,
+        cycle_s: float | None = None, dwells: list[int] | None = None,
     ):
         self.name = name
         self.link = link
@@ -116,6 +141,8 @@ class FirmwareReader(ReaderBackend):
         self._requested_acked = False  # our REQUEST_INVENTORY was acknowledged; its cycle is whole
         self._watched: frozenset[int] = frozenset()  # wire antennas whose reads are wanted before their cycle ends
         self._early: list[tuple[int, list[TagRead], float]] = []  # their reads this cycle, not yet taken
+        self.dwells = dwells  # each wire antenna's dwell (ms): the schedule the watched antennas are added to
+        self._scheduled: tuple[ScheduleSlot, ...] | None = None  # the schedule last sent since the link came up
 
     @property
     def link_up(self) -> bool:
@@ -158,6 +185,7 @@ class FirmwareReader(ReaderBackend):
                 self._synchronised = False
                 self._gap_pending = False
                 self._requested_acked = False
+                self._scheduled = None  # the reader scans its own schedule until told otherwise
             if event.kind == "up" and isinstance(message, IdentifyReply):
                 self._check_antenna_count(message)
             elif event.kind == "inventory_requested":
@@ -183,6 +211,12 @@ class FirmwareReader(ReaderBackend):
 
     def watch_antennas(self, antennas: set[int]) -> None:
         self._watched = frozenset(antenna - self.antenna_base for antenna in antennas)
+        if self.dwells is None or not self.link.is_up:
+            return
+        schedule = hinted_schedule(self.dwells, self._watched)
+        if schedule != self._scheduled and (self._scheduled is not None or self._watched):
+            self._scheduled = schedule
+            self.link.send(SetSchedule(0, schedule))
 
     def take_early_reads(self) -> list[tuple[int, list[TagRead], float]]:
         early, self._early = self._early, []
@@ -392,10 +426,10 @@ def _strength(read: TagRead) -> tuple[int, int]:
 
 
 def serial_reader(name: str, path: str, baudrate: int = 115200, antennas: int | None = None,
-                  cycle_s: float | None = None) -> FirmwareReader:
+                  cycle_s: float | None = None, dwells: list[int] | None = None) -> FirmwareReader:
     """A reader on a serial port: USB CDC (give its /dev/serial/by-id/ path) or a UART (a udev symlink)."""
     link = ReaderLink(lambda: SerialTransport(path, baudrate), name=name)
-    return FirmwareReader(name, link, antennas=antennas, cycle_s=cycle_s)
+    return FirmwareReader(name, link, antennas=antennas, cycle_s=cycle_s, dwells=dwells)
 
 
 def usb_reader(

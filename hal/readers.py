@@ -48,8 +48,10 @@ class SimulatedReader(ReaderBackend):
 
 
 def open_reader(name: str, backend: str, antennas: int, link: dict | None = None,
-                field: TagField | None = None, cycle_s: float | None = None) -> ReaderBackend:
-    """The backend a reader's configuration names (``link`` holds its port or USB ids, ``cycle_s`` its cycle)."""
+                field: TagField | None = None, cycle_s: float | None = None,
+                dwells: list[int] | None = None) -> ReaderBackend:
+    """The backend a reader's configuration names (``link`` holds its port or USB ids, ``cycle_s`` its cycle;
+    ``dwells``, each antenna's dwell in ms, lets the host tell a reader of the table firmware what matters now)."""
     link = link or {}
     if backend == "sim":
         if field is None:
@@ -58,7 +60,7 @@ def open_reader(name: str, backend: str, antennas: int, link: dict | None = None
     if backend == "serial":
         from hal.firmware_reader import serial_reader
 
-        return serial_reader(name, link["port"], link.get("baudrate", 115200), antennas, cycle_s)
+        return serial_reader(name, link["port"], link.get("baudrate", 115200), antennas, cycle_s, dwells)
     if backend == "usb":
         from hal.firmware_reader import usb_reader
 

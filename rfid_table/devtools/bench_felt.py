@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Callable
 
 from hal.firmware_reader import serial_reader
+from hal.pn5180_reader import dwell_schedule
 from hal.zone_names import Zone
 from rfid_table.config.table import MqttSettings, load_config
 from hal.readers import open_reader
@@ -313,7 +314,8 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                                             config=table_firmware_config(config, reader.name, reader.antennas),
                                             link_path=Path(directory) / f"reader-{reader.name}")
                     backends.append(serial_reader(reader.name, device.path, antennas=reader.antennas,
-                                                  cycle_s=reader.cycle_s))
+                                                  cycle_s=reader.cycle_s,
+                                                  dwells=dwell_schedule(config.zones, reader.name, reader.antennas)))
                 else:  # on the wall clock, as a reader on its cable (bench_bought)
                     device, link = _emulator(kind, field, reader, directory)
                     device.start()

@@ -1,0 +1,70 @@
+"""The host tells a reader of the table firmware what matters now: the antennas whose reads are wanted at once
+(the seat the table deals to next) are visited several times a pass, through SET_SCHEDULE, and the reader goes
+back to its plain schedule once nothing is watched. The firmware runs in MicroPython on the modelled PN5180."""
+
+import time
+
+from micropython_runtime import requires_micropython
+
+from firmware_bridge.message_types import ScheduleSlot
+from hal.firmware_reader import hinted_schedule, serial_reader
+from sim.field import TableField
+from sim.pn5180 import ModelledReader, firmware_config
+
+pytestmark = requires_micropython
+
+ZONES = {f"seat{n}.cards": ("main", n) for n in range(1, 9)}
+DWELLS = [25] * 8
+
+
+def reports_per_pass(reader, antenna: int, passes: int = 3) -> list[int]:
+    """How many times ``antenna`` (configuration number) reported its reads in each of the next whole passes, as the
+    host takes them early. (A report that comes in the same read of the link as its pass's end is carried by the
+    whole pass instead: a loaded machine can leave a pass one short.)"""
+    counts: list[int] = []
+    current = 0
+    deadline = time.monotonic() + 60
+    reader.poll(time.monotonic())
+    while len(counts) < passes:
+        assert time.monotonic() < deadline, "the reader did not end its passes"
+        cycles = reader.poll(time.monotonic())
+        current += sum(1 for number, _reads, _t in reader.take_early_reads() if number == antenna)
+        if cycles:
+            counts.append(current)
+            current = 0
+        time.sleep(0.002)
+    return counts
+
+
+def test_a_watched_antenna_is_visited_three_times_a_pass(tmp_path):
+    field = TableField(ZONES)
+    field.place("E0040150A1000001", "seat1.cards")
+    device = ModelledReader(field, reader="main", config=firmware_config([8], [(a, 25) for a in range(8)]),
+                            link_path=tmp_path / "reader")
+    reader = serial_reader("main", device.path, antennas=8, dwells=DWELLS)
+    try:
+        deadline = time.monotonic() + 30
+        while reader.poll(time.monotonic()) == [] or not reader.link_up:
+            assert time.monotonic() < deadline, "the reader did not come up"
+            time.sleep(0.01)
+        reader.watch_antennas({1})
+        # once the schedule is taken (from the pass after it came; 8 passes leave it time): its own slot (the
+        # first), after the third and after the sixth, in 3 of the last 4 passes at least
+        assert reports_per_pass(reader, 1, passes=8)[-4:].count(3) >= 3
+        reader.watch_antennas({6})  # the next seat
+        # its own slot (the sixth) and after the third: never twice in a row
+        assert reports_per_pass(reader, 6, passes=8)[-4:].count(2) >= 3
+    finally:
+        reader.close()
+        device.close()
+
+
+def test_the_hinted_schedule_adds_a_watched_antenna_after_every_third_slot_of_its_front_end():
+    dwells = [25] * 13 + [400]  # two front ends: wire antennas 0-7 and 8-13
+    slots = [(s.antenna, s.dwell_ms) for s in hinted_schedule(dwells, frozenset({4, 9}))]
+    order = [a for a, _ in slots]
+    assert order == [0, 1, 2, 4, 3, 4, 5, 4, 6, 7, 8, 9, 10, 9, 11, 12, 13, 9]
+    assert set(slots) == {(a, d) for a, d in enumerate(dwells)}
+    assert hinted_schedule(dwells, frozenset()) == tuple(ScheduleSlot(a, d) for a, d in enumerate(dwells))
+    # too many to hint: the plain schedule
+    assert hinted_schedule(dwells, frozenset(range(5))) == hinted_schedule(dwells, frozenset())

@@ -207,3 +207,17 @@ def test_the_equity_of_a_split_game_gives_each_hand_its_high_and_its_low_share()
     assert turn["exact"] and turn["runouts"] == 52 - 12 - 4
     assert turn["no_low"] == 1 and all(h["low_win"] == h["low_tie"] == 0 for h in turn["hands"])
     assert "low_win" not in equity(hole, ["Kc", "Qs", "Js", "Ts"], omaha=True).as_dict()["hands"][0]
+
+
+def test_a_hi_lo_hand_is_not_run_twice():
+    """The split is made on one board: the players all-in before the flop cannot agree to run the board twice, and
+    the dealer is told why."""
+    table = HiLoTable(stack=100)
+    table.chips(1, 25, 25)
+    table.chips(2, 100)
+    table.deal_hands({1: "Ad 6h Qc Qs", 2: "As 5d Jc Jh", 3: "Ks Kh 9c 9d"})
+    table.chips(3, 100)
+    table.chips(1, 25, 25)
+    assert table.betting()["to_act"] is None
+    events, refusal = table.try_command("run_it", times=2, role="dealer", user="bob")
+    assert events == [] and "PLO8 is split high and low on one board" in refusal

@@ -225,7 +225,9 @@ class ChipBetting:
                 if chips and Zone.parse(zone).kind in ("bets", "pot")}
         self.void = VoidWagers(left, {zone: sum(chips.values()) for zone, chips in left.items()}) if left else None
 
-    def _hand_over(self, ended: HandEnded, t: float) -> None:
+    def hand_ending(self, ended: HandEnded, t: float) -> None:
+        """The card controller is about to announce the hand's end (``GameController._hand_ending``): award it, so
+        that its result comes before ``hand_ended``."""
         self.start_if_dealt(t, betting_input=False)
         if self.hand.bomb_pot_played():
             self.bomb_pot = None  # played (after a misdeal the deal again is still the bomb pot)
@@ -234,7 +236,7 @@ class ChipBetting:
     # what each event of the card controller does to the betting, by its record (controller.events)
     _ON_RECORD: dict[type, Callable[[ChipBetting, Any, float], None]] = {
         HandStarted: _hand_started, CardDealt: _card_dealt, BoardCorrected: _board_corrected,
-        BoardCard: _board_card, Folded: _fold, Misdeal: _misdeal, HandEnded: _hand_over}
+        BoardCard: _board_card, Folded: _fold, Misdeal: _misdeal}
 
     def _carry(self, stacks: dict[int, int] | None) -> None:
         """The stacks a hand's award leaves, for the next hand."""

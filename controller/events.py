@@ -33,6 +33,7 @@ class HandEnded:
     live_seats: tuple[int, ...]
     folded_seats: tuple[int, ...]
     hole_cards: tuple[tuple[int, tuple[str, ...]], ...]
+    misdeal: bool = False  # the hand was void: nobody won it (its seats and cards are the table's, not a result)
 
 
 @dataclass(frozen=True, slots=True)

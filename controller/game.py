@@ -48,6 +48,7 @@ from controller.events import (ActionTaken, BettingStarted, BoardCard, Burn, Car
 from controller.floor import CARDS, HAND_END, NEXT_HAND, NEXT_HAND_ACTION, FloorQueue, not_waiting
 from controller.levels import LevelSchedule
 from controller.outbox import CURRENT, Outbox
+from controller.shown_hands import cards_showdown
 from controller.table import DUE_EARLY_S, TableController, TableSetup
 from controller.unregistered_deck import UnregisteredDeck
 from hal.events import DeviceEvent, SensorEvent, ZoneEvent
@@ -74,7 +75,8 @@ class GameController:
                                     players=self.players, levels=self.levels)
                         if betting and betting.chips else None)
         # the dealing rules ask the betting how far it is
-        self.cards = TableController(setup, self.betting, self.out, self.floor)
+        self.cards = TableController(setup, self.betting, self.out, self.floor, hand_ending=self._hand_ending)
+        self._before_end: list[DomainEvent] = []  # an input's events up to the hand's result (_hand_ending)
         # the floor's answer on a winning hand the dealer mucked: the cards, then the chips (the chips find it)
         self.mucked_winner = (mucked_winner.MuckedWinnerAnswer(self.cards, self.betting, self.out)
                               if self.betting is not None else None)
@@ -619,9 +621,24 @@ class GameController:
 
     # ---- the card controller's events, on to the deck audit and the chips ----------------------------
 
+    def _hand_ending(self, ended: HandEnded) -> None:
+        """The card controller is about to announce the hand's end. What it announced before goes to the listeners
+        first; then the hand's result is published — the chip layer's award, or on a table without chips the best
+        hand the cards show — so that a subscriber has the result before ``hand_ended`` (docs/mqtt.md)."""
+        self._before_end += self._listen(self.out.take())
+        if self.betting is not None:
+            self.betting.hand_ending(ended, self.out.now)
+        elif not ended.misdeal:
+            cards_showdown(ended, self.setup.hole_cards, self.out)
+        self._before_end += self.out.take()
+
     def _then_chips(self, events: list[DomainEvent]) -> list[DomainEvent]:
         """The card controller's events of one input, then what the level schedule, the deck audit and the chip
-        layer make of them, in that order."""
+        layer make of them, in that order; a hand's result (``_hand_ending``) before the hand's end."""
+        before, self._before_end = self._before_end, []
+        return before + self._listen(events)
+
+    def _listen(self, events: list[DomainEvent]) -> list[DomainEvent]:
         if not events:
             return events
         started = next((e for e in events if isinstance(e.record, HandStarted)), None)

@@ -50,6 +50,7 @@ def award_hand(reading: HandReading, hand: BettingHand, ended: HandEnded) -> dic
                  for p in result.pots],
         **several,
         "payouts": {str(s): v for s, v in result.payouts.items() if v},
+        "winners": sorted(s for s, v in result.payouts.items() if v),  # the seats that took chips
         "finishing_stacks": {str(s): v for s, v in finishing.items()} if known else None,
     }, {"hands": {str(s): hole.get(s, []) for s in result.showdown_order}} if len(hand.live_seats) > 1 else None)
     shown = list(result.showdown_order) if len(hand.live_seats) > 1 else []

@@ -62,7 +62,7 @@ is a function of the inputs, so a journal replay restores pending irregularities
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from controller import table_snapshot
 from controller.board import Board, BettingProgress
@@ -149,10 +149,12 @@ class TableSetup:
 
 class TableController:
     def __init__(self, setup: TableSetup, betting: BettingProgress | None = None, out: Outbox | None = None,
-                 floor: FloorQueue | None = None):
+                 floor: FloorQueue | None = None, hand_ending: Callable[[HandEnded], None] | None = None):
         """``betting``: what the betting layer knows of the action (without it: no action has happened but the folds
         and declarations the cards show, no round is open); ``out``: the outbox the events go to, and ``floor`` the
-        queue of what waits for the floor, both shared with the rest of the table (default: its own)."""
+        queue of what waits for the floor, both shared with the rest of the table (default: its own).
+        ``hand_ending``: told the hand's end just before it is announced, so that the hand's result (the award)
+        comes before ``hand_ended`` (docs/mqtt.md, "A hand's end")."""
         if setup.exposed_by not in EXPOSED_BY:
             raise ValueError(f"exposed_by must be one of {', '.join(EXPOSED_BY)}, not {setup.exposed_by!r}")
         if setup.button is not None and not 1 <= setup.button <= setup.seats:
@@ -160,6 +162,7 @@ class TableController:
         if setup.players is not None and not all(1 <= s <= setup.seats for s in setup.players):
             raise ValueError(f"players {list(setup.players)}: the table has seats 1 to {setup.seats}")
         self.setup = setup
+        self.hand_ending = hand_ending if hand_ending is not None else (lambda ended: None)
         self.profile = rule_profile(setup.rules)
         self.out = out if out is not None else Outbox()
         self.floor = floor if floor is not None else FloorQueue()
@@ -509,9 +512,11 @@ class TableController:
         self.watch.audit()
         live = self.hand_cards.live_seats()
         boards = self.boards
-        self.out.publish(HandEnded(tuple(self.board), tuple(tuple(board) for board in boards), tuple(live),
-                                   tuple(self.hand_cards.folded_seats()),
-                                   tuple((seat, tuple(self.seats[seat].cards)) for seat in live)))
+        ended = HandEnded(tuple(self.board), tuple(tuple(board) for board in boards), tuple(live),
+                          tuple(self.hand_cards.folded_seats()),
+                          tuple((seat, tuple(self.seats[seat].cards)) for seat in live), misdeal=self.void)
+        self.hand_ending(ended)  # the hand's result first
+        self.out.publish(ended)
         for ident in self.irregularities.of_hand(self.hand):
             self.irregularities.resolved(ident, "hand_ended")
         for wait in self.floor.lapsing(HAND_END):  # the rest of the table's rulings on the hand lapse with them

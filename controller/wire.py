@@ -23,11 +23,14 @@ def _hand_started(e: HandStarted) -> Wire:
 
 
 def _hand_ended(e: HandEnded) -> Wire:
+    if e.misdeal:  # a void hand: no seat is live in it, nobody folded in it (docs/mqtt.md, "A hand's end")
+        return "hand_ended", {"board": [], "live_seats": [], "folded_seats": [], "misdeal": True}, {"hole_cards": {}}
     public: Payload = {"board": list(e.board)}
     if len(e.boards) > 1:
         public["boards"] = [list(board) for board in e.boards]
     public["live_seats"] = list(e.live_seats)
     public["folded_seats"] = list(e.folded_seats)
+    public["misdeal"] = False
     return "hand_ended", public, {"hole_cards": {str(seat): list(cards) for seat, cards in e.hole_cards}}
 
 

@@ -1,4 +1,4 @@
-"""Follow a table's public feed and print each fold and each hand's winner.
+"""Follow a table's public feed and print each fold and each hand's winners.
 
     python examples/folds_and_winners.py [HOST [PORT [TABLE]]]     # defaults: localhost 1883 every table
 
@@ -19,11 +19,11 @@ def on_message(client, userdata, message):
     where = f"{message.topic.split('/')[1]} hand {event['hand']}"  # rfid-table/<table>/public/events
     if event["type"] == "fold":
         print(f"{where}: seat {event['seat']} folds", flush=True)
-    elif event["type"] == "misdeal":
+    elif event["type"] == "showdown":  # the hand's result, just before its hand_ended
+        won = [f"seat {seat} wins {event['payouts'].get(str(seat), 'by the cards')}" for seat in event["winners"]]
+        print(f"{where}: {', '.join(won) or 'no winner read'}", flush=True)
+    elif event["type"] == "hand_ended" and event["misdeal"]:
         print(f"{where}: misdeal, nobody wins", flush=True)
-    elif event["type"] == "showdown":  # the chips each seat took from the pots
-        won = ", ".join(f"seat {seat} wins {amount}" for seat, amount in event["payouts"].items())
-        print(f"{where}: {won}", flush=True)
 
 
 client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)

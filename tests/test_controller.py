@@ -60,7 +60,8 @@ def test_a_hand_from_deal_to_gathered_cards():
     assert table.wait(0.5) == []  # not clear for long enough yet
     ended = table.wait(0.6)
     assert types(ended) == ["hand_ended"]
-    assert ended[0].public == {"board": ["Jh", "Th", "3c", "5c", "8d"], "live_seats": [1, 3], "folded_seats": [5]}
+    assert ended[0].public == {"board": ["Jh", "Th", "3c", "5c", "8d"], "live_seats": [1, 3], "folded_seats": [5],
+                               "misdeal": False}
     assert ended[0].secret == {"hole_cards": {"1": ["As", "Kd"], "3": ["7h", "7c"]}}
     assert table.controller.phase() == "waiting"
     assert [e.seq for e in table.events] == list(range(1, len(table.events) + 1))

@@ -215,7 +215,7 @@ def test_a_page_that_missed_events_or_came_late_gets_the_whole_hand_after_a_brok
                   "the first events of the hand on delayed/events")
         page.disconnect()
         seen = page.seqs()
-        run_until(lambda: any(e["type"] == "hand_history" for e in feed.json("")), "the whole hand released")
+        run_until(lambda: any(e["type"] == "hand_ended" for e in feed.json("")), "the whole hand released")  # its last event
         released = [e for e in feed.json("") if e["hand"] == 1]
         assert set(range(released[0]["seq"], released[-1]["seq"] + 1)) - set(seen), "the page missed nothing"
         # The broker restarts without persistence: its retained messages are gone, the daemon sends delayed/hand

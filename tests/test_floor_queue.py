@@ -193,9 +193,10 @@ def test_a_restart_from_the_journal_keeps_what_waits_past_its_hand_both_ways(tmp
         table.run(3.0)
         base = journal.latest_checkpoint(base=True)
         assert base.state["state_version"] == STATE_VERSION == 2
-        # with the breach, the pot the table could not award (the cards were gathered in the betting)
+        # with the breach, the pot the table could not award (the cards were gathered in the betting): the ruling on
+        # the award comes before hand_ended, right after the breach's end
         assert [(w["id"], w["code"], w["lapses"]) for w in base.state["state"]["floor"]] == [
-            (breach.seq, "device_breach", "never"), (breach.seq + 3, "hand_ended_in_betting", "next_hand")]
+            (breach.seq, "device_breach", "never"), (breach.seq + 2, "hand_ended_in_betting", "next_hand")]
         table.table.field.place(table.uid["Qs"], "seat2.cards")  # the next hand begins: CA Actions 9
         assert [e.public["code"] for e in of(table.run(0.5), "irregularity_resolved")] == ["hand_ended_in_betting"]
         before = {**table.controller.snapshot(secure=True), "t": None}  # (a tick without change is not journaled)

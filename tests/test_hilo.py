@@ -221,3 +221,38 @@ def test_a_hi_lo_hand_is_not_run_twice():
     assert table.betting()["to_act"] is None
     events, refusal = table.try_command("run_it", times=2, role="dealer", user="bob")
     assert events == [] and "PLO8 is split high and low on one board" in refusal
+
+
+def test_rfid_table_replay_plays_the_hi_lo_games_phh_from_chips_and_cards(tmp_path):
+    """`rfid-table replay` reads a PHH hand of fixed-limit Omaha hi-lo (pokerkit's `FO/8`) and of pot-limit Omaha
+    hi-lo (the table's `PLO8`), plays each on the simulated table and writes the hand it read back: the same actions,
+    and the split pot's finishing stacks (seat 3's trip kings and seat 2's low: 150 each of 300)."""
+    import subprocess
+    import sys
+
+    from controller import phh
+    from controller.betting import FLO8
+    from sim.replay import core_actions
+
+    board = ["2h", "3d", "7c", "Kd", "Td"]
+    hole = {1: ["Ad", "6h", "Qc", "Qs"], 2: ["As", "5d", "Jc", "Jh"], 3: ["Ks", "Kh", "9c", "9d"]}
+    files = []
+    for variant in (FLO8, PLO8):
+        hand = BettingHand(variant, [1, 2, 3], 3, {1: 1000, 2: 1000, 3: 1000}, (50, 100))
+        assert hand.declare(3, "call").ok and hand.push(3, [100]).ok
+        assert hand.declare(1, "call").ok and hand.push(1, [50]).ok
+        while hand.status == "betting":
+            seat = hand.to_act()
+            assert hand.end_street().ok if seat is None else hand.check(seat).ok
+        path = tmp_path / f"{variant.code}.phh"
+        path.write_text(phh.dumps(phh.to_phh(hand, hole, board, [1, 2, 3], award(hand, hole, board).finishing_stacks)))
+        files.append(path)
+    out = tmp_path / "out"
+    run = subprocess.run([sys.executable, "-m", "rfid_table.cli", "replay", *map(str, files), "--out", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "2 hands: 2 reconstructed exactly" in run.stdout
+    for path, code in zip(files, ("FO/8", "PLO8")):
+        written, original = phh.loads((out / path.name).read_text()), phh.loads(path.read_text())
+        assert written["variant"] == code and core_actions(written["actions"]) == core_actions(original["actions"])
+        assert written["finishing_stacks"] == [900, 1050, 1050]

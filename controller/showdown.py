@@ -259,9 +259,12 @@ def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = No
         contenders = [s for s in pot.eligible if s in live]
         cites: tuple[str, ...] = ("CA Actions 7", "TDA 20-5")
         halves: tuple[PotHalf, ...] = ()
+        shares: dict[int, int]
+        odd: list[int]
+        parts: tuple[BoardPart, ...] = ()
         if hi_lo and len(contenders) > 1:
             halves, cites = _split_high_low(hand, pot.amount, contenders, board_ranks[0], lows, rules, unit, cites)
-            shares, odd, parts = {}, [], ()
+            shares, odd = {}, []
             for half in halves:
                 for s, v in half.shares.items():
                     shares[s] = shares.get(s, 0) + v
@@ -271,7 +274,6 @@ def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = No
             winners = contenders if len(contenders) == 1 else _best(contenders, board_ranks[plays[index][0]])
             order = odd_chip_order(hand, winners, rules)
             shares, odd = split_pot(pot.amount, order, unit)
-            parts: tuple[BoardPart, ...] = ()
             if len(winners) > 1:
                 cites += (rules.cite("odd_chip"), rules.cite("split_unit"))
             if runs > 1 and len(contenders) > 1:
@@ -283,7 +285,7 @@ def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = No
             division = divide(pot.amount, by_board, order, unit)
             shares, odd, parts = dict(division.shares), list(division.odd_chips), division.parts
             winners = list(division.winners)
-            odd += [s for p in parts for s in p.odd_chips]
+            odd += [s for part in parts for s in part.odd_chips]
             cites += (RUN_IT_RULES if runs > 1 else ()) + ((DOUBLE_BOARD_RULE,) if double_board else ())
             cites += (rules.cite("split_unit"),)
         for s, v in shares.items():
@@ -301,13 +303,13 @@ def _split_high_low(hand: BettingHand, amount: int, contenders: Sequence[int], r
     """A hi-lo pot's halves (the high half first) and the rules cited. The halves are whole units; the odd one,
     and any remainder below a unit, go to the high half (TDA 20-3; PP Ties 5c)."""
     high = _best(contenders, ranks)
-    qualified = [s for s in contenders if lows.get(s) is not None]
-    if not qualified:
+    made = {s: value for s in contenders if (value := lows.get(s)) is not None}  # the eligible hands' lows
+    if not made:
         sides = [("high", amount, high)]
         cites += (NO_LOW,)
     else:
-        best_low = min(lows[s] for s in qualified)  # type: ignore[type-var]
-        low = [s for s in qualified if lows[s] == best_low]
+        best_low = min(made.values())
+        low = [s for s in contenders if made.get(s) == best_low]
         units = amount // unit
         low_amount = units // 2 * unit
         sides = [("high", amount - low_amount, high), ("low", low_amount, low)]

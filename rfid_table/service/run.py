@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from hal.reader_backend import ReaderUnavailable
-from hal.pn5180_reader import dwell_schedule
 from hal.readers import open_reader
 from rfid_table.config.table import EX_CONFIG, TableConfig
 from rfid_table.service import systemd
@@ -229,8 +228,7 @@ def run_table(config: TableConfig, config_path: str, journal_path: str | None = 
     journal_path = journal_path or config.journal_path
     journal = open_journal(journal_path, config, new_journal) if journal_path else None
     try:
-        readers = [open_reader(r.name, r.backend, r.antennas, r.link, cycle_s=r.cycle_s,
-                               dwells=dwell_schedule(config.zones, r.name, r.antennas))
+        readers = [open_reader(r.name, r.backend, r.antennas, r.link, cycle_s=r.cycle_s)
                    for r in config.readers.values()]
     except ReaderUnavailable as exc:  # no SPI device, no permission: nothing to retry, the technician must act
         print(f"rfid-table run: {exc}", file=sys.stderr)

@@ -650,6 +650,9 @@ def describe(result: Result) -> str:
                "broadcast machine must trust the broker's certificate (docs/broker.md, \"Overlays over TLS\")")
     out.append(f"  floor's console in {result.directory / 'overlay' / CONSOLE_PAGE}, for floor and dealer users "
                "(docs/console.md)")
+    out.append(f"  the room's leaderboard in {result.directory / 'overlay' / 'leaderboard.html'} (docs/overlay.md), "
+               f"the floor's overview of every table in {result.directory / 'overlay' / 'console' / 'overview.html'} "
+               "(docs/overview.md)")
     out.append("Apply: sudo systemctl reload mosquitto (restart it the first time, after installing cardroom.conf)")
     return "\n".join(out)
 

@@ -195,6 +195,7 @@ class _Seat:
     declared: Declaration | None = None  # an in-turn declaration waiting for chips
     held: _Held | None = None
     no_raise: bool = False  # may call or fold but not raise this street (TDA 54-5, PP Betting 10)
+    passive: bool = False  # showed a hole card: may check, call or fold, never raise (AC 50, CA Actions 10)
     must_not_fold: bool = False  # withdrew chips facing a raise (TDA 46-2)
     pending_incomplete: tuple[int, tuple[int, ...]] | None = None  # (chips value, chips) awaiting a choice
     withdrawn_pending: list[int] = field(default_factory=list)  # chips taken back this turn, no new chips yet
@@ -532,8 +533,9 @@ class BettingHand:
             return RaiseBlocker("the stack does not cover more than a call")
         if not any(o.seat != s.seat and not o.folded and o.stack + o.bet > current for o in self._s.values()):
             return RaiseBlocker("no opponent has chips to call a raise")
-        if s.no_raise:
-            return RaiseBlocker("this seat may only call or fold this street")
+        if s.no_raise or s.passive:
+            return RaiseBlocker("this seat may only call or fold this street" if s.no_raise else
+                                "this seat showed a hole card: its hand is passive")
         if s.acted_level is not None and not self._reopened(s):
             return RaiseBlocker(f"the betting was not reopened for this seat ({REOPENING_RULE})", REOPENING_RULE)
         if self.variant.structure == FIXED_LIMIT and self._cap_reached():
@@ -773,6 +775,15 @@ class BettingHand:
                                      rules=rules, note=f"incomplete call abandoned: {added} stays in the pot, "
                                      f"{value - keep} goes back"))
         return self._after_action(action)
+
+    def make_passive(self, seat: int, rule: str) -> Ruling:
+        """The player showed a hole card and the house makes the hand passive (AC 50, CA Actions 10): from now on it
+        may check, call or fold; chips pushed beyond a call are a call, the rest goes back."""
+        if seat not in self._s or self._s[seat].folded:
+            return self._reject("unknown_seat", f"seat {seat} is not in the hand", seat)
+        self._s[seat].passive = True
+        return self._ok("passive_hand", f"seat {seat} showed a hole card: it may only check, call or fold", seat,
+                        rules=(rule,) if rule else ())
 
     def change_given(self, seat: int, chips: Sequence[int]) -> Ruling:
         """The dealer gave ``chips`` back from the seat's zone (change, a returned excess)."""

@@ -36,7 +36,7 @@ from controller.chip_events import ChipEvents
 from controller.chip_opening import Opening, read_opening
 from controller.chip_table import ChipTable
 from controller.commands import Refusal
-from controller.dealing import dead_rule, dead_seats
+from controller.dealing import dead_rule, dead_seats, passive_seats
 from controller.domain import DomainEvent
 from controller.events import BoardCard, BoardCorrected, CardDealt, Folded, HandEnded, HandStarted, Misdeal
 from controller.floor import FloorQueue
@@ -193,6 +193,8 @@ class ChipBetting:
             return
         for seat in dead_seats(event.record):  # the dealing rules killed the hand (TDA example 1-A/1-B)
             self.hand.dead_hand(seat, dead_rule(event.record))
+        for seat in passive_seats(event.record):  # a hole card the player showed (AC 50, CA Actions 10)
+            self.hand.passive_hand(seat, dead_rule(event.record))
 
     def _hand_started(self, started: HandStarted, t: float) -> None:
         if self.void is not None:  # dealt again before every wager of the void hand went back

@@ -32,6 +32,7 @@ BURN_CARD = "burn_card"  # the card becomes a burn card
 REPLACE_CARD = "replace_card"  # the card is not used: the next card replaces it
 DEAD_HAND = "dead_hand"  # the hands of ``seats`` are dead; play continues
 PLAY_ON = "play_on"  # play continues as dealt
+PASSIVE_HAND = "passive_hand"  # the hand of ``seats`` plays on, but may only check, call or fold (AC 50, CA Actions 10)
 RETURN_AND_REDEAL = "return_and_redeal"  # premature cards go back, are reshuffled face down and dealt again
 FLOOR_PICKS_BURN = "floor_picks_burn"  # TDA 39: the cards are mixed face down, the floor picks the burn
 ACTION_STANDS = "action_stands"  # a stray card outside the play (stub, discards): remove it, the hand goes on
@@ -45,6 +46,7 @@ RULINGS = {
     BURN_CARD: WARNING,
     REPLACE_CARD: WARNING,
     DEAD_HAND: WARNING,
+    PASSIVE_HAND: WARNING,
     PLAY_ON: INFO,
     RETURN_AND_REDEAL: WARNING,
     FLOOR_PICKS_BURN: WARNING,
@@ -87,7 +89,8 @@ CODES: dict[str, Code] = {
     "cards_exposed": Code("a second card exposed by the dealer during the deal", ("PP Misdeals 1b", "AC 30b")),
     "hole_card_exposed": Code("a later hole card exposed during the deal (the house decides: it becomes the flop's "
                               "burn card and is replaced after the deal, or it is replaced at once); after the "
-                              "deal, a card the player flashes still plays (the rule cited is the house's)"),
+                              "deal, a card the player shows plays, is passive or is folded, as the house says "
+                              "(shown_hole_card)"),
     "wrong_card_count": Code("the deal moved on while seats still lacked cards: fixable while they are next in the "
                              "dealing order; after substantial action their hands are dead",
                              ("PP Misdeals 1e", "PP Dead hands 1d", "TDA example 1-A")),
@@ -382,6 +385,11 @@ def dead_seats(record: object) -> tuple[int, ...]:
             isinstance(record, FloorRuling) and record.result == DEAD_HAND):
         return record.seats or ()
     return ()
+
+
+def passive_seats(record: object) -> tuple[int, ...]:
+    """The seats whose hands an event of the card controller makes passive (a hole card the player showed)."""
+    return record.seats if isinstance(record, IrregularCard) and record.ruling == PASSIVE_HAND else ()
 
 
 def dead_rule(record: object) -> str:

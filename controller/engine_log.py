@@ -1,10 +1,10 @@
 """One hand's betting engine and every input it took (``EngineLog``), and what the dealer's ``undo`` can take back
 (``UndoStack``).
 
-Each input is a typed record (``Push``, ``Fold``, ``Check``, ``Declare``, ``EndStreet``) that gives itself to an
-engine (``apply``). The engine is deterministic, so an undo rebuilds it from the hand's opening and the inputs before
-the undone one, and a copy to try an input on is replayed the same way: nothing is copied on the way (a copy of the
-engine per push cost a third of the replay's time).
+Each input is a typed record (``Push``, ``Fold``, ``Check``, ``Declare``, ``EndStreet``, ``Passive``) that gives
+itself to an engine (``apply``). The engine is deterministic, so an undo rebuilds it from the hand's opening and the
+inputs before the undone one, and a copy to try an input on is replayed the same way: nothing is copied on the way (a
+copy of the engine per push cost a third of the replay's time).
 """
 
 from __future__ import annotations
@@ -70,7 +70,18 @@ class EndStreet:
         return hand.end_street()
 
 
-EngineInput = Union[Push, Fold, Check, Declare, EndStreet]
+@dataclass(frozen=True)
+class Passive:
+    """The seat showed a hole card and the house makes its hand passive (``rule``)."""
+
+    seat: int
+    rule: str
+
+    def apply(self, hand: BettingHand) -> Ruling:
+        return hand.make_passive(self.seat, self.rule)
+
+
+EngineInput = Union[Push, Fold, Check, Declare, EndStreet, Passive]
 
 
 class EngineLog:

@@ -28,7 +28,8 @@ from controller.chip_settling import PushReader, Settling
 from controller.chip_table import ChipTable
 from controller.commands import Refusal
 from controller.dealing import HoleCardsDealt
-from controller.engine_log import Check, Declare, EndStreet, EngineInput, EngineLog, Fold, Push, UndoPoint, UndoStack
+from controller.engine_log import (Check, Declare, EndStreet, EngineInput, EngineLog, Fold, Passive, Push, UndoPoint,
+                                   UndoStack)
 from controller.events import BetRuling, BettingStarted, CardDealt, HandEnded
 from controller.hand_award import award_hand
 from controller.showdown import hand_rank
@@ -307,6 +308,14 @@ class HandReading:
         if ruling.ok:
             self._apply(ruling)
             self.events.ruling("hand_dead", seat, f"seat {seat}'s hand is dead: folded", [rule] if rule else [], False)
+
+    def passive_hand(self, seat: int, rule: str) -> None:
+        """The player showed a hole card and the house makes the hand passive (the card controller's
+        ``hole_card_exposed`` says so): the engine lets it check, call or fold only."""
+        hand = self.engine
+        if hand is None or self.ended or hand.status != "betting" or seat not in hand.live_seats:
+            return
+        self._act(Passive(seat, rule))
 
     def ruled_check(self, seat: int) -> None:
         """The clock ran out on a seat with nothing to call and the profile checks it (PP Dead hands 1f)."""

@@ -7,13 +7,18 @@ from __future__ import annotations
 
 from controller.board import Board
 from controller.commands import Refusal
-from controller.dealing import BURN_CARD, MISDEAL, PLAY_ON, REPLACE_CARD
+from controller.dealing import BURN_CARD, DEAD_HAND, MISDEAL, PASSIVE_HAND, PLAY_ON, REPLACE_CARD
 from controller.events import Folded
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
 from controller.misdeals import Misdeals
 from controller.outbox import Outbox
-from controller.rules import EXPOSED_REPLACE_NOW, RuleProfile
+from controller.rules import EXPOSED_REPLACE_NOW, SHOWN_CARD_FOLDS, SHOWN_CARD_PASSIVE, RuleProfile
+
+# A hole card shown after the deal is the player's doing (the dealer's exposure is during the deal); the house rules
+# (``RuleProfile.shown_hole_card``): PP Irregularities 12-14, it plays; AC 50, CA Actions 10, the hand is passive
+# (check, call or fold only); DE 3, "Vorzeitiges Aufdecken gilt als gepasst".
+SHOWN_RULINGS = {SHOWN_CARD_PASSIVE: PASSIVE_HAND, SHOWN_CARD_FOLDS: DEAD_HAND}
 
 
 class OutOfPlay:
@@ -109,9 +114,16 @@ class OutOfPlay:
         report = self.irregularities.report
         cards = [card] if card else []
         seats = [seat] if seat is not None else []
-        if (deal.complete or deal.learning) and hand.after_deal and not in_flight:  # flashed after the deal: it plays
-            report("hole_card_exposed", PLAY_ON, seats=seats, cards=cards, zone=zone,
-                   rules=["PP Irregularities 12", "PP Irregularities 14"], extra={"during_deal": False})
+        # Shown by the player: after the deal; the deal's last card just dealt and no action yet is the dealer's
+        last_dealt = card is not None and deal.positions.get(card) == deal.position - 1 and not hand.after_deal
+        if not in_flight and ((deal.complete and not last_dealt) or (deal.learning and hand.after_deal)):
+            ruling = SHOWN_RULINGS.get(self.profile.shown_hole_card, PLAY_ON)
+            rules = [self.profile.cite("shown_hole_card")] if ruling != PLAY_ON else ["PP Irregularities 12",
+                                                                                       "PP Irregularities 14"]
+            if ruling == DEAD_HAND and seat is not None and len(hand.live_seats()) > 1:
+                hand.kill(seat)
+            report("hole_card_exposed", ruling, seats=seats, cards=cards, zone=zone, rules=rules,
+                   extra={"during_deal": False})
             return
         position = deal.count_exposed(card, in_flight, counted)
         if card:

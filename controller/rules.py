@@ -67,6 +67,11 @@ MISSING_FLOP_BURN_MIX_AND_PICK = "mix_and_pick"  # no action yet: the floor pick
 MISSING_FLOP_BURN_PLAY_ON = "play_on"  # the round is played on as dealt
 
 
+# A player shows his own hole card during the play (after the deal).
+SHOWN_CARD_PLAYS = "plays"  # PP Irregularities 12-14: a card the player flashes himself still plays
+SHOWN_CARD_PASSIVE = "passive"  # AC 50, CA Actions 10: the hand may only check, call or fold from then on
+SHOWN_CARD_FOLDS = "folds"  # DE 3: premature showing counts as a fold
+
 # Where the button goes when the small and the big blind of a hand both bust.
 BLINDS_BUST_DEAD_BUTTON = "dead_button"  # AC 27: the big blind is posted by who owes it, the button may be dead
 BLINDS_BUST_BUTTON_STAYS = "button_stays"  # DE 9: the button stays where it was
@@ -102,6 +107,7 @@ class RuleProfile:
     missing_flop_burn: str  # MISSING_FLOP_BURN_*: a flop turned without a burn card
     unplayable_chips: str  # UNPLAYABLE_*: chips of a push that do not play
     pot_disputes: str  # POT_DISPUTES_*: how long a pot error waits for the floor
+    shown_hole_card: str  # SHOWN_CARD_*: a player shows his own hole card after the deal
     blinds_bust: str  # BLINDS_BUST_*: the button after both blinds of a hand busted
     run_it_minimum_pot: int  # chips in the middle before the players may agree to run the board twice (0: any pot)
     sources: Mapping[str, str] = field(default_factory=dict)
@@ -137,6 +143,7 @@ TDA = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     pot_disputes=POT_DISPUTES_NEXT_HAND_ACTION,
+    shown_hole_card=SHOWN_CARD_PLAYS,
     blinds_bust=BLINDS_BUST_DEAD_BUTTON,
     run_it_minimum_pot=0,
     sources={
@@ -154,6 +161,8 @@ TDA = _profile(
         "exposed_hole_card": "DE 3 (the burn card for the flop, shown to all; a new card after the deal)",
         "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "TDA 20 (the smallest denomination still in play)",
+        "shown_hole_card": "PP Irregularities 12-14 (the stored TDA translation has no rule on a card the player "
+        "shows: it plays)",
         "blinds_bust": "AC 27 (the stored TDA translation has no rule: a dead button, the big blind posted by who "
         "owes it)",
         "run_it_minimum_pot": "TDA (no rule on running the board twice: any pot)",
@@ -179,6 +188,7 @@ CASINOS_AUSTRIA = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_NOT_DIVISIBLE,
     pot_disputes=POT_DISPUTES_NEXT_HAND,
+    shown_hole_card=SHOWN_CARD_PASSIVE,
     blinds_bust=BLINDS_BUST_DEAD_BUTTON,
     run_it_minimum_pot=500,
     sources={
@@ -199,6 +209,8 @@ CASINOS_AUSTRIA = _profile(
         "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "CA GR 8, CA Stakes 1 (bets divisible by the ante or small blind, by the big blind "
         "where the small blind does not divide it; the spike is reimbursed)",
+        "shown_hole_card": "CA Actions 10 (\"If a player shows one or more of his hole cards before the end of the "
+        "hand or the showdown, his hand is passive\")",
         "blinds_bust": "CA Stakes 4 (every blind is collected, never missed), AC 27 (a dead button)",
         "run_it_minimum_pot": "CA Actions 8c (\"there is at least € 500 in the pot\"; a chip counted as one euro)",
         "pot_disputes": "CA Actions 9 (a complaint must be made before the next game has started; no correction "
@@ -223,6 +235,7 @@ POKER_PLAY = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_BELOW_FORCED_BET_CHIP,
     pot_disputes=POT_DISPUTES_NEXT_HAND_ACTION,
+    shown_hole_card=SHOWN_CARD_PLAYS,
     blinds_bust=BLINDS_BUST_DEAD_BUTTON,
     run_it_minimum_pot=0,
     sources={
@@ -242,6 +255,7 @@ POKER_PLAY = _profile(
         "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "PP Betting 7 (chips smaller than the smallest chip of the antes and blinds do not "
         "play, even in quantity)",
+        "shown_hole_card": "PP Irregularities 12-14 (a card the player flashes himself plays)",
         "blinds_bust": "AC 27 (PP has no rule on busted blinds: a dead button)",
         "run_it_minimum_pot": "PP (no rule on running the board twice: any pot)",
         "pot_disputes": "PP Showdown 3 (errors in paying out the pot are to be reported), TDA 20-6 (until "
@@ -266,6 +280,7 @@ ALLIN_CLUB = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     pot_disputes=POT_DISPUTES_NEXT_HAND,
+    shown_hole_card=SHOWN_CARD_PASSIVE,
     blinds_bust=BLINDS_BUST_DEAD_BUTTON,
     run_it_minimum_pot=0,
     sources={
@@ -283,6 +298,8 @@ ALLIN_CLUB = _profile(
         "all; a new card after the deal)",
         "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "AC 19 (the chip race colours up the smallest chips)",
+        "shown_hole_card": "AC 50 (the hand is never dead; only check, call or fold: \"iba CHECK, CALL nebo "
+        "FOLD\")",
         "blinds_bust": "AC 27 (the big blind posted by who owes it; the small blind and the button may fall on empty "
         "seats)",
         "run_it_minimum_pot": "AC (no rule on running the board twice: any pot)",
@@ -307,6 +324,7 @@ CLUB_TOURNAMENT_DE = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_PLAY_ON,
     unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     pot_disputes=POT_DISPUTES_NEXT_HAND_ACTION,
+    shown_hole_card=SHOWN_CARD_FOLDS,
     blinds_bust=BLINDS_BUST_BUTTON_STAYS,
     run_it_minimum_pot=0,
     sources={
@@ -323,6 +341,7 @@ CLUB_TOURNAMENT_DE = _profile(
         "exposed_hole_card": "DE 3 (the burn card for the flop, shown to all; a new card after the deal)",
         "missing_flop_burn": "DE 3 (a forgotten burn: the round is played on)",
         "unplayable_chips": "DE 14, TDA 20",
+        "shown_hole_card": "DE 3 (\"Vorzeitiges Aufdecken gilt als gepasst\")",
         "blinds_bust": "DE 9 (small and big blind out: the button stays where it was in the new round)",
         "run_it_minimum_pot": "DE (no rule on running the board twice: any pot)",
         "pot_disputes": "DE 14, TDA 20-6",

@@ -217,3 +217,108 @@ def test_casinos_austria_reads_chips_added_to_an_incomplete_call_as_the_call_and
     assert actions(produced) == [(4, "call", 300)]
     assert of(produced, "bet_ruling", "awaiting_choice") == []
     assert table.betting()["bets"]["4"] == 300 and table.betting()["to_act"] == 5
+
+
+# ---- a player shows his own hole card (DE 3; AC 50, CA Actions 10; PP Irregularities 12-14) ----------------------
+
+def shown_after_the_deal(rules: str) -> tuple[Table, list]:
+    """Blinds 50/100, five players dealt; seat 3 calls 100, then seat 4 turns up one of its cards: the console
+    reports it (``exposed_card``), after the deal, so it is the player's doing and not the dealer's."""
+    table = Table(rules)
+    table.blinds()
+    table.deal()
+    table.chips(3, 100)
+    produced = table.command("exposed_card", role="dealer", seat=4)
+    [shown] = of(produced, "irregular_card", "hole_card_exposed")
+    assert shown.public["during_deal"] is False and shown.public["seats"] == [4]
+    return table, produced
+
+
+def test_poker_play_lets_a_card_the_player_flashed_play():
+    """PP Irregularities 12: a card exposed by the dealer is replaced; 14: "If a player exposes his own card [...]
+    the card plays" (the stored TDA translation has no rule: the TDA profile rules the same). Seat 4's shown card
+    plays, nothing is replaced, and seat 4 may raise: 300 is a raise."""
+    table, produced = shown_after_the_deal("poker_play")
+    [shown] = of(produced, "irregular_card", "hole_card_exposed")
+    assert shown.public["ruling"] == "play_on" and "PP Irregularities 14" in shown.public["rules"]
+    table.chips(4, 100, 100, 100)
+    assert actions(table.events)[-1] == (4, "raise", 300)
+
+
+@pytest.mark.parametrize("rules, rule", [("casinos_austria", "CA Actions 10"), ("allin_club", "AC 50")])
+def test_a_hand_whose_player_showed_a_card_is_passive(rules, rule):
+    """CA Actions 10: "If a player shows one or more of his hole cards before the end of the hand or the showdown,
+    his hand is passive". AC 50: "Jeho ruka však nie je nikdy mŕtva a tento hráč môže urobiť pri nasledujúcej akcii
+    už len pasívne vyjadrenie – iba CHECK, CALL nebo FOLD." Seat 4 showed a card: its hand plays, and its push of
+    300 facing 100 is a call of 100, the rest going back."""
+    table, produced = shown_after_the_deal(rules)
+    [shown] = of(produced, "irregular_card", "hole_card_exposed")
+    assert shown.public["ruling"] == "passive_hand" and shown.public["rules"][0].startswith(rule)
+    table.chips(4, 100, 100, 100)
+    assert actions(table.events)[-1] == (4, "call", 100)
+    assert table.betting()["bets"]["4"] == 100 and table.betting()["to_act"] == 5
+
+
+def test_the_german_club_folds_a_hand_whose_player_showed_a_card():
+    """DE 3: "Das Öffnen einer oder beider Hole-Cards während des Spiels ist verboten. Vorzeitiges Aufdecken gilt
+    als gepasst." Seat 4 showed a card: its hand is folded, and the action passes it."""
+    table, produced = shown_after_the_deal("club_tournament_de")
+    [shown] = of(produced, "irregular_card", "hole_card_exposed")
+    assert shown.public["ruling"] == "dead_hand" and shown.public["rules"][0].startswith("DE 3")
+    assert 4 in table.betting()["folded"]
+    table.chips(5, 100)
+    assert actions(table.events)[-1] == (5, "call", 100)
+
+
+def test_a_card_shown_once_the_deal_is_complete_is_the_players_even_before_any_action():
+    """The dealer exposes cards during the deal (PP Irregularities 12: replaced); once every card is dealt, a shown
+    card is the player's (PP Irregularities 14: it plays). Before, a card shown before anyone acted was taken as the
+    dealer's and replaced."""
+    table = Table("poker_play")
+    table.blinds()
+    table.deal()
+    produced = table.command("exposed_card", role="dealer", seat=4)
+    [shown] = of(produced, "irregular_card", "hole_card_exposed")
+    assert shown.public["during_deal"] is False and shown.public["ruling"] == "play_on"
+    assert len(table.controller.snapshot(secure=True)["seats"][3]["hole_cards"]) == 2
+
+
+# ---- a winning hand the dealer withdrew (CA Actions 9; AC 14) -----------------------------------------------------
+
+@pytest.mark.parametrize("river_bet", [False, True])
+@pytest.mark.parametrize("rules", ["casinos_austria", "allin_club"])
+def test_an_obviously_winning_hand_withdrawn_after_the_showdown_still_wins(rules, river_bet):
+    """CA Actions 9: "If an obviously winning hand is mistakenly withdrawn by the croupier after the showdown, it can
+    still win the pot." AC 14: "Dealeri nemôžu otočiť do mucku kombináciu, ktorá bola otočená face-up a bola jasne
+    výherná." The blinds play to the river, checked or with a bet of 100 called; the dealer mucks the winner's
+    cards: the table alerts the floor, whose confirm gives the winner the pot, bet or no bet."""
+    from controller.betting import NLHE
+    from controller.showdown import hand_rank
+    table = Table(rules)
+    table.blinds()
+    table.deal()
+    for seat in (3, 4, 5):
+        table.fold(seat)
+    table.chips(1, 25, 25)
+    used = {c for cards in table.hole.values() for c in cards}
+    board = [c for c in ("2c", "7d", "9h", "Js", "4s", "3h", "8c", "Td") if c not in used][:5]
+    burns = [c for c in ("2d", "2h", "3c", "3d", "5c") if c not in used and c not in board]
+    for position, card in enumerate(board, start=1):
+        if position in (1, 4, 5):
+            table.card("burn", burns.pop(0))
+        table.card("board", card, seconds=0.4)
+    if river_bet:
+        table.chips(1, 100)
+        table.chips(2, 100)
+        assert actions(table.events)[-2:] == [(1, "bet", 100), (2, "call", 100)]
+    table.run(2.0)
+    ranks = {s: hand_rank(NLHE, table.hole[s], board) for s in (1, 2)}
+    winner = min(ranks, key=ranks.get)
+    table.fold(winner)  # the dealer withdraws the winning hand
+    [alert] = of(table.events, "bet_ruling", "winning_hand_mucked")
+    assert alert.public["seat"] == winner and alert.public["needs_floor"]
+    table.command("confirm", irregularity=alert.seq)
+    table.clear()
+    table.run(3.0)
+    [showdown] = of(table.events, "showdown")
+    assert showdown.public["payouts"] == {str(winner): 400 if river_bet else 200}

@@ -256,3 +256,44 @@ def test_rfid_table_replay_plays_the_hi_lo_games_phh_from_chips_and_cards(tmp_pa
         written, original = phh.loads((out / path.name).read_text()), phh.loads(path.read_text())
         assert written["variant"] == code and core_actions(written["actions"]) == core_actions(original["actions"])
         assert written["finishing_stacks"] == [900, 1050, 1050]
+
+
+def test_rfid_table_export_writes_a_journaled_plo8_session_as_the_feed_did(tmp_path):
+    """A journaled `rfid-table sim` session at plo8 exported with `rfid-table export --format pokerstars --all-cards`: every hand
+    in PokerStars' Omaha Hi/Lo layout, the same text as the feed published but for the date (the export rebuilds
+    each pot's halves from the journaled showdown); a pot split high and low has a `collected` line per half."""
+    import dataclasses
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from rfid_table.config.table import load_config
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable
+    from rfid_table.service.daemon import StopFlag
+    from rfid_table.service.journal import Journal
+
+    root = Path(__file__).resolve().parents[1]
+    config = load_config(root / "config" / "table-chips.toml")
+    config = dataclasses.replace(config, game=dataclasses.replace(config.game, variant="plo8"),
+                                 broadcast_delay_s=0.0, journal_path=None)
+    path = tmp_path / "main-2.journal"
+    journal = Journal(path, table_id=config.table_id)
+    assert journal.open().ok
+    table = SimulatedTable(config, SimOptions(hands=12, seed=3, speed=0, pace_s=1.0, link="direct", players=5,
+                                              players_style="random"), None, journal)
+    table.pipeline.restore(time.time())
+    table.run(StopFlag())
+    feed = [e.secret["pokerstars_complete"] for e in journal.events_after(0, 10_000) if e.type == "hand_history"]
+    journal.close()
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "rfid_table.cli", "export", "--journal", str(path), "--format",
+                           "pokerstars", "--all-cards", "--out", str(out)], capture_output=True, text=True, timeout=120, cwd=root)
+    assert done.returncode == 0, done.stderr
+    [text] = [p.read_text() for p in out.glob("*.txt")]
+    hands = [h for h in text.split("\n\n\n") if h.strip()]
+    assert len(hands) == len(feed) >= 12 and all("Omaha Hi/Lo Pot Limit" in h.splitlines()[0] for h in hands)
+    for exported, published in zip(hands, feed):  # the same text but for the export's date
+        assert exported.split("\n", 1)[1].strip("\n") == published.split("\n", 1)[1].strip("\n")
+    one_pot_split = [h for h in hands if "; LO: " in h and h.count(" from pot\n") == 2]
+    assert one_pot_split, "no hand of one pot split high and low in the session"

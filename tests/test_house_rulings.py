@@ -322,3 +322,20 @@ def test_an_obviously_winning_hand_withdrawn_after_the_showdown_still_wins(rules
     table.run(3.0)
     [showdown] = of(table.events, "showdown")
     assert showdown.public["payouts"] == {str(winner): 400 if river_bet else 200}
+
+
+# ---- chips that do not play (PP Betting 7) -----------------------------------------------------------------------
+
+def test_poker_play_reads_a_push_without_the_chips_that_do_not_play():
+    """PP Betting 7: "Smaller chips than this amount [the smallest chip used in the antes, blinds] do not play even
+    in quantity." PP Betting 14: a full bet plus half a bet or more is a raise. The blinds are posted in 25s; seat 3
+    pushes 100 and ten 5-chips facing the big blind of 100: counted whole, 150 would be a raise; without the 5s it
+    is a call of 100, and the 50 in 5s go back."""
+    table = Table("poker_play")
+    table.blinds()
+    table.deal()
+    produced = table.chips(3, 100, *[5] * 10)
+    [ruling] = of(produced, "bet_ruling", "chips_do_not_play")
+    assert (ruling.public["stands"], ruling.public["returned"]) == (100, 50)
+    assert actions(produced) == [(3, "call", 100)]
+    assert table.betting()["bets"]["3"] == 100

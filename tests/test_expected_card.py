@@ -1,6 +1,6 @@
-"""Where the table expects a card (the next seat in the dealing order), the readers' first read of a new card is
-believed; anywhere else a card still needs its reads (``[hal.cards] present_after_cycles``), as does a card before
-the table knows the deal."""
+"""Where the table expects a card (the next two seats in the dealing order), the readers' first read of a new card
+is believed; anywhere else a card still needs its reads (``[hal.cards] present_after_cycles``), as does a card
+before the table knows the deal."""
 
 from pathlib import Path
 
@@ -38,28 +38,28 @@ def test_the_next_seat_in_the_dealing_order_is_believed_on_one_read_a_card_elsew
         # seat 2 is next: its card is believed on the first read
         second, t = cycles_to_deal(sim, t, next(uids), "seat2.cards")
         assert second == 1
-        # a card pitched to seat 4 while seat 3 is due (the deal then waits for seat 3's): read on the felt after
-        # the full two reads
+        # a second card pitched to seat 1 while seats 3 and 4 are due: read on the felt after the full two reads
         surprise = next(uids)
-        sim.field.place(surprise, "seat4.cards")
+        sim.field.place(surprise, "seat1.cards")
         sim.step(t)
-        assert surprise not in sim.pipeline.tracker.present()["seat4.cards"]
+        assert surprise not in sim.pipeline.tracker.present()["seat1.cards"]
         sim.step(t + sim.cycle_s)
-        assert surprise in sim.pipeline.tracker.present()["seat4.cards"]
+        assert surprise in sim.pipeline.tracker.present()["seat1.cards"]
     finally:
         sim.close()
 
 
 def test_what_the_table_expects_follows_the_deal_round_the_table():
-    """Button 4 of seats 1, 2, 4, 6: the deal goes 6, 1, 2, 4, twice; nothing is expected once each has two cards,
-    nor between hands or after the flop."""
+    """Button 4 of seats 1, 2, 4, 6: the deal goes 6, 1, 2, 4, twice; the next two seats are expected, nothing once
+    each has two cards, nor between hands or after the flop."""
     def snapshot(cards: dict[int, int], phase: str = "preflop", hand: int | None = 7) -> dict:
         return {"hand": hand, "phase": phase, "button": 4, "players": [1, 2, 4, 6],
                 "seats": [{"seat": s, "cards": cards.get(s, 0)} for s in range(1, 7)]}
 
-    assert expected_card_zones(snapshot({}), 2) == {"seat6.cards"}
-    assert expected_card_zones(snapshot({6: 1, 1: 1}), 2) == {"seat2.cards"}
-    assert expected_card_zones(snapshot({6: 1, 1: 1, 2: 1, 4: 1}), 2) == {"seat6.cards"}
+    assert expected_card_zones(snapshot({}), 2) == {"seat6.cards", "seat1.cards"}
+    assert expected_card_zones(snapshot({6: 1, 1: 1}), 2) == {"seat2.cards", "seat4.cards"}
+    assert expected_card_zones(snapshot({6: 1, 1: 1, 2: 1}), 2) == {"seat4.cards", "seat6.cards"}
+    assert expected_card_zones(snapshot({6: 1, 1: 1, 2: 1, 4: 1}), 2) == {"seat6.cards", "seat1.cards"}
     assert expected_card_zones(snapshot({6: 2, 1: 2, 2: 2, 4: 1}), 2) == {"seat4.cards"}
     assert expected_card_zones(snapshot({6: 2, 1: 2, 2: 2, 4: 2}), 2) == set()
     assert expected_card_zones(snapshot({6: 1}, phase="flop"), 2) == set()

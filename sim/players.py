@@ -15,7 +15,8 @@ else's cards.
   in Omaha a straight or better) bets and calls; top pair or an overpair bets and calls a bet up to about 70 % of
   the pot; a lesser pair calls a small bet; a straight or flush draw calls when the price is no more than its
   chance to come by the river (pot odds, the rule of 2 and 4) and now and then bets; the preflop raiser bets half
-  the flops against one or two players whatever it holds; anything else checks or folds.
+  the flops against one or two players whatever it holds; anything else checks or folds. In the hi-lo games a made
+  eight-or-better low plays as top pair does (it is worth half the pot).
 * All-ins are rare: a player goes all-in with a full house or better, with AA or KK against a 3-bet, or with 12 big
   blinds or less (push or fold); a player with one pair does not call off its stack.
 
@@ -35,7 +36,7 @@ from typing import Iterable, Mapping, Sequence
 
 from controller.betting import FIXED_LIMIT, BettingHand
 from controller.cards import FULL_DECK, RANKS
-from controller.showdown import evaluator_id, id_evaluators
+from controller.showdown import evaluator_id, id_evaluators, low_rank
 from sim.handgen import play_randomly
 
 PLAUSIBLE, RANDOM = "plausible", "random"
@@ -166,6 +167,7 @@ class Plausible:
         self.hand, self.rng, self.unit, self.hole, self.board = hand, rng, unit, hole, board
         self.bb = hand.big_blind
         self.omaha = hand.variant.omaha
+        self.hi_lo = hand.variant.hi_lo
 
     def play(self) -> None:
         hand = self.hand
@@ -225,6 +227,8 @@ class Plausible:
         board = self.board[:(0, 3, 4, 5)[hand.street_index]]
         hole = self.hole[seat]
         level = strength(hole, board, self.omaha)
+        if self.hi_lo and level < GOOD_PAIR and low_rank(hand.variant, hole, board) is not None:
+            level = GOOD_PAIR  # a made low: half the pot
         draw = outs(hole, board, self.omaha) if level < STRONG else 0
         state = hand.seat_state(seat)
         reach = state["stack"] + state["bet"]

@@ -971,16 +971,17 @@ class BettingHand:
         s.change += sum(chips)  # in the zone but not (yet) part of the bet
         s.held = _Held(decl, chips, self.current_bet, check)
         s.declared = None
-        if self.rules.out_of_turn == OOT_DECLARATION_DISMISSED:
+        penalty = self.rules.out_of_turn == OOT_DECLARATION_DISMISSED
+        if penalty:
             s.no_raise = True  # PP Betting 10: whoever acts out of turn may not raise on the next turn
         self._oot_since_turn.append((seat, bool(chips) or (decl is not None and decl.kind not in ("check", "fold"))))
         what = "check" if check else (decl.kind if decl else f"push of {sum(chips)}")
         rules: tuple[str, ...] = ("TDA 53", "CA Actions 2", "AC 34")
-        penalty = ""
-        if s.no_raise:
-            rules, penalty = rules + (self.rules.cite("out_of_turn"),), "; it may not raise on its next turn"
+        barred = ""
+        if penalty:
+            rules, barred = rules + (self.rules.cite("out_of_turn"),), "; it may not raise on its next turn"
         ruling = self._ok("held_out_of_turn", f"seat {seat} acted out of turn ({what}); held until the action reaches "
-                          f"it: binding if nothing changes, returned otherwise{penalty}", seat, rules=rules)
+                          f"it: binding if nothing changes, returned otherwise{barred}", seat, rules=rules)
         skipped = self._skipped_seats(seat)
         if skipped and self._oot_substantial():
             return Ruling(True, "held_out_of_turn", ruling.message + f"; seats {skipped} were skipped and "

@@ -42,6 +42,7 @@ from controller.rules import (
     MULTI_CHIP_REMOVE_SMALLEST,
     MULTI_CHIP_SAME_DENOMINATION,
     OOT_DECLARATION_DISMISSED,
+    SHOWN_CARD_PASSIVE_NEXT_ACTION,
     SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP,
     TDA,
     RuleProfile,
@@ -195,7 +196,8 @@ class _Seat:
     declared: Declaration | None = None  # an in-turn declaration waiting for chips
     held: _Held | None = None
     no_raise: bool = False  # may call or fold but not raise this street (TDA 54-5, PP Betting 10)
-    passive: bool = False  # showed a hole card: may check, call or fold, never raise (AC 50, CA Actions 10)
+    passive: str = ""  # showed a hole card: check, call or fold only, for the "hand" (CA Actions 10) or its
+    # "next_action" (AC 50)
     must_not_fold: bool = False  # withdrew chips facing a raise (TDA 46-2)
     pending_incomplete: tuple[int, tuple[int, ...]] | None = None  # (chips value, chips) awaiting a choice
     withdrawn_pending: list[int] = field(default_factory=list)  # chips taken back this turn, no new chips yet
@@ -781,8 +783,10 @@ class BettingHand:
         may check, call or fold; chips pushed beyond a call are a call, the rest goes back."""
         if seat not in self._s or self._s[seat].folded:
             return self._reject("unknown_seat", f"seat {seat} is not in the hand", seat)
-        self._s[seat].passive = True
-        return self._ok("passive_hand", f"seat {seat} showed a hole card: it may only check, call or fold", seat,
+        next_only = self.rules.shown_hole_card == SHOWN_CARD_PASSIVE_NEXT_ACTION
+        self._s[seat].passive = "next_action" if next_only else "hand"
+        return self._ok("passive_hand", f"seat {seat} showed a hole card: it may only check, call or fold"
+                        + (" on its next action" if next_only else ""), seat,
                         rules=(rule,) if rule else ())
 
     def change_given(self, seat: int, chips: Sequence[int]) -> Ruling:
@@ -1382,6 +1386,9 @@ class BettingHand:
         self.actions.append(action)
         if voluntary:
             self._voluntary_actions.append(action)
+            s = self._s.get(action.seat)
+            if s is not None and s.passive == "next_action":  # AC 50: that action was the passive one
+                s.passive = ""
         return action
 
     # ---- helpers ------------------------------------------------------------------------------------

@@ -13,12 +13,14 @@ from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
 from controller.misdeals import Misdeals
 from controller.outbox import Outbox
-from controller.rules import EXPOSED_REPLACE_NOW, SHOWN_CARD_FOLDS, SHOWN_CARD_PASSIVE, RuleProfile
+from controller.rules import (EXPOSED_REPLACE_NOW, SHOWN_CARD_FOLDS, SHOWN_CARD_PASSIVE, SHOWN_CARD_PASSIVE_NEXT_ACTION,
+                              RuleProfile)
 
 # A hole card shown after the deal is the player's doing (the dealer's exposure is during the deal); the house rules
-# (``RuleProfile.shown_hole_card``): PP Irregularities 12-14, it plays; AC 50, CA Actions 10, the hand is passive
-# (check, call or fold only); DE 3, "Vorzeitiges Aufdecken gilt als gepasst".
-SHOWN_RULINGS = {SHOWN_CARD_PASSIVE: PASSIVE_HAND, SHOWN_CARD_FOLDS: DEAD_HAND}
+# (``RuleProfile.shown_hole_card``): PP Irregularities 12-14, it plays; CA Actions 10, the hand is passive (check,
+# call or fold only); AC 50, its next action is; DE 3, "Vorzeitiges Aufdecken gilt als gepasst".
+SHOWN_RULINGS = {SHOWN_CARD_PASSIVE: PASSIVE_HAND, SHOWN_CARD_PASSIVE_NEXT_ACTION: PASSIVE_HAND,
+                 SHOWN_CARD_FOLDS: DEAD_HAND}
 
 
 class OutOfPlay:

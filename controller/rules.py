@@ -69,7 +69,8 @@ MISSING_FLOP_BURN_PLAY_ON = "play_on"  # the round is played on as dealt
 
 # A player shows his own hole card during the play (after the deal).
 SHOWN_CARD_PLAYS = "plays"  # PP Irregularities 12-14: a card the player flashes himself still plays
-SHOWN_CARD_PASSIVE = "passive"  # AC 50, CA Actions 10: the hand may only check, call or fold from then on
+SHOWN_CARD_PASSIVE = "passive"  # CA Actions 10: the hand may only check, call or fold from then on
+SHOWN_CARD_PASSIVE_NEXT_ACTION = "passive_next_action"  # AC 50: its next action only check, call or fold
 SHOWN_CARD_FOLDS = "folds"  # DE 3: premature showing counts as a fold
 
 # Where the button goes when the small and the big blind of a hand both bust.
@@ -280,7 +281,7 @@ ALLIN_CLUB = _profile(
     missing_flop_burn=MISSING_FLOP_BURN_MIX_AND_PICK,
     unplayable_chips=UNPLAYABLE_EVERY_CHIP_PLAYS,
     pot_disputes=POT_DISPUTES_NEXT_HAND,
-    shown_hole_card=SHOWN_CARD_PASSIVE,
+    shown_hole_card=SHOWN_CARD_PASSIVE_NEXT_ACTION,
     blinds_bust=BLINDS_BUST_DEAD_BUTTON,
     run_it_minimum_pot=0,
     sources={
@@ -298,8 +299,8 @@ ALLIN_CLUB = _profile(
         "all; a new card after the deal)",
         "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "AC 19 (the chip race colours up the smallest chips)",
-        "shown_hole_card": "AC 50 (the hand is never dead; only check, call or fold: \"iba CHECK, CALL nebo "
-        "FOLD\")",
+        "shown_hole_card": "AC 50 (the hand is never dead; its next action passive: \"pri nasledujúcej akcii už "
+        "len pasívne vyjadrenie – iba CHECK, CALL nebo FOLD\")",
         "blinds_bust": "AC 27 (the big blind posted by who owes it; the small blind and the button may fall on empty "
         "seats)",
         "run_it_minimum_pot": "AC (no rule on running the board twice: any pot)",

@@ -259,6 +259,21 @@ def test_a_hand_whose_player_showed_a_card_is_passive(rules, rule):
     assert table.betting()["bets"]["4"] == 100 and table.betting()["to_act"] == 5
 
 
+@pytest.mark.parametrize("rules, bets", [("allin_club", True), ("casinos_austria", False)])
+def test_allin_club_makes_only_the_next_action_passive_casinos_austria_the_hand(rules, bets):
+    """AC 50: "tento hráč môže urobiť pri nasledujúcej akcii už len pasívne vyjadrenie" (at its next action only a
+    passive one); CA Actions 10: "his hand is passive". Seat 4 showed a card and called; on the flop, checked to it,
+    seat 4 may bet at the ALLIN club, and may not at Casinos Austria."""
+    table, _ = shown_after_the_deal(rules)
+    table.chips(4, 100)
+    table.chips(5, 100)
+    table.chips(1, 25, 25)
+    table.burn()
+    table.board(3)
+    assert table.betting()["street"] == "flop"
+    assert table.controller.betting.hand.engine.can_raise(4) is bets
+
+
 def test_the_german_club_folds_a_hand_whose_player_showed_a_card():
     """DE 3: "Das Öffnen einer oder beider Hole-Cards während des Spiels ist verboten. Vorzeitiges Aufdecken gilt
     als gepasst." Seat 4 showed a card: its hand is folded, and the action passes it."""

@@ -1,6 +1,6 @@
 """Where the table expects a card (the next two seats in the dealing order), the readers' first read of a new card
 is believed; anywhere else a card still needs its reads (``[hal.cards] present_after_cycles``), as does a card
-before the table knows the deal."""
+where the table does not know who plays."""
 
 from pathlib import Path
 
@@ -32,9 +32,9 @@ def test_the_next_seat_in_the_dealing_order_is_believed_on_one_read_a_card_elsew
         t = 1000.0
         sim.step(t)
         t += sim.cycle_s
-        # the first card starts the hand: nothing was expected yet, two reads
+        # the first card starts the hand: the floor named the players, so seat 1 is expected already
         first, t = cycles_to_deal(sim, t, next(uids), "seat1.cards")
-        assert first == 2
+        assert first == 1
         # seat 2 is next: its card is believed on the first read
         second, t = cycles_to_deal(sim, t, next(uids), "seat2.cards")
         assert second == 1
@@ -50,8 +50,8 @@ def test_the_next_seat_in_the_dealing_order_is_believed_on_one_read_a_card_elsew
 
 
 def test_what_the_table_expects_follows_the_deal_round_the_table():
-    """Button 4 of seats 1, 2, 4, 6: the deal goes 6, 1, 2, 4, twice; the next two seats are expected, nothing once
-    each has two cards, nor between hands or after the flop."""
+    """Button 4 of seats 1, 2, 4, 6: the deal goes 6, 1, 2, 4, twice; the next two seats are expected, from before
+    the first card; nothing once each has two cards, after the flop, or where the players are not known yet."""
     def snapshot(cards: dict[int, int], phase: str = "preflop", hand: int | None = 7) -> dict:
         return {"hand": hand, "phase": phase, "button": 4, "players": [1, 2, 4, 6],
                 "seats": [{"seat": s, "cards": cards.get(s, 0)} for s in range(1, 7)]}
@@ -63,4 +63,6 @@ def test_what_the_table_expects_follows_the_deal_round_the_table():
     assert expected_card_zones(snapshot({6: 2, 1: 2, 2: 2, 4: 1}), 2) == {"seat4.cards"}
     assert expected_card_zones(snapshot({6: 2, 1: 2, 2: 2, 4: 2}), 2) == set()
     assert expected_card_zones(snapshot({6: 1}, phase="flop"), 2) == set()
-    assert expected_card_zones(snapshot({}, hand=None), 2) == set()
+    # between hands: the next hand's first two seats (the button there is the next hand's)
+    assert expected_card_zones(snapshot({}, phase="waiting", hand=None), 2) == {"seat6.cards", "seat1.cards"}
+    assert expected_card_zones({**snapshot({}, phase="waiting"), "players": None}, 2) == set()

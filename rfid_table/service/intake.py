@@ -122,14 +122,15 @@ EXPECTED_AHEAD = 2  # the seats ahead in the dealing order the readers are told 
 
 
 def expected_card_zones(snapshot: dict, hole_cards: int, ahead: int = EXPECTED_AHEAD) -> set[str]:
-    """The zones of the next ``ahead`` seats in the dealing order while hole cards are being dealt (``snapshot``:
-    the table's public snapshot), where a new card may be believed on its first read; none otherwise. The next
-    seat's and the one after: a reader told to visit a seat more often does so from its next pass, by when the
+    """The zones of the next ``ahead`` seats in the dealing order while hole cards are being dealt or the next hand's
+    deal is awaited (``snapshot``: the table's public snapshot), where a new card may be believed on its first read;
+    none otherwise. The next seat's and the one after: a reader told to visit a seat more often does so from its next pass, by when the
     dealer may have pitched the next card."""
-    if not snapshot.get("hand") or snapshot.get("phase") != "preflop" or not snapshot.get("players") \
-            or snapshot.get("button") is None:
+    phase = snapshot.get("phase")
+    if phase not in ("waiting", "preflop") or not snapshot.get("players") or snapshot.get("button") is None:
         return set()
-    button, cards = snapshot["button"], {entry["seat"]: entry["cards"] for entry in snapshot["seats"]}
+    button = snapshot["button"]  # between hands, the next hand's
+    cards = {entry["seat"]: entry["cards"] for entry in snapshot["seats"]} if phase == "preflop" else {}
     order = sorted(snapshot["players"], key=lambda seat: (seat <= button, seat))  # from the seat after the button
     # the deal goes round the table a card at a time: the seats still owed a card, in the order they get it
     owed = [(cards.get(seat, 0), index, seat) for index, seat in enumerate(order) if cards.get(seat, 0) < hole_cards]

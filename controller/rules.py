@@ -162,11 +162,9 @@ TDA = _profile(
         "exposed_hole_card": "DE 3 (the burn card for the flop, shown to all; a new card after the deal)",
         "missing_flop_burn": "TDA 39-2",
         "unplayable_chips": "TDA 20 (the smallest denomination still in play)",
-        "shown_hole_card": "PP Irregularities 12-14 (the stored TDA translation has no rule on a card the player "
-        "shows: it plays)",
-        "blinds_bust": "AC 27 (the stored TDA translation has no rule: a dead button, the big blind posted by who "
-        "owes it)",
-        "run_it_minimum_pot": "TDA (no rule on running the board twice: any pot)",
+        "shown_hole_card": "PP Irregularities 12-14 (a card the player flashes himself plays)",
+        "blinds_bust": "AC 27 (a dead button; the big blind posted by who owes it)",
+        "run_it_minimum_pot": "",  # no book but CA sets a minimum: any pot
         "pot_disputes": "TDA 20-6 (errors in calculating or awarding the pot can be disputed until substantial "
         "action has taken place in the next hand)",
     },
@@ -257,8 +255,8 @@ POKER_PLAY = _profile(
         "unplayable_chips": "PP Betting 7 (chips smaller than the smallest chip of the antes and blinds do not "
         "play, even in quantity)",
         "shown_hole_card": "PP Irregularities 12-14 (a card the player flashes himself plays)",
-        "blinds_bust": "AC 27 (PP has no rule on busted blinds: a dead button)",
-        "run_it_minimum_pot": "PP (no rule on running the board twice: any pot)",
+        "blinds_bust": "AC 27 (a dead button; the big blind posted by who owes it)",
+        "run_it_minimum_pot": "",
         "pot_disputes": "PP Showdown 3 (errors in paying out the pot are to be reported), TDA 20-6 (until "
         "substantial action in the next hand)",
     },
@@ -303,7 +301,7 @@ ALLIN_CLUB = _profile(
         "len pasívne vyjadrenie – iba CHECK, CALL nebo FOLD\")",
         "blinds_bust": "AC 27 (the big blind posted by who owes it; the small blind and the button may fall on empty "
         "seats)",
-        "run_it_minimum_pot": "AC (no rule on running the board twice: any pot)",
+        "run_it_minimum_pot": "",
         "pot_disputes": "AC 17 (disputed pots: the right to dispute ends when a new hand begins)",
     },
 )
@@ -344,7 +342,7 @@ CLUB_TOURNAMENT_DE = _profile(
         "unplayable_chips": "DE 14, TDA 20",
         "shown_hole_card": "DE 3 (\"Vorzeitiges Aufdecken gilt als gepasst\")",
         "blinds_bust": "DE 9 (small and big blind out: the button stays where it was in the new round)",
-        "run_it_minimum_pot": "DE (no rule on running the board twice: any pot)",
+        "run_it_minimum_pot": "",
         "pot_disputes": "DE 14, TDA 20-6",
     },
 )

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rfid_table.config.table import load_config
+from conftest import Recorder
+from rfid_table.config.table import MqttSettings, load_config
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from rfid_table.service.daemon import StopFlag
 from rfid_table.service.journal import Journal
@@ -83,9 +84,14 @@ def playing_table(broker, tmp_path):
                                                    "--host", broker.host, "--port", str(broker.port), "--hands", "0",
                                                    "--seed", "4", "--speed", "2", "--link", "direct"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # playing before the test begins (and before it is stopped: a SIGTERM during its start-up would find no handler)
+    status = Recorder(MqttSettings(host=broker.host, port=broker.port), "rfid-table/pipes-1/status")
     try:
+        assert status.wait_for(lambda messages: any(payload == b"online" for _, payload, _ in messages), 60), \
+            "the simulated table never came online"
         yield config
     finally:
+        status.close()
         sim.terminate()
         assert sim.wait(30) == 0, sim.stderr.read()[-2000:]
 

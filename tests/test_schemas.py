@@ -57,7 +57,7 @@ TOPICS = {
 }
 # what the secure branch may add to a public event
 SECRET_FIELDS = {"card", "cards", "hole_cards", "hands", "phh_complete", "ohh_complete", "pokerstars_complete", "dead",
-                 "exact", "runouts", "stderr"}
+                 "exact", "runouts", "stderr", "no_low"}  # no_low: whether any live hand can make a low tells of them
 ORIGINAL_CODES = {  # the codes of cards out of place, played by hand in irregular_situations()
     "card_outside_hand", "extra_hole_card", "card_to_folded_seat", "hole_card_after_board", "hole_card_moved",
     "played_card_to_seat", "hole_card_on_board", "hole_card_burned", "board_card_burned", "burn_card_on_board",

@@ -22,7 +22,7 @@ def test_sim_with_the_firmware_link_plays_a_hand_read_by_the_firmware(broker, re
                      encoding="utf-8")
     recorder = recorder_factory("rfid-table/firmware-link/secure/events")
     done = subprocess.run(RFID_TABLE + ["sim", "--config", str(table), "--link", "firmware", "--hands", "1",
-                                        "--pace", "1", "--players", "2", "--seed", "3", "--host", broker.host,
+                                        "--pace", "2", "--players", "2", "--seed", "3", "--host", broker.host,
                                         "--port", str(broker.port)], capture_output=True, text=True, timeout=90)
     assert done.returncode == 0, done.stderr[-3000:]
     assert recorder.wait_for(lambda m: any(e["type"] == "hand_ended" for e in recorder.json("/secure/events")), 10)

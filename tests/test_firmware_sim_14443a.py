@@ -36,7 +36,7 @@ def test_sim_with_the_firmware_link_plays_a_hand_with_a_deck_of_ntag_cards(broke
     path.write_text(text)
     recorder = recorder_factory("rfid-table/sixmax-1/secure/events")
     done = subprocess.run(RFID_TABLE + ["sim", "--config", str(path), "--link", "firmware", "--hands", "1",
-                                        "--pace", "1", "--players", "2", "--seed", "3", "--host", broker.host,
+                                        "--pace", "2", "--players", "2", "--seed", "3", "--host", broker.host,
                                         "--port", str(broker.port)], capture_output=True, text=True, timeout=90)
     assert done.returncode == 0, done.stderr[-3000:]
     assert recorder.wait_for(lambda m: any(e["type"] == "hand_ended" for e in recorder.json("/secure/events")), 10)
@@ -54,7 +54,7 @@ def test_sim_with_the_pis_pn5180_link_plays_a_hand_with_a_deck_of_ntag_cards(bro
     path.write_text(text)
     recorder = recorder_factory("rfid-table/sixmax-1/secure/events")
     done = subprocess.run(RFID_TABLE + ["sim", "--config", str(path), "--link", "pn5180", "--hands", "1",
-                                        "--pace", "1", "--players", "2", "--seed", "3", "--host", broker.host,
+                                        "--pace", "2", "--players", "2", "--seed", "3", "--host", broker.host,
                                         "--port", str(broker.port)], capture_output=True, text=True, timeout=90)
     assert done.returncode == 0, done.stderr[-3000:]
     assert recorder.wait_for(lambda m: any(e["type"] == "hand_ended" for e in recorder.json("/secure/events")), 10)

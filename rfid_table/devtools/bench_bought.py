@@ -77,6 +77,16 @@ DOCUMENTED_REFERENCE = {
 }
 
 
+def place_load(field: TableField, load: list[tuple[str, int]]) -> dict[str, list[str]]:
+    """Lay ``load`` (zone, tag count) on the table as tags of no deck and no chip set; the tags laid, by zone."""
+    stand_ins: dict[str, list[str]] = {}
+    for index, (zone, count) in enumerate(load):
+        stand_ins[zone] = [STAND_IN % (index * 100 + i + 1) for i in range(count)]
+        for uid in stand_ins[zone]:
+            field.place(uid, zone)
+    return stand_ins
+
+
 class _WatchedField(TableField):
     """The table the emulators read, telling when a reader first looks at an antenna holding an awaited tag."""
 
@@ -242,11 +252,7 @@ def measure_kind(kind: str, settings: MqttSettings, subscriber: _Subscriber, car
     # a table are hardware of their own (its cost is the equity part's figure).
     config = dataclasses.replace(source, table_id=f"bench-bought-{kind}-{os.getpid()}", broadcast_equity=False)
     field = _WatchedField(config.zones)
-    stand_ins: dict[str, list[str]] = {}
-    for index, (zone, count) in enumerate(load):
-        stand_ins[zone] = [STAND_IN % (index * 100 + i + 1) for i in range(count)]
-        for uid in stand_ins[zone]:
-            field.place(uid, zone)
+    stand_ins = place_load(field, load)
     readers = list(config.readers.values())
     on_reader = {r.name: {antenna: field.tags_on(r.name, antenna) for antenna in range(1, r.antennas + 1)}
                  for r in readers}

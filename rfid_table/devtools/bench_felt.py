@@ -64,7 +64,8 @@ from hal.pn5180_reader import dwell_schedule
 from hal.zone_names import Zone
 from rfid_table.config.table import MqttSettings, load_config
 from hal.readers import open_reader
-from rfid_table.devtools.bench_bought import LOAD, STAND_IN, _Daemon, _emulator, _Subscriber, _WatchedField, model_pass_s
+from rfid_table.devtools.bench_bought import (LOAD, _Daemon, _emulator, _Subscriber, _WatchedField, model_pass_s,
+                                              place_load)
 from rfid_table.devtools.bench_reader import percentile
 from rfid_table.package_data import CONFIG_DIR
 from rfid_table.service.contract import Topics
@@ -285,11 +286,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
     source = load_config(str(CONFIG_DIR / CONFIGS[kind]))
     config = dataclasses.replace(source, table_id=f"bench-felt-{os.getpid()}", broadcast_equity=False)
     field = _WatchedField(config.zones)
-    stand_ins: dict[str, list[str]] = {}
-    for index, (zone, count) in enumerate(load):
-        stand_ins[zone] = [STAND_IN % (index * 100 + i + 1) for i in range(count)]
-        for uid in stand_ins[zone]:
-            field.place(uid, zone)
+    stand_ins = place_load(field, load)
     deck = config.decks[config.active_deck]
     by_value: dict[int, list[str]] = {}
     for uid, value in sorted(config.chips.chips.items()):

@@ -26,37 +26,32 @@ def ntag_deck(seed: int = 34) -> str:
     return "\n".join(f'{uid} = "{card}"' for uid, card in zip(uids, cards))
 
 
-@requires_micropython
-def test_sim_with_the_firmware_link_plays_a_hand_with_a_deck_of_ntag_cards(broker, recorder_factory, tmp_path):
-    text = TABLE_6.read_text()
+def play_a_hand(link: str, broker, recorder_factory, tmp_path: Path) -> list[dict]:
+    """One hand of the 6-max table with a deck of NTAG cards, read over ISO 14443-A by ``link``; its secure events.
+    A table id of its own: another test's sixmax-1 on this worker's broker is not this one."""
+    table_id = f"ntag-{link}"
+    text = TABLE_6.read_text().replace('id = "sixmax-1"', f'id = "{table_id}"')
     text = text.replace('[readers.main]\nbackend = "sim"', '[readers.main]\nbackend = "sim"\nstandard = "iso14443a"')
     text = text.replace('active_deck = "A"', 'active_deck = "N"')
     text += "\n[decks.N]\n" + ntag_deck() + "\n"
     path = tmp_path / "table.toml"
     path.write_text(text)
-    recorder = recorder_factory("rfid-table/sixmax-1/secure/events")
-    done = subprocess.run(RFID_TABLE + ["sim", "--config", str(path), "--link", "firmware", "--hands", "1",
+    recorder = recorder_factory(f"rfid-table/{table_id}/secure/events")
+    done = subprocess.run(RFID_TABLE + ["sim", "--config", str(path), "--link", link, "--hands", "1",
                                         "--pace", "2", "--players", "2", "--seed", "3", "--host", broker.host,
                                         "--port", str(broker.port)], capture_output=True, text=True, timeout=90)
     assert done.returncode == 0, done.stderr[-3000:]
     assert recorder.wait_for(lambda m: any(e["type"] == "hand_ended" for e in recorder.json("/secure/events")), 10)
-    events = recorder.json("/secure/events")
+    return recorder.json("/secure/events")
+
+
+@requires_micropython
+def test_sim_with_the_firmware_link_plays_a_hand_with_a_deck_of_ntag_cards(broker, recorder_factory, tmp_path):
+    events = play_a_hand("firmware", broker, recorder_factory, tmp_path)
     assert sum(1 for e in events if e["type"] == "card_dealt") == 4, [(e["type"], e.get("card")) for e in events]
 
 
 def test_sim_with_the_pis_pn5180_link_plays_a_hand_with_a_deck_of_ntag_cards(broker, recorder_factory, tmp_path):
     """The same deck read by the Pi's own backend: the firmware's driver in the daemon's process."""
-    text = TABLE_6.read_text()
-    text = text.replace('[readers.main]\nbackend = "sim"', '[readers.main]\nbackend = "sim"\nstandard = "iso14443a"')
-    text = text.replace('active_deck = "A"', 'active_deck = "N"')
-    text += "\n[decks.N]\n" + ntag_deck() + "\n"
-    path = tmp_path / "table.toml"
-    path.write_text(text)
-    recorder = recorder_factory("rfid-table/sixmax-1/secure/events")
-    done = subprocess.run(RFID_TABLE + ["sim", "--config", str(path), "--link", "pn5180", "--hands", "1",
-                                        "--pace", "2", "--players", "2", "--seed", "3", "--host", broker.host,
-                                        "--port", str(broker.port)], capture_output=True, text=True, timeout=90)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert recorder.wait_for(lambda m: any(e["type"] == "hand_ended" for e in recorder.json("/secure/events")), 10)
-    dealt = [e["card"] for e in recorder.json("/secure/events") if e["type"] == "card_dealt"]
+    dealt = [e["card"] for e in play_a_hand("pn5180", broker, recorder_factory, tmp_path) if e["type"] == "card_dealt"]
     assert len(dealt) == 4, dealt

@@ -87,6 +87,10 @@ UNPLAYABLE_NOT_DIVISIBLE = "divisible_by_small_blind_or_ante"  # CA GR 8, CA Sta
 POT_DISPUTES_NEXT_HAND_ACTION = NEXT_HAND_ACTION
 POT_DISPUTES_NEXT_HAND = NEXT_HAND
 
+# Stud games: which cards give a tied winner the odd chip (controller.stud).
+STUD_ODD_CHIP_FIVE_CARD_HAND = "highest_of_five_card_hand"  # TDA 20-2: the winning five-card hand's highest card
+STUD_ODD_CHIP_ALL_CARDS = "all_cards"  # PP Ties 5b: all the player's cards; the lowest card in low games
+
 
 @dataclass(frozen=True)
 class RuleProfile:
@@ -111,6 +115,8 @@ class RuleProfile:
     shown_hole_card: str  # SHOWN_CARD_*: a player shows his own hole card after the deal
     blinds_bust: str  # BLINDS_BUST_*: the button after both blinds of a hand busted
     run_it_minimum_pot: int  # chips in the middle before the players may agree to run the board twice (0: any pot)
+    stud_odd_chip: str  # STUD_ODD_CHIP_*: the cards that decide a tied stud hand's odd chip
+    open_pair_big_bet: bool  # stud high: an open pair on fourth street allows the big bet
     sources: Mapping[str, str] = field(default_factory=dict)
 
     def cite(self, field_name: str) -> str:
@@ -147,6 +153,8 @@ TDA = _profile(
     shown_hole_card=SHOWN_CARD_PLAYS,
     blinds_bust=BLINDS_BUST_DEAD_BUTTON,
     run_it_minimum_pot=0,
+    stud_odd_chip=STUD_ODD_CHIP_FIVE_CARD_HAND,
+    open_pair_big_bet=True,
     sources={
         "odd_chip": "TDA 20-1",
         "split_unit": "TDA 20",
@@ -167,6 +175,9 @@ TDA = _profile(
         "run_it_minimum_pot": "",  # no book but CA sets a minimum: any pot
         "pot_disputes": "TDA 20-6 (errors in calculating or awarding the pot can be disputed until substantial "
         "action has taken place in the next hand)",
+        "stud_odd_chip": "TDA 20-2 (the highest card by suit of the winning five-card hand, in Stud, Razz and "
+        "either half of Stud/8)",
+        "open_pair_big_bet": "CA Actions 3c (the only book that rules on it; TDA silent)",
     },
 )
 
@@ -190,6 +201,8 @@ CASINOS_AUSTRIA = _profile(
     shown_hole_card=SHOWN_CARD_PASSIVE,
     blinds_bust=BLINDS_BUST_DEAD_BUTTON,
     run_it_minimum_pot=500,
+    stud_odd_chip=STUD_ODD_CHIP_FIVE_CARD_HAND,
+    open_pair_big_bet=True,
     sources={
         "odd_chip": "CA GR 8 (closest to the button in the betting order; CA Actions 8f gives run-it-twice odd chips "
         "to the worse position instead)",
@@ -214,6 +227,9 @@ CASINOS_AUSTRIA = _profile(
         "run_it_minimum_pot": "CA Actions 8c (\"there is at least € 500 in the pot\"; a chip counted as one euro)",
         "pot_disputes": "CA Actions 9 (a complaint must be made before the next game has started; no correction "
         "after)",
+        "stud_odd_chip": "CA GR 8 (\"the player with the highest card (including suit priority)\"; the cards "
+        "of the hand, as TDA 20-2 reads it)",
+        "open_pair_big_bet": "CA Actions 3c (\"although a pair is open\": the upper limit on fourth street)",
     },
 )
 
@@ -237,6 +253,8 @@ POKER_PLAY = _profile(
     shown_hole_card=SHOWN_CARD_PLAYS,
     blinds_bust=BLINDS_BUST_DEAD_BUTTON,
     run_it_minimum_pot=0,
+    stud_odd_chip=STUD_ODD_CHIP_ALL_CARDS,
+    open_pair_big_bet=True,
     sources={
         "odd_chip": "PP Ties 5a, PP Ties 4 (at most one odd chip per player)",
         "split_unit": "PP Ties 3",
@@ -259,6 +277,9 @@ POKER_PLAY = _profile(
         "run_it_minimum_pot": "",
         "pot_disputes": "PP Showdown 3 (errors in paying out the pot are to be reported), TDA 20-6 (until "
         "substantial action in the next hand)",
+        "stud_odd_chip": "PP Ties 5b (\"All cards are factored into this determination - Not just the five "
+        "cards of the hand\"; the lowest card in low games)",
+        "open_pair_big_bet": "CA Actions 3c (PP silent)",
     },
 )
 
@@ -282,6 +303,8 @@ ALLIN_CLUB = _profile(
     shown_hole_card=SHOWN_CARD_PASSIVE_NEXT_ACTION,
     blinds_bust=BLINDS_BUST_DEAD_BUTTON,
     run_it_minimum_pot=0,
+    stud_odd_chip=STUD_ODD_CHIP_FIVE_CARD_HAND,
+    open_pair_big_bet=True,
     sources={
         "odd_chip": "AC 15",
         "split_unit": "AC 15, TDA 20 (the smallest denomination still in play)",
@@ -303,6 +326,8 @@ ALLIN_CLUB = _profile(
         "seats)",
         "run_it_minimum_pot": "",
         "pot_disputes": "AC 17 (disputed pots: the right to dispute ends when a new hand begins)",
+        "stud_odd_chip": "TDA 20-2 (AC silent on stud)",
+        "open_pair_big_bet": "CA Actions 3c (AC silent)",
     },
 )
 
@@ -326,6 +351,8 @@ CLUB_TOURNAMENT_DE = _profile(
     shown_hole_card=SHOWN_CARD_FOLDS,
     blinds_bust=BLINDS_BUST_BUTTON_STAYS,
     run_it_minimum_pot=0,
+    stud_odd_chip=STUD_ODD_CHIP_FIVE_CARD_HAND,
+    open_pair_big_bet=True,
     sources={
         "odd_chip": "DE 14, TDA 20-1",
         "split_unit": "DE 10 (side pots), TDA 20",
@@ -344,6 +371,8 @@ CLUB_TOURNAMENT_DE = _profile(
         "blinds_bust": "DE 9 (small and big blind out: the button stays where it was in the new round)",
         "run_it_minimum_pot": "",
         "pot_disputes": "DE 14, TDA 20-6",
+        "stud_odd_chip": "TDA 20-2 (DE silent on stud)",
+        "open_pair_big_bet": "CA Actions 3c (DE silent)",
     },
 )
 

@@ -145,6 +145,9 @@ class TableSetup:
     # (controller.dealing.ReadWindows). The defaults are the reference reader's, 20 passes a second.
     card_pass_s: float = 0.05
     card_reads: int = 2
+    # The game dealt: a stud game (controller.stud.GAMES) deals up and down cards street by street, with no board
+    # (controller.stud_deal); every other game deals its hole cards, then the board.
+    variant: str = "nlhe"
 
 
 class TableController:

@@ -1,4 +1,4 @@
-"""The names of a table's zones, parsed in one place: ``seat3.cards``, ``seat3.bets``, ``board``, ``pot``, ...
+"""The names of a table's zones, parsed in one place: ``seat3.cards``, ``seat3.up``, ``seat3.bets``, ``board``, ...
 
 A zone is a seat's (``seat<N>.<kind>``, N from 1 without a leading zero: ``seat01.cards`` is no seat zone) or one
 of the fixed zones. The HAL names zones as the configuration does; the controller and the configuration read
@@ -12,7 +12,10 @@ from typing import NamedTuple
 # board2: a second board antenna, where the table has one, for a later run (run it twice) or a double board's
 # second board
 FIXED_ZONES = ("board", "burn", "muck", "pot", "exposed", "board2")
-SEAT_ZONE_KINDS = ("cards", "bets", "stack")
+# up: a stud seat's up cards, on an antenna of their own beside the down cards (``cards``), as the broadcast
+# standard's stud tables have them: the antenna a card lies on says whether it was dealt up or down
+SEAT_ZONE_KINDS = ("cards", "bets", "stack", "up")
+SEAT_CARD_KINDS = ("cards", "up")  # the seat zones a player's cards lie on
 MAX_SEATS = 10  # a table has at most this many seats (when the configuration does not say)
 
 _SEAT_ZONE = re.compile(r"seat([1-9][0-9]*)\.(\w+)")
@@ -25,7 +28,7 @@ class Zone(NamedTuple):
     zone of the table is :meth:`known`'s to say.
     """
 
-    kind: str  # a seat zone's kind (cards, bets, stack) or the whole name of any other zone
+    kind: str  # a seat zone's kind (cards, up, bets, stack) or the whole name of any other zone
     seat: int | None = None
 
     @staticmethod
@@ -42,8 +45,14 @@ class Zone(NamedTuple):
 
     @property
     def place(self) -> str:
-        """Where a card lies: ``seat`` for a seat's cards, the kind for every other zone (board, bets, muck ...)."""
-        return "seat" if self.seat is not None and self.kind == "cards" else self.kind
+        """Where a card lies: ``seat`` for a seat's cards (down or up), the kind for every other zone (board, bets,
+        muck ...)."""
+        return "seat" if self.seat is not None and self.kind in SEAT_CARD_KINDS else self.kind
+
+    @property
+    def up(self) -> bool:
+        """A seat's up-card zone: a card on it was dealt face up (stud)."""
+        return self.seat is not None and self.kind == "up"
 
     @property
     def holds(self) -> str:

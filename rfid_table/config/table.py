@@ -50,6 +50,11 @@ ZONE_KINDS = {"cards": DebounceSettings(2, 0.6, move_after_cycles=3),
 ENGINE_VARIANTS = {"nlhe": "NLHE", "plhe": "PLHE", "flhe": "FLHE", "plo4": "PLO", "plo5": "PLO5", "plo6": "PLO6",
                    "plo7": "PLO7", "plo8": "PLO8", "flo8": "FLO8", "flhe8": "FLHE8"}
 HI_LO_VARIANTS = ("plo8", "flo8", "flhe8")  # split high and low, eight or better: one board, never a double board
+# Seven Card Stud, its eight-or-better hi-lo and Razz: seven cards each, two down, four up, the last down; no board
+# but a community card when the deck runs short on seventh street. The chip layer reads them once the betting engine
+# plays them (ENGINE_VARIANTS); until then a stud table reads its cards only.
+STUD_VARIANTS = ("stud", "stud8", "razz")
+STUD_MAX_PLAYERS = 8  # eight stud hands: 56 cards, more than the deck; with seven or eight the deck can run short
 # The least settle window, in passes of the chips' reader (TableConfig.bet_settle_s): a pass for the chips that landed
 # after their antenna's dwell, and half a pass for a pass running late; on the reader firmware (and the simulated
 # reader's stack limit) a stack is read in turns, its collisions left to the antenna's next dwell, so a chip that
@@ -59,7 +64,7 @@ SETTLE_PASSES_STACK_IN_TURNS = 2.5
 STACK_IN_TURNS_BACKENDS = ("sim", "serial", "usb", "pn5180")
 RULE_PROFILES = ("tda", "casinos_austria", "poker_play", "allin_club", "club_tournament_de")
 VARIANTS = {"nlhe": 2, "plhe": 2, "flhe": 2, "plo4": 4, "plo5": 5, "plo6": 6, "plo7": 7,  # variant → hole cards
-            "plo8": 4, "flo8": 4, "flhe8": 2}
+            "plo8": 4, "flo8": 4, "flhe8": 2, "stud": 7, "stud8": 7, "razz": 7}
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # it becomes an MQTT topic level: no '/', '+' or '#'
 
 
@@ -122,6 +127,10 @@ class GameSettings:
     @property
     def hi_lo(self) -> bool:  # each pot split high and low, eight or better
         return self.variant in HI_LO_VARIANTS
+
+    @property
+    def stud(self) -> bool:  # cards dealt up and down to each seat, no board
+        return self.variant in STUD_VARIANTS
 
 
 @dataclass(frozen=True)
@@ -213,11 +222,12 @@ class TableConfig:
             max_players=self.game.max_players,
             card_pass_s=card_pass_s,
             card_reads=self.debounce["cards"].present_after_cycles,
+            variant=self.game.variant,
         )
 
 
 def _zone_names(seats: int) -> str:
-    each = [f"{Zone(kind, 1).name} … {Zone(kind, seats).name}" for kind in ("cards", "bets")]
+    each = [f"{Zone(kind, 1).name} … {Zone(kind, seats).name}" for kind in ("cards", "up", "bets")]
     return ", ".join([*each, *FIXED_ZONES])
 
 
@@ -294,6 +304,9 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     if double_board and variant in HI_LO_VARIANTS:
         c.problem(("game", "double_board"), f"{variant} is split high and low on one board: a double board is not "
                                             "played in the hi-lo games (set double_board = false)")
+    if double_board and variant in STUD_VARIANTS:
+        c.problem(("game", "double_board"), f"{variant} is a stud game: it has no board to double (set "
+                                            "double_board = false)")
     most_players = _max_players(c, game, variant, double_board, seats, players)
 
     # [mqtt]
@@ -469,9 +482,12 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
             if cards.name not in zones and not _reported(c, f"zones.{cards.name}"):
                 c.problem(("zones", cards.seat_key), f"seat {seat} has no card zone (add {cards.name} = "
                                                      "{ reader = \"NAME\", antenna = N })")
-        for required in ("board", "burn", "muck"):
-            if required not in zones and not _reported(c, f"zones.{required}"):
-                c.problem(("zones", required), "missing: every table needs a board, a burn and a muck zone")
+        if variant in STUD_VARIANTS:
+            _check_stud_zones(c, zones, variant, seats, most_players)
+        else:
+            for required in ("board", "burn", "muck"):
+                if required not in zones and not _reported(c, f"zones.{required}"):
+                    c.problem(("zones", required), "missing: every table needs a board, a burn and a muck zone")
 
     # [decks.ID]: UID = "card"
     decks: dict[str, dict[str, str]] = {}
@@ -508,6 +524,9 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
         c.problem(("table", "active_deck"), f"no deck {active!r} (decks: {', '.join(deck_tables)})")
 
     chips = _chip_settings(c, doc, Path(path).parent, decks, zones)
+    if chips is not None and variant not in ENGINE_VARIANTS:
+        c.problem(("game", "variant"), f"{variant}: the chip layer does not read the betting of this game yet; a "
+                                       "table with [chips] deals one of: " + ", ".join(ENGINE_VARIANTS))
     if not c.problems:  # (a wrong deck, zone or reader says more than what its tags are read with)
         _check_standards(c, readers, zones, decks.get(active, {}), chips)
     for reader in readers.values():
@@ -532,9 +551,12 @@ def _max_players(c: Checker, game: dict, variant: str, double_board: bool, seats
     """``[game] max_players`` (default: CA GR 15's limit for the variant, or the table's seats), and the players
     of ``[table] players`` against it."""
     hole_cards = VARIANTS.get(variant, 2)
-    allowed = min(max_players(hole_cards, double_board), seats or 10)
-    rule = limit_rule(double_board)
-    why = f"{rule}: at most {allowed} players at {variant}{' with a double board' if double_board else ''}"
+    if variant in STUD_VARIANTS:
+        allowed, rule = min(STUD_MAX_PLAYERS, seats or 10), "a stud game deals seven cards to each"
+    else:
+        allowed, rule = min(max_players(hole_cards, double_board), seats or 10), limit_rule(double_board)
+    doubled = " with a double board" if double_board and variant not in STUD_VARIANTS else ""
+    why = f"{rule}: at most {allowed} players at {variant}{doubled}"
     most = c.value(game, ("game", "max_players"), int, f"players from 2 to {allowed} ({why})", allowed,
                    lambda v: 2 <= v <= allowed)
     if players and len(players) > most:
@@ -960,6 +982,25 @@ def _spans(numbers: list[int]) -> str:
         else:
             spans.append([n, n])
     return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in spans)
+
+
+def _check_stud_zones(c: Checker, zones: dict[str, tuple[str, int]], variant: str, seats: int, players: int) -> None:
+    """The zones a stud game needs: each seat's up cards on an antenna of their own (``seatN.up``: the antenna says a
+    card was dealt up), the burn and the muck; the board only where the deck can run short on seventh street (seven
+    players or more: their 49 cards and five burns are more than 52), for the community card."""
+    for seat in range(1, (seats or 0) + 1):
+        up = Zone("up", seat)
+        if up.name not in zones and not _reported(c, f"zones.{up.name}"):
+            c.problem(("zones", up.seat_key), f"seat {seat} has no up-card zone: {variant} deals cards face up (add "
+                                              f"{up.name} = {{ reader = \"NAME\", antenna = N }})")
+    for required in ("burn", "muck"):
+        if required not in zones and not _reported(c, f"zones.{required}"):
+            c.problem(("zones", required), "missing: every table needs a burn and a muck zone")
+    if players * 7 + 5 > len(FULL_DECK) and "board" not in zones and not _reported(c, "zones.board"):
+        c.problem(("zones", "board"), f"missing: with {players} players the deck can run short on seventh street "
+                                      f"({players} × 7 cards and 5 burns), and the community card is dealt on the "
+                                      "board (add board = { reader = \"NAME\", antenna = N }, or set [game] "
+                                      "max_players = 6)")
 
 
 def _flatten_zones(node: dict, path: tuple[str, ...]):

@@ -28,9 +28,12 @@ from pathlib import Path
 
 from rfid_table.config.table import MqttSettings, load_config
 from rfid_table.devtools.soak_checker import FEEDS, CheckerProcess
+from rfid_table.devtools.private_postgres import unavailable
 from rfid_table.devtools.soak_report import REPORT_FIELDS, build_report
+from rfid_table.devtools.soak_room import SCHEDULE, Room
 from rfid_table.devtools.soak_sampler import Sampler, find_listener_pid
 from rfid_table.devtools.soak_world import (
+    ROOM_TEMPLATES,
     TEMPLATES,
     Table,
     _reap,
@@ -73,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--nice", type=int, default=10, help="niceness of the table processes, so the broker and the "
                    "checking subscriber come first on a small machine (default 10; 0 to not renice)")
     p.add_argument("--details", action="store_true", help="with --json: add the per-table figures")
+    p.add_argument("--room", action="store_true",
+                   help="add a card room: a private PostgreSQL and two `rfid-table room` instances sharing the "
+                        "tables' hands, one killed and restarted, the database restarted; at the end every hand of "
+                        "every journal stored once and the players' statistics equal to the journals' (tables "
+                        "with chips: config/table-chips.toml by default; see docs/soak.md)")
     return p
 
 
@@ -82,6 +90,13 @@ def main(argv: list[str] | None = None) -> int:
         print("rfid-table soak: --tables must be at least 1, --minutes above 0 and --speed 0 or more",
               file=sys.stderr)
         return 2
+    if args.room and args.journal_dir and any(Path(args.journal_dir).glob("*.journal")):
+        print(f"rfid-table soak: --room needs journals of this run only, and {args.journal_dir} holds some",
+              file=sys.stderr)
+        return 2
+    if args.room and unavailable() is not None:
+        print(f"rfid-table soak: --room: {unavailable()}", file=sys.stderr)
+        return 2
     report = soak(args)
     if args.json:
         print(json.dumps(report))
@@ -89,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         for key in REPORT_FIELDS:
             if key != "problems":
                 print(f"{key:>26}  {report[key]}")
+        for key, value in report.get("room", {}).items():
+            print(f"{'room.' + key:>26}  {value}")
         for problem in report["problems"]:
             print(f"  {problem}" if problem.startswith("note:") else f"  problem: {problem}")
         print("OK: nothing lost" if report["ok"] else "FAILED: see the problems above")
@@ -112,12 +129,17 @@ def soak(args: argparse.Namespace) -> dict:
         broker_pid = broker.pid
     tables: list[Table] = []
     checker = None
+    room = None
+    room_report = None
     sampler = Sampler(broker_pid)
     problems: list[str] = []
     try:
         directory = Path(workdir.name)
-        templates = [Path(c) for c in args.config] if args.config else list(TEMPLATES)
+        templates = [Path(c) for c in args.config] if args.config else list(ROOM_TEMPLATES if args.room
+                                                                              else TEMPLATES)
         journal_dir = Path(args.journal_dir) if args.journal_dir else None
+        if args.room and journal_dir is None:  # the journals are the room's truth
+            journal_dir = directory / "journals"
         if journal_dir is not None:
             journal_dir.mkdir(parents=True, exist_ok=True)
         prefix = load_config(templates[0]).mqtt.topic_prefix
@@ -129,6 +151,9 @@ def soak(args: argparse.Namespace) -> dict:
             first_expected[table_id] = 1 + (min(before["delivered"].get(feed, 0) for feed in FEEDS) if before else 0)
             tables.append(Table(table_id, path, journal, directory / f"{table_id}.log"))
         checker = CheckerProcess(settings, prefix, first_expected, args.speed)
+        if args.room:
+            room = Room(directory, settings, prefix, _progress)
+            room.start()
         sampler.sample()
         run_start = time.time()
         for i, table in enumerate(tables):
@@ -156,15 +181,25 @@ def soak(args: argparse.Namespace) -> dict:
             time.sleep(0.1)
         if stats["online"] < len(tables):
             problems.append(f"only {stats['online']} of {len(tables)} tables came online")
+        table_ids = [t.table_id for t in tables]
+        if room is not None:
+            room.seat_players(table_ids)
         window_start = time.time()
         checker.ask("mark", "start")
         _progress(f"{stats['online']}/{len(tables)} tables online after {window_start - run_start:.1f} s; "
                   f"running {args.minutes:g} min")
         window_end = window_start + args.minutes * 60
+        steps = [(window_start + share * (window_end - window_start), name)
+                 for share, name in (SCHEDULE if room is not None else ())]
         last_events, last_at = stats["events"], time.time()
         try:
             while time.time() < window_end:
-                time.sleep(max(0.0, min(PROGRESS_S - (time.time() - last_at), window_end - time.time())))
+                while steps and time.time() >= steps[0][0]:
+                    room.step(steps.pop(0)[1], table_ids)
+                next_step = steps[0][0] if steps else window_end
+                time.sleep(max(0.0, min(PROGRESS_S - (time.time() - last_at), next_step - time.time())))
+                if time.time() - last_at < PROGRESS_S and time.time() < window_end:
+                    continue
                 stats = checker.ask("stats")
                 running = sum(not _reap(t, block=False) for t in tables)
                 now = time.time()
@@ -182,6 +217,8 @@ def soak(args: argparse.Namespace) -> dict:
             _progress("interrupted: stopping the tables and reporting")
         stop_at = time.time()
         checker.ask("mark", "stop")
+        if room is not None:
+            room.finish_steps(table_ids)
         problems += _stop_tables(tables)
         _progress(f"tables stopped in {time.time() - stop_at:.1f} s; draining the subscriber")
         drain_deadline = time.monotonic() + DRAIN_S
@@ -201,8 +238,13 @@ def soak(args: argparse.Namespace) -> dict:
         checker.ask("snapshots", 3.0)
         sampler.stop()
         result = checker.ask("result", (tails, (window_start, stop_at)))
+        if room is not None:
+            room_report = room.finish({t.table_id: t.journal for t in tables})
+            problems += [f"room: {p}" for p in room_report.pop("problems")]
         end = time.time()
     finally:
+        if room is not None:
+            room.close()
         problems += _stop_tables(tables) if any(_running(t) for t in tables) else []
         if checker is not None:
             checker.close()
@@ -216,6 +258,8 @@ def soak(args: argparse.Namespace) -> dict:
         problems.append("note: broker given with --broker: its own queue limits apply")
     report = build_report(args, tables, result, sampler, (run_start, window_start, stop_at, end), problems, logs)
     report["broker_queue_limit"] = queue_limit
+    if room_report is not None:
+        report["room"] = room_report
     return report
 
 

@@ -16,6 +16,7 @@ from rfid_table.config.table import load_config
 from rfid_table.package_data import CONFIG_DIR, MOSQUITTO_DIR
 
 TEMPLATES = (CONFIG_DIR / "table-6max.toml", CONFIG_DIR / "table-10.toml")
+ROOM_TEMPLATES = (CONFIG_DIR / "table-chips.toml",)  # the room stores the hands of tables with chips
 CARDROOM_CONF = MOSQUITTO_DIR / "cardroom.conf"
 # Taken from the card room's broker configuration into the soak's private broker: how many QoS 1 messages the
 # broker holds for a subscriber that falls behind. Mosquitto's default (1000, what private.conf has) is ~1.5 s
@@ -106,6 +107,9 @@ def make_configs(count: int, directory: Path, templates: list[Path]) -> list[tup
         if n != 1:
             raise ValueError(f"{template}: no [table] id line to replace")
         text = re.sub(r'(?m)^name\s*=\s*"[^"]*"', f'name = "Soak table {i} ({template.stem})"', text, count=1)
+        # the copy lives elsewhere: a registry named relative to the template is named from its directory
+        text = re.sub(r'(?m)^registry\s*=\s*"([^"/][^"]*)"',
+                      lambda m: f'registry = "{(template.parent / m.group(1)).resolve()}"', text)
         path = directory / f"{table_id}.toml"
         path.write_text(text)
         config = load_config(path)

@@ -73,17 +73,35 @@ HINT_EVERY = 3  # a watched antenna is visited again after every third slot of i
 HINTED_MOST = 4  # more antennas watched than this: the plain schedule (a pass would grow too long)
 
 
-def hinted_schedule(dwells: list[int], watched: frozenset[int]) -> tuple[ScheduleSlot, ...]:
-    """Each wire antenna once with its dwell, and the ``watched`` ones again after every ``HINT_EVERY`` slots of
-    their front end (a front end scans its own antennas in schedule order, beside the others)."""
-    slots = []
-    hinted = sorted(watched) if len(watched) <= HINTED_MOST else []
-    for antenna, dwell in enumerate(dwells):
-        slots.append(ScheduleSlot(antenna, dwell))
-        if antenna % FRONT_END_ANTENNAS % HINT_EVERY == HINT_EVERY - 1:
-            front_end = antenna // FRONT_END_ANTENNAS
-            slots += [ScheduleSlot(w, dwells[w]) for w in hinted
-                      if w // FRONT_END_ANTENNAS == front_end and w != antenna and w < len(dwells)]
+def front_ends_of(antennas: int) -> list[int]:
+    """How many antennas each front end switches, in order, on the reference board: 8 to a front end."""
+    return [min(FRONT_END_ANTENNAS, antennas - first) for first in range(0, antennas, FRONT_END_ANTENNAS)]
+
+
+def hinted_schedule(dwells: list[int], watched: frozenset[int], every: int = HINT_EVERY,
+                    front_ends: list[int] | None = None) -> tuple[ScheduleSlot, ...]:
+    """Each wire antenna once with its dwell, and the ``watched`` ones again after every ``every`` slots of their
+    front end (a front end scans its own antennas in schedule order, beside the others; ``front_ends``: how many
+    antennas each switches, by default ``front_ends_of``)."""
+    first_of: list[int] = []  # wire antenna → the first antenna of its front end
+    for size in front_ends or front_ends_of(len(dwells)):
+        first_of += [len(first_of)] * size
+    first_of += [len(first_of)] * (len(dwells) - len(first_of))  # antennas beyond the layout: a front end of theirs
+    slots: list[ScheduleSlot] = []
+    last: dict[int, int] = {}  # front end → the antenna it scans last so far (never the same one twice in a row)
+
+    def add(antenna: int) -> None:
+        if last.get(first_of[antenna]) != antenna:
+            slots.append(ScheduleSlot(antenna, dwells[antenna]))
+            last[first_of[antenna]] = antenna
+
+    hinted = sorted(w for w in watched if w < len(dwells)) if len(watched) <= HINTED_MOST else []
+    for antenna in range(len(dwells)):
+        add(antenna)
+        if (antenna - first_of[antenna]) % every == every - 1:
+            for w in hinted:
+                if first_of[w] == first_of[antenna]:
+                    add(w)
     return tuple(slots)
 
 
@@ -96,6 +114,7 @@ class _CycleInProgress:
     number: int
     progressed: float  # when an antenna new to the cycle last reported (its first frame, at first)
     reads: dict[int, list[TagRead]] = field(default_factory=dict)  # wire antenna -> reads so far
+    visit: list[TagRead] = field(default_factory=list)  # the reads of the antenna's visit under way (or last)
     open_antenna: int | None = None  # an antenna whose MORE sequence has not ended yet
     broken: set[int] = field(default_factory=set)  # antennas whose MORE sequence lost a frame
     faulted: set[int] = field(default_factory=set)  # antennas faulted at any time during the cycle
@@ -111,7 +130,8 @@ class FirmwareReader(ReaderBackend):
 
     def __init__(
         self, name: str, link: ReaderLink, antenna_base: int = CONFIG_ANTENNA_BASE, antennas: int | None = None,
-        cycle_s: float | None = None, dwells: list[int] | None = None,
+        cycle_s: float | None = None, dwells: list[int] | None = None, hint_every: int = HINT_EVERY,
+        front_ends: list[int] | None = None,
     ):
         self.name = name
         self.link = link
@@ -142,6 +162,8 @@ class FirmwareReader(ReaderBackend):
         self._watched: frozenset[int] = frozenset()  # wire antennas whose reads are wanted before their cycle ends
         self._early: list[tuple[int, list[TagRead], float]] = []  # their reads this cycle, not yet taken
         self.dwells = dwells  # each wire antenna's dwell (ms): the schedule the watched antennas are added to
+        self.hint_every = hint_every  # a watched antenna is visited again after every this many slots of its front end
+        self.front_ends = front_ends  # antennas on each front end, in order (None: the reference board's 8 each)
         self._scheduled: tuple[ScheduleSlot, ...] | None = None  # the schedule last sent since the link came up
 
     @property
@@ -213,7 +235,7 @@ class FirmwareReader(ReaderBackend):
         self._watched = frozenset(antenna - self.antenna_base for antenna in antennas)
         if self.dwells is None or not self.link.is_up:
             return
-        schedule = hinted_schedule(self.dwells, self._watched)
+        schedule = hinted_schedule(self.dwells, self._watched, self.hint_every, self.front_ends)
         if schedule != self._scheduled and (self._scheduled is not None or self._watched):
             self._scheduled = schedule
             self.link.send(SetSchedule(0, schedule))
@@ -305,6 +327,9 @@ class FirmwareReader(ReaderBackend):
         if cycle.open_antenna is not None and cycle.open_antenna != antenna:
             cycle.broken.add(cycle.open_antenna)  # its MORE sequence never finished
         uid_reads = cycle.reads.setdefault(antenna, [])
+        if cycle.open_antenna != antenna:  # a visit begins (an antenna the schedule lists twice is visited twice)
+            cycle.visit = []
+        visit = cycle.visit
         number = antenna + self.antenna_base
         name_of = self._uid_names
         for entry in inventory.entries:
@@ -314,7 +339,9 @@ class FirmwareReader(ReaderBackend):
                 if len(name_of) >= _UID_NAMES_KEPT:  # a flood of unknown tags must not grow it without bound
                     name_of.clear()
                 name = name_of[uid] = uid.hex().upper()
-            uid_reads.append(TagRead(number, name, entry.read_count, entry.rssi))
+            read = TagRead(number, name, entry.read_count, entry.rssi)
+            uid_reads.append(read)
+            visit.append(read)
         cycle.held += len(inventory.entries)
         if cycle.held > MAX_CYCLE_READS:
             self._give_up(now, f"cycle {cycle.number} held more than {MAX_CYCLE_READS} reads")
@@ -322,7 +349,7 @@ class FirmwareReader(ReaderBackend):
         cycle.open_antenna = antenna if flags & _MORE else None
         if (antenna in self._watched and cycle.open_antenna is None and self._synchronised
                 and not cycle.frames_lost and antenna not in cycle.broken):
-            self._early.append((number, _merge(uid_reads), now))  # whole as far as this antenna goes
+            self._early.append((number, _merge(visit), now))  # this visit of the antenna, whole
         if flags & _CYCLE_END:
             self._finish(now, cycles)
             self._synchronised = True
@@ -426,10 +453,12 @@ def _strength(read: TagRead) -> tuple[int, int]:
 
 
 def serial_reader(name: str, path: str, baudrate: int = 115200, antennas: int | None = None,
-                  cycle_s: float | None = None, dwells: list[int] | None = None) -> FirmwareReader:
+                  cycle_s: float | None = None, dwells: list[int] | None = None,
+                  hint_every: int = HINT_EVERY, front_ends: list[int] | None = None) -> FirmwareReader:
     """A reader on a serial port: USB CDC (give its /dev/serial/by-id/ path) or a UART (a udev symlink)."""
     link = ReaderLink(lambda: SerialTransport(path, baudrate), name=name)
-    return FirmwareReader(name, link, antennas=antennas, cycle_s=cycle_s, dwells=dwells)
+    return FirmwareReader(name, link, antennas=antennas, cycle_s=cycle_s, dwells=dwells, hint_every=hint_every,
+                          front_ends=front_ends)
 
 
 def usb_reader(

@@ -22,7 +22,12 @@ Two rules give a clean picture anyway:
 
 * a reader reports each antenna as its dwell ends: the read that settles a tag is taken as its antenna reports
   (``feed_antenna``, for the antennas ``awaiting`` names), not when the whole cycle is in, which would add the rest
-  of the cycle (up to a cycle) to every card.
+  of the cycle (up to a cycle) to every card;
+* with ``still_after_reads``, the tags arriving in a zone are handed on together once the zone has been read that
+  many times with nothing new in it: a push of chips is one motion, and the chips the dwell under way missed (or a
+  stack read in turns) come in the reads after. A zone the reader visits often (the seat to act, ``expect``) is
+  still within a few of its visits, not a few passes of the whole reader. A tag leaving the zone hands on the
+  arrivals held there first.
 
 A tag is in at most one zone: when it settles in a new zone it leaves the old one first.
 """
@@ -47,6 +52,9 @@ class DebounceSettings:
     # read in turns (the reader carries its unresolved collisions to the antenna's next dwell), so a chip in it is
     # read only every second or third pass: on a slow reader that is longer than absent_after_s.
     absent_after_cycles: int = 1
+    # Reads of the zone with no tag new to it before the tags that arrived there are handed on, all together
+    # (0: each as it settles). A read is a visit of its antenna (``feed_antenna``) or a cycle that has it.
+    still_after_reads: int = 0
 
     def reads_to_settle(self, settled_elsewhere: bool) -> int:
         """The reads in a zone that settle a tag there: a new one, or one settled in another zone."""
@@ -102,6 +110,10 @@ class ZoneTracker:
         self._longest_absence = max((s.absent_after_cycles for s in self._settings.values()), default=1)
         self._cycle_ts: dict[str, list[float]] = {}  # reader → the times of its last cycles, oldest first
         self._expected: frozenset[str] = frozenset()  # zones where the table expects a new tag now (expect)
+        self._still_after = {zone: s.still_after_reads for zone, s in self._settings.items() if s.still_after_reads}
+        self._holding: dict[str, list[ZoneEvent]] = {}  # zone → arrivals held until it is still (still_after_reads)
+        self._unchanged: dict[str, int] = {}  # zone → its reads with nothing new since the last arrival held
+        self._visited: set[tuple[str, int]] = set()  # (reader, antenna) counted by feed_antenna since its last cycle
 
     def expect(self, zones: Iterable[str]) -> None:
         """The zones where the table expects a new tag now (the next seat in the dealing order): a tag read there
@@ -143,8 +155,8 @@ class ZoneTracker:
         recent.append(t)
         del recent[:-self._longest_absence]
         quiet = self._quiet
-        if quiet is not None and quiet[0] is best:  # a table at rest, read again: nothing but the time moves on
-            for quiet_state in quiet[1]:
+        if quiet is not None and quiet[0] is best and not self._holding:  # a table at rest, read again: nothing
+            for quiet_state in quiet[1]:  # but the time moves on
                 quiet_state.last_seen = t
             return []
         self._quiet = None
@@ -203,9 +215,39 @@ class ZoneTracker:
                     del tags[uid]
         if self._held or self._first_read:
             events += self._release(t)
-        if not confirming and not self._held and not self._first_read and len(tags) == len(best):
+        if self._still_after:
+            visited, self._visited = self._visited, {v for v in self._visited if v[0] != cycle.reader}
+            read = {zone for (r, antenna), zone in self._antenna_zones.items()
+                    if r == cycle.reader and (r, antenna) not in visited}
+            events = self._hold_until_still(events, read)
+        if not confirming and not self._held and not self._first_read and not self._holding \
+                and len(tags) == len(best):
             self._quiet = (best, [tags[uid] for uid in best])  # every tag settled where it was read, no other
         return events
+
+    def _hold_until_still(self, events: list[ZoneEvent], read: set[str]) -> list[ZoneEvent]:
+        """The events of one read of the zones ``read``: arrivals in a zone of ``still_after_reads`` held until
+        it has been read that many times with nothing new; a departure from it hands on its held arrivals first."""
+        out: list[ZoneEvent] = []
+        changed: set[str] = set()
+        holding, unchanged = self._holding, self._unchanged
+        for event in events:
+            zone = event.zone
+            if event.kind == "arrived" and zone in self._still_after:
+                holding.setdefault(zone, []).append(event)
+                unchanged[zone] = 0
+                changed.add(zone)
+                continue
+            if zone in holding:  # a tag leaves a zone whose arrivals are held: they came first
+                out += holding.pop(zone)
+                unchanged.pop(zone, None)
+            out.append(event)
+        for zone in [z for z in holding if z in read and z not in changed]:
+            unchanged[zone] += 1
+            if unchanged[zone] >= self._still_after[zone]:
+                out += holding.pop(zone)
+                del unchanged[zone]
+        return out
 
     def _settle(self, uid: str, state: _TagState, zone: str, reader: str, t: float,
                 first_read: float | None) -> list[ZoneEvent]:
@@ -241,7 +283,9 @@ class ZoneTracker:
         return antennas
 
     def feed_antenna(self, reader: str, antenna: int, reads: list[TagRead], t: float) -> list[ZoneEvent]:
-        """One antenna's reads of a cycle still being read: the tags they settle (see ``awaiting``), nothing else."""
+        """One antenna's reads of a cycle still being read: the tags they settle (see ``awaiting``), nothing else;
+        in a zone of ``still_after_reads``, a visit that counts towards its stillness (the cycle does not count the
+        antenna again)."""
         zone = self._antenna_zones.get((reader, antenna))
         if zone is None:
             return []
@@ -266,6 +310,9 @@ class ZoneTracker:
             events += self._settle(read.uid, state, zone, reader, t, first[1] if ordered else None)
         if self._held:
             events += self._release(t)
+        if zone in self._still_after:
+            self._visited.add((reader, antenna))
+            events = self._hold_until_still(events, {zone})
         return events
 
     def _best_reads(self, cycle: InventoryCycle) -> dict[str, str]:

@@ -68,3 +68,14 @@ def test_the_hinted_schedule_adds_a_watched_antenna_after_every_third_slot_of_it
     assert hinted_schedule(dwells, frozenset()) == tuple(ScheduleSlot(a, d) for a, d in enumerate(dwells))
     # too many to hint: the plain schedule
     assert hinted_schedule(dwells, frozenset(range(5))) == hinted_schedule(dwells, frozenset())
+
+
+def test_the_seat_to_acts_betting_zone_is_visited_after_every_slot_of_its_own_front_end():
+    """The chips' reader of the bench's table: 11 antennas wired 6 and 5 to its two front ends. The watched zone
+    (wire antenna 4) comes between every two other antennas of its front end, never twice in a row, and the
+    other front end's schedule is the plain one."""
+    slots = hinted_schedule([400] * 11, frozenset({4}), every=1, front_ends=[6, 5])
+    assert [s.antenna for s in slots] == [0, 4, 1, 4, 2, 4, 3, 4, 5, 4, 6, 7, 8, 9, 10]
+    # the reference board by default: 8 antennas to a front end
+    assert [s.antenna for s in hinted_schedule([400] * 11, frozenset({9}), every=1)] == [
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 9]

@@ -212,3 +212,39 @@ def test_ahead_of_the_cycle_arrivals_still_wait_for_a_card_first_read_earlier():
     assert tracker.feed_antenna("r", 2, [b], 0.16) == []  # held for A
     assert cycles(tracker, [[a, b]], start=0.2) == [("arrived", "seat1.cards", "A", 0.2),
                                                     ("arrived", "seat2.cards", "B", 0.2)]
+
+
+def test_a_push_read_in_two_parts_is_handed_on_whole_once_its_zone_reads_unchanged_twice():
+    """Chips of one push land while their antenna's dwell is under way: the dwell reads three, the next visit the
+    other two. With ``still_after_reads`` the five come out together, after two visits with nothing new; a seat
+    visited more often (``feed_antenna``, the seat to act) is still in its own visits, not the reader's passes."""
+    zones = {("c", 1): "seat1.bets", ("c", 2): "seat2.bets"}
+    chips = DebounceSettings(1, 1.0, absent_after_cycles=3, still_after_reads=2)
+    tracker = ZoneTracker(zones, default=chips)
+    tracker.expect({"seat1.bets"})  # the seat to act: its antenna's visits are taken as they come
+    first, rest = [TagRead(1, f"C{n}") for n in range(3)], [TagRead(1, f"C{n}") for n in range(3, 5)]
+    seen = []
+    for t, reads in ((0.00, first), (0.05, first + rest), (0.10, first + rest)):
+        seen += tracker.feed_antenna("c", 1, reads, t)
+    assert seen == []  # read unchanged once since the last chip came: held
+    seen += tracker.feed_antenna("c", 1, first + rest, 0.15)
+    assert [(e.kind, e.uid, e.t) for e in seen] == [("arrived", f"C{n}", 0.0) for n in range(3)] + [
+        ("arrived", f"C{n}", 0.05) for n in range(3, 5)]
+    # the cycle that carries those visits does not count them again; a zone read only by cycles is still in cycles
+    assert tracker.feed(InventoryCycle("c", 0.2, tuple(first + rest + [TagRead(2, "D")]))) == []
+    assert tracker.feed(InventoryCycle("c", 0.6, tuple(first + rest + [TagRead(2, "D")]))) == []
+    assert [e.uid for e in tracker.feed(InventoryCycle("c", 1.0, tuple(first + rest + [TagRead(2, "D")])))] == ["D"]
+
+
+def test_a_chip_leaving_a_zone_whose_push_is_held_comes_after_the_push():
+    zones = {("c", 1): "seat1.bets", ("c", 2): "pot"}
+    tracker = ZoneTracker(zones, default=DebounceSettings(1, 1.0, still_after_reads=2))
+    events = cycles_of(tracker, "c", [[TagRead(1, "A")], [TagRead(2, "A")], [TagRead(2, "A")], [TagRead(2, "A")]])
+    assert events == [("arrived", "seat1.bets", "A"), ("left", "seat1.bets", "A"), ("arrived", "pot", "A")]
+
+
+def cycles_of(tracker: ZoneTracker, reader: str, frames: list[list[TagRead]]) -> list[tuple[str, str, str]]:
+    events = []
+    for i, reads in enumerate(frames):
+        events += tracker.feed(InventoryCycle(reader, i * 0.05, tuple(reads)))
+    return [(e.kind, e.zone, e.uid) for e in events]

@@ -181,7 +181,11 @@ class TableConfig:
         pass of the chips' reader (those that landed after their antenna's dwell, a pass later), so a window shorter
         than that splits one push into a bet and a string bet. The house's ``settle_ms`` is the floor; the window is
         at least a pass and a half of each reader of the chip zones (``cycle_ms``: set to at least the reader's
-        pass), the half for a pass running late; a pass more where the reader reads a stack in turns."""
+        pass), the half for a pass running late; a pass more where the reader reads a stack in turns. Where the
+        chips' zones hand a push on once read unchanged (``[hal.chips] still_after_reads``), the reads have waited
+        for the rest of it already: the window is ``settle_ms``."""
+        if self.debounce["chips"].still_after_reads:
+            return self.game.settle_s
         chip_readers = {reader for zone, (reader, _antenna) in self.zones.items() if Zone.parse(zone).holds == "chips"}
         passes = [self.readers[name].cycle_s * (SETTLE_PASSES_STACK_IN_TURNS if self.readers[name].backend in
                                                 STACK_IN_TURNS_BACKENDS else SETTLE_PASSES) for name in chip_readers]
@@ -341,7 +345,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     debounce: dict[str, DebounceSettings] = {}
     for kind, default in ZONE_KINDS.items():
         k = c.table(doc, ("hal", kind), {"present_after_cycles": "cycles", "absent_after_ms": "milliseconds",
-                                         "max_gap_cycles": "cycles", "move_after_cycles": "cycles"}) if kind in h else {}
+                                         "max_gap_cycles": "cycles", "move_after_cycles": "cycles",
+                                         "still_after_reads": "reads"}) if kind in h else {}
         debounce[kind] = DebounceSettings(
             present_after_cycles=c.value(k, ("hal", kind, "present_after_cycles"), int, "cycles from 1 to 20",
                                          default.present_after_cycles, lambda v: 1 <= v <= 20),
@@ -352,6 +357,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
             move_after_cycles=c.value(k, ("hal", kind, "move_after_cycles"), int, "cycles from 1 to 20",
                                       default.move_after_cycles, lambda v: 1 <= v <= 20),
             absent_after_cycles=default.absent_after_cycles,
+            still_after_reads=c.value(k, ("hal", kind, "still_after_reads"), int, "reads from 0 to 10",
+                                      default.still_after_reads, lambda v: 0 <= v <= 10),
         )
     min_rssi = c.value(h, ("hal", "min_rssi_dbm"), int, "dBm from -120 to 0", None, lambda v: -120 <= v <= 0)
     order_window_ms = c.value(h, ("hal", "order_window_ms"), int, "milliseconds from 0 to 5000", 1000,

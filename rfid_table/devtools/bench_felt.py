@@ -59,7 +59,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from hal.firmware_reader import serial_reader
+from hal.firmware_reader import HINT_EVERY, serial_reader
 from hal.pn5180_reader import dwell_schedule
 from hal.zone_names import Zone
 from rfid_table.config.table import MqttSettings, load_config
@@ -81,6 +81,9 @@ BUTTON = 10
 KINDS = ("card", "bet_1", "bet_5", "bet_20", "muck", "pot")
 BET_CHIPS = {"bet_1": 1, "bet_5": 5, "bet_20": 20}  # chips of 100 in each timed push
 EVENT_TYPES = ("card_dealt", "action", "fold", "pots", "irregular_card", "bet_ruling", "hand_ended")
+# On the modelled readers a push is handed on once its zone reads unchanged this many times ([hal.chips]
+# still_after_reads); 0: the table's configuration as it is (the settle window of the chips reader's passes)
+STILL_AFTER_READS = 2
 WAIT_S = 10.0  # the longest a move's event may take to reach the subscriber before it counts as missed
 
 
@@ -263,7 +266,8 @@ def _longest_passes(backends: list, passes: int = 6, timeout_s: float = 60.0) ->
 
 
 def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str], None] = lambda message: None,
-                 hands: int = HANDS, seed: int = 1, load: list[tuple[str, int]] = LOAD, kind: str = "pn5180") -> dict:
+                 hands: int = HANDS, seed: int = 1, load: list[tuple[str, int]] = LOAD, kind: str = "pn5180",
+                 still_after_reads: int = STILL_AFTER_READS) -> dict:
     """The figures of the module's docstring over ``hands`` hands with ``load`` at rest (zone, tags), on the
     readers of ``kind`` (``CONFIGS``); a private broker unless ``settings`` names one."""
     if kind == "pn5180" and find_micropython() is None:
@@ -275,16 +279,19 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
         broker = PrivateBroker().start()
         settings = MqttSettings(host=broker.host, port=broker.port)
     try:
-        return _measure(settings, progress, hands, seed, load, kind)
+        return _measure(settings, progress, hands, seed, load, kind, still_after_reads)
     finally:
         if broker is not None:
             broker.stop()
 
 
 def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int, seed: int,
-             load: list[tuple[str, int]], kind: str) -> dict:
+             load: list[tuple[str, int]], kind: str, still_after_reads: int) -> dict:
     source = load_config(str(CONFIG_DIR / CONFIGS[kind]))
     config = dataclasses.replace(source, table_id=f"bench-felt-{os.getpid()}", broadcast_equity=False)
+    if kind == "pn5180" and still_after_reads:  # a push is handed on once its zone reads unchanged (hal.zones)
+        config = dataclasses.replace(config, debounce={**config.debounce, "chips": dataclasses.replace(
+            config.debounce["chips"], still_after_reads=still_after_reads)})
     field = _WatchedField(config.zones)
     stand_ins = place_load(field, load)
     deck = config.decks[config.active_deck]
@@ -307,12 +314,17 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
             backends = []
             for reader in config.readers.values():
                 if kind == "pn5180":
-                    device = ModelledReader(field, reader=reader.name,
-                                            config=table_firmware_config(config, reader.name, reader.antennas),
+                    firmware = table_firmware_config(config, reader.name, reader.antennas)
+                    device = ModelledReader(field, reader=reader.name, config=firmware,
                                             link_path=Path(directory) / f"reader-{reader.name}")
+                    # the seat to act's betting zone after every slot of its front end; the next seats' cards
+                    # after every third (two of them, and a card reader's pass is what the deal waits on)
+                    every = 1 if reader.name == chip_reader else HINT_EVERY
                     backends.append(serial_reader(reader.name, device.path, antennas=reader.antennas,
                                                   cycle_s=reader.cycle_s,
-                                                  dwells=dwell_schedule(config.zones, reader.name, reader.antennas)))
+                                                  dwells=dwell_schedule(config.zones, reader.name, reader.antennas),
+                                                  hint_every=every,
+                                                  front_ends=[fe["antennas"] for fe in firmware["frontends"]]))
                 else:  # on the wall clock, as a reader on its cable (bench_bought)
                     device, link = _emulator(kind, field, reader, directory)
                     device.start()
@@ -378,6 +390,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
     figures: dict = {"kind": kind, "config": f"config/{CONFIGS[kind]}", "hands": hands, "readers": readers,
                      "card_reader": card_reader, "chip_reader": chip_reader, "settle_ms": settle_ms,
                      "present_after_cycles": present_after,
+                     "still_after_reads": config.debounce["chips"].still_after_reads,
                      "irregular_cards": len(felt.irregular), "bet_rulings": len(felt.rulings),
                      "bet_ruling_codes": sorted({r.get("code") for r in felt.rulings}),
                      "hands_not_ended": felt.missed.get("hand_ended", 0)}
@@ -426,6 +439,7 @@ if __name__ == "__main__":
 
     figures = measure_felt(progress=lambda message: print(message, file=sys.stderr, flush=True),
                            hands=int(sys.argv[1]) if len(sys.argv) > 1 else HANDS,
-                           kind=sys.argv[2] if len(sys.argv) > 2 else "pn5180")
+                           kind=sys.argv[2] if len(sys.argv) > 2 else "pn5180",
+                           still_after_reads=int(sys.argv[3]) if len(sys.argv) > 3 else STILL_AFTER_READS)
     print("\n".join(report_lines(figures)))
     print(json.dumps(figures))

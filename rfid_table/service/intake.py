@@ -137,11 +137,18 @@ def expected_card_zones(snapshot: dict, hole_cards: int, ahead: int = EXPECTED_A
     return {Zone("cards", seat).name for _count, _index, seat in sorted(owed)[:ahead]}
 
 
+def expected_bet_zones(seat_to_act: int | None) -> set[str]:
+    """The betting zone of the seat to act, where the table expects chips next: its reader visits it more often, so
+    a push there is read whole, and still, sooner (``DebounceSettings.still_after_reads``)."""
+    return {Zone("bets", seat_to_act).name} if seat_to_act is not None else set()
+
+
 class ReaderIntake:
     """The readers, polled once a cycle: each reader's device events (a link up or down, an antenna's fault), then
     the zone events its cycles settle (the zone tracker's verdict). The readings do not depend on the controller's
     decisions in the cycle: they are all taken before it decides on them. What the table expects next, from its
-    state after the last cycle (``expect``), only lets the tracker believe a card there sooner."""
+    state after the last cycle (``expect``), only lets the tracker believe a card there sooner, and the readers
+    visit those zones more often."""
 
     def __init__(self, readers: list[ReaderBackend], tracker: ZoneTracker, diagnostics: DiagnosticsCollector,
                  hole_cards: int = 2):
@@ -156,7 +163,8 @@ class ReaderIntake:
         if controller.seq == self._expected_at:
             return
         self._expected_at = controller.seq
-        self.tracker.expect(expected_card_zones(controller.snapshot(secure=False), self.hole_cards))
+        self.tracker.expect(expected_card_zones(controller.snapshot(secure=False), self.hole_cards)
+                            | expected_bet_zones(controller.seat_to_act()))
 
     def take(self, now: float) -> list[EventInput]:
         inputs: list[EventInput] = []

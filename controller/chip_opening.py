@@ -64,7 +64,8 @@ ChipCount = tuple[str, int | None, int, int, list[str]]  # code, seat, expected,
 
 def posted_chip_counts(opening: Opening, hand: BettingHand) -> list[ChipCount]:
     """What lies in the forced bettors' zones and the pot checked against what the engine posted (``hand``, just
-    made from ``opening``): a zone or a pot that holds another amount is a chip count."""
+    made from ``opening``): a zone holding more than its forced bet, or a pot holding another amount, is a chip
+    count. A zone holding less is not yet: the rest of a blind may come after the deal (``ForcedBetsDue``)."""
     bets = opening.bets
     in_pot = sum(opening.pot)
     counts: list[ChipCount] = []
@@ -82,7 +83,7 @@ def posted_chip_counts(opening: Opening, hand: BettingHand) -> list[ChipCount]:
         return counts
     for s in hand.order:
         posted_bet = hand.bets[s]
-        if opening.posted_forced_bet(s, hand) and sum(bets[s]) != posted_bet:
+        if opening.posted_forced_bet(s, hand) and sum(bets[s]) > posted_bet:
             counts.append(("forced_bet", s, posted_bet, sum(bets[s]), ["DE 9"] if hand.is_all_in(s) else []))
     antes = sum(a.added for a in hand.actions if a.kind == "ante")
     if antes and in_pot != antes:

@@ -1,11 +1,14 @@
-"""The chips of one hand settling in the betting zones and the pot (``Settling``), and what a settled motion pushes
-(``PushReader``).
+"""The chips of one hand settling in the betting zones and the pot (``Settling``), what a settled motion pushes
+(``PushReader``), and the forced bets whose chips come after the deal (``ForcedBetsDue``).
 
 * a bet is read once its chips have *settled*: no chip arrived in or left that seat's zone for ``settle_s``. All the
   chips of one settled motion are one push (TDA 45: a bet is made in one motion);
 * where a chip that left a betting zone went is known only once the reader's whole pass is in: into the pot (the
   dealer collects, the round is over), taken back by the player whose turn it is (TDA 46), or otherwise change given
   or the zone tidied (the engine's amounts stand);
+* a blind's chips are its forced bet whenever they arrive, before or after the deal: a push pays what its seat
+  still owes of its forced bet first, and only the rest is the seat's action (in turn, or out of turn as the house
+  rules it);
 * a pile is read whole only over several reader passes, so the pot is counted once it has not changed for
   ``pile_s``; the pot's chips that reach a seat's stack zone are where the dealer pushed the pot.
 """
@@ -67,28 +70,81 @@ def without_value(chips: list[int], value: int) -> list[int]:
     return sorted(kept)
 
 
-@dataclass(frozen=True)
+def forced_bet_part(chips: list[int], due: int) -> tuple[int, list[int], list[int]]:
+    """How ``chips`` pay a forced bet of which ``due`` is still to come: the largest chips that fit go in first; where
+    they do not make it up, the smallest chip left that covers the rest pays it, and what that chip is worth beyond
+    it stays with the player's push (as change would). Returns what is paid, the chips wholly in the forced bet, and
+    the rest of the push."""
+    forced, rest = [], []
+    for chip in sorted(chips, reverse=True):
+        if chip <= due:
+            forced.append(chip)
+            due -= chip
+        else:
+            rest.append(chip)
+    paid = sum(forced)
+    if due and rest:
+        chip = min(rest)  # (rest holds only chips larger than what is still due)
+        rest.remove(chip)
+        rest.append(chip - due)
+        paid += due
+    return paid, forced, sorted(rest)
+
+
+class ForcedBetsDue:
+    """The forced bets the engine posted whose chips were not all in their zones when the betting began: the blinds
+    are often put in after the cards are dealt. A seat's chips pay what it owes of its forced bet first, whenever
+    they come; only the rest of the push is the seat's action."""
+
+    def __init__(self, posted: Mapping[int, int], seen: Mapping[int, int]):
+        self.posted = dict(posted)  # seat → the forced bet the engine posted for it
+        self.due = {s: amount - seen.get(s, 0) for s, amount in posted.items() if amount > seen.get(s, 0)}
+
+    def split(self, seat: int, chips: list[int]) -> tuple[int, list[int], list[int]]:
+        """``chips`` pushed by ``seat``: what would pay its forced bet, the chips wholly in it, and the rest of the
+        push (nothing changes: :meth:`pay` does)."""
+        due = self.due.get(seat, 0)
+        if not due or not chips:
+            return 0, [], list(chips)
+        return forced_bet_part(chips, due)
+
+    def pay(self, seat: int, paid: int) -> None:
+        """``seat`` paid ``paid`` of its forced bet; a negative amount: an undone push's payment is due again."""
+        if paid:
+            self.due[seat] = self.due.get(seat, 0) - paid
+
+    def unpaid(self) -> list[tuple[int, int, int]]:
+        """The forced bets still short, as (seat, posted, seen in the zone); none is due after this."""
+        short = [(s, self.posted[s], self.posted[s] - due) for s, due in sorted(self.due.items()) if due]
+        self.due.clear()
+        return short
+
+
+@dataclass
 class PushReader:
     """How one hand reads the chips of a settled motion, fixed when its betting begins: the chips' values, the
     house's rule on chips that do not play (``RuleProfile.unplayable_chips``), the smallest chip of the blinds and
-    antes, the stakes."""
+    antes (a forced bet whose chips arrive after the deal may lower it: ``forced_chips``), the stakes."""
 
     values: Mapping[str, int]  # tag UID → denomination
     unplayable: str
     smallest_forced_chip: int | None
     stakes: Level
 
-    def read(self, seat: int, motion: Motion, hand: BettingHand) -> PushRead | None:
-        """What a motion that settled pushes against ``hand`` (None: nothing). What does not play is a
+    def forced_chips(self, chips: list[int]) -> None:
+        """Chips of a forced bet that arrived after the deal."""
+        if chips:
+            self.smallest_forced_chip = min(chips + ([self.smallest_forced_chip] if self.smallest_forced_chip else []))
+
+    def read(self, seat: int, chips: list[int], withdrawn: list[int], hand: BettingHand) -> PushRead | None:
+        """What a motion that settled pushes against ``hand`` (``chips``: the values that arrived, less any that
+        paid a forced bet; ``withdrawn``: those that left), None: nothing. What does not play is a
         ``bet_ruling`` (``code``) with the amount that ``stands`` and what is ``returned`` to the player.
 
         PP Betting 7: "Smaller chips than this amount [the smallest chip used in the antes, blinds] do not play even
         in quantity". CA GR 8 / CA Stakes 1: "All bets placed must be divisible by the ante or small blind [...] The
         player will be reimbursed for any resulting spike" (by the big blind where the small blind does not divide
         it, as at 2/5); a call of an odd amount and an all-in stand as pushed."""
-        values = self.values
-        chips = [values[u] for u in motion.arrived]
-        withdrawn = [values[u] for u in motion.left]
         if not chips and not withdrawn:
             return None
         if withdrawn:

@@ -266,7 +266,11 @@ class DealRulings:
     def _accept(self, card: str, seat: int) -> None:
         hand = self.hand_cards
         hand.deal.take(seat, card)
-        self.out.publish(CardDealt(seat, hand.give(card, seat), card))
+        count = hand.give(card, seat)
+        if hand.stud_street is None:
+            self.out.publish(CardDealt(seat, count, card))
+        else:  # a stud hand's third street: the antenna it lies on says up or down
+            self.out.publish(CardDealt(seat, count, card, card in hand.up_cards, hand.stud_street))
         if hand.deal.complete:  # the cards read late are in: nothing was early
             self._close_due = None
             cards, self.early_board = self.early_board, []

@@ -109,6 +109,20 @@ CODES: dict[str, Code] = {
                              ("CA GR 9b", "PP Misdeals 1j", "AC 30e")),
     "boxed_card": Code("a card found face up in the deck: not used, replaced by the next card; a second one in the "
                        "same deal is a misdeal", ("PP Irregularities 7", "PP Misdeals 1c")),
+    # -- the stud deal (controller.stud_deal) --
+    "stud_first_cards_up": Code("a stud seat's first or second card dealt face up on third street (on its up-card "
+                                "antenna): a misdeal while one can still be called, the floor confirms",
+                                ("PP Misdeals 1a", "CA GR 9c", "AC 30a")),
+    "stud_up_card_down": Code("a stud up card (third to sixth street) dealt face down: the card plays; the rule books "
+                              "name no remedy"),
+    "stud_down_card_up": Code("seventh street's card dealt face up: the card plays as it lies; the rule books name no "
+                              "remedy, and after action no misdeal", ("PP Misdeals 2",)),
+    "stud_card_wrong_seat": Code("a later street's card at a seat that had its card while another is due one: fixed "
+                                 "when the dealer moves it to the seat due it", ("PP Misdeals 1e",)),
+    "deck_short": Code("seventh street: the deck cannot give each live seat a card; the card on the board is the "
+                       "community card, shared by every live hand", (), INFO),
+    "board_card_in_stud": Code("a card on the board in a stud hand while the deck is not short: no place in the "
+                               "game, the floor decides"),
     # -- the board --
     "premature_board_card": Code("a board card turned before the betting round was over (or before the deal was): "
                                  "returned, reshuffled face down and dealt again",

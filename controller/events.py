@@ -50,11 +50,15 @@ class Misdeal:
 
 @dataclass(frozen=True, slots=True)
 class CardDealt:
-    """A hole card reached a seat as the deal planned it (or as the floor accepted it): its ``count``-th."""
+    """A hole card reached a seat as the deal planned it (or as the floor accepted it): its ``count``-th. In a stud
+    hand, ``up`` says whether it lies face up (on the seat's up-card antenna: public) and ``street`` which street
+    dealt it; None in the other games."""
 
     seat: int
     count: int
-    card: str  # secret
+    card: str  # secret, unless up
+    up: bool | None = None
+    street: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,8 @@ class HandCards:
         self.after_deal = False  # a burn, a board card, a fold or a declaration came: the betting has begun
         self.street_acted = False  # a fold or a declaration since the latest board card (the cards' view)
         self.folds_seen: list[int] = []  # the seats that folded this hand, in order (actions without chips)
+        self.up_cards: set[str] = set()  # a stud hand's cards lying face up at their seats (on seatN.up)
+        self.stud_street: str | None = None  # a stud hand's street being dealt (controller.stud_deal); None: no stud
 
     def start(self) -> None:
         """The hand's first card arrived."""

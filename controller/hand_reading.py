@@ -24,7 +24,7 @@ from controller import mucked_winner
 from controller.betting import BettingHand, Ruling
 from controller.chip_events import ChipEvents
 from controller.chip_opening import Opening, posted_chip_counts
-from controller.chip_settling import PushReader, Settling
+from controller.chip_settling import ForcedBetsDue, Motion, PushReader, Settling
 from controller.chip_table import ChipTable
 from controller.commands import Refusal
 from controller.dealing import HoleCardsDealt
@@ -57,6 +57,7 @@ class HandReading:
         self.start_refused = False  # the betting could not start; tried again at the next card or chip
         self.log: EngineLog | None = None  # the betting engine, once the betting has begun, and its inputs
         self.pushes: PushReader | None = None  # how a settled motion is read, once the betting has begun
+        self.forced_due: ForcedBetsDue | None = None  # forced bets whose chips come after the deal
         self.known_stacks = False  # the stacks were counted, not assumed
         self.settling = Settling(table.setup.settle_s, table.setup.pile_s)
         self.undo = UndoStack()
@@ -199,6 +200,9 @@ class HandReading:
         forced = [c for s in posters if s is not None for c in bets[s]] + opening.pot
         self.pushes = PushReader(self.table.setup.chips, self.table.rules.unplayable_chips,
                                  min(forced) if forced else None, stakes)
+        if bomb is None:
+            self.forced_due = ForcedBetsDue({s: hand.bets[s] for s in hand.order if opening.posted_forced_bet(s, hand)},
+                                            {s: sum(bets[s]) for s in seats})
         self.known_stacks = opening.known
         self.events.publish(BettingStarted(
             opening.button, tuple(hand.order), stakes.small_blind, stakes.big_blind, stakes.ante,
@@ -253,11 +257,25 @@ class HandReading:
     def _act(self, given: EngineInput) -> Ruling:
         return self._log.act(given)
 
+    def _forced_split(self, seat: int, motion: Motion) -> tuple[int, list[int], list[int], list[int]]:
+        """A settled motion's chips: what pays the seat's forced bet still due, the chips wholly in it, the rest of
+        the push and the chips taken back (a motion that takes chips back pays nothing)."""
+        values = self.table.setup.chips
+        chips, withdrawn = [values[u] for u in motion.arrived], [values[u] for u in motion.left]
+        if withdrawn or self.forced_due is None:
+            return 0, [], chips, withdrawn
+        return (*self.forced_due.split(seat, chips), withdrawn)
+
     def _settle(self, seat: int) -> None:
         motion = self.settling.take(seat)
         if motion is None or self.log is None:
             return
-        push = self._pushes.read(seat, motion, self.log.engine)
+        paid, forced, chips, withdrawn = self._forced_split(seat, motion)
+        if paid:  # the blind's chips, put in after the deal: its forced bet, not an action
+            assert self.forced_due is not None
+            self.forced_due.pay(seat, paid)
+            self._pushes.forced_chips(forced)
+        push = self._pushes.read(seat, chips, withdrawn, self.log.engine)
         if push is None:
             return
         if push.code:
@@ -267,7 +285,7 @@ class HandReading:
                 stands=sum(push.chips), returned=push.returned))
         if not push.plays:
             return
-        point = UndoPoint(len(self.log), seat, "push", list(motion.arrived), list(motion.left))
+        point = UndoPoint(len(self.log), seat, "push", list(motion.arrived), list(motion.left), forced_paid=paid)
         self._apply(self._act(Push(seat, tuple(push.chips), tuple(push.withdrawn))), chips=push.chips,
                     withdrawn=push.withdrawn, undo=point)
 
@@ -352,7 +370,8 @@ class HandReading:
             return False
         trial = self._log.replayed()
         for seat in self.settling.in_order():
-            push = self._pushes.read(seat, motions[seat], trial)
+            _paid, _forced, chips, withdrawn = self._forced_split(seat, motions[seat])
+            push = self._pushes.read(seat, chips, withdrawn, trial)
             if push is None or not push.plays:
                 continue
             if Push(seat, tuple(push.chips), tuple(push.withdrawn)).apply(trial).actions:
@@ -368,6 +387,8 @@ class HandReading:
         point = self.undo.pop()
         self._log.back_to(point.log_length)
         if point.what == "push" and point.seat is not None:
+            if self.forced_due is not None:
+                self.forced_due.pay(point.seat, -point.forced_paid)  # read again with the push's chips
             self.settling.back_in_motion(point.seat, point.arrived, point.left,
                                          self.zones.get(Zone("bets", point.seat).name, {}), t)
         rebuilt = self._log.engine
@@ -417,6 +438,7 @@ class HandReading:
             return
         self.settling.street_over([uid for zone, chips in self.zones.items() if Zone.parse(zone).kind == "bets"
                                    for uid in chips], t)
+        self._forced_bets_unpaid()  # the pre-flop bets are collected: a blind still short is short
         self.undo.round_over()  # the round is over: its actions stand
         collection = ruling.collection
         assert collection is not None  # (a street that ended collected its bets)
@@ -428,6 +450,12 @@ class HandReading:
         hand = self._log.engine
         for action in ruling.actions:  # the next street has no betting (a bomb pot's or flip's): its ruled checks
             self.events.action(action, hand)
+
+    def _forced_bets_unpaid(self) -> None:
+        """A forced bet whose chips never all came (``ForcedBetsDue``): a chip count, once."""
+        if self.forced_due is not None:
+            for seat, posted, seen in self.forced_due.unpaid():
+                self.events.chip_count("forced_bet", seat, posted, seen, [])
 
     def _check_pot(self) -> None:
         self.settling.pot_counted()
@@ -526,6 +554,7 @@ class HandReading:
             if hand.street_index == before and hand.status == "betting":
                 break
         self.settling.pot_counted()  # the cards are gathered: the pot has gone to the winner
+        self._forced_bets_unpaid()
         if hand.status == "betting":
             self.events.ruling("hand_ended_in_betting", hand.to_act(),
                                "the cards were gathered before the betting was over: no award read", [], True)

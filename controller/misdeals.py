@@ -41,6 +41,8 @@ class Misdeals:
         kind = self.profile.substantial_action
         if kind == SUBSTANTIAL_TWO_CHIP_ACTIONS_PREFLOP and self.board.cards:
             return True
+        if self.hand_cards.stud_street not in (None, "third"):  # stud: fourth street is dealt once third street's
+            return True  # betting is over, the forced bet and more (PP Misdeals 2)
         if not self.folds_are_the_action:
             return False
         return is_substantial(kind, [(seat, False) for seat in self.hand_cards.folds_seen])  # folds: no chips

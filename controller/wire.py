@@ -45,7 +45,13 @@ def _misdeal(e: Misdeal) -> Wire:
 
 
 def _card_dealt(e: CardDealt) -> Wire:
-    return "card_dealt", {"seat": e.seat, "count": e.count}, {"card": e.card}
+    if e.up is None:
+        return "card_dealt", {"seat": e.seat, "count": e.count}, {"card": e.card}
+    # stud: an up card is public at the table, a down card secret like any hole card
+    public: Payload = {"seat": e.seat, "count": e.count, "street": e.street, "up": e.up}
+    if e.up:
+        return "card_dealt", {**public, "card": e.card}, {}
+    return "card_dealt", public, {"card": e.card}
 
 
 def _board_card(e: BoardCard) -> Wire:

@@ -354,3 +354,47 @@ def test_poker_play_reads_a_push_without_the_chips_that_do_not_play():
     assert (ruling.public["stands"], ruling.public["returned"]) == (100, 50)
     assert actions(produced) == [(3, "call", 100)]
     assert table.betting()["bets"]["3"] == 100
+
+
+# ---- blinds put in after the deal (PP Betting 7, 10; TDA 53) -------------------------------------------------------
+
+@pytest.mark.parametrize("rules", ["tda", "casinos_austria", "poker_play", "allin_club", "club_tournament_de"])
+def test_blinds_put_in_after_the_deal_are_the_forced_bets_not_actions_out_of_turn(rules):
+    """A blind is a forced bet, not an action (TDA 53 and PP Betting 10 speak of players who act out of turn): its
+    chips are the blind whenever they come. The big blind puts its 100 in once the cards are out, and the small blind
+    only when its turn comes, with the call: 100 in 25s is its 50 and a call, not a raise to 150 (TDA 43 would make
+    that 200). Nothing is held out of turn, no floor is called, and the big blind raises on its option, also at
+    Poker-Play, whose PP Betting 10 bars a raise only to a player who moved out of turn."""
+    table = Table(rules)
+    table.deal()
+    table.chips(2, 100)
+    for seat in (3, 4, 5):
+        table.chips(seat, 100)
+    table.chips(1, 25, 25, 25, 25)
+    table.chips(2, 100, 100)
+    assert actions(table.events)[-5:] == [(3, "call", 100), (4, "call", 100), (5, "call", 100), (1, "call", 100),
+                                          (2, "raise", 300)]
+    assert of(table.events, "bet_ruling") == [] and of(table.events, "chip_count") == []
+    assert table.betting()["to_act"] == 3
+
+
+@pytest.mark.parametrize("rules, code", [("poker_play", "chips_do_not_play"), ("tda", "held_out_of_turn")])
+def test_chips_beyond_a_blind_put_in_after_the_deal_are_read_as_the_house_reads_a_push(rules, code):
+    """PP Betting 7: "The smallest chip that is permitted to be wagered in a hand is equivalent to the smallest chip
+    used in the antes, blinds [...] Smaller chips than this amount do not play even in quantity." The small blind
+    puts in 25 and 25 and the big blind 100 and five 5s, after the deal: at Poker-Play the 5s do not play (25 goes
+    back), where a blind's chips read as a push let them play. At a TDA table the 25 beyond the blind is the big
+    blind's action out of turn (TDA 53: "Aktionen außerhalb der Reihe sind bindend, wenn sich die Aktion [...] nicht
+    ändert"), held until its turn."""
+    table = Table(rules)
+    table.deal()
+    table.chips(1, 25, 25)
+    produced = table.chips(2, 100, *[5] * 5)
+    [ruling] = of(produced, "bet_ruling")
+    assert ruling.public["code"] == code and ruling.public["seat"] == 2 and not ruling.public["needs_floor"]
+    if code == "chips_do_not_play":
+        assert (ruling.public["stands"], ruling.public["returned"]) == (0, 25)
+    else:
+        assert ruling.public["chips"] == [5] * 5
+    assert table.betting()["bets"] == {"1": 50, "2": 100} and table.betting()["to_act"] == 3
+    assert of(table.events, "chip_count") == []

@@ -37,23 +37,31 @@ def _with_broker(config: TableConfig, args: argparse.Namespace) -> TableConfig:
 def cmd_check_config(args: argparse.Namespace) -> int:
     from rfid_table.ops.register_config import config_summary  # noqa: PLC0415
 
-    if _is_chip_registry(args.file):
+    kind = _file_kind(args.file)
+    if kind == "chips":
         return _check_chip_registry(args.file)
+    if kind == "room":
+        from rfid_table.room.cli import check_room_file  # noqa: PLC0415
+
+        return check_room_file(args.file)
     config = _load_or_exit(args.file)
     print(config_summary(args.file, config))
     return 0
 
 
-def _is_chip_registry(path: str) -> bool:
-    """A file of [sets.ID] tables only: what register-chips writes, not a table configuration. Read with the
-    configuration's own bounded reader, so a hostile file is refused here as it is there."""
+def _file_kind(path: str) -> str:
+    """``chips``: a file of [sets.ID] tables only, what register-chips writes; ``room``: a room's file ([room] and
+    no [table]); ``table`` otherwise. Read with the configuration's own bounded reader, so a hostile file is refused
+    here as it is there."""
     from rfid_table.config.checker import parse_toml, read_config_text  # noqa: PLC0415
 
     try:
         doc = parse_toml(path, read_config_text(path))
     except ConfigError:
-        return False  # the table configuration's own checks say what is wrong with it
-    return bool(doc) and set(doc) == {"sets"}
+        return "table"  # the table configuration's own checks say what is wrong with it
+    if doc and set(doc) == {"sets"}:
+        return "chips"
+    return "room" if "room" in doc and "table" not in doc else "table"
 
 
 def _check_chip_registry(path: str) -> int:
@@ -201,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("check-config", help="validate a table configuration (exit 78 when it is bad)")
+    p = sub.add_parser("check-config", help="validate a table configuration, a chip registry or a room's file "
+                                            "(exit 78 when it is bad)")
     p.add_argument("file")
     p.set_defaults(func=cmd_check_config)
 

@@ -111,12 +111,14 @@ def test_export_without_the_database_says_so(tmp_path):
 
 
 def test_check_config_reports_every_problem_with_its_line(tmp_path):
-    good = run("room", "check-config", str(ROOT / "config" / "room.toml"))
-    assert good.returncode == 0 and "OK" in good.stdout, good.stderr
+    """`rfid-table check-config` knows a room's file from a table's, and checks it as `room check-config` does."""
+    good = run("check-config", str(ROOT / "config" / "room.toml"))
+    assert good.returncode == 0 and "OK — room main-room" in good.stdout, good.stderr
     bad = tmp_path / "room.toml"
     bad.write_text('[room]\nid = "a/b"\nfeed = "public"\n\n[mqtt]\nport = 0\n\n[database]\n', encoding="utf-8")
-    done = run("room", "check-config", str(bad))
+    done = run("check-config", str(bad))
     assert done.returncode == 78
+    assert done.stderr == run("room", "check-config", str(bad)).stderr  # one checker
     assert f"{bad}:2: room.id: expected letters, digits, '-' or '_'" in done.stderr
     assert f"{bad}:3: room.feed: expected 'secure'" in done.stderr
     assert f"{bad}:6: mqtt.port: expected a port from 1 to 65535, got 0" in done.stderr
@@ -128,7 +130,7 @@ def test_the_rooms_file_in_the_docs_is_valid(tmp_path):
     example = text.split("```toml\n", 1)[1].split("```", 1)[0]
     path = tmp_path / "room.toml"
     path.write_text(example, encoding="utf-8")
-    done = run("room", "check-config", str(path))
+    done = run("check-config", str(path))
     assert done.returncode == 0, done.stderr
     assert "room main-room: the tables' secure events under rfid-table/" in done.stdout
 

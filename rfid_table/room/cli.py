@@ -47,7 +47,7 @@ def main(argv: list[str]) -> int:
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.action == "check-config":
-        return _check(args.file)
+        return check_room_file(args.file)
     if args.action == "export":
         return _export(args)
     if not args.config:
@@ -69,7 +69,8 @@ def _load(path: str) -> RoomConfig | None:
         return None
 
 
-def _check(path: str) -> int:
+def check_room_file(path: str) -> int:
+    """``rfid-table check-config ROOM.toml`` (and ``rfid-table room check-config``): every problem with its line."""
     config = _load(path)
     if config is None:
         return EX_CONFIG

@@ -118,8 +118,9 @@ class ChipBetting:
     def setup(self) -> BettingSetup:
         return self.table.setup
 
-    def _new_hand(self, started_t: float) -> HandReading:
-        return HandReading(self.table, self.events, self.zones, self.players, started_t)
+    def _new_hand(self, started_t: float, table: ChipTable | None = None) -> HandReading:
+        """A hand's reading, against the table as its game is read (``ChipTable.playing``)."""
+        return HandReading(table or self.table, self.events, self.zones, self.players, started_t)
 
     @property
     def stakes(self) -> Level:
@@ -202,7 +203,7 @@ class ChipBetting:
         if self.hand.waiting_award is not None:  # the floor never answered: the right to dispute ended, the fold stands
             mucked_winner.lapse_unanswered(self.floor, self.out)
             self.mucked_winner_ruled(False)
-        self.hand = self._new_hand(t)
+        self.hand = self._new_hand(t, self.table.playing(started.game))
 
     def _card_dealt(self, dealt: CardDealt, t: float) -> None:
         self.hand.card_dealt(dealt, t)
@@ -222,7 +223,8 @@ class ChipBetting:
         self.hand.fold(folded.seat)
 
     def _misdeal(self, misdeal: Misdeal, t: float) -> None:
-        self.hand = self._new_hand(self.hand.started_t)  # the bets go back; the next deal starts a new betting hand
+        # the bets go back; the next deal starts a new betting hand, of the same game
+        self.hand = self._new_hand(self.hand.started_t, self.hand.table)
         left = {zone: dict(chips) for zone, chips in self.zones.items()
                 if chips and Zone.parse(zone).kind in ("bets", "pot")}
         self.void = VoidWagers(left, {zone: sum(chips.values()) for zone, chips in left.items()}) if left else None
@@ -257,7 +259,7 @@ class ChipBetting:
 
     def opening(self) -> Opening:
         """How the betting hand would begin now, from the deal and the chips in the zones (nothing changes)."""
-        return read_opening(self.table, self.hand.dealt.order, self.zones, self.stacks, self.stakes,
+        return read_opening(self.hand.table, self.hand.dealt.order, self.zones, self.stacks, self.stakes,
                             self.levels.number if self.levels is not None else None, self.bomb_pot, self.card_button)
 
     # ---- what the other parts ask and tell ---------------------------------------------------------------

@@ -4,7 +4,7 @@ chip values in play."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from controller.betting import VARIANTS, Variant
@@ -12,6 +12,7 @@ from controller.rules import RuleProfile, profile as rule_profile
 
 if TYPE_CHECKING:
     from controller.chip_betting import BettingSetup
+    from controller.rotation import Game
 
 CHIP_ZONES = ("bets", "pot", "stack")  # the kinds of zone the chip layer reads (hal.zone_names)
 
@@ -32,3 +33,10 @@ class ChipTable:
     def of(cls, setup: BettingSetup, seats: int, hole_cards: int) -> ChipTable:
         return cls(setup, rule_profile(setup.rules), VARIANTS[setup.variant], tuple(sorted(set(setup.chips.values()))),
                    seats, hole_cards)
+
+    def playing(self, game: Game) -> ChipTable:
+        """The table as a hand of ``game`` is read: a mixed game's hands are each bet and shown down as their own
+        game (``controller.rotation``). A game without an engine variant is the table's one game."""
+        if not game.engine or (game.engine == self.variant.code and game.hole_cards == self.hole_cards):
+            return self
+        return replace(self, variant=VARIANTS[game.engine], hole_cards=game.hole_cards)

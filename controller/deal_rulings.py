@@ -282,7 +282,7 @@ class DealRulings:
         """A card while the order is no longer checked (ruled or overridden): counted as dealt, up to the seat's
         share. Beyond it, while the floor looks at the deal, the card follows from the error it looks at."""
         hand = self.hand_cards
-        if len(hand.seats[seat].cards) < self.hole_cards:
+        if len(hand.seats[seat].cards) < hand.deal.hole_cards:  # the hand's game's
             self._accept(card, seat)
         elif self.irregularities.waiting(hand.deal.frozen_by) is not None:
             hand.retire(card, "extra")

@@ -16,11 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from controller.betting import Action
+    from controller.rotation import Game
 
 
 @dataclass(frozen=True, slots=True)
 class HandStarted:
-    """The card controller began a hand (its first card was read, or the floor started it)."""
+    """The card controller began a hand (its first card was read, or the floor started it), of ``game`` (a mixed
+    game's rotation changes it between hands: ``controller.rotation``)."""
+
+    game: Game
 
 
 @dataclass(frozen=True, slots=True)

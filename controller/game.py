@@ -48,6 +48,7 @@ from controller.events import (ActionTaken, BettingStarted, BoardCard, Burn, Car
 from controller.floor import CARDS, HAND_END, NEXT_HAND, NEXT_HAND_ACTION, FloorQueue, not_waiting
 from controller.levels import LevelSchedule
 from controller.outbox import CURRENT, Outbox
+from controller.rotation import Rotation
 from controller.shown_hands import cards_showdown
 from controller.table import DUE_EARLY_S, TableController, TableSetup
 from controller.unregistered_deck import UnregisteredDeck
@@ -69,13 +70,16 @@ class GameController:
         self.players: dict[int, dict[str, str]] = {}  # seat → {"name", optional "player_id"} (seat_player)
         # a tournament's blinds and antes by level (DE 5, AC 18); None in a cash game
         self.levels = LevelSchedule(tuple(setup.levels), setup.start_level) if setup.levels else None
+        # the game of each hand: the table's one game, or a mixed game's rotation (by hands, by level, set_game)
+        self.rotation = Rotation(setup.games(), self.levels)
         self.floor = FloorQueue()  # every ruling that waits for the floor, the cards' and the rest
         self.out = Outbox()  # every event of every part, numbered in one sequence
         self.betting = (ChipBetting(betting, setup.seats, setup.hole_cards, self.out, self.floor,
                                     players=self.players, levels=self.levels)
                         if betting and betting.chips else None)
         # the dealing rules ask the betting how far it is
-        self.cards = TableController(setup, self.betting, self.out, self.floor, hand_ending=self._hand_ending)
+        self.cards = TableController(setup, self.betting, self.out, self.floor, hand_ending=self._hand_ending,
+                                     rotation=self.rotation)
         self._before_end: list[DomainEvent] = []  # an input's events up to the hand's result (_hand_ending)
         # the floor's answer on a winning hand the dealer mucked: the cards, then the chips (the chips find it)
         self.mucked_winner = (mucked_winner.MuckedWinnerAnswer(self.cards, self.betting, self.out)
@@ -94,7 +98,7 @@ class GameController:
         # Before this time (the rules' time) no part has anything due: a tick only moves the table time. Every
         # input sets it to ASK_NOW (it may have set a timer); the tick after it takes the parts' deadlines again.
         self._quiet_until: float | None = ASK_NOW
-        self._dealt = HoleCardsDealt(setup.hole_cards)  # this hand's hole cards, to see when the deal is complete
+        self._dealt = HoleCardsDealt(self.cards.game.hole_cards)  # this hand's hole cards: is the deal complete?
         self._deal_done = False
         self.tick_changed = False
         # absent players whose hand is checked or folded on their turn (DE 6), as the conduct rules ruled
@@ -197,6 +201,7 @@ class GameController:
                           if self.levels is not None else
                           unavailable("this table plays no tournament: the configuration has no [tournament] level "
                                       "schedule")),
+            "set_game": Handler(self._game_refusal, self._game_command),
         }
         chips: dict[str, Handler] = {}
         if self.betting is not None:
@@ -290,6 +295,17 @@ class GameController:
         number = levels.announce(command.get("level"), in_hand)
         self.out.emit("level_set", {**levels.describe(number), "applies_to_hand": self.cards.hand + 1,
                                     "running": not in_hand, **command.signed()}, t=t)
+        return self.out.take()
+
+    def _game_refusal(self, command: Command, t: float) -> Refusal | None:
+        return self.rotation.refusal(command["game"])
+
+    def _game_command(self, command: Command, t: float) -> list[DomainEvent]:
+        """``set_game``: the floor has ``game`` dealt from the next hand (the running hand keeps its game), and the
+        rotation goes on from it; its hands are counted afresh."""
+        self.rotation.set_game(command["game"])
+        self.out.emit("game_set", {"game": command["game"], "applies_to_hand": self.cards.hand + 1, **command.signed()},
+                      t=t)
         return self.out.take()
 
     def _bomb_pot_refusal(self, command: Command, t: float) -> Refusal | None:
@@ -520,7 +536,7 @@ class GameController:
         self._rules_t = t
 
     def _progress_hand_started(self, started: HandStarted, hand: int | None, t: float) -> None:
-        self._dealt, self._deal_done = HoleCardsDealt(self.setup.hole_cards), False
+        self._dealt, self._deal_done = HoleCardsDealt(started.game.hole_cards), False
         # a new hand: what could be disputed until it began can no longer be (TDA 20-6; AC 17; CA Actions 9)
         for wait in self.floor.lapsing(NEXT_HAND):
             if wait.hand != hand:
@@ -541,7 +557,7 @@ class GameController:
         self.conduct.folded(folded.seat, t)
 
     def _progress_hand_over(self, over: HandEnded | Misdeal, hand: int | None, t: float) -> None:
-        self._dealt, self._deal_done = HoleCardsDealt(self.setup.hole_cards), False
+        self._dealt, self._deal_done = HoleCardsDealt(self.cards.game.hole_cards), False
         self.absent.hand_over()
         self.conduct.hand_ended(t)  # (a decision it takes now, on who was absent at the deal, is the hand's too)
         # the hand is over, or void: a ruling on it lapses (what outlives it waits as its kind may)
@@ -629,7 +645,7 @@ class GameController:
         if self.betting is not None:
             self.betting.hand_ending(ended, self.out.now)
         elif not ended.misdeal:
-            cards_showdown(ended, self.setup.hole_cards, self.out)
+            cards_showdown(ended, self.cards.game.hole_cards, self.out)
         self._before_end += self.out.take()
 
     def _then_chips(self, events: list[DomainEvent]) -> list[DomainEvent]:
@@ -673,12 +689,15 @@ class GameController:
                 "betting": self.betting.checkpoint_state() if self.betting is not None else None,
                 "clock": self.clock.checkpoint_state(), "conduct": self.conduct.checkpoint_state(),
                 "level": self.levels.checkpoint_state() if self.levels is not None else None,
+                "rotation": self.rotation.checkpoint_state(),
                 "players": {str(seat): dict(player) for seat, player in self.players.items()},
                 "floor": self.floor.state()}
 
     def restore_checkpoint_state(self, state: dict[str, Any]) -> None:
         """Take over :meth:`checkpoint_state` on a controller just made from this table's setup."""
         self._quiet_until = ASK_NOW
+        if state.get("rotation"):  # the next hand's game first: the card controller plans its deal (older
+            self.rotation.restore_checkpoint_state(state["rotation"])  # checkpoints have none: it starts afresh)
         self.cards.restore_checkpoint_state(state["cards"])  # the outbox's numbering (the same seq) with it
         self._rules_t = float("-inf") if state["rules_t"] is None else float(state["rules_t"])
         self.deck_audit.restore_checkpoint_state(state["deck_audit"])
@@ -709,6 +728,9 @@ class GameController:
         snap["clock"] = clock
         snap["conduct"] = self.conduct.snapshot()
         snap["level"] = self.levels.snapshot() if self.levels is not None else None
+        game = self.rotation.game_now(self.cards.in_hand)  # the running hand's, or the next hand's
+        snap["game"] = game.name or None
+        snap["rotation"] = self.rotation.snapshot(self.cards.in_hand)
         for entry in snap["seats"]:  # who sits there (seat_player), or null
             player = self.players.get(entry["seat"])
             entry["player"] = dict(player) if player else None

@@ -82,6 +82,7 @@ from controller.misdeals import Misdeals
 from controller.missing_cards import MissingCardWatch
 from controller.out_of_play import OutOfPlay
 from controller.outbox import Outbox
+from controller.rotation import Game, Rotation, RotationSetup
 from controller.player_limits import limit_rule, max_players
 from controller.rules import BLINDS_BUST_BUTTON_STAYS
 from controller.rules import profile as rule_profile
@@ -148,16 +149,24 @@ class TableSetup:
     # The game dealt: a stud game (controller.stud.GAMES) deals up and down cards street by street, with no board
     # (controller.stud_deal); every other game deals its hole cards, then the board.
     variant: str = "nlhe"
+    # The games the table deals, in turn (a mixed game: controller.rotation); None: one game of hole_cards cards.
+    rotation: RotationSetup | None = None
+
+    def games(self) -> RotationSetup:
+        """The rotation of the table's games; a table that deals one game has a rotation of one."""
+        return self.rotation if self.rotation is not None else RotationSetup((Game("", "", self.hole_cards),))
 
 
 class TableController:
     def __init__(self, setup: TableSetup, betting: BettingProgress | None = None, out: Outbox | None = None,
-                 floor: FloorQueue | None = None, hand_ending: Callable[[HandEnded], None] | None = None):
+                 floor: FloorQueue | None = None, hand_ending: Callable[[HandEnded], None] | None = None,
+                 rotation: Rotation | None = None):
         """``betting``: what the betting layer knows of the action (without it: no action has happened but the folds
         and declarations the cards show, no round is open); ``out``: the outbox the events go to, and ``floor`` the
         queue of what waits for the floor, both shared with the rest of the table (default: its own).
         ``hand_ending``: told the hand's end just before it is announced, so that the hand's result (the award)
-        comes before ``hand_ended`` (docs/mqtt.md, "A hand's end")."""
+        comes before ``hand_ended`` (docs/mqtt.md, "A hand's end"). ``rotation``: the game of each hand (the table's
+        one game by default; in a game, the table's, which a level or the floor may change)."""
         if setup.exposed_by not in EXPOSED_BY:
             raise ValueError(f"exposed_by must be one of {', '.join(EXPOSED_BY)}, not {setup.exposed_by!r}")
         if setup.button is not None and not 1 <= setup.button <= setup.seats:
@@ -167,6 +176,7 @@ class TableController:
         self.setup = setup
         self.hand_ending = hand_ending if hand_ending is not None else (lambda ended: None)
         self.profile = rule_profile(setup.rules)
+        self.rotation = rotation if rotation is not None else Rotation(setup.games())
         self.out = out if out is not None else Outbox()
         self.floor = floor if floor is not None else FloorQueue()
         self.hand = 0
@@ -208,7 +218,8 @@ class TableController:
         eligible = self.eligible
         if eligible is not None and self.sitting_out in eligible:
             eligible = tuple(s for s in eligible if s != self.sitting_out)
-        return Deal.plan(self.setup.hole_cards, self.button, eligible)
+        # planned between hands, or as a hand begins once its game is known: the next hand's game
+        return Deal.plan(self.rotation.game_now(in_hand=False).hole_cards, self.button, eligible)
 
     def _button_for_players(self) -> None:
         """The next hand's button once the floor named its players (``seats``), from the hand before
@@ -239,7 +250,7 @@ class TableController:
         15.2, whose limits are lower than 15.1's: 5-card Omaha deals seven players, not eight). Returns the seat
         that sits out that hand (the first left of the button), or None."""
         players = self.next_players or self.eligible
-        most = min(max_players(self.setup.hole_cards, bomb_pot=True), self.setup.max_players)
+        most = min(max_players(self.rotation.game_now(in_hand=False).hole_cards, bomb_pot=True), self.setup.max_players)
         if self.in_hand or not players or len(players) <= most:
             return None
         self.sitting_out = rotate(players, self.button)[0]
@@ -500,12 +511,18 @@ class TableController:
 
     # ---- the hand -----------------------------------------------------------------------------------
 
+    @property
+    def game(self) -> Game:
+        """The running hand's game; between hands, the next hand's."""
+        return self.rotation.game_now(self.in_hand)
+
     def _start_hand(self) -> None:
+        game = self.rotation.hand_started()  # the hand's game first: the deal is planned for it
         self._new_hand_state()
         self.hand_cards.start()
         self.hand += 1
         self.out.hand = self.hand
-        self.out.publish(HandStarted())
+        self.out.publish(HandStarted(game))
 
     def _end_hand(self) -> None:
         deal = self.deal
@@ -533,8 +550,10 @@ class TableController:
                 dealt = sorted(set(dealt) | {self.sitting_out})
             if dealt:
                 self.eligible = tuple(dealt)
-            self.last_deal = (deal.button, tuple(self.eligible or ()))
-            self.button = next_seat(self.eligible or [deal.button], deal.button)
+            if self.rotation.button_moves():  # a stud hand leaves the button where it is (TDA 4)
+                self.last_deal = (deal.button, tuple(self.eligible or ()))
+                self.button = next_seat(self.eligible or [deal.button], deal.button)
+        self.rotation.hand_ended(misdeal=self.void)
         self.sitting_out = None
         if self.next_players is not None:
             self.eligible, self.next_players = self.next_players, None

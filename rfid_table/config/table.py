@@ -17,6 +17,7 @@ from controller.cards import FULL_DECK, parse_card
 from controller.chip_betting import BettingSetup
 from controller.levels import Level
 from controller.player_limits import limit_rule, max_players
+from controller.rotation import CHANGE_HANDS, CHANGE_LEVEL, HORSE, Game, RotationSetup
 from controller.table import TableSetup
 from hal.gpio import HEADER_GPIO, PHYSICAL_PINS, RESERVED_GPIO, PinMap
 from hal.pn5180_reader import DEFAULT_AGC, DEFAULT_SPI_HZ, SPI_BUSES, FrontEndWiring, dwell_schedule, gpio_chip_select
@@ -115,6 +116,17 @@ class GameSettings:
     start_level: int = 1
     double_board: bool = False  # two boards every hand, the pot divided equally between them (CA GR 14.1)
     max_players: int = 10  # the most players dealt in (CA GR 15 by variant; the house may set fewer)
+    # A mixed game: the games dealt in turn (variant: the one the table starts with), changed every hands_per_game
+    # hands or at each level (change); () deals variant only.
+    rotation: tuple[str, ...] = ()
+    hands_per_game: int = 0
+    change: str = CHANGE_HANDS
+
+    def games(self) -> RotationSetup:
+        """The games the table deals, in turn; one game has a rotation of one."""
+        names = self.rotation or (self.variant,)
+        return RotationSetup(tuple(Game(name, ENGINE_VARIANTS.get(name, ""), VARIANTS[name]) for name in names),
+                             self.hands_per_game, self.change, names.index(self.variant))
 
     @property
     def hole_cards(self) -> int:
@@ -224,6 +236,7 @@ class TableConfig:
             start_level=self.game.start_level,
             double_board=self.game.double_board,
             max_players=self.game.max_players,
+            rotation=self.game.games(),
             card_pass_s=card_pass_s,
             card_reads=self.debounce["cards"].present_after_cycles,
             variant=self.game.variant,
@@ -286,7 +299,9 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     game = c.table(doc, ("game",), {"variant": f"one of {', '.join(VARIANTS)}", "small_blind": "chips",
                                     "big_blind": "chips", "ante": "chips", "big_blind_ante": "chips",
                                     "rules": f"one of {', '.join(RULE_PROFILES)}", "settle_ms": "milliseconds",
-                                    "double_board": "true or false", "max_players": "players"})
+                                    "double_board": "true or false", "max_players": "players",
+                                    "rotation": "the games dealt in turn", "hands_per_game": "hands",
+                                    "change": f"'{CHANGE_HANDS}' or '{CHANGE_LEVEL}'"})
     variant = c.value(game, ("game", "variant"), str, f"one of {', '.join(VARIANTS)}", "nlhe", VARIANTS.__contains__)
     before = len(c.problems)
     small = c.value(game, ("game", "small_blind"), int, "a positive number of chips", 1, lambda v: v > 0)
@@ -311,7 +326,12 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     if double_board and variant in STUD_VARIANTS:
         c.problem(("game", "double_board"), f"{variant} is a stud game: it has no board to double (set "
                                             "double_board = false)")
-    most_players = _max_players(c, game, variant, double_board, seats, players)
+    rotation, hands_per_game, change = _rotation(c, doc, game, variant)
+    if rotation and "variant" not in game:
+        variant = rotation[0]  # a mixed game starts with its first game unless [game] variant names another
+    # the players dealt in: as many as every game of a mixed game deals (the most hole cards deal the fewest)
+    most_players = _max_players(c, game, max(rotation or (variant,), key=lambda v: VARIANTS.get(v, 2)),
+                                double_board, seats, players)
 
     # [mqtt]
     m = c.table(doc, ("mqtt",), {"host": "a host name", "port": "1 to 65535", "topic_prefix": "a topic prefix",
@@ -547,11 +567,52 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
         raise ConfigError(path, c.problems)
     return TableConfig(path, table_id, seats, GameSettings(variant, small, big, ante, bb_ante, rules,
                                                            settle_ms / 1000, levels, start_level, double_board,
-                                                           most_players),
+                                                           most_players, rotation, hands_per_game, change),
                        mqtt, readers, zones, decks, active, debounce, float(clear_after_s), name, journal_path,
                        retention, float(delay_s), release, pin_map, chips, min_rssi, order_window_ms / 1000,
                        button, tuple(players) if players else None, exposed_by, audit_hands,
                        float(missing_card_s), broadcast_equity=equity)
+
+
+def _rotation(c: Checker, doc: dict, game: dict, variant: str) -> tuple[tuple[str, ...], int, str]:
+    """``[game] rotation``: the games a mixed game deals in turn (a list of variants, or "horse"), changed every
+    ``hands_per_game`` hands (default 8) or, with ``change = "level"``, at each level of the [tournament] schedule.
+    Returns the games (() for one game), the hands per game and the change."""
+    horse = ", ".join(HORSE)
+    listed = c.value(game, ("game", "rotation"), (list, str), f"a list of at least two of {', '.join(VARIANTS)}, "
+                     f"or \"horse\" ({horse})", None,
+                     lambda v: v == "horse" if isinstance(v, str) else len(v) >= 2 and all(isinstance(x, str) for x in v))
+    change = c.value(game, ("game", "change"), str, f"'{CHANGE_HANDS}' (every hands_per_game hands) or "
+                     f"'{CHANGE_LEVEL}' (at each tournament level)", CHANGE_HANDS, (CHANGE_HANDS, CHANGE_LEVEL).__contains__)
+    hands = c.value(game, ("game", "hands_per_game"), int, "hands from 1 to 1000", 8, lambda v: 1 <= v <= 1000)
+    if listed is None:
+        for key in ("hands_per_game", "change"):
+            if key in game:
+                c.problem(("game", key), "a mixed game's setting, without a rotation (add rotation = [...] or remove it)")
+        return (), 0, CHANGE_HANDS
+    games = HORSE if listed == "horse" else tuple(listed)
+    for name in games:
+        if name not in VARIANTS:
+            c.problem(("game", "rotation"), f"{name!r} is not a game (one of {', '.join(VARIANTS)})")
+    if "chips" in doc:
+        unread = [name for name in games if name in VARIANTS and name not in ENGINE_VARIANTS]
+        if unread:
+            c.problem(("game", "rotation"), f"{', '.join(unread)}: the chip layer does not read the betting of this "
+                                            "game yet; a table with [chips] deals " + ", ".join(ENGINE_VARIANTS))
+    if "variant" in game and isinstance(game["variant"], str) and variant not in games:
+        c.problem(("game", "variant"), f"{variant} is not in the rotation ({', '.join(games)}): variant names the "
+                                       "game the table starts with")
+    if game.get("double_board") is True and any(name in HI_LO_VARIANTS for name in games):
+        c.problem(("game", "double_board"), "the rotation has a hi-lo game, split high and low on one board: a double "
+                                            "board is not played in it (set double_board = false)")
+    if change == CHANGE_LEVEL:
+        if "tournament" not in doc:
+            c.problem(("game", "change"), "'level' changes the game with the tournament's level: the table has no "
+                                          "[tournament] level schedule")
+        if "hands_per_game" in game:
+            c.problem(("game", "hands_per_game"), "not used: the game changes at each level (change = 'level')")
+    games = tuple(name for name in games if name in VARIANTS)
+    return (games if len(games) >= 2 else ()), hands if change == CHANGE_HANDS else 0, change
 
 
 def _max_players(c: Checker, game: dict, variant: str, double_board: bool, seats: int, players: list | None) -> int:

@@ -469,10 +469,14 @@ def usb_reader(
     interface: int = 0,
     antennas: int | None = None,
     cycle_s: float | None = None,
+    dwells: list[int] | None = None,
+    hint_every: int = HINT_EVERY,
+    front_ends: list[int] | None = None,
 ) -> FirmwareReader:
     """A reader with vendor-specific USB bulk endpoints."""
     link = ReaderLink(lambda: UsbTransport(vendor_id, product_id, serial_number, interface), name=name)
-    return FirmwareReader(name, link, antennas=antennas, cycle_s=cycle_s)
+    return FirmwareReader(name, link, antennas=antennas, cycle_s=cycle_s, dwells=dwells, hint_every=hint_every,
+                          front_ends=front_ends)
 
 
 def bought_reader(name: str, backend: str, link: dict, antennas: int, cycle_s: float | None = None) -> FirmwareReader:

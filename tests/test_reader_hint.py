@@ -3,6 +3,7 @@
 back to its plain schedule once nothing is watched. The firmware runs in MicroPython on the modelled PN5180."""
 
 import time
+from pathlib import Path
 
 from micropython_runtime import requires_micropython
 
@@ -79,3 +80,32 @@ def test_the_seat_to_acts_betting_zone_is_visited_after_every_slot_of_its_own_fr
     # the reference board by default: 8 antennas to a front end
     assert [s.antenna for s in hinted_schedule([400] * 11, frozenset({9}), every=1)] == [
         0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 9]
+
+
+def test_the_configuration_pages_reader_schedule_reaches_the_reader_the_daemon_opens(tmp_path):
+    """docs/configuration.md's "A reader told what comes next", in config/table-chips.toml: the chips reader opened
+    as `rfid-table run` opens it holds the schedule it is to be told, its front ends, and a visit after every slot
+    (its zones hold chips); the push is read after two unchanged reads and settle_ms alone."""
+    import re  # noqa: PLC0415
+
+    from hal.readers import open_reader  # noqa: PLC0415
+    from rfid_table.config.table import load_config  # noqa: PLC0415
+    from rfid_table.package_data import CONFIG_DIR  # noqa: PLC0415
+
+    page = (Path(__file__).parent.parent / "docs" / "configuration.md").read_text(encoding="utf-8")
+    section = page[page.index("## A reader told what comes next"):]
+    readers, hal = re.findall(r"```toml\n(.*?)```", section, re.S)[:2]
+    table = (CONFIG_DIR / "table-chips.toml").read_text(encoding="utf-8")
+    table = re.sub(r"\[readers\.chips\]\n(.*\n)*?cycle_ms = \d+\n", readers, table)
+    table = table.replace("[hal.chips]\n", hal)
+    for name in ("chips-demo.toml",):
+        (tmp_path / name).write_text((CONFIG_DIR / name).read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "table.toml").write_text(table, encoding="utf-8")
+    config = load_config(str(tmp_path / "table.toml"))
+    settings = config.readers["chips"]
+    reader = open_reader(settings.name, settings.backend, settings.antennas, settings.link, cycle_s=settings.cycle_s)
+    try:
+        assert reader.dwells == [400] * 11 and reader.front_ends == [8, 3] and reader.hint_every == 1
+        assert config.debounce["chips"].still_after_reads == 2 and config.bet_settle_s == config.game.settle_s
+    finally:
+        reader.close()

@@ -427,7 +427,9 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                              "standard": "what its antennas read: iso15693 or iso14443a",
                              "antenna_standards": "antennas that read another standard than the reader's",
                              "spi_bus": "the Pi's SPI bus (pn5180)", "spi_hz": "the SPI clock (pn5180)",
-                             "frontends": "the PN5180s (pn5180)", "agc": "the antenna fault limits (pn5180)"},
+                             "frontends": "the PN5180s (pn5180)", "agc": "the antenna fault limits (pn5180)",
+                             "dwell_ms": "each antenna's dwell in the reader firmware's schedule (serial, usb)",
+                             "front_ends": "how many antennas each front end switches (serial, usb)"},
                     ("backend", "antennas"))
         backend = c.value(r, p + ("backend",), str, f"one of: {', '.join(READER_BACKENDS)}", None,
                           READER_BACKENDS.__contains__)
@@ -450,6 +452,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
             link["serial_number"] = c.value(r, p + ("serial_number",), str, "a USB serial number", None)
             link["interface"] = c.value(r, p + ("interface",), int, "an interface number from 0 to 31", 0,
                                         lambda v: 0 <= v <= 31)
+        if backend in ("serial", "usb") and antennas:
+            link.update(_schedule_link(c, r, p, antennas))
         elif backend in BOUGHT_READERS:
             link = _bought_reader_link(c, r, p, backend, antennas)
         standards = _standards(c, r, p, antennas)
@@ -457,7 +461,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
             link = _pn5180_link(c, r, p, antennas, pi_pins)
             link["standards"] = list(standards or (ISO15693,) * antennas)
         wrong = [key for key in ("port", "baudrate", "vendor_id", "product_id", "serial_number", "interface", "host",
-                                 "tcp_port", "bus_address", "channels", *PN5180_KEYS)
+                                 "tcp_port", "bus_address", "channels", "dwell_ms", "front_ends", *PN5180_KEYS)
                  if key in r and key not in link]
         for key in wrong:
             c.problem(p + (key,), f"not used by backend {backend!r}")
@@ -559,6 +563,9 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     for reader in readers.values():
         if reader.backend == "pn5180":
             reader.link["dwell_ms"] = dwell_schedule(zones, reader.name, reader.antennas)
+        elif "dwell_ms" in reader.link and {Zone.parse(zone).holds for zone, (name, _antenna) in zones.items()
+                                            if name == reader.name} == {"chips"}:
+            reader.link["hint_every"] = 1  # the seat to act's chips: its zone after every slot (hal.firmware_reader)
     if exposed_by == "zone" and "exposed" not in zones:
         c.problem(("table", "exposed_cards"), "'zone' needs an exposed zone in [zones] (exposed = { reader = ..., "
                                               "antenna = N })")
@@ -774,6 +781,29 @@ def _readable(c: Checker, key: tuple[str, ...], path: Path) -> str | None:
     else:
         return str(path.resolve())
     return None
+
+
+def _schedule_link(c: Checker, r: dict, p: tuple, antennas: int) -> dict[str, Any]:
+    """A reader of the table firmware: its schedule as the firmware has it (``dwell_ms``, each antenna's dwell,
+    antenna 1 first) and its front ends (``front_ends``), so that the host can tell it which antennas to visit more
+    often now (SET_SCHEDULE). Without ``dwell_ms`` the reader scans its own schedule and is told nothing."""
+    link: dict[str, Any] = {}
+    dwells = c.value(r, p + ("dwell_ms",), list, f"a list of {antennas} dwells in milliseconds", None)
+    if "dwell_ms" in r:  # (not a list: reported by c.value, None)
+        if dwells is not None and (len(dwells) != antennas or not all(type(d) is int and 1 <= d <= 65535 for d in dwells)):
+            c.problem(p + ("dwell_ms",), f"expected {antennas} dwells (one per antenna, antenna 1 first) in "
+                                         f"milliseconds from 1 to 65535, got {describe_value(dwells)}")
+            dwells = None  # reported: no reader is made of it
+        link["dwell_ms"] = dwells
+    front_ends = c.value(r, p + ("front_ends",), list, "a list of antenna counts, one per front end", None)
+    if "front_ends" in r:
+        if front_ends is not None and (not all(type(n) is int and 1 <= n <= 64 for n in front_ends)
+                                       or sum(front_ends) < antennas):
+            c.problem(p + ("front_ends",), f"expected the antennas of each front end in order, {antennas} at least "
+                                           f"in all, got {describe_value(front_ends)}")
+            front_ends = None
+        link["front_ends"] = front_ends
+    return link
 
 
 def _bought_reader_link(c: Checker, r: dict, p: tuple[str, ...], backend: str, antennas: int) -> dict[str, Any]:

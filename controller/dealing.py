@@ -119,6 +119,8 @@ CODES: dict[str, Code] = {
                               "remedy, and after action no misdeal", ("PP Misdeals 2",)),
     "stud_card_wrong_seat": Code("a later street's card at a seat that had its card while another is due one: fixed "
                                  "when the dealer moves it to the seat due it", ("PP Misdeals 1e",)),
+    "stud_up_cards_mixed": Code("a stud player's up card moved onto the down cards: a dead hand when facing a bet, "
+                                "the floor confirms", ("PP Dead hands 1c",)),
     "deck_short": Code("seventh street: the deck cannot give each live seat a card; the card on the board is the "
                        "community card, shared by every live hand", (), INFO),
     "board_card_in_stud": Code("a card on the board in a stud hand while the deck is not short: no place in the "

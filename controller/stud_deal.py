@@ -18,6 +18,9 @@ Rules:
   when two players after the forced bet have acted on their hands" (``controller.misdeals``);
 * an up card dealt down, a seventh-street card dealt up: the rule books stored with the project name no remedy,
   and after action no misdeal (PP Misdeals 2): the card plays as it lies, reported for the floor;
+* a stud player who mixes an up card with the down cards: "While playing stud, if you are confronted with a bet,
+  you lift your up-cards off the table, turn your up-cards over, or, mix your up-cards with your down-cards" the hand
+  is dead (PP Dead hands 1c); the floor confirms, the cards alone do not say whether a bet was faced;
 * a card to the wrong seat on a later street, fixed when the dealer moves it to the seat due it before the street
   is over (PP Misdeals 1e: "This can be fixed only if the player with the incorrect number is the next player in the
   dealing sequence");
@@ -29,7 +32,7 @@ Rules:
 from __future__ import annotations
 
 from controller.cards import FULL_DECK
-from controller.dealing import FIXED, MISDEAL, NO_RULING, PLAY_ON, rotate
+from controller.dealing import DEAD_HAND, FIXED, MISDEAL, NO_RULING, PLAY_ON, rotate
 from controller.deal_rulings import DealRulings
 from controller.events import BoardCard, CardDealt
 from controller.hand_cards import HandCards
@@ -74,12 +77,13 @@ class StudDeal:
 
     # ---- a card at a seat ---------------------------------------------------------------------------
 
-    def seat_card(self, card: str, seat: int, zone: str) -> None:
-        """A card reached ``seat``'s down-card or up-card antenna during a stud hand."""
+    def seat_card(self, card: str, seat: int, zone: str, burns: list[str]) -> None:
+        """A card reached ``seat``'s down-card or up-card antenna during a stud hand (``burns``: the hand's burn
+        cards so far)."""
         hand = self.hand_cards
         up = Zone.parse(zone).up
         if hand.owner.get(card) == seat:
-            self._turned(card, up)
+            self._turned(card, seat, zone, up)
             return
         if self.street == 0:
             self.street = 3
@@ -87,15 +91,21 @@ class StudDeal:
         if self.street == 3 and not hand.deal.complete:
             self._third_street_card(card, seat, zone, up)
             return
-        self._later_card(card, seat, zone, up)
+        self._later_card(card, seat, zone, up, burns)
 
-    def _turned(self, card: str, up: bool) -> None:
-        """A seat's own card put back on its other antenna: the dealer turning an up card dealt down, the player
-        looking. It lies as it lies now."""
+    def _turned(self, card: str, seat: int, zone: str, up: bool) -> None:
+        """A seat's own card put back on its other antenna. Down to up: the dealer turning an up card dealt down.
+        Up to down, once third street is out: the player mixed an up card with the down cards, a dead hand when
+        facing a bet (PP Dead hands 1c), which the floor confirms (the cards do not say whether a bet was faced)."""
+        hand = self.hand_cards
         if up:
-            self.hand_cards.up_cards.add(card)
-        else:
-            self.hand_cards.up_cards.discard(card)
+            hand.up_cards.add(card)
+        elif card in hand.up_cards:
+            hand.up_cards.discard(card)
+            if hand.deal.complete and not hand.seats[seat].folded:
+                self.irregularities.report("stud_up_cards_mixed", DEAD_HAND, seats=[seat], zone=zone,
+                                           needs_floor=True, public={"code": "stud_up_cards_mixed", "zone": zone,
+                                                                     "card": card}, secret={})
 
     def _third_street_card(self, card: str, seat: int, zone: str, up: bool) -> None:
         hand = self.hand_cards
@@ -127,12 +137,16 @@ class StudDeal:
             self.out.emit("bring_in", {"seat": seat, "card": doors[seat], "street": STREETS[0],
                                        "rule": BRING_IN_RULES[self.game]})
 
-    def _later_card(self, card: str, seat: int, zone: str, up: bool) -> None:
-        """A card of fourth to seventh street."""
+    def _later_card(self, card: str, seat: int, zone: str, up: bool, burns: list[str]) -> None:
+        """A card of fourth to seventh street. A burned or mucked card is dealt again only from an exhausted deck
+        (the discards shuffled)."""
         hand = self.hand_cards
         irregular = self.irregularities.irregular
-        if card in hand.owner:
+        if card in hand.owner and not hand.seats[hand.owner[card]].folded:
             irregular("hole_card_moved", zone, card, seat=seat, from_seat=hand.owner[card])
+            return
+        if (card in hand.owner or card in burns or card in hand.mucked) and self.cards_left(burns) > 0:
+            irregular("played_card_to_seat", zone, card, seat=seat)
             return
         if card in self.misplaced:  # the dealer moved a card given to the wrong seat
             ident = self.misplaced.pop(card)
@@ -205,14 +219,17 @@ class StudDeal:
         hand = self.hand_cards
         if card == self.community:
             return
-        if card in hand.owner:
-            self.irregularities.irregular("hole_card_on_board", "board", card, seat=hand.owner[card])
+        owner = hand.owner.get(card)
+        if owner is not None and not hand.seats[owner].folded:
+            self.irregularities.irregular("hole_card_on_board", "board", card, seat=owner)
             return
         live = [s for s in self.order if s in hand.live_seats()]
         seventh = self.street == 6 and not self.due or self.street == 7 and self.due == live
-        if self.community is None and seventh and self.cards_left(burns) - 1 < len(live):
+        left = self.cards_left(burns)  # the unseen cards, this one among them unless it was dealt again
+        fresh = owner is None and card not in burns and card not in hand.mucked
+        if self.community is None and seventh and left < len(live) and (fresh or left == 0):
             self.irregularities.report("deck_short", PLAY_ON, seats=[], zone="board",
-                                       extra={"cards_left": self.cards_left(burns), "seats": live})
+                                       extra={"cards_left": left, "live_seats": live})
             self.community = card
             self.street, self.due = 7, []
             hand.stud_street = STREETS[-1]

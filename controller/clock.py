@@ -18,10 +18,11 @@ construction, one by one, in order, and nowhere else: those methods return None.
 Phases of a turn: ``idle`` (no one to act), ``thinking`` (the reasonable time, and after it until the clock is
 started), ``minute`` (the clock runs), ``count`` (the last ``count_s`` seconds), ``expired``.
 
-Events (:class:`controller.conduct.RuleEvent`; payload fields in docs/conduct.md): ``clock_due`` (the reasonable
-time is up and the clock is not started automatically), ``clock_started``, ``clock_tick`` (every ``tick_every_s``
-of the minute and every second of the count), ``time_bank_used``, ``clock_stopped`` (the player acted, the turn
-moved, or the floor stopped it) and ``clock_expired`` (with the profile's ruling).
+Events (records of ``controller.conduct_events`` in a ``RuleEvent``; payload fields in docs/conduct.md):
+``clock_due`` (the reasonable time is up and the clock is not started automatically), ``clock_started``,
+``clock_tick`` (every ``tick_every_s`` of the minute and every second of the count), ``time_bank_used``,
+``clock_stopped`` (the player acted, the turn moved, or the floor stopped it) and ``clock_expired`` (with the
+profile's ruling).
 """
 
 from __future__ import annotations
@@ -31,16 +32,9 @@ from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
 from controller.commands import Refusal
-from controller.conduct import (
-    CHECK,
-    HAND_DEAD,
-    HAND_DEAD_FACING_BET,
-    RULING_TEXT,
-    Publish,
-    RuleEvent,
-    SeatRuling,
-    conduct_profile,
-)
+from controller.conduct import conduct_profile
+from controller.conduct_events import (CHECK, HAND_DEAD, HAND_DEAD_FACING_BET, ClockDue, ClockExpired, ClockStarted,
+                                       ClockStopped, ClockTick, Publish, RuleEvent, SeatRuling, TimeBankUsed)
 
 _EPS = 1e-9
 PHASES = ("idle", "thinking", "minute", "count", "expired")
@@ -215,9 +209,8 @@ class ActionClock:
         added = self.settings.time_bank_s
         self._deadline = (self._deadline if phase == "minute" else t) + added
         self._last = t
-        out.append(RuleEvent("time_bank_used", t, {
-            "seat": seat, "added_s": added, "phase": phase, "remaining_s": _r(self._deadline - t),
-            "banks_left": self.banks_left(seat), "rule": "CA GR 5 (time bank cards)"}))
+        out.append(RuleEvent(TimeBankUsed(seat, added, phase, _r(self._deadline - t), self.banks_left(seat),
+                                          "CA GR 5 (time bank cards)"), t))
         return out
 
     def tick(self, t: float) -> None:
@@ -227,7 +220,7 @@ class ActionClock:
     def _tick(self, t: float) -> list[RuleEvent]:
         s = self.settings
         out: list[RuleEvent] = []
-        while self.seat is not None and not self._expired:
+        while (seat := self.seat) is not None and not self._expired:
             if self._started_at is None:
                 due = self._turn_t + s.reasonable_s
                 if t + _EPS < due:
@@ -237,8 +230,8 @@ class ActionClock:
                     continue
                 if not self._due_told:
                     self._due_told = True
-                    out.append(RuleEvent("clock_due", due, {"seat": self.seat, "waited_s": _r(due - self._turn_t),
-                                                            "rule": self.profile.cite("clock_ruling")}))
+                    out.append(RuleEvent(ClockDue(seat, _r(due - self._turn_t), self.profile.cite("clock_ruling")),
+                                         due))
                 break
             at, kind, remaining = self._next_after(self._last)
             if t + _EPS < at:
@@ -248,7 +241,7 @@ class ActionClock:
                 self._expired = True
                 out.append(self._expiry(at))
             else:
-                out.append(RuleEvent("clock_tick", at, {"seat": self.seat, "phase": kind, "remaining_s": remaining}))
+                out.append(RuleEvent(ClockTick(seat, kind, remaining), at))
         return out
 
     # ---- state --------------------------------------------------------------------------------------
@@ -335,12 +328,11 @@ class ActionClock:
         return None
 
     def _start(self, t: float, by: str) -> RuleEvent:
-        s = self.settings
+        s, seat = self.settings, self._to_act()
         self._started_at, self._started_by = t, by
         self._deadline, self._last = t + s.minute_s, t
-        return RuleEvent("clock_started", t, {
-            "seat": self.seat, "by": by, "minute_s": s.minute_s, "count_s": s.count_s,
-            "waited_s": _r(t - self._turn_t), "rule": self.profile.cite("clock_ruling")})
+        return RuleEvent(ClockStarted(seat, by, s.minute_s, s.count_s, _r(t - self._turn_t),
+                                      self.profile.cite("clock_ruling")), t)
 
     def _next_after(self, last: float) -> tuple[float, str, float]:
         """The next clock event after ``last``: (time, "minute" | "count" | "expired", remaining seconds)."""
@@ -358,11 +350,12 @@ class ActionClock:
         return deadline + i, "count", float(s.count_s - i)
 
     def _stopped(self, t: float, reason: str, by: str | None) -> RuleEvent:
-        public: dict[str, Any] = {"seat": self.seat, "reason": reason, "phase": self.phase(t),
-                                  "remaining_s": self.remaining(t)}
-        if by is not None:
-            public["by"] = by
-        return RuleEvent("clock_stopped", t, public)
+        return RuleEvent(ClockStopped(self._to_act(), reason, self.phase(t), self.remaining(t), by), t)
+
+    def _to_act(self) -> int:
+        """The seat the clock runs for (a clock that starts, stops or runs out has one)."""
+        assert self.seat is not None
+        return self.seat
 
     def _expiry(self, t: float) -> RuleEvent:
         p = self.profile
@@ -374,12 +367,8 @@ class ActionClock:
                 ruling = CHECK
             else:
                 needs_floor = True  # the betting layer did not say: the floor checks whether a bet was faced
-        seat = self.seat
-        return RuleEvent("clock_expired", t, {
-            "seat": seat, "rule": p.cite("clock_ruling"), "ruling": ruling, "ruling_text": RULING_TEXT[ruling],
-            "needs_floor": needs_floor, "profile": p.name, "started_by": self._started_by,
-            "facing_bet": self.facing_bet}, ruling=(SeatRuling(seat, ruling, p.cite("clock_ruling"), needs_floor)
-                                                    if seat is not None else None))
+        ruled = SeatRuling(self._to_act(), ruling, p.cite("clock_ruling"), needs_floor, p.name)
+        return RuleEvent(ClockExpired(ruled, self._started_by, self.facing_bet), t)
 
 
 def _r(value: float) -> float:

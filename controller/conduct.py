@@ -3,9 +3,9 @@
 Pure and deterministic: no clock is read and nothing is written. :class:`ConductRules` is fed the seat sensors
 (``device``, ``presence``, or ``sensor`` with a :class:`hal.events.SensorEvent`) and the hand's progress
 (``hand_started``, ``card_dealt``, ``deal_complete``, ``folded``, ``hand_ended``), each with the time it happened,
-and publishes the :class:`RuleEvent` s it causes — a type and a public payload — to the ``publish`` it was given at
-construction (the game's: into the table's outbox, with the rulings applied), one by one, in order. That is the
-only way out of the rules for their events: the methods that take an input return None.
+and publishes the :class:`RuleEvent` s it causes — a record of ``controller.conduct_events`` with its time — to the
+``publish`` it was given at construction (the game's: into the table's outbox, with the rulings applied), one by
+one, in order. That is the only way out of the rules for their events: the methods that take an input return None.
 
 What the rule books say, and what each house profile makes of it (:data:`CONDUCT_PROFILES`, keyed like
 ``controller.rules.PROFILES`` — tests/test_conduct.py checks that every rule profile has one — every setting
@@ -23,11 +23,12 @@ citing the rules it follows, or none):
   carries only the heading "Elektronische Geräte und Kommunikation", fused into 46-3, without its body): their
   profiles leave the ruling to the floor and cite nothing for it (docs/conduct.md explains each such setting).
 
-Events (``RuleEvent.type``; the payload fields are listed in docs/conduct.md):
+Events (as published, with their records in ``controller.conduct_events``; the payload fields are in
+docs/conduct.md):
 
-* ``device_breach`` — device activity at a live seat, with a device kind the profile forbids. ``state`` is
-  ``started`` (at once: the floor is told when it begins, ``needs_floor`` as the profile says) and ``ended`` (with
-  ``duration_s``) when the activity stops, the seat folds or the hand ends.
+* ``device_breach`` (``DeviceBreach``, ``DeviceBreachEnded``) — device activity at a live seat, with a device kind
+  the profile forbids. ``state`` is ``started`` (at once: the floor is told when it begins, ``needs_floor`` as the
+  profile says) and ``ended`` (with ``duration_s``) when the activity stops, the seat folds or the hand ends.
 * ``device_seen`` — device activity that breaks no rule (no live hand at the seat, the seat folded, or a kind
   the profile allows): information only, ``started`` and ``ended`` like a breach, never ``needs_floor``.
 * ``absent_at_deal`` — a seat dealt in was not occupied when the deal was complete.
@@ -42,32 +43,17 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
+from controller.conduct_events import (CHECK, CHECK_OR_FOLD, FLOOR_DECIDES, HAND_DEAD, HAND_DEAD_FACING_BET,
+                                       HAND_MAY_BE_DEAD, RULING_TEXT, RULINGS, WARNING, AbsentAtDeal, DeviceBreach,
+                                       DeviceBreachEnded, DeviceSeen, Publish, RuleEvent, SeatLeft, SeatPresence,
+                                       SeatReturned, SeatRuling)
 from controller.floor import HAND_END, LAPSES, NEVER
 from hal.events import DEVICE_KINDS, SensorEvent
-
-# Rulings (``ruling`` in the events).
-WARNING = "warning"  # the player is warned; play goes on
-HAND_MAY_BE_DEAD = "hand_may_be_dead"  # the floor may declare the hand dead (void)
-HAND_DEAD = "hand_dead"  # the rule kills the hand
-CHECK_OR_FOLD = "check_or_fold"  # the hand stays; on its turn it checks if it can, folds facing a bet (DE 6)
-FLOOR_DECIDES = "floor_decides"  # the rule book is silent or names no sanction
-HAND_DEAD_FACING_BET = "hand_dead_facing_bet"  # dead if facing a bet or raise (PP Dead hands 1f)
-CHECK = "check"
-RULINGS = (WARNING, HAND_MAY_BE_DEAD, HAND_DEAD, CHECK_OR_FOLD, FLOOR_DECIDES, HAND_DEAD_FACING_BET, CHECK)
 
 # An absent player's blinds.
 BLINDS_POSTED = "posted"  # taken from the stack even when the player is away
 BLINDS_NOT_SPECIFIED = "not_specified"
 
-RULING_TEXT = {
-    WARNING: "the player is warned; the floor decides any further penalty",
-    HAND_MAY_BE_DEAD: "the floor may declare the hand dead",
-    HAND_DEAD: "the hand is dead",
-    CHECK_OR_FOLD: "the hand stays in; on its turn it is checked if it can check, folded if it faces a bet",
-    FLOOR_DECIDES: "the floor decides",
-    HAND_DEAD_FACING_BET: "the hand is dead if it faces a bet or a raise",
-    CHECK: "the hand is checked",
-}
 
 
 @dataclass(frozen=True)
@@ -94,12 +80,12 @@ class ConductProfile:
     def cite(self, setting: str) -> str:
         return self.sources.get(setting, "")
 
-    def lapses(self, event_type: str) -> str:
-        """How long a ruling of the seat sensors or the clock waits for the floor (docs/events.md): a penalty on
-        the player as the house says, a ruling on the hand until it ends."""
-        if event_type == "device_breach":
+    def lapses(self, record: object) -> str:
+        """How long a ruling of the seat sensors or the clock (its record) waits for the floor (docs/events.md): a
+        penalty on the player as the house says, a ruling on the hand until it ends."""
+        if isinstance(record, DeviceBreach):
             return self.device_lapses
-        if event_type == "seat_left":
+        if isinstance(record, SeatLeft):
             return self.left_during_hand_lapses
         return HAND_END
 
@@ -310,40 +296,8 @@ def conduct_profile(name: str) -> ConductProfile:
         raise KeyError(f"unknown rule profile {name!r}; known: {', '.join(CONDUCT_PROFILES)}") from None
 
 
-@dataclass(frozen=True, slots=True)
-class SeatRuling:
-    """What a rule ruled on a seat's hand, for the betting to carry out (``ruling``: ``HAND_DEAD``,
-    ``CHECK_OR_FOLD``, ``CHECK``), with the rule it cites; one that ``needs_floor`` waits for the floor instead."""
-
-    seat: int
-    ruling: str
-    rule: str
-    needs_floor: bool
-
-
-@dataclass(frozen=True)
-class RuleEvent:
-    """A domain event to emit: ``type`` and ``public`` payload, at ``t`` (when it happened), in ``hand``
-    (None outside a hand, or when the producer does not know it: the controller's hand number applies).
-    ``ruling``: what the game carries out at the betting, for the events that rule on a hand (``absent_at_deal``,
-    ``seat_left``, ``clock_expired``); ``returned``: the seat of a ``seat_returned``."""
-
-    type: str
-    t: float
-    public: dict[str, Any]
-    hand: int | None = None
-    ruling: SeatRuling | None = None
-    returned: int | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "t", float(self.t))
-
-
-def _r(t: float | None) -> float | None:
-    return None if t is None else round(float(t), 3)
-
-
-Publish = Callable[[RuleEvent], None]  # where a rule set's events go, one by one (GameController: the outbox)
+def _r(t: float) -> float:
+    return round(float(t), 3)
 
 
 @dataclass
@@ -568,15 +522,14 @@ class ConductRules:
             if present and state.left_at is not None:
                 away = _r(max(0.0, t - state.left_at))
                 state.left_at = None
-                out.append(RuleEvent("seat_returned", t, {"seat": seat, "away_s": away}, self.hand, returned=seat))
+                out.append(RuleEvent(SeatReturned(seat, away), t, self.hand))
                 return out
         if (deal_t is not None and late and self._deal_decided and not present and seat in self._deal_seats
                 and not state.absent_at_deal):
             state.absent_at_deal = True  # the deal's decision was taken before this change was known
             out.append(self._absent_at_deal(seat, deal_t, t))
             return out
-        out.append(RuleEvent("seat_presence", t, {"seat": seat, "present": present, "duration_s": duration},
-                             self.hand if self.in_hand else None))
+        out.append(RuleEvent(SeatPresence(seat, present, duration), t, self.hand if self.in_hand else None))
         return out
 
     # ---- what the controller may ask ----------------------------------------------------------------
@@ -651,9 +604,8 @@ class ConductRules:
                                                 self._deal_t + self.settle_s))
         return out
 
-    def _rule(self, setting: str, ruling: str, needs_floor: bool) -> dict[str, Any]:
-        return {"rule": self.profile.cite(setting), "ruling": ruling, "ruling_text": RULING_TEXT[ruling],
-                "needs_floor": needs_floor, "profile": self.profile.name}
+    def _ruled(self, seat: int, setting: str, ruling: str, needs_floor: bool) -> SeatRuling:
+        return SeatRuling(seat, ruling, self.profile.cite(setting), needs_floor, self.profile.name)
 
     def _absent_at_deal(self, seat: int, deal_t: float, t: float) -> RuleEvent:
         state = self._seats[seat]
@@ -662,36 +614,30 @@ class ConductRules:
             if when <= deal_t and not value:
                 away_since = when
         p = self.profile
-        public = {"seat": seat, "deal_t": _r(deal_t), "away_since": _r(away_since),
-                  **self._rule("absent_at_deal", p.absent_at_deal, p.absent_at_deal_needs_floor),
-                  "blinds": p.absent_blinds, "blinds_rule": p.cite("absent_blinds")}
-        return RuleEvent("absent_at_deal", t, public, self.hand, SeatRuling(
-            seat, p.absent_at_deal, p.cite("absent_at_deal"), p.absent_at_deal_needs_floor))
+        ruled = self._ruled(seat, "absent_at_deal", p.absent_at_deal, p.absent_at_deal_needs_floor)
+        absent = AbsentAtDeal(ruled, _r(deal_t), None if away_since is None else _r(away_since), p.absent_blinds,
+                              p.cite("absent_blinds"))
+        return RuleEvent(absent, t, self.hand)
 
     def _seat_left(self, seat: int, t: float) -> RuleEvent:
         p = self.profile
-        public = {"seat": seat, **self._rule("left_during_hand", p.left_during_hand, p.left_during_hand_needs_floor),
-                  "blinds": p.absent_blinds, "blinds_rule": p.cite("absent_blinds")}
-        return RuleEvent("seat_left", t, public, self.hand, SeatRuling(
-            seat, p.left_during_hand, p.cite("left_during_hand"), p.left_during_hand_needs_floor))
+        ruled = self._ruled(seat, "left_during_hand", p.left_during_hand, p.left_during_hand_needs_floor)
+        return RuleEvent(SeatLeft(ruled, p.absent_blinds, p.cite("absent_blinds")), t, self.hand)
 
     def _breach_started(self, seat: int, kind: str, t: float, device_since: float) -> RuleEvent:
         self._seats[seat].breaches[kind] = t
         p = self.profile
-        public = {"seat": seat, "device": kind, "state": "started", "since": _r(t), "device_since": _r(device_since),
-                  **self._rule("device_ruling", p.device_ruling, p.device_needs_floor)}
-        return RuleEvent("device_breach", t, public, self.hand)
+        ruled = self._ruled(seat, "device_ruling", p.device_ruling, p.device_needs_floor)
+        return RuleEvent(DeviceBreach(ruled, kind, _r(t), _r(device_since)), t, self.hand)
 
     def _breach_ended(self, seat: int, kind: str, t: float, reason: str,
                       device_since: float | None = None) -> RuleEvent:
         since = self._seats[seat].breaches.pop(kind)
         p = self.profile
-        public = {"seat": seat, "device": kind, "state": "ended", "reason": reason, "since": _r(since),
-                  "duration_s": _r(max(0.0, t - since)),
-                  **self._rule("device_ruling", p.device_ruling, False)}
-        if device_since is not None:
-            public["device_s"] = _r(max(0.0, t - device_since))
-        return RuleEvent("device_breach", t, public, self.hand)
+        ruled = self._ruled(seat, "device_ruling", p.device_ruling, False)  # an ended breach waits for nobody
+        device_s = _r(max(0.0, t - device_since)) if device_since is not None else None
+        return RuleEvent(DeviceBreachEnded(ruled, kind, reason, _r(since), _r(max(0.0, t - since)), device_s),
+                         t, self.hand)
 
     def _why_allowed(self, state: _Seat, kind: str) -> str:
         if not self.in_hand or state.live_since is None:
@@ -700,9 +646,9 @@ class ConductRules:
             return "folded"
         return "kind_allowed"
 
-    def _seen(self, seat: int, kind: str, t: float, phase: str, reason: str, **extra: Any) -> RuleEvent:
+    def _seen(self, seat: int, kind: str, t: float, phase: str, reason: str,
+              duration_s: float | None = None) -> RuleEvent:
         setting = "device_kinds" if reason == "kind_allowed" else "device_outside_note"
-        note = self.profile.device_outside_note
-        public = {"seat": seat, "device": kind, "state": phase, "reason": reason, **extra,
-                  "rule": self.profile.cite(setting), "note": note, "needs_floor": False}
-        return RuleEvent("device_seen", t, public, self.hand if self.in_hand else None)
+        seen = DeviceSeen(seat, kind, phase, reason, self.profile.cite(setting), self.profile.device_outside_note,
+                          duration_s)
+        return RuleEvent(seen, t, self.hand if self.in_hand else None)

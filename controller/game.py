@@ -16,10 +16,10 @@ settling, the absent-at-deal decision, the action clock), and a tick before the 
 cards requires; the card controller does that without asking the parts whose timers are not due.)
 
 The card controller's parts, the chip layer and the deck audit emit into the one outbox made here
-(``controller.outbox``); the conduct rules and the clock are pure and publish their rule events to the game as they
-come (``_rule_event``: into the outbox, with the rulings they apply), so the stream has one ``seq``; the betting
-engine returns its ``Ruling``, which the chip layer publishes. Whatever waits for the floor is in its one queue
-(``controller.floor``).
+(``controller.outbox``); the conduct rules and the clock are pure and publish their records to the game as they
+come (``_rule_event``: into the outbox, with the rulings they apply, by the record's class), so the stream has one
+``seq``; the betting engine returns its ``Ruling``, which the chip layer publishes. Whatever waits for the floor is
+in its one queue (``controller.floor``).
 
 Commands (``controller.commands``): each part says which it owns (the card controller's and the chip layer's
 ``handlers``; the clock, the levels, the seats, the bomb pot and the floor's answers are the table's), and the table
@@ -39,7 +39,9 @@ from controller.chip_betting import BettingSetup, ChipBetting
 from controller.chip_table import CHIP_ZONES
 from controller.clock import ActionClock, ClockSettings
 from controller.commands import Apply, Command, CommandTable, Handler, Refusal, unavailable
-from controller.conduct import CHECK, CHECK_OR_FOLD, HAND_DEAD, ConductRules, RuleEvent, confirm_kills
+from controller.conduct import ConductRules, confirm_kills
+from controller.conduct_events import (CHECK, CHECK_OR_FOLD, HAND_DEAD, AbsentAtDeal, ClockExpired, ClockRecord,
+                                       ConductRecord, RuleEvent, SeatLeft, SeatReturned, SeatRuling)
 from controller.dealing import HoleCardsDealt, dead_seats
 from controller.deck_audit import DeckAudit
 from controller.domain import DomainEvent
@@ -585,23 +587,25 @@ class GameController:
         self._deal_done = True
         self.conduct.deal_complete(t, sorted(self._dealt.counts))
 
-    def _conduct_event(self, rule_event: RuleEvent) -> None:
+    def _conduct_event(self, event: RuleEvent) -> None:
         """What the conduct rules publish: in its hand, or (the rules know none) the table's current hand; outside
         a hand (a player sitting down between hands) the hand is null."""
-        hand = rule_event.hand if rule_event.hand is not None else (
+        hand = event.hand if event.hand is not None else (
             (self.cards.hand or None) if self.cards.in_hand else None)
-        self._rule_event(rule_event, hand)
+        self._rule_event(event.record, event.t, hand)
 
-    def _clock_event(self, rule_event: RuleEvent) -> None:
+    def _clock_event(self, event: RuleEvent) -> None:
         """What the action clock publishes: it belongs to the table's latest hand (the clock knows no hands)."""
-        self._rule_event(rule_event, rule_event.hand if rule_event.hand is not None else (self.cards.hand or None))
+        self._rule_event(event.record, event.t, event.hand if event.hand is not None else (self.cards.hand or None))
 
-    def _rule_event(self, rule_event: RuleEvent, hand: int | None) -> None:
+    def _rule_event(self, record: ConductRecord | ClockRecord, t: float, hand: int | None) -> None:
         """One event of the conduct rules or the clock, into the outbox at its own time; a ruling that needs the
         floor waits for it, and one the rule applies by itself is applied now, before their next event."""
-        self.floor.note(self.out.emit(rule_event.type, dict(rule_event.public), {}, t=rule_event.t, hand=hand),
-                        self.conduct.profile.lapses(rule_event.type))
-        self._apply_conduct_ruling(rule_event)
+        self.floor.note(self.out.publish(record, t=t, hand=hand), self.conduct.profile.lapses(record))
+        if isinstance(record, SeatReturned):
+            self.absent.returned(record.seat)
+        elif isinstance(record, (AbsentAtDeal, SeatLeft, ClockExpired)) and not record.ruled.needs_floor:
+            self._carry_out(record.ruled, t)
 
     def _kill(self, seat: int, rule: str, t: float) -> None:
         """A ruling killed the seat's hand: the betting folds it (without chips: the card controller takes the
@@ -614,24 +618,19 @@ class GameController:
             self.cards.hand_dead(seat)
         self.conduct.folded(seat, max(self._rules_t, t))
 
-    def _apply_conduct_ruling(self, rule_event: RuleEvent) -> None:
+    def _carry_out(self, ruled: SeatRuling, t: float) -> None:
         """A ruling the rule applies by itself (no floor): the clock ran out or a player was away at the end of the
         deal, and the profile says the hand is dead (or, PP Dead hands 1f, checked): the betting follows."""
-        if rule_event.returned is not None:
-            self.absent.returned(rule_event.returned)
-        ruled = rule_event.ruling
-        if ruled is None or ruled.needs_floor:
-            return
         if self.betting is None:  # no betting to fold: the card controller takes the seat out of the hand
             if ruled.ruling == HAND_DEAD:
-                self._kill(ruled.seat, ruled.rule, rule_event.t)
+                self._kill(ruled.seat, ruled.rule, t)
             return
         if ruled.ruling == CHECK_OR_FOLD:  # DE 6: on the seat's turn (see _conduct_after)
             self.absent.ruled(ruled.seat)
         elif ruled.ruling == HAND_DEAD:
-            self._kill(ruled.seat, ruled.rule, rule_event.t)
+            self._kill(ruled.seat, ruled.rule, t)
         elif ruled.ruling == CHECK:
-            with self.out.stamped(rule_event.t):
+            with self.out.stamped(t):
                 self.betting.ruled_check(ruled.seat, ruled.rule)
             self._turn_moved = True
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from controller.conduct_events import (RULING_TEXT, AbsentAtDeal, ClockDue, ClockExpired, ClockStarted, ClockStopped,
+                                       ClockTick, DeviceBreach, DeviceBreachEnded, DeviceSeen, SeatLeft, SeatPresence,
+                                       SeatReturned, SeatRuling, TimeBankUsed)
 from controller.dealing import WARNING, plain
 from controller.events import (ActionTaken, BetRuling, BettingStarted, BoardCard, BoardCorrected, Burn, CardDealt,
                                ChipCount, DeckSelected, FloorRuling, Folded, HandAudit, HandEnded, HandStarted,
@@ -164,12 +167,93 @@ def _chip_count(e: ChipCount) -> Wire:
                           "rules": list(e.rules), "needs_floor": e.needs_floor}, {}
 
 
+# ---- the conduct rules and the action clock (controller.conduct_events; docs/conduct.md) ----------------------
+
+def _ruled(r: SeatRuling) -> Payload:
+    """A ruling of the house's conduct profile, as every event that rules on a seat's hand gives it."""
+    return {"rule": r.rule, "ruling": r.ruling, "ruling_text": RULING_TEXT[r.ruling], "needs_floor": r.needs_floor,
+            "profile": r.profile}
+
+
+def _device_breach(e: DeviceBreach) -> Wire:
+    return "device_breach", {"seat": e.ruled.seat, "device": e.device, "state": "started", "since": e.since,
+                             "device_since": e.device_since, **_ruled(e.ruled)}, {}
+
+
+def _device_breach_ended(e: DeviceBreachEnded) -> Wire:
+    public: Payload = {"seat": e.ruled.seat, "device": e.device, "state": "ended", "reason": e.reason,
+                       "since": e.since, "duration_s": e.duration_s, **_ruled(e.ruled)}
+    if e.device_s is not None:
+        public["device_s"] = e.device_s
+    return "device_breach", public, {}
+
+
+def _device_seen(e: DeviceSeen) -> Wire:
+    public: Payload = {"seat": e.seat, "device": e.device, "state": e.state, "reason": e.reason}
+    if e.duration_s is not None:
+        public["duration_s"] = e.duration_s
+    public.update(rule=e.rule, note=e.note, needs_floor=False)
+    return "device_seen", public, {}
+
+
+def _absent_at_deal(e: AbsentAtDeal) -> Wire:
+    return "absent_at_deal", {"seat": e.ruled.seat, "deal_t": e.deal_t, "away_since": e.away_since,
+                              **_ruled(e.ruled), "blinds": e.blinds, "blinds_rule": e.blinds_rule}, {}
+
+
+def _seat_left(e: SeatLeft) -> Wire:
+    return "seat_left", {"seat": e.ruled.seat, **_ruled(e.ruled), "blinds": e.blinds,
+                         "blinds_rule": e.blinds_rule}, {}
+
+
+def _seat_returned(e: SeatReturned) -> Wire:
+    return "seat_returned", {"seat": e.seat, "away_s": e.away_s}, {}
+
+
+def _seat_presence(e: SeatPresence) -> Wire:
+    return "seat_presence", {"seat": e.seat, "present": e.present, "duration_s": e.duration_s}, {}
+
+
+def _clock_due(e: ClockDue) -> Wire:
+    return "clock_due", {"seat": e.seat, "waited_s": e.waited_s, "rule": e.rule}, {}
+
+
+def _clock_started(e: ClockStarted) -> Wire:
+    return "clock_started", {"seat": e.seat, "by": e.by, "minute_s": e.minute_s, "count_s": e.count_s,
+                             "waited_s": e.waited_s, "rule": e.rule}, {}
+
+
+def _clock_tick(e: ClockTick) -> Wire:
+    return "clock_tick", {"seat": e.seat, "phase": e.phase, "remaining_s": e.remaining_s}, {}
+
+
+def _time_bank_used(e: TimeBankUsed) -> Wire:
+    return "time_bank_used", {"seat": e.seat, "added_s": e.added_s, "phase": e.phase, "remaining_s": e.remaining_s,
+                              "banks_left": e.banks_left, "rule": e.rule}, {}
+
+
+def _clock_stopped(e: ClockStopped) -> Wire:
+    public: Payload = {"seat": e.seat, "reason": e.reason, "phase": e.phase, "remaining_s": e.remaining_s}
+    if e.by is not None:
+        public["by"] = e.by
+    return "clock_stopped", public, {}
+
+
+def _clock_expired(e: ClockExpired) -> Wire:
+    return "clock_expired", {"seat": e.ruled.seat, **_ruled(e.ruled), "started_by": e.started_by,
+                             "facing_bet": e.facing_bet}, {}
+
+
 _FORMS: dict[type, Callable[[Any], Wire]] = {
     BettingStarted: _betting_started, ActionTaken: _action, BetRuling: _bet_ruling, ChipCount: _chip_count,
     IrregularCard: _irregular_card, IrregularityResolved: _irregularity_resolved, FloorRuling: _floor_ruling,
     HandAudit: _hand_audit, DeckSelected: _deck_selected, UnknownTag: _unknown_tag,
     HandStarted: _hand_started, HandEnded: _hand_ended, Misdeal: _misdeal, CardDealt: _card_dealt,
     BoardCard: _board_card, Burn: _burn, Folded: _folded, BoardCorrected: _board_corrected,
+    DeviceBreach: _device_breach, DeviceBreachEnded: _device_breach_ended, DeviceSeen: _device_seen,
+    AbsentAtDeal: _absent_at_deal, SeatLeft: _seat_left, SeatReturned: _seat_returned, SeatPresence: _seat_presence,
+    ClockDue: _clock_due, ClockStarted: _clock_started, ClockTick: _clock_tick, TimeBankUsed: _time_bank_used,
+    ClockStopped: _clock_stopped, ClockExpired: _clock_expired,
 }
 
 

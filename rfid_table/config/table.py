@@ -153,6 +153,10 @@ class ChipSettings:
     others: dict[str, str]  # tags of the other registered sets → set id (foreign chips)
 
 
+# [broadcast] reveal: when live/events shows hole cards (rfid_table.service.live_feed; docs/mqtt.md, "The live feed")
+REVEAL_POLICIES = ("never", "showdown", "all_in", "hand_end")
+
+
 @dataclass(frozen=True)
 class TableConfig:
     path: str
@@ -181,6 +185,8 @@ class TableConfig:
     audit_hands: int = 50  # every card of the active deck must show up within this many hands
     missing_card_s: float = 10.0  # a card of the hand off the table this long while the hand goes on is missing; 0: off
     broadcast_equity: bool = False  # equity events on the secure (and so the delayed) branch
+    broadcast_reveal: str = "never"  # the hole cards live/events shows, and when (rfid_table.service.live_feed)
+    broadcast_board_offset_s: float = 0.0  # board cards go out on the delayed feed this much later than the rest
 
     def debounce_by_zone(self) -> dict[str, DebounceSettings]:
         return {zone: self.debounce[Zone.parse(zone).holds] for zone in self.zones}
@@ -263,7 +269,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
            "zones": "the antenna zones", "decks": "the card decks", "chips": "the chip set",
            "hal": "tag debouncing",
            "journal": "the event journal",
-           "broadcast": "the delayed feed for broadcast overlays",
+           "broadcast": "the broadcast's feeds (the delayed feed, the live feed's reveal policy)",
            "gpio": "the GPIO pins (buttons, seat lights and sensors)"}
     for key in doc:
         if key not in top:
@@ -392,12 +398,23 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
 
     # [broadcast]: the secure feed released to overlays after a delay
     b = c.table(doc, ("broadcast",), {"delay_s": "seconds", "release": "'time' or 'hand'",
-                                      "equity": "true or false (equity events; default: true with a delay)"})
+                                      "equity": "true or false (equity events; default: true with a delay)",
+                                      "reveal": "'never', 'showdown', 'all_in' or 'hand_end'",
+                                      "board_offset_ms": "milliseconds"})
     delay_s = c.value(b, ("broadcast", "delay_s"), (int, float), "seconds from 0 to 86400", 0,
                       lambda v: 0 <= v <= 86400)
     release = c.value(b, ("broadcast", "release"), str, "'time' (each event delay_s after it happened) or 'hand' "
                       "(a whole hand, delay_s after it ended)", "hand", ("time", "hand").__contains__)
     equity = c.value(b, ("broadcast", "equity"), bool, "true or false", bool(delay_s))
+    reveal = c.value(b, ("broadcast", "reveal"), str, "'never', 'showdown', 'all_in' or 'hand_end' (the hole cards "
+                     "live/events shows, without delay)", "never", REVEAL_POLICIES.__contains__)
+    board_offset_ms = c.value(b, ("broadcast", "board_offset_ms"), int, "milliseconds from 0 to 60000", 0,
+                              lambda v: 0 <= v <= 60_000)
+    if board_offset_ms and not delay_s:
+        c.problem(("broadcast", "board_offset_ms"), "holds board cards back on the delayed feed: it needs delay_s")
+    elif board_offset_ms and release == "hand":
+        c.problem(("broadcast", "board_offset_ms"), "needs release = 'time': with 'hand' a whole hand goes out at "
+                                                    "once and the overlay plays it back by the events' own times")
     if delay_s and not journal_path:
         c.problem(("broadcast", "delay_s"), "the delayed feed needs [journal] path (the delay must survive a restart)")
 
@@ -578,7 +595,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                        mqtt, readers, zones, decks, active, debounce, float(clear_after_s), name, journal_path,
                        retention, float(delay_s), release, pin_map, chips, min_rssi, order_window_ms / 1000,
                        button, tuple(players) if players else None, exposed_by, audit_hands,
-                       float(missing_card_s), broadcast_equity=equity)
+                       float(missing_card_s), broadcast_equity=equity, broadcast_reveal=reveal,
+                       broadcast_board_offset_s=board_offset_ms / 1000)
 
 
 def _rotation(c: Checker, doc: dict, game: dict, variant: str) -> tuple[tuple[str, ...], int, str]:

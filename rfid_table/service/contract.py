@@ -10,6 +10,8 @@ Per table, under ``<prefix>/<table id>/``:
 * ``delayed/events``   the secure events, released to broadcast overlays after the broadcast delay
 * ``delayed/hand``     retained, the events ``delayed/events`` has released of the hand being played back and the
   one before
+* ``live/events``      with a reveal policy (``[broadcast] reveal``): the public events, with the hole cards the
+  policy shows (:mod:`rfid_table.service.live_feed`)
 * ``public/diag``      retained, the diagnostics report
 * ``commands/#``       commands to the table; each reply goes to ``replies/<role>/<user>``
 
@@ -58,6 +60,10 @@ class Topics:
     @property
     def delayed_hand(self) -> str:
         return f"{self.base}/delayed/hand"
+
+    @property
+    def live_events(self) -> str:
+        return f"{self.base}/live/events"
 
     @property
     def diagnostics(self) -> str:

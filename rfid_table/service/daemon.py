@@ -30,6 +30,7 @@ from hal.zones import ZoneTracker
 from rfid_table.config.table import TableConfig
 from rfid_table.service.commands import CommandError, CommandGate, loggable
 from rfid_table.service.delayed_feed import DelayedFeed, NoDelayedFeed
+from rfid_table.service.live_feed import LiveFeed
 from rfid_table.service.delivery import Backlog, Delivery, JournaledDelivery, NoDelivery, TableReport
 from rfid_table.service.diagnostics import DiagnosticsCollector
 from rfid_table.service.equity_worker import EquityWorker
@@ -107,11 +108,13 @@ class TablePipeline:
         if sink is None:
             return NoDelivery()
         report = TableReport(self.diagnostics, self.readers, self.tracker, self.gpio, self.persist.figures)
+        live = LiveFeed(config.broadcast_reveal) if config.broadcast_reveal != "never" else None
         if journal is None or self.writer is None:  # the writer is there with the journal
-            return Delivery(sink, report)
-        delayed = (DelayedFeed(journal, sink, config.broadcast_delay_s, config.broadcast_release)
+            return Delivery(sink, report, live)
+        delayed = (DelayedFeed(journal, sink, config.broadcast_delay_s, config.broadcast_release,
+                               config.broadcast_board_offset_s)
                    if config.broadcast_delay_s else NoDelayedFeed())
-        return JournaledDelivery(sink, report, journal, self.writer, self.backlog, delayed)
+        return JournaledDelivery(sink, report, journal, self.writer, self.backlog, delayed, live)
 
     # ---- for the loops ------------------------------------------------------------------------------------
 

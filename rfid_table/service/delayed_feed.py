@@ -66,6 +66,10 @@ class DelayedFeed:
     goes on where it stopped and never early. ``release`` = ``time``: an event goes out ``delay_s`` after it
     happened; ``hand``: a hand's events go out together, ``delay_s`` after the hand ended (events outside any hand,
     like a reader going down, follow the time rule).
+
+    ``board_offset_s`` (with ``time`` only: the configuration refuses it with ``hand``) holds each ``board_card``
+    back that much longer, to match a video whose board shot comes later. The feed stays in ``seq`` order: an event
+    after a board card waits for it.
     """
 
     # delayed/hand is sent again with the newest released events at most this often (table time): with release =
@@ -73,11 +77,12 @@ class DelayedFeed:
     HAND_INTERVAL_S = 1.0
     LOOK_AHEAD = 500  # events whose times are read at once to find the due ones
 
-    def __init__(self, journal: Journal, sink: Sink, delay_s: float, release: str):
+    def __init__(self, journal: Journal, sink: Sink, delay_s: float, release: str, board_offset_s: float = 0.0):
         self.journal = journal
         self.sink = sink
         self.delay_s = delay_s
         self.release_by = release
+        self.board_offset_s = board_offset_s
         self.hand = DelayedHand()
         self._upto = 0  # the last seq handed to the delayed feed (the journal keeps what was acked)
         self._release_at = float("-inf")  # table time before which no delayed event can be due
@@ -111,13 +116,13 @@ class DelayedFeed:
         # Nothing journaled can come due before the delay has passed from now (an event not yet journaled, or a
         # hand that has not ended yet, happens from now on): look again then, unless something says sooner.
         self._release_at = now + self.delay_s
-        for _seq, t, hand in times:
+        for _seq, t, hand, kind in times:
             if self.release_by == "hand" and hand is not None:
                 if hand not in ended_at:
                     ended_at[hand] = self.journal.hand_ended_at(hand)
                 at = ended_at[hand]
             else:
-                at = t
+                at = t + self.board_offset_s if kind == "board_card" else t
             if at is None:
                 break  # the hand is still running
             if at > now - self.delay_s:

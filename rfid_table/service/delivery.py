@@ -7,6 +7,9 @@ records) — the events, the retained snapshots, the delayed feed and the diagno
   the publisher's pace (docs/mqtt.md, "Delivery"). The delayed feed is released from the journal too.
 * :class:`Delivery`, without a journal: events go out as they come, and paho's memory is all there is.
 * :class:`NoDelivery`, without a sink (the simulator without a broker, a benchmark): nothing is taken or published.
+
+With a reveal policy the events that go out live go to ``live/events`` too, as the policy
+(:class:`rfid_table.service.live_feed.LiveFeed`) made them; it reads every event, published or not, in order.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from rfid_table.service.delayed_feed import DelayedFeed, NoDelayedFeed
 from rfid_table.service.diagnostics import DiagnosticsCollector
 from rfid_table.service.journal import Journal
 from rfid_table.service.journal_writer import JournalWriter
+from rfid_table.service.live_feed import LiveFeed
 from rfid_table.service.sink import Sink
 
 if TYPE_CHECKING:
@@ -130,9 +134,10 @@ class TableReport:
 class Delivery:
     """To the sink, without a journal: each cycle's events as they come."""
 
-    def __init__(self, sink: Sink, report: TableReport):
+    def __init__(self, sink: Sink, report: TableReport, live: LiveFeed | None = None):
         self.sink = sink
         self.report = report
+        self.live = live  # None: no reveal policy, no live/events
         self.snapshots = Snapshots()
 
     def start(self) -> None:
@@ -157,7 +162,9 @@ class Delivery:
     def deliver(self, now: float, wall: float | None, events: list[DomainEvent],
                 snapshots: tuple[dict, dict] | None, controller: GameController) -> None:
         """What is on disk: its events, the snapshots taken with them, the delayed feed, the diagnostics."""
-        self._send(events)
+        live = self.live.payloads(events) if self.live is not None else []
+        if self._send(events) and live:
+            self.sink.publish_live(live)
         if snapshots is not None:
             self.sink.publish_snapshots(*snapshots)
         self._release_delayed(now, wall)
@@ -165,9 +172,11 @@ class Delivery:
         if report is not None:
             self.sink.publish_diagnostics(report)
 
-    def _send(self, events: list[DomainEvent]) -> None:
+    def _send(self, events: list[DomainEvent]) -> bool:
+        """Publish ``events``; whether they went out live."""
         if events:
             self.sink.publish_events(events)  # no journal: paho's memory is all there is
+        return True
 
     def _release_delayed(self, now: float, wall: float | None) -> None:
         """No journal: nothing to release a delayed feed from."""
@@ -186,9 +195,13 @@ class JournaledDelivery(Delivery):
     # memory: a connection that died without a word (noticed only after 1.5 keepalives) or a broker that stalls.
     LIVE_PENDING_LIMIT = 1000
 
+    # At a start the reveal policy reads back this many of the journal's newest events: the hand under way, and what
+    # it showed (a hand is 100 to 200 events).
+    LIVE_PRIMING = 1000
+
     def __init__(self, sink: Sink, report: TableReport, journal: Journal, writer: JournalWriter, backlog: Backlog,
-                 delayed: DelayedFeed | NoDelayedFeed):
-        super().__init__(sink, report)
+                 delayed: DelayedFeed | NoDelayedFeed, live: LiveFeed | None = None):
+        super().__init__(sink, report, live)
         self.journal = journal
         self.writer = writer  # the broker's acknowledgements go to the journal through it
         self.backlog = backlog
@@ -204,15 +217,19 @@ class JournaledDelivery(Delivery):
         if first <= journal.last_seq():
             self.backlog.add(first, journal.last_seq())
         self.snapshots.due = journal.last_seq() > 0  # the restored table, for subscribers that come now
+        if self.live is not None:
+            read = journal.events_after(max(0, journal.last_seq() - self.LIVE_PRIMING), limit=self.LIVE_PRIMING)
+            self.live.prime([e.domain_event() for e in read])
 
-    def _send(self, events: list[DomainEvent]) -> None:
+    def _send(self, events: list[DomainEvent]) -> bool:
         """Record the broker's acknowledgements, publish this cycle's events live if the broker can take them now
-        (or leave them to the backlog), then let the backlog go on."""
+        (or leave them to the backlog), then let the backlog go on. Whether they went out live."""
         for feed, seq in self.sink.take_acknowledged().items():
             self.writer.mark_delivered(feed, seq)  # kept until the journal takes it (a mark never goes back)
         connected = self.sink.connected
+        live = connected and self.sink.pending < self.LIVE_PENDING_LIMIT
         if events:
-            if connected and self.sink.pending < self.LIVE_PENDING_LIMIT:
+            if live:
                 self.sink.publish_events(events)
             else:
                 self.backlog.add(events[0].seq, events[-1].seq)
@@ -220,6 +237,7 @@ class JournaledDelivery(Delivery):
             self._begin_backlog()
             self._send_backlog()
         self._backlog_delivered()
+        return live
 
     def _release_delayed(self, now: float, wall: float | None) -> None:
         if self.sink.connected:

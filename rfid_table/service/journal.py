@@ -461,9 +461,10 @@ class Journal:
         rows = self._read(f"SELECT {EVENT_FIELDS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (seq, limit))
         return [journaled_event(row) for row in rows]
 
-    def event_times_after(self, seq: int, limit: int = 1000) -> list[tuple[int, float, int | None]]:
-        """(seq, t, hand) of the events after ``seq``, without their bodies: what the delayed feed decides on."""
-        return self._read("SELECT seq, t, hand FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (seq, limit))
+    def event_times_after(self, seq: int, limit: int = 1000) -> list[tuple[int, float, int | None, str]]:
+        """(seq, t, hand, type) of the events after ``seq``, without their bodies: what the delayed feed decides
+        on."""
+        return self._read("SELECT seq, t, hand, type FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (seq, limit))
 
     def last_event(self, type_: str) -> JournaledEvent | None:
         """The newest retained event of a type (one scan, for the start-up: ``type`` has no index)."""

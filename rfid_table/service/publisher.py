@@ -1,8 +1,10 @@
 """Publish the table over MQTT (paho-mqtt 2, MQTT 5), on the topics of :mod:`rfid_table.service.contract`.
 
-Events go out live to ``public/events`` and ``secure/events`` (and, after the broadcast delay, ``delayed/events``);
-the snapshots, ``status`` and ``delayed/hand`` are retained. Hole cards only ever go to ``secure/`` (and, after the
-delay, ``delayed/``); the public payloads are built from the events' public parts alone.
+Events go out live to ``public/events`` and ``secure/events`` (and, after the broadcast delay, ``delayed/events``;
+with a reveal policy, ``live/events``); the snapshots, ``status`` and ``delayed/hand`` are retained. Hole cards only
+ever go to ``secure/`` (and, after the delay, ``delayed/``); the public payloads are built from the events' public
+parts alone, and ``live/events`` carries those the reveal policy shows, as :mod:`rfid_table.service.live_feed` made
+them.
 """
 
 import logging
@@ -362,6 +364,14 @@ class MqttPublisher(Sink):
             room -= len(branches)
             taken += 1
         return taken
+
+    def publish_live(self, bodies: list[dict]) -> None:
+        """``live/events``: the payloads the reveal policy made of this cycle's events (public, with the hole cards
+        it shows), live only. Not journaled as delivered and not sent again: a live display ignores what is late
+        anyway, and takes the public snapshot after a ``seq`` gap."""
+        if self.connected:
+            for body in bodies:
+                self._publish(self.topics.live_events, encode({**body, "epoch": self.epoch}))
 
     def publish_snapshots(self, public_snapshot: dict, secure_snapshot: dict) -> None:
         self._snapshots = (snapshot_payload(public_snapshot, self.epoch), snapshot_payload(secure_snapshot, self.epoch))

@@ -60,6 +60,9 @@ class Sink(Protocol):
         latest replaces the last); ``released``: the stamp at which the newest hand's start was released,
         ``released_before``: the hand before's, when ``events`` begin with its start (None: not known)."""
 
+    def publish_live(self, bodies: list[dict]) -> None:
+        """The ``live/events`` payloads of this cycle's events (rfid_table.service.live_feed), live only."""
+
     def take_commands(self) -> list:
         """Commands received since the last call: each with ``topic``, ``payload`` (raw bytes) and ``retained``
         (:class:`rfid_table.service.publisher.ReceivedCommand`)."""

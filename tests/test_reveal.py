@@ -1,0 +1,129 @@
+"""The live feed's reveal policies ([broadcast] reveal): a broadcast without delay sees a hole card on live/events
+only when the house's policy shows it, and nowhere else; never a hand that went to the muck unshown.
+
+Seeded hands on the simulated chip table (uncontested pots, showdowns, an all-in), through the daemon's publisher and
+a real Mosquitto; the secure feed of the same run is the truth the live feed is judged against, event by event. The
+simulated dealer never mucks a hand at the showdown: that case is played by hand at the end.
+"""
+
+import dataclasses
+from collections import defaultdict
+
+import pytest
+
+from conftest import ROOT
+from rfid_table.config.table import load_config
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
+from rfid_table.service.daemon import StopFlag
+from rfid_table.service.publisher import MqttPublisher
+
+HANDS = 8  # at seed 1 with six players: three uncontested pots, four showdowns, one of them after an all-in
+
+
+def play(config, recorder_factory, hands: int, seed: int):
+    """Play ``hands`` at full speed; the secure, public and live events a subscriber received, by type of feed."""
+    base = f"rfid-table/{config.table_id}"
+    recorder = recorder_factory(f"{base}/#")
+    publisher = MqttPublisher(config.mqtt, config.table_id, epoch=f"reveal-{config.broadcast_reveal}")
+    table = SimulatedTable(config, SimOptions(hands=hands, seed=seed, speed=0, pace_s=0.5, link="direct", players=6),
+                           publisher)
+    assert publisher.start(), "the publisher could not reach the test broker"
+    table.run(StopFlag(), publisher)
+    publisher.stop()
+    recorder.sync()
+    return {feed: [e for e in recorder.json(f"/{feed}/events") if e["epoch"] == publisher.epoch]
+            for feed in ("secure", "public", "live")}
+
+
+@pytest.fixture
+def chips_config(mqtt_settings):
+    return dataclasses.replace(load_config(ROOT / "config" / "table-chips.toml"), mqtt=mqtt_settings,
+                               table_id="reveal-1")
+
+
+def test_never_is_the_default_and_publishes_no_live_feed(chips_config, recorder_factory):
+    assert chips_config.broadcast_reveal == "never"
+    feeds = play(chips_config, recorder_factory, hands=2, seed=3)
+    assert [e["type"] for e in feeds["secure"]].count("hand_ended") == 2
+    assert feeds["live"] == []
+
+
+class Hand:
+    """One hand as the secure feed tells it: the truth for the live feed."""
+
+    def __init__(self, events: list[dict]):
+        self.events = events
+        self.hole: dict[int, list[str]] = defaultdict(list)
+        self.folded_at: dict[int, int] = {}  # seat → seq of the fold event (its cards reached the muck)
+        self.all_in_at: int | None = None  # seq of the first all-in action
+        for e in events:
+            if e["type"] == "card_dealt":
+                self.hole[e["seat"]].append(e["card"])
+            elif e["type"] == "fold":
+                self.folded_at.setdefault(e["seat"], e["seq"])
+            elif e["type"] == "action" and e["all_in"] and self.all_in_at is None:
+                self.all_in_at = e["seq"]
+        self.ended = next(e for e in events if e["type"] == "hand_ended")
+        self.showdown = next((e for e in events if e["type"] == "showdown"), None)
+
+    def actions_after(self, seq: int) -> list[dict]:
+        return [e for e in self.events if e["type"] == "action" and e["seq"] > seq]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", ["showdown", "all_in", "hand_end"])
+def test_the_live_feed_shows_hole_cards_only_when_the_policy_does(chips_config, recorder_factory, policy):
+    feeds = play(dataclasses.replace(chips_config, broadcast_reveal=policy), recorder_factory, hands=HANDS, seed=1)
+    secure, public, live = feeds["secure"], feeds["public"], feeds["live"]
+    assert [e["type"] for e in secure].count("hand_ended") == HANDS
+    # The same events as the public feed, in the same order; a live payload is the public one but for `revealed`.
+    assert [e["seq"] for e in live] == [e["seq"] for e in public] == [e["seq"] for e in secure]
+    for shown, plain in zip(live, public):
+        assert {k: v for k, v in shown.items() if k != "revealed"} == plain
+
+    by_hand = defaultdict(list)
+    for event in secure:
+        by_hand[event["hand"]].append(event)
+    hands = {number: Hand(events) for number, events in by_hand.items() if number is not None}
+    kinds = defaultdict(int)  # the type of event each hand's first reveal came on
+    for event in live:
+        if "revealed" not in event:
+            continue
+        hand = hands[event["hand"]]
+        revealed = {int(seat): cards for seat, cards in event["revealed"].items()}
+        first = all("revealed" not in e for e in live if e["hand"] == event["hand"] and e["seq"] < event["seq"])
+        if first:
+            kinds[event["type"]] += 1
+        for seat, cards in revealed.items():
+            assert cards == hand.hole[seat], f"seq {event['seq']}: seat {seat} shown with cards it was not dealt"
+            mucked = hand.folded_at.get(seat)
+            if event["type"] in ("pots", "run_it_agreed"):  # all_in: the players table their hands (TDA)
+                assert policy == "all_in", f"seq {event['seq']}: {policy} showed cards at an all-in"
+                assert hand.all_in_at is not None and hand.all_in_at < event["seq"]
+                assert not hand.actions_after(event["seq"]), f"seq {event['seq']}: shown, and the betting went on"
+                assert mucked is None or mucked > event["seq"], f"seq {event['seq']}: a mucked hand shown"
+            else:
+                assert event["type"] in ("showdown", "hand_ended"), f"seq {event['seq']}: shown on {event['type']}"
+                # a hand shown earlier at the all-in is shown again; otherwise never a hand that reached the muck
+                tabled_at_all_in = policy == "all_in" and any(
+                    "revealed" in e and str(seat) in e["revealed"] and e["type"] in ("pots", "run_it_agreed")
+                    for e in live if e["hand"] == event["hand"])
+                assert mucked is None or tabled_at_all_in, f"seq {event['seq']}: seat {seat}'s mucked hand shown"
+                at_showdown = hand.showdown is not None and str(seat) in hand.showdown.get("hands", {})
+                ended_live = seat in hand.ended["live_seats"]
+                assert at_showdown or tabled_at_all_in or (policy == "hand_end" and ended_live), (
+                    f"seq {event['seq']}: seat {seat} shown by {policy} neither at the showdown nor at its end")
+    # Each policy showed something, where it shows it.
+    assert kinds["showdown"] > 0
+    if policy == "all_in":
+        assert kinds["pots"] + kinds["run_it_agreed"] > 0, "no all-in showed the hands before the showdown"
+    else:
+        assert kinds["pots"] + kinds["run_it_agreed"] == 0
+    uncontested = [n for n, h in hands.items() if len(h.ended["live_seats"]) == 1]
+    shown_uncontested = [n for n in uncontested
+                         if any("revealed" in e for e in live if e["hand"] == n and e["type"] == "hand_ended")]
+    assert uncontested
+    if policy == "hand_end":
+        assert shown_uncontested == uncontested  # the uncontested winner's cards, at the end
+    elif policy == "showdown":
+        assert shown_uncontested == []

@@ -86,6 +86,8 @@ from controller.rotation import Game, Rotation, RotationSetup
 from controller.player_limits import limit_rule, max_players
 from controller.rules import BLINDS_BUST_BUTTON_STAYS
 from controller.rules import profile as rule_profile
+from controller.stud import GAMES as STUD_GAMES
+from controller.stud_deal import THIRD_STREET_CARDS, StudDeal
 from hal.bursts import Bursts
 from hal.events import DeviceEvent, ZoneEvent
 from hal.zone_names import Zone
@@ -202,6 +204,7 @@ class TableController:
                                         self.profile, setup.hole_cards, max_players=setup.max_players,
                                         limit_rules=(limit_rule(setup.double_board),) if setup.max_players < 10 else (),
                                         windows=windows)
+        self.stud_deal = StudDeal(self.out, self.irregularities, self.hand_cards, self.deal_rulings, self.misdeals)
         self.out_of_play = OutOfPlay(self.out, self.irregularities, self.hand_cards, self.board_part, self.misdeals,
                                      self.profile, setup.exposed_by)
         self.decks = Decks(self.irregularities, self.hand_cards, setup.decks, setup.deck_id, setup.deck)
@@ -219,7 +222,15 @@ class TableController:
         if eligible is not None and self.sitting_out in eligible:
             eligible = tuple(s for s in eligible if s != self.sitting_out)
         # planned between hands, or as a hand begins once its game is known: the next hand's game
-        return Deal.plan(self.rotation.game_now(in_hand=False).hole_cards, self.button, eligible)
+        game = self.rotation.game_now(in_hand=False)
+        # stud: third street's cards as the deal's rounds, the later streets' one by one (controller.stud_deal)
+        rounds = THIRD_STREET_CARDS if self._stud(game) else game.hole_cards
+        return Deal.plan(rounds, self.button, eligible)
+
+    def _stud(self, game: Game) -> str | None:
+        """The stud game ``game`` is (the table's one game is the setup's variant), or None."""
+        name = game.name or self.setup.variant
+        return name if name in STUD_GAMES else None
 
     def _button_for_players(self) -> None:
         """The next hand's button once the floor named its players (``seats``), from the hand before
@@ -261,6 +272,7 @@ class TableController:
         self.irregularities.new_hand()
         self.board_part.new_hand()
         self.deal_rulings.new_hand()
+        self.stud_deal.new_hand(None)
         self.decks.new_hand()
         self.watch.new_hand()
 
@@ -296,6 +308,8 @@ class TableController:
 
     @property
     def board(self) -> list[str]:
+        if self.stud_deal.community is not None:  # a stud hand's community card, the deck run short
+            return [self.stud_deal.community]
         return self.board_part.cards
 
     @property
@@ -320,6 +334,8 @@ class TableController:
         return dict(self._on_table)
 
     def phase(self) -> str:
+        if self.in_hand and self.stud_deal.active:
+            return self.hand_cards.stud_street or "third"
         return self.board_part.street() if self.in_hand else "waiting"
 
     def numbered_event(self, type_: str, t: float, public: dict[str, Any], secret: dict[str, Any] | None = None
@@ -393,7 +409,12 @@ class TableController:
             assert seat is not None  # a seat's zone names it
             if not self.in_hand:
                 self._start_hand()
-            self.deal_rulings.seat_card(card, seat, event.zone)
+            if self.stud_deal.active:
+                self.stud_deal.seat_card(card, seat, event.zone, self.board_part.burns)
+            else:
+                self.deal_rulings.seat_card(card, seat, event.zone)
+        elif kind == "board" and self.stud_deal.active and self.in_hand:
+            self.stud_deal.board_card(card, self.board_part.burns)
         elif kind in ("board", "board2"):
             # a later run's or the second board's card is taken as it comes; the first board's is checked, the deal
             # keeps it while the deal is not over, and the board turns it
@@ -519,6 +540,7 @@ class TableController:
     def _start_hand(self) -> None:
         game = self.rotation.hand_started()  # the hand's game first: the deal is planned for it
         self._new_hand_state()
+        self.stud_deal.new_hand(self._stud(game))
         self.hand_cards.start()
         self.hand += 1
         self.out.hand = self.hand

@@ -21,9 +21,8 @@ from typing import Any
 
 from controller.commands import Refusal
 from controller.levels import LevelSchedule
+from controller.stud import GAMES as STUD_GAMES  # dealt without a button (TDA 4: the button is frozen through them)
 
-FROZEN_BUTTON_RULE = "TDA 4"
-STUD_GAMES = ("stud", "stud8", "razz")  # dealt without a button (TDA 4: the button is frozen through them)
 HORSE = ("flhe", "razz", "stud", "flo8", "stud8")  # hold'em, Omaha hi-lo, razz, stud, stud eight or better
 CHANGE_HANDS = "hands"  # every hands_per_game hands
 CHANGE_LEVEL = "level"  # with each tournament level
@@ -32,16 +31,18 @@ CHANGE_LEVEL = "level"  # with each tournament level
 @dataclass(frozen=True)
 class Game:
     """One game the table deals: its configuration name (``flo8``), the betting engine's variant (a key of
-    ``controller.betting.VARIANTS``) and the cards a player holds."""
+    ``controller.betting.VARIANTS``; "": the table's one game), the cards a player holds, and whether it is dealt
+    from a button (the flop games; the stud games are not: TDA 4)."""
 
     name: str
     engine: str
     hole_cards: int
+    button: bool = True
 
-    @property
-    def button(self) -> bool:
-        """Whether the game is dealt from a button (the flop games); the stud games are not (TDA 4)."""
-        return self.name not in STUD_GAMES
+    @classmethod
+    def named(cls, name: str, engine: str, hole_cards: int) -> Game:
+        """A game by its configuration name: the stud games deal without a button."""
+        return cls(name, engine, hole_cards, button=name not in STUD_GAMES)
 
 
 @dataclass(frozen=True)
@@ -86,9 +87,9 @@ class Rotation:
     def rotates(self) -> bool:
         return len(self.setup.games) > 1
 
-    def next_index(self, in_hand: bool = False) -> int:
+    def next_index(self) -> int:
         """The game the next hand is dealt (nothing changes): the floor's, or the next in the list once the game
-        has had its hands (``in_hand``: the running one counted) or a new level begins."""
+        has had its hands or a new level begins."""
         if self.pending is not None:
             return self.pending
         if not self.rotates:
@@ -98,7 +99,7 @@ class Rotation:
             levels = self.levels
             level = levels.pending if levels.pending is not None else levels.number
             return (self.index + 1) % len(self.setup.games) if level != self.level else self.index
-        if self.played + in_hand >= self.setup.hands_per_game:
+        if self.played >= self.setup.hands_per_game:
             return (self.index + 1) % len(self.setup.games)
         return self.index
 
@@ -145,15 +146,17 @@ class Rotation:
         return self.game if in_hand else self.setup.games[self.next_index()]
 
     def snapshot(self, in_hand: bool) -> dict[str, Any] | None:
-        """The rotation as the snapshot shows it (None: the table deals one game): the games, when the game
-        changes, the hands of the game now (``game_now``) played so far, and the next hand's game."""
+        """The rotation as the snapshot shows it (None: the table deals one game): the games, when the game changes,
+        the hands of the game now (``game_now``) played to their end, and the game that comes after it."""
         if not self.rotates:
             return None
-        following = self.next_index(in_hand)
-        same = in_hand or (following == self.index and self.pending is None)
-        return {"games": [g.name for g in self.setup.games], "change": self.setup.change,
+        games = self.setup.games
+        now = self.index if in_hand else self.next_index()
+        fresh = not in_hand and (now != self.index or self.pending is not None)  # the next hand begins a game
+        following = self.pending if in_hand and self.pending is not None else (now + 1) % len(games)
+        return {"games": [g.name for g in games], "change": self.setup.change,
                 "hands_per_game": self.setup.hands_per_game if self.setup.change == CHANGE_HANDS else None,
-                "hands_played": self.played if same else 0, "next_hand": self.setup.games[following].name}
+                "hands_played": 0 if fresh else self.played, "next_game": games[following].name}
 
     def checkpoint_state(self) -> dict[str, Any]:
         return {"game": self.game.name, "played": self.played, "level": self.level,

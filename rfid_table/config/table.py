@@ -125,7 +125,7 @@ class GameSettings:
     def games(self) -> RotationSetup:
         """The games the table deals, in turn; one game has a rotation of one."""
         names = self.rotation or (self.variant,)
-        return RotationSetup(tuple(Game(name, ENGINE_VARIANTS.get(name, ""), VARIANTS[name]) for name in names),
+        return RotationSetup(tuple(Game.named(name, ENGINE_VARIANTS.get(name, ""), VARIANTS[name]) for name in names),
                              self.hands_per_game, self.change, names.index(self.variant))
 
     @property
@@ -530,9 +530,11 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
             if cards.name not in zones and not _reported(c, f"zones.{cards.name}"):
                 c.problem(("zones", cards.seat_key), f"seat {seat} has no card zone (add {cards.name} = "
                                                      "{ reader = \"NAME\", antenna = N })")
-        if variant in STUD_VARIANTS:
-            _check_stud_zones(c, zones, variant, seats, most_players)
-        else:
+        dealt = rotation or (variant,)  # a mixed game needs the zones of every game it deals
+        stud = next((name for name in dealt if name in STUD_VARIANTS), None)
+        if stud is not None:
+            _check_stud_zones(c, zones, stud, seats, most_players)
+        if any(name not in STUD_VARIANTS for name in dealt):
             for required in ("board", "burn", "muck"):
                 if required not in zones and not _reported(c, f"zones.{required}"):
                     c.problem(("zones", required), "missing: every table needs a board, a burn and a muck zone")

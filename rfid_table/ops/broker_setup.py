@@ -19,11 +19,12 @@ Roles (``<P>`` is the topic prefix, ``<T>`` a table id, ``<U>`` the username):
 =========  ===========================================================  ==========================================
 role       reads                                                        writes
 =========  ===========================================================  ==========================================
-table      its own ``<P>/<T>/``: status, public, secure, delayed,       the same, except commands
+table      its own ``<P>/<T>/``: status, public, secure, delayed, live, the same, except commands
            replies, commands
-floor      every table's status, public, secure, delayed, replies       ``<P>/+/commands/floor/<U>/#``
+floor      every table's status, public, secure, delayed, live, replies ``<P>/+/commands/floor/<U>/#``
 dealer     its tables' status, public, secure, replies                  ``<P>/<T>/commands/dealer/<U>/#``
-overlay    every table's status, public, delayed; the rooms' statistics nothing
+overlay    every table's status, public, delayed, live; the rooms'      nothing
+           statistics
 public     every table's status, public; the rooms' statistics          nothing
 room       every table's secure or delayed (its room file's ``feed``)   its room's statistics, ``<S>/<R>/#``
 bridge     nothing                                                      its tables' status, public and secure
@@ -274,13 +275,16 @@ def acl_rules(user: User, prefix: str, stats_roots: tuple[str, ...] = ()) -> lis
         (t,) = user.tables
         base = f"{prefix}/{t}"
         return ([("readwrite", f"{base}/status")]
-                + [("readwrite", f"{base}/{branch}/#") for branch in ("public", "secure", "delayed", "replies")]
+                + [("readwrite", f"{base}/{branch}/#")
+                   for branch in ("public", "secure", "delayed", "live", "replies")]
                 + [("read", f"{base}/commands/#")])
     tables = user.tables or (every,)
     if user.role == "bridge":  # a room's broker, forwarding its tables here
         return [("write", f"{prefix}/{t}/{branch}") for t in tables for branch in BRIDGED]
-    branches = {"floor": ("public", "secure", "delayed", "replies"), "dealer": ("public", "secure", "replies"),
-                "overlay": ("public", "delayed"), "public": ("public",)}[user.role]
+    # live/: the public events with the hole cards the table's reveal policy shows (docs/mqtt.md, "The live feed"):
+    # the broadcast's, not the public's
+    branches = {"floor": ("public", "secure", "delayed", "live", "replies"), "dealer": ("public", "secure", "replies"),
+                "overlay": ("public", "delayed", "live"), "public": ("public",)}[user.role]
     rules = []
     for t in tables:
         rules.append(("read", f"{prefix}/{t}/status"))

@@ -57,6 +57,9 @@ class DealerSettings:
     # the clear table's wait: rfid_table.devtools.simulate.table_hand_over_s). A brisk dealer (a small pace_s)
     # still shuffles at least that long: cards dealt sooner would be read as the last hand's.
     hand_over_s: float = 0.0
+    # A stud game: two down cards and one up, then one up card each street to the sixth, the last down; no board but
+    # the community card when the deck runs short; dealt without a button, from the first seat on (no errors).
+    stud: bool = False
 
     def error_rates(self) -> dict[str, float]:
         return {"exposed_card": self.exposed_rate, "extra_card": self.extra_card_rate,
@@ -113,11 +116,12 @@ class SimDealer:
 
     def hand(self) -> Iterator[Move]:
         """The moves of one hand, from the deal to the gathered table (deals again after a misdeal)."""
-        self.button = self._after(self.button)[0]
+        if not self.settings.stud:  # a stud table deals from the same seat every hand (TDA 4: no button)
+            self.button = self._after(self.button)[0]
         while True:
             self.hands_dealt += 1
             void: list[bool] = []
-            for move in self._deal(void):
+            for move in (self._deal_stud() if self.settings.stud else self._deal(void)):
                 yield Move(move.delay_s, move.describe, self._opens_first(move.apply), move.command)
             if not void:
                 return
@@ -300,6 +304,47 @@ class SimDealer:
         yield Move(pace * 2, "showdown" if len(live) > 1 else f"seat {live[0]} wins uncontested", lambda: None)
         yield Move(pace, "the dealer gathers the cards", gathered)
         yield Move(max(pace * 2, s.hand_over_s), "shuffle", lambda: None)
+
+    def _deal_stud(self) -> Iterator[Move]:
+        """A stud hand: third street (two down, one up) a round at a time, a burn before each later street, the up
+        cards on ``seatN.up``, seventh street down on ``seatN.cards``, folds into the muck after each street's betting;
+        on seventh street, with fewer cards left than live players, one community card on the board."""
+        pace = self.settings.pace_s
+        deck = list(FULL_DECK)
+        self.rng.shuffle(deck)
+        order = self._after(self.button)
+        hole: dict[int, list[str]] = {seat: [] for seat in order}
+        live = list(order)
+
+        def put(card: str, zone: str) -> Callable[[], None]:
+            return lambda: self.field.place(self.uid_of[card], zone)
+
+        def deal(seat: int, up: bool) -> Move:
+            card = deck.pop()
+            hole[seat].append(card)
+            return Move(pace * 0.3, f"{'up' if up else 'down'} card to seat {seat}",
+                        put(card, f"seat{seat}.{'up' if up else 'cards'}"))
+
+        for up in (False, False, True):
+            for seat in order:
+                yield deal(seat, up)
+        for street in ("fourth", "fifth", "sixth", "seventh"):
+            for seat in list(live):
+                if len(live) > 1 and self.rng.random() < self.settings.fold_chance:
+                    live.remove(seat)
+                    for card in hole[seat]:
+                        yield Move(pace * 0.3, f"seat {seat} folds", put(card, "muck"))
+            if len(live) == 1:
+                break
+            if street == "seventh" and len(deck) - 1 < len(live):  # no card for each: no burn, one for all
+                yield Move(pace * 0.5, "the deck runs short: a community card", put(deck.pop(), "board"))
+                continue
+            yield Move(pace * 0.5, f"burn before {street} street", put(deck.pop(), "burn"))
+            for seat in live:
+                yield deal(seat, street != "seventh")
+        yield Move(pace * 2, "showdown" if len(live) > 1 else f"seat {live[0]} wins uncontested", lambda: None)
+        yield Move(pace, "the dealer gathers the cards", self.field.clear)
+        yield Move(max(pace * 2, self.settings.hand_over_s), "shuffle", lambda: None)
 
     def hands(self, count: int | None) -> Iterator[Move]:
         """``count`` hands one after another (forever with None)."""

@@ -206,7 +206,8 @@ class SimulatedTable:
                 DealerSettings(players, config.game.hole_cards, options.pace_s, options.fold_chance,
                                exposed_rate=each, extra_card_rate=each, wrong_seat_rate=each,
                                premature_board_rate=each, exposed_procedure=exposed_procedure,
-                               exposed_by=config.exposed_by, hand_over_s=table_hand_over_s(config)),
+                               exposed_by=config.exposed_by, hand_over_s=table_hand_over_s(config),
+                               stud=config.game.stud),
                 options.seed,
             )
         self._floor_answers: list[tuple[float, int, str]] = []  # (table time due, seq, confirm or override)

@@ -20,6 +20,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 from controller.betting import VARIANTS, BettingHand
 from controller.cards import FULL_DECK
+from controller.rotation import Rotation, RotationSetup
 from controller.rules import EXPOSED_BURN_AFTER_DEAL
 from sim.dealer import FLOOR_S, InjectedError, Move
 from sim.field import TableField
@@ -37,7 +38,9 @@ class BettingDealer:
                  seed: int | None = None, error_rate: float = 0.0,
                  exposed_procedure: str = EXPOSED_BURN_AFTER_DEAL, run_it_twice: float = 0.0,
                  hand_over_s: float = 0.0, read_s: float = 0.0, deal_s: float | None = None,
-                 players_style: str = PLAUSIBLE):
+                 players_style: str = PLAUSIBLE, games: RotationSetup | None = None):
+        """``games``: a mixed game's rotation by hands (``controller.rotation``): each hand is dealt and bet as the
+        game the table deals it (the dealer keeps the count as the table does); without it, ``variant`` only."""
         self.field = field
         self.uid_of_card = {card: uid for uid, card in deck.items()}
         rack: dict[int, list[str]] = {}
@@ -52,6 +55,7 @@ class BettingDealer:
                                  deal_s=pace_s * 0.3 if deal_s is None else deal_s, read_s=read_s)
         self.players = sorted(players)
         self.variant = VARIANTS[variant]
+        self.rotation = Rotation(games) if games is not None else None
         self.blinds = blinds
         self.ante = ante
         self.buy_in = blinds[1] * buy_in_bb
@@ -110,6 +114,9 @@ class BettingDealer:
                 self.stacks[seat] = self.buy_in  # racks up and leaves; a newcomer takes the seat
                 yield Move(0.0, f"seat {seat} racks up {stack} and leaves; a new player buys in for {self.buy_in}",
                            lambda: None)
+        if self.rotation is not None:  # the game the table deals this hand (a misdeal's deal again is the same hand)
+            self.variant = VARIANTS[self.rotation.hand_started().engine]
+            self.rotation.hand_ended(misdeal=False)
         hand = BettingHand(self.variant, self.players, self.button, self.stacks, self.blinds, ante=self.ante)
         deck = list(FULL_DECK)
         if self.players_style == RANDOM:  # blind to the cards, before the shuffle as ever: a seed plays as it did

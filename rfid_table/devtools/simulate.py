@@ -35,6 +35,7 @@ from hal.firmware_reader import bought_reader, serial_reader
 from hal.zone_names import Zone
 from hal.reader_backend import ReaderBackend
 from hal.readers import SimulatedReader
+from controller.rotation import CHANGE_HANDS
 from controller.rules import profile as rule_profile
 from rfid_table.config.table import ENGINE_VARIANTS, TableConfig
 from rfid_table.ops.broker_login import EX_NOPERM, probe_login
@@ -197,7 +198,8 @@ class SimulatedTable:
                 command=self._floor_command, pace_s=options.pace_s, seed=options.seed,
                 error_rate=options.dealer_errors, exposed_procedure=exposed_procedure,
                 run_it_twice=options.run_it_twice, hand_over_s=table_hand_over_s(config),
-                read_s=table_read_s(config), players_style=options.players_style)
+                read_s=table_read_s(config), players_style=options.players_style,
+                games=game.games() if game.rotation and game.change == CHANGE_HANDS else None)
         else:
             each = options.dealer_errors / 4  # the errors a single deck can make, equally often
             self.dealer = SimDealer(

@@ -16,6 +16,7 @@ from rfid_table.config.table import load_config
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from rfid_table.service.daemon import StopFlag
 from rfid_table.service.publisher import MqttPublisher
+from test_schemas import problems
 
 HANDS = 8  # at seed 1 with six players: three uncontested pots, four showdowns, one of them after an all-in
 
@@ -31,8 +32,12 @@ def play(config, recorder_factory, hands: int, seed: int):
     table.run(StopFlag(), publisher)
     publisher.stop()
     recorder.sync()
-    return {feed: [e for e in recorder.json(f"/{feed}/events") if e["epoch"] == publisher.epoch]
-            for feed in ("secure", "public", "live")}
+    feeds = {feed: recorder.json(f"/{feed}/events") for feed in ("secure", "public", "live")}
+    for message in feeds["live"]:
+        assert not problems("event.live.schema.json", message)
+    # a live message is its public event and what the policy shows beside it: flattened here for the checks below
+    feeds["live"] = [{**m["event"], **({"revealed": m["revealed"]} if "revealed" in m else {})} for m in feeds["live"]]
+    return {feed: [e for e in events if e["epoch"] == publisher.epoch] for feed, events in feeds.items()}
 
 
 @pytest.fixture
@@ -127,3 +132,4 @@ def test_the_live_feed_shows_hole_cards_only_when_the_policy_does(chips_config, 
         assert shown_uncontested == uncontested  # the uncontested winner's cards, at the end
     elif policy == "showdown":
         assert shown_uncontested == []
+

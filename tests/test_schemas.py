@@ -51,6 +51,7 @@ TOPICS = {
     # The delayed feed for broadcast overlays: the secure payloads, once the broadcast delay is over.
     "delayed/events": ("event.secure.schema.json", True, False),
     "delayed/hand": ("hand.delayed.schema.json", True, True),  # retained on tables with the delayed feed only
+    "live/events": ("event.live.schema.json", True, False),  # on tables with a reveal policy: every table here
     "public/diag": ("diag.schema.json", True, True),
     "commands/<role>/<user>": ("command.schema.json", True, False),  # sent by clients, not by the table
     "replies/<role>/<user>": ("reply.schema.json", True, False),
@@ -229,7 +230,7 @@ class FullRecorder(Recorder):
 def table_config(settings: MqttSettings, table_id: str, extra_zones: dict | None = None, base: Path = TABLE_CHIPS,
                  **changes):
     config = load_config(base)  # default: ten seats, cards and chips
-    changes = {"broadcast_delay_s": 0.0, "journal_path": None, **changes}
+    changes = {"broadcast_delay_s": 0.0, "journal_path": None, "broadcast_reveal": "all_in", **changes}
     return dataclasses.replace(config, table_id=table_id, mqtt=settings, zones={**config.zones, **(extra_zones or {})},
                                **changes)
 

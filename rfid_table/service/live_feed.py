@@ -2,8 +2,9 @@
 reveal policy (``[broadcast] reveal``) lets a viewer see, at the moment it lets them (docs/mqtt.md, "The live feed").
 
 This is the one place where a hole card may enter a feed without delay. Every other part builds a no-delay payload
-from an event's public part alone; here the public payload gets one more field, ``revealed``, and only from
-:meth:`LiveFeed.payloads`, which reads the events' secret parts and applies the policy:
+from an event's public part alone. A ``live/events`` message is that public payload as ``event``, and beside it,
+where the policy shows hole cards, ``revealed``: made only by :meth:`LiveFeed.payloads`, which reads the events'
+secret parts and applies the policy:
 
 * ``showdown``: the hands shown at the showdown, as the ``showdown`` event names them, less every seat whose cards
   reached the muck (the table cannot see a card face up: a hand mucked is taken as mucked unshown).
@@ -54,10 +55,11 @@ class LiveFeed:
             self._reveal(event)
 
     def payloads(self, events: list[DomainEvent]) -> list[dict]:
-        """Each event's public payload, with ``revealed`` (seat → hole cards) where the policy shows cards."""
+        """Each event's message: its public payload as ``event``, and ``revealed`` (seat → hole cards) where the
+        policy shows cards."""
         bodies = []
         for event in events:
-            body = event.payload(secure=False)
+            body: dict = {"event": event.payload(secure=False)}
             revealed = self._reveal(event)
             if revealed:
                 body["revealed"] = {str(seat): list(cards) for seat, cards in sorted(revealed.items())}

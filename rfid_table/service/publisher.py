@@ -366,12 +366,13 @@ class MqttPublisher(Sink):
         return taken
 
     def publish_live(self, bodies: list[dict]) -> None:
-        """``live/events``: the payloads the reveal policy made of this cycle's events (public, with the hole cards
-        it shows), live only. Not journaled as delivered and not sent again: a live display ignores what is late
-        anyway, and takes the public snapshot after a ``seq`` gap."""
+        """``live/events``: the messages the reveal policy made of this cycle's events (each public payload, and the
+        hole cards it shows), live only. Not journaled as delivered and not sent again: a live display ignores what
+        is late anyway, and takes the public snapshot after a ``seq`` gap."""
         if self.connected:
             for body in bodies:
-                self._publish(self.topics.live_events, encode({**body, "epoch": self.epoch}))
+                event = {**body["event"], "epoch": self.epoch}
+                self._publish(self.topics.live_events, encode({**body, "event": event}))
 
     def publish_snapshots(self, public_snapshot: dict, secure_snapshot: dict) -> None:
         self._snapshots = (snapshot_payload(public_snapshot, self.epoch), snapshot_payload(secure_snapshot, self.epoch))

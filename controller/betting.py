@@ -34,6 +34,7 @@ from typing import Mapping, NamedTuple, Sequence
 
 from controller import pots as potlib
 from controller.pots import Collection, Pot
+from controller.stud import STREETS as STUD_STREETS
 from controller.rules import (
     INCOMPLETE_CALL_COMPLETE_OR_FORFEIT,
     INCOMPLETE_CALL_MUST_COMPLETE,
@@ -65,6 +66,8 @@ class Variant:
     omaha: bool
     phh_code: str | None
     hi_lo: bool = False  # each pot split between the best high hand and the best eight-or-better low
+    streets: tuple[str, ...] = STREETS
+    stud: str = ""  # a stud game ("stud", "stud8", "razz": controller.stud): antes, a bring-in, no board, no blinds
 
 
 NLHE = Variant("NLHE", NO_LIMIT, 2, False, "NT")
@@ -78,7 +81,12 @@ FLHE = Variant("FLHE", FIXED_LIMIT, 2, False, "FT")  # split limit: small bet pr
 PLO8 = Variant("PLO8", POT_LIMIT, 4, True, None, hi_lo=True)
 FLO8 = Variant("FLO8", FIXED_LIMIT, 4, True, "FO/8", hi_lo=True)
 FLHE8 = Variant("FLHE8", FIXED_LIMIT, 2, False, None, hi_lo=True)  # hold'em hi-lo, where a house deals it
-VARIANTS = {v.code: v for v in (NLHE, PLHE, PLO, PLO5, PLO6, PLO7, FLHE, PLO8, FLO8, FLHE8)}
+# Stud games: fixed limit, antes and a bring-in; the small bet on third and fourth street, the big bet from fifth.
+STUD = Variant("STUD", FIXED_LIMIT, 7, False, "F7S", streets=STUD_STREETS, stud="stud")
+STUD8 = Variant("STUD8", FIXED_LIMIT, 7, False, "F7S/8", hi_lo=True, streets=STUD_STREETS, stud="stud8")
+RAZZ = Variant("RAZZ", FIXED_LIMIT, 7, False, "FR", streets=STUD_STREETS, stud="razz")
+VARIANTS = {v.code: v for v in (NLHE, PLHE, PLO, PLO5, PLO6, PLO7, FLHE, PLO8, FLO8, FLHE8, STUD, STUD8, RAZZ)}
+
 
 
 @dataclass(frozen=True)
@@ -203,7 +211,7 @@ class _Seat:
     withdrawn_pending: list[int] = field(default_factory=list)  # chips taken back this turn, no new chips yet
 
 
-_VALID_DECLARATIONS = {"check", "call", "fold", "bet", "raise", "all_in", "pot", "complete"}
+_VALID_DECLARATIONS = {"check", "call", "fold", "bet", "raise", "all_in", "pot", "complete", "bring_in"}
 
 
 class BettingHand:
@@ -229,6 +237,8 @@ class BettingHand:
         no_small_blind: bool = False,
         bomb_pot: int = 0,
         flip: bool = False,
+        bring_in: int = 0,
+        bring_in_seat: int | None = None,
     ):
         """``seats``: the seats in play, clockwise; seat numbers grow clockwise, so a dead ``button`` (not in
         ``seats``) still places the blinds. ``bets``: (small bet, big bet) for fixed limit, default (BB, 2×BB).
@@ -243,6 +253,10 @@ class BettingHand:
         is ruled to check, as pokerkit plays a hand without pre-flop betting). ``flip`` with it (CA GR 14.2: "the
         croupier deals the "board" without another round of betting and there is an immediate "showdown""): no
         street has betting. The blinds still set the limit (the smallest bet) of the streets after the flop.
+        Stud games (``variant.stud``): ``blinds`` are (0, 0), ``ante`` is posted by every seat, ``bets`` are the
+        small and the big bet, ``bring_in`` the forced bet of third street (less than the small bet). Each street
+        opens with ``start_street(first)``, once its cards show who acts first (``controller.stud``);
+        ``bring_in_seat`` opens third street at once.
         Invalid set-ups raise ``ValueError`` here (nothing exists yet to corrupt).
         """
         self.variant = VARIANTS[variant] if isinstance(variant, str) else variant
@@ -251,7 +265,14 @@ class BettingHand:
         if any(stacks.get(s, 0) <= 0 for s in seats):
             raise ValueError("every seat in play needs a positive stack")
         small_blind, big_blind = blinds
-        if big_blind <= 0 or small_blind < 0 or ante < 0 or big_blind_ante < 0:
+        if self.variant.stud:
+            if small_blind or big_blind or big_blind_ante or straddles or bomb_pot or bets is None:
+                raise ValueError(f"{self.variant.code} has antes, a bring-in and small and big bets: no blinds")
+            if not 0 < bring_in < bets[0] or bets[0] <= 0 or bets[1] < bets[0] or ante < 0:
+                raise ValueError("a stud game needs 0 < bring-in < small bet <= big bet and an ante not negative")
+        elif bring_in or bring_in_seat is not None:
+            raise ValueError(f"{self.variant.code} has no bring-in")
+        elif big_blind <= 0 or small_blind < 0 or ante < 0 or big_blind_ante < 0:
             raise ValueError("blinds must be positive and antes not negative")
         if bomb_pot < 0 or (flip and not bomb_pot) or (bomb_pot and (ante or big_blind_ante or straddles)):
             raise ValueError("a bomb pot or flip needs a positive agreed amount, and no antes or straddles beside it")
@@ -292,6 +313,14 @@ class BettingHand:
         self._capped = False
         self._uncapped = False
         self.no_small_blind = no_small_blind and not self.heads_up_start
+        self.bring_in = bring_in
+        self.openers: dict[int, int] = {}  # stud: the seat each street opened with (start_street)
+        self._awaiting_opener = False  # stud: the street's cards are not dealt yet, who acts first is not known
+        self._open_pair = False  # stud: fourth street where an open pair allows the big bet
+        self._big_bet_made = False  # ... and a big bet was made: the raises are big bets
+        if self.variant.stud:
+            self._post_antes_for_stud(bring_in_seat)
+            return
         self._post_forced_bets(straddles, forced_bet_chips or {})
 
     # ---- set-up -------------------------------------------------------------------------------------
@@ -310,6 +339,66 @@ class BettingHand:
                 return seats[i + 1 :] + seats[: i + 1]
             return seats
         return clockwise
+
+    def _post_antes_for_stud(self, bring_in_seat: int | None) -> None:
+        """Stud: every seat antes; the bring-in is the first action of third street, read from its chips."""
+        for s in self.order:
+            if self.ante:
+                self._post(s, "ante", self.ante, ("CA Stakes 1",))
+        self.forced_posters = []
+        self.nominal_bet, self.full_level, self.raise_count = 0, 0, 0
+        self.min_increment = self.limit_bets[0]
+        self._awaiting_opener = True
+        if bring_in_seat is not None:
+            ruling = self.start_street(bring_in_seat)
+            if not ruling.ok:
+                raise ValueError(ruling.message)
+
+    def start_street(self, first: int, *, open_pair: bool = False) -> Ruling:
+        """Stud: the street's cards are out and ``first`` acts first: on third street the bring-in seat
+        (``controller.stud.bring_in_seat``), later the best hand showing (``controller.stud.first_to_act``; all-in
+        seats count, the turn then passes to the next seat). ``open_pair``: fourth street may be bet at the big bet
+        (``controller.stud.big_bet_allowed_on_fourth``; CA Actions 3c)."""
+        if not self.variant.stud:
+            return self._reject("not_stud", f"{self.variant.code} opens its streets by the button", None)
+        if self.status != "betting" or not self._awaiting_opener:
+            return self._reject("street_open", f"{self.street} is already open", None)
+        if first not in self._s or self._s[first].folded:
+            return self._reject("unknown_seat", f"seat {first} is not live in the hand", first)
+        if open_pair and self.street_index != 1:
+            return self._reject("not_fourth_street", "an open pair allows the big bet on fourth street only", first)
+        self._awaiting_opener = False
+        self._open_pair = open_pair
+        self.openers[self.street_index] = first
+        self._last_actor = None
+        self._oot_since_turn = []
+        self._to_act = self._find_next(self._before(first))
+        self._street_had_round[self.street_index] = self._to_act is not None
+        self.last_aggressor[self.street_index] = None
+        what = "brings it in" if self.street_index == 0 else "acts first"
+        rules = (self.rules.cite("open_pair_big_bet"),) if open_pair else ()
+        return self._ok("street_opened", f"{self.street}: seat {first} {what}"
+                        + ("; an open pair: the big bet may be made" if open_pair else ""), first, rules=rules)
+
+    def _bring_in_turn(self, s: _Seat) -> bool:
+        """Stud, third street, nobody has brought it in or completed: this seat must do one or the other."""
+        return bool(self.variant.stud) and self.street_index == 0 and self._top_bet == 0 and s.seat == self._to_act
+
+    def _apply_bring_in(self, s: _Seat, zone_value: int, rules: tuple[str, ...], note: str) -> Ruling:
+        """The forced bet of third street: not a full bet (the completion is), not counted as action (PP
+        Misdeals 2: "two players after the forced bet")."""
+        target = min(self.bring_in, s.bet + s.stack)
+        added = target - s.bet
+        s.stack -= added
+        s.committed += added
+        s.bet = target
+        self._bets_changed(raised=s)
+        s.change, s.owed = max(0, zone_value - target), max(0, target - zone_value)
+        s.acted_level = 0  # the completion reopens the betting for it, whatever the bring-in's size
+        action = Action(s.seat, "bring_in", self.street, target, added, s.change, s.owed, s.stack == 0, "bring_in",
+                        False, rules, note)
+        self.actions.append(action)
+        return self._after_action(action)
 
     def _post_forced_bets(self, straddles: Sequence[Straddle], forced_chips: Mapping[int, Sequence[int]]) -> None:
         order = self.order
@@ -403,7 +492,7 @@ class BettingHand:
             self._bets_changed(raised=s)
             s.zone = [posted] if posted else []
         self.actions.append(
-            Action(seat, kind, "preflop", s.bet, posted, all_in=all_in, base=kind, rules=rules, note=note)
+            Action(seat, kind, self.street, s.bet, posted, all_in=all_in, base=kind, rules=rules, note=note)
         )
 
     def _next_seat(self, seat: int) -> int:
@@ -414,7 +503,8 @@ class BettingHand:
 
     @property
     def street(self) -> str:
-        return STREETS[self.street_index] if self.street_index < len(STREETS) else self.status
+        streets = self.variant.streets
+        return streets[self.street_index] if self.street_index < len(streets) else self.status
 
     @property
     def current_bet(self) -> int:
@@ -473,8 +563,13 @@ class BettingHand:
         return self._pots
 
     def to_act(self) -> int | None:
-        """The seat whose turn it is, or ``None`` when the betting round is complete."""
-        return self._to_act if self.status == "betting" else None
+        """The seat whose turn it is, or ``None`` when the betting round is complete (or, in stud, not open)."""
+        return self._to_act if self.status == "betting" and not self._awaiting_opener else None
+
+    @property
+    def awaiting_opener(self) -> bool:
+        """Stud: the street waits for ``start_street`` (its cards show who acts first)."""
+        return self._awaiting_opener
 
     def to_call(self, seat: int) -> int:
         s = self._s[seat]
@@ -504,7 +599,8 @@ class BettingHand:
         return bool((legal := self.legal(seat)) and legal.can_raise)
 
     def round_complete(self) -> bool:
-        return self.status == "betting" and self._to_act is None and not self._blockers()
+        return (self.status == "betting" and self._to_act is None and not self._awaiting_opener
+                and not self._blockers())
 
     def legal(self, seat: int | None) -> Legal | None:
         """What ``seat`` may do if it were its turn now (``in_turn`` says whether it is)."""
@@ -513,6 +609,11 @@ class BettingHand:
         s = self._s[seat]
         if s.folded or s.stack == 0:
             return Legal(seat, False, 0, False, False, False, False, None, None, "folded or all-in")
+        if self._awaiting_opener:
+            return Legal(seat, False, 0, True, False, False, False, None, None, "the street is not open yet")
+        if self._bring_in_turn(s):  # bring it in ("call") or complete; no check, no fold (pokerkit)
+            complete = min(self.limit_bets[0], s.bet + s.stack)
+            return Legal(seat, True, min(self.bring_in, s.stack), False, False, True, True, complete, complete)
         call = self.to_call(seat)
         blocker = self._raise_blocker(s)
         reason = blocker.reason if blocker is not None else ""
@@ -553,7 +654,7 @@ class BettingHand:
         return faced >= self.min_increment  # several short all-ins reopen once they add up (TDA 47-1)
 
     def _limit_bet(self) -> int:
-        return self.limit_bets[0] if self.street_index < 2 else self.limit_bets[1]
+        return self.limit_bets[0] if self.street_index < 2 and not self._big_bet_made else self.limit_bets[1]
 
     def _cap_reached(self) -> bool:
         if self._uncapped:
@@ -565,6 +666,8 @@ class BettingHand:
         current = self.current_bet
         if self.variant.structure == FIXED_LIMIT:
             target = min(self.full_level + self._limit_bet(), reach)
+            if self._open_pair and not self._big_bet_made:  # the small or the big bet (CA Actions 3c)
+                return target, min(self.full_level + self.limit_bets[1], reach)
             return target, target
         if current == 0:
             minimum = self.min_increment  # the minimum bet
@@ -616,6 +719,9 @@ class BettingHand:
         if error:
             return error
         s = self._s[seat]
+        if self._bring_in_turn(s):
+            return self._reject("bring_in_due", f"seat {seat} brings it in: bring in {self.bring_in} or complete to "
+                                f"{self.limit_bets[0]}", seat)
         if seat != self._to_act:
             if self.to_call(seat) > 0 and self.current_bet > s.bet:
                 return self._reject("cannot_check", f"seat {seat} faces a bet of {self.to_call(seat)}", seat)
@@ -626,10 +732,13 @@ class BettingHand:
 
     def fold(self, seat: int) -> Ruling:
         """The seat's cards reached the muck. A fold out of turn is binding (TDA 53; CA Actions 2; AC 34)."""
-        error = self._validate_seat(seat)
+        error = self._validate_seat(seat, folding=True)
         if error:
             return error
         s = self._s[seat]
+        if self._bring_in_turn(s):  # (pokerkit: "The player must post a bring-in or complete.")
+            return self._reject("bring_in_due", f"seat {seat} brings it in: the bring-in is forced, it cannot fold",
+                                seat)
         rules: tuple[str, ...] = ()
         note = "fold"
         if seat != self._to_act:
@@ -813,6 +922,8 @@ class BettingHand:
             return self._reject("round_incomplete", f"seat {self._to_act} is to act", self._to_act)
         if blockers:
             return self._reject("chips_outstanding", "; ".join(blockers), None)
+        if self._awaiting_opener:
+            return self._reject("street_not_open", f"{self.street} is not open (start_street)", None)
         actions_before = len(self.actions)
         bets = {n: s.bet for n, s in self._s.items()}
         seat, excess = potlib.uncalled_bet(bets)
@@ -846,14 +957,18 @@ class BettingHand:
         self.street_index += 1
         if len(live) == 1:
             self.status = "complete"
-        elif self.street_index >= len(STREETS):
+        elif self.street_index >= len(self.variant.streets):
             self.status = "showdown"
         else:
+            self._open_pair = self._big_bet_made = False
             self.min_increment = self._limit_bet() if self.variant.structure == FIXED_LIMIT else self.big_blind
             self.full_level = 0
             self.raise_count = 0
             self._capped = self._uncapped = False
-            self._street_start(after=self.order[-1])
+            if self.variant.stud:
+                self._awaiting_opener, self._to_act = True, None  # the next cards show who acts first
+            else:
+                self._street_start(after=self.order[-1])
         message = f"collected {collection.total}" + (f", {excess} uncalled back to seat {seat}" if returned else "")
         ruled = tuple(a for a in self.actions[actions_before:])  # the checks of a street without betting
         return Ruling(True, "street_collected", message, None, ruled, ("CA Actions 7",), False, collection)
@@ -867,7 +982,7 @@ class BettingHand:
             self._to_act = None
             self._street_had_round[self.street_index] = False
             self.last_aggressor[self.street_index] = None
-            street = STREETS[self.street_index]
+            street = self.variant.streets[self.street_index]
             for seat in self.order:  # from the button's left, as pokerkit asks them without blinds
                 s = self._s[seat]
                 if not s.folded and s.stack > 0:
@@ -1022,8 +1137,8 @@ class BettingHand:
 
     def _infer_checks_before(self, seat: int) -> Ruling | None:
         """The seats between the turn and ``seat`` faced no bet: they checked (their taps are not seen)."""
-        if self._to_act is None or not self._needs_action(self._s[seat]):
-            return None
+        if self._to_act is None or not self._needs_action(self._s[seat]) or self._bring_in_turn(self._s[self._to_act]):
+            return None  # (the bring-in is never a check)
         between = []
         cur = self._to_act
         while cur != seat:
@@ -1068,6 +1183,14 @@ class BettingHand:
         reach = s.bet + s.stack
         zone_value = sum(s.zone)
         kind = decl.kind
+        if self._bring_in_turn(s):
+            if kind in ("check", "call", "bring_in"):
+                return self._apply_bring_in(s, zone_value, rules, f"{kind} declared: brings it in for {self.bring_in}")
+            if kind in ("complete", "bet", "raise") and decl.amount is None:
+                return self._aggressive(s, self.limit_bets[0], zone_value, rules, f"{kind} declared: completes to "
+                                        f"{self.limit_bets[0]}")
+        elif kind == "bring_in":
+            return self._reject("no_bring_in", f"seat {seat} does not bring it in", seat)
         if kind == "check":
             if current > s.bet:
                 s.no_raise = True
@@ -1123,9 +1246,10 @@ class BettingHand:
         else:
             minimum, maximum = self._raise_bounds(s)
             if self.variant.structure == FIXED_LIMIT:
-                if target != minimum:
-                    note += f"; limit: the raise is to {minimum}"
-                target = minimum
+                limit = maximum if target >= maximum else minimum  # (two differ on an open pair's fourth street)
+                if target != limit:
+                    note += f"; limit: the raise is to {limit}"
+                target = limit
             elif target < minimum:
                 note += f"; under the minimum: corrected to {minimum}"
                 rules_out += ["TDA 52", "TDA 43"]
@@ -1162,6 +1286,14 @@ class BettingHand:
             self._undo_zone(s, prior_before, withdrawn)
             return self._reject("bet_reduced", f"seat {seat} cannot take back part of a bet", seat)
 
+        if decl is None and self._bring_in_turn(s):
+            # the bring-in or the completion: at least half the way from the bring-in to the small bet completes
+            # (the 50% rule, TDA 43); less than the bring-in is brought up to it (PP Betting 16)
+            small = self.limit_bets[0]
+            if 2 * (value - self.bring_in) >= small - self.bring_in:
+                return self._aggressive(s, small, value, rules + ("TDA 43",), f"{value} in chips: completes to {small}")
+            return self._apply_bring_in(s, value, rules + (("PP Betting 16",) if value < self.bring_in else ()),
+                                        f"{value} in chips: brings it in for {self.bring_in}")
         if decl is not None:
             if decl.kind == "raise" or decl.kind == "bet":
                 note = f"{decl.kind} declared, {value} in chips"
@@ -1261,6 +1393,9 @@ class BettingHand:
         raised_by = value - current
         if pushed_all and value >= reach:
             return self._apply_bet(s, reach, zone_value, rules + ("TDA 45-2",), note + ": last chips, all-in")
+        if self.variant.structure == FIXED_LIMIT and maximum > minimum and value >= maximum:
+            return self._apply_bet(s, maximum, zone_value, rules + (self.rules.cite("open_pair_big_bet"),),
+                                   note + f": the big bet, to {maximum} (an open pair)")
         if value >= minimum and self.variant.structure != FIXED_LIMIT:
             target = min(value, maximum)
             if target < value:
@@ -1300,10 +1435,10 @@ class BettingHand:
 
     def _opening_level(self) -> int:
         """The opening bet of this round: the first chips bet; pre-flop the big blind (TDA 51)."""
-        if self.street_index == 0:
+        if self.street_index == 0 and not self.variant.stud:
             return self.big_blind
         for a in self.actions:
-            if a.street == self.street and a.base == "bet":
+            if a.street == self.street and a.base in ("bet", "bring_in"):
                 return a.to_amount
         return 0
 
@@ -1342,6 +1477,9 @@ class BettingHand:
             if full:
                 if self.variant.structure != FIXED_LIMIT:
                     self.min_increment = max(self.min_increment, target - current)
+                elif self._open_pair and target - self.full_level >= self.limit_bets[1]:
+                    self._big_bet_made = True  # from now on the raises are big bets
+                    self.min_increment = self.limit_bets[1]
                 self.full_level = target
                 self.raise_count += 1
                 if self.variant.structure == FIXED_LIMIT and self.raise_count >= 1 + self.rules.limit_raise_cap:
@@ -1395,9 +1533,12 @@ class BettingHand:
 
     # ---- helpers ------------------------------------------------------------------------------------
 
-    def _validate_seat(self, seat: int, allow_owing: bool = False) -> Ruling | None:
+    def _validate_seat(self, seat: int, allow_owing: bool = False, folding: bool = False) -> Ruling | None:
         if self.status != "betting":
             return self._reject("hand_over", f"the betting is over ({self.status})", seat)
+        if self._awaiting_opener and not folding:
+            return self._reject("street_not_open", f"{self.street} is not open: its cards show who acts first "
+                                "(start_street)", seat)
         if seat not in self._s:
             return self._reject("unknown_seat", f"seat {seat} is not in the hand", seat)
         s = self._s[seat]

@@ -28,6 +28,17 @@ Hi-lo split, eight or better (``Variant.hi_lo``: PLO8, FLO8, FLHE8):
   each low gets a quarter (a "quartered" pot), by the same arithmetic.
 The low is counted here, not by phevaluator (which ranks high hands only): an eight-or-better low is the five
 lowest different ranks, a few lines.
+
+Stud games (``Variant.stud``; ``controller.stud``):
+* stud and stud8's high: the best five of the player's seven cards (and the community card where the deck ran short);
+  stud8's low: five different ranks eight or lower among them, as above; no low, the high hand scoops;
+* razz: the best A-5 low of the seven, no qualifier: aces low, straights and flushes do not count, a pair is worse
+  than any five different ranks (two pair worse than one, then trips, a full house, four of a kind), equal groups
+  compared from the highest rank down;
+* no bet on seventh street: the seat that acted first on it shows first, the best hand showing (TDA 17-1: "high-hand
+  bei Stud low-hand bei Razz");
+* the odd chip between tied hands goes by the cards (TDA 20-2; PP Ties 5b; CA GR 8; the house's
+  ``stud_odd_chip``), between the halves of stud8 to the high half (TDA 20-3; PP Ties 5c).
 """
 
 from __future__ import annotations
@@ -38,8 +49,9 @@ from functools import cache
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from controller import stud
 from controller.cards import RANKS, parse_card
-from controller.rules import ODD_CHIP_CLOSEST_TO_BUTTON, SPLIT_SMALL_BLIND_OR_ANTE, RuleProfile
+from controller.rules import ODD_CHIP_CLOSEST_TO_BUTTON, SPLIT_SMALL_BLIND_OR_ANTE, STUD_ODD_CHIP_ALL_CARDS, RuleProfile
 from controller.runouts import DOUBLE_BOARD_RULE, RUN_IT_RULES, SIDE_POT_ONLY_RULE, BoardPart, boards_of_pots, divide
 
 if TYPE_CHECKING:
@@ -105,6 +117,8 @@ def hand_rank(variant: Variant, hole: Sequence[str], board: Sequence[str]) -> in
     cards, shared = [parse_card(c) for c in hole], [parse_card(c) for c in board]
     if len(set(cards + shared)) != len(cards) + len(shared):
         raise ValueError(f"duplicate card among {cards + shared}")
+    if variant.stud == "razz":
+        return razz_rank([*cards, *shared])
     hole_ids, board_ids = [evaluator_id(c) for c in cards], [evaluator_id(c) for c in shared]
     if not variant.omaha:
         return evaluate_cards(*board_ids, *hole_ids)
@@ -142,6 +156,57 @@ def low_rank(variant: Variant, hole: Sequence[str], board: Sequence[str]) -> int
                 value = _low_value([*two, *three])
                 best = value if best is None else min(best, value)
     return best
+
+
+_RAZZ_GROUPS = {(1, 1, 1, 1, 1): 0, (2, 1, 1, 1): 1, (2, 2, 1): 2, (3, 1, 1): 3, (3, 2): 4, (4, 1): 5}
+
+
+def _razz_five(cards: Sequence[str]) -> int:
+    counts: dict[int, int] = {}
+    for c in cards:
+        r = stud.LOW_RANKS.index(c[0]) + 1  # the ace 1, the king 13
+        counts[r] = counts.get(r, 0) + 1
+    groups = sorted(counts.items(), key=lambda rc: (rc[1], rc[0]), reverse=True)
+    value = _RAZZ_GROUPS[tuple(n for _, n in groups)] * 16 ** 5  # the kind of hand first, then its ranks
+    for place, (r, _) in enumerate(groups):
+        value += r * 16 ** (4 - place)
+    return value
+
+
+def razz_rank(cards: Sequence[str]) -> int:
+    """The best A-5 low of five to seven cards, as one number: smaller is better (5-4-3-2-A is the best)."""
+    if not 5 <= len(cards) <= 7 or len(set(cards)) != len(cards):
+        raise ValueError(f"razz ranks five to seven different cards, not {list(cards)}")
+    return min(_razz_five(five) for five in combinations(cards, 5))
+
+
+def _best_five(variant: Variant, cards: Sequence[str], side: str) -> tuple[str, ...]:
+    """The five cards of the hand that won ``side`` ("high" or "low"); where several fives make it, the one with
+    the highest card by suit (the player shows the hand that gets the odd chip)."""
+    ace_low = side == "low"
+    fives = list(combinations(cards, 5))
+    if variant.stud == "razz":
+        value = {f: _razz_five(f) for f in fives}
+    elif side == "low":
+        value = {f: v for f in fives if (v := low_rank(variant, f, ())) is not None}
+    else:
+        evaluate = showdown_evaluator()
+        value = {f: evaluate(*f) for f in fives}
+    best = min(value.values())
+    return max((f for f in value if value[f] == best),
+               key=lambda f: max(stud.card_key(c, ace_low=ace_low) for c in f))
+
+
+def stud_odd_chip_order(variant: Variant, winners: Sequence[int], cards: Mapping[int, Sequence[str]], side: str,
+                        rules: RuleProfile) -> list[int]:
+    """Tied stud winners of ``side`` in the order they get odd units, by the cards (``controller.stud``): the
+    highest card by suit of the winning five (TDA 20-2), or of all the player's cards, the lowest in a low game
+    (PP Ties 5b). ``cards``: each winner's cards, the community card included."""
+    low = side == "low" or variant.stud == "razz"
+    if rules.stud_odd_chip == STUD_ODD_CHIP_ALL_CARDS:
+        return stud.odd_chip_order({s: cards[s] for s in winners}, lowest=low, ace_low=low)
+    five = {s: _best_five(variant, cards[s], "low" if low else "high") for s in winners}
+    return stud.odd_chip_order(five, ace_low=low)
 
 
 @dataclass(frozen=True)
@@ -184,6 +249,8 @@ def showdown_order(hand: BettingHand) -> list[int]:
     live = hand.live_seats
     last_round = hand.last_betting_round
     first = hand.last_aggressor.get(last_round) if last_round is not None else None
+    if (first is None or first not in live) and hand.variant.stud:
+        first = hand.openers.get(len(hand.variant.streets) - 1)  # the best hand showing on seventh (TDA 17-1)
     if first is None or first not in live:
         first = live[0]  # ``order`` starts left of the button
     i = live.index(first)
@@ -251,6 +318,8 @@ def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = No
         if hi_lo:
             lows = {s: low_rank(hand.variant, hole_cards[s], boards[0]) for s in live}
     unit = split_unit(hand, rules)
+    all_cards = ({s: [*hole_cards[s], *boards[0]] for s in live}  # stud: the cards that decide odd chips
+                 if hand.variant.stud and hole_cards is not None and len(live) > 1 else {})
     payouts = {s: 0 for s in hand.order}
     awards = []
     pots = hand.pots()
@@ -263,7 +332,8 @@ def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = No
         odd: list[int]
         parts: tuple[BoardPart, ...] = ()
         if hi_lo and len(contenders) > 1:
-            halves, cites = _split_high_low(hand, pot.amount, contenders, board_ranks[0], lows, rules, unit, cites)
+            halves, cites = _split_high_low(hand, pot.amount, contenders, board_ranks[0], lows, rules, unit, cites,
+                                            all_cards)
             shares, odd = {}, []
             for half in halves:
                 for s, v in half.shares.items():
@@ -272,10 +342,13 @@ def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = No
             winners = [s for s in contenders if s in shares]
         elif len(plays[index]) == 1 or len(contenders) == 1:
             winners = contenders if len(contenders) == 1 else _best(contenders, board_ranks[plays[index][0]])
-            order = odd_chip_order(hand, winners, rules)
+            if hand.variant.stud and len(winners) > 1:
+                order = stud_odd_chip_order(hand.variant, winners, all_cards, "high", rules)
+            else:
+                order = odd_chip_order(hand, winners, rules)
             shares, odd = split_pot(pot.amount, order, unit)
             if len(winners) > 1:
-                cites += (rules.cite("odd_chip"), rules.cite("split_unit"))
+                cites += (rules.cite("stud_odd_chip" if hand.variant.stud else "odd_chip"), rules.cite("split_unit"))
             if runs > 1 and len(contenders) > 1:
                 cites += (SIDE_POT_ONLY_RULE,)  # not agreed for this pot: the first run alone decides it
         else:
@@ -298,8 +371,8 @@ def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = No
 
 
 def _split_high_low(hand: BettingHand, amount: int, contenders: Sequence[int], ranks: Mapping[int, int],
-                    lows: Mapping[int, int | None], rules: RuleProfile, unit: int, cites: tuple[str, ...]
-                    ) -> tuple[tuple[PotHalf, ...], tuple[str, ...]]:
+                    lows: Mapping[int, int | None], rules: RuleProfile, unit: int, cites: tuple[str, ...],
+                    cards: Mapping[int, Sequence[str]]) -> tuple[tuple[PotHalf, ...], tuple[str, ...]]:
     """A hi-lo pot's halves (the high half first) and the rules cited. The halves are whole units; the odd one,
     and any remainder below a unit, go to the high half (TDA 20-3; PP Ties 5c)."""
     high = _best(contenders, ranks)
@@ -316,12 +389,16 @@ def _split_high_low(hand: BettingHand, amount: int, contenders: Sequence[int], r
         cites += HI_LO_RULES
     halves: list[PotHalf] = []
     for side, part, winners in sides:
-        order = odd_chip_order(hand, winners, rules)
+        if hand.variant.stud and len(winners) > 1:
+            order = stud_odd_chip_order(hand.variant, winners, cards, side, rules)
+        else:
+            order = odd_chip_order(hand, winners, rules)
         had_one = {s for h in halves for s in h.odd_chips}  # at most one odd chip each (PP Ties 4)
         order = [s for s in order if s not in had_one] + [s for s in order if s in had_one]
         shares, odd = split_pot(part, order, unit)
         if len(winners) > 1:
-            cites += tuple(c for c in (rules.cite("odd_chip"), rules.cite("split_unit")) if c not in cites)
+            odd_rule = rules.cite("stud_odd_chip" if hand.variant.stud else "odd_chip")
+            cites += tuple(c for c in (odd_rule, rules.cite("split_unit")) if c not in cites)
         halves.append(PotHalf(side, part, tuple(winners), shares, tuple(odd)))
     return tuple(halves), cites
 

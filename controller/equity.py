@@ -14,6 +14,10 @@ seeded by the spot itself), so a replay and a test see what the broadcast saw.
 * **Hi-lo split** (``hi_lo``): ``win`` and ``tie`` are the high half's; ``low_win`` and ``low_tie`` the shares of
   the runouts the seat's eight-or-better low wins alone or ties, and ``no_low`` the share where no live hand makes
   a low (the high hand scoops). Lows are counted by ``controller.showdown.low_rank``.
+* **Stud games** (``stud_equity``: stud, stud8, razz): each live seat's cards so far, down and up; the cards still
+  to come are each seat's own, drawn from the deck minus every card seen (the live seats' cards and ``dead``: the
+  folded hands' up cards, the table's burns). Exact while the deals to enumerate are at most ``exact_limit``
+  (sixth street heads-up), sampled before. Razz's ``win`` is the best A-5 low; stud8's as hi-lo above.
 * **Outs** (flop and turn): for a seat behind now (not the best or tied best hand on the board as it stands), the
   next cards with which it would hold the best hand alone.
 
@@ -32,8 +36,9 @@ from itertools import combinations
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from controller.cards import FULL_DECK, parse_card
-from controller.betting import FLHE8 as HOLDEM_HI_LO, PLO8 as OMAHA_HI_LO
-from controller.showdown import evaluator_id, id_evaluators, low_rank
+from controller.betting import FLHE8 as HOLDEM_HI_LO, PLO8 as OMAHA_HI_LO, STUD8
+from controller.showdown import evaluator_id, id_evaluators, low_rank, razz_rank
+from controller.stud import GAMES as STUD_GAMES, STREETS as STUD_STREETS
 
 EXACT_LIMIT = 20_000  # runouts enumerated exactly at most; beyond, sampled
 SAMPLES = 10_000  # boards drawn when sampled: a standard error of at most 0.5 percentage points
@@ -204,3 +209,88 @@ def _outs(rank: Callable[[list[int], list[int]], int], holes: list[list[int]], b
     for i, cards in found.items():
         outs[i] = tuple(names[c] for c in cards)
     return outs
+
+
+def _stud_deals(stub: list[str], needs: list[int]) -> Iterable[list[tuple[str, ...]]]:
+    """Every way to give each seat its ``needs[i]`` cards from ``stub`` (the seats' cards are their own)."""
+    if not needs:
+        yield []
+        return
+    for mine in combinations(stub, needs[0]):
+        rest = [c for c in stub if c not in mine]
+        for others in _stud_deals(rest, needs[1:]):
+            yield [mine, *others]
+
+
+def stud_equity(cards: Mapping[int, Sequence[str]], game: str, dead: Sequence[str] = (),
+                exact_limit: int = EXACT_LIMIT, samples: int = SAMPLES) -> Equity:
+    """The equity of every live seat of a stud game (``cards``: seat → its cards so far, 3 to 7, down and up) with
+    ``dead`` cards seen and out of the deck (folded up cards, burns). ``street`` is the stud street the live seats
+    are on. Raises ValueError naming a bad card, a card given twice, or a deck too short for the cards to come."""
+    if game not in STUD_GAMES:
+        raise ValueError(f"unknown stud game {game!r}; known: {', '.join(STUD_GAMES)}")
+    if len(cards) < 2:
+        raise ValueError(f"equity needs two live seats or more, got {len(cards)}")
+    hands = {seat: [parse_card(c) for c in held] for seat, held in cards.items()}
+    if any(not 3 <= len(h) <= 7 for h in hands.values()):
+        raise ValueError(f"a stud hand has 3 to 7 cards: { {s: len(h) for s, h in hands.items()} }")
+    seen: set[str] = set()
+    for card in [c for h in hands.values() for c in h] + [parse_card(c) for c in dead]:
+        if card in seen:
+            raise ValueError(f"{card} is given twice (the seats' cards and dead cards must differ)")
+        seen.add(card)
+    seats = sorted(hands)
+    needs = [7 - len(hands[s]) for s in seats]
+    stub = [c for c in FULL_DECK if c not in seen]
+    if sum(needs) > len(stub):
+        raise ValueError(f"{sum(needs)} cards to come, {len(stub)} left in the deck")
+    total, left = 1, len(stub)
+    for need in needs:
+        total *= math.comb(left, need)
+        left -= need
+    exact = total <= exact_limit
+    deals: Iterable[Sequence[Sequence[str]]]
+    if exact:
+        deals = _stud_deals(stub, needs)
+    else:
+        rng = random.Random(_spot_seed(hands, (), dead))
+        deals = (_split(rng.sample(stub, sum(needs)), needs) for _ in range(samples))
+    evaluate = id_evaluators(False)[0]
+    wins, ties, low_wins, low_ties = ([0] * len(seats) for _ in range(4))
+    no_low = n = 0
+    for deal in deals:
+        full = [hands[s] + list(extra) for s, extra in zip(seats, deal)]
+        if game == "razz":
+            ranks = [razz_rank(h) for h in full]
+        else:
+            ranks = [evaluate(*(evaluator_id(c) for c in h)) for h in full]
+        best = min(ranks)
+        winners = [i for i, r in enumerate(ranks) if r == best]
+        for i in winners:
+            (wins if len(winners) == 1 else ties)[i] += 1
+        if game == "stud8":
+            lows = [low_rank(STUD8, h, ()) for h in full]
+            made = [low for low in lows if low is not None]
+            if not made:
+                no_low += 1
+            else:
+                low_winners = [i for i, low in enumerate(lows) if low == min(made)]
+                for i in low_winners:
+                    (low_wins if len(low_winners) == 1 else low_ties)[i] += 1
+        n += 1
+    stderr = 0.0 if exact else max(math.sqrt(p * (1 - p) / n) for p in [w / n for w in wins] + [t / n for t in ties])
+    street = STUD_STREETS[min(len(h) for h in hands.values()) - 3]
+    if game != "stud8":
+        return Equity(street, exact, n, stderr, tuple(SeatEquity(s, wins[i] / n, ties[i] / n)
+                                                      for i, s in enumerate(seats)))
+    return Equity(street, exact, n, stderr, tuple(SeatEquity(s, wins[i] / n, ties[i] / n, None, low_wins[i] / n,
+                                                             low_ties[i] / n) for i, s in enumerate(seats)),
+                  no_low / n)
+
+
+def _split(cards: list[str], needs: list[int]) -> list[list[str]]:
+    out, at = [], 0
+    for need in needs:
+        out.append(cards[at:at + need])
+        at += need
+    return out

@@ -11,6 +11,13 @@ Actions: ``d dh p1 AcAd`` (hole cards, ``????`` when unknown), ``d db Jc3d5c`` (
 (check or call), ``p1 cbr 300`` (bet or raise *to* 300), ``p1 sm AcAd`` (show; ``p1 sm`` mucks). Blinds, straddles and
 antes are implied by ``antes`` and ``blinds_or_straddles`` and are not written as actions.
 
+Stud games (pokerkit's ``F7S``, ``F7S/8``, ``FR``): ``p1`` is the first seat left of the dealer; ``antes``,
+``bring_in``, ``small_bet`` and ``big_bet``, no blinds. Each street's cards are dealt before its actions, to every
+seat still in: ``d dh p1 ????7h`` on third street (two down, one up), one card each street after (``d dh p1 Kd``;
+the seventh down, ``??`` when unknown). ``p1 pb`` posts the bring-in; a completion, bet or raise is ``cbr``.
+Who brings it in and who acts first on each street are not written: they follow from the up cards
+(``controller.stud``), as pokerkit finds them.
+
 Reading uses the standard library's ``tomllib``; writing is a small TOML writer for PHH's flat fields.
 """
 
@@ -21,10 +28,13 @@ import re
 import tomllib
 from typing import Any, Mapping, Sequence
 
-from controller.betting import FIXED_LIMIT, FLHE, FLHE8, FLO8, NLHE, PLO, PLO8, BettingHand, Ruling, Straddle
+from controller import stud
+from controller.betting import (FIXED_LIMIT, FLHE, FLHE8, FLO8, NLHE, PLO, PLO8, RAZZ, STUD, STUD8, BettingHand,
+                                Ruling, Straddle)
 from controller.rules import TDA, RuleProfile
 
-PHH_VARIANTS = {"NT": NLHE, "PO": PLO, "FT": FLHE, "FO/8": FLO8}  # pokerkit's codes (FO/8: fixed-limit Omaha hi-lo)
+# pokerkit's codes (FO/8: fixed-limit Omaha hi-lo; F7S, F7S/8, FR: Seven Card Stud, Stud hi-lo, Razz)
+PHH_VARIANTS = {"NT": NLHE, "PO": PLO, "FT": FLHE, "FO/8": FLO8, "F7S": STUD, "F7S/8": STUD8, "FR": RAZZ}
 # Hi-lo games pokerkit 0.7.7 has no code for: written under the table's own code ("PLO8", "FLHE8"), which the
 # table's replay and exports read and pokerkit does not.
 TABLE_CODES = {v.code: v for v in (PLO8, FLHE8)}
@@ -40,7 +50,10 @@ def to_phh(
     finishing_stacks: Mapping[int, int] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """The hand as a PHH dictionary (``dumps`` turns it into TOML). ``shown``: seats that showed, in order."""
+    """The hand as a PHH dictionary (``dumps`` turns it into TOML). ``shown``: seats that showed, in order. A stud
+    hand's ``hole_cards`` are each seat's cards in the order dealt (``board``: none)."""
+    if hand.variant.stud:
+        return _stud_to_phh(hand, hole_cards or {}, shown, finishing_stacks, **extra)
     variant = hand.variant.phh_code or (hand.variant.code if hand.variant.code in TABLE_CODES else None)
     if variant is None or (variant == "PO" and hand.variant.hole_cards != 4):
         raise ValueError(f"PHH has no variant code for {hand.variant.code}")
@@ -104,6 +117,61 @@ def to_phh(
         out["_small_blind"] = hand.small_blind
         if hand.flip:
             out["_flip"] = True
+    out.update(extra)
+    return out
+
+
+def _stud_to_phh(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]], shown: Sequence[int],
+                 finishing_stacks: Mapping[int, int] | None, **extra: Any) -> dict[str, Any]:
+    order = hand.order
+    player = {seat: f"p{i + 1}" for i, seat in enumerate(order)}
+    starting = starting_stacks(hand)
+    out: dict[str, Any] = {"variant": hand.variant.phh_code, "ante_trimming_status": bool(hand.ante),
+                           "antes": [hand.ante] * len(order), "bring_in": hand.bring_in,
+                           "small_bet": hand.limit_bets[0], "big_bet": hand.limit_bets[1],
+                           "starting_stacks": [starting[s] for s in order]}
+    folded_on = {a.seat: hand.variant.streets.index(a.street) for a in hand.actions if a.kind == "fold"}
+
+    def deal(street: int) -> list[str]:
+        lines = []
+        for s in order:
+            if folded_on.get(s, 99) < street:
+                continue
+            cards = list(hole_cards.get(s, ()))
+            part = cards[0:3] if street == 0 else cards[street + 2:street + 3]
+            part += ["??"] * ((3 if street == 0 else 1) - len(part))
+            lines.append(f"d dh {player[s]} {''.join(part)}")
+        return lines
+
+    actions = deal(0)
+    street = 0
+    for a in hand.actions:
+        if a.kind == "ante":
+            continue
+        street_index = hand.variant.streets.index(a.street)
+        while street < street_index:
+            street += 1
+            actions += deal(street)
+        if a.kind == "fold":
+            actions.append(f"{player[a.seat]} f")
+        elif a.kind == "bring_in":
+            actions.append(f"{player[a.seat]} pb")
+        elif a.base in ("check", "call"):
+            actions.append(f"{player[a.seat]} cc")
+        else:
+            actions.append(f"{player[a.seat]} cbr {a.to_amount}")
+    if len(hand.live_seats) > 1:
+        while street < len(hand.variant.streets) - 1:
+            street += 1
+            actions += deal(street)
+        for s in shown:
+            cards = "".join(hole_cards[s]) if s in hole_cards else ""
+            actions.append(f"{player[s]} sm {cards}".rstrip())
+    out["actions"] = actions
+    out["seats"] = list(order)
+    out["seat_count"] = max(10, max(order))
+    if finishing_stacks is not None:
+        out["finishing_stacks"] = [finishing_stacks[s] for s in order]
     out.update(extra)
     return out
 
@@ -193,6 +261,8 @@ def replay(phh: Mapping[str, Any], rules: RuleProfile = TDA) -> tuple[BettingHan
     if variant is None:
         raise ValueError(f"variant {phh['variant']!r} is not supported "
                          f"(supported: {', '.join([*PHH_VARIANTS, *TABLE_CODES])})")
+    if variant.stud:
+        return _replay_stud(phh, variant, rules)
     stacks_list = list(phh["starting_stacks"])
     n = len(stacks_list)
     seats = list(phh.get("seats") or range(1, n + 1))
@@ -269,6 +339,84 @@ def replay(phh: Mapping[str, Any], rules: RuleProfile = TDA) -> tuple[BettingHan
     while hand.status == "betting" and hand.round_complete():
         _check(hand.end_street(), "end of hand")
     return hand, hole, board, shown
+
+
+def _replay_stud(phh: Mapping[str, Any], variant: Any, rules: RuleProfile
+                 ) -> tuple[BettingHand, dict[int, list[str]], list[str], list[int]]:
+    """A stud hand: the streets open from the up cards dealt (``controller.stud``), as pokerkit opens them."""
+    stacks_list = list(phh["starting_stacks"])
+    n = len(stacks_list)
+    seats = list(phh.get("seats") or range(1, n + 1))
+    antes = phh.get("antes", 0)
+    antes = list(antes) if isinstance(antes, list) else [antes] * n
+    if len(set(antes)) > 1:
+        raise ValueError("a stud hand's antes are the same for every seat")
+    hand = BettingHand(variant, seats, seats[-1], dict(zip(seats, stacks_list)), (0, 0), ante=antes[0] if antes else 0,
+                       bets=(phh["small_bet"], phh["big_bet"]), bring_in=phh["bring_in"], rules=rules)
+    if hand.order != seats:
+        raise ValueError(f"seats {seats} are not clockwise from the dealer")
+    seat_of = {f"p{i + 1}": s for i, s in enumerate(seats)}
+    dealt: dict[int, list[str]] = {s: [] for s in seats}  # in the order dealt, "??" where unknown
+    shown: list[int] = []
+
+    def open_streets() -> None:
+        while hand.status == "betting":
+            if hand.awaiting_opener:
+                live = hand.live_seats
+                k = hand.street_index
+                if any(len(dealt[s]) < 3 + k for s in live):
+                    return  # the street's cards are not all dealt yet
+                if k == 0:
+                    first = stud.bring_in_seat({s: dealt[s][2] for s in live}, variant.stud)
+                else:
+                    first = stud.first_to_act({s: dealt[s][2:3 + min(k, 3)] for s in live}, variant.stud, seats)
+                _check(hand.start_street(first), f"open {hand.street}")
+            elif hand.round_complete():
+                _check(hand.end_street(), "end of street")
+            else:
+                return
+
+    for raw in phh["actions"]:
+        words = raw.split("#")[0].split()
+        if not words:
+            continue
+        if words[0] == "d":
+            if words[1] == "dh":
+                seat = seat_of[words[2]]
+                text = words[3] if len(words) > 3 else ""
+                dealt[seat] += [text[i:i + 2] for i in range(0, len(text), 2)]
+            continue
+        open_streets()
+        seat = seat_of[words[0]]
+        verb = words[1]
+        if verb == "f":
+            _check(hand.fold(seat), raw)
+        elif verb == "pb":
+            _check(hand.declare(seat, "bring_in"), raw)
+            if hand.seat_state(seat)["owed"]:
+                _check(hand.push(seat, [hand.seat_state(seat)["owed"]]), raw)
+        elif verb == "cc":
+            call = hand.to_call(seat)
+            if call == 0:
+                _check(hand.check(seat), raw)
+            else:
+                _check(hand.declare(seat, "call"), raw)
+                _check(hand.push(seat, [call]), raw)
+        elif verb == "cbr":
+            amount = int(words[2])
+            before = hand.bets[seat]
+            _check(hand.declare(seat, "bet" if hand.current_bet == 0 else "raise", amount), raw)
+            if hand.seat_state(seat)["owed"]:
+                _check(hand.push(seat, [amount - before]), raw)
+        elif verb == "sm":
+            if len(words) > 2 and words[2] != "-":
+                dealt[seat] = parse_cards(words[2])
+                shown.append(seat)
+        else:
+            raise ValueError(f"unsupported PHH action {raw!r}")
+    open_streets()
+    hole = {s: [c for c in cards if c != "??"] for s, cards in dealt.items()}
+    return hand, hole, [], shown
 
 
 def _end_streets(hand: BettingHand, street_index: int) -> None:

@@ -138,7 +138,7 @@ def test_a_hand_delivered_twice_is_stored_once(store):
 
 
 def test_migrations_are_recorded_and_applied_once(store):
-    assert store.applied() == ["001_hands.sql", "002_statistics.sql"]
+    assert store.applied() == ["001_hands.sql", "002_statistics.sql", "003_statistics_by_player.sql"]
     assert store.migrate() == []
 
 

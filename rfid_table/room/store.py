@@ -162,10 +162,11 @@ class Store:
         session), each with the columns of :data:`STAT_COLUMNS`; and ``chips``, the stack after the player's latest
         hand (a tournament's chip count)."""
         where, params = ("AND player_id = ANY(%s)", [player_ids]) if player_ids is not None else ("", [])
+        # player_statistics_of sums only these players' hands (migration 003): not the whole room's at every hand
         rows = self.db.execute(
-            "SELECT * FROM player_statistics WHERE (scope = 'all' OR (scope = 'day' AND day = "
-            f"(now() AT TIME ZONE current_setting('TimeZone'))::date) OR scope = 'session') {where} "
-            "ORDER BY player_id, scope, session_seq", params).fetchall()
+            "SELECT * FROM player_statistics_of(%s::text[]) WHERE (scope = 'all' OR (scope = 'day' AND day = "
+            "(now() AT TIME ZONE current_setting('TimeZone'))::date) OR scope = 'session') "
+            "ORDER BY player_id, scope, session_seq", [player_ids]).fetchall()
         latest_session: dict[str, Any] = {}
         out: dict[str, dict[str, Any]] = {}
         for row in rows:

@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
 def soak(args: argparse.Namespace) -> dict:
     broker = None
     broker_pid = None
-    workdir = tempfile.TemporaryDirectory(prefix="rfid-table-soak-")
+    workdir = tempfile.TemporaryDirectory(prefix="rfid-table-soak-", ignore_cleanup_errors=True)
     queue_limit = None
     if args.broker:
         host, _, port = args.broker.rpartition(":")

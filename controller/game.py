@@ -50,7 +50,7 @@ from controller.events import (ActionTaken, BettingStarted, BoardCard, Burn, Car
 from controller.floor import CARDS, HAND_END, NEXT_HAND, NEXT_HAND_ACTION, FloorQueue, not_waiting
 from controller.levels import LevelSchedule
 from controller.outbox import CURRENT, Outbox
-from controller.rotation import Rotation
+from controller.rotation import Game, Rotation
 from controller.shown_hands import cards_showdown
 from controller.table import DUE_EARLY_S, TableController, TableSetup
 from controller.unregistered_deck import UnregisteredDeck
@@ -132,6 +132,11 @@ class GameController:
     @property
     def board(self) -> list[str]:
         return self.cards.board
+
+    @property
+    def game(self) -> Game:
+        """The running hand's game; between hands, the next hand's (``controller.rotation``)."""
+        return self.rotation.game_now(self.cards.in_hand)
 
     def numbered_event(self, type_: str, t: float, public: dict[str, Any], secret: dict[str, Any] | None = None
                        ) -> DomainEvent:

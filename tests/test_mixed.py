@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from controller.domain import DomainEvent
 from controller.levels import Level
 from controller.rotation import CHANGE_LEVEL, Game, RotationSetup
 from rfid_table.config.checker import ConfigError
 from rfid_table.config.table import load_config
+from rfid_table.service.equity_worker import EquityWorker
 from test_rulings import ZONES, Table, of
 
 pytest.importorskip("phevaluator")
@@ -230,3 +232,36 @@ def test_the_simulated_table_plays_a_rotation_through_the_daemon_pipeline():
         [(True, False, False), (False, True, False), (False, False, True)])
     assert not [e for e in events if e.type == "irregular_card"]
     assert not [e for e in events if e.type == "bet_ruling" and e.public["code"] == "showdown_unread"]
+
+
+class Snapshots:
+    """A controller's secure snapshot as the equity worker reads it: a plo4 hand of a mixed game on the river."""
+
+    seq, hand = 10, 3
+
+    def snapshot(self, secure: bool) -> dict:
+        seats = {1: ["Qh", "Js", "Jd", "3c"], 2: ["Kd", "Kc", "8s", "8d"]}
+        return {"phase": "river", "hand": self.hand, "misdeal": False, "board": ["Ah", "Kh", "7h", "2h", "9c"],
+                "burn_cards": [], "players": [1, 2], "betting": None, "game": "plo4",
+                "seats": [{"seat": n, "cards": 4, "folded": False, "hole_cards": c} for n, c in seats.items()]}
+
+    def numbered_event(self, type_, t, public, secret=None):
+        self.seq += 1
+        return DomainEvent(self.seq, type_, t, self.hand, public, secret or {})
+
+
+def test_the_equity_of_a_mixed_games_hand_is_its_own_games():
+    """A hold'em table's worker given the rotation computes a plo4 hand as Omaha: the queen of hearts and four hearts
+    on the board are no flush there, the three kings win."""
+    worker = EquityWorker(2, omaha=False, games=(NLHE, PLO))
+    table = Snapshots()
+    try:
+        worker.collect(table, 1.0, [DomainEvent(11, "board_card", 1.0, 3)])
+        worker.offer(table)
+        assert worker.wait(20)
+        result = worker.collect(table, 2.0, [])
+    finally:
+        worker.close()
+    assert result is not None
+    hands = {h["seat"]: h for h in result[1].secret["hands"]}
+    assert (hands[2]["win"], hands[1]["win"]) == (1.0, 0.0)

@@ -91,9 +91,10 @@ class TablePipeline:
         base = f"{config.mqtt.topic_prefix}/{config.table_id}"
         self.command_intake = CommandIntake(command_gate or CommandGate(base), base, self.diagnostics)
         self.gpio_intake = GpioIntake(gpio) if gpio is not None else NoGpio()
-        self.reader_intake = ReaderIntake(readers, self.tracker, self.diagnostics, config.game.hole_cards)
+        self.reader_intake = ReaderIntake(readers, self.tracker, self.diagnostics)
         # equity for the broadcast, computed in a process of its own (rfid_table/service/equity_worker.py)
-        self.equity = (EquityWorker(config.game.hole_cards, config.game.omaha, config.game.hi_lo)
+        self.equity = (EquityWorker(config.game.hole_cards, config.game.omaha, config.game.hi_lo,
+                                    config.game.games().games)
                        if sink is not None and config.broadcast_equity else NoEquity())
         # persist: each cycle's step goes to the journal's writer; only what it has on disk goes on
         self.persist = JournalStage(journal, group_commit) if journal is not None else NoJournal()

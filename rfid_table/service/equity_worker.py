@@ -20,9 +20,11 @@ import multiprocessing
 import time
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Any
+from typing import Any, Sequence
 
+from controller.betting import VARIANTS
 from controller.domain import DomainEvent
+from controller.rotation import Game
 
 log = logging.getLogger(__name__)
 
@@ -67,13 +69,14 @@ def compute(spot: tuple, omaha: bool, hi_lo: bool = False) -> dict:
     return {"public": {"street": street}, "secret": result, "ms": round((time.perf_counter() - started) * 1000, 2)}
 
 
-def _serve(connection: Connection, omaha: bool, hi_lo: bool) -> None:
-    """The worker process: compute the newest spot sent, send back (spot, body or error)."""
+def _serve(connection: Connection) -> None:
+    """The worker process: compute the newest spot sent (with its game's ``omaha`` and ``hi_lo``), send back (spot,
+    body or error)."""
     while True:
         try:
-            spot = connection.recv()
+            spot, omaha, hi_lo = connection.recv()
             while connection.poll():  # only the newest spot matters: the older ones are already stale
-                spot = connection.recv()
+                spot, omaha, hi_lo = connection.recv()
         except (EOFError, OSError):
             return  # the daemon is gone
         try:
@@ -96,10 +99,13 @@ class EquityWorker:
     """The daemon's side: offers the spot after each cycle that may have changed it (once the cycle's events are
     out), and turns results for the current spot into ``equity`` inputs. The process starts with the first spot."""
 
-    def __init__(self, hole_cards: int, omaha: bool, hi_lo: bool = False):
+    def __init__(self, hole_cards: int, omaha: bool, hi_lo: bool = False, games: Sequence[Game] = ()):
+        """The table's game: its ``hole_cards``, whether it is ``omaha`` and ``hi_lo`` (split high and low: each
+        hand's low equity too). ``games``: a mixed game's, each hand computed as the game the snapshot names."""
         self.hole_cards = hole_cards
         self.omaha = omaha
-        self.hi_lo = hi_lo  # split high and low: each hand's low equity too
+        self.hi_lo = hi_lo
+        self.games = {game.name: game for game in games}
         self._process: BaseProcess | None = None
         self._connection: Connection | None = None
         self._spot: tuple | None = None  # the spot now
@@ -114,7 +120,7 @@ class EquityWorker:
         # spawn, not fork: the child must not inherit the daemon's sockets, serial ports or SQLite handles
         context = multiprocessing.get_context("spawn")
         self._connection, child = context.Pipe()
-        process = context.Process(target=_serve, args=(child, self.omaha, self.hi_lo), name="rfid-table-equity", daemon=True)
+        process = context.Process(target=_serve, args=(child,), name="rfid-table-equity", daemon=True)
         process.start()
         self._process = process
         child.close()
@@ -150,7 +156,9 @@ class EquityWorker:
         if not self._changed:
             return
         self._changed = False
-        self._spot = spot_of(controller.snapshot(secure=True), self.hole_cards)
+        snapshot = controller.snapshot(secure=True)
+        hole_cards, omaha, hi_lo = self._game(snapshot.get("game"))
+        self._spot = spot_of(snapshot, hole_cards)
         self._ready = {spot: body for spot, body in self._ready.items() if spot == self._spot}  # the rest is stale
         if self._spot is None or self._spot in (self._sent, self._done):
             return
@@ -159,9 +167,17 @@ class EquityWorker:
                 log.warning("the equity worker stopped (exit code %s); starting it again", self._process.exitcode)
             self._start()
         assert self._connection is not None, "started with its pipe"
-        self._connection.send(self._spot)
+        self._connection.send((self._spot, omaha, hi_lo))
         self._sent = self._spot
         self._awaiting = True
+
+    def _game(self, name: str | None) -> tuple[int, bool, bool]:
+        """The hole cards, Omaha and hi-lo of the game a snapshot names; the table's for its one game."""
+        game = self.games.get(name or "")
+        variant = VARIANTS.get(game.engine) if game is not None else None
+        if variant is None:
+            return self.hole_cards, self.omaha, self.hi_lo
+        return variant.hole_cards, variant.omaha, variant.hi_lo
 
     @property
     def pending(self) -> bool:

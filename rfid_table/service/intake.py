@@ -150,12 +150,10 @@ class ReaderIntake:
     state after the last cycle (``expect``), only lets the tracker believe a card there sooner, and the readers
     visit those zones more often."""
 
-    def __init__(self, readers: list[ReaderBackend], tracker: ZoneTracker, diagnostics: DiagnosticsCollector,
-                 hole_cards: int = 2):
+    def __init__(self, readers: list[ReaderBackend], tracker: ZoneTracker, diagnostics: DiagnosticsCollector):
         self.readers = readers
         self.tracker = tracker
         self.diagnostics = diagnostics
-        self.hole_cards = hole_cards
         self._expected_at: int | None = None  # the controller's seq the expectation was taken at
 
     def expect(self, controller: GameController) -> None:
@@ -163,7 +161,8 @@ class ReaderIntake:
         if controller.seq == self._expected_at:
             return
         self._expected_at = controller.seq
-        self.tracker.expect(expected_card_zones(controller.snapshot(secure=False), self.hole_cards)
+        # the hole cards of the hand's game (a mixed game's change between hands)
+        self.tracker.expect(expected_card_zones(controller.snapshot(secure=False), controller.game.hole_cards)
                             | expected_bet_zones(controller.seat_to_act()))
 
     def take(self, now: float) -> list[EventInput]:

@@ -23,8 +23,8 @@ Two rules give a clean picture anyway:
 * a reader reports each antenna as its dwell ends: the read that settles a tag is taken as its antenna reports
   (``feed_antenna``, for the antennas ``awaiting`` names), not when the whole cycle is in, which would add the rest
   of the cycle (up to a cycle) to every card;
-* with ``still_after_reads``, the tags arriving in a zone are handed on together once the zone has been read that
-  many times with nothing new in it: a push of chips is one motion, and the chips the dwell under way missed (or a
+* with ``still_after_reads``, the tags arriving in a betting zone are handed on together once the zone has been
+  read that many times with nothing new in it: a push of chips is one motion, and the chips the dwell under way missed (or a
   stack read in turns) come in the reads after. A zone the reader visits often (the seat to act, ``expect``) is
   still within a few of its visits, not a few passes of the whole reader. A tag leaving the zone hands on the
   arrivals held there first.
@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from hal.events import InventoryCycle, TagRead, ZoneEvent
+from hal.zone_names import Zone
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,9 @@ class ZoneTracker:
         self._longest_absence = max((s.absent_after_cycles for s in self._settings.values()), default=1)
         self._cycle_ts: dict[str, list[float]] = {}  # reader → the times of its last cycles, oldest first
         self._expected: frozenset[str] = frozenset()  # zones where the table expects a new tag now (expect)
-        self._still_after = {zone: s.still_after_reads for zone, s in self._settings.items() if s.still_after_reads}
+        # the betting zones, where a push lands (the pot is counted once it has not changed for a while anyway)
+        self._still_after = {zone: s.still_after_reads for zone, s in self._settings.items()
+                             if s.still_after_reads and Zone.parse(zone).kind == "bets"}
         self._holding: dict[str, list[ZoneEvent]] = {}  # zone → arrivals held until it is still (still_after_reads)
         self._unchanged: dict[str, int] = {}  # zone → its reads with nothing new since the last arrival held
         self._visited: set[tuple[str, int]] = set()  # (reader, antenna) counted by feed_antenna since its last cycle

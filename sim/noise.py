@@ -17,6 +17,7 @@ deterministic for a seed and two antennas asking about the same tag in the same 
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_right as _bisect
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -62,6 +63,11 @@ class NoiseModel:
         self.cross_read_loss_db = cross_read_loss_db
         self.edge_read_chance = edge_read_chance
         self._edges: dict[int, dict[str, bool]] = {}  # antenna → uid → whether it lies at the edge (is_edge)
+        self._uid_bytes: dict[str, bytes] = {}  # a tag's UID as the keys of its draws end
+        # the hash's integer below which a draw is under each chance (as its uniform number would be)
+        self._missed_read_below = _below(missed_read)
+        self._cross_read_below = _below(cross_read)
+        self._edge_read_below = _below(edge_read_chance)
 
     @classmethod
     def realistic(cls, p: float, seed: int = 0) -> NoiseModel:
@@ -87,40 +93,50 @@ class NoiseModel:
         neighbour_tags: Mapping[int, Sequence[str]] = {},
     ) -> list[Read]:
         """What ``antenna`` reads in ``cycle``, given the tags lying on it and on its neighbours."""
-        # A replay with noise makes millions of draws: each is the hash of its key, written out here rather than
-        # called (``_uniform``), and the keys of one call share their text up to the tag.
+        # A replay with noise makes millions of draws: each is the hash of its key (``_uniform``), written out here
+        # rather than called, on bytes (the keys of one call share their text up to the tag, and a tag's bytes are
+        # kept), and compared as the hash's integer with the integer bounds that give the same answers as the
+        # uniform number would (``_Bounds``): the same draws, a third of the time.
         stem = f"|{cycle}|{antenna}|"
         seed = self.seed
         reads = []
+        uid_bytes = self._uid_bytes
         if tags:
             edge_of = self._edge_of(antenna)
-            miss, count, rssi = (f"{seed}|{kind}{stem}" for kind in ("miss", "count", "rssi"))
-            edge_read, edge_chance, missed_read = f"{seed}|edge{stem}", self.edge_read_chance, self.missed_read
-            full, edge_rssi = self.rssi_dbm, self.rssi_dbm - self.edge_loss_db
+            miss, count, rssi, edge_read = (f"{seed}|{kind}{stem}".encode() for kind in ("miss", "count", "rssi", "edge"))
+            edge_below, miss_below = self._edge_read_below, self._missed_read_below
+            times_of, jitter_of = _TIMES.value, _JITTER.value
+            full, edge_rssi = self.rssi_dbm - 3, self.rssi_dbm - self.edge_loss_db - 3  # jitter: -3 .. +3 dB
             for uid in self._within_stack_limit(cycle, tags):
+                raw = uid_bytes.get(uid)
+                if raw is None:
+                    raw = uid_bytes[uid] = uid.encode()
                 if edge_of(uid):
-                    if _from_bytes(_blake2b((edge_read + uid).encode(), digest_size=8).digest(), "big") / 2**64 \
-                            >= edge_chance:
+                    if _from_bytes(_blake2b(edge_read + raw, digest_size=8).digest(), "big") >= edge_below:
                         continue  # flickered out this cycle
                     level, times = edge_rssi, 1
                 else:
-                    if _from_bytes(_blake2b((miss + uid).encode(), digest_size=8).digest(), "big") / 2**64 \
-                            < missed_read:
+                    if _from_bytes(_blake2b(miss + raw, digest_size=8).digest(), "big") < miss_below:
                         continue
-                    times = 2 + int(_from_bytes(_blake2b((count + uid).encode(), digest_size=8).digest(), "big")
-                                    / 2**64 * 4)
+                    times = 2 + times_of(_from_bytes(_blake2b(count + raw, digest_size=8).digest(), "big"))
                     level = full
-                jitter = int(_from_bytes(_blake2b((rssi + uid).encode(), digest_size=8).digest(), "big") / 2**64 * 7)
-                reads.append(Read(uid, times, level + jitter - 3))  # -3 .. +3 dB
+                reads.append(Read(uid, times, level + jitter_of(
+                    _from_bytes(_blake2b(rssi + raw, digest_size=8).digest(), "big"))))
         if neighbour_tags:
             own = set(tags)
-            cross, rssi, cross_read = f"{seed}|cross{stem}", f"{seed}|rssi{stem}", self.cross_read
+            cross, rssi = f"{seed}|cross{stem}".encode(), f"{seed}|rssi{stem}".encode()
+            cross_below, jitter_of = self._cross_read_below, _JITTER.value
             weak = self.rssi_dbm - self.cross_read_loss_db - 3
             for their_tags in neighbour_tags.values():
-                crossing = [uid for uid in their_tags if uid not in own and _from_bytes(
-                    _blake2b((cross + uid).encode(), digest_size=8).digest(), "big") / 2**64 < cross_read]
-                reads += [Read(uid, 1, weak + int(_from_bytes(_blake2b((rssi + uid).encode(), digest_size=8).digest(),
-                                                              "big") / 2**64 * 7)) for uid in crossing]
+                for uid in their_tags:
+                    if uid in own:
+                        continue
+                    raw = uid_bytes.get(uid)
+                    if raw is None:
+                        raw = uid_bytes[uid] = uid.encode()
+                    if _from_bytes(_blake2b(cross + raw, digest_size=8).digest(), "big") < cross_below:
+                        reads.append(Read(uid, 1, weak + jitter_of(
+                            _from_bytes(_blake2b(rssi + raw, digest_size=8).digest(), "big"))))
         return reads
 
     def is_edge(self, antenna: int, uid: str) -> bool:
@@ -153,6 +169,46 @@ class NoiseModel:
 
 
 _blake2b, _from_bytes = hashlib.blake2b, int.from_bytes
+_SPAN = 2**64  # a draw's hash: 8 bytes
+
+
+def _below(p: float) -> int:
+    """The least hash ``x`` whose uniform number ``x / 2**64`` is not below ``p``: ``x < _below(p)`` answers
+    ``x / 2**64 < p`` exactly (the division rounds, and rounds monotonically), without the division."""
+    low, high = 0, _SPAN  # x / 2**64 < p holds below low and fails from high on
+    while low < high:
+        middle = (low + high) // 2
+        if middle / _SPAN < p:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+class _Bounds:
+    """``int(x / 2**64 * n)`` of a draw's hash ``x``, from the bounds where it steps up (found once, as ``_below``
+    finds one): the same numbers as the float arithmetic, with a bisection in the place of the division."""
+
+    def __init__(self, n: int):
+        self.bounds = [self._least(k, n) for k in range(1, n + 1)]  # the least x giving k or more
+
+    @staticmethod
+    def _least(k: int, n: int) -> int:
+        low, high = 0, _SPAN
+        while low < high:
+            middle = (low + high) // 2
+            if int(middle / _SPAN * n) < k:
+                low = middle + 1
+            else:
+                high = middle
+        return low
+
+    def value(self, x: int) -> int:
+        return _bisect(self.bounds, x)
+
+
+_TIMES = _Bounds(4)  # a tag read well is read 2 to 5 times (6 where the division rounds up to 1)
+_JITTER = _Bounds(7)  # its RSSI: 0 to 6 dB above the bottom of its range (7 where it rounds up to 1)
 
 
 def _uniform(key: str) -> float:

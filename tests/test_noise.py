@@ -60,6 +60,50 @@ def test_same_seed_same_reads_and_order_of_calls_does_not_matter():
     assert runs[0] != runs[1]
 
 
+def test_each_read_is_the_one_its_draws_define_whatever_the_arithmetic_that_compares_them():
+    """The model's definition, written out plainly: each choice is ``blake2b(key) / 2**64`` against its chance, a
+    read tag is read 2 + int(u * 4) times at -45 dB + int(u * 7) - 3, a tag at the edge once 10 dB lower, a cross
+    read once 20 dB lower. The model compares the hash's integer with bounds in the place of the division: the same
+    reads, so a seeded replay stays as it was, also for the hashes that round to the bounds (checked on them)."""
+    import hashlib  # noqa: PLC0415
+
+    from sim.noise import _JITTER, _TIMES, _below  # noqa: PLC0415
+
+    def uniform(key: str) -> float:
+        return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big") / 2**64
+
+    def plain(model, cycle, antenna, tags, around):
+        stem, reads = f"{model.seed}|{{}}|{cycle}|{antenna}|", []
+        for uid in model._within_stack_limit(cycle, tags):
+            if model.is_edge(antenna, uid):
+                if uniform(stem.format("edge") + uid) >= model.edge_read_chance:
+                    continue
+                level, times = -55, 1
+            elif uniform(stem.format("miss") + uid) < model.missed_read:
+                continue
+            else:
+                level, times = -45, 2 + int(uniform(stem.format("count") + uid) * 4)
+            reads.append(Read(uid, times, level + int(uniform(stem.format("rssi") + uid) * 7) - 3))
+        for their in around.values():
+            reads += [Read(uid, 1, -68 + int(uniform(stem.format("rssi") + uid) * 7)) for uid in their
+                      if uid not in tags and uniform(stem.format("cross") + uid) < model.cross_read]
+        return reads
+
+    tags = {antenna: uids(20, f"E0040{antenna:X}") for antenna in range(1, 6)}
+    for model in (NoiseModel.realistic(0.05, seed=3), NoiseModel.realistic(0.3, seed=4)):
+        for cycle in range(40):
+            for antenna in range(1, 6):
+                around = {n: tags[n] for n in (antenna - 1, antenna + 1) if n in tags}
+                assert model.antenna_reads(cycle, antenna, tags[antenna], around) == plain(
+                    model, cycle, antenna, tags[antenna], around)
+    for chance in (0.05, 0.3, 0.65):
+        bound = _below(chance)
+        assert [x < bound for x in (bound - 1, bound)] == [x / 2**64 < chance for x in (bound - 1, bound)]
+    for bounds, n in ((_TIMES, 4), (_JITTER, 7)):
+        hashes = [b + d for b in bounds.bounds for d in (-1, 0) if b + d < 2**64] + [0, 2**64 - 1]
+        assert [bounds.value(x) for x in hashes] == [int(x / 2**64 * n) for x in hashes]
+
+
 def test_missed_reads_happen_at_the_given_rate():
     model = NoiseModel(missed_read=0.1, seed=3)
     tags = uids(20)

@@ -223,6 +223,13 @@ def next_seat(seats: Iterable[int], after: int) -> int:
     return order[0] if order else after
 
 
+def big_blind_seat(button: int, seats: Iterable[int], no_small_blind: bool) -> int:
+    """Who posts the big blind in a hand dealt to ``seats`` from ``button``: the second left of the button, the first
+    in a hand without a small blind (AC 27; DE 9) or heads-up, where the button posts the small blind (DE 13; AC 29)."""
+    order = rotate(seats, button)
+    return order[0] if len(order) == 2 or no_small_blind else order[1]
+
+
 # ---- the deal -----------------------------------------------------------------------------------------
 
 @dataclass

@@ -62,7 +62,7 @@ is a function of the inputs, so a journal replay restores pending irregularities
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from controller import table_snapshot
 from controller.board import Board, BettingProgress
@@ -70,7 +70,8 @@ from controller.board_runs import RUN_RULES
 from controller.cards import parse_card
 from controller.commands import Command, CommandTable, Handler, Refusal, allowed
 from controller.deal_rulings import DealRulings
-from controller.dealing import DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, Deal, ReadWindows, next_seat, rotate
+from controller.dealing import (DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, Deal, ReadWindows, big_blind_seat,
+                               next_seat, rotate)
 from controller.decks import Decks
 from controller.domain import DomainEvent
 from controller.events import DeckSelected, FloorRuling, HandEnded, HandStarted, UnknownTag
@@ -189,8 +190,12 @@ class TableController:
         self.eligible: tuple[int, ...] | None = tuple(sorted(set(setup.players))) if setup.players else None
         self.next_button: int | None = None  # set_button during a hand: the next hand's button
         self.next_players: tuple[int, ...] | None = None  # a seats command during a hand
-        # the last hand's button and the seats dealt in it, for the button after busts (see _button_for_players)
-        self.last_deal: tuple[int, tuple[int, ...]] | None = None
+        # the last hand's button, the seats dealt in it and its big blind, for the button after busts (see
+        # _button_for_players)
+        self.last_deal: tuple[int, tuple[int, ...], int] | None = None
+        # the next hand has a big blind and no small blind: the last big blind left, and the small blind falls on its
+        # empty seat (AC 27; DE 9)
+        self.no_small_blind = False
         self.sitting_out: int | None = None  # the small blind not dealt in the next hand (CA GR 15.2: a bomb pot)
         progress = betting if betting is not None else NoBetting()
         windows = ReadWindows.of(setup.card_pass_s, setup.card_reads)
@@ -241,20 +246,35 @@ class TableController:
           blind takes the button, so that the other player posts the big blind.
         * Both blinds busted (``RuleProfile.blinds_bust``): DE 9 "Scheiden Small-Blind und Big-Blind in der aktuellen
           Runde aus, bleibt der Dealer in der neuen Runde an der aktuellen Position"; AC 27: the big blind is posted
-          by who owes it, so the button moves on as usual, onto an empty seat if need be (a dead button)."""
+          by who owes it, so the button moves on as usual, onto an empty seat if need be (a dead button).
+        * The big blind left (AC 27; DE 9 "Sollte einmal der Big-Blind in der aktuellen Runde ausscheiden, gibt es in
+          der nächsten Runde keinen Small-Blind"): who owes the big blind posts it, first left of the button, and the
+          small blind falls on the empty seat: the next hand has none (``no_small_blind``)."""
         if self.last_deal is None or self.eligible is None:
             return
-        button, dealt = self.last_deal
+        button, dealt, big_blind = self.last_deal
         players = set(self.eligible)
-        self.button = next_seat(dealt or [button], button)  # as if nobody had busted
+        self.button = self._button_after(button, dealt, big_blind)  # as if nobody had busted
+        self.no_small_blind = False
         if len(dealt) < 3:
             return
-        small_blind, big_blind = rotate(dealt, button)[:2]
+        order = rotate(dealt, button)
+        small_blind = None if big_blind == order[0] else order[0]  # (none: the last hand had no small blind)
         if len(players) == 2 and big_blind in players:
             self.button = big_blind
         elif (self.profile.blinds_bust == BLINDS_BUST_BUTTON_STAYS and not {small_blind, big_blind} & players
               and button in players):
             self.button = button
+        elif len(players) > 2 and big_blind not in players:
+            self.no_small_blind = rotate(players, self.button)[0] == next_seat(players, big_blind)
+
+    def _button_after(self, button: int, dealt: Sequence[int], big_blind: int) -> int:
+        """The next hand's button after a hand dealt to ``dealt`` from ``button``, whose big blind was ``big_blind``:
+        the seat of its small blind. A hand without one had it on the empty seat before the big blind (AC 27: the
+        button "môže byť umiestnený aj na voľné miesto"), so that the big blind moves one player."""
+        if len(dealt) > 2 and big_blind == rotate(dealt, button)[0]:
+            return big_blind - 1 if big_blind > 1 else self.setup.seats
+        return next_seat(dealt or [button], button)
 
     def bomb_pot_sit_out(self) -> int | None:
         """A bomb pot agreed for the next hand: "if there are too many players, the small blind sits out" (CA GR
@@ -573,8 +593,10 @@ class TableController:
             if dealt:
                 self.eligible = tuple(dealt)
             if self.rotation.button_moves():  # a stud hand leaves the button where it is (TDA 4)
-                self.last_deal = (deal.button, tuple(self.eligible or ()))
-                self.button = next_seat(self.eligible or [deal.button], deal.button)
+                players = tuple(self.eligible or ())
+                self.last_deal = (deal.button, players, big_blind_seat(deal.button, players, self.no_small_blind))
+                self.button = self._button_after(*self.last_deal)
+                self.no_small_blind = False
         self.rotation.hand_ended(misdeal=self.void)
         self.sitting_out = None
         if self.next_players is not None:
@@ -582,6 +604,7 @@ class TableController:
             self._button_for_players()
         if self.next_button is not None:
             self.button, self.next_button, self.last_deal = self.next_button, None, None
+            self.no_small_blind = False
         self.out_of_play.deal_over()
         self.hand_cards.end()
         self._cleared_at = None
@@ -687,6 +710,7 @@ class TableController:
             self.next_button = seat
         else:  # the floor placed it: a later seats command leaves it there
             self.button, self.next_button, self.last_deal = seat, None, None
+            self.no_small_blind = False
         self.out.emit("button_set", {"seat": seat, "applies_to_hand": self.hand + 1, **command.signed()})
         return self._applied()
 
@@ -800,7 +824,12 @@ class TableController:
         self.eligible = None if state["eligible"] is None else tuple(state["eligible"])
         self.next_players = None if state["next_players"] is None else tuple(state["next_players"])
         last_deal = state.get("last_deal")  # (not in checkpoints written before it was kept)
-        self.last_deal = None if last_deal is None else (int(last_deal[0]), tuple(last_deal[1]))
+        if last_deal is not None:
+            button, dealt = int(last_deal[0]), tuple(last_deal[1])
+            self.last_deal = (button, dealt, last_deal[2] if len(last_deal) > 2 else big_blind_seat(button, dealt, False))
+        else:
+            self.last_deal = None
+        self.no_small_blind = bool(state.get("no_small_blind", False))
         if state["deck_id"] != self.deck_id:
             self.decks.select(state["deck_id"])
         self._on_table = dict(state["on_table"])

@@ -14,7 +14,9 @@ def checkpoint_state(table: TableController) -> dict[str, Any]:
     """What carries over from one hand to the next, as JSON (the hand's own state starts afresh)."""
     return {"seq": table.seq, "hand": table.hand, "now": table.now, "button": table.button,
             "next_button": table.next_button,
-            "last_deal": None if table.last_deal is None else [table.last_deal[0], list(table.last_deal[1])],
+            "last_deal": None if table.last_deal is None else [table.last_deal[0], list(table.last_deal[1]),
+                                                               table.last_deal[2]],
+            "no_small_blind": table.no_small_blind,
             "eligible": None if table.eligible is None else list(table.eligible),
             "next_players": None if table.next_players is None else list(table.next_players),
             "deck_id": table.deck_id, "on_table": table.on_table(),

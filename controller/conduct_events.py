@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from controller.events import FloorQuestion, MayAskTheFloor
+
 # The rulings (``ruling`` in the events and in a SeatRuling); the house profiles pick them (controller.conduct).
 WARNING = "warning"  # the player is warned; play goes on
 HAND_MAY_BE_DEAD = "hand_may_be_dead"  # the floor may declare the hand dead (void)
@@ -36,8 +38,9 @@ RULING_TEXT = {
 
 @dataclass(frozen=True, slots=True)
 class SeatRuling:
-    """What a rule ruled on a seat's hand, by the house ``profile`` (``ruling``: one of ``RULINGS``), with the rule it cites ("" where no rule book has one); one
-    that ``needs_floor`` waits for the floor instead of being carried out."""
+    """What a rule ruled on a seat's hand, by the house ``profile`` (``ruling``: one of ``RULINGS``), with the rule
+    it cites ("" where no rule book has one); one that ``needs_floor`` waits for the floor instead of being carried
+    out."""
 
     seat: int
     ruling: str
@@ -45,9 +48,15 @@ class SeatRuling:
     needs_floor: bool
     profile: str
 
+    def question(self) -> FloorQuestion | None:
+        """What the ruling asks the floor, if it waits for it: a confirm carries the ruling out."""
+        if not self.needs_floor:
+            return None
+        return FloorQuestion(self.seat, (self.rule,) if self.rule else (), ruling=self.ruling, rule=self.rule)
+
 
 @dataclass(frozen=True, slots=True)
-class DeviceBreach:
+class DeviceBreach(MayAskTheFloor):
     """A device the house forbids is in use at a live seat, from ``since`` (the device was on from
     ``device_since``)."""
 
@@ -55,6 +64,10 @@ class DeviceBreach:
     device: str
     since: float
     device_since: float
+
+    @property
+    def floor_question(self) -> FloorQuestion | None:
+        return self.ruled.question()
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +98,7 @@ class DeviceSeen:
 
 
 @dataclass(frozen=True, slots=True)
-class AbsentAtDeal:
+class AbsentAtDeal(MayAskTheFloor):
     """A seat dealt in was empty when the deal was complete (at ``deal_t``; empty since ``away_since``, None: since
     before the hand). ``blinds``: what becomes of an absent player's blinds, by the rule ``blinds_rule``."""
 
@@ -95,14 +108,22 @@ class AbsentAtDeal:
     blinds: str
     blinds_rule: str
 
+    @property
+    def floor_question(self) -> FloorQuestion | None:
+        return self.ruled.question()
+
 
 @dataclass(frozen=True, slots=True)
-class SeatLeft:
+class SeatLeft(MayAskTheFloor):
     """The player of a live seat left after the deal."""
 
     ruled: SeatRuling
     blinds: str
     blinds_rule: str
+
+    @property
+    def floor_question(self) -> FloorQuestion | None:
+        return self.ruled.question()
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,13 +201,17 @@ class ClockStopped:
 
 
 @dataclass(frozen=True, slots=True)
-class ClockExpired:
+class ClockExpired(MayAskTheFloor):
     """The count ran out: the house's ruling on the hand (PP Dead hands 1f needs ``facing_bet``: whether the player
     faced a bet; None: the betting did not say)."""
 
     ruled: SeatRuling
     started_by: str | None
     facing_bet: bool | None
+
+    @property
+    def floor_question(self) -> FloorQuestion | None:
+        return self.ruled.question()
 
 
 ConductRecord = (DeviceBreach | DeviceBreachEnded | DeviceSeen | AbsentAtDeal | SeatLeft | SeatReturned

@@ -207,7 +207,31 @@ class ActionTaken:
 
 
 @dataclass(frozen=True, slots=True)
-class BetRuling:
+class FloorQuestion:
+    """What a ruling that waits for the floor asks it (controller.floor): about ``seat`` (None: the table), citing
+    ``rules``; ``ruling``: what a confirm carries out (None: what the part that queues it says, else the floor
+    decides), by the rule ``rule``; ``code``: the ruling's code (None: the event's type)."""
+
+    seat: int | None
+    rules: tuple[str, ...]
+    ruling: str | None = None
+    rule: str | None = None
+    code: str | None = None
+
+
+class MayAskTheFloor:
+    """A record whose ruling may wait for the floor: its ``floor_question`` says what it asks (None: nothing; it is
+    ruled, or it is a later state of a ruling that waits already)."""
+
+    __slots__ = ()
+
+    @property
+    def floor_question(self) -> FloorQuestion | None:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class BetRuling(MayAskTheFloor):
     """The chip layer or the betting engine ruled on the betting: an input it took otherwise than it came, refused,
     or could not read (``needs_floor``: it waits for the floor). ``chips``, ``withdrawn``: the motion it ruled on;
     ``stands``, ``returned``: what of an unplayable chip plays and what goes back."""
@@ -222,9 +246,13 @@ class BetRuling:
     stands: int | None = None
     returned: int | None = None
 
+    @property
+    def floor_question(self) -> FloorQuestion | None:
+        return FloorQuestion(self.seat, self.rules, code=self.code) if self.needs_floor else None
+
 
 @dataclass(frozen=True, slots=True)
-class ChipCount:
+class ChipCount(MayAskTheFloor):
     """The chips in a zone differ from what the rules say (the pot, an award, a forced bet)."""
 
     code: str
@@ -237,6 +265,10 @@ class ChipCount:
     def needs_floor(self) -> bool:
         """A seat paid less than the award may dispute it (TDA 20-6); the dealer puts the rest right."""
         return self.code == "award" and self.seen < self.expected
+
+    @property
+    def floor_question(self) -> FloorQuestion | None:
+        return FloorQuestion(self.seat, self.rules, code=self.code) if self.needs_floor else None
 
 
 HandOver = (HandEnded, Misdeal)  # the hand is over, or void: what waits on it lapses

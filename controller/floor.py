@@ -5,7 +5,8 @@ it (``CARDS`` or ``TABLE``), until the floor answers or it lapses (``lapses``).
 
 The part that answers a ruling queues it: the card controller's irregularities (``controller.irregularities``) with
 what their rulings need (``data``: the candidates of a pick, the dead seats of a misdeal that comes too late); the
-game and the chip layer their events that say ``needs_floor`` (``note``), with how long each may wait. ``hand`` is
+game and the chip layer their events whose records ask the floor (``note``: the record's ``floor_question``), with
+how long each may wait. ``hand`` is
 None for a ruling made outside any hand.
 
 How long a ruling waits (docs/events.md, "How long a ruling waits"): a ruling on the hand lapses when the hand ends
@@ -22,7 +23,7 @@ from typing import Any
 
 from controller.commands import Refusal
 from controller.domain import DomainEvent
-from controller.events import IrregularityResolved
+from controller.events import IrregularityResolved, MayAskTheFloor
 from controller.outbox import CURRENT, Outbox
 
 CARDS = "cards"  # answered by the card controller (controller.table)
@@ -94,18 +95,18 @@ class FloorQueue:
         self._waiting[irregularity.id] = irregularity
 
     def note(self, event: DomainEvent, lapses: str = HAND_END, ruling: str | None = None) -> None:
-        """A ruling of the seat sensors, the clock or the betting was emitted: if it needs the floor, it waits,
-        answered by the game, until it ``lapses`` (a later state of it, such as a breach that ended, does not).
-        ``ruling``: what a confirm does, for an event that names none (default: the floor decides)."""
-        public = event.public
-        if public.get("needs_floor") and public.get("state", "started") == "started":
-            seat = public.get("seat")
-            rules = public.get("rules") or ([public["rule"]] if public.get("rule") else [])
-            self.add(Irregularity(event.seq, event.hand, public.get("code", event.type),
-                                  public.get("ruling") or ruling or FLOOR_DECIDES, public.get("severity") or "stop",
-                                  [seat] if seat is not None else [], list(rules),
-                                  {"seat": seat, "rule": public.get("rule")}, answered_by=TABLE, type=event.type,
-                                  lapses=lapses))
+        """An event of the seat sensors, the clock or the betting was published: if its record asks the floor
+        (``MayAskTheFloor.floor_question``), the ruling waits, answered by the game, until it ``lapses``.
+        ``ruling``: what a confirm does, for a question that names none (default: the floor decides)."""
+        record = event.record
+        question = record.floor_question if isinstance(record, MayAskTheFloor) else None
+        if question is None:
+            return
+        seat = question.seat
+        self.add(Irregularity(event.seq, event.hand, question.code or event.type,
+                              question.ruling or ruling or FLOOR_DECIDES, "stop", [seat] if seat is not None else [],
+                              list(question.rules), {"seat": seat, "rule": question.rule}, answered_by=TABLE,
+                              type=event.type, lapses=lapses))
 
     def get(self, ident: int, answered_by: str | None = None) -> Irregularity | None:
         irregularity = self._waiting.get(ident)

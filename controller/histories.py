@@ -67,14 +67,16 @@ def board_shares(pot: PotAward) -> list[tuple[int, dict[int, int]]]:
     return parts
 
 
-FORCED = {"ante": "ante", "post_sb": "small_blind", "post_bb": "big_blind", "straddle": "straddle"}
+FORCED = {"ante": "ante", "post_sb": "small_blind", "post_bb": "big_blind", "straddle": "straddle",
+          "bring_in": "bring_in"}
 
 
 @dataclass(frozen=True)
 class HistoryAction:
     """One action as a hand history states it: ``added`` the chips it put in, ``to`` the seat's bet this street
     after it (an ante is outside the street's bets: ``to`` 0). ``kind``: ``ante``, ``small_blind``, ``big_blind``,
-    ``straddle``, ``fold``, ``check``, ``call``, ``bet`` or ``raise``."""
+    ``straddle``, ``fold``, ``check``, ``call``, ``bet`` or ``raise``; in stud also ``bring_in`` and
+    ``complete`` (the first full bet of third street, to the small bet)."""
 
     street: str
     seat: int
@@ -99,6 +101,9 @@ class HandRecord:
 
     A hi-lo split game's pot lists in ``pot_halves`` its halves' shares, the high half first (one, the high half
     alone, where no hand made a low: ``controller.showdown.PotAward.halves``).
+
+    A stud hand (``hand.variant.stud``) has no board (``board``: the community card where the deck ran short);
+    ``hole_cards`` are each seat's cards in the order dealt, ``""`` for a down card this copy may not show.
     """
 
     hand: BettingHand
@@ -168,6 +173,8 @@ class HandRecord:
         out = []
         bets = {s: 0 for s in self.hand.order}
         street = None
+        completed = False  # stud: the small bet was made on third street
+        stud_third = self.hand.variant.streets[0] if self.hand.variant.stud else None
         for a in self.hand.actions:
             if a.street != street:
                 street = a.street
@@ -186,6 +193,8 @@ class HandRecord:
             added = a.to_amount - bets[a.seat]
             if a.to_amount > facing:
                 kind = "bet" if facing == 0 else "raise"
+                if a.street == stud_third and not completed:
+                    kind, completed = "complete", True
             elif added > 0:
                 kind = "call"
             else:
@@ -232,10 +241,13 @@ class HandRecord:
     def streets_played(self) -> int:
         """How many streets the hand reached (1: it ended before the flop). With two or more seats left at the end
         the whole board was dealt, an all-in run-out included."""
+        streets = self.hand.variant.streets
         if len(self.hand.live_seats) > 1:
+            if self.hand.variant.stud:
+                return len(streets)
             return max(i + 1 for i, n in enumerate(BOARD_COUNTS) if n <= len(self.board))
         reached = {a.street for a in self.hand.actions} | {c.street for c in self.hand.collections}
-        return max(STREETS.index(s) for s in reached) + 1
+        return max(streets.index(s) for s in reached) + 1
 
     def folded_on(self) -> dict[int, str]:
         return {a.seat: a.street for a in self.hand.actions if a.kind == "fold"}

@@ -16,6 +16,10 @@ players[], rounds[], pots[]}}``, as the spec's published examples write it:
 * ``pots``: ``number`` (0 is the main pot), ``amount``, ``rake`` 0, ``player_wins`` (``player_id``,
   ``win_amount``, ``contributed_rake`` 0). An uncalled bet that went back is in no pot.
 
+Stud games: ``game_type`` ``Stud``, ``StudHiLo`` or ``Razz``, ``bring_in_amount`` and no blinds; the rounds are
+``Third Street`` to ``Seventh Street``, each opening with a ``Dealt Cards`` action per seat still in (its new cards,
+where this copy may show them), the bring-in ``Post Bring In``, the completion a ``Bet``.
+
 ``start_date_utc`` is left out when the start is not known (the feed's copy: the controller keeps no clock; the
 event's ``t`` says when the hand ended). ``rfid-table export`` writes it from the journal. Chip amounts are whole
 chips (``currency`` ``"Chips"``); the table has no rake.
@@ -33,6 +37,10 @@ NETWORK = "rfid-table"
 ACTION_NAMES = {"ante": "Post Ante", "small_blind": "Post SB", "big_blind": "Post BB", "straddle": "Straddle",
                 "fold": "Fold", "check": "Check", "call": "Call", "bet": "Bet", "raise": "Raise"}
 FORCED_KINDS = ("ante", "small_blind", "big_blind", "straddle")
+
+
+STUD_TYPES = {"stud": "Stud", "stud8": "StudHiLo", "razz": "Razz"}
+STUD_ROUNDS = ("Third Street", "Fourth Street", "Fifth Street", "Sixth Street", "Seventh Street")
 
 
 def to_ohh(record: HandRecord, site_name: str = "rfid-table", internal_version: str = "0.1.0") -> dict[str, Any]:
@@ -56,7 +64,8 @@ def to_ohh(record: HandRecord, site_name: str = "rfid-table", internal_version: 
     out.update({
         "table_name": record.table_name,
         # OHH's types: Omaha hi-lo is "OmahaHiLo"; the spec has none for hold'em hi-lo (written "Holdem")
-        "game_type": ("OmahaHiLo" if variant.hi_lo else "Omaha") if variant.omaha else "Holdem",
+        "game_type": STUD_TYPES[variant.stud] if variant.stud else
+        ("OmahaHiLo" if variant.hi_lo else "Omaha") if variant.omaha else "Holdem",
         "bet_limit": {"bet_type": bet_type, "bet_cap": 0},
         "table_size": record.table_size,
         "currency": "Chips",
@@ -75,6 +84,11 @@ def to_ohh(record: HandRecord, site_name: str = "rfid-table", internal_version: 
         return {"action_number": number, "player_id": ids[seat], "action": name, **fields}
 
     actions = record.actions()
+    if variant.stud:
+        del out["small_blind_amount"], out["big_blind_amount"], out["dealer_seat"]
+        out["bring_in_amount"] = hand.bring_in
+        out["rounds"], out["pots"] = _stud_rounds(record, action), _pots(record, ids)
+        return {"ohh": out}
     forced = [a for a in actions if a.kind in FORCED_KINDS]
     rounds: list[dict[str, Any]] = [{"id": 0, "street": "Preflop", "actions": []}]
     for a in forced:
@@ -116,8 +130,47 @@ def to_ohh(record: HandRecord, site_name: str = "rfid-table", internal_version: 
             shown = {"cards": record.cards(s)} if record.cards(s) else {}
             rounds[-1]["actions"].append(action(s, "Shows Cards" if s in record.shown else "Mucks Cards", **shown))
     out["rounds"] = rounds
-    out["pots"] = [{"number": i, "amount": amount, "rake": 0,
-                    "player_wins": [{"player_id": ids[s], "win_amount": share, "contributed_rake": 0}
-                                    for s, share in sorted(shares.items()) if share]}
-                   for i, (amount, shares) in enumerate(record.pots)]
+    out["pots"] = _pots(record, ids)
     return {"ohh": out}
+
+
+def _pots(record: HandRecord, ids: dict[int, int]) -> list[dict[str, Any]]:
+    return [{"number": i, "amount": amount, "rake": 0,
+             "player_wins": [{"player_id": ids[s], "win_amount": share, "contributed_rake": 0}
+                             for s, share in sorted(shares.items()) if share]}
+            for i, (amount, shares) in enumerate(record.pots)]
+
+
+def _stud_rounds(record: HandRecord, action: Any) -> list[dict[str, Any]]:
+    """A stud hand's rounds: the antes and each street's cards and betting, then the showdown."""
+    hand = record.hand
+    streets = hand.variant.streets
+    folded = record.folded_on()
+    actions = record.actions()
+    rounds: list[dict[str, Any]] = []
+    for index, street in enumerate(streets[:record.streets_played()]):
+        betting: list[dict[str, Any]] = []
+        rounds.append({"id": len(rounds), "street": STUD_ROUNDS[index], "actions": betting})
+        if index == 0:
+            betting += [action(a.seat, "Post Ante", amount=a.added, is_allin=a.all_in) for a in actions
+                        if a.kind == "ante"]
+        for s in hand.order:
+            if s in folded and streets.index(folded[s]) < index:
+                continue
+            dealt = list(record.hole_cards.get(s, ()))
+            new = [c for c in (dealt[:3] if index == 0 else dealt[index + 2:index + 3]) if c]
+            betting.append(action(s, "Dealt Cards", **({"cards": new} if new else {})))
+        for a in actions:
+            if a.street != street or a.kind == "ante":
+                continue
+            name = {"bring_in": "Post Bring In", "complete": "Bet"}.get(a.kind) or ACTION_NAMES[a.kind]
+            fields: dict[str, Any] = {}
+            if a.kind in ("call", "bet", "raise", "bring_in", "complete"):
+                fields = {"amount": a.added, "is_allin": a.all_in}
+            betting.append(action(a.seat, name, **fields))
+    if record.showdown:
+        rounds.append({"id": len(rounds), "street": "Showdown", "actions": []})
+        for s in record.showdown:
+            shown = {"cards": record.cards(s)} if record.cards(s) else {}
+            rounds[-1]["actions"].append(action(s, "Shows Cards" if s in record.shown else "Mucks Cards", **shown))
+    return rounds

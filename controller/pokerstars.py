@@ -32,6 +32,12 @@ that reveals only the hands shown at the showdown reads like an observer's histo
 whose cards it carries (PokerStars writes one for its user only; trackers read several). Without a start time
 (the feed's copy: the controller keeps no clock) the header has no date; ``rfid-table export`` writes it from the
 journal, in UTC and in ET as PokerStars' own clients do.
+
+Stud games in PokerStars' stud layout (``7 Card Stud Limit``, ``7 Card Stud Hi/Lo Limit``, ``Razz Limit``): no
+button, the antes, then ``*** 3rd STREET ***`` to ``*** 6th STREET ***`` and ``*** RIVER ***`` (seventh street),
+each opening with a ``Dealt to`` line per seat still in: the cards it had, then the new one (``Dealt to seat1 [9h 2c
+Kd] [5s]``; down cards only where the copy may show them). ``brings in for 2``, ``completes it to 4``; a shown razz
+hand's words are its low (``Lo: 7,5,4,2,A``).
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from typing import Mapping, Sequence
 from controller.betting import FIXED_LIMIT, POT_LIMIT, Variant
 from controller.cards import parse_card
 from controller.histories import BOARD_COUNTS, ORDINALS, STREETS, HandRecord
-from controller.showdown import evaluator_id, id_evaluators, low_rank
+from controller.showdown import evaluator_id, id_evaluators, low_rank, razz_rank
 
 RANK_ORDER = "23456789TJQKA"
 RANK_NAMES = dict(zip(RANK_ORDER, ("Deuce", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten", "Jack",
@@ -53,6 +59,8 @@ RANK_NAMES = dict(zip(RANK_ORDER, ("Deuce", "Three", "Four", "Five", "Six", "Sev
 
 def to_pokerstars(record: HandRecord) -> str:
     """The hand as PokerStars hand-history text (one hand, ending in a newline)."""
+    if record.hand.variant.stud:
+        return _stud_text(record)
     hand = record.hand
     name = record.name
     lines = [_header(record), f"Table '{record.table_name}' {record.table_size}-max Seat #{hand.button} is the button"]
@@ -136,6 +144,106 @@ def to_pokerstars(record: HandRecord) -> str:
         lines.append(f"Seat {s}: {name(s)}{_position(record, s)} "
                      f"{_result(record, s, folded, put_in, won, descriptions, won_on)}")
     return "\n".join(lines) + "\n"
+
+
+STUD_GAMES = {"stud": "7 Card Stud", "stud8": "7 Card Stud Hi/Lo", "razz": "Razz"}
+STUD_STREET_NAMES = ("3rd STREET", "4th STREET", "5th STREET", "6th STREET", "RIVER")
+STUD_FOLDED_ON = ("3rd Street", "4th Street", "5th Street", "6th Street", "River")
+
+
+def _stud_text(record: HandRecord) -> str:
+    hand = record.hand
+    name = record.name
+    stakes = "/".join(map(str, hand.limit_bets))
+    header = f"PokerStars Hand #{record.game_number}:  {STUD_GAMES[hand.variant.stud]} Limit ({stakes})"
+    if record.started is not None:
+        header += f" - {_stamp(record.started, 'UTC')}"
+        eastern = _eastern(record.started)
+        if eastern is not None:
+            header += f" [{_stamp(eastern, 'ET')}]"
+    lines = [header, f"Table '{record.table_name}' {record.table_size}-max"]
+    starting = record.starting_stacks()
+    for s in record.seats:
+        lines.append(f"Seat {s}: {name(s)} ({starting[s]} in chips)")
+    actions = record.actions()
+    for a in actions:
+        if a.kind == "ante":
+            lines.append(f"{name(a.seat)}: posts the ante {a.added}{' and is all-in' if a.all_in else ''}")
+    folded = record.folded_on()
+    uncalled = record.uncalled()
+    streets = hand.variant.streets
+    for index, street in enumerate(streets[:record.streets_played()]):
+        lines.append(f"*** {STUD_STREET_NAMES[index]} ***")
+        for s in hand.order:
+            if s in folded and streets.index(folded[s]) < index:
+                continue
+            dealt = list(record.hole_cards.get(s, ()))
+            before = [c for c in dealt[:index + 2] if c]
+            new = [c for c in dealt[index + 2:index + 3] if c] if index else [c for c in dealt[:3] if c]
+            if index == 0 and new:
+                lines.append(f"Dealt to {name(s)} [{' '.join(new)}]")
+            elif new:
+                lines.append(f"Dealt to {name(s)} " + (f"[{' '.join(before)}] " if before else "") + f"[{new[0]}]")
+        facing = 0
+        for a in actions:
+            if a.street != street or a.kind == "ante":
+                continue
+            all_in = " and is all-in" if a.all_in else ""
+            if a.kind == "bring_in":
+                lines.append(f"{name(a.seat)}: brings in for {a.added}{all_in}")
+            elif a.kind == "complete":
+                lines.append(f"{name(a.seat)}: completes it to {a.to}{all_in}")
+            else:
+                lines.append(f"{name(a.seat)}: {_verb(a.kind, a.added, a.to, facing)}{all_in}")
+            facing = max(facing, a.to)
+        for seat, amount in uncalled.get(street, {}).items():
+            lines.append(f"Uncalled bet ({amount}) returned to {name(seat)}")
+    won = record.winnings()
+    described = {s: _described_stud(hand.variant, [*record.cards(s), *record.board]) for s in record.shown
+                 if len(record.cards(s)) + len(record.board) >= 5}
+    labels = _pot_labels(len(record.pots))
+    if record.showdown:
+        lines.append("*** SHOW DOWN ***")
+        for s in record.showdown:
+            if s in described:
+                lines.append(f"{name(s)}: shows [{' '.join(record.cards(s))}] ({described[s]})")
+            else:
+                lines.append(f"{name(s)}: mucks hand")
+    if record.pot_halves:
+        lines += _collected(record, [(i, shares) for i, halves in enumerate(record.pot_halves)
+                                     for shares in reversed(halves)], labels)
+    else:
+        lines += _collected(record, list(enumerate(shares for _amount, shares in record.pots)), labels)
+    if not record.showdown:
+        for s in sorted(won, key=hand.order.index):
+            lines.append(f"{name(s)}: doesn't show hand")
+    lines.append("*** SUMMARY ***")
+    pots = "".join(f" {label.capitalize()} {amount}." for label, (amount, _) in zip(labels, record.pots))
+    lines.append(f"Total pot {record.total_pot}{pots if len(record.pots) > 1 else ''} | Rake 0")
+    put_in = {a.seat for a in actions if a.kind in ("call", "bet", "raise", "complete", "bring_in")}
+    for s in record.seats:
+        if s in folded:
+            result = f"folded on the {STUD_FOLDED_ON[streets.index(folded[s])]}" + ("" if s in put_in else " (didn't bet)")
+        elif s in described:
+            cards = " ".join(record.cards(s))
+            result = (f"showed [{cards}] and won ({won[s]}) with {described[s]}" if won.get(s) else
+                      f"showed [{cards}] and lost with {described[s]}")
+        elif won.get(s):
+            result = f"collected ({won[s]})"
+        else:
+            held = record.cards(s)
+            result = f"mucked [{' '.join(held)}]" if held else "mucked"
+        lines.append(f"Seat {s}: {name(s)} {result}")
+    return "\n".join(lines) + "\n"
+
+
+def _described_stud(variant: Variant, cards: Sequence[str]) -> str:
+    """A shown stud hand's words: the high hand; in razz its low, in stud8 both as the hi-lo games write them."""
+    if variant.stud == "razz":
+        value = razz_rank(list(cards))
+        ranks = [(value >> shift) & 15 for shift in (16, 12, 8, 4, 0)]
+        return "Lo: " + ",".join({1: "A", 10: "T", 11: "J", 12: "Q", 13: "K"}.get(r, str(r)) for r in ranks if r)
+    return _described(variant, cards, [])
 
 
 def _header(record: HandRecord) -> str:

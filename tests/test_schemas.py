@@ -71,9 +71,10 @@ IRREGULAR_CODES = {  # every code of docs/mqtt.md (test_the_contract_and_the_sch
     "first_cards_exposed", "cards_exposed", "hole_card_exposed", "wrong_card_count", "card_out_of_sequence",
     "first_card_wrong_seat", "button_misplaced", "card_to_ineligible_seat", "player_dealt_out", "boxed_card",
     "premature_board_card", "four_card_flop", "flop_without_burn", "missing_burn", "foreign_card", "duplicate_card",
-    "card_missing",
+    "card_missing", "stud_first_cards_up", "stud_up_card_down", "stud_down_card_up", "stud_card_wrong_seat",
+    "stud_up_cards_mixed", "deck_short", "board_card_in_stud",
 }
-EVENT_TYPES = {"hand_started", "card_dealt", "burn", "board_card", "fold", "hand_ended", "irregular_card",
+EVENT_TYPES = {"hand_started", "card_dealt", "bring_in", "first_to_act", "burn", "board_card", "fold", "hand_ended", "irregular_card",
                "unknown_tag", "reader_link", "antenna", "deck_selected", "declaration", "journal",
                "stacks_set", "betting_started", "action", "action_undone", "bet_ruling", "pots", "chip_count",
                "foreign_chip", "chips_returned",
@@ -146,7 +147,8 @@ def kind_of(topic: str) -> str:
 def test_every_payload_kind_has_its_schema():
     assert set(SCHEMAS) == {"event.public.schema.json", "event.secure.schema.json", "snapshot.public.schema.json",
                             "snapshot.secure.schema.json", "diag.schema.json", "status.schema.json",
-                            "command.schema.json", "reply.schema.json", "hand.delayed.schema.json"}
+                            "command.schema.json", "reply.schema.json", "hand.delayed.schema.json",
+                            "event.live.schema.json"}
     assert {file for file, _json, _retained in TOPICS.values()} == set(SCHEMAS)
 
 
@@ -196,7 +198,11 @@ def test_the_secure_event_schema_is_the_public_one_plus_the_secrets():
         assert leaked <= {"card"}, key
         if leaked:
             assert key in {"board_card", "irregular_card.card_outside_hand.board", "irregular_card.board_card_burned",
-                           "irregular_card.burn_card_on_board", "irregular_card.extra_board_card"}, key
+                           "irregular_card.burn_card_on_board", "irregular_card.extra_board_card",
+                           # stud: an up card lies face up at its seat
+                           "card_dealt", "bring_in", "irregular_card.stud_first_cards_up",
+                           "irregular_card.stud_down_card_up", "irregular_card.stud_up_cards_mixed",
+                           "irregular_card.board_card_in_stud"}, key
 
 
 # ---- playing real sessions through the broker -------------------------------------------------------------
@@ -504,6 +510,24 @@ def dealing_situations(config) -> None:
         table.close()
 
 
+def stud_situations(config) -> None:
+    """The stud deal's events (tests/test_stud_table.py's tour of them), published by the real publisher."""
+    from test_stud_table import every_stud_event  # noqa: PLC0415
+
+    events = [dataclasses.replace(e, seq=n) for n, e in enumerate(every_stud_event(), start=1)]
+    table = HandDriven(config, link="direct")
+    try:
+        table.run(0.3)
+        for start in range(0, len(events), 50):
+            table.publisher.publish_events(events[start:start + 50])
+            table.run(0.1)
+        controller = table.table.pipeline.controller
+        table.publisher.publish_snapshots(controller.snapshot(secure=False), controller.snapshot(secure=True))
+        table.run(1.5)
+    finally:
+        table.close()
+
+
 def irregular_situations(config) -> None:
     """Every irregular card of docs/mqtt.md and unknown tags, placed by hand (in-process readers)."""
     table = HandDriven(config, link="direct")
@@ -692,6 +716,9 @@ def session(broker, tmp_path_factory):
         config = table_config(settings, "schemas-dealing")
         tables.append(config.table_id)
         dealing_situations(config)
+        config = table_config(settings, "schemas-stud")
+        tables.append(config.table_id)
+        stud_situations(config)
         config = table_config(settings, "schemas-run-twice")
         tables.append(config.table_id)
         run_it_situations(config)
@@ -1007,6 +1034,10 @@ def doc_examples() -> list:
                 branches = [["secure", "public"][index]] if len(bodies) == 2 else ["secure", "public"]
                 for branch in branches:
                     found.append(pytest.param(f"event.{branch}.schema.json", body, id=f"{branch} {body['type']}"))
+            elif "event" in body:  # live/events: the public event, and the hands the reveal policy shows
+                found.append(pytest.param("event.live.schema.json", body, id=f"live {body['event']['type']}"))
+                found.append(pytest.param("event.public.schema.json", body["event"],
+                                          id=f"live's public {body['event']['type']}"))
             elif "command" in body:
                 found.append(pytest.param("command.schema.json", body, id=f"command {body['command']}"))
             elif "ok" in body:

@@ -168,3 +168,41 @@ def test_a_board_card_while_the_deck_is_not_short_has_no_place_in_stud():
     third_street(t, {1: "As Kd 9c", 2: "3s 4s 2d", 3: "6h 7h Ks"})
     t.put("Qd", "board")
     assert codes(t) == ["board_card_in_stud"] and of(t.events, "board_card") == []
+
+
+
+def every_stud_event() -> list:
+    """The events of every situation of this file, table after table (tests/test_schemas.py publishes them too)."""
+    tables: list[TableDriver] = []
+
+    def recorded(*args, **kwargs) -> TableDriver:
+        tables.append(_table(*args, **kwargs))
+        return tables[-1]
+
+    for name, test in sorted(globals().items()):
+        if name.startswith("test_") and name != "test_every_stud_event_matches_the_event_schemas":
+            globals()["table"] = recorded
+            try:
+                test("tda") if "face_up_is_a_misdeal" in name else test()
+            finally:
+                globals()["table"] = _table
+    return [event for t in tables for event in t.events]
+
+
+def test_every_stud_event_matches_the_event_schemas():
+    """The tour of this file's situations, published on both feeds: each message valid against its schema (the
+    public one refuses a down card, tests/test_schemas.py shows the schemas refuse what the contract forbids)."""
+    from test_schemas import problems  # noqa: PLC0415 (the contract's validators)
+
+    seen = set()
+    for event in every_stud_event():
+        for secure, schema in ((False, "event.public.schema.json"), (True, "event.secure.schema.json")):
+            body = {**event.payload(secure), "epoch": "stud-tour"}
+            assert not problems(schema, body), (schema, body, problems(schema, body))
+        seen.add(event.public.get("code", event.type))
+    assert seen >= {"bring_in", "first_to_act", "card_dealt", "board_card", "stud_first_cards_up", "stud_up_card_down",
+                    "stud_down_card_up", "stud_card_wrong_seat", "stud_up_cards_mixed", "deck_short",
+                    "board_card_in_stud"}
+
+
+_table = table

@@ -1,4 +1,5 @@
-"""Random, legal hold'em and Omaha hands as PHH hand histories: material for the replay and its benchmark.
+"""Random, legal hold'em and Omaha hands as PHH hand histories: material for the replay and its benchmark. No-limit
+hold'em and pot-limit Omaha by default; any variants of the engine on request (the hi-lo games: ``HI_LO``).
 
 2–10 players on random seats of a ten-seat table, random blinds, antes or a big-blind ante, and stacks from very
 short to deep so that short all-ins, several side pots and split pots occur. Each decision is a random legal one
@@ -9,16 +10,20 @@ betting engine as exact declared amounts. One seeded generator: a seed gives the
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from controller import phh as phhlib
-from controller.betting import NLHE, PLO, BettingHand
+from controller.betting import FLHE8, FLO8, NLHE, PLO, PLO8, BettingHand, Variant
 from controller.cards import FULL_DECK
 from controller.showdown import award
 
+FLOP_GAMES = (NLHE, PLO)  # the default
+HI_LO = (PLO8, FLO8, FLHE8)  # split high and low, eight or better
 
-def random_setup(rng: random.Random) -> dict[str, Any]:
-    """A random table for one hand: seats, button, blinds, antes or a big-blind ante, stacks and the variant."""
+
+def random_setup(rng: random.Random, variants: Sequence[Variant] = FLOP_GAMES) -> dict[str, Any]:
+    """A random table for one hand: seats, button, blinds, antes or a big-blind ante, stacks and the variant (one of
+    ``variants``)."""
     n = rng.randint(2, 10)
     seats = sorted(rng.sample(range(1, 11), n))
     button = rng.choice(seats)
@@ -38,13 +43,13 @@ def random_setup(rng: random.Random) -> dict[str, Any]:
         if rng.random() < 0.25:  # equal stacks make ties and split side pots more likely
             stack = bb * 20
         stacks[s] = stack
-    variant = rng.choice([NLHE, PLO])
+    variant = rng.choice(list(variants))
     return {"variant": variant, "seats": seats, "button": button, "stacks": stacks, "blinds": (sb, bb),
             "ante": ante, "big_blind_ante": bba}
 
 
-def random_hand(rng: random.Random) -> dict[str, Any]:
-    setup = random_setup(rng)
+def random_hand(rng: random.Random, variants: Sequence[Variant] = FLOP_GAMES) -> dict[str, Any]:
+    setup = random_setup(rng, variants)
     variant = setup["variant"]
     hand = BettingHand(variant, setup["seats"], setup["button"], setup["stacks"], setup["blinds"],
                        ante=setup["ante"], big_blind_ante=setup["big_blind_ante"])
@@ -96,7 +101,7 @@ def _board_reached(hand: BettingHand) -> int:
     return 5 if "river" in streets else 4 if "turn" in streets else 3 if "flop" in streets else 0
 
 
-def random_hands(count: int, seed: int = 0) -> Iterator[dict[str, Any]]:
+def random_hands(count: int, seed: int = 0, variants: Sequence[Variant] = FLOP_GAMES) -> Iterator[dict[str, Any]]:
     rng = random.Random(seed)
     for _ in range(count):
-        yield random_hand(rng)
+        yield random_hand(rng, variants)

@@ -3,7 +3,8 @@
  * Delayed mode (default): the hand from <prefix>/<table>/delayed/events — the secure events, hole cards and equity
  * included, released by the table after the broadcast delay — played back at the pace it was dealt (a hand released
  * at once is spread out again by the events' own times). Public mode (?mode=public): the live public snapshot and
- * public/events, without hole cards or equity, for a stream without delay.
+ * public/events, without hole cards or equity, for a stream without delay. Live mode (?mode=live): public mode on
+ * live/events, which shows the hands the table's reveal policy shows ([broadcast] reveal), when it shows them.
  * Both take names, stacks and seats from the retained public snapshot, take it again on a seq gap, drop events
  * already seen, and reconnect by themselves. Delayed mode also takes the retained delayed/hand (what the table has
  * released of the hand being played back) on every connection and on a seq gap, and merges the events it missed:
@@ -23,7 +24,9 @@ const config = {
   prefix: query.get("prefix") || "rfid-table",
   username: query.get("username") || undefined,
   password: query.get("password") || undefined,
-  mode: query.get("mode") === "public" ? "public" : "delayed",
+  // live mode is public mode with the hands the reveal policy shows (live/events): everything else as public mode
+  mode: ["public", "live"].includes(query.get("mode")) ? "public" : "delayed",
+  live: query.get("mode") === "live",
   // how much faster than the wall clock the table's time runs: a simulated table's --speed (the playback follows
   // the events' table times)
   speed: Number(query.get("speed")) > 0 ? Number(query.get("speed")) : 1,
@@ -37,7 +40,7 @@ const config = {
 const base = `${config.prefix}/${config.table}`;
 const topics = {
   snapshot: `${base}/public/snapshot`,
-  events: config.mode === "public" ? `${base}/public/events` : `${base}/delayed/events`,
+  events: config.live ? `${base}/live/events` : config.mode === "public" ? `${base}/public/events` : `${base}/delayed/events`,
   hand: config.mode === "public" ? null : `${base}/delayed/hand`,
   status: `${base}/status`,
   stats: `${config.statsPrefix}/${config.room}/tables/${config.table}/stats`,
@@ -357,6 +360,9 @@ function apply(ev) {
       break;
     case "player_seated": seat(p.seat).name = p.name; break;
     case "seat_cleared": seat(p.seat).name = null; break;
+  }
+  if (p.revealed && p.hand === state.hand) {  // (live mode) the hands the reveal policy shows, of this hand
+    for (const [n, cards] of Object.entries(p.revealed)) seat(n).cards = cards;
   }
 }
 
@@ -709,7 +715,7 @@ function draw() {
     if (s.bet) moneyEl.append(el("span", "bet", `bet ${money(s.bet)}`));
     if (s.allIn && s.lastAction !== "ALL IN") moneyEl.append(el("span", "bet", "all in"));
     if (s.lastAction) moneyEl.append(el("span", "last-action", s.lastAction));
-    const faces = config.mode === "delayed" && s.cards.length;
+    const faces = (config.mode === "delayed" || config.live) && s.cards.length;
     const cards = el("div", "cards" + ((faces ? s.cards.length : s.count) > 4 ? " many" : ""));  // (index.html)
     if (faces) s.cards.forEach((c) => cards.append(cardElement(c)));
     else for (let i = 0; i < s.count; i++) cards.append(cardElement(null));
@@ -800,6 +806,12 @@ function take(topic, payload) {
     const problem = statsProblem(body);
     if (problem) { drop(topic, "statistics", problem); return; }
     pendingStats = body; draw();
+  } else if (topic === topics.events && config.live) {
+    // live/events: the public event, and beside it the hands the reveal policy shows (applied with the event)
+    const problem = !isObject(body) ? "not an object" : !absentOr(isCardsBySeat)(body.revealed) ? "revealed"
+      : eventProblem(body.event);
+    if (problem) { drop(topic, "live event", problem); return; }
+    receive(body.revealed ? { ...body.event, revealed: body.revealed } : body.event);
   } else if (topic === topics.events) {
     const problem = eventProblem(body);
     if (problem) { drop(topic, EVENT_FIELDS.has(body && body.type) ? body.type : "event", problem); return; }

@@ -7,6 +7,8 @@ simulated dealer never mucks a hand at the showdown: that case is played by hand
 """
 
 import dataclasses
+import json
+import subprocess
 from collections import defaultdict
 
 import pytest
@@ -33,11 +35,13 @@ def play(config, recorder_factory, hands: int, seed: int):
     publisher.stop()
     recorder.sync()
     feeds = {feed: recorder.json(f"/{feed}/events") for feed in ("secure", "public", "live")}
+    feeds["raw live"] = [(t, p.decode()) for t, p, _ in recorder.messages if t.endswith("/live/events")]
     for message in feeds["live"]:
-        assert not problems("event.live.schema.json", message)
+        assert not problems("event.live.schema.json", message) + problems("event.public.schema.json", message["event"])
     # a live message is its public event and what the policy shows beside it: flattened here for the checks below
     feeds["live"] = [{**m["event"], **({"revealed": m["revealed"]} if "revealed" in m else {})} for m in feeds["live"]]
-    return {feed: [e for e in events if e["epoch"] == publisher.epoch] for feed, events in feeds.items()}
+    feeds["live"] = [e for e in feeds["live"] if e["epoch"] == publisher.epoch]
+    return {**feeds, **{feed: [e for e in feeds[feed] if e["epoch"] == publisher.epoch] for feed in ("secure", "public")}}
 
 
 @pytest.fixture
@@ -132,4 +136,17 @@ def test_the_live_feed_shows_hole_cards_only_when_the_policy_does(chips_config, 
         assert shown_uncontested == uncontested  # the uncontested winner's cards, at the end
     elif policy == "showdown":
         assert shown_uncontested == []
+
+    # The overlay's live mode (?mode=live) shows the hands the feed showed: here the last hand that showed some, as
+    # the page has it once that hand's hand_ended arrived.
+    last = max(e["hand"] for e in live if "revealed" in e)
+    end = next(i for i, e in enumerate(live) if e["hand"] == last and e["type"] == "hand_ended")
+    raw = [(topic, text) for topic, text in feeds["raw live"] if f'"epoch":"{live[0]["epoch"]}"' in text][:end + 1]
+    done = subprocess.run(["node", str(ROOT / "tests" / "overlay_live_harness.js"), str(ROOT / "overlay" / "overlay.js"),
+                           chips_config.table_id], input=json.dumps(raw), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    page = json.loads(done.stdout)
+    shown = {int(seat): cards for seat, cards in live[end]["revealed"].items()}
+    assert page["hand"] == last
+    assert {int(seat): cards for seat, cards in page["seats"].items() if cards} == shown
 

@@ -87,8 +87,8 @@ class LiveFeed:
         before = len(hand.revealed)
         if kind == "hand_started":
             self._hands[event.hand] = hand = _Hand()  # (a hand's number is not used twice; a fresh start all the same)
-        elif kind == "card_dealt" and "card" in secret:
-            hand.hole.setdefault(public["seat"], []).append(secret["card"])
+        elif kind == "card_dealt" and ("card" in secret or "card" in public):  # (a stud up card's is public)
+            hand.hole.setdefault(public["seat"], []).append(secret.get("card", public.get("card")))
         elif kind == "fold":
             hand.mucked.add(public["seat"])
             hand.betting.discard(public["seat"])

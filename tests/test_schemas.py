@@ -787,7 +787,9 @@ def test_every_branch_of_every_schema_was_met_by_a_real_message(session):
         name = TOPICS[message.kind][0]
         body = message.body()
         candidates = leaves(name)
-        if name.startswith("event."):  # the branches of its own type (the other types' branches require theirs)
+        # the branches of its own type (the other types' branches require theirs); live/events has one, its event
+        # public/events' own
+        if name.startswith("event.") and name != "event.live.schema.json":
             candidates = [leaf for leaf in candidates if re.search(rf"/{body['type']}(\.|$)", leaf)]
         matched = [leaf for leaf in candidates if LEAF_VALIDATORS[leaf].is_valid(body)]
         assert len(matched) == 1, f"{message.topic}: {body} matches {matched}"

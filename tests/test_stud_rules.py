@@ -207,3 +207,20 @@ def test_stud_equity_counts_every_card_seen_out_of_the_deck():
     hi_lo = stud_equity({1: ["Ks", "Kc", "Kh", "9c", "Td", "Jh", "Qs"], 2: ["Ac", "2d", "3d", "4d", "7h", "9s", "Jc"]},
                         "stud8")
     assert (hi_lo.seats[0].win, hi_lo.seats[1].low_win, hi_lo.no_low) == (1.0, 1.0, 0.0)
+
+
+def test_the_stud_example_in_docs_betting_runs_and_reads_as_it_says():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "betting.md").read_text(encoding="utf-8")
+    [example] = re.findall(r"## Stud games[^\n]*\n.*?```python\n(.*?)```", text, re.S)
+    lines = example.splitlines()
+    scope: dict = {}
+    exec(compile("\n".join(lines[:-1]), "docs/betting.md", "exec"), scope)
+    hand = scope["hand"]
+    assert scope["first"] == 3 and [a.kind for a in hand.actions if a.street == "third"][3:] == [
+        "bring_in", "raise", "call", "fold"]
+    assert hand.openers == {0: 3, 1: 1}
+    bet = eval(lines[-1].split("#")[0].strip(), scope)
+    assert bet == 8

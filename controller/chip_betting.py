@@ -109,6 +109,9 @@ class ChipBetting:
         # a bomb pot or flip agreed before the deal (CA GR 14.2, 14.3): (amount, flip), until a hand plays it
         self.bomb_pot: tuple[int, bool] | None = None
         self.card_button: int | None = None  # where the card controller has the button (it knows a dead one)
+        # the card controller's reckoning that the hand has no small blind (a big blind left: AC 27; DE 9), for a hand
+        # whose blinds are not in their zones when the betting begins
+        self.card_no_small_blind = False
         self.void: VoidWagers | None = None
         self.hand = self._new_hand(0.0)
         # the commands the chip layer owns (controller.commands): each checked without changing anything, then applied
@@ -176,17 +179,19 @@ class ChipBetting:
 
     # ---- cards (the card controller's events) -----------------------------------------------------------
 
-    def card_events(self, events: Sequence[DomainEvent], button: int | None) -> None:
-        """The card controller's events of one input, in order, with where it has the button. What the chips make
-        of an event belongs to its time and its hand: the card controller may already be in the next hand (its first
-        card ended this one)."""
+    def card_events(self, events: Sequence[DomainEvent], button: int | None, no_small_blind: bool = False) -> None:
+        """The card controller's events of one input, in order, with where it has the button and whether the hand has
+        no small blind by its reckoning. What the chips make of an event belongs to its time and its hand: the card
+        controller may already be in the next hand (its first card ended this one)."""
         for event in events:
             with self.out.stamped(event.t, event.hand if event.hand is not None else CURRENT):
-                self.card_event(event, button)
+                self.card_event(event, button, no_small_blind)
 
-    def card_event(self, event: DomainEvent, button: int | None = None) -> None:
-        """What the cards did (an event of the card controller), with where the card controller has the button."""
+    def card_event(self, event: DomainEvent, button: int | None = None, no_small_blind: bool = False) -> None:
+        """What the cards did (an event of the card controller), with where the card controller has the button and
+        whether the hand has no small blind by its reckoning."""
         self.card_button = button
+        self.card_no_small_blind = no_small_blind
         self.hand.moved()
         step = self._ON_RECORD.get(type(event.record))
         if step is not None:
@@ -260,7 +265,8 @@ class ChipBetting:
     def opening(self) -> Opening:
         """How the betting hand would begin now, from the deal and the chips in the zones (nothing changes)."""
         return read_opening(self.hand.table, self.hand.dealt.order, self.zones, self.stacks, self.stakes,
-                            self.levels.number if self.levels is not None else None, self.bomb_pot, self.card_button)
+                            self.levels.number if self.levels is not None else None, self.bomb_pot, self.card_button,
+                            self.card_no_small_blind)
 
     # ---- what the other parts ask and tell ---------------------------------------------------------------
 

@@ -93,10 +93,12 @@ def posted_chip_counts(opening: Opening, hand: BettingHand) -> list[ChipCount]:
 
 def read_opening(table: ChipTable, dealt_order: Sequence[int], zones: Mapping[str, Mapping[str, int]],
                  stacks: Mapping[int, int], stakes: Level, level: int | None, bomb_pot: tuple[int, bool] | None,
-                 card_button: int | None) -> Opening:
+                 card_button: int | None, card_no_small_blind: bool = False) -> Opening:
     """How the betting hand would begin now (nothing changes): ``dealt_order``, the seats in the order their first
     card arrived; ``zones``, the chips lying on each chip zone; ``stacks``, the counts carried from hand to hand;
-    ``card_button``, where the card controller has the button (it knows a dead one)."""
+    ``card_button``, where the card controller has the button (it knows a dead one); ``card_no_small_blind``, that
+    the hand has no small blind by the card controller's reckoning (a big blind left), which rules where the first
+    player's zone is still empty (the blinds come after the deal)."""
     seats = sorted(dealt_order)
     bets = {s: sorted(zones.get(Zone("bets", s).name, {}).values()) for s in seats}
     button = _button_from_blinds(seats, bets, stakes)
@@ -122,6 +124,8 @@ def read_opening(table: ChipTable, dealt_order: Sequence[int], zones: Mapping[st
         straddles: list[Straddle] = []
     else:
         no_small_blind = _small_blind_seat_empty(table.seats, order, button, bets, stakes)
+        if len(order) >= 3 and not bets[order[0]]:
+            no_small_blind = card_no_small_blind
         sb, bb = (order[1], order[0]) if len(order) == 2 else (order[0], order[1])
         if no_small_blind:
             sb, bb = None, order[0]

@@ -669,7 +669,7 @@ class GameController:
         self.unregistered_deck.card_events(events)
         self.deck_audit.card_events(events)
         if self.betting is not None:
-            self.betting.card_events(events, self.cards.button)
+            self.betting.card_events(events, self.cards.button, self.cards.no_small_blind)
         return events + self.out.take()
 
     # ---- the picture --------------------------------------------------------------------------------

@@ -402,14 +402,17 @@ def test_chips_beyond_a_blind_put_in_after_the_deal_are_read_as_the_house_reads_
 
 # ---- the blinds after a hand without a small blind (AC 27, DE 9; AC 29, DE 13) -------------------------------------
 
-def folded_to_the_big_blind(table: Table, order: list[int], blinds: list[tuple[int, int]]) -> list:
-    """One hand: the blinds (seat, amount) put in on a table that reads chips, two cards dealt to the seats of
-    ``order`` from its first (the seat left of the button), every seat but the last blind's folds, the cards gathered.
-    The events of the hand."""
+TABLES = ["blinds_before_the_deal", "blinds_after_the_deal", "cards_only"]
+
+
+def folded_to_the_big_blind(table: Table, order: list[int], blinds: list[tuple[int, int]], late: bool = False) -> list:
+    """One hand: the blinds (seat, amount) put in on a table that reads chips, before the deal or (``late``) after
+    it, two cards dealt to the seats of ``order`` from its first (the seat left of the button), every seat but the
+    last blind's folds, the cards gathered. The events of the hand."""
     before = len(table.events)
     table.hole = {}
     chips = table.controller.betting is not None
-    if chips:
+    if chips and not late:
         for seat, amount in blinds:
             table.chips(seat, *[25] * (amount // 25))
     for _ in range(2):
@@ -417,6 +420,9 @@ def folded_to_the_big_blind(table: Table, order: list[int], blinds: list[tuple[i
             table.hole.setdefault(seat, []).append(table.stub[0])
             table.card(f"seat{seat}.cards")
     table.run(0.6)
+    if chips and late:
+        for seat, amount in blinds:
+            table.chips(seat, *[25] * (amount // 25))
     big_blind = blinds[-1][0]
     i = order.index(big_blind)
     for seat in order[i + 1:] + order[:i]:
@@ -431,6 +437,7 @@ def check_hand(table: Table, hand: list, button: int, blinds: list[tuple[int, in
     reads chips its forced bets were ``blinds``."""
     assert [e.public["code"] for e in hand if e.type == "irregular_card"] == []
     if table.controller.betting is not None:
+        assert of(hand, "chip_count") == [] and of(hand, "bet_ruling") == []
         [started] = of(hand, "betting_started")
         assert started.public["button"] == button
         posts = [(s, a, v) for s, a, v in actions(hand) if a.startswith("post")]
@@ -438,38 +445,40 @@ def check_hand(table: Table, hand: list, button: int, blinds: list[tuple[int, in
                          for i, (s, v) in enumerate(blinds)]
 
 
-@pytest.mark.parametrize("chips", [True, False])
+@pytest.mark.parametrize("kind", TABLES)
 @pytest.mark.parametrize("rules", ["allin_club", "club_tournament_de"])
-def test_after_a_hand_without_a_small_blind_the_big_blind_moves_one_player(rules, chips):
+def test_after_a_hand_without_a_small_blind_the_big_blind_moves_one_player(rules, kind):
     """DE 9: "Sollte einmal der Big-Blind in der aktuellen Runde ausscheiden, gibt es in der nächsten Runde keinen
     Small-Blind." AC 27: "big blind vsádza hráč, ktorý má povinnosť. Small blind a button sú umiestnené v závislosti
     od neho a môžu byť umiestnené aj na voľné miesta [...] Ak pripadá small blind na prázdne miesto, small blind v danej
     hre nebude." Five players, the button on seat 5; the big blind (seat 2) leaves: the next hand has the button on
     seat 1, no small blind, seat 3's big blind; the hand after it seat 4's big blind, seat 3's small blind, the button
     dead on seat 2 (the deal from seat 3). Before, the button went to seat 3 and seat 4 was passed over for the big
-    blind, on a table with chips or without."""
-    table = Table(rules, chips=chips)
-    folded_to_the_big_blind(table, [1, 2, 3, 4, 5], [(1, 50), (2, 100)])
+    blind, on a table with chips or without; and blinds put in after the deal were read as a small and a big blind."""
+    table = Table(rules, chips=kind != "cards_only")
+    late = kind == "blinds_after_the_deal"
+    folded_to_the_big_blind(table, [1, 2, 3, 4, 5], [(1, 50), (2, 100)], late)
     table.command("seats", seats=[1, 3, 4, 5])
-    hand = folded_to_the_big_blind(table, [3, 4, 5, 1], [(3, 100)])
+    hand = folded_to_the_big_blind(table, [3, 4, 5, 1], [(3, 100)], late)
     check_hand(table, hand, 1, [(3, 100)])
-    hand = folded_to_the_big_blind(table, [3, 4, 5, 1], [(3, 50), (4, 100)])
+    hand = folded_to_the_big_blind(table, [3, 4, 5, 1], [(3, 50), (4, 100)], late)
     check_hand(table, hand, 2, [(3, 50), (4, 100)])
     assert table.controller.cards.button == 3
 
 
-@pytest.mark.parametrize("chips", [True, False])
+@pytest.mark.parametrize("kind", TABLES)
 @pytest.mark.parametrize("rules", ["allin_club", "club_tournament_de"])
-def test_heads_up_after_a_hand_without_a_small_blind_the_last_big_blind_takes_the_button(rules, chips):
+def test_heads_up_after_a_hand_without_a_small_blind_the_last_big_blind_takes_the_button(rules, kind):
     """AC 29: "Na začiatku heads-up môže byť potrebné upraviť button tak, aby ani jeden hráč nevsádzal big blind
     dvakrát po sebe"; DE 13: "Bleiben zwei Spieler beim Heads-Up übrig, so hat der Dealer-Button den Small-Blind".
     The hand without a small blind (above) had seat 3's big blind; seats 1 and 5 leave: seat 3 takes the button and
     the small blind, seat 4 posts the big blind. Before, the button went to seat 4 and seat 3 posted the big blind
     twice in a row."""
-    table = Table(rules, chips=chips)
-    folded_to_the_big_blind(table, [1, 2, 3, 4, 5], [(1, 50), (2, 100)])
+    table = Table(rules, chips=kind != "cards_only")
+    late = kind == "blinds_after_the_deal"
+    folded_to_the_big_blind(table, [1, 2, 3, 4, 5], [(1, 50), (2, 100)], late)
     table.command("seats", seats=[1, 3, 4, 5])
-    folded_to_the_big_blind(table, [3, 4, 5, 1], [(3, 100)])
+    folded_to_the_big_blind(table, [3, 4, 5, 1], [(3, 100)], late)
     table.command("seats", seats=[3, 4])
-    hand = folded_to_the_big_blind(table, [4, 3], [(3, 50), (4, 100)])
+    hand = folded_to_the_big_blind(table, [4, 3], [(3, 50), (4, 100)], late)
     check_hand(table, hand, 3, [(3, 50), (4, 100)])

@@ -14,9 +14,11 @@ from collections import defaultdict
 import pytest
 
 from conftest import ROOT
+from controller import DomainEvent
 from rfid_table.config.table import load_config
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from rfid_table.service.daemon import StopFlag
+from rfid_table.service.live_feed import LiveFeed
 from rfid_table.service.publisher import MqttPublisher
 from test_schemas import problems
 
@@ -150,3 +152,38 @@ def test_the_live_feed_shows_hole_cards_only_when_the_policy_does(chips_config, 
     assert page["hand"] == last
     assert {int(seat): cards for seat, cards in page["seats"].items() if cards} == shown
 
+
+
+def test_a_folded_hand_and_a_hand_mucked_at_the_showdown_are_never_shown():
+    """What the simulated dealer never does, played by hand: seat 3 folds, seat 1 is all-in and seat 2 calls with
+    chips behind (no more betting), and at the showdown seat 2's cards go to the muck before seat 1 takes the pot."""
+    hole = {1: ["As", "Kd"], 2: ["7h", "7c"], 3: ["2c", "3d"]}
+    stream = [("hand_started", {}, {})]
+    stream += [("card_dealt", {"seat": seat, "count": n + 1}, {"card": cards[n]})
+               for n in (0, 1) for seat, cards in hole.items()]
+    stream += [("betting_started", {"seats": [1, 2, 3]}, {}),
+               ("action", {"seat": 3, "action": "fold", "all_in": False}, {}),
+               ("fold", {"seat": 3}, {"cards": hole[3]}),
+               ("action", {"seat": 1, "action": "all_in", "all_in": True}, {}),
+               ("action", {"seat": 2, "action": "call", "all_in": False}, {}),
+               ("pots", {"street": "preflop"}, {}),
+               ("fold", {"seat": 2}, {"cards": hole[2]}),  # mucked at the showdown
+               ("showdown", {"order": [1, 2], "winners": [1]}, {"hands": {"1": hole[1], "2": hole[2]}}),
+               ("hand_ended", {"live_seats": [1], "folded_seats": [2, 3]}, {"hole_cards": {"1": hole[1]}})]
+    events = [DomainEvent(seq, kind, float(seq), 1, public, secret)
+              for seq, (kind, public, secret) in enumerate(stream, 1)]
+    shown = {}
+    for policy in ("showdown", "all_in", "hand_end"):
+        messages = LiveFeed(policy).payloads(events)
+        assert [m["event"] for m in messages] == [e.payload(secure=False) for e in events]
+        shown[policy] = {m["event"]["type"]: m["revealed"] for m in messages if "revealed" in m}
+    assert shown["showdown"] == shown["hand_end"] == {"showdown": {"1": hole[1]}, "hand_ended": {"1": hole[1]}}
+    tabled = {"1": hole[1], "2": hole[2]}  # at the all-in both hands are tabled: the later muck cannot take it back
+    assert shown["all_in"] == {"pots": tabled, "hand_ended": tabled}
+    # After a restart the policy reads the journal's newest events back first: it goes on as if it never stopped.
+    for policy in ("showdown", "all_in", "hand_end"):
+        whole = LiveFeed(policy).payloads(events)
+        for stop in range(1, len(events)):
+            restarted = LiveFeed(policy)
+            restarted.prime(events[:stop])
+            assert restarted.payloads(events[stop:]) == whole[stop:], (policy, stop)

@@ -208,6 +208,11 @@ class ReadWindows:
         return cls(max(MIN_PITCH_GAP_S, card_pass_s), max(READ_ORDER_S, (card_reads + 1) * card_pass_s))
 
 
+# A stud hand's deal is its third street: two down cards and one up to each seat (controller.stud_deal); the later
+# streets' cards come one at a time, each after a betting round.
+THIRD_STREET_CARDS = 3
+
+
 # ---- seats --------------------------------------------------------------------------------------------
 
 def rotate(seats: Iterable[int], button: int) -> list[int]:
@@ -382,6 +387,8 @@ class HoleCardsDealt:
         self.order: list[int] = []  # the seats in the order their first card came
 
     def dealt(self, card: CardDealt) -> None:
+        if card.street is not None:  # a stud hand: its deal is over once third street is out
+            self.hole_cards = min(self.hole_cards, THIRD_STREET_CARDS)
         if card.seat not in self.counts:
             self.order.append(card.seat)
         self.counts[card.seat] = card.count

@@ -32,7 +32,7 @@ Rules:
 from __future__ import annotations
 
 from controller.cards import FULL_DECK
-from controller.dealing import DEAD_HAND, FIXED, MISDEAL, NO_RULING, PLAY_ON, rotate
+from controller.dealing import DEAD_HAND, FIXED, MISDEAL, NO_RULING, PLAY_ON, THIRD_STREET_CARDS, rotate
 from controller.deal_rulings import DealRulings
 from controller.events import BoardCard, CardDealt
 from controller.hand_cards import HandCards
@@ -42,7 +42,6 @@ from controller.outbox import Outbox
 from controller.stud import BRING_IN_RULES, FIRST_TO_ACT_RULES, STREETS, bring_in_seat, first_to_act
 from hal.zone_names import Zone
 
-THIRD_STREET_CARDS = 3  # two down, one up: the cards a seat holds once third street is dealt
 UP_STREETS = ("fourth", "fifth", "sixth")  # one up card each; seventh street's card is dealt down
 
 

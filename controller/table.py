@@ -70,8 +70,8 @@ from controller.board_runs import RUN_RULES
 from controller.cards import parse_card
 from controller.commands import Command, CommandTable, Handler, Refusal, allowed
 from controller.deal_rulings import DealRulings
-from controller.dealing import (DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, Deal, ReadWindows, big_blind_seat,
-                               next_seat, rotate)
+from controller.dealing import (DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, THIRD_STREET_CARDS, Deal, ReadWindows,
+                               big_blind_seat, next_seat, rotate)
 from controller.decks import Decks
 from controller.domain import DomainEvent
 from controller.events import DeckSelected, FloorRuling, HandEnded, HandStarted, UnknownTag
@@ -88,7 +88,7 @@ from controller.player_limits import limit_rule, max_players
 from controller.rules import BLINDS_BUST_BUTTON_STAYS
 from controller.rules import profile as rule_profile
 from controller.stud import GAMES as STUD_GAMES
-from controller.stud_deal import THIRD_STREET_CARDS, StudDeal
+from controller.stud_deal import StudDeal
 from hal.bursts import Bursts
 from hal.events import DeviceEvent, ZoneEvent
 from hal.zone_names import Zone
@@ -228,9 +228,10 @@ class TableController:
             eligible = tuple(s for s in eligible if s != self.sitting_out)
         # planned between hands, or as a hand begins once its game is known: the next hand's game
         game = self.rotation.game_now(in_hand=False)
-        # stud: third street's cards as the deal's rounds, the later streets' one by one (controller.stud_deal)
-        rounds = THIRD_STREET_CARDS if self._stud(game) else game.hole_cards
-        return Deal.plan(rounds, self.button, eligible)
+        if self._stud(game):  # third street's cards as the deal's rounds, the later streets' one by one
+            # (controller.stud_deal), from the dealer's left: a stud game is dealt without a button (TDA 4)
+            return Deal.plan(THIRD_STREET_CARDS, self.setup.seats, eligible)
+        return Deal.plan(game.hole_cards, self.button, eligible)
 
     def _stud(self, game: Game) -> str | None:
         """The stud game ``game`` is (the table's one game is the setup's variant), or None."""

@@ -171,6 +171,24 @@ def test_a_board_card_while_the_deck_is_not_short_has_no_place_in_stud():
 
 
 
+def test_in_a_mixed_game_the_stud_hand_is_dealt_from_the_dealers_left_whatever_the_button():
+    """TDA 4: the button is frozen through the stud round; a stud hand is dealt from the first seat on."""
+    from controller.rotation import Game, RotationSetup  # noqa: PLC0415
+
+    games = RotationSetup((Game("flhe", "FLHE", 2), Game("razz", "RAZZ", 7)), hands_per_game=1)
+    setup = TableSetup("horse-1", 8, DECK, players=(1, 2, 3), rotation=games)
+    t = TableDriver(GameController(setup), stud_zones(), deck=DECK, debounce=READ, move_s=0.3)
+    for card, seat in zip("2s 3s 4s 5s 6s 7s".split(), (1, 2, 3, 1, 2, 3)):  # hold'em, the button on seat 8
+        t.put(card, f"seat{seat}.cards")
+    t.put("8s", "burn")
+    t.clear()
+    t.run(3.0)  # the hand is over: the button moves on to seat 1
+    third_street(t, {1: "Ah Kh 5d", 2: "2h 3h Qc", 3: "4h 6h 7c"})
+    assert [e.public["game"] for e in of(t.events, "hand_started")] == ["flhe", "razz"]
+    assert codes(t) == []
+    assert [e.public["seat"] for e in of(t.events, "bring_in")] == [2]  # the queen, the highest door card
+
+
 def every_stud_event() -> list:
     """The events of every situation of this file, table after table (tests/test_schemas.py publishes them too)."""
     tables: list[TableDriver] = []

@@ -81,6 +81,10 @@ function isSeatMap(v, check) {  // seat number (as JSON has it: a string) → ch
 const isChipsBySeat = (v) => isSeatMap(v, isChips);
 const isCardsBySeat = (v) => isSeatMap(v, (c) => isCards(c));
 const isPots = (v) => Array.isArray(v) && v.length <= SEATS_MAX && v.every((p) => isObject(p) && isChips(p.amount));
+// a hi-lo showdown's pot is split in halves, the high half first (docs/events.md, showdown)
+const isHalf = (h) => isObject(h) && (h.side === "high" || h.side === "low") && isChipsBySeat(h.shares);
+const isShowdownPots = (v) => isPots(v) && v.every((p) =>
+  absentOr((halves) => Array.isArray(halves) && halves.length <= 2 && halves.every(isHalf))(p.halves));
 
 // Per event type the page draws from, the fields it reads (a Map: a type named like an Object property is none).
 const EVENT_FIELDS = new Map(Object.entries({
@@ -95,7 +99,7 @@ const EVENT_FIELDS = new Map(Object.entries({
     absentOr((v) => typeof v === "boolean")(e.all_in) && absentOr(isChips)(e.pot) && absentOr(nullOr(isSeat))(e.next),
   action_undone: (e) => absentOr(isChips)(e.pot) && absentOr(nullOr(isSeat))(e.next),
   pots: (e) => isPots(e.pots) && isChips(e.total) && absentOr(isChipsBySeat)(e.returned),
-  showdown: (e) => e.hand !== null && absentOr(isChipsBySeat)(e.payouts) &&
+  showdown: (e) => e.hand !== null && absentOr(isChipsBySeat)(e.payouts) && absentOr(isShowdownPots)(e.pots) &&
     absentOr(nullOr(isChipsBySeat))(e.finishing_stacks) && absentOr(isCardsBySeat)(e.hands),
   hand_ended: (e) => absentOr((b) => isCards(b, 5))(e.board) && absentOr(isBoards)(e.boards) &&
     absentOr(isCardsBySeat)(e.hole_cards) && absentOr(isSeats)(e.live_seats),
@@ -104,6 +108,29 @@ const EVENT_FIELDS = new Map(Object.entries({
   player_seated: (e) => isSeat(e.seat) && isName(e.name),
   seat_cleared: (e) => isSeat(e.seat),
 }));
+
+function winnerWords(payouts, pots) {
+  // "Anna wins 300", each winner of the showdown; in a hi-lo game each says which half it won, so that both halves
+  // of a split pot show ("Anna wins 150 (high) · Bo wins 150 (low)"), and a hand without a low says so.
+  const sides = {};  // seat → what it won of each side, over every pot
+  const split = (pots || []).filter((pot) => pot.halves);
+  for (const half of split.flatMap((pot) => pot.halves)) {
+    for (const [n, v] of Object.entries(half.shares)) {
+      sides[n] = sides[n] || { high: 0, low: 0 };
+      sides[n][half.side] += v;
+    }
+  }
+  const money = (v) => v.toLocaleString("en-US");
+  const lowOnly = ([n]) => (sides[n] && !sides[n].high ? 1 : 0);  // the high half's winners first
+  const words = Object.entries(payouts).sort((a, b) => lowOnly(a) - lowOnly(b)).map(([n, v]) => {
+    const won = sides[n];
+    const part = !won ? "" : won.high && won.low ? ` (high ${money(won.high)}, low ${money(won.low)})`
+      : won.low ? " (low)" : " (high)";
+    return `${seat(n).name || "Seat " + n} wins ${money(v)}${part}`;
+  });
+  if (split.length && !split.some((pot) => pot.halves.some((h) => h.side === "low"))) words.push("no low");
+  return words;
+}
 
 function eventProblem(e) {
   // What does not fit in an event (public or secure), or null. Every event has the common fields.
@@ -339,7 +366,7 @@ function apply(ev) {
         for (const [n, v] of Object.entries(payouts)) seat(n).won = v;
         if (p.hands) for (const [n, cards] of Object.entries(p.hands)) seat(n).cards = cards;
       }
-      const names = Object.entries(payouts).map(([n, v]) => `${seat(n).name || "Seat " + n} wins ${v.toLocaleString("en-US")}`);
+      const names = winnerWords(payouts, p.pots);
       state.winner = names.length ? (current ? "" : `Hand ${p.hand}: `) + names.join(" · ") : null;
       state.winnerHand = p.hand;
       break;

@@ -459,10 +459,10 @@ class BettingHand:
             self.forced_posters.append(seat)
         for seat, chips in forced_chips.items():
             if seat in self._s:
-                s = self._s[seat]
-                unseen = s.bet - sum(chips)  # the rest of a blind put in after the deal stands in for its chips
-                s.zone = list(chips) + ([unseen] if unseen > 0 else [])
-                s.change = max(0, -unseen)
+                poster = self._s[seat]
+                unseen = poster.bet - sum(chips)  # the rest of a blind put in after the deal stands in for its chips
+                poster.zone = list(chips) + ([unseen] if unseen > 0 else [])
+                poster.change = max(0, -unseen)
         self.min_increment = self.nominal_bet  # the largest blind or straddle is the first full bet (TDA 43)
         self.full_level = self.nominal_bet
         self.raise_count = 1 if self.variant.structure == FIXED_LIMIT else 0

@@ -16,7 +16,7 @@ arithmetic are counted, never skipped:
   hi-lo flop games' oracle).
 
 ``STUD_ORACLE_HANDS`` (default 10 per game, the fast run) and ``STUD_ORACLE_SEED`` change the run; the slow test
-plays ``STUD_ORACLE_SLOW_HANDS`` (default 400) per game.
+plays ``STUD_ORACLE_SLOW_HANDS`` (default 300) per game.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from controller.showdown import award  # noqa: E402
 from test_betting_oracle import CHIPS, chips_for  # noqa: E402 (the same chips as the betting oracle's)
 
 HANDS = int(os.environ.get("STUD_ORACLE_HANDS", "10"))
-SLOW_HANDS = int(os.environ.get("STUD_ORACLE_SLOW_HANDS", "400"))
+SLOW_HANDS = int(os.environ.get("STUD_ORACLE_SLOW_HANDS", "300"))
 SEED = int(os.environ.get("STUD_ORACLE_SEED", "20261203"))
 AUTOMATIONS = (Automation.ANTE_POSTING, Automation.BET_COLLECTION, Automation.BLIND_OR_STRADDLE_POSTING,
                Automation.CARD_BURNING, Automation.HOLE_CARDS_SHOWING_OR_MUCKING, Automation.HAND_KILLING,
@@ -83,12 +83,19 @@ def catch_up(hand: BettingHand, hole: dict[int, list[str]], street: int, dealt: 
             return
 
 
+def pay(hand: BettingHand, seat: int) -> bool:
+    """The chips a declaration owes, pushed."""
+    owed = hand.seat_state(seat)["owed"]
+    return not owed or hand.push(seat, chips_for(owed)).ok
+
+
 def play(variant, rng: random.Random, stats: Counter) -> dict:
     """One hand in pokerkit and the engine."""
     n = rng.randint(2, 7)
     seats = list(range(1, n + 1))
     ante, bring_in, small, big = rng.choice(LIMITS)
-    stacks = {s: rng.choice([rng.randint(small * 2, small * 8), rng.randint(small * 8, small * 40), small * 20])
+    stacks = {s: rng.choice([rng.randint(small * 2, small * 8), rng.randint(small * 8, small * 40), small * 20,
+                             rng.randint(ante + 1, ante + bring_in + small)])  # all-in bringing it in, or soon after
               for s in seats}
     hand = BettingHand(variant, seats, n, stacks, (0, 0), ante=ante, bets=(small, big), bring_in=bring_in,
                        rules=TDA, chip_values=CHIPS, event_heads_up=False)
@@ -124,13 +131,14 @@ def play(variant, rng: random.Random, stats: Counter) -> dict:
                     state.max_completion_betting_or_raising_to_amount, False)
                 if rng.random() < 0.7:
                     state.post_bring_in()
-                    assert hand.declare(seat, "bring_in").ok and hand.push(seat, chips_for(bring_in)).ok
+                    assert hand.declare(seat, "bring_in").ok and pay(hand, seat)
                     assert hand.actions[-1].kind == "bring_in"
                     stats["bring-ins"] += 1
                 else:
                     amount = state.min_completion_betting_or_raising_to_amount
                     state.complete_bet_or_raise_to()
-                    assert hand.declare(seat, "complete").ok and hand.push(seat, chips_for(amount)).ok
+                    assert hand.declare(seat, "complete").ok and pay(hand, seat)
+                    assert hand.bets[seat] == amount
                     stats["completions by the bring-in seat"] += 1
                 continue
             assert hand.to_call(seat) == state.checking_or_calling_amount, (variant.code, seat)

@@ -68,9 +68,7 @@ class LiveFeed:
 
     # ---- the policy ------------------------------------------------------------------------------------------
 
-    def _hand(self, number: int | None) -> _Hand | None:
-        if number is None:
-            return None
+    def _hand(self, number: int) -> _Hand:
         if number not in self._hands:
             self._hands[number] = _Hand()
             for old in [n for n in self._hands if n < number - 1]:
@@ -80,15 +78,15 @@ class LiveFeed:
     def _reveal(self, event: DomainEvent) -> dict[int, list[str]]:
         """Note what ``event`` says of its hand; the hand's hole cards shown so far when this event shows more (or
         ends the hand with some shown), else nothing."""
-        hand = self._hand(event.hand)
-        if hand is None:
-            return {}
         kind, public, secret = event.type, event.public, event.secret
+        if event.hand is None:
+            return {}
+        if kind == "hand_started":  # (a hand's number is not used twice in an epoch; a fresh start all the same)
+            self._hands.pop(event.hand, None)
+        hand = self._hand(event.hand)
         before = len(hand.revealed)
-        if kind == "hand_started":
-            self._hands[event.hand] = hand = _Hand()  # (a hand's number is not used twice; a fresh start all the same)
-        elif kind == "card_dealt" and ("card" in secret or "card" in public):  # (a stud up card's is public)
-            hand.hole.setdefault(public["seat"], []).append(secret.get("card", public.get("card")))
+        if kind == "card_dealt" and ("card" in secret or "card" in public):  # (a stud up card's is public)
+            hand.hole.setdefault(public["seat"], []).append(secret["card"] if "card" in secret else public["card"])
         elif kind == "fold":
             hand.mucked.add(public["seat"])
             hand.betting.discard(public["seat"])

@@ -394,6 +394,9 @@ class ReplayTable:
 
     def replay(self, phh: Mapping[str, Any], name: str = "") -> HandResult:
         """Play one hand history on the table and return the controller's reconstruction."""
+        if phh.get("variant") not in PHH_VARIANTS:  # (stud: the engine plays it, the simulated table not yet)
+            return HandResult(name, False, f"variant {phh.get('variant')!r} cannot be replayed on the simulated table "
+                              f"(supported: {', '.join(PHH_VARIANTS)})")
         try:
             hand, hole, board, _shown = phhlib.replay(phh)
         except (ValueError, KeyError) as exc:

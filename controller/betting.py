@@ -345,7 +345,7 @@ class BettingHand:
         for s in self.order:
             if self.ante:
                 self._post(s, "ante", self.ante, ("CA Stakes 1",))
-        self.forced_posters = []
+        self.forced_posters: list[int] = []
         self.nominal_bet, self.full_level, self.raise_count = 0, 0, 0
         self.min_increment = self.limit_bets[0]
         self._awaiting_opener = True

@@ -158,7 +158,8 @@ def test_two_tables_two_instances_one_killed_every_hand_stored_once(broker, room
 
 def test_the_database_away_loses_no_hand(broker, recorder_factory, tmp_path):
     """The database stops while hands come in, and the instance is killed while it waits for it: once both are
-    back every hand is stored, once (nothing was acknowledged that was not stored)."""
+    back every hand is stored, once (nothing was acknowledged that was not stored). Then it is stopped while the
+    database is away: it names what it leaves unstored, and stores it at its next start."""
     from tests.postgres_fixture import private_postgres  # noqa: PLC0415
     from tests.test_room_statistics import HAND_1  # noqa: PLC0415
 
@@ -191,6 +192,17 @@ def test_the_database_away_loses_no_hand(broker, recorder_factory, tmp_path):
             instance.start()
             wait_until(lambda: len(stored(dsn)) == 40, 120, lambda: f"{len(stored(dsn))} of 40 hands stored")
             assert sorted(hand for _, _, hand in stored(dsn)) == list(range(1, 41))
+            # stopped (SIGTERM) while the database is away: it says what it leaves in its session, and its next
+            # start under the same client id stores it
+            server.stop()
+            publish(range(41, 51))
+            wait_until(lambda: b"the database cannot be written" in instance.log.read_bytes(), 60,
+                       "the instance did not notice the database was away again")
+            stopping = instance.stop()
+            assert "left in the session of room-db" in stopping, stopping[-2000:]
+            server.start()
+            instance.start()
+            wait_until(lambda: len(stored(dsn)) == 50, 120, lambda: f"{len(stored(dsn))} of 50 hands stored")
             first_log = (tmp_path / "room-db-1.log").read_text(errors="replace")
             assert "not stored: table db-table: a message that is no event" in first_log
             assert "not stored: table db-table, hand_history seq 20, ohh player: 'seat' is missing" in first_log

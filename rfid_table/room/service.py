@@ -80,6 +80,7 @@ class Counts:
     copies: int = 0  # hands stored before (a redelivery, a table's replay)
     refused: int = 0  # messages that could not be stored (logged)
     messages: int = 0
+    left: int = 0  # delivered, not stored when the stop came (the database away): unacknowledged, in the session
 
 
 class RoomService:
@@ -133,7 +134,7 @@ class RoomService:
 
     def _on_message(self, client: mqtt.Client, userdata: object, message: mqtt.MQTTMessage) -> None:
         payload = bytes(message.payload)
-        if _event_type(payload) in IGNORED:
+        if _event_type(payload) == IGNORED:
             # Nothing of it is stored: acknowledged at once, while the database is away too, so that what this
             # instance holds unacknowledged is only what it must store. Otherwise the feed's other events (some 25
             # a hand) would fill receive_maximum and then the broker's queue for this instance, and Mosquitto drops
@@ -178,6 +179,12 @@ class RoomService:
             elapsed = time.monotonic() - started
             log.info("stopping: %d hands stored (%d copies skipped, %d messages refused) in %.1f s",
                      self.counts.hands, self.counts.copies, self.counts.refused, elapsed)
+            left = self.counts.left + self.inbox.qsize()
+            if left:  # the broker keeps them for this client id only, until its session expires (docs/room.md)
+                log.warning("%d message(s) delivered and not stored are left in the session of %s, with any the "
+                            "broker still held for it: start the room again with this client id (within "
+                            "session_expiry_s, %d s) to store them", left, self.client_id,
+                            self.config.session_expiry_s)
             self.client.disconnect()  # unacknowledged messages stay in the session for the next start
             self.client.loop_stop()
             self.store.close()
@@ -220,6 +227,7 @@ class RoomService:
                 self._refuse(delivered, str(exc))
                 return
             if write is None:
+                self.counts.left += 1
                 return  # stopping: unacknowledged, the broker delivers it again
             if kind == "hand_history":
                 if write:

@@ -223,19 +223,21 @@ def _stud_deals(stub: list[str], needs: list[int]) -> Iterable[list[tuple[str, .
 
 
 def stud_equity(cards: Mapping[int, Sequence[str]], game: str, dead: Sequence[str] = (),
-                exact_limit: int = EXACT_LIMIT, samples: int = SAMPLES) -> Equity:
+                exact_limit: int = EXACT_LIMIT, samples: int = SAMPLES, community: Sequence[str] = ()) -> Equity:
     """The equity of every live seat of a stud game (``cards``: seat → its cards so far, 3 to 7, down and up) with
-    ``dead`` cards seen and out of the deck (folded up cards, burns). ``street`` is the stud street the live seats
-    are on. Raises ValueError naming a bad card, a card given twice, or a deck too short for the cards to come."""
+    ``dead`` cards seen and out of the deck (folded up cards, burns); ``community``: the card every seat shares on
+    seventh street where the deck ran short. ``street`` is the stud street the live seats are on. Raises ValueError
+    naming a bad card, a card given twice, or a deck too short for the cards to come."""
     if game not in STUD_GAMES:
         raise ValueError(f"unknown stud game {game!r}; known: {', '.join(STUD_GAMES)}")
     if len(cards) < 2:
         raise ValueError(f"equity needs two live seats or more, got {len(cards)}")
-    hands = {seat: [parse_card(c) for c in held] for seat, held in cards.items()}
+    shared = [parse_card(c) for c in community]
+    hands = {seat: [parse_card(c) for c in held] + shared for seat, held in cards.items()}
     if any(not 3 <= len(h) <= 7 for h in hands.values()):
         raise ValueError(f"a stud hand has 3 to 7 cards: { {s: len(h) for s, h in hands.items()} }")
     seen: set[str] = set()
-    for card in [c for h in hands.values() for c in h] + [parse_card(c) for c in dead]:
+    for card in [c for h in hands.values() for c in h[:len(h) - len(shared)]] + shared + [parse_card(c) for c in dead]:
         if card in seen:
             raise ValueError(f"{card} is given twice (the seats' cards and dead cards must differ)")
         seen.add(card)

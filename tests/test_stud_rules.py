@@ -224,3 +224,13 @@ def test_the_stud_example_in_docs_betting_runs_and_reads_as_it_says():
     assert hand.openers == {0: 3, 1: 1}
     bet = eval(lines[-1].split("#")[0].strip(), scope)
     assert bet == 8
+
+
+def test_stud_equity_with_the_community_card_of_a_short_deck():
+    """Seven or eight players can run the deck short: the seventh card is one card every seat shares."""
+    from controller.equity import stud_equity
+
+    cards = {1: ["As", "Ad", "Kc", "Kd", "2h", "3h"], 2: ["Qs", "Qd", "Jc", "Jd", "4h", "5h"]}
+    shared = stud_equity(cards, "stud", community=["Qc"])
+    assert shared.exact and shared.runouts == 1 and shared.street == "seventh"
+    assert (shared.seats[0].win, shared.seats[1].win) == (0.0, 1.0)  # queens full

@@ -29,12 +29,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from controller.commands import Refusal
+from controller.commands import Command, Refusal
 from controller.conduct import conduct_profile
 from controller.conduct_events import (CHECK, HAND_DEAD, HAND_DEAD_FACING_BET, ClockDue, ClockExpired, ClockStarted,
                                        ClockStopped, ClockTick, Publish, RuleEvent, SeatRuling, TimeBankUsed)
+
+if TYPE_CHECKING:
+    from controller.table import TableController
 
 _EPS = 1e-9
 PHASES = ("idle", "thinking", "minute", "count", "expired")
@@ -369,6 +372,67 @@ class ActionClock:
                 needs_floor = True  # the betting layer did not say: the floor checks whether a bet was faced
         ruled = SeatRuling(self._to_act(), ruling, p.cite("clock_ruling"), needs_floor, p.name)
         return RuleEvent(ClockExpired(ruled, self._started_by, self.facing_bet), t)
+
+
+class ClockCommands:
+    """The commands on the action clock, each checked without changing anything, then applied: ``start_clock``,
+    ``stop_clock`` and ``time_bank`` (docs/conduct.md, "Commands"). On a table that reads the chips the clock follows
+    the turn the betting gives, and a seat the command names must be the one to act. On a table without chips the
+    table does not know whose turn it is: the floor names the seat it calls the clock on, and the clock runs for that
+    seat until it is stopped, the seat folds or the hand ends.
+
+    ``cards``: on a table without chips, the card controller, which knows the seats with a live hand; None on a
+    table that reads the chips. Every method takes the rules' time (never before the latest event they saw)."""
+
+    def __init__(self, clock: ActionClock, cards: TableController | None):
+        self.clock = clock
+        self.cards = cards
+
+    def start_refusal(self, command: Command, t: float) -> Refusal | None:
+        """``start_clock``: without a seat, on the seat to act."""
+        seat, clock = command.get("seat"), self.clock
+        if self.cards is None:
+            return self._not_to_act(seat) or clock.start_refusal(t)
+        if seat is None:
+            return Refusal("this table does not read the betting, so it does not know whose turn it is: name the "
+                           "seat (start_clock with seat)")
+        place = self.cards.seats.get(seat)
+        if not self.cards.in_hand or place is None or not place.cards or place.folded:
+            return Refusal(f"seat {seat} has no live hand")
+        if self._moves_to(seat, t):
+            if clock.phase(t) in ("minute", "count"):
+                return Refusal(f"the clock is already running on seat {clock.seat}")
+            return None  # the clock's turn moves to that seat first: there it starts
+        return clock.start_refusal(t)
+
+    def start(self, command: Command, t: float) -> None:
+        seat = command.get("seat")
+        if self._moves_to(seat, t):
+            self.clock.turn(seat, t)
+        self.clock.start(t, command.by)
+
+    def stop_refusal(self, command: Command, t: float) -> Refusal | None:
+        return self._not_to_act(command.get("seat")) or self.clock.stop_refusal(t)
+
+    def stop(self, command: Command, t: float) -> None:
+        self.clock.stop(t, command.by)
+
+    def time_bank_refusal(self, command: Command, t: float) -> Refusal | None:
+        return self.clock.time_bank_refusal(command.get("seat"), t)
+
+    def time_bank(self, command: Command, t: float) -> None:
+        self.clock.time_bank(command.get("seat"), t)
+
+    def _moves_to(self, seat: int | None, t: float) -> bool:
+        """On a table without the chips, the seat the floor names is not the one the clock runs for."""
+        return self.cards is not None and (seat != self.clock.seat or self.clock.phase(t) == "idle")
+
+    def _not_to_act(self, seat: int | None) -> Refusal | None:
+        """Why the clock cannot be started or stopped on ``seat`` (None: on the seat to act), or None."""
+        to_act = self.clock.seat
+        if seat is None or seat == to_act:
+            return None
+        return Refusal(f"seat {seat} is not to act" + (f" (seat {to_act} is)" if to_act else ": no player is to act"))
 
 
 def _r(value: float) -> float:

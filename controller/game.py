@@ -35,10 +35,12 @@ from typing import Any, Callable, Mapping
 
 from controller import absent_turns, mucked_winner
 from controller.absent_turns import AbsentTurns
+from controller.bomb_pot import BombPot
 from controller.chip_betting import BettingSetup, ChipBetting
 from controller.chip_table import CHIP_ZONES
-from controller.clock import ActionClock, ClockSettings
-from controller.commands import Apply, Command, CommandTable, Handler, Refusal, unavailable
+from controller.clock import ActionClock, ClockCommands, ClockSettings
+from controller.command_events import PlayerSeated, SeatCleared
+from controller.commands import Apply, Check, Command, CommandTable, Handler, Refusal, unavailable
 from controller.conduct import ConductRules, confirm_kills
 from controller.conduct_events import (CHECK, CHECK_OR_FOLD, HAND_DEAD, AbsentAtDeal, ClockExpired, ClockRecord,
                                        ConductRecord, RuleEvent, SeatLeft, SeatReturned, SeatRuling)
@@ -93,7 +95,6 @@ class GameController:
         self.conduct = ConductRules(setup.rules, setup.seats, settle_s=CONDUCT_SETTLE_S, publish=self._conduct_event)
         self.clock = ActionClock(ClockSettings(profile=setup.rules), seats=setup.seats, publish=self._clock_event)
         self._rules_t = float("-inf")  # the latest time given to the rules: their clock never goes back
-        self._turn: int | None = None  # the seat the clock runs for
         # A ruling of the clock or the seat sensors moved the betting after the input's events were looked at (a
         # hand killed on a tick): the next input looks at the seat to act again, even if it makes no event.
         self._turn_moved = False
@@ -192,15 +193,19 @@ class GameController:
         the clock, as those of any input (the card controller's through the chips first); the stacks, the clock's,
         the levels', the seats' and the bomb pot's commands move no turn and tell the rules nothing. ``run_it``,
         ``confirm`` and ``override`` concern more than one part: the table shares them out."""
-        cards = self.cards.handlers
+        cards, clock = self.cards.handlers, ClockCommands(self.clock, self.cards if self.betting is None else None)
+        bomb_pot = BombPot(self.cards, self.betting, self.out)
         shared = ("run_it", "confirm", "override")
         own: dict[str, Handler] = {
-            "start_clock": Handler(self._start_clock_refusal, self._start_clock),
-            "stop_clock": Handler(self._stop_clock_refusal, self._stop_clock),
-            "time_bank": Handler(self._time_bank_refusal, self._time_bank),
+            "start_clock": Handler(partial(self._clock_check, clock.start_refusal),
+                                   partial(self._clock_command, clock.start)),
+            "stop_clock": Handler(partial(self._clock_check, clock.stop_refusal),
+                                  partial(self._clock_command, clock.stop)),
+            "time_bank": Handler(partial(self._clock_check, clock.time_bank_refusal),
+                                 partial(self._clock_command, clock.time_bank)),
             "seat_player": Handler(self._seat_player_refusal, self._seat_player),
             "clear_seat": Handler(self._clear_seat_refusal, self._clear_seat),
-            "bomb_pot": Handler(self._bomb_pot_refusal, self._bomb_pot_command),
+            "bomb_pot": Handler(bomb_pot.refusal, bomb_pot.apply),
             "run_it": Handler(self._run_it_refusal, self._run_it_command),
             "confirm": Handler(self._answer_refusal, self._floor_answer),
             "override": Handler(self._answer_refusal, self._floor_answer),
@@ -229,64 +234,16 @@ class GameController:
         """A command of the betting: its events go on to the conduct rules and the clock."""
         return self._conduct_after(apply(command, t), t)
 
-    def _start_clock_refusal(self, command: Command, t: float) -> Refusal | None:
-        """``start_clock``: without a seat, on the seat to act. Without the chips the table does not know whose turn
-        it is: the floor names the seat it calls the clock on, and the clock runs for that seat until it is
-        stopped, the seat folds or the hand ends."""
+    def _clock_check(self, check: Check, command: Command, t: float) -> Refusal | None:
+        """A command on the clock (``controller.clock.ClockCommands``), checked at the rules' time."""
+        return check(command, max(self._rules_t, t))
+
+    def _clock_command(self, apply: Callable[[Command, float], None], command: Command, t: float
+                       ) -> list[DomainEvent]:
+        """A command on the clock, applied at the rules' time; the clock's events are in the outbox, each at its
+        own time."""
         t = max(self._rules_t, t)
-        seat = command.get("seat")
-        if self.betting is not None:
-            return self._not_to_act(seat) or self.clock.start_refusal(t)
-        if seat is None:
-            return Refusal("this table does not read the betting, so it does not know whose turn it is: name the "
-                           "seat (start_clock with seat)")
-        place = self.cards.seats.get(seat)
-        if not self.cards.in_hand or place is None or not place.cards or place.folded:
-            return Refusal(f"seat {seat} has no live hand")
-        if self._clock_moves_to(seat, t):
-            if self.clock.phase(t) in ("minute", "count"):
-                return Refusal(f"the clock is already running on seat {self.clock.seat}")
-            return None  # the clock's turn moves to that seat first: there it starts
-        return self.clock.start_refusal(t)
-
-    def _clock_moves_to(self, seat: int | None, t: float) -> bool:
-        """On a table without the chips, the seat the floor names is not the one the clock runs for."""
-        return self.betting is None and (seat != self.clock.seat or self.clock.phase(t) == "idle")
-
-    def _start_clock(self, command: Command, t: float) -> list[DomainEvent]:
-        t = max(self._rules_t, t)
-        seat = command.get("seat")
-        if self._clock_moves_to(seat, t):
-            self.clock.turn(seat, t)
-            self._turn = seat
-        self.clock.start(t, command.by)
-        return self._clock_applied(t)
-
-    def _stop_clock_refusal(self, command: Command, t: float) -> Refusal | None:
-        return self._not_to_act(command.get("seat")) or self.clock.stop_refusal(max(self._rules_t, t))
-
-    def _stop_clock(self, command: Command, t: float) -> list[DomainEvent]:
-        t = max(self._rules_t, t)
-        self.clock.stop(t, command.by)
-        return self._clock_applied(t)
-
-    def _time_bank_refusal(self, command: Command, t: float) -> Refusal | None:
-        return self.clock.time_bank_refusal(command.get("seat"), max(self._rules_t, t))
-
-    def _time_bank(self, command: Command, t: float) -> list[DomainEvent]:
-        t = max(self._rules_t, t)
-        self.clock.time_bank(command.get("seat"), t)
-        return self._clock_applied(t)
-
-    def _not_to_act(self, seat: int | None) -> Refusal | None:
-        """Why the clock cannot be started or stopped on ``seat`` (None: on the seat to act), or None."""
-        if seat is None or seat == self.clock.seat:
-            return None
-        return Refusal(f"seat {seat} is not to act" + (f" (seat {self.clock.seat} is)" if self.clock.seat else
-                                                       ": no player is to act"))
-
-    def _clock_applied(self, t: float) -> list[DomainEvent]:
-        """What the clock made of a command, in the outbox (each event at its own time)."""
+        apply(command, t)
         self.out.begin(t)
         self._rules_t = t
         return self.out.take()
@@ -315,24 +272,6 @@ class GameController:
                       t=t)
         return self.out.take()
 
-    def _bomb_pot_refusal(self, command: Command, t: float) -> Refusal | None:
-        if self.cards.in_hand:
-            return Refusal("the deal has begun: a bomb pot or flip is agreed before the deal (CA GR 14.2, 14.3)")
-        return None
-
-    def _bomb_pot_command(self, command: Command, t: float) -> list[DomainEvent]:
-        """``bomb_pot``: the players agreed before the deal that every player puts ``amount`` in and that nothing is
-        bet before the flop (CA GR 14.3), or with ``kind`` ``flip`` on no street (CA GR 14.2). It applies to the next deal."""
-        flip = command.get("kind", "bomb_pot") == "flip"
-        if self.betting is not None:
-            self.betting.agree_bomb_pot(command["amount"], flip)
-        sits_out = self.cards.bomb_pot_sit_out()  # too many players for CA GR 15.2: the small blind sits out
-        self.out.emit("bomb_pot_agreed", {"amount": command["amount"], "flip": flip,
-                                          "applies_to_hand": self.cards.hand + 1,
-                                          **({"sits_out": sits_out} if sits_out is not None else {}),
-                                          **command.signed()}, t=t)
-        return self.out.take()
-
     def _run_it_refusal(self, command: Command, t: float) -> Refusal | None:
         """``run_it``: the board's part (controller.board_runs), then the betting's (no more action possible, the
         pots it names)."""
@@ -355,7 +294,7 @@ class GameController:
         """``clear_seat`` frees a seat."""
         seat = command["seat"]
         left = self.players.pop(seat)
-        self.out.emit("seat_cleared", {"seat": seat, "name": left["name"], **command.signed()}, t=t)
+        self.out.publish(SeatCleared(seat, left["name"], command.by), t=t)
         return self.out.take()
 
     def _seat_player_refusal(self, command: Command, t: float) -> Refusal | None:
@@ -375,7 +314,7 @@ class GameController:
         if "player_id" in command:
             player["player_id"] = command["player_id"]
         self.players[seat] = player
-        self.out.emit("player_seated", {"seat": seat, **player, **command.signed()}, t=t)
+        self.out.publish(PlayerSeated(seat, player["name"], player.get("player_id"), command.by), t=t)
         return self.out.take()
 
     def _answer_refusal(self, command: Command, t: float) -> Refusal | None:
@@ -461,7 +400,7 @@ class GameController:
             self.out.begin(now)
             self.tick_changed = False
             return []
-        before, turn = self._rules_t, self._turn
+        before, turn = self._rules_t, self.clock.seat
         events = self.cards.tick(now)
         if events:
             events = self._then_chips(events)
@@ -473,7 +412,7 @@ class GameController:
         self.conduct.tick(t)
         self.clock.tick(t)
         out += self.out.take()
-        self.tick_changed = self._turn != turn or pending != self.conduct.deal_decision_pending()
+        self.tick_changed = self.clock.seat != turn or pending != self.conduct.deal_decision_pending()
         self._rules_t = t if out or self.tick_changed else before  # an unjournaled tick leaves no trace
         self._quiet_until = self._next_due()
         return out
@@ -482,7 +421,7 @@ class GameController:
         """The earliest time a part's tick has something to do: the card controller's timers, the chips settling,
         the absent-at-deal decision, the action clock (each a moment early: a part asked early does nothing).
         An absent player's turn (DE 6) and a ruling that moved the betting are looked at on every tick."""
-        if self._turn_moved or self.absent.waits_on(self._turn):
+        if self._turn_moved or self.absent.waits_on(self.clock.seat):
             return -math.inf
         due = min(self.cards.next_due(), self.conduct.next_due(), self.clock.next_due())
         if self.betting is not None:
@@ -498,16 +437,16 @@ class GameController:
         An input that made no event changed nothing the rules learn from, and the seat to act is still the one the
         clock was told last (every input that moves the betting emits its action): nothing to do but keep the time.
         Only an absent player's turn (DE 6) is looked at again, as it may be ruled again."""
-        if not events and not self._turn_moved and not self.absent.waits_on(self._turn):
+        if not events and not self._turn_moved and not self.absent.waits_on(self.clock.seat):
             self._rules_t = max(self._rules_t, t)
             return events
         for event in events:
             self._hand_progress(event)
         t = max(self._rules_t, t)
         if self.betting is None:  # the clock runs where the floor called it, until that seat folds or the hand ends
-            if self._turn is not None and any(isinstance(e.record, HandOver) or (
-                    isinstance(e.record, Folded) and e.record.seat == self._turn) for e in events):
-                self._turn = None
+            running = self.clock.seat
+            if running is not None and any(isinstance(e.record, HandOver) or (
+                    isinstance(e.record, Folded) and e.record.seat == running) for e in events):
                 self.clock.turn(None, t)
             self._rules_t = t
             return events + self.out.take()
@@ -524,8 +463,7 @@ class GameController:
         out = events + self.out.take()
         acted = any(isinstance(e.record, TURN_MOVERS) for e in out)
         self._turn_moved = False
-        if seat != self._turn or (acted and seat is not None):
-            self._turn = seat
+        if seat != self.clock.seat or (acted and seat is not None):
             self.clock.turn(seat, t, facing_bet=owed > 0 if seat is not None else None)
         self._rules_t = t
         return out + self.out.take()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from controller.command_events import BombPotAgreed, PlayerSeated, SeatCleared
 from controller.conduct_events import (RULING_TEXT, AbsentAtDeal, ClockDue, ClockExpired, ClockStarted, ClockStopped,
                                        ClockTick, DeviceBreach, DeviceBreachEnded, DeviceSeen, SeatLeft, SeatPresence,
                                        SeatReturned, SeatRuling, TimeBankUsed)
@@ -244,6 +245,28 @@ def _clock_expired(e: ClockExpired) -> Wire:
                              "facing_bet": e.facing_bet}, {}
 
 
+# ---- the commands on the table's make-up (controller.command_events) -------------------------------------------
+
+def _player_seated(e: PlayerSeated) -> Wire:
+    public: Payload = {"seat": e.seat, "name": e.name}
+    if e.player_id is not None:
+        public["player_id"] = e.player_id
+    public["by"] = e.by
+    return "player_seated", public, {}
+
+
+def _seat_cleared(e: SeatCleared) -> Wire:
+    return "seat_cleared", {"seat": e.seat, "name": e.name, "by": e.by}, {}
+
+
+def _bomb_pot_agreed(e: BombPotAgreed) -> Wire:
+    public: Payload = {"amount": e.amount, "flip": e.flip, "applies_to_hand": e.applies_to_hand}
+    if e.sits_out is not None:
+        public["sits_out"] = e.sits_out
+    public["by"] = e.by
+    return "bomb_pot_agreed", public, {}
+
+
 _FORMS: dict[type, Callable[[Any], Wire]] = {
     BettingStarted: _betting_started, ActionTaken: _action, BetRuling: _bet_ruling, ChipCount: _chip_count,
     IrregularCard: _irregular_card, IrregularityResolved: _irregularity_resolved, FloorRuling: _floor_ruling,
@@ -254,6 +277,7 @@ _FORMS: dict[type, Callable[[Any], Wire]] = {
     AbsentAtDeal: _absent_at_deal, SeatLeft: _seat_left, SeatReturned: _seat_returned, SeatPresence: _seat_presence,
     ClockDue: _clock_due, ClockStarted: _clock_started, ClockTick: _clock_tick, TimeBankUsed: _time_bank_used,
     ClockStopped: _clock_stopped, ClockExpired: _clock_expired,
+    PlayerSeated: _player_seated, SeatCleared: _seat_cleared, BombPotAgreed: _bomb_pot_agreed,
 }
 
 

@@ -1,0 +1,39 @@
+"""What the floor's and the dealer's commands on the table's make-up did, as records (``controller.events`` has the
+hand's): who sits where, a bomb pot agreed for the next hand. Their wire form is ``controller.wire``'s; ``by`` is who
+sent the command (``role/user``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerSeated:
+    """``seat_player``: a player sits at the seat (or is renamed); ``player_id``: the floor's id, if it gave one."""
+
+    seat: int
+    name: str
+    player_id: str | None
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatCleared:
+    """``clear_seat``: the player named ``name`` left the seat."""
+
+    seat: int
+    name: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class BombPotAgreed:
+    """``bomb_pot``: every player puts ``amount`` in before the deal of hand ``applies_to_hand`` and nothing is bet
+    before the flop (CA GR 14.3), or, a ``flip``, on no street (CA GR 14.2); ``sits_out``: the seat not dealt in
+    (more players than CA GR 15.2 allows), or None."""
+
+    amount: int
+    flip: bool
+    applies_to_hand: int
+    sits_out: int | None
+    by: str

@@ -8,11 +8,14 @@ steps the table time and labels each message with the table time at which it arr
 
 import dataclasses
 import json
+import re
 import threading
+from pathlib import Path
 
 import pytest
 
 from conftest import Recorder
+from rfid_table.config.table import load_config
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from rfid_table.service.journal import Journal
 from rfid_table.service.publisher import MqttPublisher
@@ -101,3 +104,12 @@ def test_check_config_names_a_broadcast_setting_it_cannot_apply(tmp_path, capsys
     key = broadcast.splitlines()[-1].split(" =")[0]
     assert check_config_fails(path, capsys) == [
         "bad configuration (1 problem):", f"  {path}:{line_of(text, key + ' =')}: {expected}"]
+
+
+def test_the_configuration_pages_broadcast_example_is_what_the_table_reads(tmp_path):
+    """docs/configuration.md's [broadcast] example in a shipped table: the keys and values the page shows are read."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    example = next(block for block in re.findall(r"```toml\n(.*?)```", page, re.S) if block.startswith("[broadcast]"))
+    config = load_config(write(tmp_path, edited("[broadcast]\n" + SHIPPED, example)))
+    assert (config.broadcast_delay_s, config.broadcast_release, config.broadcast_board_offset_s,
+            config.broadcast_reveal) == (900.0, "time", 1.2, "showdown")

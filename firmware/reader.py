@@ -7,7 +7,7 @@ import time
 import wire
 from pn5180 import AntennaFault, FrontEndError
 
-FIRMWARE_VERSION = (1, 0, 0)
+FIRMWARE_VERSION = (1, 1, 0)
 HEARTBEAT_MS = 500
 STATUS_MS = 5000
 FAULT_REPEAT_MS = 5000
@@ -285,6 +285,8 @@ class Reader:
             self.send(wire.ANTENNA_FAULT, wire.antenna_fault(antenna.number, wire.CLEARED, 0))
         entries = [(uid, count, RSSI_NONE) for uid, count in seen.items()]
         flags = wire.REQUESTED if self.pass_requested else 0
+        if getattr(antenna.state, "pending", None):  # a stack read in turns: the rest at its next dwell (7.3)
+            flags |= wire.UNRESOLVED
         # The pass's last antenna: every front end is done. Its last frame carries CYCLE_END (6.7).
         if not any(f.job is not None or f.queue for f in self.frontends):
             flags |= wire.CYCLE_END

@@ -5,7 +5,7 @@ from micropython import const
 import struct
 
 PROTOCOL_MAJOR = const(1)
-PROTOCOL_MINOR = const(0)
+PROTOCOL_MINOR = const(1)
 
 # Message types (section 6)
 IDENTIFY = const(0x01)
@@ -33,6 +33,7 @@ MALFORMED_PAYLOAD = const(2)
 MORE = const(1)
 REQUESTED = const(2)
 CYCLE_END = const(4)
+UNRESOLVED = const(8)  # 1.1: collisions left for the antenna's next dwell
 
 # Fault codes (7.4)
 CLEARED = const(0)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 PROTOCOL_MAJOR = 1
-PROTOCOL_MINOR = 0
+PROTOCOL_MINOR = 1
 
 MAX_SERIAL_LENGTH = 32
 MAX_SCHEDULE_SLOTS = 64
@@ -101,6 +101,7 @@ class InventoryFlag(enum.IntFlag):
     MORE = 0x01  # another INVENTORY frame for the same antenna and cycle follows
     REQUESTED = 0x02  # part of a REQUEST_INVENTORY pass, not of the schedule
     CYCLE_END = 0x04  # the last INVENTORY frame of its cycle: the cycle is complete
+    UNRESOLVED = 0x08  # (1.1) collisions left for the antenna's next dwell: a part of the tags in its field
 
 
 class FaultCode(enum.IntEnum):

@@ -26,6 +26,18 @@ class InventoryCycle(NamedTuple):
     reader: str
     t: float  # seconds (wall clock of the table), when the cycle ended
     reads: tuple[TagRead, ...]
+    # antennas whose reads in the pass are a part of their field: a stack read in turns, its collisions left to the
+    # antenna's next dwell (protocol 1.1), or frames lost
+    unresolved: frozenset[int] = frozenset()
+
+
+class EarlyReads(NamedTuple):
+    """One visit of an antenna whose reads are wanted as it reports, ahead of its cycle (``watch_antennas``)."""
+
+    antenna: int
+    reads: list[TagRead]
+    t: float  # when taken in
+    whole: bool = True  # the visit read its whole field (False: collisions left for its next dwell)
 
 
 class ZoneEvent(NamedTuple):

@@ -52,7 +52,7 @@ from firmware_bridge.messages import (AntennaFault, FaultCode, IdentifyReply, In
                                       SetSchedule)
 from firmware_bridge.transports import SerialTransport, TcpTransport, Transport, UsbTransport
 from hal.bursts import Bursts
-from hal.events import DeviceEvent, InventoryCycle, TagRead
+from hal.events import DeviceEvent, EarlyReads, InventoryCycle, TagRead
 from hal.reader_backend import ReaderBackend
 
 log = logging.getLogger(__name__)
@@ -107,6 +107,7 @@ def hinted_schedule(dwells: list[int], watched: frozenset[int], every: int = HIN
 
 # The INVENTORY flags as plain ints: an enum's ``&`` costs a microsecond, and every frame tests three of them.
 _MORE, _REQUESTED, _CYCLE_END = int(InventoryFlag.MORE), int(InventoryFlag.REQUESTED), int(InventoryFlag.CYCLE_END)
+_UNRESOLVED = int(InventoryFlag.UNRESOLVED)
 
 
 @dataclass
@@ -115,6 +116,7 @@ class _CycleInProgress:
     progressed: float  # when an antenna new to the cycle last reported (its first frame, at first)
     reads: dict[int, list[TagRead]] = field(default_factory=dict)  # wire antenna -> reads so far
     visit: list[TagRead] = field(default_factory=list)  # the reads of the antenna's visit under way (or last)
+    unresolved: set[int] = field(default_factory=set)  # antennas whose last visit left collisions (a part read)
     open_antenna: int | None = None  # an antenna whose MORE sequence has not ended yet
     broken: set[int] = field(default_factory=set)  # antennas whose MORE sequence lost a frame
     faulted: set[int] = field(default_factory=set)  # antennas faulted at any time during the cycle
@@ -160,7 +162,7 @@ class FirmwareReader(ReaderBackend):
         self._gap_pending = False  # frames were lost just before the next INVENTORY we will get
         self._requested_acked = False  # our REQUEST_INVENTORY was acknowledged; its cycle is whole
         self._watched: frozenset[int] = frozenset()  # wire antennas whose reads are wanted before their cycle ends
-        self._early: list[tuple[int, list[TagRead], float]] = []  # their reads this cycle, not yet taken
+        self._early: list[EarlyReads] = []  # their visits this cycle, not yet taken
         self.dwells = dwells  # each wire antenna's dwell (ms): the schedule the watched antennas are added to
         self.hint_every = hint_every  # a watched antenna is visited again after every this many slots of its front end
         self.front_ends = front_ends  # antennas on each front end, in order (None: the reference board's 8 each)
@@ -240,7 +242,7 @@ class FirmwareReader(ReaderBackend):
             self._scheduled = schedule
             self.link.send(SetSchedule(0, schedule))
 
-    def take_early_reads(self) -> list[tuple[int, list[TagRead], float]]:
+    def take_early_reads(self) -> list[EarlyReads]:
         early, self._early = self._early, []
         return early
 
@@ -347,9 +349,12 @@ class FirmwareReader(ReaderBackend):
             self._give_up(now, f"cycle {cycle.number} held more than {MAX_CYCLE_READS} reads")
             return
         cycle.open_antenna = antenna if flags & _MORE else None
+        if cycle.open_antenna is None:  # the visit's last frame says whether it read the whole field (1.1)
+            (cycle.unresolved.add if flags & _UNRESOLVED else cycle.unresolved.discard)(antenna)
         if (antenna in self._watched and cycle.open_antenna is None and self._synchronised
                 and not cycle.frames_lost and antenna not in cycle.broken):
-            self._early.append((number, _merge(visit), now))  # this visit of the antenna, whole
+            # this visit of the antenna, as far as it read its field
+            self._early.append(EarlyReads(number, _merge(visit), now, not flags & _UNRESOLVED))
         if flags & _CYCLE_END:
             self._finish(now, cycles)
             self._synchronised = True
@@ -385,7 +390,8 @@ class FirmwareReader(ReaderBackend):
         if not self.delivering:
             log.warning("%s: cycles end whole again, after %d given up", self.name, self.cycles_given_up)
             self.delivering = True
-        cycles.append(InventoryCycle(self.name, now, cycle_reads))
+        unresolved = frozenset(antenna + self.antenna_base for antenna in cycle.unresolved | cycle.broken)
+        cycles.append(InventoryCycle(self.name, now, cycle_reads, unresolved))
 
     def _give_up(self, now: float, reason: str) -> None:
         """Drop the cycle in progress: it never ended, or holds more than a table can. Its antennas keep their last

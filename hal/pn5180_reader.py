@@ -41,7 +41,7 @@ from typing import Any, Callable, Protocol
 
 from firmware_bridge.message_types import FaultCode
 from hal.bursts import Bursts
-from hal.events import DeviceEvent, InventoryCycle, TagRead
+from hal.events import DeviceEvent, EarlyReads, InventoryCycle, TagRead
 from hal.gpio.backend import GpioBackend
 from hal.reader_backend import ReaderBackend, ReaderUnavailable
 from hal.zone_names import Zone
@@ -447,10 +447,10 @@ class Pn5180Reader(ReaderBackend):
     def watch_antennas(self, antennas: set[int]) -> None:
         self._watched = frozenset(antennas)
 
-    def take_early_reads(self) -> list[tuple[int, list[TagRead], float]]:
+    def take_early_reads(self) -> list[EarlyReads]:
         with self._lock:
             early, self._early = self._early, []
-        return [(antenna, reads, self._now) for antenna, reads in early]
+        return [EarlyReads(antenna, reads, self._now) for antenna, reads in early]
 
     def device_events(self) -> list[DeviceEvent]:
         with self._lock:

@@ -3,7 +3,7 @@ and the firmware reader of :mod:`hal.firmware_reader`, which :func:`hal.readers.
 
 from typing import TYPE_CHECKING, Protocol
 
-from hal.events import DeviceEvent, InventoryCycle, TagRead
+from hal.events import DeviceEvent, EarlyReads, InventoryCycle, TagRead
 
 if TYPE_CHECKING:
     from firmware_bridge.link import ReaderLink
@@ -60,8 +60,8 @@ class ReaderBackend(Protocol):
         that delivers whole cycles at once has nothing earlier to give."""
         return None
 
-    def take_early_reads(self) -> list[tuple[int, list[TagRead], float]]:
-        """(antenna, its reads, when taken in) of the watched antennas in the cycle still being read."""
+    def take_early_reads(self) -> list[EarlyReads]:
+        """The visits of the watched antennas in the cycle still being read."""
         return []
 
     def close(self) -> None:

@@ -54,7 +54,9 @@ class DebounceSettings:
     # read only every second or third pass: on a slow reader that is longer than absent_after_s.
     absent_after_cycles: int = 1
     # Reads of the zone with no tag new to it before the tags that arrived there are handed on, all together
-    # (0: each as it settles). A read is a visit of its antenna (``feed_antenna``) or a cycle that has it.
+    # (0: each as it settles). A read is a visit of its antenna (``feed_antenna``) or a cycle that has it; a visit
+    # that left collisions for the next (a stack read in turns: UNRESOLVED, protocol 1.1) counts only with the
+    # visit that ends the stack's reading.
     still_after_reads: int = 0
 
     def reads_to_settle(self, settled_elsewhere: bool) -> int:
@@ -221,7 +223,7 @@ class ZoneTracker:
         if self._still_after:
             visited, self._visited = self._visited, {v for v in self._visited if v[0] != cycle.reader}
             read = {zone for (r, antenna), zone in self._antenna_zones.items()
-                    if r == cycle.reader and (r, antenna) not in visited}
+                    if r == cycle.reader and (r, antenna) not in visited and antenna not in cycle.unresolved}
             events = self._hold_until_still(events, read)
         if not confirming and not self._held and not self._first_read and not self._holding \
                 and len(tags) == len(best):
@@ -229,8 +231,9 @@ class ZoneTracker:
         return events
 
     def _hold_until_still(self, events: list[ZoneEvent], read: set[str]) -> list[ZoneEvent]:
-        """The events of one read of the zones ``read``: arrivals in a zone of ``still_after_reads`` held until
-        it has been read that many times with nothing new; a departure from it hands on its held arrivals first."""
+        """The events of one read: arrivals in a zone of ``still_after_reads`` held until it has been read that
+        many times with nothing new (``read``: the zones this read covered whole); a departure from it hands on its
+        held arrivals first."""
         out: list[ZoneEvent] = []
         changed: set[str] = set()
         holding, unchanged = self._holding, self._unchanged
@@ -285,10 +288,11 @@ class ZoneTracker:
                 antennas.update(a for (r, a), z in self._antenna_zones.items() if r == reader and z == zone)
         return antennas
 
-    def feed_antenna(self, reader: str, antenna: int, reads: list[TagRead], t: float) -> list[ZoneEvent]:
+    def feed_antenna(self, reader: str, antenna: int, reads: list[TagRead], t: float,
+                     whole: bool = True) -> list[ZoneEvent]:
         """One antenna's reads of a cycle still being read: the tags they settle (see ``awaiting``), nothing else;
-        in a zone of ``still_after_reads``, a visit that counts towards its stillness (the cycle does not count the
-        antenna again)."""
+        in a zone of ``still_after_reads``, a visit that counts towards its stillness if it read its ``whole``
+        field, the last part of a stack read in turns included (the cycle does not count the antenna again)."""
         zone = self._antenna_zones.get((reader, antenna))
         if zone is None:
             return []
@@ -315,7 +319,7 @@ class ZoneTracker:
             events += self._release(t)
         if zone in self._still_after:
             self._visited.add((reader, antenna))
-            events = self._hold_until_still(events, {zone})
+            events = self._hold_until_still(events, {zone} if whole else set())
         return events
 
     def _best_reads(self, cycle: InventoryCycle) -> dict[str, str]:

@@ -69,7 +69,7 @@ def test_identify_then_commands_are_acked_and_a_retransmission_is_answered_witho
     device, host, field = reader
     host.send(Identify(0, 1, 0))
     reply = host.wait_for(lambda m: isinstance(m, IdentifyReply), 5)
-    assert (reply.protocol_major, reply.protocol_minor, reply.antenna_count) == (1, 0, 4)
+    assert (reply.protocol_major, reply.protocol_minor, reply.antenna_count) == (1, 1, 4)  # protocol 1.1
     assert reply.serial == "RT-E6614C311B4F7A25-2x2-" + reply.serial[-4:]
 
     assert host.answer(host.send(SetSchedule(1, (ScheduleSlot(9, 25),))) or 1).result == AckResult.INVALID_ARGUMENT
@@ -170,3 +170,33 @@ def test_a_pin_map_with_a_missing_key_stops_the_firmware_with_the_key_named(tmp_
         assert "config.json: frontends[0].busy is missing" in device.firmware_log()
     finally:
         device.close()
+
+
+def test_a_stack_larger_than_a_dwell_resolves_is_reported_unresolved_until_its_last_part(tmp_path):
+    """Protocol 1.1: a dwell that leaves collisions for the antenna's next marks its INVENTORY UNRESOLVED; the scan
+    that reads the rest does not. Forty chips on one antenna with a 20 ms dwell (a crowded 16-slot round alone takes
+    about that long) are read in turns, and the scans up to the one that ends them read every chip."""
+    field = Field()
+    chips = [f"E0040150C2{n:06X}" for n in range(40)]
+    field.tags[1] = chips
+    device = ModelledReader(field, config=firmware_config([1], [(0, 20)]), link_path=tmp_path / "reader")
+    host = Host(device.path)
+    try:
+        host.send(Identify(0, 1, 1))
+        host.wait_for(lambda m: isinstance(m, IdentifyReply), 5)
+        scans: list[tuple[bool, set[str]]] = []  # (unresolved, the chips read), scan by scan from a resolved one
+
+        def scan(message) -> bool:
+            if isinstance(message, Inventory):
+                unresolved = bool(message.flags & InventoryFlag.UNRESOLVED)
+                if scans or not unresolved:  # the first reading counted starts after a resolved scan
+                    scans.append((unresolved, {entry.uid.hex().upper() for entry in message.entries}))
+            return len(scans) > 2 and not scans[-1][0]
+
+        host.wait_for(scan, 30)
+    finally:
+        host.port.close()
+        device.close()
+    reading = scans[1:]  # the scans after the first resolved one, the last resolved again
+    assert all(unresolved for unresolved, _ in reading[:-1]) and not reading[-1][0]
+    assert set().union(*(read for _, read in reading)) == set(chips)

@@ -125,7 +125,7 @@ def test_a_cards_deciding_read_wakes_the_table_before_its_cycle_is_whole(field, 
             cycle_ended = now
             arrivals += [("cycle", e) for e in tracker.feed(cycle) if e.uid == card]
         reader.device_events()
-        for antenna, reads, t in reader.take_early_reads():
+        for antenna, reads, t, _whole in reader.take_early_reads():
             arrivals += [("early", e) for e in tracker.feed_antenna("main", antenna, reads, t) if e.uid == card]
         reader.watch_antennas(tracker.awaiting("main"))
     (how, event), = arrivals

@@ -29,7 +29,7 @@ def reports_per_pass(reader, antenna: int, passes: int = 3) -> list[int]:
     while len(counts) < passes:
         assert time.monotonic() < deadline, "the reader did not end its passes"
         cycles = reader.poll(time.monotonic())
-        current += sum(1 for number, _reads, _t in reader.take_early_reads() if number == antenna)
+        current += sum(1 for visit in reader.take_early_reads() if visit.antenna == antenna)
         if cycles:
             counts.append(current)
             current = 0

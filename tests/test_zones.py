@@ -248,3 +248,22 @@ def cycles_of(tracker: ZoneTracker, reader: str, frames: list[list[TagRead]]) ->
     for i, reads in enumerate(frames):
         events += tracker.feed(InventoryCycle(reader, i * 0.05, tuple(reads)))
     return [(e.kind, e.zone, e.uid) for e in events]
+
+
+def test_a_stack_read_in_turns_is_still_only_once_read_whole():
+    """A push onto a big stack read in turns: a visit that left collisions for the next (``whole`` False) never
+    counts as a read with nothing new; only the visits that end a reading of the whole stack do. A chip of the push
+    that the first turns did not reach is still part of the push."""
+    tracker = ZoneTracker({("c", 1): "seat1.bets"}, default=DebounceSettings(1, 1.0, still_after_reads=2))
+    tracker.expect({"seat1.bets"})
+    a, b = [TagRead(1, "A")], [TagRead(1, "B")]
+    seen = []
+    turns = [(a, False), (a, False), (a, False), (b, True)] + [(a, False), (b, True)] * 2  # B new in the 4th
+    for t, (reads, whole) in enumerate(turns):
+        seen += [(e.uid, t) for e in tracker.feed_antenna("c", 1, reads, t, whole)]
+    assert seen == [("A", 7), ("B", 7)]  # two whole readings after B's: the 6th and the 8th visits
+    # a cycle whose last visit of the antenna left collisions counts no more
+    tracker = ZoneTracker({("c", 1): "seat1.bets"}, default=DebounceSettings(1, 1.0, still_after_reads=1))
+    assert tracker.feed(InventoryCycle("c", 0.0, tuple(a))) == []
+    assert tracker.feed(InventoryCycle("c", 0.5, tuple(a), frozenset({1}))) == []
+    assert [e.uid for e in tracker.feed(InventoryCycle("c", 1.0, tuple(a)))] == ["A"]

@@ -175,8 +175,8 @@ class ReaderIntake:
                 self.diagnostics.count_cycle(cycle)
                 zone_events += self.tracker.feed(cycle)
             # then the antennas of the cycle still being read that settle a card now (ZoneTracker.feed_antenna)
-            for antenna, reads, t in reader.take_early_reads():
-                zone_events += self.tracker.feed_antenna(reader.name, antenna, reads, t)
+            for visit in reader.take_early_reads():
+                zone_events += self.tracker.feed_antenna(reader.name, visit.antenna, visit.reads, visit.t, visit.whole)
             inputs += [ZoneInput(event) for event in zone_events]
             reader.watch_antennas(self.tracker.awaiting(reader.name))
         return inputs

@@ -20,6 +20,7 @@ from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from rfid_table.service.daemon import StopFlag
 from rfid_table.service.live_feed import LiveFeed
 from rfid_table.service.publisher import MqttPublisher
+from test_broker_security import MAIN, NOT_AUTHORIZED, P, connect, marker, ok, room, workdir  # noqa: F401 (fixtures)
 from test_schemas import problems
 
 HANDS = 8  # at seed 1 with six players: three uncontested pots, four showdowns, one of them after an all-in
@@ -187,3 +188,19 @@ def test_a_folded_hand_and_a_hand_mucked_at_the_showdown_are_never_shown():
             restarted = LiveFeed(policy)
             restarted.prime(events[:stop])
             assert restarted.payloads(events[stop:]) == whole[stop:], (policy, stop)
+
+
+def test_the_live_feed_reaches_overlays_and_the_floor_only(room, connect):
+    """The card room's ACL (broker-setup): live/events is the broadcast's. The overlay and the floor read it; a public
+    client and a dealer display do not, whatever the policy shows; only the table writes it."""
+    table = connect("table-main-1")
+    topic = f"{P}/{MAIN}/live/events"
+    readers = {user: connect(user) for user in ("obs-1", "floor-1", "web-1", "dealer-main-1")}
+    for reader in readers.values():
+        reader.subscribe(f"{P}/{MAIN}/#")
+    assert ok(table.publish(topic, b'{"event": {"seq": 1}, "revealed": {"4": ["8s", "6s"]}}'))
+    marker(table, *readers.values())
+    got = {user: [t for t, *_ in r.messages if "/live/" in t] for user, r in readers.items()}
+    assert got == {"obs-1": [topic], "floor-1": [topic], "web-1": [], "dealer-main-1": []}
+    for rogue in ("obs-1", "web-1", "dealer-main-1", "floor-1"):
+        assert readers[rogue].publish(topic, b"rogue").value == NOT_AUTHORIZED, rogue

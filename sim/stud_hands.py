@@ -120,6 +120,32 @@ def _act(state, rng: random.Random, hand: StudHand, seats: list[int], street: st
         hand.moves.append(("fold", seat, street))
 
 
+def pokerkit_winners(hand: StudHand) -> dict[str, list[int]]:
+    """The seats whose cards win the showdown by pokerkit's hand ranking, high and (stud8) low, among the seats that
+    did not fold; empty when one seat was left."""
+    from pokerkit import EightOrBetterLowHand, RegularLowHand, StandardHighHand  # noqa: PLC0415
+    live = [s for s in hand.seats if s not in hand.folded]
+    if len(live) < 2:
+        return {}
+
+    def best(kind) -> list[int]:
+        hands = {}
+        for seat in live:
+            try:
+                hands[seat] = kind.from_game("".join(card for card, _up in hand.hole[seat]))
+            except ValueError:  # no qualifying low
+                continue
+        top = max(hands.values(), default=None)
+        return sorted(seat for seat, h in hands.items() if h == top)
+
+    if hand.game == "razz":
+        return {"high": best(RegularLowHand)}
+    winners = {"high": best(StandardHighHand)}
+    if hand.game == "stud8":
+        winners["low"] = best(EightOrBetterLowHand)
+    return winners
+
+
 def random_stud_hands(count: int, seed: int = 0, games: tuple[str, ...] = GAMES) -> list[StudHand]:
     rng = random.Random(seed)
     return [random_stud_hand(rng, games[i % len(games)]) for i in range(count)]

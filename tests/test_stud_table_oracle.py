@@ -5,7 +5,8 @@ muck), read by the simulated reader with and without RF noise, and read back fro
 
 Compared on every hand: each seat's cards in the order dealt and whether each lies up or down (pokerkit's hole card
 statuses), the folds, the live seats at the end, the bring-in seat and the seat that acts first on each later street
-(pokerkit's first actor of each street), and no irregularity. Hands where the deck would run short on seventh street
+(pokerkit's first actor of each street), no irregularity, and the showdown: the winners by the table's ranking of
+the cards it read (controller.showdown; stud8 high and low) are pokerkit's (its hand types' ranking). Hands where the deck would run short on seventh street
 are drawn again (pokerkit reshuffles the discards where the table deals a community card): their number is counted.
 
 ``STUD_ORACLE_HANDS`` (default 20 per game) and ``STUD_NOISE_HANDS`` (8 per game) change the run.
@@ -21,12 +22,15 @@ import pytest
 
 pytest.importorskip("pokerkit")
 
+from controller.betting import RAZZ, STUD, STUD8  # noqa: E402
 from controller.cards import FULL_DECK  # noqa: E402
 from controller.game import GameController  # noqa: E402
 from controller.table import TableSetup  # noqa: E402
 from hal.zones import DebounceSettings  # noqa: E402
 from sim.noise import NoiseModel  # noqa: E402
-from sim.stud_hands import GAMES, SEATS, deal_on_table, random_stud_hand, read_back, stud_zones  # noqa: E402
+from controller.showdown import hand_rank, low_rank  # noqa: E402
+from sim.stud_hands import (GAMES, SEATS, deal_on_table, pokerkit_winners, random_stud_hand, read_back,  # noqa: E402
+                            stud_zones)
 from sim.table_driver import TableDriver  # noqa: E402
 
 HANDS = int(os.environ.get("STUD_ORACLE_HANDS", "20"))
@@ -34,13 +38,35 @@ NOISY = int(os.environ.get("STUD_NOISE_HANDS", "8"))
 SEED = 20261203
 DECK = {f"E0040150C3{i + 1:06X}": card for i, card in enumerate(FULL_DECK)}
 CARDS = DebounceSettings(2, 0.6, move_after_cycles=3)  # the example tables' card debouncing
+# as the flop games' replayed table (sim/replay.py): arrivals in the order their tags were first read, and a floor
+# between a tag at a zone's edge and one read through the next antenna
+ORDER_WINDOW_S, MIN_RSSI_DBM = 1.0, -60
 
 
 def play(hand, noise: NoiseModel | None) -> dict:
     setup = TableSetup("stud-oracle", SEATS, DECK, hole_cards=7, players=tuple(hand.seats), variant=hand.game)
-    driver = TableDriver(GameController(setup), stud_zones(), deck=DECK, noise=noise, debounce=CARDS)
+    driver = TableDriver(GameController(setup), stud_zones(), deck=DECK, noise=noise, debounce=CARDS,
+                         order_window_s=ORDER_WINDOW_S, min_rssi_dbm=MIN_RSSI_DBM)
     deal_on_table(driver, hand)
     return read_back(driver.events)
+
+
+def table_winners(game: str, hole: dict[int, list[tuple[str, bool]]], live: list[int]) -> dict[str, list[int]]:
+    """The showdown of the cards the table read, by the table's own ranking (controller.showdown)."""
+    if len(live) < 2:
+        return {}
+    variant = {"stud": STUD, "stud8": STUD8, "razz": RAZZ}[game]
+    cards = {seat: [card for card, _up in hole[seat]] for seat in live}
+
+    def best(rank) -> list[int]:
+        ranks = {seat: rank(variant, cards[seat], []) for seat in live}
+        ranks = {seat: r for seat, r in ranks.items() if r is not None}
+        return sorted(seat for seat, r in ranks.items() if r == min(ranks.values()))
+
+    winners = {"high": best(hand_rank)}
+    if game == "stud8":
+        winners["low"] = best(low_rank)
+    return winners
 
 
 def check(hand, got: dict) -> None:
@@ -49,6 +75,7 @@ def check(hand, got: dict) -> None:
     assert got["live"] == sorted(set(hand.seats) - set(hand.folded))
     assert got["irregular"] == []
     assert {street: got["openers"][street] for street in hand.openers} == hand.openers
+    assert table_winners(hand.game, got["hole"], got["live"]) == pokerkit_winners(hand)
 
 
 def hands(game: str, count: int, seed: int) -> list:

@@ -234,3 +234,21 @@ def test_stud_equity_with_the_community_card_of_a_short_deck():
     shared = stud_equity(cards, "stud", community=["Qc"])
     assert shared.exact and shared.runouts == 1 and shared.street == "seventh"
     assert (shared.seats[0].win, shared.seats[1].win) == (0.0, 1.0)  # queens full
+
+
+@pytest.mark.parametrize("rules, odd", [(TDA, 2), (POKER_PLAY, 3)])
+def test_stud_hi_lo_tied_lows_the_odd_chip_by_the_low_cards(rules, odd):
+    """PP Ties 5c: "the odd chip between tied low hands is awarded as in the manner of a low game of that poker
+    form": at Poker-Play the lowest card of all (PP Ties 5b), the ace of clubs; by TDA 20-2 the highest card of the
+    winning five-card low, the six of hearts over the six of diamonds."""
+    hand = new_hand(STUD8, seats=(1, 2, 3, 4), rules=rules)
+    assert hand.start_street(stud.bring_in_seat({1: "Kh", 2: "3d", 3: "3c", 4: "Qs"}, "stud8")).ok
+    assert hand.push(3, [1, 1]).ok and hand.fold(4).ok
+    assert hand.push(1, [1, 1]).ok and hand.push(2, [1, 1]).ok
+    hole = {1: ["Ks", "Kc", "Kh", "9c", "Td", "Jh", "Qd"], 2: ["Ah", "2h", "3d", "4h", "6h", "Tc", "Js"],
+            3: ["Ac", "2d", "3c", "4c", "6d", "9h", "8h"]}
+    _check_down(hand, {s: c[2:6] for s, c in hole.items()}, "stud8")
+    pot = award(hand, hole, rules=rules).pots[0]
+    high, low = pot.halves
+    assert (high.winners, high.amount, low.amount) == ((1,), 5, 5)
+    assert low.odd_chips == (odd,) and low.shares[odd] == 3

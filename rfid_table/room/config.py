@@ -110,7 +110,7 @@ def load_room_config(path: str | Path) -> RoomConfig:
         tls=ca_file is not None, tls_ca_file=ca_file)
     session_expiry_s = c.value(m, ("mqtt", "session_expiry_s"), int, "seconds from 60 to 2592000 (30 days)", 86_400,
                                lambda v: 60 <= v <= 2_592_000)
-    receive_maximum = c.value(m, ("mqtt", "receive_maximum"), int, "messages from 1 to 65535", 100,
+    receive_maximum = c.value(m, ("mqtt", "receive_maximum"), int, "messages from 1 to 65535", 1000,
                               lambda v: 1 <= v <= 65_535)
 
     d = c.table(doc, ("database",), {"dsn": "a libpq connection string", "retry_max_s": "seconds"}, ("dsn",))

@@ -252,3 +252,16 @@ def test_stud_hi_lo_tied_lows_the_odd_chip_by_the_low_cards(rules, odd):
     high, low = pot.halves
     assert (high.winners, high.amount, low.amount) == ((1,), 5, 5)
     assert low.odd_chips == (odd,) and low.shares[odd] == 3
+
+
+def test_on_an_open_pairs_fourth_street_chips_between_the_bets_are_the_small_bet():
+    hand = new_hand(STUD)
+    hand.start_street(1)
+    for seat in (1, 2, 3):
+        hand.push(seat, [1, 1])
+    hand.end_street()
+    hand.start_street(2, open_pair=True)
+    assert (hand.legal(2).min_to, hand.legal(2).max_to) == (4, 8)
+    ruling = hand.push(2, [5, 1])
+    assert (ruling.actions[0].to_amount, ruling.actions[0].returned) == (4, 2)
+    assert hand.legal(3).min_to == 8 and hand.legal(3).max_to == 12  # a small raise, or the big bet's raise

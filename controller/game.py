@@ -587,7 +587,7 @@ class GameController:
         if self.betting is not None:
             self.betting.hand_ending(ended, self.out.now)
         elif not ended.misdeal:
-            cards_showdown(ended, self.cards.game.hole_cards, self.out)
+            cards_showdown(ended, self.cards.game.hole_cards, self.out, self.cards.stud_game)
         self._before_end += self.out.take()
 
     def _then_chips(self, events: list[DomainEvent]) -> list[DomainEvent]:

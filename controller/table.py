@@ -354,6 +354,11 @@ class TableController:
         """Every tag the controller believes lies on the table: uid → zone."""
         return dict(self._on_table)
 
+    @property
+    def stud_game(self) -> str | None:
+        """The running (or last) hand's stud game (``stud``, ``stud8``, ``razz``); None for the other games."""
+        return self.stud_deal.game
+
     def phase(self) -> str:
         if self.in_hand and self.stud_deal.active:
             return self.hand_cards.stud_street or "third"

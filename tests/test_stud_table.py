@@ -161,6 +161,10 @@ def test_eight_players_and_the_deck_run_short_the_last_card_is_the_community_car
     t.run(2.5)
     [ended] = of(t.events, "hand_ended")
     assert ended.public["board"] == [rest[0]] and ended.public["live_seats"] == list(seats)
+    # each hand is six cards of its own and the community card: seat 8's T-J-Q and K with the community ace, a
+    # straight, beats seat 5's three aces (two of its own and the community ace)
+    [showdown] = of(t.events, "showdown")
+    assert showdown.public["winners"] == [8]
 
 
 def test_a_board_card_while_the_deck_is_not_short_has_no_place_in_stud():

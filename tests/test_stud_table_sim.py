@@ -26,3 +26,6 @@ def test_the_simulator_deals_each_stud_game_and_the_table_reads_it_clean(game):
     assert all(("card" in e["public"]) == e["public"]["up"] for e in dealt)  # up cards public, down cards secure
     assert all("card" in e["secret"] for e in dealt if not e["public"]["up"])
     assert {e["public"]["street"] for e in dealt} >= {"third", "fourth"}
+    # the result a table without chips publishes: the best hand of the cards read (razz: the best low)
+    for showdown in (e for e in events if e["type"] == "showdown"):
+        assert showdown["public"]["winners"], showdown

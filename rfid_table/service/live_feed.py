@@ -10,7 +10,8 @@ secret parts and applies the policy:
   reached the muck (the table cannot see a card face up: a hand mucked is taken as mucked unshown).
 * ``all_in``: as ``showdown``, and on a table with chips, once a player is all-in and no more betting is possible,
   every live hand at the street's ``pots`` (or the players' ``run_it_agreed``): the rules have them tabled then
-  (TDA all-in rule, AC 11, DE 3).
+  (TDA all-in rule, AC 11, DE 3). A seat an irregular card named in the hand waits for the showdown: its cards may
+  not be the ones dealt to it.
 * ``hand_end``: as ``showdown``, and at ``hand_ended`` the hands still live when the hand ended (an uncontested
   winner's too). Never a folded or mucked hand: the broadcast standard shows one only if the house allows, which
   the table cannot know of a player; the delayed feed carries every hand.
@@ -31,7 +32,7 @@ from rfid_table.config.table import REVEAL_POLICIES
 class _Hand:
     """What the policy knows of one hand, from its events."""
 
-    hole: dict[int, list[str]] = field(default_factory=dict)  # seat → the hole cards dealt to it (secure)
+    hole: dict[int, list[str]] = field(default_factory=dict)  # seat → the cards dealt to it (``card_dealt``)
     mucked: set[int] = field(default_factory=set)  # seats whose cards reached the muck (``fold``)
     out_of_place: set[int] = field(default_factory=set)  # seats named by an irregular card: their cards moved
     betting: set[int] = field(default_factory=set)  # seats in the betting (``betting_started``), less its folds
@@ -123,8 +124,7 @@ class LiveFeed:
 
     @staticmethod
     def _show(hand: _Hand, cards: dict[int, list[str]]) -> None:
-        """Show ``cards`` but a mucked hand's, and only whole hands (a seat whose cards the table did not read
-        shows nothing)."""
+        """Show ``cards``, but never a mucked hand's (a seat without a card read shows nothing)."""
         for seat, held in cards.items():
             if seat not in hand.mucked and held and seat not in hand.revealed:
                 hand.revealed[seat] = list(held)

@@ -4,13 +4,13 @@ PokerStars copies, and the pot the dealer pushed to the stack zones checked agai
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from controller import ohh, phh as phhlib, pokerstars
 from controller.betting import BettingHand
 from controller.events import HandEnded
 from controller.histories import HandRecord, board_shares, game_number, tabled
-from controller.showdown import award
+from controller.showdown import PotHalf, award
 
 if TYPE_CHECKING:
     from controller.hand_reading import HandReading
@@ -42,11 +42,10 @@ def award_hand(reading: HandReading, hand: BettingHand, ended: HandEnded) -> dic
         "pots": [{"index": p.index, "amount": p.amount, "eligible": list(p.eligible), "winners": list(p.winners),
                   "shares": {str(s): v for s, v in p.shares.items()}, "odd_chips": list(p.odd_chips),
                   "rules": list(p.rules),
-                  **({"boards": [{"board": b + 1, "shares": {str(s): v for s, v in shares.items()}}
-                                 for b, shares in board_shares(p)]} if p.boards else {}),
-                  **({"halves": [{"side": h.side, "amount": h.amount, "winners": list(h.winners),
-                                  "shares": {str(s): v for s, v in h.shares.items()}, "odd_chips": list(h.odd_chips)}
-                                 for h in p.halves]} if p.halves else {})}
+                  **({"boards": [{"board": b + 1, "shares": {str(s): v for s, v in shares.items()},
+                                  **({"halves": _halves(part.halves)} if part.halves else {})}
+                                 for (b, shares), part in zip(board_shares(p), p.boards)]} if p.boards else {}),
+                  **({"halves": _halves(p.halves)} if p.halves else {})}
                  for p in result.pots],
         **several,
         "payouts": {str(s): v for s, v in result.payouts.items() if v},
@@ -86,6 +85,12 @@ def award_hand(reading: HandReading, hand: BettingHand, ended: HandEnded) -> dic
     if not known:
         return None
     return {s: v for s, v in finishing.items() if s not in reading.counted}
+
+
+def _halves(halves: Sequence[PotHalf]) -> list[dict[str, Any]]:
+    """A hi-lo pot's halves (or a board's part of it) as the showdown event has them, the high half first."""
+    return [{"side": h.side, "amount": h.amount, "winners": list(h.winners),
+             "shares": {str(s): v for s, v in h.shares.items()}, "odd_chips": list(h.odd_chips)} for h in halves]
 
 
 def _boards(reading: HandReading, board: list[str], ended: HandEnded

@@ -474,8 +474,6 @@ class HandReading:
         hand = self.engine
         if hand is None or self.ended:
             return Refusal("no hand is being played")
-        if hand.variant.hi_lo:  # (controller/showdown.py splits each pot high and low on one board)
-            return Refusal(f"{hand.variant.code} is split high and low on one board: it is not run more than once")
         able = [s for s in hand.live_seats if not hand.is_all_in(s)]  # players with chips left to bet
         over = hand.status == "showdown" or (hand.status == "betting" and hand.round_complete() and len(able) <= 1)
         if not over or len(hand.live_seats) < 2:

@@ -17,12 +17,19 @@ A pot is split down to the split unit (TDA 20; CA GR 8) first between the boards
 between the board's tied winners. The units the division between boards leaves over go one each to the pot's
 winners in the odd-chip order (PP Ties 4: at most one odd chip per player, round again only when there are more
 odd units than winners); a tie on one board is split the same way.
+
+In the hi-lo games each board's part is split high and low on its own (``controller.showdown``), the odd unit of a
+part to its high half (TDA 20-3): the runs and the boards are divided first, as in the other games, then each part
+is halved (``BoardPart.halves``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from controller.showdown import PotHalf
 
 RUN_IT_RULES = ("CA Actions 8", "CA Actions 8f")
 SIDE_POT_ONLY_RULE = "CA Actions 8e"
@@ -39,6 +46,7 @@ class BoardPart:
     winners: tuple[int, ...]
     shares: Mapping[int, int]
     odd_chips: tuple[int, ...]  # seats that got an odd unit of this board's tie
+    halves: tuple[PotHalf, ...] = ()  # a hi-lo game's: this board's high half, then its low half (none: no low)
 
 
 @dataclass(frozen=True)
@@ -59,7 +67,7 @@ class Division:
         return tuple(seen)
 
 
-def _one_each(units: int, receivers: Sequence[int]) -> list[int]:
+def one_each(units: int, receivers: Sequence[int]) -> list[int]:
     """``units`` odd units handed out one each in ``receivers``' order, round again while some are left."""
     return [receivers[i % len(receivers)] for i in range(units)] if receivers else []
 
@@ -77,8 +85,7 @@ def divide(amount: int, winners_by_board: Mapping[int, Sequence[int]], order: Se
     if missing:
         raise ValueError(f"winners {sorted(missing)} are not in the odd-chip order")
     boards = sorted(winners_by_board)
-    units, leftover = divmod(amount, unit)
-    per_board, between = divmod(units, len(boards))
+    per_board, between, leftover = board_units(amount, len(boards), unit)
     shares: dict[int, int] = {}
     parts = []
     for board in boards:
@@ -92,12 +99,20 @@ def divide(amount: int, winners_by_board: Mapping[int, Sequence[int]], order: Se
         for s, v in part_shares.items():
             shares[s] = shares.get(s, 0) + v
     everyone = sorted({s for p in parts for s in p.winners}, key=rank.__getitem__)
-    odd_receivers = _one_each(between, everyone)
+    odd_receivers = one_each(between, everyone)
     for s in odd_receivers:
         shares[s] += unit
     if leftover:  # a pot not made of whole units (a short all-in below the unit): the rest follows the order
         shares[everyone[0]] += leftover
     return Division(amount, tuple(parts), shares, tuple(odd_receivers))
+
+
+def board_units(amount: int, boards: int, unit: int) -> tuple[int, int, int]:
+    """A pot of ``amount`` divided equally between ``boards`` down to ``unit``: the units of each board's part, the
+    units left over between the boards and the remainder below a unit (a short all-in below the unit)."""
+    units, leftover = divmod(amount, unit)
+    per_board, between = divmod(units, boards)
+    return per_board, between, leftover
 
 
 def boards_of_pots(pot_count: int, runs: int, boards_per_run: int = 1,

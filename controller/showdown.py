@@ -52,7 +52,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from controller import stud
 from controller.cards import RANKS, parse_card
 from controller.rules import ODD_CHIP_CLOSEST_TO_BUTTON, SPLIT_SMALL_BLIND_OR_ANTE, STUD_ODD_CHIP_ALL_CARDS, RuleProfile
-from controller.runouts import DOUBLE_BOARD_RULE, RUN_IT_RULES, SIDE_POT_ONLY_RULE, BoardPart, boards_of_pots, divide
+from controller.runouts import (DOUBLE_BOARD_RULE, RUN_IT_RULES, SIDE_POT_ONLY_RULE, BoardPart, board_units,
+                                boards_of_pots, divide, one_each)
 
 if TYPE_CHECKING:
     from controller.betting import BettingHand, Variant
@@ -304,11 +305,8 @@ def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = No
         raise ValueError(f"{runs} run(s) of {per_run} board(s) need {runs * per_run} boards, not {len(boards)}")
     live = hand.live_seats
     hi_lo = hand.variant.hi_lo
-    if hi_lo and len(boards) > 1 and len(live) > 1:
-        raise ValueError(f"{hand.variant.code} is split high and low on one board: a hand run more than once or a "
-                         "double board is not played in hi-lo games")
     board_ranks: list[dict[int, int]] = [{} for _ in boards]
-    lows: dict[int, int | None] = {}
+    board_lows: list[dict[int, int | None]] = [{} for _ in boards]  # hi-lo: each hand's low on each board
     if len(live) > 1:
         if hole_cards is None or any(s not in hole_cards for s in live):
             raise ValueError("every live seat's hole cards are needed for the showdown")
@@ -316,7 +314,8 @@ def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = No
             for s in live:
                 board_ranks[i][s] = hand_rank(hand.variant, hole_cards[s], cards)
         if hi_lo:
-            lows = {s: low_rank(hand.variant, hole_cards[s], boards[0]) for s in live}
+            board_lows = [{s: low_rank(hand.variant, hole_cards[s], cards) for s in live} for cards in boards]
+    lows = board_lows[0]
     unit = split_unit(hand, rules)
     all_cards = ({s: [*hole_cards[s], *boards[0]] for s in live}  # stud: the cards that decide odd chips
                  if hand.variant.stud and hole_cards is not None and len(live) > 1 else {})
@@ -331,7 +330,14 @@ def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = No
         shares: dict[int, int]
         odd: list[int]
         parts: tuple[BoardPart, ...] = ()
-        if hi_lo and len(contenders) > 1:
+        if hi_lo and len(contenders) > 1 and len(plays[index]) > 1:
+            # each run or board its part of the pot, then each part split high and low on its own
+            order = list(hand.order) if runs > 1 else odd_chip_order(hand, hand.order, rules)
+            parts, shares, odd, cites = _split_boards_high_low(hand, pot.amount, contenders, plays[index], board_ranks,
+                                                               board_lows, rules, unit, cites, all_cards, order)
+            cites += (RUN_IT_RULES if runs > 1 else ()) + ((DOUBLE_BOARD_RULE,) if double_board else ())
+            winners = [s for s in contenders if s in shares]
+        elif hi_lo and len(contenders) > 1:
             halves, cites = _split_high_low(hand, pot.amount, contenders, board_ranks[0], lows, rules, unit, cites,
                                             all_cards)
             shares, odd = {}, []
@@ -368,6 +374,42 @@ def award(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]] | None = No
     finishing = {s: hand.stacks[s] + payouts[s] for s in hand.order}
     return Award(tuple(awards), payouts, finishing, tuple(showdown_order(hand)) if len(live) > 1 else tuple(live),
                  board_ranks[0], tuple(board_ranks) if len(boards) > 1 else (), lows)
+
+
+def _split_boards_high_low(hand: BettingHand, amount: int, contenders: Sequence[int], played: Sequence[int],
+                           board_ranks: Sequence[Mapping[int, int]], board_lows: Sequence[Mapping[int, int | None]],
+                           rules: RuleProfile, unit: int, cites: tuple[str, ...], cards: Mapping[int, Sequence[str]],
+                           order: Sequence[int]) -> tuple[tuple[BoardPart, ...], dict[int, int], list[int],
+                                                          tuple[str, ...]]:
+    """A hi-lo pot that plays several boards (runs, a double board): divided equally between the boards as in the
+    other games (``controller.runouts``: the units left over one each to the pot's winners in ``order``), then each
+    board's part split high and low by that board's hands, its odd unit to the high half (TDA 20-3). Returns the
+    board parts (with their halves), what each seat gets, the odd units handed out, and the rules cited."""
+    per_board, between, leftover = board_units(amount, len(played), unit)
+    parts: list[BoardPart] = []
+    shares: dict[int, int] = {}
+    odd: list[int] = []
+    for board in played:
+        halves, cites = _split_high_low(hand, per_board * unit, contenders, board_ranks[board], board_lows[board], rules,
+                                        unit, cites, cards)
+        part: dict[int, int] = {}
+        for half in halves:
+            for s, v in half.shares.items():
+                part[s] = part.get(s, 0) + v
+        part_odd = tuple(s for half in halves for s in half.odd_chips)
+        parts.append(BoardPart(board, per_board * unit, tuple(s for s in contenders if s in part), part, part_odd,
+                               halves))
+        odd += part_odd
+        for s, v in part.items():
+            shares[s] = shares.get(s, 0) + v
+    everyone = [s for s in order if s in shares]
+    receivers = one_each(between, everyone)
+    for s in receivers:
+        shares[s] += unit
+    if leftover:  # a pot not made of whole units (a short all-in below the unit): the rest follows the order
+        shares[everyone[0]] += leftover
+    cites = tuple(dict.fromkeys(cites + (rules.cite("split_unit"),)))  # each rule once, however many boards
+    return tuple(parts), shares, receivers + odd, cites
 
 
 def _split_high_low(hand: BettingHand, amount: int, contenders: Sequence[int], ranks: Mapping[int, int],

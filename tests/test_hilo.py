@@ -4,7 +4,11 @@ chip to the high half, side pots split on their own; the hand's histories; the s
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+from jsonschema import Draft202012Validator
 
 from controller.betting import PLO8, BettingHand
 from controller.histories import HandRecord
@@ -13,6 +17,9 @@ from controller.showdown import award, low_rank
 from test_rulings import ZONES, Table, of
 
 pytest.importorskip("phevaluator")
+
+EVENT_SCHEMA = Draft202012Validator(json.loads((Path(__file__).resolve().parents[1] / "schemas" /
+                                                "event.public.schema.json").read_text()))
 
 
 class HiLoTable(Table):
@@ -209,9 +216,11 @@ def test_the_equity_of_a_split_game_gives_each_hand_its_high_and_its_low_share()
     assert "low_win" not in equity(hole, ["Kc", "Qs", "Js", "Ts"], omaha=True).as_dict()["hands"][0]
 
 
-def test_a_hi_lo_hand_is_not_run_twice():
-    """The split is made on one board: the players all-in before the flop cannot agree to run the board twice, and
-    the dealer is told why."""
+def test_a_hi_lo_hand_run_twice_splits_each_run_high_and_low_on_its_own():
+    """All in before the flop, the players agree to run the board twice (CA Actions 8): each run takes half the pot
+    (150), and each run's half is split high and low by that run's hands (the odd unit of a part to its high half,
+    TDA 20-3). First run: Cem's trip kings high, Bo's 7-5-3-2-A low; second run: Anna's four queens high, Bo's
+    8-5-3-2-A low (Anna's 8-6-3-2-A is worse). The event fits the published schema."""
     table = HiLoTable(stack=100)
     table.chips(1, 25, 25)
     table.chips(2, 100)
@@ -219,8 +228,39 @@ def test_a_hi_lo_hand_is_not_run_twice():
     table.chips(3, 100)
     table.chips(1, 25, 25)
     assert table.betting()["to_act"] is None
-    events, refusal = table.try_command("run_it", times=2, role="dealer", user="bob")
-    assert events == [] and "PLO8 is split high and low on one board" in refusal
+    table.command("run_it", times=2, role="dealer", user="bob")
+    table.board_to_river("2c 7s 8s", "2h 3d 7c Kd Td")
+    table.board_to_river("4c 4d 4h", "2d 3h 8c Qd Qh")
+    public = table.showdown()
+    [pot] = public["pots"]
+    assert public["payouts"] == {"1": 75, "2": 150, "3": 75}
+    assert [[(h["side"], h["winners"], h["amount"]) for h in board["halves"]] for board in pot["boards"]] == [
+        [("high", [3], 75), ("low", [2], 75)], [("high", [1], 75), ("low", [2], 75)]]
+    assert {"CA Actions 8", "TDA 20-3"} <= set(pot["rules"])
+    [showdown] = [e for e in table.published() if e["type"] == "showdown"]
+    showdown["epoch"] = "e-hilo"  # (the daemon stamps it on the way out)
+    assert EVENT_SCHEMA.is_valid(showdown), list(EVENT_SCHEMA.iter_errors(showdown))[:1]
+
+
+def test_a_hi_lo_pot_of_a_double_board_gives_each_board_its_high_and_low_halves_and_the_odd_units_by_the_rules():
+    """A double board (CA GR 14.1: "The pot is divided equally between these Boards"), each board's part split high
+    and low by its own hands. 1515 in the pot, in units of 5 (the smallest chip): 755 a board, the unit left over
+    between the boards to the first winner left of the button (the house's odd-chip order, TDA 20-1); each board's
+    755 split 380 high, 375 low (TDA 20-3: the odd unit of a part to its high half)."""
+    hand = BettingHand(PLO8, [1, 2, 3], 3, {1: 505, 2: 505, 3: 505}, (5, 10), chip_values=(5, 25, 100))
+    for seat in (3, 1, 2):
+        assert hand.declare(seat, "all_in").ok and hand.push(seat, [hand.seat_state(seat)["owed"]]).ok
+    while hand.status == "betting":
+        seat = hand.to_act()
+        assert hand.end_street().ok if seat is None else hand.check(seat).ok
+    hole = {1: ["Ad", "6h", "Qc", "Qs"], 2: ["As", "5d", "Jc", "Jh"], 3: ["Ks", "Kh", "9c", "9d"]}
+    result = award(hand, hole, boards=[["2h", "3d", "7c", "Kd", "Td"], ["2d", "3h", "8c", "Qd", "Qh"]],
+                   double_board=True)
+    main = result.pots[0]
+    assert [[(h.side, h.winners, h.amount) for h in part.halves] for part in main.boards] == [
+        [("high", (3,), 380), ("low", (2,), 375)], [("high", (1,), 380), ("low", (2,), 375)]]
+    assert dict(result.payouts) == {1: 380 + 5, 2: 750, 3: 380}
+
 
 
 def test_rfid_table_replay_plays_the_hi_lo_games_phh_from_chips_and_cards(tmp_path):

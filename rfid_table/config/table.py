@@ -50,7 +50,7 @@ ZONE_KINDS = {"cards": DebounceSettings(2, 0.6, move_after_cycles=3),
               "piles": DebounceSettings(1, 1.0, absent_after_cycles=3)}
 ENGINE_VARIANTS = {"nlhe": "NLHE", "plhe": "PLHE", "flhe": "FLHE", "plo4": "PLO", "plo5": "PLO5", "plo6": "PLO6",
                    "plo7": "PLO7", "plo8": "PLO8", "flo8": "FLO8", "flhe8": "FLHE8"}
-HI_LO_VARIANTS = ("plo8", "flo8", "flhe8")  # split high and low, eight or better: one board, never a double board
+HI_LO_VARIANTS = ("plo8", "flo8", "flhe8")  # split high and low, eight or better (each board on its own)
 # Seven Card Stud, its eight-or-better hi-lo and Razz: seven cards each, two down, four up, the last down; no board
 # but a community card when the deck runs short on seventh street. The chip layer reads them once the betting engine
 # plays them (ENGINE_VARIANTS); until then a stud table reads its cards only.
@@ -326,9 +326,6 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     levels, start_level = _tournament_levels(c, doc, game)
     double_board = c.value(game, ("game", "double_board"), bool, "true (two boards every hand, CA GR 14.1) or false",
                            False)
-    if double_board and variant in HI_LO_VARIANTS:
-        c.problem(("game", "double_board"), f"{variant} is split high and low on one board: a double board is not "
-                                            "played in the hi-lo games (set double_board = false)")
     if double_board and variant in STUD_VARIANTS:
         c.problem(("game", "double_board"), f"{variant} is a stud game: it has no board to double (set "
                                             "double_board = false)")
@@ -629,9 +626,6 @@ def _rotation(c: Checker, doc: dict, game: dict, variant: str) -> tuple[tuple[st
     if "variant" in game and isinstance(game["variant"], str) and variant not in games:
         c.problem(("game", "variant"), f"{variant} is not in the rotation ({', '.join(games)}): variant names the "
                                        "game the table starts with")
-    if game.get("double_board") is True and any(name in HI_LO_VARIANTS for name in games):
-        c.problem(("game", "double_board"), "the rotation has a hi-lo game, split high and low on one board: a double "
-                                            "board is not played in it (set double_board = false)")
     if change == CHANGE_LEVEL:
         if "tournament" not in doc:
             c.problem(("game", "change"), "'level' changes the game with the tournament's level: the table has no "

@@ -83,8 +83,11 @@ const isCardsBySeat = (v) => isSeatMap(v, (c) => isCards(c));
 const isPots = (v) => Array.isArray(v) && v.length <= SEATS_MAX && v.every((p) => isObject(p) && isChips(p.amount));
 // a hi-lo showdown's pot is split in halves, the high half first (docs/events.md, showdown)
 const isHalf = (h) => isObject(h) && (h.side === "high" || h.side === "low") && isChipsBySeat(h.shares);
-const isShowdownPots = (v) => isPots(v) && v.every((p) =>
-  absentOr((halves) => Array.isArray(halves) && halves.length <= 2 && halves.every(isHalf))(p.halves));
+const isHalves = (halves) => Array.isArray(halves) && halves.length <= 2 && halves.every(isHalf);
+// (a pot divided between boards, runs or a double board, has its halves per board)
+const isShowdownPots = (v) => isPots(v) && v.every((p) => absentOr(isHalves)(p.halves) &&
+  absentOr((boards) => Array.isArray(boards) && boards.length <= 6 &&
+    boards.every((b) => isObject(b) && absentOr(isHalves)(b.halves)))(p.boards));
 
 // Per event type the page draws from, the fields it reads (a Map: a type named like an Object property is none).
 const EVENT_FIELDS = new Map(Object.entries({
@@ -113,8 +116,10 @@ function winnerWords(payouts, pots) {
   // "Anna wins 300", each winner of the showdown; in a hi-lo game each says which half it won, so that both halves
   // of a split pot show ("Anna wins 150 (high) · Bo wins 150 (low)"), and a hand without a low says so.
   const sides = {};  // seat → what it won of each side, over every pot
-  const split = (pots || []).filter((pot) => pot.halves);
-  for (const half of split.flatMap((pot) => pot.halves)) {
+  // a pot's halves, or each of its boards' halves where it was divided between boards (runs, a double board)
+  const split = (pots || []).flatMap((pot) => pot.halves ? [pot.halves]
+    : (pot.boards || []).filter((b) => b.halves).map((b) => b.halves));
+  for (const half of split.flat()) {
     for (const [n, v] of Object.entries(half.shares)) {
       sides[n] = sides[n] || { high: 0, low: 0 };
       sides[n][half.side] += v;
@@ -128,7 +133,7 @@ function winnerWords(payouts, pots) {
       : won.low ? " (low)" : " (high)";
     return `${seat(n).name || "Seat " + n} wins ${money(v)}${part}`;
   });
-  if (split.length && !split.some((pot) => pot.halves.some((h) => h.side === "low"))) words.push("no low");
+  if (split.length && !split.some((halves) => halves.some((h) => h.side === "low"))) words.push("no low");
   return words;
 }
 

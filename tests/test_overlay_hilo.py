@@ -50,7 +50,7 @@ def banner(table, pages: Pages, page: str, seq: int, pots: list[dict]) -> str:  
 
 def test_the_winner_banner_names_both_halves_of_a_split_pot(table, pages):  # noqa: F811
     """Cem's high half and Bo's low half of one pot; then a hand Anna scoops, high and low; then a hand without a
-    low, whose high hand takes the pot."""
+    low, whose high hand takes the pot; then a hand run twice, each run's half split high and low on its own."""
     table.send("public/snapshot", snapshot(1, NAMES), retain=True)
     page = pages.open(mode="public")
     assert banner(table, pages, page, 2, [pot(300, ("high", {"3": 150}), ("low", {"2": 150}))]) == \
@@ -58,3 +58,9 @@ def test_the_winner_banner_names_both_halves_of_a_split_pot(table, pages):  # no
     assert banner(table, pages, page, 4, [pot(301, ("high", {"1": 151}), ("low", {"1": 150}))]) == \
         "Anna wins 301 (high 151, low 150)"
     assert banner(table, pages, page, 6, [pot(300, ("high", {"2": 300}))]) == "Bo wins 300 (high) · no low"
+    ran_twice = pot(300, ("high", {"3": 75, "1": 75}), ("low", {"2": 150}))
+    first, second = pot(150, ("high", {"3": 75}), ("low", {"2": 75})), pot(150, ("high", {"1": 75}), ("low", {"2": 75}))
+    del ran_twice["halves"]
+    ran_twice["boards"] = [{"board": 1, "shares": first["shares"], "halves": first["halves"]},
+                           {"board": 2, "shares": second["shares"], "halves": second["halves"]}]
+    assert banner(table, pages, page, 8, [ran_twice]) == "Anna wins 75 (high) · Cem wins 75 (high) · Bo wins 150 (low)"

@@ -400,6 +400,25 @@ def test_chips_beyond_a_blind_put_in_after_the_deal_are_read_as_the_house_reads_
     assert of(table.events, "chip_count") == []
 
 
+def test_a_blind_still_short_when_the_pre_flop_bets_are_collected_is_a_chip_count():
+    """A blind may come after the deal, so a zone short of its blind is counted only once the dealer collects the
+    pre-flop bets: the small blind put in one 25 of its 50 and nothing after; it folds, the others call, the flop
+    comes."""
+    table = Table()
+    table.chips(1, 25)
+    table.chips(2, 100)
+    table.deal()
+    for seat in (3, 4, 5):
+        table.chips(seat, 100)
+    table.fold(1)
+    assert of(table.events, "chip_count") == []
+    table.burn()
+    table.board(3)
+    [count] = of(table.events, "chip_count", "forced_bet")
+    assert {k: count.public[k] for k in ("code", "seat", "expected", "seen")} == {
+        "code": "forced_bet", "seat": 1, "expected": 50, "seen": 25}
+
+
 # ---- the blinds after a hand without a small blind (AC 27, DE 9; AC 29, DE 13) -------------------------------------
 
 TABLES = ["blinds_before_the_deal", "blinds_after_the_deal", "cards_only"]

@@ -178,6 +178,8 @@ class Reader:
             for antenna, dwell in fields:
                 if antenna >= len(self.antennas) or dwell == 0:
                     return wire.INVALID_ARGUMENT
+            if self.pass_cycle is not None and not self.pass_requested:
+                self.visit_now(self.schedule, fields)
             self.schedule = fields  # starts with the next pass (6.2)
             return wire.OK
         if msg_type == wire.SET_OUTPUT:
@@ -224,6 +226,22 @@ class Reader:
         for number, dwell in slots:
             antenna = self.antennas[number]
             antenna.frontend.queue.append((antenna, dwell))
+
+    def visit_now(self, old, new):
+        """1.1 (6.2): the antennas the new schedule lists more often than the old are visited in the pass under way
+        too, next on their front end (a host asks for an antenna where it expects a tag now, not a pass later)."""
+        before = {}
+        for number, _dwell in old:
+            before[number] = before.get(number, 0) + 1
+        after = {}
+        for number, dwell in new:
+            after[number] = after.get(number, 0) + 1
+            antenna = self.antennas[number]
+            frontend = antenna.frontend
+            scanning = frontend.job is not None and frontend.antenna is antenna
+            if after[number] == before.get(number, 0) + 1 and not scanning \
+                    and not (frontend.queue and frontend.queue[0][0] is antenna):
+                frontend.queue.insert(0, (antenna, dwell))
 
     def scan(self, now):
         """Advance every front end's scan a little; False when nothing is left to do in this pass."""

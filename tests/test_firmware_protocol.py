@@ -200,3 +200,31 @@ def test_a_stack_larger_than_a_dwell_resolves_is_reported_unresolved_until_its_l
     reading = scans[1:]  # the scans after the first resolved one, the last resolved again
     assert all(unresolved for unresolved, _ in reading[:-1]) and not reading[-1][0]
     assert set().union(*(read for _, read in reading)) == set(chips)
+
+
+def test_an_antenna_a_new_schedule_adds_is_scanned_in_the_pass_under_way(reader):
+    """Protocol 1.1 (6.2): told to scan antenna 1 twice a pass while a pass is under way, the reader scans it once
+    more in that pass already, not only from the next. (With 1.0 the pass under way kept the old schedule.) Front
+    end 0 has scanned antennas 0 and 1 when it is told; front end 1 is still reading a stack on antenna 3."""
+    device, host, field = reader
+    field.tags[3] = [f"E0040150C2{n:06X}" for n in range(30)]
+    host.send(Identify(0, 1, 1))
+    host.wait_for(lambda m: isinstance(m, IdentifyReply), 5)
+    plain = (ScheduleSlot(0, 25), ScheduleSlot(1, 25), ScheduleSlot(2, 25), ScheduleSlot(3, 400))
+    told = (ScheduleSlot(0, 25), ScheduleSlot(1, 25), ScheduleSlot(1, 25), ScheduleSlot(2, 25), ScheduleSlot(3, 400))
+    assert host.answer(host.send(SetSchedule(1, plain)) or 1).result == AckResult.OK
+    seq = 2
+    for _attempt in range(10):
+        cycle = host.wait_for(lambda m: isinstance(m, Inventory) and m.antenna == 1, 10).cycle
+        host.send(SetSchedule(seq, told))
+        host.wait_for(lambda m: isinstance(m, Inventory) and m.cycle == cycle and m.flags & InventoryFlag.CYCLE_END,
+                      10)
+        received = [m for _, m in host.received]
+        acked = next((i for i, m in enumerate(received) if isinstance(m, Ack) and m.acked_seq == seq), None)
+        if acked is not None and acked < len(received) - 1:  # taken while the pass was under way
+            assert [m.antenna for m in received if isinstance(m, Inventory) and m.cycle == cycle].count(1) == 2
+            return
+        host.wait_for(lambda m: isinstance(m, Ack) and m.acked_seq == seq, 5)
+        assert host.answer(host.send(SetSchedule(seq + 1, plain)) or seq + 1).result == AckResult.OK
+        seq += 2
+    raise AssertionError("the reader never took the schedule while a pass was under way")

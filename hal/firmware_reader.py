@@ -29,10 +29,12 @@ What the zone tracker sees when things go wrong, and why:
   after antenna, is never cut). Without this bound the reads of a cycle that never ends would grow without limit
   (about 0.5 GB an hour on a 115,200-baud line).
 * **What matters now.** Given each antenna's dwell (``dwells``: the table's schedule), the reader is told to visit
-  the antennas whose reads are wanted as soon as they report (``watch_antennas``: the seat the table deals to next,
-  a card one read short) more often: SET_SCHEDULE (spec 6.2: an antenna may appear several times) with each of
-  them after every third slot of its front end (``hinted_schedule``), from the next pass; the plain schedule again
-  once nothing is watched, and again after a reconnect (a reader boots with its own).
+  the antennas whose reads are wanted as soon as they report (``watch_antennas``: the seats the table deals to next,
+  a card one read short, the seat to act's bets) more often: SET_SCHEDULE (spec 6.2: an antenna may appear several
+  times) with each of them after every ``hint_every`` slots of its front end (``hinted_schedule``), from the next
+  pass, and once in the pass under way (a reader of 1.1); the plain schedule again once nothing is watched, and
+  again after a reconnect (a reader boots with its own). Each visit of a watched antenna is handed on as it
+  reports (``take_early_reads``), with whether it read its whole field (UNRESOLVED clear, 1.1).
 * **A link that flaps** (unplugged and replugged, rebooting again and again): at most ``LINK_REPORTS`` link
   changes in ``LINK_REPORT_WINDOW_S`` are handed on as they come; the rest of the window are held and its end
   hands on the newest with how many it stands for (``summarised``, :mod:`hal.bursts`).

@@ -100,11 +100,12 @@ class _Felt:
         self.missed: dict[str, int] = {}  # kind → moves whose event never came
         self.read_as: dict[str, list[int]] = {}  # kind → the amounts the table read the timed bets as
         self.answer: dict[str, dict] = {}  # kind → the event that answered its last move
-        self._pending: list[tuple[str, Callable[[dict], bool], float]] = []  # (kind, matches an event, placed)
+        self._pending: list[tuple[str, Callable[[dict], bool], float, str]] = []  # (kind, matches, placed, where)
+        self.slowest: dict[str, list[tuple[float, str]]] = {}  # kind → (ms, where the move was) of each, for the tail
         self._looked: threading.Event | None = None
 
-    def expect(self, kind: str, matches: Callable[[dict], bool], placed: float) -> None:
-        self._pending.append((kind, matches, placed))
+    def expect(self, kind: str, matches: Callable[[dict], bool], placed: float, where: str = "") -> None:
+        self._pending.append((kind, matches, placed, where))
 
     def drain(self, timeout_s: float = 0.0) -> None:
         """Take in the subscriber's events (waiting up to ``timeout_s`` for the first), matching the awaited."""
@@ -118,9 +119,10 @@ class _Felt:
                 self.irregular.append(event)
             elif event["type"] == "bet_ruling":
                 self.rulings.append(event)
-            for index, (kind, matches, placed) in enumerate(self._pending):
+            for index, (kind, matches, placed, where) in enumerate(self._pending):
                 if matches(event):
                     self.samples.setdefault(kind, []).append((t - placed) * 1000)
+                    self.slowest.setdefault(kind, []).append((round((t - placed) * 1000, 1), where))
                     self.answer[kind] = event
                     if event["type"] == "action":
                         self.read_as.setdefault(kind, []).append(event.get("added"))
@@ -133,7 +135,7 @@ class _Felt:
         deadline = time.monotonic() + wait_s
         while self._pending and (left := deadline - time.monotonic()) > 0:
             self.drain(min(left, 0.05))
-        for kind, _matches, _placed in self._pending:
+        for kind, _matches, _placed, _where in self._pending:
             self.missed[kind] = self.missed.get(kind, 0) + 1
         self._pending.clear()
 
@@ -191,7 +193,7 @@ def _play_hand(felt: _Felt, submit: Callable[[dict], None], deck: dict[str, str]
         hole[seat].append(uid)
         card = deck[uid]
         felt.expect("card", lambda event, card=card: event["type"] == "card_dealt" and event.get("card") == card,
-                    placed)
+                    placed, f"{zone} (hand {hand}, card {n + 1})")
         felt.drain()
     felt.settle()
 
@@ -267,7 +269,7 @@ def _longest_passes(backends: list, passes: int = 6, timeout_s: float = 60.0) ->
 
 def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str], None] = lambda message: None,
                  hands: int = HANDS, seed: int = 1, load: list[tuple[str, int]] = LOAD, kind: str = "pn5180",
-                 still_after_reads: int = STILL_AFTER_READS) -> dict:
+                 still_after_reads: int = STILL_AFTER_READS, settle_ms: int | None = None) -> dict:
     """The figures of the module's docstring over ``hands`` hands with ``load`` at rest (zone, tags), on the
     readers of ``kind`` (``CONFIGS``); a private broker unless ``settings`` names one."""
     if kind == "pn5180" and find_micropython() is None:
@@ -279,19 +281,21 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
         broker = PrivateBroker().start()
         settings = MqttSettings(host=broker.host, port=broker.port)
     try:
-        return _measure(settings, progress, hands, seed, load, kind, still_after_reads)
+        return _measure(settings, progress, hands, seed, load, kind, still_after_reads, settle_ms)
     finally:
         if broker is not None:
             broker.stop()
 
 
 def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int, seed: int,
-             load: list[tuple[str, int]], kind: str, still_after_reads: int) -> dict:
+             load: list[tuple[str, int]], kind: str, still_after_reads: int, settle_ms: int | None) -> dict:
     source = load_config(str(CONFIG_DIR / CONFIGS[kind]))
     config = dataclasses.replace(source, table_id=f"bench-felt-{os.getpid()}", broadcast_equity=False)
     if kind == "pn5180" and still_after_reads:  # a push is handed on once its zone reads unchanged (hal.zones)
         config = dataclasses.replace(config, debounce={**config.debounce, "chips": dataclasses.replace(
             config.debounce["chips"], still_after_reads=still_after_reads)})
+    if settle_ms is not None:  # the house's settle_ms in the place of the table's
+        config = dataclasses.replace(config, game=dataclasses.replace(config.game, settle_s=settle_ms / 1000))
     field = _WatchedField(config.zones)
     stand_ins = place_load(field, load)
     deck = config.decks[config.active_deck]
@@ -404,6 +408,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
         if values:
             figures[kind].update({"p50_ms": round(percentile(values, 50), 1), "p99_ms": round(percentile(values, 99), 1),
                                   "max_ms": round(values[-1], 1), "min_ms": round(values[0], 1)})
+            figures[kind]["slowest"] = sorted(felt.slowest.get(kind, []), reverse=True)[:3]  # (ms, where)
             if floor:
                 figures[kind].update({"p50_over_floor": round(percentile(values, 50) / floor, 2),
                                       "p99_over_floor": round(percentile(values, 99) / floor, 2)})
@@ -434,12 +439,18 @@ def report_lines(results: dict) -> list[str]:
 
 
 if __name__ == "__main__":
+    import argparse
     import json
     import sys
 
-    figures = measure_felt(progress=lambda message: print(message, file=sys.stderr, flush=True),
-                           hands=int(sys.argv[1]) if len(sys.argv) > 1 else HANDS,
-                           kind=sys.argv[2] if len(sys.argv) > 2 else "pn5180",
-                           still_after_reads=int(sys.argv[3]) if len(sys.argv) > 3 else STILL_AFTER_READS)
+    parser = argparse.ArgumentParser(description="felt to subscriber, alone (docs/bench.md)")
+    parser.add_argument("hands", type=int, nargs="?", default=HANDS)
+    parser.add_argument("kind", nargs="?", default="pn5180", choices=sorted(CONFIGS))
+    parser.add_argument("--still-after-reads", type=int, default=STILL_AFTER_READS,
+                        help="[hal.chips] still_after_reads on the modelled readers (0: the table's settle window)")
+    parser.add_argument("--settle-ms", type=int, default=None, help="the house's settle_ms (default: the table's)")
+    args = parser.parse_args()
+    figures = measure_felt(progress=lambda message: print(message, file=sys.stderr, flush=True), hands=args.hands,
+                           kind=args.kind, still_after_reads=args.still_after_reads, settle_ms=args.settle_ms)
     print("\n".join(report_lines(figures)))
     print(json.dumps(figures))

@@ -51,7 +51,8 @@ def to_phh(
     **extra: Any,
 ) -> dict[str, Any]:
     """The hand as a PHH dictionary (``dumps`` turns it into TOML). ``shown``: seats that showed, in order. A stud
-    hand's ``hole_cards`` are each seat's cards in the order dealt (``board``: none)."""
+    hand's ``hole_cards`` are each seat's cards in the order dealt, ``""`` or ``??`` for a card this copy does not
+    show (``board``: none)."""
     if hand.variant.stud:
         return _stud_to_phh(hand, hole_cards or {}, shown, finishing_stacks, **extra)
     variant = hand.variant.phh_code or (hand.variant.code if hand.variant.code in TABLE_CODES else None)
@@ -137,7 +138,7 @@ def _stud_to_phh(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]], sho
         for s in order:
             if folded_on.get(s, 99) < street:
                 continue
-            cards = list(hole_cards.get(s, ()))
+            cards = [c or "??" for c in hole_cards.get(s, ())]  # "" or "??": a card this copy does not show
             part = cards[0:3] if street == 0 else cards[street + 2:street + 3]
             part += ["??"] * ((3 if street == 0 else 1) - len(part))
             lines.append(f"d dh {player[s]} {''.join(part)}")
@@ -165,7 +166,7 @@ def _stud_to_phh(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]], sho
             street += 1
             actions += deal(street)
         for s in shown:
-            cards = "".join(hole_cards[s]) if s in hole_cards else ""
+            cards = "".join(c or "??" for c in hole_cards[s]) if s in hole_cards else ""
             actions.append(f"{player[s]} sm {cards}".rstrip())
     out["actions"] = actions
     out["seats"] = list(order)

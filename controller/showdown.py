@@ -178,6 +178,9 @@ def razz_rank(cards: Sequence[str]) -> int:
     """The best A-5 low of five to seven cards, as one number: smaller is better (5-4-3-2-A is the best)."""
     if not 5 <= len(cards) <= 7 or len(set(cards)) != len(cards):
         raise ValueError(f"razz ranks five to seven different cards, not {list(cards)}")
+    ranks = sorted({stud.LOW_RANKS.index(c[0]) + 1 for c in cards})
+    if len(ranks) >= 5:  # five different ranks beat any pair: the five lowest are the best (the usual case)
+        return sum(r * 16 ** place for place, r in enumerate(ranks[:5]))
     return min(_razz_five(five) for five in combinations(cards, 5))
 
 

@@ -58,7 +58,8 @@ class DealerSettings:
     # still shuffles at least that long: cards dealt sooner would be read as the last hand's.
     hand_over_s: float = 0.0
     # A stud game: two down cards and one up, then one up card each street to the sixth, the last down; no board but
-    # the community card when the deck runs short; dealt without a button, from the first seat on (no errors).
+    # the community card when the deck runs short; dealt without a button, from the first seat on. Its errors: an
+    # exposed card is a card of third street dealt on the wrong face, a wrong seat a later street's card moved on.
     stud: bool = False
 
     def error_rates(self) -> dict[str, float]:
@@ -121,7 +122,7 @@ class SimDealer:
         while True:
             self.hands_dealt += 1
             void: list[bool] = []
-            for move in (self._deal_stud() if self.settings.stud else self._deal(void)):
+            for move in (self._deal_stud(void) if self.settings.stud else self._deal(void)):
                 yield Move(move.delay_s, move.describe, self._opens_first(move.apply), move.command)
             if not void:
                 return
@@ -305,16 +306,21 @@ class SimDealer:
         yield Move(pace, "the dealer gathers the cards", gathered)
         yield Move(max(pace * 2, s.hand_over_s), "shuffle", lambda: None)
 
-    def _deal_stud(self) -> Iterator[Move]:
+    def _deal_stud(self, void: list[bool]) -> Iterator[Move]:
         """A stud hand: third street (two down, one up) a round at a time, a burn before each later street, the up
         cards on ``seatN.up``, seventh street down on ``seatN.cards``, folds into the muck after each street's betting;
-        on seventh street, with fewer cards left than live players, one community card on the board."""
+        on seventh street, with fewer cards left than live players, one community card on the board. An error: a
+        card of third street on the wrong face (a down card up: the floor confirms the misdeal, the cards are dealt
+        again; the door card down: the dealer turns it up), or a later street's card to the wrong seat, moved on."""
         pace = self.settings.pace_s
         deck = list(FULL_DECK)
         self.rng.shuffle(deck)
         order = self._after(self.button)
         hole: dict[int, list[str]] = {seat: [] for seat in order}
         live = list(order)
+        error = self._draw_error()
+        wrong_face = self.error_rng.randrange(3 * len(order)) if error == "exposed_card" else None
+        wrong_seat = self.error_rng.choice(("fourth", "fifth", "sixth")) if error == "wrong_seat" else None
 
         def put(card: str, zone: str) -> Callable[[], None]:
             return lambda: self.field.place(self.uid_of[card], zone)
@@ -325,9 +331,22 @@ class SimDealer:
             return Move(pace * 0.3, f"{'up' if up else 'down'} card to seat {seat}",
                         put(card, f"seat{seat}.{'up' if up else 'cards'}"))
 
-        for up in (False, False, True):
-            for seat in order:
+        for index in range(3 * len(order)):
+            seat, up = order[index % len(order)], index >= 2 * len(order)
+            if index != wrong_face:
                 yield deal(seat, up)
+                continue
+            move = deal(seat, not up)
+            yield Move(move.delay_s, f"{move.describe}: dealt on the wrong face", move.apply)
+            if not up:  # a down card face up: a misdeal (PP Misdeals 1a), once the floor confirms it
+                self._record("exposed_card", seat, "stud: a down card dealt up", void=True)
+                void.append(True)
+                yield Move(FLOOR_S, "misdeal: the floor rules", lambda: None)
+                yield Move(pace, "the dealer gathers the cards", self.field.clear)
+                yield Move(max(pace * 2, self.settings.hand_over_s), "shuffle", lambda: None)
+                return
+            self._record("exposed_card", seat, "stud: the door card dealt down")
+            yield Move(pace * 0.3, f"the dealer turns seat {seat}'s door card up", put(hole[seat][-1], f"seat{seat}.up"))
         for street in ("fourth", "fifth", "sixth", "seventh"):
             for seat in list(live):
                 if len(live) > 1 and self.rng.random() < self.settings.fold_chance:
@@ -341,6 +360,14 @@ class SimDealer:
                 continue
             yield Move(pace * 0.5, f"burn before {street} street", put(deck.pop(), "burn"))
             for seat in live:
+                if street == wrong_seat and seat == live[-1] and len(live) > 1:  # pitched to the first seat, moved on
+                    card = deck.pop()
+                    hole[seat].append(card)
+                    self._record("wrong_seat", seat, f"stud: {street} street's card at seat {live[0]}, moved on")
+                    yield Move(pace * 0.3, f"{street} card for seat {seat} lands at seat {live[0]}",
+                               put(card, f"seat{live[0]}.up"))
+                    yield Move(pace * 0.5, f"moved on to seat {seat}", put(card, f"seat{seat}.up"))
+                    continue
                 yield deal(seat, street != "seventh")
         yield Move(pace * 2, "showdown" if len(live) > 1 else f"seat {live[0]} wins uncontested", lambda: None)
         yield Move(pace, "the dealer gathers the cards", self.field.clear)

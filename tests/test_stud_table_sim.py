@@ -29,3 +29,35 @@ def test_the_simulator_deals_each_stud_game_and_the_table_reads_it_clean(game):
     # the result a table without chips publishes: the best hand of the cards read (razz: the best low)
     for showdown in (e for e in events if e["type"] == "showdown"):
         assert showdown["public"]["winners"], showdown
+
+
+def test_the_simulated_dealers_stud_errors_are_each_ruled():
+    """The simulated dealer errs as a stud dealer can: a down card of third street dealt up (a misdeal the floor
+    confirms, PP Misdeals 1a: the cards are dealt again), the door card dealt down (it plays, turned up), a later
+    street's card at the wrong seat, moved on (fixed, PP Misdeals 1e). Each error the dealer made is reported."""
+    import dataclasses  # noqa: PLC0415
+
+    from rfid_table.config.table import load_config  # noqa: PLC0415
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable  # noqa: PLC0415
+    from rfid_table.devtools.streams import CONFIG_DIR, _Recorder  # noqa: PLC0415
+
+    config = dataclasses.replace(load_config(CONFIG_DIR / "table-stud.toml"), broadcast_equity=False)
+    sink = _Recorder()
+    table = SimulatedTable(config, SimOptions(hands=12, speed=0, pace_s=0.5, link="direct", seed=11, dealer_errors=0.8,
+                                              floor_answer_s=1.0), sink)
+    t = 1000.0
+    try:
+        while table.advance(t) and t < 1000.0 + 12 * 600:
+            table.step(t, wall=1_790_000_000.0 + t)
+            t = round(t + table.cycle_s, 6)
+    finally:
+        table.close()
+    events = [json.loads(line) for line in sink.lines]
+    reported = [(hand, public["code"]) for _seq, kind, _t, hand, public, _secret in events if kind == "irregular_card"]
+    expected = {"stud: a down card dealt up": "stud_first_cards_up", "stud: the door card dealt down": "stud_up_card_down"}
+    made = [(e.hand, expected.get(e.detail, "stud_card_wrong_seat")) for e in table.dealer.errors]
+    assert made and reported == made
+    misdeals = [hand for _seq, kind, _t, hand, _public, _secret in events if kind == "misdeal"]
+    assert misdeals == [hand for hand, code in made if code == "stud_first_cards_up"]
+    assert [e[4]["resolution"] for e in events if e[1] == "irregularity_resolved"] == \
+        ["fixed"] * sum(code == "stud_card_wrong_seat" for _hand, code in made)

@@ -136,8 +136,10 @@ class Observer:
             return len(self.histories)
 
     def close(self) -> None:
-        self.client.disconnect()
+        # the network thread stopped first: paho 2.2's loop_stop after a disconnect can find the thread gone
+        # (it clears its own handle as it ends) and fail
         self.client.loop_stop()
+        self.client.disconnect()
 
 
 def _wait(condition: Callable[[], bool], timeout_s: float) -> bool:

@@ -27,8 +27,11 @@ def checkpoint_state(table: TableController) -> dict[str, Any]:
 def snapshot(table: TableController, secure: bool) -> dict[str, Any]:
     """The table as it is now; hole and burn cards only when ``secure``."""
     seats = []
+    up = table.hand_cards.up_cards if table.stud_game is not None else None  # a stud hand's cards lying face up
     for n, place in table.seats.items():
         entry: dict[str, Any] = {"seat": n, "cards": len(place.cards), "folded": place.folded}
+        if up is not None:  # public at the table
+            entry["up_cards"] = [card for card in place.cards if card in up]
         if secure:
             entry["hole_cards"] = list(place.cards)
         seats.append(entry)

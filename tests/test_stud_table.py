@@ -62,6 +62,21 @@ def test_up_cards_are_public_down_cards_secure_only_and_the_table_says_who_opens
     assert codes(t) == []
 
 
+def test_a_viewer_joining_mid_hand_sees_each_seats_up_cards_in_the_public_snapshot():
+    from test_schemas import problems  # noqa: PLC0415 (the contract's validators)
+
+    t = table()
+    third_street(t, {1: "As Kd 9c", 2: "3s 4s 2d", 3: "6h 7h Ks"})
+    street(t, "Ac", {1: "Jh", 2: "8c", 3: "2h"})
+    public, secure = t.controller.snapshot(secure=False), t.controller.snapshot(secure=True)
+    assert public["phase"] == "fourth"
+    assert [(s["seat"], s["cards"], s["up_cards"]) for s in public["seats"][:3]] == [
+        (1, 4, ["9c", "Jh"]), (2, 4, ["2d", "8c"]), (3, 4, ["Ks", "2h"])]
+    assert "hole_cards" not in public["seats"][0] and secure["seats"][0]["hole_cards"] == ["As", "Kd", "9c", "Jh"]
+    for name, snap in (("snapshot.public.schema.json", public), ("snapshot.secure.schema.json", secure)):
+        assert not problems(name, {**snap, "epoch": "stud-snapshot", "deck": "A"})  # (as the daemon publishes it)
+
+
 def test_razz_brings_it_in_with_the_highest_door_card():
     t = table(game="razz")
     third_street(t, {1: "As Kd 9c", 2: "3s 4s Kh", 3: "6h 7h 2h"})

@@ -34,14 +34,14 @@ const GROUPS = [
   ["The hand", ["misdeal", "undo", "declare", "run_it", "bomb_pot", "exposed_card", "new_hand"]],
   ["Seats", ["seat_player", "clear_seat", "set_stacks", "seats", "set_button"]],
   ["The clock", ["start_clock", "stop_clock", "time_bank", "floor_call"]],
-  ["The table", ["select_deck", "set_level", "ping"]],
+  ["The table", ["select_deck", "set_level", "set_game", "ping"]],
 ];
 const LABELS = {
   ping: "Ping the table", select_deck: "Select a deck", declare: "Declare", misdeal: "Misdeal",
   exposed_card: "Exposed card", set_button: "Set the button", seats: "Seats dealt in", set_stacks: "Stacks",
   new_hand: "New hand", undo: "Undo", floor_call: "Call the floor", start_clock: "Start the clock",
   stop_clock: "Stop the clock", time_bank: "Time bank", seat_player: "Seat a player", clear_seat: "Clear a seat",
-  set_level: "Set the level", bomb_pot: "Bomb pot", run_it: "Run it 2 or 3 times", confirm: "Confirm",
+  set_level: "Set the level", set_game: "Set the game", bomb_pot: "Bomb pot", run_it: "Run it 2 or 3 times", confirm: "Confirm",
   override: "Override", floor_pick: "Pick",
 };
 // What the table's codes say, where their words alone do not (docs/events.md)

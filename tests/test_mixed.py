@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from controller.domain import DomainEvent
+from controller.game import GameController
 from controller.levels import Level
 from controller.rotation import CHANGE_LEVEL, Game, RotationSetup
 from rfid_table.config.checker import ConfigError
@@ -123,6 +124,27 @@ def test_the_floor_sets_the_next_hands_game_and_the_running_hand_keeps_its_own()
     assert of(table.events, "showdown")[0].public["payouts"] == {"1": 300}
     table.play({1: "Ad 6h Qc Qs", 2: "As 5d Jc Jh", 3: "Ks Kh 9c 9d"}, "2h 3d 7c Kd Td", burns="2c 7s 8s")
     assert [e.public["game"] for e in of(table.events, "hand_started")] == ["nlhe", "flo8"]
+
+
+def test_a_restart_between_hands_goes_on_with_the_rotation_where_it_was():
+    """The checkpoint taken between hands carries the rotation: the game, its hands played and a game the floor set
+    for the next hand."""
+    table = MixedTable((NLHE, PLO, FLO8), hands_per_game=2, chips=False)
+    table.play({1: "As Ad", 2: "Kc Kd", 3: "7s 2d"}, "Ac 9d 4h Th 3s")
+    state = table.controller.checkpoint_state()
+    restarted = GameController(table.controller.setup, None)
+    restarted.restore_checkpoint_state(state)
+    assert restarted.snapshot(secure=False)["rotation"]["hands_played"] == 1
+    table.use(restarted)
+    table.play({1: "As Ad", 2: "Kc Kd", 3: "7s 2d"}, "Ac 9d 4h Th 3s")
+    table.command("set_game", game="flo8")
+    state = table.controller.checkpoint_state()
+    restarted = GameController(table.controller.setup, None)
+    restarted.restore_checkpoint_state(state)
+    table.use(restarted)
+    assert restarted.snapshot(secure=False)["game"] == "flo8"
+    table.play({1: "Ad 6h Qc Qs", 2: "As 5d Jc Jh", 3: "Ks Kh 9c 9d"}, "2h 3d 7c Kd Td", burns="2c 7s 8s")
+    assert [e.public["game"] for e in of(table.events, "hand_started")] == ["nlhe", "nlhe", "flo8"]
 
 
 def test_a_table_that_deals_one_game_refuses_set_game():

@@ -18,24 +18,34 @@ from controller import DomainEvent
 from rfid_table.config.table import load_config
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from rfid_table.service.daemon import StopFlag
+from rfid_table.service.journal import Journal
 from rfid_table.service.live_feed import LiveFeed
 from rfid_table.service.publisher import MqttPublisher
+from rfid_table.service.timebase import TableClock
 from test_broker_security import MAIN, NOT_AUTHORIZED, P, connect, marker, ok, room, workdir  # noqa: F401 (fixtures)
 from test_schemas import problems
 
 HANDS = 8  # at seed 1 with six players: three uncontested pots, four showdowns, one of them after an all-in
 
 
-def play(config, recorder_factory, hands: int, seed: int):
-    """Play ``hands`` at full speed; the secure, public and live events a subscriber received, by type of feed."""
+def play(config, recorder_factory, journal_path, runs: list[tuple[int, int]]):
+    """Play each run's hands (hands, seed) at full speed, as the daemon does with its journal, restarted between runs;
+    the secure, public and live events a subscriber received, by type of feed."""
     base = f"rfid-table/{config.table_id}"
     recorder = recorder_factory(f"{base}/#")
-    publisher = MqttPublisher(config.mqtt, config.table_id, epoch=f"reveal-{config.broadcast_reveal}")
-    table = SimulatedTable(config, SimOptions(hands=hands, seed=seed, speed=0, pace_s=0.5, link="direct", players=6),
-                           publisher)
-    assert publisher.start(), "the publisher could not reach the test broker"
-    table.run(StopFlag(), publisher)
-    publisher.stop()
+    for hands, seed in runs:
+        journal = Journal(journal_path, feeds=("public", "secure", "delayed"))
+        assert journal.open().ok
+        publisher = MqttPublisher(config.mqtt, config.table_id, epoch=journal.epoch)
+        table = SimulatedTable(config, SimOptions(hands=hands, seed=seed, speed=0, pace_s=0.5, link="direct",
+                                                  players=6), publisher, journal)
+        clock = TableClock()
+        clock.resume(journal)  # as `rfid-table sim --journal` and the daemon start
+        table.pipeline.restore(clock.now())
+        assert publisher.start(), "the publisher could not reach the test broker"
+        table.run(StopFlag(), publisher, clock)
+        publisher.stop()
+        journal.close()
     recorder.sync()
     feeds = {feed: recorder.json(f"/{feed}/events") for feed in ("secure", "public", "live")}
     feeds["raw live"] = [(t, p.decode()) for t, p, _ in recorder.messages if t.endswith("/live/events")]
@@ -44,7 +54,10 @@ def play(config, recorder_factory, hands: int, seed: int):
     # a live message is its public event and what the policy shows beside it: flattened here for the checks below
     feeds["live"] = [{**m["event"], **({"revealed": m["revealed"]} if "revealed" in m else {})} for m in feeds["live"]]
     feeds["live"] = [e for e in feeds["live"] if e["epoch"] == publisher.epoch]
-    return {**feeds, **{feed: [e for e in feeds[feed] if e["epoch"] == publisher.epoch] for feed in ("secure", "public")}}
+    for feed in ("secure", "public"):  # what the restart sent again (at least once): its copies are dropped by seq
+        feeds[feed] = sorted({e["seq"]: e for e in reversed(feeds[feed]) if e["epoch"] == publisher.epoch}.values(),
+                             key=lambda e: e["seq"])
+    return feeds
 
 
 @pytest.fixture
@@ -53,9 +66,9 @@ def chips_config(mqtt_settings):
                                table_id="reveal-1")
 
 
-def test_never_is_the_default_and_publishes_no_live_feed(chips_config, recorder_factory):
+def test_never_is_the_default_and_publishes_no_live_feed(chips_config, recorder_factory, tmp_path):
     assert chips_config.broadcast_reveal == "never"
-    feeds = play(chips_config, recorder_factory, hands=2, seed=3)
+    feeds = play(chips_config, recorder_factory, tmp_path / "journal.db", [(2, 3)])
     assert [e["type"] for e in feeds["secure"]].count("hand_ended") == 2
     assert feeds["live"] == []
 
@@ -84,10 +97,12 @@ class Hand:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("policy", ["showdown", "all_in", "hand_end"])
-def test_the_live_feed_shows_hole_cards_only_when_the_policy_does(chips_config, recorder_factory, policy):
-    feeds = play(dataclasses.replace(chips_config, broadcast_reveal=policy), recorder_factory, hands=HANDS, seed=1)
+def test_the_live_feed_shows_hole_cards_only_when_the_policy_does(chips_config, recorder_factory, tmp_path, policy):
+    # the table restarts once, between hands: the policy reads the journal back and the numbering goes on
+    feeds = play(dataclasses.replace(chips_config, broadcast_reveal=policy), recorder_factory, tmp_path / "journal.db",
+                 [(HANDS, 1), (1, 2)])
     secure, public, live = feeds["secure"], feeds["public"], feeds["live"]
-    assert [e["type"] for e in secure].count("hand_ended") == HANDS
+    assert [e["type"] for e in secure].count("hand_ended") == HANDS + 1
     # The same events as the public feed, in the same order; a live payload is the public one but for `revealed`.
     assert [e["seq"] for e in live] == [e["seq"] for e in public] == [e["seq"] for e in secure]
     for shown, plain in zip(live, public):

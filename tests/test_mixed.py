@@ -12,6 +12,7 @@ from controller.domain import DomainEvent
 from controller.game import GameController
 from controller.levels import Level
 from controller.rotation import CHANGE_LEVEL, Game, RotationSetup
+from controller.table import TableSetup
 from rfid_table.config.checker import ConfigError
 from rfid_table.config.table import load_config
 from rfid_table.service.equity_worker import EquityWorker
@@ -20,6 +21,7 @@ from test_rulings import ZONES, Table, of
 pytest.importorskip("phevaluator")
 
 NLHE, PLO, FLO8 = Game.named("nlhe", "NLHE", 2), Game.named("plo4", "PLO", 4), Game.named("flo8", "FLO8", 4)
+HOLDEM_BOARD = ("burn", "board", "board", "board", "burn", "board", "burn", "board")  # where a hand's board goes
 
 
 class MixedTable(Table):
@@ -75,6 +77,7 @@ def test_each_hand_of_a_rotation_is_dealt_bet_and_shown_down_as_its_own_game():
     third = table.play({1: "Ad 6h Qc Qs", 2: "As 5d Jc Jh", 3: "Ks Kh 9c 9d"}, "2h 3d 7c Kd Td",
                        burns="2c 7s 8s")
     assert [e.public["game"] for e in of(table.events, "hand_started")] == ["nlhe", "plo4", "flo8"]
+    assert not of(table.events, "irregular_card")
     assert of(first, "showdown")[0].public["payouts"] == {"1": 300}
     assert of(second, "showdown")[0].public["payouts"] == {"2": 300}
     [pot] = of(third, "showdown")[0].public["pots"]
@@ -117,11 +120,12 @@ def test_the_floor_sets_the_next_hands_game_and_the_running_hand_keeps_its_own()
     table.run(0.6)
     table.chips(3, 100)
     table.chips(1, 25, 25)
-    for card, zone in zip("2c Ac 9d 4h 3c Th 4c 3s".split(), ("burn", "board", "board", "board") * 2):
+    for card, zone in zip("2c Ac 9d 4h 3c Th 4c 3s".split(), HOLDEM_BOARD):
         table.put(card, zone)
     table.clear()
     table.run(3.0)
     assert of(table.events, "showdown")[0].public["payouts"] == {"1": 300}
+    assert not of(table.events, "irregular_card")
     table.play({1: "Ad 6h Qc Qs", 2: "As 5d Jc Jh", 3: "Ks Kh 9c 9d"}, "2h 3d 7c Kd Td", burns="2c 7s 8s")
     assert [e.public["game"] for e in of(table.events, "hand_started")] == ["nlhe", "flo8"]
 
@@ -287,3 +291,42 @@ def test_the_equity_of_a_mixed_games_hand_is_its_own_games():
     assert result is not None
     hands = {h["seat"]: h for h in result[1].secret["hands"]}
     assert (hands[2]["win"], hands[1]["win"]) == (1.0, 0.0)
+
+
+def test_the_button_stays_where_the_last_holdem_hand_left_it_through_a_stud_round_dealt_from_the_dealers_left():
+    """TDA 4 with the stud deal itself: two hold'em hands (the button on seat 3, then seat 1), two stud hands, dealt
+    from the dealer's left (seat 1) whatever the button, then hold'em again from the button where the stud round
+    froze it (seat 2): its first card to seat 3, left of the button, and no card out of sequence."""
+    from sim.stud_hands import stud_zones
+    from sim.table_driver import TableDriver
+    from test_stud_table import DECK, READ, street, third_street
+
+    games = (NLHE, Game.named("stud", "", 7))
+    setup = TableSetup("mix-1", 8, DECK, players=(1, 2, 3), button=3, rotation=RotationSetup(games, 2))
+    t = TableDriver(GameController(setup), stud_zones(), deck=DECK, debounce=READ, move_s=0.3)
+
+    def holdem(first: int) -> None:
+        order = [(first + i - 1) % 3 + 1 for i in range(3)]
+        for card, seat in zip("As Kc 7s Ad Kd 2d".split(), order * 2):
+            t.put(card, f"seat{seat}.cards")
+        for card, zone in zip("2c Ac 9d 4h 3c Th 4c 3s".split(), HOLDEM_BOARD):
+            t.put(card, zone)
+        t.field.clear()
+        t.run(3.0)
+
+    def stud() -> None:
+        third_street(t, {1: "As Kd 9c", 2: "3s 4s 2d", 3: "6h 7h Ks"})
+        street(t, "Ac", {1: "Jh", 2: "8c", 3: "2h"})
+        street(t, "Ad", {1: "Th", 2: "8d", 3: "3h"})
+        street(t, "Ah", {1: "Jd", 2: "5c", 3: "4h"})
+        street(t, "Kc", {1: "Qc", 2: "2c", 3: "5h"}, up=False)
+        t.field.clear()
+        t.run(3.0)
+
+    buttons = []
+    for deal, first in ((holdem, 1), (holdem, 2), (stud, 1), (stud, 1), (holdem, 3)):
+        buttons.append(t.controller.snapshot(secure=False)["button"])
+        deal(first) if deal is holdem else deal()
+    assert [e.public["game"] for e in of(t.events, "hand_started")] == ["nlhe", "nlhe", "stud", "stud", "nlhe"]
+    assert buttons == [3, 1, 2, 2, 2]
+    assert [e.public["code"] for e in of(t.events, "irregular_card")] == []

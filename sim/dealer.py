@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from controller.cards import FULL_DECK
+from controller.rotation import STUD_GAMES, Rotation, RotationSetup
 from controller.rules import EXPOSED_BURN_AFTER_DEAL, EXPOSED_REPLACE_NOW
 from sim.field import TableField
 
@@ -61,6 +62,7 @@ class DealerSettings:
     # the community card when the deck runs short; dealt without a button, from the first seat on. Its errors: an
     # exposed card is a card of third street dealt on the wrong face, a wrong seat a later street's card moved on.
     stud: bool = False
+    games: RotationSetup | None = None  # a mixed game's rotation by hands: each hand dealt as its game
 
     def error_rates(self) -> dict[str, float]:
         return {"exposed_card": self.exposed_rate, "extra_card": self.extra_card_rate,
@@ -86,6 +88,8 @@ class SimDealer:
         self.rng = random.Random(seed)
         self.error_rng = random.Random(None if seed is None else f"dealing-errors/{seed}")
         self.button = settings.players[-1]  # moves to the first player before the first hand
+        self.rotation = Rotation(settings.games) if settings.games is not None else None
+        self.hole_cards = settings.hole_cards  # the running hand's game's
         self.hands_dealt = 0
         self.errors: list[InjectedError] = []
         self.betting_open = False  # players are still to act in the current betting round
@@ -117,14 +121,20 @@ class SimDealer:
 
     def hand(self) -> Iterator[Move]:
         """The moves of one hand, from the deal to the gathered table (deals again after a misdeal)."""
-        if not self.settings.stud:  # a stud table deals from the same seat every hand (TDA 4: no button)
+        stud, self.hole_cards = self.settings.stud, self.settings.hole_cards
+        if self.rotation is not None:  # the game the table deals this hand (a misdeal's deal again is the same)
+            game = self.rotation.hand_started()
+            stud, self.hole_cards = game.name in STUD_GAMES, game.hole_cards
+        if not stud:  # a stud hand is dealt from the same seat every hand (TDA 4: the button frozen)
             self.button = self._after(self.button)[0]
         while True:
             self.hands_dealt += 1
             void: list[bool] = []
-            for move in (self._deal_stud(void) if self.settings.stud else self._deal(void)):
+            for move in (self._deal_stud(void) if stud else self._deal(void)):
                 yield Move(move.delay_s, move.describe, self._opens_first(move.apply), move.command)
             if not void:
+                if self.rotation is not None:
+                    self.rotation.hand_ended(misdeal=False)
                 return
 
     def _opens_first(self, apply: Callable[[], None]) -> Callable[[], None]:
@@ -143,7 +153,7 @@ class SimDealer:
         hole: dict[int, list[str]] = {seat: [] for seat in order}
         live = list(order)
         error = self._draw_error()
-        plan = [seat for _round in range(s.hole_cards) for seat in order]
+        plan = [seat for _round in range(self.hole_cards) for seat in order]
         at = self.error_rng.randrange(len(plan)) if error in ("exposed_card",) else (
             self.error_rng.randrange(1, len(plan)) if error in ("wrong_seat", "foreign_card", "duplicate_card")
             else None)
@@ -315,7 +325,7 @@ class SimDealer:
         pace = self.settings.pace_s
         deck = list(FULL_DECK)
         self.rng.shuffle(deck)
-        order = self._after(self.button)
+        order = sorted(self.settings.players)  # from the dealer's left, whatever the button (TDA 4)
         hole: dict[int, list[str]] = {seat: [] for seat in order}
         live = list(order)
         error = self._draw_error()

@@ -61,3 +61,32 @@ def test_the_simulated_dealers_stud_errors_are_each_ruled():
     assert misdeals == [hand for hand, code in made if code == "stud_first_cards_up"]
     assert [e[4]["resolution"] for e in events if e[1] == "irregularity_resolved"] == \
         ["fixed"] * sum(code == "stud_card_wrong_seat" for _hand, code in made)
+
+
+def test_the_simulator_deals_a_horse_rotation_and_the_table_reads_each_game_clean(tmp_path):
+    """HORSE on the stud table (TDA 4: the button frozen through the stud round): each hand dealt as its game, the
+    stud hands from the dealer's left, and read without an irregularity."""
+    import dataclasses  # noqa: PLC0415
+
+    from rfid_table.config.table import load_config  # noqa: PLC0415
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable  # noqa: PLC0415
+    from rfid_table.devtools.streams import CONFIG_DIR, _Recorder  # noqa: PLC0415
+
+    text = (CONFIG_DIR / "table-stud.toml").read_text()
+    start = text.index('variant = "stud"')
+    path = tmp_path / "horse.toml"
+    path.write_text(text[:start] + 'rotation = "horse"\nhands_per_game = 1\n' + text[text.index("\n", start) + 1:])
+    config = dataclasses.replace(load_config(path), broadcast_equity=False)
+    sink = _Recorder()
+    table = SimulatedTable(config, SimOptions(hands=5, speed=0, pace_s=0.5, link="direct", seed=3), sink)
+    t = 1000.0
+    try:
+        while table.advance(t) and t < 1000.0 + 5 * 600:
+            table.step(t, wall=1_790_000_000.0 + t)
+            t = round(t + table.cycle_s, 6)
+    finally:
+        table.close()
+    events = [json.loads(line) for line in sink.lines]
+    assert [e[4]["game"] for e in events if e[1] == "hand_started"] == ["flhe", "razz", "stud", "flo8", "stud8"]
+    assert [e for e in events if e[1] in ("irregular_card", "misdeal")] == []
+    assert all(e[4]["winners"] for e in events if e[1] == "showdown")

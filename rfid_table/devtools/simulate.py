@@ -209,7 +209,9 @@ class SimulatedTable:
                                exposed_rate=each, extra_card_rate=each, wrong_seat_rate=each,
                                premature_board_rate=each, exposed_procedure=exposed_procedure,
                                exposed_by=config.exposed_by, hand_over_s=table_hand_over_s(config),
-                               stud=config.game.stud),
+                               stud=config.game.stud,
+                               games=config.game.games() if config.game.rotation
+                               and config.game.change == CHANGE_HANDS else None),
                 options.seed,
             )
         self._floor_answers: list[tuple[float, int, str]] = []  # (table time due, seq, confirm or override)

@@ -9,8 +9,9 @@ what was applied, replays to the same table.
 
 Each part says which commands it owns and how they are checked and applied (``TableController.handlers``: the cards;
 ``ChipBetting.handlers``: the stacks, the declarations and undo; ``GameController``: the clock, the levels, the
-seats, the bomb pot and what concerns more than one part — ``run_it``, ``confirm``, ``override``); the table makes one
-``CommandTable`` of them, and a command is found there by one lookup. A command no part of the table owns is refused
+game of a mixed game (``set_game``: ``controller.rotation``), the seats, the bomb pot and what concerns more than one
+part — ``run_it``, ``confirm``, ``override``); the table makes one ``CommandTable`` of them, and a command is found
+there by one lookup. A command no part of the table owns is refused
 as not available.
 """
 

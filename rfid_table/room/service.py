@@ -332,7 +332,7 @@ class RoomService:
         self._room_stats_due = now + ROOM_STATS_EVERY_S
         self._room_stats_dirty = False
         try:
-            stats = self.store.statistics()
+            stats = self.store.statistics(self.store.players_today())
             names = self.store.names()
         except Exception as exc:  # noqa: BLE001
             log.warning("the room's statistics not published: %s", exc)

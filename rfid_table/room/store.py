@@ -185,6 +185,13 @@ class Store:
             out.setdefault(row["player_id"], {})["chips"] = int(row["chips"])
         return out
 
+    def players_today(self) -> list[str]:
+        """The players dealt into a hand that ended today (in the room's time zone): found from today's hands (an
+        index), so the room's statistics sum the day's players' hands, not every player's since the start."""
+        rows = self.db.execute("SELECT DISTINCT player_id FROM hand_player_facts WHERE player_id IS NOT NULL "
+                               "AND ended_at >= date_trunc('day', now())").fetchall()
+        return [r["player_id"] for r in rows]
+
     def names(self) -> dict[str, str]:
         """Each player's name as the floor gave it at the player's latest seating (for the room's leaderboard)."""
         rows = self.db.execute(

@@ -126,15 +126,17 @@ class StudDeal:
             self._third_street_over()
 
     def _third_street_over(self) -> None:
-        hand = self.hand_cards
+        """Third street is out: who brings it in, from each live seat's door card (a door card dealt down and not
+        yet turned up shows nothing)."""
+        hand, game = self.hand_cards, self.game
+        assert game is not None  # (a stud hand)
         self.order = rotate(hand.deal.received, hand.deal.button)
-        doors = {seat: next((c for c in hand.seats[seat].cards if c in hand.up_cards), None)
-                 for seat in hand.live_seats()}
-        doors = {seat: card for seat, card in doors.items() if card is not None}
+        doors = {seat: up[0] for seat in hand.live_seats()
+                 if (up := [c for c in hand.seats[seat].cards if c in hand.up_cards])}
         if doors:
-            seat = bring_in_seat(doors, self.game)
+            seat = bring_in_seat(doors, game)
             self.out.emit("bring_in", {"seat": seat, "card": doors[seat], "street": STREETS[0],
-                                       "rule": BRING_IN_RULES[self.game]})
+                                       "rule": BRING_IN_RULES[game]})
 
     def _later_card(self, card: str, seat: int, zone: str, up: bool, burns: list[str]) -> None:
         """A card of fourth to seventh street. A burned or mucked card is dealt again only from an exhausted deck
@@ -195,14 +197,16 @@ class StudDeal:
             self._street_over()
 
     def _street_over(self) -> None:
-        hand = self.hand_cards
+        """A later street is out: who acts first, from the cards each live seat shows."""
+        hand, game = self.hand_cards, self.game
+        assert game is not None  # (a stud hand)
         live = [s for s in self.order if s in hand.live_seats()]
         if len(live) < 2:
             return
         showing = {s: [c for c in hand.seats[s].cards if c in hand.up_cards] for s in live}
-        seat = first_to_act(showing, self.game, self.order)
+        seat = first_to_act(showing, game, self.order)
         self.out.emit("first_to_act", {"street": STREETS[self.street - 3], "seat": seat,
-                                       "rule": FIRST_TO_ACT_RULES[self.game]})
+                                       "rule": FIRST_TO_ACT_RULES[game]})
 
     # ---- the board ----------------------------------------------------------------------------------
 

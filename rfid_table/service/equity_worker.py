@@ -1,7 +1,8 @@
 """Equity for the broadcast, computed off the hot path in a process of its own.
 
-After every card or fold that changes the spot (hole cards complete, flop, turn, river, a fold), the daemon hands
-the spot — live seats' hole cards, the board, the dead cards (folded hands, burns) — to a worker process and goes
+After every card or fold that changes the spot (hole cards complete, flop, turn, river, a fold; in the stud games
+each street dealt), the daemon hands the spot — live seats' hole cards (a stud seat's cards, down and up), the board
+(stud: the community card of a short deck), the dead cards (folded hands, burns) — to a worker process and goes
 on with the next cycle at once; the result comes back a few cycles later. In another process, a computation
 (milliseconds on the flop, about a tenth of a second preflop here, several times that on a Pi) never holds the
 daemon's interpreter, so it never delays a card event. A result for a spot that has moved on is dropped: a newer
@@ -20,17 +21,27 @@ import multiprocessing
 import time
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from controller.betting import VARIANTS
 from controller.domain import DomainEvent
 from controller.rotation import Game
+from controller.stud import GAMES as STUD_GAMES
 
 log = logging.getLogger(__name__)
 
 # the deal's events after which the spot may have changed (the snapshot is read only then)
 SPOT_EVENTS = frozenset(("hand_started", "card_dealt", "board_card", "burn", "fold", "hand_ended", "misdeal",
                          "board_corrected", "irregularity_resolved", "floor_ruling", "action"))
+
+
+class GameKind(NamedTuple):
+    """What the equity of a hand's game depends on (sent to the worker with each spot)."""
+
+    hole_cards: int  # a flop game's hole cards (a stud game: 7)
+    omaha: bool  # exactly two hole and three board cards
+    hi_lo: bool  # split high and low: each seat's low equity too
+    stud: str | None = None  # stud, stud8 or razz: each seat's own cards to come, no board; None: a flop game
 
 
 def spot_of(snapshot: dict, hole_cards: int) -> tuple | None:
@@ -57,30 +68,61 @@ def spot_of(snapshot: dict, hole_cards: int) -> tuple | None:
     return snapshot["hand"], live, board, dead
 
 
-def compute(spot: tuple, omaha: bool, hi_lo: bool = False) -> dict:
-    """The ``equity`` input's body for a spot: ``public`` and ``secret`` parts of the event."""
-    from controller.equity import equity  # noqa: PLC0415 (the worker process imports it, the daemon need not)
+def stud_spot_of(snapshot: dict) -> tuple | None:
+    """A stud hand's spot, as :func:`spot_of`'s: (hand, ((seat, cards so far), ...), community card, dead); None
+    while a street is being dealt (the live seats hold different numbers of cards), before third street is out, with
+    one live seat, and in a void hand. The dead cards are every card the table read out of the live hands: the
+    folded seats' (up and down) and the burns, as in the flop games. The board is empty but on seventh street of a
+    short deck, where its one card belongs to every live hand."""
+    if snapshot.get("phase") in (None, "waiting") or snapshot.get("misdeal"):
+        return None
+    board = tuple(snapshot["board"])
+    dealt = {s["seat"]: s for s in snapshot["seats"] if s["cards"]}
+    players = snapshot.get("players") or sorted(dealt)
+    if any(p not in dealt for p in players) or len(board) > 1:
+        return None
+    betting_folded = set((snapshot.get("betting") or {}).get("folded") or ())
+    folded = {n for n, s in dealt.items() if s["folded"] or n in betting_folded}
+    live = tuple((n, tuple(s["hole_cards"])) for n, s in sorted(dealt.items()) if n not in folded)
+    counts = {len(cards) for _n, cards in live}
+    if len(live) < 2 or len(counts) != 1:
+        return None  # one live seat, or a street half dealt
+    (count,) = counts
+    if not 3 <= count + len(board) <= 7 or (board and count != 6):
+        return None  # third street not out yet; or a card too many (the floor sorts it out first)
+    dead = tuple(sorted([c for n, s in dealt.items() if n in folded for c in s["hole_cards"]]
+                        + list(snapshot.get("burn_cards", ()))))
+    return snapshot["hand"], live, board, dead
+
+
+def compute(spot: tuple, kind: GameKind) -> dict:
+    """The ``equity`` input's body for a spot of a game of this ``kind``: ``public`` and ``secret`` parts of the
+    event."""
+    # (the worker process imports the computation; the daemon need not)
+    from controller.equity import equity, stud_equity  # noqa: PLC0415
 
     _hand, live, board, dead = spot
     started = time.perf_counter()
-    result = equity(dict(live), board, dead, omaha=omaha, hi_lo=hi_lo).as_dict()
+    if kind.stud is not None:
+        result = stud_equity(dict(live), kind.stud, dead, community=board).as_dict()
+    else:
+        result = equity(dict(live), board, dead, omaha=kind.omaha, hi_lo=kind.hi_lo).as_dict()
     street = result.pop("street")
     result["dead"] = list(dead)
     return {"public": {"street": street}, "secret": result, "ms": round((time.perf_counter() - started) * 1000, 2)}
 
 
 def _serve(connection: Connection) -> None:
-    """The worker process: compute the newest spot sent (with its game's ``omaha`` and ``hi_lo``), send back (spot,
-    body or error)."""
+    """The worker process: compute the newest spot sent (with its game's kind), send back (spot, body or error)."""
     while True:
         try:
-            spot, omaha, hi_lo = connection.recv()
+            spot, kind = connection.recv()
             while connection.poll():  # only the newest spot matters: the older ones are already stale
-                spot, omaha, hi_lo = connection.recv()
+                spot, kind = connection.recv()
         except (EOFError, OSError):
             return  # the daemon is gone
         try:
-            body = compute(spot, omaha, hi_lo)
+            body = compute(spot, kind)
         except ValueError as exc:  # a card twice (an irregular deal): say why, compute nothing
             body = {"error": str(exc)}
         try:
@@ -101,7 +143,8 @@ class EquityWorker:
 
     def __init__(self, hole_cards: int, omaha: bool, hi_lo: bool = False, games: Sequence[Game] = ()):
         """The table's game: its ``hole_cards``, whether it is ``omaha`` and ``hi_lo`` (split high and low: each
-        hand's low equity too). ``games``: a mixed game's, each hand computed as the game the snapshot names."""
+        hand's low equity too). ``games``: the table's (a rotation's, or its one game), each hand computed as the
+        game the snapshot names; a stud game is known by its name."""
         self.hole_cards = hole_cards
         self.omaha = omaha
         self.hi_lo = hi_lo
@@ -157,8 +200,8 @@ class EquityWorker:
             return
         self._changed = False
         snapshot = controller.snapshot(secure=True)
-        hole_cards, omaha, hi_lo = self._game(snapshot.get("game"))
-        self._spot = spot_of(snapshot, hole_cards)
+        kind = self._game(snapshot.get("game"))
+        self._spot = stud_spot_of(snapshot) if kind.stud is not None else spot_of(snapshot, kind.hole_cards)
         self._ready = {spot: body for spot, body in self._ready.items() if spot == self._spot}  # the rest is stale
         if self._spot is None or self._spot in (self._sent, self._done):
             return
@@ -167,17 +210,21 @@ class EquityWorker:
                 log.warning("the equity worker stopped (exit code %s); starting it again", self._process.exitcode)
             self._start()
         assert self._connection is not None, "started with its pipe"
-        self._connection.send((self._spot, omaha, hi_lo))
+        self._connection.send((self._spot, kind))
         self._sent = self._spot
         self._awaiting = True
 
-    def _game(self, name: str | None) -> tuple[int, bool, bool]:
-        """The hole cards, Omaha and hi-lo of the game a snapshot names; the table's for its one game."""
+    def _game(self, name: str | None) -> GameKind:
+        """The kind of the game a snapshot names; the table's for its one game (a snapshot names none then)."""
+        if name is None and len(self.games) == 1:
+            (name,) = self.games
+        if name in STUD_GAMES:
+            return GameKind(7, False, name == "stud8", name)
         game = self.games.get(name or "")
         variant = VARIANTS.get(game.engine) if game is not None else None
         if variant is None:
-            return self.hole_cards, self.omaha, self.hi_lo
-        return variant.hole_cards, variant.omaha, variant.hi_lo
+            return GameKind(self.hole_cards, self.omaha, self.hi_lo)
+        return GameKind(variant.hole_cards, variant.omaha, variant.hi_lo)
 
     @property
     def pending(self) -> bool:
@@ -206,7 +253,8 @@ def measure_equity(spots: int = 40, preflop_spots: int = 10, seed: int = 2026120
     from controller.cards import FULL_DECK  # noqa: PLC0415
 
     rng = random.Random(seed)
-    compute((1, ((1, ("As", "Ad")), (2, ("Kc", "Kd"))), ("2c", "7h", "9s"), ()), omaha=False)  # evaluator loaded
+    holdem = GameKind(2, False, False)
+    compute((1, ((1, ("As", "Ad")), (2, ("Kc", "Kd"))), ("2c", "7h", "9s"), ()), holdem)  # evaluator loaded
     result = {}
     for street, board_cards in (("flop", 3), ("preflop", 0)):
         for seats in (2, 6, 9):
@@ -216,7 +264,7 @@ def measure_equity(spots: int = 40, preflop_spots: int = 10, seed: int = 2026120
                 rng.shuffle(deck)
                 live = tuple((s, (deck.pop(), deck.pop())) for s in range(1, seats + 1))
                 board = tuple(deck.pop() for _ in range(board_cards))
-                times.append(compute((1, live, board, (deck.pop(), deck.pop())), omaha=False)["ms"])
+                times.append(compute((1, live, board, (deck.pop(), deck.pop())), holdem)["ms"])
             times.sort()
             result[f"equity_ms_p99_{street}_{seats}"] = times[min(len(times) - 1, int(0.99 * len(times)))]
     return result

@@ -296,6 +296,7 @@ class Room:
             "catch_up_s": round(catch_up_s, 1),
             "hands_stored_by_instance": {k: sum(n for n, _ in v) for k, v in stored_per_instance.items()},
             "backlog_hands": self.backlog.get("hands"),
+            "backlog_s": self.backlog.get("seconds"),
             "backlog_per_s_per_instance": round(self.backlog["hands"] / self.backlog["seconds"] / len(INSTANCES), 1)
             if self.backlog else None,
             "stats_delay_ms_median": round(1000 * statistics.median(delays)) if delays else None,

@@ -397,6 +397,8 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                      "still_after_reads": config.debounce["chips"].still_after_reads,
                      "irregular_cards": len(felt.irregular), "bet_rulings": len(felt.rulings),
                      "bet_ruling_codes": sorted({r.get("code") for r in felt.rulings}),
+                     # the first few as the table gave them (code, seat, why), to find what the reading got wrong
+                     "bet_rulings_first": [{k: r.get(k) for k in ("code", "seat", "message")} for r in felt.rulings[:5]],
                      "hands_not_ended": felt.missed.get("hand_ended", 0)}
     for kind in KINDS:
         values = sorted(felt.samples[kind])

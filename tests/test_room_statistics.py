@@ -127,6 +127,24 @@ def test_statistics_of_three_hands_worked_out_by_hand(store):
     assert {player: stats[player]["chips"] for player in stats} == {"p-a": 10_050, "p-b": 10_000, "p-c": 9_950}
 
 
+def test_a_database_of_the_first_version_gives_the_same_statistics_after_migration_003(room_db):
+    """003 finds a player's hands from the player's seatings; 002 worked out every hand's player: the same rows."""
+    from rfid_table.room.store import migrations  # noqa: PLC0415
+
+    with Store(room_db) as store:
+        with store.db.transaction():  # the room as 002 left it, with its hands
+            store.db.execute("CREATE TABLE schema_migrations (number integer PRIMARY KEY, name text NOT NULL, "
+                             "applied_at timestamptz NOT NULL DEFAULT now())")
+            for number, name, sql in migrations()[:2]:
+                store.db.execute(sql)
+                store.db.execute("INSERT INTO schema_migrations (number, name) VALUES (%s, %s)", (number, name))
+        stored(store)
+        query = "SELECT * FROM player_statistics ORDER BY scope, player_id, day, session_seq"
+        before = store.db.execute(query).fetchall()
+        assert store.migrate() == ["003_statistics_by_player.sql"]
+        assert store.db.execute(query).fetchall() == before and len(before) == 3 + 6 + 4  # all, 2 days each, sessions
+
+
 def test_a_hand_delivered_twice_is_stored_once(store):
     assert store.store_hand(hand_from_event("main-1", HAND_1))
     assert not store.store_hand(hand_from_event("main-1", HAND_1))

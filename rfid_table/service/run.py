@@ -85,8 +85,10 @@ class HardwareWait:
 
     QUIET_SHARE = 0.9  # of a cycle, for a reader whose antenna count is not known
 
-    def __init__(self, readers: list, publisher, writer: JournalWriter | None, now: Callable[[], float],
-                 cycle_s: dict[str, float] | None = None):
+    # ``readers``: the table's readers, of every backend; the wait reads what only the readers that wake it have
+    # (``receive``, ``watching``, ``cycles_emitted``: the firmware and PN5180 links), not the ReaderBackend protocol.
+    def __init__(self, readers: list[Any], publisher: MqttPublisher, writer: JournalWriter | None,
+                 now: Callable[[], float], cycle_s: dict[str, float] | None = None):
         self.readers = readers
         self.publisher = publisher
         self.writer = writer
@@ -132,7 +134,7 @@ class HardwareWait:
             work = self.publisher.has_commands or (committed is not None and committed in readable)
             now = self.now()
             for fd in readable:
-                reader = reader_at.get(fd)
+                reader = reader_at.get(fd) if isinstance(fd, int) else None  # (not the broker's socket)
                 if reader is None:
                     continue
                 gathered = reader.name in self._gathered
@@ -145,7 +147,7 @@ class HardwareWait:
                     self.publisher.service(0)  # keepalive, reconnection
                 return
 
-    def _after_receive(self, reader, mono: float, gathered: bool) -> None:
+    def _after_receive(self, reader: Any, mono: float, gathered: bool) -> None:
         """The reader's frames were taken in at ``mono``: a quiet window follows each cycle that ended."""
         cycles = reader.cycles_emitted
         if cycles != self._cycles_seen[reader.name]:
@@ -168,7 +170,7 @@ class HardwareWait:
         self._gathered.add(name)
 
 
-def open_journal(path: str, config: TableConfig, fresh: bool = False):
+def open_journal(path: str, config: TableConfig, fresh: bool = False) -> Journal:
     """The table's journal, checked; exits with a clear message (never a traceback) when it cannot be used."""
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -193,7 +195,7 @@ def open_journal(path: str, config: TableConfig, fresh: bool = False):
     return journal
 
 
-def restore_or_exit(pipeline, path: str, now: float) -> None:
+def restore_or_exit(pipeline: TablePipeline, path: str, now: float) -> None:
     """The table restored from its journal at table time ``now``, or a clear message and EX_JOURNAL when no
     checkpoint can be used."""
     try:
@@ -203,7 +205,7 @@ def restore_or_exit(pipeline, path: str, now: float) -> None:
         raise SystemExit(EX_JOURNAL)
 
 
-def close_journal(journal, publisher) -> None:
+def close_journal(journal: Journal, publisher: MqttPublisher) -> None:
     """The broker's last acknowledgements into the journal, then close it."""
     try:
         for feed, seq in publisher.take_acknowledged().items():
@@ -234,6 +236,7 @@ def run_table(config: TableConfig, config_path: str, journal_path: str | None = 
         print(f"rfid-table run: {exc}", file=sys.stderr)
         return EX_CONFIG
     epoch = journal.epoch if journal is not None else secrets.token_hex(8)
+    assert epoch is not None  # a journal that passed its self-check has the epoch it was created with
     publisher = MqttPublisher(config.mqtt, config.table_id, epoch=epoch, journaled=journal is not None)
     clock = system_clock()  # table time for every timer and the delay; the wall clock only stamps events
     if journal is not None:

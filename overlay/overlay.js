@@ -57,6 +57,9 @@ const SEATS_MAX = 10;  // a table has 2 to 10 seats ([table] seats): no larger s
 const HAND_EVENTS_MAX = 2000;  // delayed/hand holds at most 1000 events (the table's limit); more is no table's
 const TIME_MAX = 1e11;  // table times are Unix seconds: a larger t is no table's, and would overflow the arithmetic
 const CARD = /^[2-9TJQKA][shdc]$/;
+// a stud hand's streets (card_dealt's street, the snapshot's phase) and how the page names them
+const STUD_STREETS = new Map([["third", "3rd street"], ["fourth", "4th street"], ["fifth", "5th street"],
+                              ["sixth", "6th street"], ["seventh", "7th street"]]);
 const SEAT_KEY = /^[1-9][0-9]*$/;
 
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -70,6 +73,7 @@ const isEpoch = (v) => typeof v === "string" && v.length >= 1;
 const isCard = (v) => typeof v === "string" && CARD.test(v);
 const isCards = (v, max = 52) => Array.isArray(v) && v.length <= max && v.every(isCard);
 const isBoards = (v) => Array.isArray(v) && v.length <= 6 && v.every((b) => isCards(b, 5));
+const isStreet = (v) => typeof v === "string" && STUD_STREETS.has(v);
 const isSeats = (v) => Array.isArray(v) && v.length <= SEATS_MAX && v.every(isSeat);
 const absentOr = (check) => (v) => v === undefined || check(v);
 const nullOr = (check) => (v) => v === null || check(v);
@@ -91,8 +95,10 @@ const isShowdownPots = (v) => isPots(v) && v.every((p) => absentOr(isHalves)(p.h
 
 // Per event type the page draws from, the fields it reads (a Map: a type named like an Object property is none).
 const EVENT_FIELDS = new Map(Object.entries({
-  hand_started: (e) => e.hand !== null,
-  card_dealt: (e) => isSeat(e.seat) && isInt(e.count, 0, 52) && absentOr(isCard)(e.card),
+  hand_started: (e) => e.hand !== null && absentOr((g) => typeof g === "string")(e.game),
+  card_dealt: (e) => isSeat(e.seat) && isInt(e.count, 0, 52) && absentOr(isCard)(e.card) &&
+    absentOr((v) => typeof v === "boolean")(e.up) && absentOr(isStreet)(e.street),
+  bring_in: (e) => isSeat(e.seat),
   board_card: (e) => isCard(e.card) && isInt(e.position, 1, 5) && absentOr((n) => isInt(n, 2, 6))(e.board_number),
   board_corrected: (e) => isCards(e.board, 5),
   fold: (e) => isSeat(e.seat) && absentOr(isCards)(e.cards),
@@ -107,7 +113,8 @@ const EVENT_FIELDS = new Map(Object.entries({
   hand_ended: (e) => absentOr((b) => isCards(b, 5))(e.board) && absentOr(isBoards)(e.boards) &&
     absentOr(isCardsBySeat)(e.hole_cards) && absentOr(isSeats)(e.live_seats),
   equity: (e) => absentOr((hands) => Array.isArray(hands) && hands.length <= SEATS_MAX && hands.every((h) =>
-    isObject(h) && isSeat(h.seat) && isShare(h.win) && isShare(h.tie) && absentOr(isCards)(h.outs)))(e.hands),
+    isObject(h) && isSeat(h.seat) && isShare(h.win) && isShare(h.tie) && absentOr(isCards)(h.outs) &&
+    absentOr(isShare)(h.low_win)))(e.hands),
   player_seated: (e) => isSeat(e.seat) && isName(e.name),
   seat_cleared: (e) => isSeat(e.seat),
 }));
@@ -151,7 +158,7 @@ function eventProblem(e) {
 }
 
 const isSeatState = (s) => isObject(s) && isSeat(s.seat) && isInt(s.cards, 0, 52) && typeof s.folded === "boolean" &&
-  absentOr(nullOr((p) => isObject(p) && isName(p.name)))(s.player);
+  absentOr(nullOr((p) => isObject(p) && isName(p.name)))(s.player) && absentOr((c) => isCards(c, 7))(s.up_cards);
 const isBetting = (b) => isObject(b) && isChips(b.pot) && isPots(b.pots) && absentOr(isChipsBySeat)(b.bets) &&
   absentOr(nullOr(isChipsBySeat))(b.stacks) && absentOr(isSeats)(b.all_in) && absentOr(nullOr(isSeat))(b.to_act);
 
@@ -165,6 +172,7 @@ function snapshotProblem(s) {
   if (!isCards(s.board, 5) || !absentOr(isBoards)(s.boards)) return "board";
   if (!absentOr(nullOr(isSeat))(s.button)) return "button";
   if (!absentOr(nullOr(isBetting))(s.betting)) return "betting";
+  if (!absentOr(nullOr((g) => typeof g === "string"))(s.game)) return "game";
   return null;
 }
 
@@ -235,7 +243,9 @@ function failed(what, err) {
 const state = {
   epoch: null, lastSeq: 0, hand: null, button: null, board: [], pot: 0, pots: [], toAct: null,
   later: {},  // board number (2, 3) → its cards by position: a later run's board, a double board's second
-  seats: {},  // seat number → {name, stack, bet, cards: [...], count, folded, allIn, equity, won}
+  game: null,  // the hand's game as hand_started or the snapshot names it (stud, stud8, razz, nlhe ...)
+  street: null, bringIn: null,  // a stud hand: the street dealt (third ... seventh), the seat that brings it in
+  seats: {},  // seat number → {name, stack, bet, cards: [...], up: [...], count, folded, allIn, equity, won}
   winner: null, winnerHand: null, tableStatus: null, connected: false, resyncs: 0, connects: 0,
   betting: false, result: false, voided: false,  // this hand: chips read, its showdown seen, a misdeal
   incomplete: false,  // delayed mode: events of this hand are gone for good (missed, and no longer in delayed/hand)
@@ -250,7 +260,7 @@ const HOLE_WAIT_S = 5;  // ... and at most this long at missed events for delaye
 function seat(n) {
   const key = String(n);
   if (!state.seats[key]) {
-    state.seats[key] = { name: null, stack: null, bet: 0, cards: [], count: 0, folded: false, allIn: false,
+    state.seats[key] = { name: null, stack: null, bet: 0, cards: [], up: [], count: 0, folded: false, allIn: false,
                          equity: null, won: null, lastAction: null };
   }
   return state.seats[key];
@@ -267,8 +277,9 @@ function newHand(hand) {
   state.hand = hand;
   state.board = []; state.later = {}; state.pot = 0; state.pots = []; state.toAct = null; state.winner = null;
   state.betting = false; state.result = false; state.voided = false; state.incomplete = false;
+  state.street = null; state.bringIn = null;
   for (const s of Object.values(state.seats)) {
-    Object.assign(s, { bet: 0, cards: [], count: 0, folded: false, allIn: false, equity: null, won: null,
+    Object.assign(s, { bet: 0, cards: [], up: [], count: 0, folded: false, allIn: false, equity: null, won: null,
                        lastAction: null });
   }
 }
@@ -306,12 +317,19 @@ function fromSnapshot(snap) {
     }
     if (config.mode === "public") {
       s.count = entry.cards; s.folded = entry.folded;
+      if (entry.up_cards) {  // a stud hand's up cards are public: the page shows them at once
+        s.up = entry.up_cards.slice();
+        const known = snap.hand === state.hand ? s.cards : [];
+        s.cards = known.concat(s.up.filter((c) => !known.includes(c)));
+      }
       s.bet = betting && betting.bets ? (betting.bets[entry.seat] || 0) : 0;
       s.allIn = !!(betting && betting.all_in && betting.all_in.includes(entry.seat));
     }
   }
   if (config.mode === "public") {
-    if (snap.hand !== state.hand) state.winner = null;
+    if (snap.hand !== state.hand) { state.winner = null; state.bringIn = null; }
+    state.street = STUD_STREETS.has(snap.phase) ? snap.phase : null;
+    if (typeof snap.game === "string") state.game = snap.game;
     state.hand = snap.hand; state.board = snap.board; state.button = snap.button;
     state.later = laterBoards(snap.boards);
     state.pot = betting ? betting.pot : 0; state.pots = betting ? betting.pots || [] : [];
@@ -323,12 +341,15 @@ function fromSnapshot(snap) {
 function apply(ev) {
   const p = ev;
   switch (ev.type) {
-    case "hand_started": newHand(ev.hand); break;
+    case "hand_started": newHand(ev.hand); if (p.game) state.game = p.game; break;
     case "card_dealt": {
       const s = seat(p.seat); s.count = p.count;
       if (p.card && !s.cards.includes(p.card)) s.cards.push(p.card);
+      if (p.up && p.card && !s.up.includes(p.card)) s.up.push(p.card);  // a stud up card (public)
+      if (p.street) state.street = p.street;
       break;
     }
+    case "bring_in": state.bringIn = p.seat; break;
     case "board_card":
       if (p.board_number) {  // a later run's or the second board's card: the first board stays as it is
         const later = state.later[p.board_number] || (state.later[p.board_number] = []);
@@ -663,6 +684,25 @@ function choose(list, k) {
   return list.flatMap((x, i) => choose(list.slice(i + 1), k - 1).map((rest) => [x, ...rest]));
 }
 
+const LOW_RANKS = "A23456789TJQK";
+
+function lowWords(cards, eightOrBetter) {
+  // "7-5-4-3-A low": the best five different ranks from the ace up; null without five (or, eight or better, with
+  // one above the eight)
+  const ranks = [...new Set(cards.map((c) => LOW_RANKS.indexOf(c[0])))].sort((a, b) => a - b).slice(0, 5);
+  if (ranks.length < 5 || (eightOrBetter && ranks[4] > 7)) return null;
+  return `${ranks.reverse().map((r) => LOW_RANKS[r]).join("-")} low`;
+}
+
+function studHand(cards) {
+  // A stud hand's name at the showdown: razz its low, stud8 its high hand and its low (if it made one), stud its
+  // high hand (the game: hand_started's, or the public snapshot's).
+  if (state.game === "razz") return lowWords(cards, false);
+  const high = madeHand(cards, []);
+  const low = state.game === "stud8" ? lowWords(cards, true) : null;
+  return low ? `${high} · ${low}` : high;
+}
+
 function madeHand(hole, board) {
   // The best five cards' name: Omaha's (four hole cards or more) with exactly two of the hole cards and three of the
   // board, Hold'em's with any five. Null with fewer than five cards.
@@ -698,6 +738,21 @@ function cardElement(card) {
 const money = (v) => (v == null ? "–" : Number(v).toLocaleString("en-US"));
 const pct = (v) => `${(v * 100).toFixed(1)}%`;
 const width = (share) => `${Number.isFinite(share) ? Math.min(100, Math.max(0, share * 100)) : 0}%`;
+
+function studCards(s, faces) {
+  // A stud seat's cards as dealt: every face where the feed gives them all (delayed mode, a hand the reveal policy
+  // shows), the down cards marked; else its up cards between the backs of its down cards (the first two, the last).
+  if (faces && s.cards.length >= s.count) {
+    return s.cards.map((c) => {
+      const e = cardElement(c);
+      if (!s.up.includes(c)) e.classList.add("down");
+      return e;
+    });
+  }
+  const downs = Math.max(0, s.count - s.up.length);
+  const first = Math.min(2, downs);
+  return [...Array(first).fill(null), ...s.up, ...Array(downs - first).fill(null)].map(cardElement);
+}
 
 const SEATS_PER_COLUMN = 5;  // more seats than this: two columns, at the left and the right edge (index.html)
 
@@ -741,20 +796,23 @@ function draw() {
     seatEl.dataset.seat = n;
     const name = el("div", "name");
     name.append(el("span", "num", n), el("span", "player", s.name || `Seat ${n}`));
-    if (Number(n) === state.button) name.append(el("span", "button", "D"));
+    if (Number(n) === state.button && !state.street) name.append(el("span", "button", "D"));  // (stud: no button)
+    if (Number(n) === state.bringIn && state.street === "third") name.append(el("span", "bring-in", "BRING-IN"));
     const moneyEl = el("div", "money");
     moneyEl.append(el("span", "stack", money(s.stack)));
     if (s.bet) moneyEl.append(el("span", "bet", `bet ${money(s.bet)}`));
     if (s.allIn && s.lastAction !== "ALL IN") moneyEl.append(el("span", "bet", "all in"));
     if (s.lastAction) moneyEl.append(el("span", "last-action", s.lastAction));
     const faces = (config.mode === "delayed" || config.live) && s.cards.length;
-    const cards = el("div", "cards" + ((faces ? s.cards.length : s.count) > 4 ? " many" : ""));  // (index.html)
-    if (faces) s.cards.forEach((c) => cards.append(cardElement(c)));
+    const cards = el("div", "cards" + (Math.max(s.count, faces ? s.cards.length : 0) > 4 ? " many" : ""));
+    if (state.street) studCards(s, faces).forEach((c) => cards.append(c));
+    else if (faces) s.cards.forEach((c) => cards.append(cardElement(c)));
     else for (let i = 0; i < s.count; i++) cards.append(cardElement(null));
     seatEl.append(name, cards, moneyEl);
     // the result's line: what the seat won, and the name of the hand it showed down
-    const made = state.result && !s.folded && s.cards.length >= 2 && state.board.length >= 3
-      ? madeHand(s.cards, state.board) : null;
+    const made = !state.result || s.folded ? null
+      : state.street && s.cards.length + state.board.length >= 5 ? studHand(s.cards.concat(state.board))
+        : s.cards.length >= 2 && state.board.length >= 3 ? madeHand(s.cards, state.board) : null;
     if (typeof s.won === "number" || made) {
       const result = el("div", "result");
       if (typeof s.won === "number") result.append(el("span", "won", `+${money(s.won)}`));
@@ -772,6 +830,8 @@ function draw() {
       bar.append(win, tie);
       const share = el("span", "pct", pct(s.equity.win));
       if (s.equity.tie >= 0.001) share.append(" ", el("small", "", `tie ${pct(s.equity.tie)}`));
+      // a hi-lo game: the high half's share above, the low half's beside it
+      if (typeof s.equity.low_win === "number") share.append(" ", el("small", "low", `low ${pct(s.equity.low_win)}`));
       const eq = el("div", "equity");
       eq.append(bar, share);
       if (s.equity.outs) eq.append(el("span", "outs", `${s.equity.outs.length} outs`));
@@ -804,6 +864,7 @@ function draw() {
     });
   }
   document.getElementById("hand").textContent = state.hand ? `Hand ${state.hand}` : "";
+  document.getElementById("street").textContent = state.street ? STUD_STREETS.get(state.street) : "";
   const winner = document.getElementById("winner");
   winner.hidden = !state.winner;
   winner.textContent = "";

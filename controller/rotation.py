@@ -129,8 +129,8 @@ class Rotation:
         names = [g.name for g in self.setup.games]
         if name not in names:
             if not self.rotates:
-                return Refusal(f"this table deals {names[0]} only: the configuration's [game] rotation names the "
-                               "games it may deal")
+                return Refusal(f"this table deals {names[0] or 'one game'} only: the configuration's [game] rotation "
+                               "names the games it may deal")
             return Refusal(f"{name} is not in this table's rotation ({', '.join(names)})")
         return None
 

@@ -132,6 +132,8 @@ CASES = [  # (command, its fields, the table, its state, the reply's error)
     ("clear_seat", {"seat": 4}, "chips", "idle", "seat 4 has no player to clear"),
     ("set_level", {}, "chips", "idle", NO_TOURNAMENT),
     ("set_level", {"level": 3}, "tournament", "idle", "level 3 is not in the schedule (levels 1 to 2)"),
+    ("set_game", {"game": "plo4"}, "chips", "idle",
+     "this table deals one game only: the configuration's [game] rotation names the games it may deal"),
     ("bomb_pot", {"amount": 100}, "chips", "dealt",
      "the deal has begun: a bomb pot or flip is agreed before the deal (CA GR 14.2, 14.3)"),
     ("run_it", {"times": 2}, "chips", "idle", "no hand is running"),

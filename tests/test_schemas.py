@@ -82,7 +82,7 @@ EVENT_TYPES = {"hand_started", "card_dealt", "bring_in", "first_to_act", "burn",
                "button_set", "seats_set", "new_hand", "floor_call", "deck_audit", "hand_audit",
                "device_breach", "device_seen", "absent_at_deal", "seat_left", "seat_returned", "seat_presence",
                "clock_due", "clock_started", "clock_tick", "time_bank_used", "clock_stopped", "clock_expired", "equity",
-               "player_seated", "seat_cleared", "level_set", "bomb_pot_agreed", "run_it_agreed"}
+               "player_seated", "seat_cleared", "level_set", "bomb_pot_agreed", "run_it_agreed", "game_set"}
 UNKNOWN_UID = "E004015000FF0001"  # a tag of no registered deck
 
 
@@ -647,6 +647,9 @@ COMMANDS_DURING_THE_HAND = [
     ("floor", {"id": "h4", "command": "set_level"}, True, True),  # level 3, from the next hand
     ("floor", {"id": "h5", "command": "bomb_pot", "amount": 4, "kind": "flip"}, True, False),  # before the deal only
     ("floor", {"id": "h6", "command": "run_it", "times": 4}, False, False),  # twice or three times
+    ("floor", {"id": "h7", "command": "set_game", "game": "plo4"}, True, True),  # a mixed game's, from the next hand
+    ("floor", {"id": "h8", "command": "set_game", "game": "razz"}, True, False),  # not in the rotation
+    ("dealer", {"id": "h9", "command": "set_game", "game": "nlhe"}, True, False),  # floor only
 ]
 COMMANDS_AFTER_THE_HAND = [("floor", {"id": "a1", "command": "select_deck", "deck": "A"}, True, True)]
 
@@ -733,7 +736,8 @@ def session(broker, tmp_path_factory):
         device_situations(config)
         config = table_config(settings, "schemas-commands", base=TABLE_10)
         config = dataclasses.replace(config, game=dataclasses.replace(config.game, levels=(
-            Level(1, 2), Level(2, 4), Level(3, 6, big_blind_ante=6, minutes=20))))  # a tournament table
+            Level(1, 2), Level(2, 4), Level(3, 6, big_blind_ante=6, minutes=20)),  # a tournament table
+            rotation=("nlhe", "plo4"), hands_per_game=8))  # of a mixed game
         tables.append(config.table_id)
         commands_and_replies(config, recorder)
 

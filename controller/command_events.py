@@ -37,3 +37,49 @@ class BombPotAgreed:
     applies_to_hand: int
     sits_out: int | None
     by: str
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonSet:
+    """``set_button``: the floor put the button on ``seat`` for hand ``applies_to_hand``."""
+
+    seat: int
+    applies_to_hand: int
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatsSet:
+    """``seats``: the seats dealt in from hand ``applies_to_hand``."""
+
+    seats: tuple[int, ...]
+    applies_to_hand: int
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunItAgreed:
+    """``run_it``: the players agreed to deal the rest of the board ``runs`` times, for ``pots`` (None: every pot),
+    with ``shared`` board cards dealt once for all the runs."""
+
+    runs: int
+    pots: tuple[int, ...] | None
+    shared: int
+    by: str
+    rules: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NewHandCalled:
+    """``new_hand``: the dealer says the next cards are a new hand's."""
+
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class FloorCalled:
+    """``floor_call``: the floor is called to the table (to ``seat``, if one is named), with the caller's ``note``."""
+
+    seat: int | None
+    note: str | None
+    by: str

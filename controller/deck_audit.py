@@ -16,7 +16,7 @@ from typing import Any
 
 from controller.cards import FULL_DECK
 from controller.domain import DomainEvent
-from controller.events import BoardCard, Burn, CardDealt, DeckSelected, Folded, HandAudit, HandEnded
+from controller.events import BoardCard, Burn, CardDealt, CardsNeverSeen, DeckSelected, Folded, HandAudit, HandEnded
 from controller.outbox import CURRENT, Outbox
 
 
@@ -47,14 +47,13 @@ class DeckAudit:
         elif isinstance(record, HandEnded):
             report = self._hand_ended(record)
             if report is not None:
-                self.out.emit("deck_audit", report, None, t=event.t,
-                              hand=event.hand if event.hand is not None else CURRENT)
+                self.out.publish(report, t=event.t, hand=event.hand if event.hand is not None else CURRENT)
         elif isinstance(record, HandAudit):  # it comes just before its hand's hand_ended
             self._lost = self._lost | set(record.missing)
         elif isinstance(record, DeckSelected):
             self._seen, self._lost, self._ended = set(), frozenset(), 0
 
-    def _hand_ended(self, ended: HandEnded) -> dict | None:
+    def _hand_ended(self, ended: HandEnded) -> CardsNeverSeen | None:
         """The cards the hand ended with were in play; a window that ends with cards never seen is reported."""
         self._seen.update(ended.board)
         for _seat, cards in ended.hole_cards:
@@ -69,8 +68,7 @@ class DeckAudit:
         self._seen, self._ended = set(), 0
         if not missing:
             return None
-        return {"audit_hands": self.hands, "distinct_cards": seen, "missing": missing,
-                "severity": "warning", "ruling": "new_deck", "rules": ["PP Irregularities 10"]}
+        return CardsNeverSeen(self.hands, seen, tuple(missing), ("PP Irregularities 10",))
 
     def checkpoint_state(self) -> dict[str, Any]:
         """The window so far, as JSON (a checkpoint between hands)."""

@@ -163,11 +163,42 @@ class HandAudit:
 
 
 @dataclass(frozen=True, slots=True)
+class CardsNeverSeen:
+    """The deck audit (controller.deck_audit): over the last ``audit_hands`` hands only ``distinct_cards`` of the
+    deck were seen, ``missing`` never (PP Irregularities 10: a new deck is brought in)."""
+
+    audit_hands: int
+    distinct_cards: int
+    missing: tuple[str, ...]
+    rules: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class DeckSelected:
     """The floor changed the active deck."""
 
     deck: str
     by: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderLinkChanged:
+    """A reader's link is ``up``, ``down``, ``incompatible`` (firmware the table cannot use), or was ``reset``;
+    ``detail``: what the reader's link said of it (docs/events.md)."""
+
+    reader: str
+    state: str
+    detail: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class AntennaChanged:
+    """An antenna of a reader faulted (``state`` ``fault``) or works again (``ok``); ``detail``: which, and what the
+    reader said."""
+
+    reader: str
+    state: str
+    detail: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,7 @@ from controller.domain import DomainEvent
 from controller.events import (ActionTaken, BettingStarted, BoardCard, Burn, CardDealt, FloorRuling, Folded,
                                HandEnded, HandOver, HandStarted, Misdeal)
 from controller.floor import CARDS, HAND_END, NEXT_HAND, NEXT_HAND_ACTION, FloorQueue, not_waiting
-from controller.levels import LevelSchedule
+from controller.levels import LevelSchedule, TournamentLevels
 from controller.outbox import CURRENT, Outbox
 from controller.rotation import Game, Rotation
 from controller.shown_hands import cards_showdown
@@ -84,6 +84,8 @@ class GameController:
         # the dealing rules ask the betting how far it is
         self.cards = TableController(setup, self.betting, self.out, self.floor, hand_ending=self._hand_ending,
                                      rotation=self.rotation)
+        # the floor's set_level and the level each hand begins with (None in a cash game)
+        self.tournament = TournamentLevels(self.levels, self.cards, self.out) if self.levels is not None else None
         self._before_end: list[DomainEvent] = []  # an input's events up to the hand's result (_hand_ending)
         # the floor's answer on a winning hand the dealer mucked: the cards, then the chips (the chips find it)
         self.mucked_winner = (mucked_winner.MuckedWinnerAnswer(self.cards, self.betting, self.out)
@@ -209,8 +211,7 @@ class GameController:
             "run_it": Handler(self._run_it_refusal, self._run_it_command),
             "confirm": Handler(self._answer_refusal, self._floor_answer),
             "override": Handler(self._answer_refusal, self._floor_answer),
-            "set_level": (Handler(partial(self._level_refusal, self.levels), partial(self._level_command, self.levels))
-                          if self.levels is not None else
+            "set_level": (Handler(self.tournament.refusal, self.tournament.apply) if self.tournament is not None else
                           unavailable("this table plays no tournament: the configuration has no [tournament] level "
                                       "schedule")),
             "set_game": Handler(self._game_refusal, self._game_command),
@@ -246,19 +247,6 @@ class GameController:
         apply(command, t)
         self.out.begin(t)
         self._rules_t = t
-        return self.out.take()
-
-    def _level_refusal(self, levels: LevelSchedule, command: Command, t: float) -> Refusal | None:
-        return levels.refusal(command.get("level"))
-
-    def _level_command(self, levels: LevelSchedule, command: Command, t: float) -> list[DomainEvent]:
-        """``set_level``: the floor announces a level (or, without ``level``, the next one). It runs from the next
-        hand: at once between hands, at the next hand's first card during one (DE 5: "beginnt diese mit dem nächsten
-        Spiel"; AC 18)."""
-        in_hand = self.cards.in_hand
-        number = levels.announce(command.get("level"), in_hand)
-        self.out.emit("level_set", {**levels.describe(number), "applies_to_hand": self.cards.hand + 1,
-                                    "running": not in_hand, **command.signed()}, t=t)
         return self.out.take()
 
     def _game_refusal(self, command: Command, t: float) -> Refusal | None:
@@ -600,10 +588,8 @@ class GameController:
         if not events:
             return events
         started = next((e for e in events if isinstance(e.record, HandStarted)), None)
-        if started is not None and self.levels is not None and (number := self.levels.hand_started()) is not None:
-            # the announced level runs from this hand: before its blinds are read
-            self.out.emit("level_set", {**self.levels.describe(number), "applies_to_hand": started.hand,
-                                        "running": True}, t=started.t, hand=started.hand)
+        if started is not None and self.tournament is not None:
+            self.tournament.hand_started(started.hand, started.t)  # before the hand's blinds are read
         self.unregistered_deck.card_events(events)
         self.deck_audit.card_events(events)
         if self.betting is not None:

@@ -10,9 +10,14 @@ with. Pure like the rest of the controller.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from controller.commands import Refusal
+from controller.commands import Command, Refusal
+
+if TYPE_CHECKING:  # (the outbox makes the wire form of a LevelSet: it imports this module)
+    from controller.domain import DomainEvent
+    from controller.outbox import Outbox
+    from controller.table import TableController
 
 
 @dataclass(frozen=True)
@@ -74,9 +79,7 @@ class LevelSchedule:
 
     def describe(self, number: int) -> dict[str, Any]:
         """A level as events and snapshots show it."""
-        level = self.levels[number - 1]
-        return {"level": number, **{k: v for k, v in asdict(level).items() if k != "minutes"},
-                "minutes": level.minutes}
+        return describe(number, self.levels[number - 1])
 
     def snapshot(self) -> dict[str, Any]:
         return {**self.describe(self.number), "levels": len(self.levels), "next_hand": self.pending}
@@ -89,3 +92,50 @@ class LevelSchedule:
         self.number = number if 1 <= number <= len(self.levels) else self.number
         pending = state.get("pending")
         self.pending = int(pending) if pending is not None and 1 <= int(pending) <= len(self.levels) else None
+
+
+def describe(number: int, level: Level) -> dict[str, Any]:
+    """Level ``number`` as events and snapshots show it."""
+    return {"level": number, **{k: v for k, v in asdict(level).items() if k != "minutes"}, "minutes": level.minutes}
+
+
+@dataclass(frozen=True, slots=True)
+class LevelSet:
+    """Level ``number`` runs from hand ``applies_to_hand``: announced by the floor (``by``; ``running``: at once,
+    between hands, or not until the running hand ends), or begun at that hand's first card (``by`` None)."""
+
+    number: int
+    level: Level
+    applies_to_hand: int | None
+    running: bool
+    by: str | None = None
+
+
+class TournamentLevels:
+    """The floor's ``set_level``, checked, then applied, and the level an announced level begins with: each a
+    ``level_set`` (LevelSet)."""
+
+    def __init__(self, schedule: LevelSchedule, cards: TableController, out: Outbox):
+        self.schedule = schedule
+        self.cards = cards
+        self.out = out
+
+    def refusal(self, command: Command, t: float) -> Refusal | None:
+        return self.schedule.refusal(command.get("level"))
+
+    def apply(self, command: Command, t: float) -> list[DomainEvent]:
+        """``set_level``: the floor announces a level (or, without ``level``, the next one). It runs from the next
+        hand: at once between hands, at the next hand's first card during one (DE 5: "beginnt diese mit dem
+        nächsten Spiel"; AC 18)."""
+        in_hand = self.cards.in_hand
+        number = self.schedule.announce(command.get("level"), in_hand)
+        self.out.publish(LevelSet(number, self.schedule.levels[number - 1], self.cards.hand + 1, not in_hand,
+                                  command.by), t=t)
+        return self.out.take()
+
+    def hand_started(self, hand: int | None, t: float) -> None:
+        """Hand ``hand`` began at ``t``: a level announced during the hand before runs from it, before its blinds
+        are read."""
+        number = self.schedule.hand_started()
+        if number is not None:
+            self.out.publish(LevelSet(number, self.schedule.levels[number - 1], hand, True), t=t, hand=hand)

@@ -68,13 +68,15 @@ from controller import table_snapshot
 from controller.board import Board, BettingProgress
 from controller.board_runs import RUN_RULES
 from controller.cards import parse_card
+from controller.command_events import ButtonSet, FloorCalled, NewHandCalled, RunItAgreed, SeatsSet
 from controller.commands import Command, CommandTable, Handler, Refusal, allowed
 from controller.deal_rulings import DealRulings
 from controller.dealing import (DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, THIRD_STREET_CARDS, Deal, ReadWindows,
                                big_blind_seat, next_seat, rotate)
 from controller.decks import Decks
 from controller.domain import DomainEvent
-from controller.events import DeckSelected, FloorRuling, HandEnded, HandStarted, UnknownTag
+from controller.events import (AntennaChanged, DeckSelected, FloorRuling, HandEnded, HandStarted, ReaderLinkChanged,
+                               UnknownTag)
 from controller.hand_cards import HandCards, Seat
 from controller.floor import CARDS, HAND_END, FloorQueue, Irregularity, not_waiting
 from controller.irregularities import Irregularities
@@ -471,9 +473,9 @@ class TableController:
         reader = self.readers.setdefault(event.reader, {"link": "unknown", "faulted_antennas": []})
         if event.kind in ("reader_up", "reader_down", "reader_incompatible"):
             reader["link"] = event.kind.removeprefix("reader_")
-            self.out.emit("reader_link", {"reader": event.reader, "state": reader["link"], **detail})
+            self.out.publish(ReaderLinkChanged(event.reader, reader["link"], detail))
         elif event.kind == "reader_reset":
-            self.out.emit("reader_link", {"reader": event.reader, "state": "reset", **detail})
+            self.out.publish(ReaderLinkChanged(event.reader, "reset", detail))
         elif event.kind in ("antenna_fault", "antenna_ok"):
             antenna = detail.get("antenna")
             if (antenna in reader["faulted_antennas"]) == (event.kind == "antenna_fault"):
@@ -481,8 +483,7 @@ class TableController:
             faulted = set(reader["faulted_antennas"])
             faulted.add(antenna) if event.kind == "antenna_fault" else faulted.discard(antenna)
             reader["faulted_antennas"] = sorted(faulted)
-            self.out.emit("antenna", {"reader": event.reader, "state": "fault" if event.kind == "antenna_fault"
-                                      else "ok", **detail})
+            self.out.publish(AntennaChanged(event.reader, "fault" if event.kind == "antenna_fault" else "ok", detail))
         self._note_hold()
         return self.out.take()
 
@@ -717,7 +718,7 @@ class TableController:
         else:  # the floor placed it: a later seats command leaves it there
             self.button, self.next_button, self.last_deal = seat, None, None
             self.no_small_blind = False
-        self.out.emit("button_set", {"seat": seat, "applies_to_hand": self.hand + 1, **command.signed()})
+        self.out.publish(ButtonSet(seat, self.hand + 1, command.by))
         return self._applied()
 
     def _seats_refusal(self, command: Command, t: float) -> Refusal | None:
@@ -734,7 +735,7 @@ class TableController:
         else:
             self.eligible, self.next_players = players, None
             self._button_for_players()
-        self.out.emit("seats_set", {"seats": list(players), "applies_to_hand": self.hand + 1, **command.signed()})
+        self.out.publish(SeatsSet(players, self.hand + 1, command.by))
         return self._applied()
 
     def _run_it_refusal(self, command: Command, t: float) -> Refusal | None:
@@ -747,17 +748,17 @@ class TableController:
         """``run_it``: all players agreed to deal the rest of the board ``times`` times (CA Actions 8), for
         ``pots`` (CA Actions 8e; the betting layer checks that no more action is possible)."""
         self.board_part.runs.agree(command["times"], len(self.board))
-        self.out.emit("run_it_agreed", {"runs": command["times"], "pots": command.get("pots"),
-                                        "shared": len(self.board), **command.signed(), "rules": list(RUN_RULES)})
+        pots = command.get("pots")
+        self.out.publish(RunItAgreed(command["times"], tuple(pots) if pots is not None else None, len(self.board),
+                                     command.by, tuple(RUN_RULES)))
         return self._applied()
 
     def _new_hand(self, command: Command, t: float) -> list[DomainEvent]:
-        self.out.emit("new_hand", {**command.signed()})
+        self.out.publish(NewHandCalled(command.by))
         return self._applied()
 
     def _floor_call(self, command: Command, t: float) -> list[DomainEvent]:
-        extra = {"seat": command["seat"]} if "seat" in command else {}
-        self.out.emit("floor_call", {**extra, **command.noted(), **command.signed()})
+        self.out.publish(FloorCalled(command.get("seat"), command.note, command.by))
         return self._applied()
 
     def _ping(self, command: Command, t: float) -> list[DomainEvent]:

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from controller.command_events import BombPotAgreed, PlayerSeated, SeatCleared
+from controller.command_events import (BombPotAgreed, ButtonSet, FloorCalled, NewHandCalled, PlayerSeated, RunItAgreed,
+                                       SeatCleared, SeatsSet)
 from controller.conduct_events import (RULING_TEXT, AbsentAtDeal, ClockDue, ClockExpired, ClockStarted, ClockStopped,
                                        ClockTick, DeviceBreach, DeviceBreachEnded, DeviceSeen, SeatLeft, SeatPresence,
                                        SeatReturned, SeatRuling, TimeBankUsed)
 from controller.dealing import WARNING, plain
-from controller.events import (ActionTaken, BetRuling, BettingStarted, BoardCard, BoardCorrected, Burn, CardDealt,
-                               ChipCount, DeckSelected, FloorRuling, Folded, HandAudit, HandEnded, HandStarted,
-                               IrregularCard, IrregularityResolved, Misdeal, UnknownTag)
+from controller.events import (ActionTaken, AntennaChanged, BetRuling, BettingStarted, BoardCard, BoardCorrected, Burn,
+                               CardDealt, CardsNeverSeen, ChipCount, DeckSelected, FloorRuling, Folded, HandAudit,
+                               HandEnded, HandStarted, IrregularCard, IrregularityResolved, Misdeal, ReaderLinkChanged,
+                               UnknownTag)
+from controller.levels import LevelSet, describe
 
 Payload = dict[str, Any]
 Wire = tuple[str, Payload, Payload]  # type, public, secret
@@ -112,8 +115,21 @@ def _hand_audit(e: HandAudit) -> Wire:
                           "rules": list(e.rules)}, {"cards": {**e.places, "missing": list(e.missing)}}
 
 
+def _cards_never_seen(e: CardsNeverSeen) -> Wire:
+    return "deck_audit", {"audit_hands": e.audit_hands, "distinct_cards": e.distinct_cards, "missing": list(e.missing),
+                          "severity": WARNING, "ruling": "new_deck", "rules": list(e.rules)}, {}
+
+
 def _deck_selected(e: DeckSelected) -> Wire:
     return "deck_selected", {"deck": e.deck, "by": e.by}, {}
+
+
+def _reader_link(e: ReaderLinkChanged) -> Wire:
+    return "reader_link", {"reader": e.reader, "state": e.state, **e.detail}, {}
+
+
+def _antenna(e: AntennaChanged) -> Wire:
+    return "antenna", {"reader": e.reader, "state": e.state, **e.detail}, {}
 
 
 def _unknown_tag(e: UnknownTag) -> Wire:
@@ -259,6 +275,38 @@ def _seat_cleared(e: SeatCleared) -> Wire:
     return "seat_cleared", {"seat": e.seat, "name": e.name, "by": e.by}, {}
 
 
+def _button_set(e: ButtonSet) -> Wire:
+    return "button_set", {"seat": e.seat, "applies_to_hand": e.applies_to_hand, "by": e.by}, {}
+
+
+def _seats_set(e: SeatsSet) -> Wire:
+    return "seats_set", {"seats": list(e.seats), "applies_to_hand": e.applies_to_hand, "by": e.by}, {}
+
+
+def _run_it_agreed(e: RunItAgreed) -> Wire:
+    return "run_it_agreed", {"runs": e.runs, "pots": list(e.pots) if e.pots is not None else None, "shared": e.shared,
+                             "by": e.by, "rules": list(e.rules)}, {}
+
+
+def _new_hand_called(e: NewHandCalled) -> Wire:
+    return "new_hand", {"by": e.by}, {}
+
+
+def _floor_called(e: FloorCalled) -> Wire:
+    public: Payload = {"seat": e.seat} if e.seat is not None else {}
+    if e.note:
+        public["note"] = e.note
+    public["by"] = e.by
+    return "floor_call", public, {}
+
+
+def _level_set(e: LevelSet) -> Wire:
+    public: Payload = {**describe(e.number, e.level), "applies_to_hand": e.applies_to_hand, "running": e.running}
+    if e.by is not None:
+        public["by"] = e.by
+    return "level_set", public, {}
+
+
 def _bomb_pot_agreed(e: BombPotAgreed) -> Wire:
     public: Payload = {"amount": e.amount, "flip": e.flip, "applies_to_hand": e.applies_to_hand}
     if e.sits_out is not None:
@@ -270,14 +318,17 @@ def _bomb_pot_agreed(e: BombPotAgreed) -> Wire:
 _FORMS: dict[type, Callable[[Any], Wire]] = {
     BettingStarted: _betting_started, ActionTaken: _action, BetRuling: _bet_ruling, ChipCount: _chip_count,
     IrregularCard: _irregular_card, IrregularityResolved: _irregularity_resolved, FloorRuling: _floor_ruling,
-    HandAudit: _hand_audit, DeckSelected: _deck_selected, UnknownTag: _unknown_tag,
+    HandAudit: _hand_audit, CardsNeverSeen: _cards_never_seen, DeckSelected: _deck_selected,
+    ReaderLinkChanged: _reader_link, AntennaChanged: _antenna, UnknownTag: _unknown_tag,
     HandStarted: _hand_started, HandEnded: _hand_ended, Misdeal: _misdeal, CardDealt: _card_dealt,
     BoardCard: _board_card, Burn: _burn, Folded: _folded, BoardCorrected: _board_corrected,
     DeviceBreach: _device_breach, DeviceBreachEnded: _device_breach_ended, DeviceSeen: _device_seen,
     AbsentAtDeal: _absent_at_deal, SeatLeft: _seat_left, SeatReturned: _seat_returned, SeatPresence: _seat_presence,
     ClockDue: _clock_due, ClockStarted: _clock_started, ClockTick: _clock_tick, TimeBankUsed: _time_bank_used,
     ClockStopped: _clock_stopped, ClockExpired: _clock_expired,
-    PlayerSeated: _player_seated, SeatCleared: _seat_cleared, BombPotAgreed: _bomb_pot_agreed,
+    PlayerSeated: _player_seated, SeatCleared: _seat_cleared, BombPotAgreed: _bomb_pot_agreed, LevelSet: _level_set,
+    ButtonSet: _button_set, SeatsSet: _seats_set, RunItAgreed: _run_it_agreed, NewHandCalled: _new_hand_called,
+    FloorCalled: _floor_called,
 }
 
 

@@ -146,7 +146,7 @@ def cmd_command(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from rfid_table.devtools.demo import demo
 
-    return demo(args.config, args.hands, args.speed, args.seed, args.dealer_errors)
+    return demo(args.config, args.hands, args.speed, args.seed, args.dealer_errors, args.game)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -328,6 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="random seed of the simulated table: the same seed plays the same hands (default: random)")
     p.add_argument("--dealer-errors", type=float, default=DEMO_DEALER_ERRORS, metavar="P",
                    help=f"chance per deal that the simulated dealer makes a dealing error (default {DEMO_DEALER_ERRORS})")
+    p.add_argument("--game", default=None, metavar="GAME",
+                   help="the game to deal: one (stud, razz, plo4 ...), horse, or several in turn (nlhe,plo4); a stud "
+                        "game on the example stud table (default: the configuration's)")
     p.set_defaults(func=cmd_demo)
 
     def registration_options(p: argparse.ArgumentParser, what: str) -> None:

@@ -7,6 +7,8 @@ temporary files. Only the simulated table's log stays, named at the start and at
 
 import _thread
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,8 +17,10 @@ import threading
 import time
 from pathlib import Path
 
+from controller.rotation import HORSE
 from rfid_table.ops.broker import BrokerError, PrivateBroker
-from rfid_table.config.table import MqttSettings, load_config
+from rfid_table.config.checker import ConfigError, parse_toml
+from rfid_table.config.table import EX_CONFIG, STUD_VARIANTS, VARIANTS, MqttSettings, load_config
 from rfid_table.ops.watch import watch
 from rfid_table.package_data import CONFIG_DIR
 
@@ -28,6 +32,46 @@ DEMO_FLOOR_ANSWER_S = 6.0  # the floor comes to the table and confirms what wait
 DEMO_DELAY_S = 20  # the broadcast delay (table seconds): the overlay comes alive within a minute
 LAST_HAND_SHOWN_S = 10.0  # once the simulated table has played its hands, the live view's time to show the last
 ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# A stud table in the demo seats six: with seven or eight players the deck can run short on seventh street, and the
+# equity cannot weigh a community card still to come.
+DEMO_STUD_PLAYERS = 6
+
+
+class GameError(ValueError):
+    """A ``--game`` that names no game the table can deal."""
+
+
+def demo_games(game: str) -> tuple[str, ...]:
+    """``--game``: one game (``stud``), ``horse``, or games dealt in turn (``nlhe,plo4``). Raises GameError naming
+    what is wrong."""
+    games = HORSE if game == "horse" else tuple(g.strip() for g in game.split(",") if g.strip())
+    unknown = [g for g in games if g not in VARIANTS]
+    if not games or unknown:
+        raise GameError(f"--game {game!r}: {', '.join(unknown) or 'no game'} is not a game; one of "
+                        f"{', '.join(VARIANTS)}, 'horse', or several of them separated by commas")
+    return games
+
+
+def table_with_games(base: Path, games: tuple[str, ...], work: Path) -> Path:
+    """A copy of the table configuration ``base`` in ``work`` that deals ``games`` (its [game] variant, and a
+    rotation for several), with its chip registry beside it, as ``rfid-table sim`` reads it."""
+    text = base.read_text(encoding="utf-8")
+    section = re.search(r"(?m)^\[game\][^\n]*\n", text)
+    if section is None:
+        raise GameError(f"{base} has no [game] section to deal {', '.join(games)} in")
+    body_start = section.end()
+    next_section = re.search(r"(?m)^\[", text[body_start:])
+    body_end = body_start + next_section.start() if next_section else len(text)
+    body = re.sub(r"(?m)^(variant|rotation|hands_per_game|change)\s*=.*\n", "", text[body_start:body_end])
+    chosen = f'variant = "{games[0]}"\n'
+    if len(games) > 1:
+        chosen += "rotation = [" + ", ".join(f'"{g}"' for g in games) + "]\n"
+    copy = work / base.name
+    copy.write_text(text[:body_start] + chosen + body + text[body_end:], encoding="utf-8")
+    registry = parse_toml(str(base), text).get("chips", {}).get("registry")
+    if isinstance(registry, str) and not Path(registry).is_absolute() and (base.parent / registry).is_file():
+        shutil.copy(base.parent / registry, work / registry)  # (a relative path is read from the file's directory)
+    return copy
 
 
 class Ending:
@@ -73,9 +117,31 @@ def _say(text: str, file=sys.stdout) -> None:
         pass
 
 
-def demo(config_path: str | None, hands: int, speed: float, seed: int | None, dealer_errors: float = 0.0) -> int:
-    config_path = config_path or str(CONFIG_DIR / "table-chips.toml")
-    config = load_config(config_path)
+def demo(config_path: str | None, hands: int, speed: float, seed: int | None, dealer_errors: float = 0.0,
+         game: str | None = None) -> int:
+    """``game``: the game to deal (``--game``), on the example stud table for a stud game or a rotation with one,
+    else on the chips table (or ``config_path``)."""
+    games_dir: tempfile.TemporaryDirectory | None = None
+    table = config_path
+    try:
+        games = demo_games(game) if game else ()
+        if table is None:
+            stud = any(g in STUD_VARIANTS for g in games)
+            table = str(CONFIG_DIR / ("table-stud.toml" if stud else "table-chips.toml"))
+        config_path = table
+        if games:
+            games_dir = tempfile.TemporaryDirectory(prefix="rfid-table-demo-game-")
+            config_path = str(table_with_games(Path(table), games, Path(games_dir.name)))
+        config = load_config(config_path)
+    except (GameError, ConfigError) as exc:
+        if games_dir is not None:
+            games_dir.cleanup()
+        if isinstance(exc, GameError) or not games:
+            _say(f"rfid-table demo: {exc}", sys.stderr)
+        else:  # the copy that deals the game is gone: its problems by key, the table named
+            _say("\n  ".join([f"rfid-table demo: {table} cannot deal {game}:",
+                               *(f"{p.key}: {p.message}" for p in exc.problems)]), sys.stderr)
+        return EX_CONFIG
     ending = Ending()
     broker: PrivateBroker | None = None
     sim: subprocess.Popen | None = None
@@ -103,6 +169,8 @@ def demo(config_path: str | None, hands: int, speed: float, seed: int | None, de
                        "--journal", str(Path(work.name) / "demo.journal"), "--delay", str(DEMO_DELAY_S)]
             if seed is not None:
                 command += ["--seed", str(seed)]
+            if any(g in STUD_VARIANTS for g in config.game.rotation or (config.game.variant,)):
+                command += ["--players", str(min(DEMO_STUD_PLAYERS, config.seats))]
             overlay = broker.overlay_url(config.table_id, speed=str(speed))
             console = broker.console_url(config.table_id, role="floor")
             print(f"private broker on {broker.host}:{broker.port}; simulated table log: {log}")
@@ -147,6 +215,8 @@ def demo(config_path: str | None, hands: int, speed: float, seed: int | None, de
             broker.close()
         if work is not None:
             work.cleanup()
+        if games_dir is not None:
+            games_dir.cleanup()
     if sim_status or (sim_status == 0 and not hands):  # it failed, or stopped while it was to play on
         how = f"killed by {signal.Signals(-sim_status).name}" if sim_status < 0 else f"exit status {sim_status}"
         _say(f"rfid-table demo: the simulated table stopped ({how}); see its log", sys.stderr)

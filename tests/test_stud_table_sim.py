@@ -90,3 +90,15 @@ def test_the_simulator_deals_a_horse_rotation_and_the_table_reads_each_game_clea
     assert [e[4]["game"] for e in events if e[1] == "hand_started"] == ["flhe", "razz", "stud", "flo8", "stud8"]
     assert [e for e in events if e[1] in ("irregular_card", "misdeal")] == []
     assert all(e[4]["winners"] for e in events if e[1] == "showdown")
+
+
+def test_eight_players_who_all_stay_run_the_deck_short_and_share_the_community_card():
+    recorded = play("table-stud.toml", {"variant": "stud"}, {"seed": 2, "dealer_errors": 0.0, "fold_chance": 0.0}, 1)
+    events = [json.loads(line) for line in recorded.lines]
+    [short] = [e[4] for e in events if e[1] == "irregular_card"]
+    assert (short["code"], short["live_seats"]) == ("deck_short", list(range(1, 9)))
+    [community] = [e[4] for e in events if e[1] == "board_card"]
+    assert community["street"] == "seventh"
+    [ended] = [e[4] for e in events if e[1] == "hand_ended"]
+    assert ended["board"] == [community["card"]] and ended["live_seats"] == list(range(1, 9))
+    assert [e[4]["winners"] for e in events if e[1] == "showdown"] != [[]]

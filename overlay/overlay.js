@@ -830,7 +830,7 @@ function draw() {
       bar.append(win, tie);
       const share = el("span", "pct", pct(s.equity.win));
       if (s.equity.tie >= 0.001) share.append(" ", el("small", "", `tie ${pct(s.equity.tie)}`));
-      // a hi-lo game: the high half's share above, the low half's beside it
+      // a hi-lo game: the low half's share after the high half's
       if (typeof s.equity.low_win === "number") share.append(" ", el("small", "low", `low ${pct(s.equity.low_win)}`));
       const eq = el("div", "equity");
       eq.append(bar, share);

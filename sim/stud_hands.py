@@ -154,11 +154,12 @@ def random_stud_hands(count: int, seed: int = 0, games: tuple[str, ...] = GAMES)
 # ---- the hand on the table ----------------------------------------------------------------------------
 
 def stud_zones(seats: int = SEATS) -> dict[str, tuple[str, int]]:
-    """The antennas of a stud table: each seat's down and up cards, the board (the community card), burn and muck."""
+    """The antennas of a stud table: each seat's down and up cards side by side (neighbours: the RF noise model's
+    cross reads pass between them), the board (the community card), burn and muck."""
     zones: dict[str, tuple[str, int]] = {}
     for s in range(1, seats + 1):
-        zones[f"seat{s}.cards"] = ("main", s)
-        zones[f"seat{s}.up"] = ("main", seats + s)
+        zones[f"seat{s}.cards"] = ("main", 2 * s - 1)
+        zones[f"seat{s}.up"] = ("main", 2 * s)
     for i, name in enumerate(("board", "burn", "muck")):
         zones[name] = ("main", 2 * seats + 1 + i)
     return zones

@@ -176,7 +176,7 @@ class Room:
         self.server = self._stack.enter_context(private_postgres())
         self.dsn = self.server.database("soak_room")
         config = self.directory / "room.toml"
-        config.write_text(f'[room]\nid = "{ROOM_ID}"\n[mqtt]\nhost = "{self.settings.host}"\n'
+        config.write_text(f'[room]\nid = "{ROOM_ID}"\ntime_zone = "UTC"\n[mqtt]\nhost = "{self.settings.host}"\n'
                           f'port = {self.settings.port}\ntopic_prefix = "{self.prefix}"\nsession_expiry_s = 3600\n'
                           f'[database]\ndsn = "{self.dsn}"\nretry_max_s = 2\n'
                           f'[statistics]\ntopic_prefix = "{STATS_PREFIX}"\n', encoding="utf-8")

@@ -4,7 +4,7 @@ Every hand a journal holds a ``hand_history`` of must be stored once, and nothin
 worked out here again from the journals' events (``betting_started``, ``action``, ``action_undone``,
 ``board_card``, ``showdown``, ``player_seated``, ``seat_cleared``), with docs/room.md's definitions and without the
 room's code (rfid_table/room/records.py reads the published OHH copy, the SQL views sum it): the two must give the
-same counts, percentages and net result per player, over all time and per session.
+same counts, percentages and net result per player, over all time, per day and per session.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field, fields
+from datetime import date, datetime, timezone
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
@@ -57,18 +58,21 @@ class Truth:
     hands: set[tuple[str, str, int]] = field(default_factory=set)  # (table, epoch, hand) with a hand_history
     all: dict[str, Counts] = field(default_factory=dict)  # player_id → counts over every hand
     sessions: dict[tuple[str, str, str, int], Counts] = field(default_factory=dict)  # (player, table, epoch, seq)
+    days: dict[tuple[str, date], Counts] = field(default_factory=dict)  # (player, the hand's day in UTC)
     unverifiable: list[str] = field(default_factory=list)  # hands whose statistics the journal cannot give
 
 
-def _events(path: Path) -> tuple[str, list[tuple[int, str, int | None, dict, dict]]]:
+def _events(path: Path) -> tuple[str, list[tuple[int, str, int | None, float, dict, dict]]]:
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         epoch = db.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()[0]
-        rows = db.execute("SELECT seq, type, hand, public, secret FROM events ORDER BY seq").fetchall()
+        # an event's published t is its wall-clock stamp where it has one (controller/domain.py)
+        rows = db.execute("SELECT seq, type, hand, coalesce(wall, t), public, secret FROM events ORDER BY seq")
+        events = [(seq, kind, hand, t, json.loads(public), json.loads(secret or "{}"))
+                  for seq, kind, hand, t, public, secret in rows]
     finally:
         db.close()
-    return epoch, [(seq, kind, hand, json.loads(public), json.loads(secret or "{}"))
-                   for seq, kind, hand, public, secret in rows]
+    return epoch, events
 
 
 def _seat_counts(seat: int, actions: list[dict], flop_turned: bool, showdown: list[int], payouts: dict,
@@ -126,7 +130,7 @@ def truth_from_journals(journals: dict[str, Path]) -> Truth:
         epoch, events = _events(path)
         seating: dict[int, tuple[str | None, int]] = {}  # seat → (player_id or None, the seating's seq)
         hands: dict[int, dict[str, Any]] = {}
-        for seq, kind, hand, public, secret in events:
+        for seq, kind, hand, t, public, secret in events:
             if kind in ("player_seated", "seat_cleared"):
                 seating[public["seat"]] = (public.get("player_id") if kind == "player_seated" else None, seq)
                 continue
@@ -149,6 +153,7 @@ def truth_from_journals(journals: dict[str, Path]) -> Truth:
                 truth.hands.add((table_id, epoch, hand))
                 # the player of a seat: its last seating before the hand's history (docs/room.md)
                 h["players"] = dict(seating)
+                h["day"] = datetime.fromtimestamp(round(t, 3), timezone.utc).date()  # the soak's room is in UTC
         for hand, h in hands.items():
             if "players" not in h:
                 continue
@@ -166,6 +171,7 @@ def truth_from_journals(journals: dict[str, Path]) -> Truth:
                                       net)
                 truth.all.setdefault(player, Counts()).add(counts)
                 truth.sessions.setdefault((player, table_id, epoch, seating_seq), Counts()).add(counts)
+                truth.days.setdefault((player, h["day"]), Counts()).add(counts)
     return truth
 
 
@@ -184,7 +190,7 @@ def compare(dsn: str, truth: Truth) -> dict[str, Any]:
 
     with psycopg.connect(dsn, row_factory=dict_row) as conn:
         rows = conn.execute("SELECT table_id, epoch, hand, count(*) AS n FROM hands GROUP BY 1, 2, 3").fetchall()
-        stats = conn.execute("SELECT * FROM player_statistics WHERE scope IN ('all', 'session')").fetchall()
+        stats = conn.execute("SELECT * FROM player_statistics").fetchall()
     stored = {(r["table_id"], r["epoch"], r["hand"]): r["n"] for r in rows}
     problems: list[str] = []
     missing = sorted(truth.hands - set(stored))
@@ -199,9 +205,11 @@ def compare(dsn: str, truth: Truth) -> dict[str, Any]:
     room_all = {r["player_id"]: r for r in stats if r["scope"] == "all"}
     room_sessions = {(r["player_id"], r["table_id"], r["epoch"], r["session_seq"]): r
                      for r in stats if r["scope"] == "session"}
+    room_days = {(r["player_id"], r["day"]): r for r in stats if r["scope"] == "day"}
     compared = 0
     differences: list[str] = []
-    for scope, ours, theirs in (("all", truth.all, room_all), ("session", truth.sessions, room_sessions)):
+    for scope, ours, theirs in (("all", truth.all, room_all), ("session", truth.sessions, room_sessions),
+                                ("day", truth.days, room_days)):
         for key in sorted(set(ours) - set(theirs), key=str):
             differences.append(f"{scope} {key}: in the journals, not in the room's statistics")
         for key in sorted(set(theirs) - set(ours), key=str):
@@ -220,5 +228,6 @@ def compare(dsn: str, truth: Truth) -> dict[str, Any]:
                         f"{truth.unverifiable[:3]}")
     return {"hands_in_journals": len(truth.hands), "hands_stored": sum(stored.values()),
             "hands_missing": len(missing), "hands_extra": len(extra), "hands_stored_twice": len(twice),
-            "players": len(truth.all), "sessions": len(truth.sessions), "statistics_compared": compared,
+            "players": len(truth.all), "sessions": len(truth.sessions), "days": len(truth.days),
+            "statistics_compared": compared,
             "statistics_differing": len(differences), "problems": problems}

@@ -214,7 +214,7 @@ class Room:
             self.progress(f"room: {self.instances[0].client_id} started again")
         elif name == "move":
             # seat 1's player of each table moves to the next table's seat 1: a second session, at another table
-            for i, table_id in enumerate(table_ids):
+            for table_id in table_ids:
                 self.seatings += 1
                 self.observer.command(table_id, f"clear-{self.seatings}", command="clear_seat", seat=1)
             for i, table_id in enumerate(table_ids):
@@ -250,9 +250,9 @@ class Room:
 
     def finish_steps(self, table_ids: list[str]) -> None:
         """A run cut short still restores what it broke: the instance runs, the database is up."""
-        for when, name in SCHEDULE:
-            if name in ("restart", "database_start") and name not in self.done:
-                self.step(name, table_ids)
+        for broke, mended in (("kill", "restart"), ("database_stop", "database_start")):
+            if broke in self.done:
+                self.step(mended, table_ids)
 
     # ---- the end ----------------------------------------------------------------------------------------
 

@@ -284,8 +284,8 @@ class RoomService:
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 if failed_since is None:
                     failed_since = time.monotonic()
-                    log.error("the database cannot be written (%s): acknowledging nothing to store, retrying up to every "
-                              "%.0f s", without_controls(str(exc).strip().splitlines()[0] if str(exc) else
+                    log.error("the database cannot be written (%s): acknowledging nothing to store, retrying up to "
+                              "every %.0f s", without_controls(str(exc).strip().splitlines()[0] if str(exc) else
                                                          type(exc).__name__), self.config.retry_max_s)
                 self.store.close()
                 if self.stop.is_set():  # draining: a short wait, within the drain's time

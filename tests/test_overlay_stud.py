@@ -27,9 +27,10 @@ def pages(browser, broker, table):  # noqa: F811
     opened.close()
 
 
-def stud8_hand() -> tuple[list[dict], list[dict], int]:
+def stud8_hand() -> tuple[list[dict], list[dict], int, dict]:
     """A stud8 hand as the table publishes it: (public payloads, secure payloads, the seq after sixth street's
-    equity). Anna makes the wheel (a straight, and the best low); Bo a flush and no low; Cem folds on fourth."""
+    equity, the public snapshot then). Anna makes the wheel (a straight, and the best low); Bo a flush and no low;
+    Cem folds on fourth."""
     t = stud_table(players=(1, 2, 3), game="stud8")
     third_street(t, {1: "As 2d 9c", 2: "Qh Kh 8h", 3: "6s 7s Tc"})
     street(t, "Ac", {1: "Jh", 2: "Kc", 3: "2c"})
@@ -41,6 +42,9 @@ def stud8_hand() -> tuple[list[dict], list[dict], int]:
     body = compute(stud_spot_of(t.controller.snapshot(secure=True)), GameKind(7, False, True, "stud8"))
     equity = equity_event(t.controller, t.events[-1].t, body)
     t.events.append(equity)
+    sixth = {**t.controller.snapshot(secure=False), "epoch": EPOCH}
+    for entry in sixth["seats"]:
+        entry["player"] = {"name": NAMES[entry["seat"]]} if entry["seat"] in NAMES else None
     street(t, "9d", {1: "4c", 2: "2h"}, up=False)
     t.clear()
     t.run(2.5)
@@ -51,11 +55,11 @@ def stud8_hand() -> tuple[list[dict], list[dict], int]:
             payload["game"] = "stud8"  # (a table configured with its game names it: the driver's table has none)
     assert [p["seq"] for p in public] == list(range(1, len(public) + 1))  # gapless, as the page expects
     assert all(fits("event.public", p) for p in public) and all(fits("event.secure", p) for p in secure)
-    return public, secure, equity.seq
+    return public, secure, equity.seq, sixth
 
 
 def test_a_stud_hand_shows_up_cards_at_once_and_down_cards_after_the_delay(table, pages):  # noqa: F811
-    public, secure, equity_seq = stud8_hand()
+    public, secure, equity_seq, sixth = stud8_hand()
     (bring_in,) = [p for p in public if p["type"] == "bring_in"]
     assert bring_in["seat"] == 2  # Bo's door card, the eight of hearts, is the lowest (PP Ties 1)
     table.send("public/snapshot", {**snapshot(0, NAMES), "game": "stud8"}, retain=True)
@@ -78,6 +82,12 @@ def test_a_stud_hand_shows_up_cards_at_once_and_down_cards_after_the_delay(table
     assert pages.js(live, f"{CARDS}(2)") == ["back", "back", "8h", "Kc", "7h", "Ks"]
     assert pages.js(live, f"{TEXT}('.seat .bring-in')") == []  # third street's alone
     assert pages.js(live, "document.querySelector('.seat[data-seat=\"3\"]').classList.contains('folded')")
+    # a page opened now takes the up cards from the public snapshot
+    table.send("public/snapshot", sixth, retain=True)
+    joined = pages.open(mode="public")
+    pages.wait(lambda: pages.js(joined, f"{CARDS}(2)") == ["back", "back", "8h", "Kc", "7h", "Ks"],
+               f"the snapshot's up cards not drawn: {pages.js(joined, f'{CARDS}(2)')}")
+    assert pages.js(joined, f"{TEXT}('#street')") == ["6th street"]
     send_public(public[-1]["seq"])
     pages.wait(lambda: pages.js(live, f"{CARDS}(1)") == ["back", "back", "9c", "Jh", "3s", "5d", "back"],
                "seventh street's down card not drawn as a back")

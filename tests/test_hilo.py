@@ -359,3 +359,37 @@ def test_random_hi_lo_hands_of_the_generator_are_read_back_exactly_by_rfid_table
                           str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "9 hands: 9 reconstructed exactly" in run.stdout
+
+
+def test_the_simulated_table_runs_hi_lo_hands_twice_and_splits_each_run_high_and_low():
+    """`rfid-table sim --run-it-twice 1` at plo8: players all-in with board cards to come run it twice; the table
+    reads both runs from the board antenna and splits each run's part high and low (each board's `halves`)."""
+    import dataclasses
+
+    from rfid_table.config.table import load_config
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable
+
+    config = load_config(Path(__file__).resolve().parents[1] / "config" / "table-chips.toml")
+    config = dataclasses.replace(config, game=dataclasses.replace(config.game, variant="plo8"),
+                                 broadcast_delay_s=0.0, journal_path=None)
+    table = SimulatedTable(config, SimOptions(hands=8, seed=2, speed=0, pace_s=1.0, link="direct", players=3,
+                                              players_style="random", run_it_twice=1.0), None)
+    events, t = [], 1000.0
+    try:
+        while table.advance(t):
+            events += table.step(t)
+            t += table.cycle_s
+        for _ in range(100):  # the last hand's end
+            events += table.step(t)
+            t += table.cycle_s
+    finally:
+        table.close()
+    ran = [e.public for e in events if e.type == "showdown" and e.public.get("runs") == 2]
+    assert ran, "no hand was run twice"
+    for showdown in ran:
+        for pot in showdown["pots"]:
+            for board in pot.get("boards", ()):
+                assert board["halves"][0]["side"] == "high"
+                assert {w for h in board["halves"] for w in h["winners"]} == set(map(int, board["shares"]))
+    assert not [e for e in events if e.type == "irregular_card"]
+    assert not [e for e in events if e.type == "bet_ruling" and e.public["code"] == "showdown_unread"]

@@ -393,8 +393,8 @@ def _split_boards_high_low(hand: BettingHand, amount: int, contenders: Sequence[
     shares: dict[int, int] = {}
     odd: list[int] = []
     for board in played:
-        halves, cites = _split_high_low(hand, per_board * unit, contenders, board_ranks[board], board_lows[board], rules,
-                                        unit, cites, cards)
+        halves, cites = _split_high_low(hand, per_board * unit, contenders, board_ranks[board], board_lows[board],
+                                        rules, unit, cites, cards)
         part: dict[int, int] = {}
         for half in halves:
             for s, v in half.shares.items():

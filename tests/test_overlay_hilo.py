@@ -63,4 +63,5 @@ def test_the_winner_banner_names_both_halves_of_a_split_pot(table, pages):  # no
     del ran_twice["halves"]
     ran_twice["boards"] = [{"board": 1, "shares": first["shares"], "halves": first["halves"]},
                            {"board": 2, "shares": second["shares"], "halves": second["halves"]}]
-    assert banner(table, pages, page, 8, [ran_twice]) == "Anna wins 75 (high) · Cem wins 75 (high) · Bo wins 150 (low)"
+    assert banner(table, pages, page, 8, [ran_twice]) == \
+        "Anna wins 75 (high) · Cem wins 75 (high) · Bo wins 150 (low)"

@@ -603,16 +603,20 @@ def _rotation(c: Checker, doc: dict, game: dict, variant: str) -> tuple[tuple[st
     ``hands_per_game`` hands (default 8) or, with ``change = "level"``, at each level of the [tournament] schedule.
     Returns the games (() for one game), the hands per game and the change."""
     horse = ", ".join(HORSE)
+    def names_games(v: list | str) -> bool:
+        return v == "horse" if isinstance(v, str) else len(v) >= 2 and all(isinstance(x, str) for x in v)
+
     listed = c.value(game, ("game", "rotation"), (list, str), f"a list of at least two of {', '.join(VARIANTS)}, "
-                     f"or \"horse\" ({horse})", None,
-                     lambda v: v == "horse" if isinstance(v, str) else len(v) >= 2 and all(isinstance(x, str) for x in v))
+                     f"or \"horse\" ({horse})", None, names_games)
     change = c.value(game, ("game", "change"), str, f"'{CHANGE_HANDS}' (every hands_per_game hands) or "
-                     f"'{CHANGE_LEVEL}' (at each tournament level)", CHANGE_HANDS, (CHANGE_HANDS, CHANGE_LEVEL).__contains__)
+                     f"'{CHANGE_LEVEL}' (at each tournament level)", CHANGE_HANDS,
+                     (CHANGE_HANDS, CHANGE_LEVEL).__contains__)
     hands = c.value(game, ("game", "hands_per_game"), int, "hands from 1 to 1000", 8, lambda v: 1 <= v <= 1000)
     if listed is None:
         for key in ("hands_per_game", "change"):
             if key in game:
-                c.problem(("game", key), "a mixed game's setting, without a rotation (add rotation = [...] or remove it)")
+                c.problem(("game", key), "a mixed game's setting, without a rotation (add rotation = [...] or remove "
+                                         "it)")
         return (), 0, CHANGE_HANDS
     games = HORSE if listed == "horse" else tuple(listed)
     for name in games:

@@ -91,7 +91,8 @@ class TablePipeline:
         base = f"{config.mqtt.topic_prefix}/{config.table_id}"
         self.command_intake = CommandIntake(command_gate or CommandGate(base), base, self.diagnostics)
         self.gpio_intake = GpioIntake(gpio) if gpio is not None else NoGpio()
-        self.reader_intake = ReaderIntake(readers, self.tracker, self.diagnostics)
+        self.reader_intake = ReaderIntake(readers, self.tracker, self.diagnostics,
+                                          expect_bets=bool(config.debounce["chips"].still_after_reads))
         # equity for the broadcast, computed in a process of its own (rfid_table/service/equity_worker.py)
         self.equity = (EquityWorker(config.game.hole_cards, config.game.omaha, config.game.hi_lo,
                                     config.game.games().games)

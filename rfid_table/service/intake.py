@@ -150,10 +150,14 @@ class ReaderIntake:
     state after the last cycle (``expect``), only lets the tracker believe a card there sooner, and the readers
     visit those zones more often."""
 
-    def __init__(self, readers: list[ReaderBackend], tracker: ZoneTracker, diagnostics: DiagnosticsCollector):
+    def __init__(self, readers: list[ReaderBackend], tracker: ZoneTracker, diagnostics: DiagnosticsCollector,
+                 expect_bets: bool = False):
         self.readers = readers
         self.tracker = tracker
         self.diagnostics = diagnostics
+        # the seat to act's betting zone too, where a push is read once its zone reads still ([hal.chips]
+        # still_after_reads): elsewhere its early visits would only cost the daemon a step each
+        self.expect_bets = expect_bets
         self._expected_at: int | None = None  # the controller's seq the expectation was taken at
 
     def expect(self, controller: GameController) -> None:
@@ -162,8 +166,8 @@ class ReaderIntake:
             return
         self._expected_at = controller.seq
         # the hole cards of the hand's game (a mixed game's change between hands)
-        self.tracker.expect(expected_card_zones(controller.snapshot(secure=False), controller.game.hole_cards)
-                            | expected_bet_zones(controller.seat_to_act()))
+        bets = expected_bet_zones(controller.seat_to_act()) if self.expect_bets else set()
+        self.tracker.expect(expected_card_zones(controller.snapshot(secure=False), controller.game.hole_cards) | bets)
 
     def take(self, now: float) -> list[EventInput]:
         inputs: list[EventInput] = []

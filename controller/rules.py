@@ -177,7 +177,7 @@ TDA = _profile(
         "action has taken place in the next hand)",
         "stud_odd_chip": "TDA 20-2 (the highest card by suit of the winning five-card hand, in Stud, Razz and "
         "either half of Stud/8)",
-        "open_pair_big_bet": "CA Actions 3c (the only book that rules on it; TDA silent)",
+        "open_pair_big_bet": "",
     },
 )
 
@@ -227,7 +227,7 @@ CASINOS_AUSTRIA = _profile(
         "run_it_minimum_pot": "CA Actions 8c (\"there is at least € 500 in the pot\"; a chip counted as one euro)",
         "pot_disputes": "CA Actions 9 (a complaint must be made before the next game has started; no correction "
         "after)",
-        "stud_odd_chip": "CA GR 8 (\"the player with the highest card (including suit priority)\"; the cards "
+        "stud_odd_chip": "CA GR 8 (\"the player with the highest card, including suit priority\"; the cards "
         "of the hand, as TDA 20-2 reads it)",
         "open_pair_big_bet": "CA Actions 3c (\"although a pair is open\": the upper limit on fourth street)",
     },
@@ -279,7 +279,7 @@ POKER_PLAY = _profile(
         "substantial action in the next hand)",
         "stud_odd_chip": "PP Ties 5b (\"All cards are factored into this determination - Not just the five "
         "cards of the hand\"; the lowest card in low games)",
-        "open_pair_big_bet": "CA Actions 3c (PP silent)",
+        "open_pair_big_bet": "",
     },
 )
 
@@ -326,8 +326,8 @@ ALLIN_CLUB = _profile(
         "seats)",
         "run_it_minimum_pot": "",
         "pot_disputes": "AC 17 (disputed pots: the right to dispute ends when a new hand begins)",
-        "stud_odd_chip": "TDA 20-2 (AC silent on stud)",
-        "open_pair_big_bet": "CA Actions 3c (AC silent)",
+        "stud_odd_chip": "TDA 20-2",
+        "open_pair_big_bet": "",
     },
 )
 
@@ -371,8 +371,8 @@ CLUB_TOURNAMENT_DE = _profile(
         "blinds_bust": "DE 9 (small and big blind out: the button stays where it was in the new round)",
         "run_it_minimum_pot": "",
         "pot_disputes": "DE 14, TDA 20-6",
-        "stud_odd_chip": "TDA 20-2 (DE silent on stud)",
-        "open_pair_big_bet": "CA Actions 3c (DE silent)",
+        "stud_odd_chip": "TDA 20-2",
+        "open_pair_big_bet": "",
     },
 )
 

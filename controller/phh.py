@@ -316,21 +316,10 @@ def replay(phh: Mapping[str, Any], rules: RuleProfile = TDA) -> tuple[BettingHan
         verb = words[1]
         if verb == "f":
             _check(hand.fold(seat), raw)
-        elif verb == "cc":
-            call = hand.to_call(seat)
-            if call == 0 and hand.to_act() is None:
-                continue  # nothing to decide: a street without betting (a bomb pot's pre-flop) is checked by rule
-            if call == 0:
-                _check(hand.check(seat), raw)
-            else:
-                _check(hand.declare(seat, "call"), raw)
-                _check(hand.push(seat, [call]), raw)
-        elif verb == "cbr":
-            amount = int(words[2])
-            before = hand.bets[seat]
-            _check(hand.declare(seat, "bet" if hand.current_bet == 0 else "raise", amount), raw)
-            if hand.seat_state(seat)["owed"]:
-                _check(hand.push(seat, [amount - before]), raw)
+        elif verb == "cc" and hand.to_call(seat) == 0 and hand.to_act() is None:
+            continue  # nothing to decide: a street without betting (a bomb pot's pre-flop) is checked by rule
+        elif verb in ("cc", "cbr"):
+            _play_chips(hand, seat, words, raw)
         elif verb == "sm":
             if len(words) > 2 and words[2] != "-":
                 hole[seat] = parse_cards(words[2])
@@ -396,19 +385,8 @@ def _replay_stud(phh: Mapping[str, Any], variant: Any, rules: RuleProfile
             _check(hand.declare(seat, "bring_in"), raw)
             if hand.seat_state(seat)["owed"]:
                 _check(hand.push(seat, [hand.seat_state(seat)["owed"]]), raw)
-        elif verb == "cc":
-            call = hand.to_call(seat)
-            if call == 0:
-                _check(hand.check(seat), raw)
-            else:
-                _check(hand.declare(seat, "call"), raw)
-                _check(hand.push(seat, [call]), raw)
-        elif verb == "cbr":
-            amount = int(words[2])
-            before = hand.bets[seat]
-            _check(hand.declare(seat, "bet" if hand.current_bet == 0 else "raise", amount), raw)
-            if hand.seat_state(seat)["owed"]:
-                _check(hand.push(seat, [amount - before]), raw)
+        elif verb in ("cc", "cbr"):
+            _play_chips(hand, seat, words, raw)
         elif verb == "sm":
             if len(words) > 2 and words[2] != "-":
                 dealt[seat] = parse_cards(words[2])
@@ -429,6 +407,23 @@ def parse_cards(text: str) -> list[str]:
     """The cards of a PHH card string (``AsKd``), without the unknown ones (``????``)."""
     cards = [text[i : i + 2] for i in range(0, len(text), 2)]
     return [c for c in cards if c != "??"]
+
+
+def _play_chips(hand: BettingHand, seat: int, words: list[str], raw: str) -> None:
+    """A PHH ``cc`` (check or call) or ``cbr`` (bet or raise to an amount), played as the chips a player pushes."""
+    if words[1] == "cc":
+        call = hand.to_call(seat)
+        if call == 0:
+            _check(hand.check(seat), raw)
+        else:
+            _check(hand.declare(seat, "call"), raw)
+            _check(hand.push(seat, [call]), raw)
+        return
+    amount = int(words[2])
+    before = hand.bets[seat]
+    _check(hand.declare(seat, "bet" if hand.current_bet == 0 else "raise", amount), raw)
+    if hand.seat_state(seat)["owed"]:
+        _check(hand.push(seat, [amount - before]), raw)
 
 
 def _check(ruling: Ruling, what: str) -> None:

@@ -17,7 +17,9 @@ seeded by the spot itself), so a replay and a test see what the broadcast saw.
 * **Stud games** (``stud_equity``: stud, stud8, razz): each live seat's cards so far, down and up; the cards still
   to come are each seat's own, drawn from the deck minus every card seen (the live seats' cards and ``dead``: the
   folded hands' up cards, the table's burns). Exact while the deals to enumerate are at most ``exact_limit``
-  (sixth street heads-up), sampled before. Razz's ``win`` is the best A-5 low; stud8's as hi-lo above.
+  (sixth street heads-up), sampled before. Razz's ``win`` is the best A-5 low; stud8's as hi-lo above. Where the
+  deck will run short on seventh street (seven or eight seats: their cards and a burn before each street are more
+  than 52), the seventh card drawn is one community card, as the table deals it.
 * **Outs** (flop and turn): for a seat behind now (not the best or tied best hand on the board as it stands), the
   next cards with which it would hold the best hand alone.
 
@@ -223,11 +225,14 @@ def _stud_deals(stub: list[str], needs: list[int]) -> Iterable[list[tuple[str, .
 
 
 def stud_equity(cards: Mapping[int, Sequence[str]], game: str, dead: Sequence[str] = (),
-                exact_limit: int = EXACT_LIMIT, samples: int = SAMPLES, community: Sequence[str] = ()) -> Equity:
+                exact_limit: int = EXACT_LIMIT, samples: int = SAMPLES, community: Sequence[str] = (),
+                burns_to_come: int | None = None) -> Equity:
     """The equity of every live seat of a stud game (``cards``: seat → its cards so far, 3 to 7, down and up) with
     ``dead`` cards seen and out of the deck (folded up cards, burns); ``community``: the card every seat shares on
-    seventh street where the deck ran short. ``street`` is the stud street the live seats are on. Raises ValueError
-    naming a bad card, a card given twice, or a deck too short for the cards to come."""
+    seventh street where the deck ran short. A deck that will run short (seven or eight seats before seventh street,
+    counting ``burns_to_come``, by default one before each street to come) deals the seventh-street card as that
+    community card. ``street`` is the stud street the live seats are on. Raises ValueError naming a bad card or a
+    card given twice."""
     if game not in STUD_GAMES:
         raise ValueError(f"unknown stud game {game!r}; known: {', '.join(STUD_GAMES)}")
     if len(cards) < 2:
@@ -244,24 +249,34 @@ def stud_equity(cards: Mapping[int, Sequence[str]], game: str, dead: Sequence[st
     seats = sorted(hands)
     needs = [7 - len(hands[s]) for s in seats]
     stub = [c for c in FULL_DECK if c not in seen]
-    if sum(needs) > len(stub):
-        raise ValueError(f"{sum(needs)} cards to come, {len(stub)} left in the deck")
+    if burns_to_come is None:
+        burns_to_come = max(needs)  # the dealer burns a card before each street
+    # the deck runs short when seventh street, after the streets before it and their burns, has fewer cards than
+    # live seats: then its card is one the seats share (needs count their own cards only)
+    short = not shared and max(needs) > 0 and \
+        len(stub) - burns_to_come - sum(need - 1 for need in needs if need) < sum(1 for need in needs if need)
+    if short:
+        needs = [max(need - 1, 0) for need in needs]
+    drawn = sum(needs) + short  # the cards to come that decide the hands (the community card last)
+    if drawn > len(stub):
+        raise ValueError(f"{drawn} cards to come, {len(stub)} left in the deck")
     total, left = 1, len(stub)
-    for need in needs:
+    for need in needs + [1] * short:
         total *= math.comb(left, need)
         left -= need
     exact = total <= exact_limit
     deals: Iterable[Sequence[Sequence[str]]]
     if exact:
-        deals = _stud_deals(stub, needs)
+        deals = _stud_deals(stub, needs + [1] * short)
     else:
         rng = random.Random(_spot_seed(hands, (), dead))
-        deals = (_split(rng.sample(stub, sum(needs)), needs) for _ in range(samples))
+        deals = (_split(rng.sample(stub, drawn), needs + [1] * short) for _ in range(samples))
     evaluate = id_evaluators(False)[0]
     wins, ties, low_wins, low_ties = ([0] * len(seats) for _ in range(4))
     no_low = n = 0
     for deal in deals:
-        full = [hands[s] + list(extra) for s, extra in zip(seats, deal)]
+        common = list(deal[-1]) if short else []
+        full = [hands[s] + list(extra) + common for s, extra in zip(seats, deal)]
         if game == "razz":
             ranks = [razz_rank(h) for h in full]
         else:

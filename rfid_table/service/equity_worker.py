@@ -69,7 +69,8 @@ def spot_of(snapshot: dict, hole_cards: int) -> tuple | None:
 
 
 def stud_spot_of(snapshot: dict) -> tuple | None:
-    """A stud hand's spot, as :func:`spot_of`'s: (hand, ((seat, cards so far), ...), community card, dead); None
+    """A stud hand's spot, as :func:`spot_of`'s, and the burns still to come before seventh street's cards (they
+    tell whether the deck runs short): (hand, ((seat, cards so far), ...), community card, dead, burns to come); None
     while a street is being dealt (the live seats hold different numbers of cards), before third street is out, with
     one live seat, and in a void hand. The dead cards are every card the table read out of the live hands: the
     folded seats' (up and down) and the burns, as in the flop games. The board is empty but on seventh street of a
@@ -90,9 +91,11 @@ def stud_spot_of(snapshot: dict) -> tuple | None:
     (count,) = counts
     if not 3 <= count + len(board) <= 7 or (board and count != 6):
         return None  # third street not out yet; or a card too many (the floor sorts it out first)
-    dead = tuple(sorted([c for n, s in dealt.items() if n in folded for c in s["hole_cards"]]
-                        + list(snapshot.get("burn_cards", ()))))
-    return snapshot["hand"], live, board, dead
+    burns = list(snapshot.get("burn_cards", ()))
+    dead = tuple(sorted([c for n, s in dealt.items() if n in folded for c in s["hole_cards"]] + burns))
+    # a burn before each street, third street's too: one read beyond those is the next street's, already out
+    burns_to_come = 0 if board else max(0, 7 - count - max(0, len(burns) - (count - 2)))
+    return snapshot["hand"], live, board, dead, burns_to_come
 
 
 def compute(spot: tuple, kind: GameKind) -> dict:
@@ -101,10 +104,10 @@ def compute(spot: tuple, kind: GameKind) -> dict:
     # (the worker process imports the computation; the daemon need not)
     from controller.equity import equity, stud_equity  # noqa: PLC0415
 
-    _hand, live, board, dead = spot
+    _hand, live, board, dead = spot[:4]
     started = time.perf_counter()
     if kind.stud is not None:
-        result = stud_equity(dict(live), kind.stud, dead, community=board).as_dict()
+        result = stud_equity(dict(live), kind.stud, dead, community=board, burns_to_come=spot[4]).as_dict()
     else:
         result = equity(dict(live), board, dead, omaha=kind.omaha, hi_lo=kind.hi_lo).as_dict()
     street = result.pop("street")

@@ -1,0 +1,37 @@
+"""Stud and hi-lo details a viewer or the floor notices: the equity of seven or eight stud players, whose deck runs
+short on seventh street."""
+
+from __future__ import annotations
+
+from controller.cards import FULL_DECK
+from rfid_table.service.equity_worker import GameKind, compute, stud_spot_of
+from test_stud_table import street, table as stud_table, third_street
+
+EIGHT = tuple(range(1, 9))
+STUD = GameKind(7, False, False, "stud")
+
+
+def test_eight_stud_players_get_their_equity_the_seventh_card_drawn_as_the_community_card():
+    """Eight players' 56 cards and the burns are more than 52: on seventh street the last card is one card every
+    hand shares. The equity counts it so, from third street on, where it once gave no equity at all."""
+    rolled_up = stud_table(players=EIGHT)  # seat 1's three aces against seven unpaired hands
+    third_street(rolled_up, {1: "As Ah Ad", 2: "2s 7h Jc", 3: "3d 8s Qc", 4: "4c 9d Kh", 5: "5h Ts 2c",
+                             6: "6s Jd 3h", 7: "7c Qd 4s", 8: "8d Ks 5c"})
+    body = compute(stud_spot_of(rolled_up.controller.snapshot(secure=True)), STUD)
+    third = body["secret"]
+    assert (body["public"]["street"], third["exact"], third["runouts"]) == ("third", False, 10_000)
+    assert [h["seat"] for h in third["hands"]] == list(EIGHT)
+    aces, *others = third["hands"]
+    assert aces["win"] > 0.5 and all(h["win"] < 0.15 for h in others)
+
+    t = stud_table(players=EIGHT)
+    deck = list(FULL_DECK)
+    third_street(t, {s: " ".join(deck[3 * (s - 1):3 * s]) for s in EIGHT})
+    rest = deck[24:]
+    for _street in ("fourth", "fifth", "sixth"):
+        street(t, rest.pop(0), {s: rest.pop(0) for s in EIGHT})
+    # one card left for eight players: it is the community card, and it gives seat 8 a straight (T-J-Q-K and the
+    # ace) over seat 5's three aces (tests/test_stud_table.py deals the same hand to the showdown)
+    sixth = compute(stud_spot_of(t.controller.snapshot(secure=True)), STUD)["secret"]
+    assert (sixth["exact"], sixth["runouts"]) == (True, 1)
+    assert [h["seat"] for h in sixth["hands"] if h["win"] == 1.0] == [8]

@@ -1,14 +1,20 @@
 """Stud and hi-lo details a viewer or the floor notices: the equity of seven or eight stud players, whose deck runs
-short on seventh street."""
+short on seventh street; a stud seat's up card read as fast as a down card."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from controller.cards import FULL_DECK
+from rfid_table.config.table import load_config
+from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from rfid_table.service.equity_worker import GameKind, compute, stud_spot_of
+from test_expected_card import cycles_to_deal
 from test_stud_table import street, table as stud_table, third_street
 
 EIGHT = tuple(range(1, 9))
 STUD = GameKind(7, False, False, "stud")
+STUD_CONFIG = Path(__file__).resolve().parents[1] / "config" / "table-stud.toml"  # the simulated reader
 
 
 def test_eight_stud_players_get_their_equity_the_seventh_card_drawn_as_the_community_card():
@@ -35,3 +41,31 @@ def test_eight_stud_players_get_their_equity_the_seventh_card_drawn_as_the_commu
     sixth = compute(stud_spot_of(t.controller.snapshot(secure=True)), STUD)["secret"]
     assert (sixth["exact"], sixth["runouts"]) == (True, 1)
     assert [h["seat"] for h in sixth["hands"] if h["win"] == 1.0] == [8]
+
+
+def test_a_stud_seats_up_card_is_believed_on_its_first_read_when_it_is_due_there():
+    """The readers believe a new card on its first read in the zones the deal brings it to next: at a stud table a
+    seat's third to sixth cards on its up-card antenna (seatN.up), the others on its down-card antenna. A card
+    where no card is due still needs its two reads."""
+    config = load_config(STUD_CONFIG)  # present_after_cycles = 2
+    sim = SimulatedTable(config, SimOptions(hands=None, link="direct"), None)
+    try:
+        uids = iter(config.decks["A"])
+        sim.pipeline.submit({"command": "seats", "seats": [1, 2, 3], "role": "floor", "user": "test"})
+        t = 1000.0
+        sim.step(t)
+        t += sim.cycle_s
+        for _round in range(2):  # two down cards each, from the dealer's left
+            for seat in (1, 2, 3):
+                reads, t = cycles_to_deal(sim, t, next(uids), f"seat{seat}.cards")
+                assert reads == 1
+        door, t = cycles_to_deal(sim, t, next(uids), "seat1.up")
+        assert door == 1
+        surprise = next(uids)  # a second up card to seat 1 while seats 2 and 3 are due their door cards
+        sim.field.place(surprise, "seat1.up")
+        sim.step(t)
+        assert surprise not in sim.pipeline.tracker.present()["seat1.up"]
+        sim.step(t + sim.cycle_s)
+        assert surprise in sim.pipeline.tracker.present()["seat1.up"]
+    finally:
+        sim.close()

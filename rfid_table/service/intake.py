@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Callable
 
+from controller.stud import GAMES as STUD_GAMES, STREETS as STUD_STREETS
 from hal.events import SensorEvent
 from hal.zone_names import Zone
 from hal.reader_backend import ReaderBackend
@@ -119,22 +120,34 @@ class NoGpio:
 
 
 EXPECTED_AHEAD = 2  # the seats ahead in the dealing order the readers are told of (a schedule changes a pass late)
+STUD_PHASES = ("waiting", *STUD_STREETS)  # a stud hand deals cards to the seats on every street
 
 
-def expected_card_zones(snapshot: dict, hole_cards: int, ahead: int = EXPECTED_AHEAD) -> set[str]:
+def expected_card_zones(snapshot: dict, hole_cards: int, ahead: int = EXPECTED_AHEAD, stud: bool = False
+                        ) -> set[str]:
     """The zones of the next ``ahead`` seats in the dealing order while hole cards are being dealt or the next hand's
     deal is awaited (``snapshot``: the table's public snapshot), where a new card may be believed on its first read;
-    none otherwise. The next seat's and the one after: a reader told to visit a seat more often does so from its next pass, by when the
-    dealer may have pitched the next card."""
+    none otherwise. The next seat's and the one after: a reader told to visit a seat more often does so from its next
+    pass, by when the dealer may have pitched the next card. ``stud``: the hand (between hands, the next one) is a
+    stud game, dealt from the dealer's left street by street to the live seats, its third to sixth cards on the
+    seat's up-card zone (``seatN.up``), the others on its down-card zone."""
     phase = snapshot.get("phase")
-    if phase not in ("waiting", "preflop") or not snapshot.get("players") or snapshot.get("button") is None:
+    dealing = STUD_PHASES if stud else ("waiting", "preflop")
+    if phase not in dealing or not snapshot.get("players") or (snapshot.get("button") is None and not stud):
         return set()
-    button = snapshot["button"]  # between hands, the next hand's
-    cards = {entry["seat"]: entry["cards"] for entry in snapshot["seats"]} if phase == "preflop" else {}
-    order = sorted(snapshot["players"], key=lambda seat: (seat <= button, seat))  # from the seat after the button
+    seats = {entry["seat"]: entry for entry in snapshot["seats"]} if phase != "waiting" else {}
+    if stud:
+        order = sorted(snapshot["players"])  # from the dealer's left: a stud game is dealt without a button
+        hole_cards = 7
+    else:
+        button = snapshot["button"]  # between hands, the next hand's
+        order = sorted(snapshot["players"], key=lambda seat: (seat <= button, seat))  # from the seat after it
     # the deal goes round the table a card at a time: the seats still owed a card, in the order they get it
-    owed = [(cards.get(seat, 0), index, seat) for index, seat in enumerate(order) if cards.get(seat, 0) < hole_cards]
-    return {Zone("cards", seat).name for _count, _index, seat in sorted(owed)[:ahead]}
+    owed = [(seats[seat]["cards"] if seat in seats else 0, index, seat) for index, seat in enumerate(order)
+            if not (stud and seat in seats and seats[seat].get("folded"))]  # (a folded stud hand gets no more)
+    owed = [entry for entry in owed if entry[0] < hole_cards]
+    return {Zone("up" if stud and 2 <= count <= 5 else "cards", seat).name
+            for count, _index, seat in sorted(owed)[:ahead]}
 
 
 def expected_bet_zones(seat_to_act: int | None) -> set[str]:
@@ -167,7 +180,9 @@ class ReaderIntake:
         self._expected_at = controller.seq
         # the hole cards of the hand's game (a mixed game's change between hands)
         bets = expected_bet_zones(controller.seat_to_act()) if self.expect_bets else set()
-        self.tracker.expect(expected_card_zones(controller.snapshot(secure=False), controller.game.hole_cards) | bets)
+        game = controller.game
+        stud = (game.name or controller.setup.variant) in STUD_GAMES  # (a table of one game names it in its setup)
+        self.tracker.expect(expected_card_zones(controller.snapshot(secure=False), game.hole_cards, stud=stud) | bets)
 
     def take(self, now: float) -> list[EventInput]:
         inputs: list[EventInput] = []

@@ -12,7 +12,10 @@ waiting for data), and plays the air interface of the RF configuration loaded, i
 ISO 14443-A; a tag of the other standard does not answer.
 
 ISO 15693 (configuration 0x0D/0x8D): a 16-slot inventory request, an EOF per slot, each tag answering in the
-slot its UID bits above the mask select, two tags in one slot a collision. The timing is ISO/IEC 15693-2's, so
+slot its UID bits above the mask select, two tags in one slot a collision. An addressed Stay Quiet (0x02) puts
+its tag in the quiet state, where it answers no inventory, for as long as it is powered: until the field goes
+off, its antenna is switched (the select or release lines of its front end change) or it leaves the antenna
+(ISO/IEC 15693-3's states; a quiet tag takes only addressed requests). The timing is ISO/IEC 15693-2's, so
 a modelled cycle lasts as long as one on the hardware:
 
 * reader to tag, 1-of-4 coding: 302.08 us per byte, SOF 75.52 us, EOF 37.76 us;
@@ -77,6 +80,7 @@ VICC_EOF_S = 151.04e-6
 T1_S = 4352 / FC
 T2_S = 4192 / FC
 INVENTORY_ANSWER_BYTES = 12  # flags, DSFID, UID, CRC
+STAY_QUIET, ADDRESS_FLAG = 0x02, 0x20  # ISO/IEC 15693-3: the command, and the request flag that carries a UID
 
 # ISO/IEC 14443-2/-3 type A at 106 kbit/s, seconds
 A_BIT_S = 128 / FC
@@ -216,6 +220,7 @@ class PN5180Model:
         self.slot = 0
         self.air_s = 0.0  # time the field spent transmitting or receiving (for the bench)
         self.collisions: set[tuple[int, int]] = set()  # 14443-A: (cascade level, bit of its UID) reported so far
+        self.quiet: set[int] = set()  # ISO 15693 tags in the quiet state: powered since their Stay Quiet
 
     # ---- the SPI frame -----------------------------------------------------------------------------
 
@@ -292,6 +297,7 @@ class PN5180Model:
             self.events = []
             self.slots = {}
             self.tags_a = None  # the tags lose their power, and their state
+            self.quiet = set()
         elif code == SEND_DATA and len(frame) >= 2:
             if self.registers.get(SYSTEM_CONFIG, 0) & COMMAND_BITS != COMMAND_TRANSCEIVE \
                     or self.transmit_ready_at is None or now < self.transmit_ready_at:
@@ -341,6 +347,7 @@ class PN5180Model:
             tx_end = now + VCD_EOF_S
         else:
             tx_end = now + VCD_SOF_S + (len(data) + 2) * VCD_BYTE_S + VCD_EOF_S
+            self._stay_quiet(data)
             self.slots = self._inventory(data)
             self.slot = 0
         self.air_s += tx_end - now
@@ -423,12 +430,29 @@ class PN5180Model:
         self.transmit_ready_at = rx_end
         self.air_s += rx_end - tx_end + A_ANSWER_PAUSE_S
 
+    def _stay_quiet(self, request: bytes) -> None:
+        """A request heard by the tags in the field: a tag that left it has lost its power, and its quiet state;
+        an addressed Stay Quiet puts its tag in it (no answer: none is allowed)."""
+        if not self.quiet and not (len(request) == 10 and request[1] == STAY_QUIET):
+            return
+        present = set(self._tags_15693()) if self.rf and self.rf_config == RF_CONFIG_ISO15693 else set()
+        self.quiet &= present
+        if len(request) == 10 and request[1] == STAY_QUIET and request[0] & ADDRESS_FLAG:
+            uid = int.from_bytes(request[2:10], "little")
+            if uid in present:
+                self.quiet.add(uid)
+
+    def unpower_tags(self) -> None:
+        """The antenna switch moved: the tags of the antenna it left lose their power, and their state."""
+        self.quiet = set()
+
     def _inventory(self, request: bytes) -> dict[int, list[int]]:
         if len(request) < 3 or request[1] != 0x01:
             return {}
         flags, mask_len = request[0], request[2]
         mask = int.from_bytes(request[3 : 3 + (mask_len + 7) // 8], "little") & ((1 << mask_len) - 1)
-        matching = [uid for uid in self._tags_15693() if uid & ((1 << mask_len) - 1) == mask]
+        quiet = self.quiet
+        matching = [uid for uid in self._tags_15693() if uid & ((1 << mask_len) - 1) == mask and uid not in quiet]
         if flags & 0x20:  # one slot: everyone answers at once
             return {0: matching} if matching else {}
         slots: dict[int, list[int]] = {}
@@ -452,6 +476,7 @@ class BoardModel:
         self.chips: list[PN5180Model] = []
         self._nss: dict[int, PN5180Model] = {}
         self._busy: dict[int, PN5180Model] = {}
+        self._switch: dict[int, PN5180Model] = {}  # a select or release line → the front end whose antenna it picks
         first = 0
         for fe in config["frontends"]:
             def active(fe=fe, first=first) -> int | None:
@@ -471,10 +496,15 @@ class BoardModel:
             # A pin map the firmware will refuse (it names the missing key) still makes a board, without that pin.
             self._nss[fe.get("nss")] = chip
             self._busy[fe.get("busy")] = chip
+            for pin in (*fe.get("select", ()), fe.get("release")):
+                self._switch[pin] = chip
             first += fe.get("antennas", 0)
         self.antenna_count = first
 
     def set_pin(self, pin: int, level: int) -> None:
+        switched = self._switch.get(pin)
+        if switched is not None and self.pins.get(pin, 0) != level:
+            switched.unpower_tags()
         self.pins[pin] = level
         chip = self._nss.get(pin)
         if chip is not None:

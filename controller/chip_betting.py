@@ -38,7 +38,7 @@ from controller.chip_table import ChipTable
 from controller.commands import Refusal
 from controller.dealing import dead_rule, dead_seats, passive_seats
 from controller.domain import DomainEvent
-from controller.events import BoardCard, BoardCorrected, CardDealt, Folded, HandEnded, HandStarted, Misdeal
+from controller.events import BoardCard, BoardCorrected, CardDealt, Folded, HandEnded, HandStarted, Misdeal, StudOpener
 from controller.floor import FloorQueue
 from controller.hand_reading import HandReading
 from controller.levels import Level, LevelSchedule
@@ -64,6 +64,7 @@ class BettingSetup:
     # and pass): the pot is counted once it has not changed for this long.
     pile_s: float = 2.0
     bet_limits: tuple[int, int] | None = None  # fixed limit: (small bet, big bet)
+    bring_in: int = 0  # a stud game's forced bet of third street (less than the small bet)
     table_id: str = ""  # names the table in the OHH and PokerStars copies of each hand
     double_board: bool = False  # two boards every hand, the pot divided equally between them (CA GR 14.1)
 
@@ -216,6 +217,10 @@ class ChipBetting:
     def _board_corrected(self, corrected: BoardCorrected, t: float) -> None:
         self.hand.board_corrected(list(corrected.board))
 
+    def _stud_opener(self, opener: StudOpener, t: float) -> None:
+        self.hand.stud_opener(opener, t)
+        self.start_if_dealt(t, betting_input=False)  # third street is out and names the bring-in: the betting begins
+
     def _board_card(self, turned: BoardCard, t: float) -> None:
         if turned.board_number is not None and turned.board_number > 1:  # a later run's or the second board's
             self.hand.later_board_card(turned.board_number, turned.card)
@@ -245,7 +250,7 @@ class ChipBetting:
     # what each event of the card controller does to the betting, by its record (controller.events)
     _ON_RECORD: dict[type, Callable[[ChipBetting, Any, float], None]] = {
         HandStarted: _hand_started, CardDealt: _card_dealt, BoardCorrected: _board_corrected,
-        BoardCard: _board_card, Folded: _fold, Misdeal: _misdeal}
+        BoardCard: _board_card, StudOpener: _stud_opener, Folded: _fold, Misdeal: _misdeal}
 
     def _carry(self, stacks: dict[int, int] | None) -> None:
         """The stacks a hand's award leaves, for the next hand."""
@@ -266,7 +271,7 @@ class ChipBetting:
         """How the betting hand would begin now, from the deal and the chips in the zones (nothing changes)."""
         return read_opening(self.hand.table, self.hand.dealt.order, self.zones, self.stacks, self.stakes,
                             self.levels.number if self.levels is not None else None, self.bomb_pot, self.card_button,
-                            self.card_no_small_blind)
+                            self.card_no_small_blind, self.hand.bring_in_seat)
 
     # ---- what the other parts ask and tell ---------------------------------------------------------------
 

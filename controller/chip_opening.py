@@ -39,10 +39,17 @@ class Opening:
     bomb_pot: tuple[int, bool] | None  # (amount, flip) agreed before the deal (CA GR 14.2, 14.3)
     straddles: list[Straddle]
     no_small_blind: bool
+    bring_in_seat: int | None = None  # stud: the seat whose door card brings it in
 
     def engine(self) -> BettingHand:
         """The betting engine this opening makes (ValueError: it cannot begin, e.g. a seat with no chips)."""
         stakes, bomb = self.stakes, self.bomb_pot
+        setup = self.table.setup
+        if self.table.variant.stud:  # antes, the bring-in and the two bets of fixed limit; no blinds
+            return BettingHand(self.table.variant, list(self.seats), self.button, dict(self.stacks), (0, 0),
+                               bets=setup.bet_limits, ante=stakes.ante, bring_in=setup.bring_in,
+                               bring_in_seat=self.bring_in_seat, rules=self.table.rules,
+                               chip_values=self.table.chip_values)
         # a bomb pot: everyone's agreed amount, no blinds, no straddles, no antes beside it
         amount, flip = bomb if bomb is not None else (0, False)
         return BettingHand(self.table.variant, list(self.seats), self.button, dict(self.stacks),
@@ -93,15 +100,18 @@ def posted_chip_counts(opening: Opening, hand: BettingHand) -> list[ChipCount]:
 
 def read_opening(table: ChipTable, dealt_order: Sequence[int], zones: Mapping[str, Mapping[str, int]],
                  stacks: Mapping[int, int], stakes: Level, level: int | None, bomb_pot: tuple[int, bool] | None,
-                 card_button: int | None, card_no_small_blind: bool = False) -> Opening:
+                 card_button: int | None, card_no_small_blind: bool = False, bring_in_seat: int | None = None
+                 ) -> Opening:
     """How the betting hand would begin now (nothing changes): ``dealt_order``, the seats in the order their first
     card arrived; ``zones``, the chips lying on each chip zone; ``stacks``, the counts carried from hand to hand;
     ``card_button``, where the card controller has the button (it knows a dead one); ``card_no_small_blind``, that
     the hand has no small blind by the card controller's reckoning (a big blind left), which rules where the first
-    player's zone is still empty (the blinds come after the deal)."""
+    player's zone is still empty (the blinds come after the deal). A stud game (``bring_in_seat``: the seat the
+    door cards name) has no blinds and no button: the seat before the first dealt stands for it, so that the
+    engine's order is the deal's; every chip in a seat's zone is an action of third street."""
     seats = sorted(dealt_order)
     bets = {s: sorted(zones.get(Zone("bets", s).name, {}).values()) for s in seats}
-    button = _button_from_blinds(seats, bets, stakes)
+    button = None if table.variant.stud else _button_from_blinds(seats, bets, stakes)
     if button is None:
         first = dealt_order[0]
         button = seats[seats.index(first) - 1]  # the deal starts left of the button
@@ -119,7 +129,11 @@ def read_opening(table: ChipTable, dealt_order: Sequence[int], zones: Mapping[st
             counted[s], known = UNKNOWN_STACK, False
     order = BettingHand.order_from_button(seats, button)  # the engine's own seating rule
     no_small_blind = False
-    if bomb_pot is not None:
+    if table.variant.stud:
+        sb = bb = None
+        straddles = []
+        bomb_pot = None  # (a bomb pot is a flop game's: CA GR 14.2, 14.3)
+    elif bomb_pot is not None:
         sb = bb = None
         straddles: list[Straddle] = []
     else:
@@ -131,7 +145,7 @@ def read_opening(table: ChipTable, dealt_order: Sequence[int], zones: Mapping[st
             sb, bb = None, order[0]
         straddles = _straddles(order, bb, bets, stakes)
     return Opening(table, seats, bets, list(zones.get("pot", {}).values()), button, counted, known, sb, bb, stakes,
-                   level, bomb_pot, straddles, no_small_blind)
+                   level, bomb_pot, straddles, no_small_blind, bring_in_seat)
 
 
 def _small_blind_seat_empty(table_seats: int, order: list[int], button: int, bets: Mapping[int, list[int]],

@@ -1,10 +1,10 @@
 """One hand's betting engine and every input it took (``EngineLog``), and what the dealer's ``undo`` can take back
 (``UndoStack``).
 
-Each input is a typed record (``Push``, ``Fold``, ``Check``, ``Declare``, ``EndStreet``, ``Passive``) that gives
-itself to an engine (``apply``). The engine is deterministic, so an undo rebuilds it from the hand's opening and the
-inputs before the undone one, and a copy to try an input on is replayed the same way: nothing is copied on the way (a
-copy of the engine per push cost a third of the replay's time).
+Each input is a typed record (``Push``, ``Fold``, ``Check``, ``Declare``, ``EndStreet``, ``Passive``, and in stud
+``StartStreet``) that gives itself to an engine (``apply``). The engine is deterministic, so an undo rebuilds it from
+the hand's opening and the inputs before the undone one, and a copy to try an input on is replayed the same way:
+nothing is copied on the way (a copy of the engine per push cost a third of the replay's time).
 """
 
 from __future__ import annotations
@@ -81,7 +81,19 @@ class Passive:
         return hand.make_passive(self.seat, self.rule)
 
 
-EngineInput = Union[Push, Fold, Check, Declare, EndStreet, Passive]
+@dataclass(frozen=True)
+class StartStreet:
+    """Stud: the street's cards are out and name the seat that opens it (the bring-in, or the first to act);
+    ``open_pair``: fourth street may be bet at the big bet (CA Actions 3c)."""
+
+    seat: int
+    open_pair: bool = False
+
+    def apply(self, hand: BettingHand) -> Ruling:
+        return hand.start_street(self.seat, open_pair=self.open_pair)
+
+
+EngineInput = Union[Push, Fold, Check, Declare, EndStreet, Passive, StartStreet]
 
 
 class EngineLog:

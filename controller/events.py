@@ -79,6 +79,19 @@ class BoardCard:
 
 
 @dataclass(frozen=True, slots=True)
+class StudOpener:
+    """A stud street's cards are out: the seat whose cards open its betting (``controller.stud``), on third street
+    the bring-in (``card``: its door card), later the first to act. ``open_pair``: fourth street shows a pair in
+    stud high, where the house may allow the big bet (CA Actions 3c); not on the wire, the chip layer rules on it."""
+
+    street: str
+    seat: int
+    rule: str
+    card: str | None = None  # third street: the door card that brings it in
+    open_pair: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Burn:
     """A card was burned: the hand's ``count``-th burn card."""
 
@@ -225,6 +238,7 @@ class BettingStarted:
     bomb_pot: tuple[int, bool] | None  # the amount each put in, and whether it is a flip (no betting at all)
     stacks: tuple[tuple[int, int], ...] | None
     rules: str  # the house rule profile the betting follows
+    stud: tuple[int, int, int] | None = None  # a stud game's bring-in, small bet and big bet (no blinds)
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,11 +28,12 @@ from controller.chip_settling import ForcedBetsDue, Motion, PushReader, Settling
 from controller.chip_table import ChipTable
 from controller.commands import Refusal
 from controller.dealing import HoleCardsDealt
-from controller.engine_log import (Check, Declare, EndStreet, EngineInput, EngineLog, Fold, Passive, Push, UndoPoint,
-                                   UndoStack)
-from controller.events import BetRuling, BettingStarted, CardDealt, HandEnded
+from controller.engine_log import (Check, Declare, EndStreet, EngineInput, EngineLog, Fold, Passive, Push, StartStreet,
+                                   UndoPoint, UndoStack)
+from controller.events import BetRuling, BettingStarted, CardDealt, HandEnded, StudOpener
 from controller.hand_award import award_hand
 from controller.showdown import hand_rank
+from controller.stud import STREETS as STUD_STREETS
 from hal.zone_names import Zone
 
 DEAL_SETTLE_S = 0.5  # the deal is taken as over this long after its last card, unless the betting begins sooner
@@ -65,6 +66,9 @@ class HandReading:
         self.counted: set[int] = set()  # seats whose stack the floor entered during this hand
         self.mucked_winner: int | None = None  # a winning hand the dealer mucked, until the floor answers
         self.waiting_award: HandEnded | None = None  # the hand ended first: its award waits for that answer
+        # stud: the seat each street's cards name to open it (street index → seat, open pair), as the card
+        # controller announced it; a street opens once the one before it is over
+        self.openers: dict[int, tuple[int, bool]] = {}
 
     @property
     def engine(self) -> BettingHand | None:
@@ -88,6 +92,27 @@ class HandReading:
         self.dealt.dealt(card)
         self.hole.setdefault(card.seat, []).append(card.card)
         self.last_card_at = t
+        hand = self.engine
+        if card.street is not None and hand is not None and hand.street_index < STUD_STREETS.index(card.street):
+            self._close_street(t)  # a stud street's first card: the street before it is over (unless collected)
+
+    def stud_opener(self, opener: StudOpener, t: float) -> None:
+        """A stud street's cards are out and name the seat that opens it: third street's bring-in (the betting
+        begins with it), a later street's first to act. The house allows the big bet on an open pair or not."""
+        open_pair = opener.open_pair and self.table.rules.open_pair_big_bet
+        self.openers[STUD_STREETS.index(opener.street)] = (opener.seat, open_pair)
+        if self.engine is not None:
+            self._open_stud_street()
+
+    def _open_stud_street(self) -> None:
+        """Open the stud street the engine waits for, once its cards have named the seat that opens it."""
+        hand = self._log.engine
+        opener = self.openers.get(hand.street_index)
+        if self.ended or hand.status != "betting" or not hand.awaiting_opener or opener is None:
+            return
+        ruling = self._act(StartStreet(*opener))
+        if not ruling.ok:
+            self.events.engine_ruling(ruling)
 
     def board_corrected(self, board: Sequence[str]) -> None:
         self.board = list(board)  # the floor's pick of a burn card (TDA 39): the board as it is now
@@ -157,14 +182,19 @@ class HandReading:
         if self.settling.departed:
             return -math.inf
         due = math.inf
-        if self.log is None and self.dealt and not self.start_refused:
+        if self._may_start():
             due = self.last_card_at + DEAL_SETTLE_S
         return min(due, self.settling.next_due(self.log is not None))
 
     def deal_settled(self, now: float) -> bool:
         """The deal's last card is ``DEAL_SETTLE_S`` old and the betting has not begun: time to begin it."""
-        return (self.log is None and bool(self.dealt) and now - self.last_card_at >= DEAL_SETTLE_S
-                and not self.start_refused)
+        return self._may_start() and now - self.last_card_at >= DEAL_SETTLE_S
+
+    def _may_start(self) -> bool:
+        """Cards were dealt, the betting has not begun and nothing since it was refused says it cannot; in stud the
+        door cards named the bring-in."""
+        return (self.log is None and bool(self.dealt) and not self.start_refused
+                and (not self.table.variant.stud or 0 in self.openers))
 
     def tick(self, now: float) -> None:
         settling = self.settling
@@ -178,8 +208,17 @@ class HandReading:
     # ---- the betting begins ------------------------------------------------------------------------------
 
     def would_start(self, betting_input: bool) -> bool:
-        """Whether the deal is over, so that the betting begins (see ``ChipBetting.start_if_dealt``)."""
+        """Whether the deal is over, so that the betting begins (see ``ChipBetting.start_if_dealt``); in stud once
+        third street's door cards have named the bring-in."""
+        if self.table.variant.stud and 0 not in self.openers:
+            return False
         return self.log is None and not self.ended and bool(self.dealt) and self._deal_complete(betting_input)
+
+    @property
+    def bring_in_seat(self) -> int | None:
+        """Stud: the seat third street's door cards named to bring it in (None: not yet, or not stud)."""
+        opener = self.openers.get(0)
+        return opener[0] if opener is not None else None
 
     def _deal_complete(self, betting_input: bool) -> bool:
         # the first round is not over until the first seat gets its second card
@@ -204,17 +243,23 @@ class HandReading:
             self.forced_due = ForcedBetsDue({s: hand.bets[s] for s in hand.order if opening.posted_forced_bet(s, hand)},
                                             {s: sum(bets[s]) for s in seats})
         self.known_stacks = opening.known
+        setup = self.table.setup
+        stud = (setup.bring_in, *setup.bet_limits) if hand.variant.stud and setup.bet_limits else None
         self.events.publish(BettingStarted(
             opening.button, tuple(hand.order), stakes.small_blind, stakes.big_blind, stakes.ante,
             stakes.big_blind_ante, opening.level, (bomb[0], bomb[1]) if bomb is not None else None,
-            tuple((s, opening.stacks[s]) for s in seats) if opening.known else None, self.table.rules.name))
+            tuple((s, opening.stacks[s]) for s in seats) if opening.known else None, self.table.rules.name, stud))
         for action in hand.actions:
             self.events.action(action, hand)
         for count in posted_chip_counts(opening, hand):
             self.events.chip_count(*count)
         if bomb is not None:
             return
-        for s in hand.order:  # chips a non-forced seat pushed before the deal was over: its first action
+        order = hand.order
+        if opening.bring_in_seat is not None:  # stud: third street's action begins with the bring-in
+            i = order.index(opening.bring_in_seat)
+            order = order[i:] + order[:i]
+        for s in order:  # chips a non-forced seat pushed before the deal was over: its first action
             if bets[s] and not opening.posted_forced_bet(s, hand):
                 self._apply(self._act(Push(s, tuple(bets[s]))), chips=bets[s], withdrawn=[])
 
@@ -425,6 +470,9 @@ class HandReading:
         if hand.status == "betting" and not hand.round_complete():
             if collected_chips:
                 code, message = "collected_before_betting_over", "bets went into the pot before the round was over"
+            elif hand.variant.stud:
+                code, message = "card_before_betting_over", "the next street's first card arrived before the round " \
+                                                            "was over"
             else:
                 code, message = "board_before_betting_over", "a board card arrived before the round was over"
             self.events.ruling(code, hand.to_act(), message, ["TDA 38"], True)
@@ -450,6 +498,8 @@ class HandReading:
         hand = self._log.engine
         for action in ruling.actions:  # the next street has no betting (a bomb pot's or flip's): its ruled checks
             self.events.action(action, hand)
+        if hand.variant.stud:
+            self._open_stud_street()  # its cards may be out already (the dealer collected late)
 
     def _forced_bets_unpaid(self) -> None:
         """A forced bet whose chips never all came (``ForcedBetsDue``): a chip count, once."""

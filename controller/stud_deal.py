@@ -34,12 +34,13 @@ from __future__ import annotations
 from controller.cards import FULL_DECK
 from controller.dealing import DEAD_HAND, FIXED, MISDEAL, NO_RULING, PLAY_ON, THIRD_STREET_CARDS, rotate
 from controller.deal_rulings import DealRulings
-from controller.events import BoardCard, CardDealt
+from controller.events import BoardCard, CardDealt, StudOpener
 from controller.hand_cards import HandCards
 from controller.irregularities import Irregularities
 from controller.misdeals import Misdeals
 from controller.outbox import Outbox
-from controller.stud import BRING_IN_RULES, FIRST_TO_ACT_RULES, STREETS, bring_in_seat, first_to_act
+from controller.stud import (BRING_IN_RULES, FIRST_TO_ACT_RULES, STREETS, big_bet_allowed_on_fourth, bring_in_seat,
+                             first_to_act)
 from hal.zone_names import Zone
 
 UP_STREETS = ("fourth", "fifth", "sixth")  # one up card each; seventh street's card is dealt down
@@ -135,8 +136,7 @@ class StudDeal:
                  if (up := [c for c in hand.seats[seat].cards if c in hand.up_cards])}
         if doors:
             seat = bring_in_seat(doors, game)
-            self.out.emit("bring_in", {"seat": seat, "card": doors[seat], "street": STREETS[0],
-                                       "rule": BRING_IN_RULES[game]})
+            self.out.publish(StudOpener(STREETS[0], seat, BRING_IN_RULES[game], card=doors[seat]))
 
     def _later_card(self, card: str, seat: int, zone: str, up: bool, burns: list[str]) -> None:
         """A card of fourth to seventh street. A burned or mucked card is dealt again only from an exhausted deck
@@ -205,8 +205,10 @@ class StudDeal:
             return
         showing = {s: [c for c in hand.seats[s].cards if c in hand.up_cards] for s in live}
         seat = first_to_act(showing, game, self.order)
-        self.out.emit("first_to_act", {"street": STREETS[self.street - 3], "seat": seat,
-                                       "rule": FIRST_TO_ACT_RULES[game]})
+        street = STREETS[self.street - 3]
+        # an open pair on fourth street: the house may allow the big bet (the chip layer asks its rules)
+        open_pair = street == STREETS[1] and big_bet_allowed_on_fourth(showing, game, house_allows=True)
+        self.out.publish(StudOpener(street, seat, FIRST_TO_ACT_RULES[game], open_pair=open_pair))
 
     # ---- the board ----------------------------------------------------------------------------------
 

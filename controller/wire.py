@@ -18,7 +18,7 @@ from controller.dealing import WARNING, plain
 from controller.events import (ActionTaken, AntennaChanged, BetRuling, BettingStarted, BoardCard, BoardCorrected, Burn,
                                CardDealt, CardsNeverSeen, ChipCount, DeckSelected, FloorRuling, Folded, HandAudit,
                                HandEnded, HandStarted, IrregularCard, IrregularityResolved, Misdeal, ReaderLinkChanged,
-                               UnknownTag)
+                               StudOpener, UnknownTag)
 from controller.levels import LevelSet, describe
 
 Payload = dict[str, Any]
@@ -68,6 +68,12 @@ def _board_card(e: BoardCard) -> Wire:
     if e.reshuffled:
         public["reshuffled"] = True
     return "board_card", public, {}
+
+
+def _stud_opener(e: StudOpener) -> Wire:
+    if e.card is not None:  # third street: who brings it in
+        return "bring_in", {"seat": e.seat, "card": e.card, "street": e.street, "rule": e.rule}, {}
+    return "first_to_act", {"street": e.street, "seat": e.seat, "rule": e.rule}, {}
 
 
 def _burn(e: Burn) -> Wire:
@@ -145,7 +151,8 @@ def _betting_started(e: BettingStarted) -> Wire:
         "ante": e.ante, "big_blind_ante": e.big_blind_ante, "level": e.level,
         "bomb_pot": {"amount": e.bomb_pot[0], "flip": e.bomb_pot[1]} if e.bomb_pot is not None else None,
         "stacks": {str(seat): stack for seat, stack in e.stacks} if e.stacks is not None else None,
-        "rules": e.rules}, {}
+        "rules": e.rules, **({"bring_in": e.stud[0], "small_bet": e.stud[1], "big_bet": e.stud[2]} if e.stud else {})
+    }, {}
 
 
 def _action(e: ActionTaken) -> Wire:
@@ -321,7 +328,7 @@ _FORMS: dict[type, Callable[[Any], Wire]] = {
     HandAudit: _hand_audit, CardsNeverSeen: _cards_never_seen, DeckSelected: _deck_selected,
     ReaderLinkChanged: _reader_link, AntennaChanged: _antenna, UnknownTag: _unknown_tag,
     HandStarted: _hand_started, HandEnded: _hand_ended, Misdeal: _misdeal, CardDealt: _card_dealt,
-    BoardCard: _board_card, Burn: _burn, Folded: _folded, BoardCorrected: _board_corrected,
+    BoardCard: _board_card, StudOpener: _stud_opener, Burn: _burn, Folded: _folded, BoardCorrected: _board_corrected,
     DeviceBreach: _device_breach, DeviceBreachEnded: _device_breach_ended, DeviceSeen: _device_seen,
     AbsentAtDeal: _absent_at_deal, SeatLeft: _seat_left, SeatReturned: _seat_returned, SeatPresence: _seat_presence,
     ClockDue: _clock_due, ClockStarted: _clock_started, ClockTick: _clock_tick, TimeBankUsed: _time_bank_used,

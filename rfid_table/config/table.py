@@ -49,12 +49,14 @@ ZONE_KINDS = {"cards": DebounceSettings(2, 0.6, move_after_cycles=3),
               "chips": DebounceSettings(1, 1.0, absent_after_cycles=3),
               "piles": DebounceSettings(1, 1.0, absent_after_cycles=3)}
 ENGINE_VARIANTS = {"nlhe": "NLHE", "plhe": "PLHE", "flhe": "FLHE", "plo4": "PLO", "plo5": "PLO5", "plo6": "PLO6",
-                   "plo7": "PLO7", "plo8": "PLO8", "flo8": "FLO8", "flhe8": "FLHE8"}
+                   "plo7": "PLO7", "plo8": "PLO8", "flo8": "FLO8", "flhe8": "FLHE8",
+                   "stud": "STUD", "stud8": "STUD8", "razz": "RAZZ"}
 HI_LO_VARIANTS = ("plo8", "flo8", "flhe8")  # split high and low, eight or better (each board on its own)
 # Seven Card Stud, its eight-or-better hi-lo and Razz: seven cards each, two down, four up, the last down; no board
-# but a community card when the deck runs short on seventh street. The chip layer reads them once the betting engine
-# plays them (ENGINE_VARIANTS); until then a stud table reads its cards only.
+# but a community card when the deck runs short on seventh street. Fixed limit: antes, a bring-in, a small bet on
+# third and fourth street and a big bet from fifth ([game] bring_in, small_bet, big_bet: STUD_STAKES).
 STUD_VARIANTS = ("stud", "stud8", "razz")
+STUD_STAKES = ("bring_in", "small_bet", "big_bet")
 STUD_MAX_PLAYERS = 8  # eight stud hands: 56 cards, more than the deck; with seven or eight the deck can run short
 # The least settle window, in passes of the chips' reader (TableConfig.bet_settle_s): a pass for the chips that landed
 # after their antenna's dwell, and half a pass for a pass running late; on the reader firmware (and the simulated
@@ -121,6 +123,10 @@ class GameSettings:
     rotation: tuple[str, ...] = ()
     hands_per_game: int = 0
     change: str = CHANGE_HANDS
+    # the stud games' stakes: the bring-in of third street, the small bet (third and fourth street) and the big bet
+    bring_in: int = 0
+    small_bet: int = 0
+    big_bet: int = 0
 
     def games(self) -> RotationSetup:
         """The games the table deals, in turn; one game has a rotation of one."""
@@ -214,6 +220,11 @@ class TableConfig:
         if self.chips is None:
             return None
         game = self.game
+        if game.stud:  # no blinds: the ante, the bring-in and the two bets of fixed limit
+            return BettingSetup(variant=ENGINE_VARIANTS[game.variant], small_blind=0, big_blind=0, ante=game.ante,
+                                chips=self.chips.chips, chip_set=self.chips.active_set, other_chips=self.chips.others,
+                                rules=game.rules, settle_s=self.bet_settle_s, bet_limits=(game.small_bet, game.big_bet),
+                                table_id=self.table_id, bring_in=game.bring_in)
         return BettingSetup(variant=ENGINE_VARIANTS[game.variant], small_blind=game.small_blind,
                             big_blind=game.big_blind, ante=game.ante, big_blind_ante=game.big_blind_ante,
                             chips=self.chips.chips, chip_set=self.chips.active_set, other_chips=self.chips.others,
@@ -307,7 +318,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                                     "rules": f"one of {', '.join(RULE_PROFILES)}", "settle_ms": "milliseconds",
                                     "double_board": "true or false", "max_players": "players",
                                     "rotation": "the games dealt in turn", "hands_per_game": "hands",
-                                    "change": f"'{CHANGE_HANDS}' or '{CHANGE_LEVEL}'"})
+                                    "change": f"'{CHANGE_HANDS}' or '{CHANGE_LEVEL}'",
+                                    "bring_in": "chips (stud)", "small_bet": "chips (stud)", "big_bet": "chips (stud)"})
     variant = c.value(game, ("game", "variant"), str, f"one of {', '.join(VARIANTS)}", "nlhe", VARIANTS.__contains__)
     before = len(c.problems)
     small = c.value(game, ("game", "small_blind"), int, "a positive number of chips", 1, lambda v: v > 0)
@@ -329,6 +341,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     if double_board and variant in STUD_VARIANTS:
         c.problem(("game", "double_board"), f"{variant} is a stud game: it has no board to double (set "
                                             "double_board = false)")
+    stud_stakes = _stud_stakes(c, doc, game, variant)
     rotation, hands_per_game, change = _rotation(c, doc, game, variant)
     if rotation and "variant" not in game:
         variant = rotation[0]  # a mixed game starts with its first game unless [game] variant names another
@@ -590,7 +603,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
         raise ConfigError(path, c.problems)
     return TableConfig(path, table_id, seats, GameSettings(variant, small, big, ante, bb_ante, rules,
                                                            settle_ms / 1000, levels, start_level, double_board,
-                                                           most_players, rotation, hands_per_game, change),
+                                                           most_players, rotation, hands_per_game, change,
+                                                           *stud_stakes),
                        mqtt, readers, zones, decks, active, debounce, float(clear_after_s), name, journal_path,
                        retention, float(delay_s), release, pin_map, chips, min_rssi, order_window_ms / 1000,
                        button, tuple(players) if players else None, exposed_by, audit_hands,
@@ -627,6 +641,10 @@ def _rotation(c: Checker, doc: dict, game: dict, variant: str) -> tuple[tuple[st
         if unread:
             c.problem(("game", "rotation"), f"{', '.join(unread)}: the chip layer does not read the betting of this "
                                             "game yet; a table with [chips] deals " + ", ".join(ENGINE_VARIANTS))
+        stud = [name for name in games if name in STUD_VARIANTS]
+        if stud:  # (one set of stakes: the blinds of the flop games, or a stud game's bring-in and bets)
+            c.problem(("game", "rotation"), f"{', '.join(stud)}: a table with [chips] reads a stud game's betting "
+                                            "when it deals that game alone (variant = \"stud\", no rotation)")
     if "variant" in game and isinstance(game["variant"], str) and variant not in games:
         c.problem(("game", "variant"), f"{variant} is not in the rotation ({', '.join(games)}): variant names the "
                                        "game the table starts with")
@@ -638,6 +656,44 @@ def _rotation(c: Checker, doc: dict, game: dict, variant: str) -> tuple[tuple[st
             c.problem(("game", "hands_per_game"), "not used: the game changes at each level (change = 'level')")
     games = tuple(name for name in games if name in VARIANTS)
     return (games if len(games) >= 2 else ()), hands if change == CHANGE_HANDS else 0, change
+
+
+def _stud_stakes(c: Checker, doc: dict, game: dict, variant: str) -> tuple[int, int, int]:
+    """``[game] bring_in``, ``small_bet`` and ``big_bet``: a stud game's stakes, needed where the chips are read
+    (``[chips]``): 0 < bring-in < small bet <= big bet (the bring-in is less than a full bet; the completion is the
+    small bet). A flop game has none. Returns (bring-in, small bet, big bet), zeros where not read."""
+    stud = variant in STUD_VARIANTS
+    if not stud:
+        for key in STUD_STAKES:
+            if key in game:
+                c.problem(("game", key), f"a stud game's stake: {variant} has blinds (remove it, or set variant = "
+                                         "\"stud\", \"stud8\" or \"razz\")")
+        return 0, 0, 0
+    before = len(c.problems)
+    values = [c.value(game, ("game", key), int, "a positive number of chips", 0, lambda v: v > 0)
+              for key in STUD_STAKES]
+    if "chips" not in doc:
+        return 0, 0, 0  # (a table without chips reads the cards only: the stakes are not needed)
+    for key in ("small_blind", "big_blind", "big_blind_ante"):
+        if key in game:
+            c.problem(("game", key), f"{variant} has no blinds: antes, a bring-in, a small bet and a big bet "
+                                     "(ante, bring_in, small_bet, big_bet)")
+    if "tournament" in doc:
+        c.problem(("tournament",), f"{variant} with [chips] is read at the stakes of [game] (bring_in, small_bet, "
+                                   "big_bet): a tournament's levels give blinds (remove [tournament] or [chips])")
+    missing = [key for key in STUD_STAKES if key not in game]
+    if missing:
+        c.problem(("game",), f"a stud table with [chips] needs its stakes: missing {', '.join(missing)} (e.g. ante = 1, "
+                             "bring_in = 2, small_bet = 5, big_bet = 10)")
+        return 0, 0, 0
+    bring_in, small, big = values
+    if len(c.problems) == before:
+        if bring_in >= small:
+            c.problem(("game", "bring_in"), f"the bring-in ({bring_in}) must be less than the small bet ({small}): "
+                                            "a bring-in of a full bet is the completion")
+        if small > big:
+            c.problem(("game", "small_bet"), f"the small bet ({small}) is larger than the big bet ({big})")
+    return bring_in, small, big
 
 
 def _max_players(c: Checker, game: dict, variant: str, double_board: bool, seats: int, players: list | None) -> int:

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from controller.rules import PROFILES
-from rfid_table.config.table import ENGINE_VARIANTS, load_config
+from rfid_table.config.table import ENGINE_VARIANTS, STUD_VARIANTS, load_config
 from rfid_table.package_data import CONFIG_DIR
 from rfid_table.service.sink import Sink
 
@@ -76,7 +76,7 @@ def scenarios() -> list[tuple[str, str, dict, dict]]:
                         options["run_it_twice"] = 0.2
                     out.append((f"{file[:-5]}-{profile}-e{errors:g}-s{seed}", file, {"rules": profile}, options))
     for variant in ENGINE_VARIANTS:
-        if variant != "nlhe":
+        if variant != "nlhe" and variant not in STUD_VARIANTS:  # (a stud game needs a stud table's zones)
             out.append((f"table-chips-{variant}-s1", "table-chips.toml", {"variant": variant},
                         {"seed": 1, "dealer_errors": 0.2, "floor_answer_s": 2.0, "players": 6}))  # a deck for all
     return out

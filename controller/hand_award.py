@@ -63,7 +63,8 @@ def award_hand(reading: HandReading, hand: BettingHand, ended: HandEnded) -> dic
                         names=names, boards=boards if len(boards) > 1 else (), runs=runs, double_board=double,
                         pot_boards=[board_shares(p) for p in result.pots],
                         pot_halves=[[h.shares for h in p.halves] or [p.shares] for p in result.pots]
-                        if any(p.halves for p in result.pots) else ())
+                        if any(p.halves for p in result.pots) else (),
+                        board_halves=[[[h.shares for h in part.halves] for part in p.boards] for p in result.pots])
     if len(boards) > 1:  # PHH (pokerkit 0.7.7) has no notation for runouts or boards: user-defined fields
         players["_boards"] = ["".join(b) for b in boards]
         players["_runs"] = runs

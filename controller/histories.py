@@ -100,7 +100,8 @@ class HandRecord:
     only (CA Actions 8e) has none.
 
     A hi-lo split game's pot lists in ``pot_halves`` its halves' shares, the high half first (one, the high half
-    alone, where no hand made a low: ``controller.showdown.PotAward.halves``).
+    alone, where no hand made a low: ``controller.showdown.PotAward.halves``); a pot divided between boards, in
+    ``board_halves``, each of its ``pot_boards`` parts' halves (``controller.runouts.BoardPart.halves``).
 
     A stud hand (``hand.variant.stud``) has no board (``board``: the community card where the deck ran short);
     ``hole_cards`` are each seat's cards in the order dealt, ``""`` for a down card this copy may not show.
@@ -121,6 +122,7 @@ class HandRecord:
     double_board: bool = False
     pot_boards: Sequence[Sequence[tuple[int, Mapping[int, int]]]] = ()
     pot_halves: Sequence[Sequence[Mapping[int, int]]] = ()
+    board_halves: Sequence[Sequence[Sequence[Mapping[int, int]]]] = ()
 
     @property
     def several_boards(self) -> bool:

@@ -26,7 +26,8 @@ Written line for line as PokerStars writes a hand (play chips, so amounts have n
 
 Antes are ``posts the ante``; raises are ``raises <by> to <total>``; an uncalled bet is ``Uncalled bet (N) returned
 to``; with side pots the collections say ``from main pot`` and ``from side pot`` (``side pot-1``, ``-2`` when there
-are several) and the summary lists each pot. Shown hands carry PokerStars' description (``a pair of Aces``). A copy
+are several) and the summary lists each pot. A hi-lo pot is collected a line per half, the high half first, on each
+board of a hand run twice too. Shown hands carry PokerStars' description (``a pair of Aces``). A copy
 that reveals only the hands shown at the showdown reads like an observer's history: their cards are in the
 ``shows`` lines. One that reveals more (the secure feed's, ``--all-cards``) has a ``Dealt to`` line for every seat
 whose cards it carries (PokerStars writes one for its user only; trackers read several). Without a start time
@@ -117,7 +118,7 @@ def to_pokerstars(record: HandRecord) -> str:
                 elif not i:
                     lines.append(f"{name(s)}: mucks hand")
             if several:
-                lines += _collected(record, record.board_collections(i), labels)
+                lines += _collected(record, _board_collections(record, i), labels)
     if not several and record.pot_halves:  # hi-lo: a line per half, the high half first (PokerStars' layout)
         lines += _collected(record, [(i, shares) for i, halves in enumerate(record.pot_halves)
                                      for shares in reversed(halves)], labels)  # (written from the last)
@@ -284,6 +285,35 @@ def _collected(record: HandRecord, collections: Sequence[tuple[int, Mapping[int,
             if share:
                 lines.append(f"{record.name(s)} collected {share} from {labels[index]}")
     return lines
+
+
+def _board_collections(record: HandRecord, board: int) -> list[tuple[int, Mapping[int, int]]]:
+    """What each pot paid out on ``board``, as ``_collected`` takes it: in a hi-lo game half by half, a line each,
+    the high half first, as PokerStars writes a hand run twice ("Player0 collected $40.75 from pot", then the low
+    half's lines); a seat that won both halves, or tied one, has a line for each. The units left over by the
+    division between the boards, which the board's shares count, are on the seat's first half."""
+    out: list[tuple[int, Mapping[int, int]]] = []
+    for index, shares in record.board_collections(board):
+        halves = [dict(h) for h in _halves_on(record, index, board)]
+        if not halves:
+            out.append((index, shares))
+            continue
+        for seat, total in shares.items():
+            extra = total - sum(h.get(seat, 0) for h in halves)
+            if extra:
+                half = next((h for h in halves if seat in h), halves[0])
+                half[seat] = half.get(seat, 0) + extra
+        out += [(index, h) for h in reversed(halves)]  # (``_collected`` writes from the last)
+    return out
+
+
+def _halves_on(record: HandRecord, pot: int, board: int) -> Sequence[Mapping[int, int]]:
+    """A hi-lo pot's halves on ``board``, the high half first (none: not a split game)."""
+    parts = record.pot_boards[pot] if pot < len(record.pot_boards) else ()
+    if not parts:  # a pot that played the first board only
+        return record.pot_halves[pot] if board == 0 and pot < len(record.pot_halves) else ()
+    halves = record.board_halves[pot] if pot < len(record.board_halves) else ()
+    return next((halves[i] for i, (b, _s) in enumerate(parts) if b == board and i < len(halves)), ())
 
 
 def _won_on(record: HandRecord, board: int) -> dict[int, int]:

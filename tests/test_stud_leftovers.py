@@ -1,5 +1,6 @@
 """Stud and hi-lo details a viewer or the floor notices: the equity of seven or eight stud players, whose deck runs
-short on seventh street; a stud seat's up card read as fast as a down card."""
+short on seventh street; a stud seat's up card read as fast as a down card; a hi-lo hand run twice in PokerStars'
+layout."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from rfid_table.config.table import load_config
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from rfid_table.service.equity_worker import GameKind, compute, stud_spot_of
 from test_expected_card import cycles_to_deal
+from test_hilo import HiLoTable
+from test_rulings import of
 from test_stud_table import street, table as stud_table, third_street
 
 EIGHT = tuple(range(1, 9))
@@ -69,3 +72,31 @@ def test_a_stud_seats_up_card_is_believed_on_its_first_read_when_it_is_due_there
         assert surprise in sim.pipeline.tracker.present()["seat1.up"]
     finally:
         sim.close()
+
+
+def test_a_hi_lo_hand_run_twice_writes_each_runs_halves_collected_as_pokerstars_does():
+    """PokerStars writes a hi-lo hand run twice with a "collected ... from pot" line per half of each run, the high
+    half first, so a seat that won the high half and tied the low has two lines (its own history of a Courchevel
+    hi-lo hand run twice: "Player0 collected $40.75 from pot", "Hero collected $20.38 from pot", "Player0 collected
+    $20.37 from pot"). All in before the flop, 300 in the pot, 150 a run: Cem's three kings take the first run's
+    high half, Anna's four queens the second's; Anna and Bo tie each low (A-2 both), 40 and 35 of its 75 (the
+    table's smallest chip is 5, the odd one to the first seat left of the button)."""
+    table = HiLoTable(stack=100)
+    table.chips(1, 25, 25)
+    table.chips(2, 100)
+    table.deal_hands({1: "Ad 2c Qc Qs", 2: "As 2d Jc Jh", 3: "Ks Kh 9c 9d"})
+    table.chips(3, 100)
+    table.chips(1, 25, 25)
+    table.command("run_it", times=2, role="dealer", user="bob")
+    table.board_to_river("2h 7s 8s", "5h 3d 7c Kd Td")
+    table.board_to_river("4c 4d 4h", "5d 3h 8c Qd Qh")
+    table.showdown()
+    [history] = of(table.events, "hand_history")
+    text = history.secret["pokerstars_complete"]
+    first, second = text.split("*** FIRST SHOW DOWN ***\n")[1].split("*** SUMMARY ***")[0].split(
+        "*** SECOND SHOW DOWN ***\n")
+    assert [line for line in first.splitlines() if "collected" in line] == [
+        "seat3 collected 75 from pot", "seat1 collected 40 from pot", "seat2 collected 35 from pot"]
+    assert [line for line in second.splitlines() if "collected" in line] == [
+        "seat1 collected 75 from pot", "seat1 collected 40 from pot", "seat2 collected 35 from pot"]
+    assert "and won (115) with HI: four of a kind, Queens; LO: 8,5,3,2,A" in text  # the summary: the run's whole

@@ -244,7 +244,9 @@ class _Hand:
             boards=boards, runs=runs, double_board=len(boards) > runs, pot_boards=pot_boards,
             pot_halves=[[{int(s): v for s, v in h["shares"].items()} for h in p.get("halves", ())]
                         or [{int(s): v for s, v in p["shares"].items()}] for p in self.showdown["pots"]]
-            if any(p.get("halves") for p in self.showdown["pots"]) else ())
+            if any(p.get("halves") for p in self.showdown["pots"]) else (),
+            board_halves=[[[{int(s): v for s, v in h["shares"].items()} for h in b.get("halves", ())]
+                           for b in p.get("boards", ())] for p in self.showdown["pots"]])
 
 
 def _hands(journal, progress: TextIO | None) -> Iterator[_Hand]:

@@ -1,9 +1,11 @@
 """Stud and hi-lo details a viewer or the floor notices: the equity of seven or eight stud players, whose deck runs
 short on seventh street; a stud seat's up card read as fast as a down card; a hi-lo hand run twice in PokerStars'
-layout."""
+layout; a hi-lo pot's halves as docs/events.md shows them."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 from controller.cards import FULL_DECK
@@ -11,7 +13,7 @@ from rfid_table.config.table import load_config
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from rfid_table.service.equity_worker import GameKind, compute, stud_spot_of
 from test_expected_card import cycles_to_deal
-from test_hilo import HiLoTable
+from test_hilo import EVENT_SCHEMA, HiLoTable
 from test_rulings import of
 from test_stud_table import street, table as stud_table, third_street
 
@@ -100,3 +102,23 @@ def test_a_hi_lo_hand_run_twice_writes_each_runs_halves_collected_as_pokerstars_
     assert [line for line in second.splitlines() if "collected" in line] == [
         "seat1 collected 75 from pot", "seat1 collected 40 from pot", "seat2 collected 35 from pot"]
     assert "and won (115) with HI: four of a kind, Queens; LO: 8,5,3,2,A" in text  # the summary: the run's whole
+
+
+def test_the_hi_lo_showdown_of_docs_events_is_what_the_table_publishes():
+    """docs/events.md's example of a quartered pot's `halves`, against the hand played: seat 3's flush high, seats 1
+    and 2 tied low with A-5 in hand and the board's 2-3-4."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "events.md").read_text(encoding="utf-8")
+    [example] = re.findall(r"### Hi-lo halves\n.*?```json\n(.*?)\n```", text, re.S)
+    documented = json.loads(example)
+    table = HiLoTable()
+    table.chips(1, 25, 25)
+    table.chips(2, 100)
+    table.deal_hands({1: "Ac 5s Qh Qd", 2: "Ad 5h Jh Jd", 3: "Ks 9s Kc 9c"})
+    table.chips(3, 100)
+    table.chips(1, 25, 25)
+    table.board_to_river("7d 8d Td", "2s 3s 4h Ts 6c")
+    table.showdown()
+    [published] = [e for e in table.published() if e["type"] == "showdown"]
+    assert {k: v for k, v in documented.items() if k not in ("t", "epoch")} == \
+        {k: v for k, v in published.items() if k != "t"}
+    assert EVENT_SCHEMA.is_valid(documented)

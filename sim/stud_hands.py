@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import random
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Mapping, Sequence
 
 from controller.cards import FULL_DECK
 from controller.domain import DomainEvent
@@ -40,6 +41,11 @@ class StudHand:
     openers: dict[str, int] = field(default_factory=dict)  # street → the seat whose cards open it, by pokerkit (third:
     # the bring-in), on each street where anyone acted
     redrawn: int = 0  # hands drawn again before this one (the deck would have run short)
+    stakes: tuple[int, int, int, int] = (0, 0, 0, 0)  # ante, bring-in, small bet, big bet
+    stacks: dict[int, int] = field(default_factory=dict)  # seat → its stack before the antes
+    # every action in order: (seat, street, what, chips added), what one of "bring_in", "cbr" (a completion, bet or
+    # raise), "cc" (a check or call) and "f" (PHH's verbs)
+    actions: list[tuple[int, str, str, int]] = field(default_factory=list)
 
 
 def _pokerkit_game(game: str):
@@ -72,7 +78,8 @@ def _play(rng: random.Random, game: str, players: tuple[int, int]) -> StudHand |
     state = _pokerkit_game(game).create_state(automations, True, ante, bring_in, small, big, stacks, n)
     deck = list(FULL_DECK)
     rng.shuffle(deck)
-    hand = StudHand(game, seats, hole={s: [] for s in seats})
+    hand = StudHand(game, seats, hole={s: [] for s in seats}, stakes=(ante, bring_in, small, big),
+                    stacks=dict(zip(seats, stacks)))
     street = 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -101,23 +108,30 @@ def _play(rng: random.Random, game: str, players: tuple[int, int]) -> StudHand |
 
 
 def _act(state, rng: random.Random, hand: StudHand, seats: list[int], street: str) -> None:
-    seat = seats[state.actor_index]
+    index = state.actor_index
+    seat = seats[index]
     hand.openers.setdefault(street, seats[state.opener_index])  # by the cards, though it be all-in
+    bet = int(state.bets[index])  # the seat's bet this street before it acts
     roll = rng.random()
     if state.can_post_bring_in():
         if roll < 0.7 or not state.can_complete_bet_or_raise_to():
-            state.post_bring_in()
+            what, added = "bring_in", int(state.post_bring_in().amount)
         else:
-            state.complete_bet_or_raise_to()
-        return
-    if state.can_complete_bet_or_raise_to() and roll < 0.2:
-        state.complete_bet_or_raise_to()
+            what, added = "cbr", int(state.complete_bet_or_raise_to().amount) - bet
+    elif state.can_complete_bet_or_raise_to() and roll < 0.2 and all(state.stacks):
+        # (no raise once a player is all-in: after a short all-in the engine raises from the last full bet, TDA
+        # 47-2, and pokerkit from the all-in: tests/test_stud_oracle.py counts those hands)
+        what, added = "cbr", int(state.complete_bet_or_raise_to().amount) - bet
     elif state.checking_or_calling_amount == 0 or roll < 0.8 or not state.can_fold():
-        state.check_or_call()
+        what, added = "cc", int(state.check_or_call().amount)
     else:
         state.fold()
         hand.folded.append(seat)
         hand.moves.append(("fold", seat, street))
+        what, added = "f", 0
+    hand.actions.append((seat, street, what, added))
+    if added:
+        hand.moves.append(("chips", seat, added))
 
 
 def pokerkit_winners(hand: StudHand) -> dict[str, list[int]]:
@@ -176,15 +190,167 @@ def deal_on_table(driver, hand: StudHand, pace_s: float = 0.4) -> None:
             cards_of[what].append(card)
         elif kind == "burn":
             driver.put(what, "burn", seconds=pace_s)
-        else:  # a fold: the seat's cards pushed into the muck
+        elif kind == "fold":  # the seat's cards pushed into the muck
             driver.place(*cards_of[what], zone="muck")
             driver.run(pace_s)
+    _gather(driver)
+
+
+def _gather(driver) -> None:
+    """The cards gathered and the pot pushed; wait until the table has ended the hand."""
     driver.run(1.0)
     driver.clear()
     for _ in range(100):
         if any(e.type == "hand_ended" for e in driver.run(0.5)):
             return
     raise AssertionError("the table did not end the hand")
+
+
+# ---- the hand with its chips ----------------------------------------------------------------------------
+
+DENOMINATIONS = (1, 5, 25, 100, 500, 1000, 5000)
+
+
+def chip_rack(chips_each: int = 300) -> dict[int, list[str]]:
+    """A chip set for the simulated stud table: ``chips_each`` chips of each of ``DENOMINATIONS``."""
+    return {value: [f"E00403{d:02X}{n:08X}" for n in range(chips_each)] for d, value in enumerate(DENOMINATIONS)}
+
+
+def chip_zones(seats: int = SEATS) -> dict[str, tuple[str, int]]:
+    """:func:`stud_zones` and, after them, a betting zone per seat and the pot."""
+    zones = stud_zones(seats)
+    first = max(antenna for _reader, antenna in zones.values()) + 1
+    zones.update({f"seat{s}.bets": ("main", first + s - 1) for s in range(1, seats + 1)})
+    zones["pot"] = ("main", first + seats)
+    return zones
+
+
+Step = tuple[float, str, Callable[[], None]]  # wait this long, then (described so) do this
+
+
+def chip_steps(hand: StudHand, field, uid_of_card: Mapping[str, str], rack: Mapping[int, list[str]],
+               command: Callable[[dict], None], pace_s: float = 0.4, push_s: float = 1.0) -> list[Step]:
+    """The physical moves of ``hand`` with its betting as chips, on ``field`` (a ``sim.field.TableField`` of
+    :func:`chip_zones`; ``rack``: the chips at hand, value → tag UIDs, taken from the end): the floor enters the
+    stacks (``command``), the antes go into the pot, the cards are dealt (down on ``seatN.cards``, up on
+    ``seatN.up``, a burn before each later street, the community card on the board when the deck runs short), each
+    bet is the chips the player adds pushed into the betting zone in one motion (a raise holds a chip no larger than
+    the raise, so that it reads as one: TDA 45), a check is nothing at all, a fold sends the cards to the muck; before
+    each later street's burn the dealer collects the bets into the pot, an uncalled part back to its owner. Each
+    step waits ``pace_s`` after a card and ``push_s`` after chips (the table reads a push once its chips settle)."""
+    from sim.replay import _split_uids, chips_for  # noqa: PLC0415 (the flop games' chip arithmetic)
+
+    steps: list[Step] = []
+    values = {uid: value for value, uids in rack.items() for uid in uids}
+    ante = hand.stakes[0]
+    stacks = dict(hand.stacks)
+    steps.append((0.0, "the floor enters the stacks", lambda: command(
+        {"command": "set_stacks", "stacks": {str(s): stacks[s] for s in hand.seats}})))
+
+    def take(amount: int, smallest: int | None = None) -> list[str]:
+        try:
+            return [rack[value].pop() for value in chips_for(amount, smallest, DENOMINATIONS)]
+        except (IndexError, KeyError):
+            raise ValueError("the hand needs more chips than the rack holds") from None
+
+    def place(uids: Sequence[str], zone: str) -> Callable[[], None]:
+        return lambda: [field.place(uid, zone) for uid in uids]
+
+    antes = [uid for seat in hand.seats if ante for uid in take(min(ante, stacks[seat]))]
+    steps.append((0.05, "the players ante", place(antes, "pot")))
+    cards_of: dict[int, list[str]] = {s: [] for s in hand.seats}
+    bets: dict[int, list[str]] = {s: [] for s in hand.seats}  # the chips in each betting zone this street
+    wait = pace_s
+
+    def bet_of(seat: int) -> int:
+        return sum(values[uid] for uid in bets[seat])
+
+    def collect() -> None:
+        """The bets into the pot; the part of the largest bet that nobody matched goes back to its owner."""
+        nonlocal wait
+        if not any(bets.values()):
+            return
+        top = max(hand.seats, key=bet_of)
+        uncalled = bet_of(top) - max(bet_of(s) for s in hand.seats if s != top)
+        back: list[str] = []
+        if uncalled > 0:
+            back, stays = _split_uids(bets[top], values, uncalled)
+            if not back:  # no exact change in the zone: the dealer takes it all and puts the called part in
+                back, stays = list(bets[top]), take(bet_of(top) - uncalled)
+            bets[top] = stays
+        into_pot = [uid for seat in hand.seats for uid in bets[seat]]
+        steps.append((wait, "the dealer collects the bets", lambda: (
+            [field.remove(uid) for uid in back], [field.place(uid, "pot") for uid in into_pot])))
+        wait = push_s
+        for seat in hand.seats:
+            bets[seat] = []
+
+    for kind, what, detail in hand.moves:
+        if kind == "deal":
+            card, up = detail
+            steps.append((wait, f"deal {card} {'up' if up else 'down'} to seat {what}",
+                          place([uid_of_card[card]], f"seat{what}.{'up' if up else 'cards'}")))
+            cards_of[what].append(card)
+            wait = pace_s
+        elif kind == "burn":
+            collect()
+            steps.append((wait, "burn", place([uid_of_card[what]], "burn")))
+            wait = pace_s
+        elif kind == "board":  # the deck ran short on seventh street: one community card
+            collect()
+            steps.append((wait, f"the community card {what}", place([uid_of_card[what]], "board")))
+            wait = pace_s
+        elif kind == "fold":
+            steps.append((wait, f"seat {what} folds", place([uid_of_card[c] for c in cards_of[what]], "muck")))
+            wait = pace_s
+        else:  # chips: what the seat added, in one motion
+            facing = max(map(bet_of, hand.seats)) - bet_of(what)
+            uids = take(detail, detail - facing if 0 < facing < detail else None)
+            steps.append((wait, f"seat {what} puts in {detail}", place(uids, f"seat{what}.bets")))
+            bets[what] += uids
+            wait = push_s
+    return steps
+
+
+def deal_with_chips(driver, hand: StudHand, pace_s: float = 0.4, push_s: float = 1.0) -> None:
+    """Deal ``hand`` with its chips (:func:`chip_steps`) on ``driver`` (a ``sim.table_driver.TableDriver`` of
+    :func:`chip_zones` with a rack of chips), then gather the cards and push the pot, and wait until the table has
+    ended the hand."""
+    for wait, _describe, apply in chip_steps(hand, driver.field, driver.uid_of, driver.rack,
+                                              lambda body: driver.command(body.pop("command"), **body),
+                                              pace_s, push_s):
+        driver.run(wait)
+        apply()
+    _gather(driver)
+
+
+def read_back_betting(events: list[DomainEvent]) -> dict[str, Any]:
+    """The last hand's betting as the table read it from the chips: each action as :attr:`StudHand.actions` has them
+    (PHH's verbs), the finishing stacks of the showdown, and the chip layer's rulings and chip counts (codes)."""
+    hand = max(e.hand for e in events if e.hand is not None)
+    mine = [e for e in events if e.hand == hand]
+    verbs = {"bring_in": "bring_in", "check": "cc", "call": "cc", "bet": "cbr", "raise": "cbr", "complete": "cbr",
+             "fold": "f"}
+    actions = []
+    for e in mine:
+        if e.type == "action" and e.public["action"] != "ante":
+            kind = e.public["action"] if e.public["action"] != "all_in" else e.public["as"]
+            actions.append((e.public["seat"], e.public["street"], verbs[kind], e.public["added"]))
+    showdown = [e.public for e in mine if e.type == "showdown"]
+    finishing = showdown[-1]["finishing_stacks"] if showdown else None
+    pots = showdown[-1]["pots"] if showdown else []
+    return {"actions": actions,
+            "finishing": {int(s): v for s, v in finishing.items()} if finishing else None,
+            # what lets the award differ from pokerkit's: odd chips given by the cards (TDA 20-2), pots divided each
+            # on its own (TDA 20-5) where pokerkit pools the pots the same hands contest
+            "odd_chips": sum(len(p["odd_chips"]) for p in pots),
+            "split_pots": sum(1 for p in pots if len(p["winners"]) > 1 or p.get("halves")),
+            "problems": [f"{e.type} {e.public.get('code')}" for e in mine if e.type in ("bet_ruling", "chip_count")]}
+
+
+def pokerkit_finishing(hand: StudHand) -> dict[int, int]:
+    """Each seat's stack after the hand, as pokerkit paid it."""
+    return {s: hand.stacks[s] + hand.payoffs[s] for s in hand.seats}
 
 
 def read_back(events: list[DomainEvent]) -> dict[str, Any]:
@@ -199,3 +365,86 @@ def read_back(events: list[DomainEvent]) -> dict[str, Any]:
     return {"hole": hole, "folded": [e["seat"] for e in mine if e["type"] == "fold"],
             "live": ended["live_seats"], "irregular": [e for e in mine if e["type"] == "irregular_card"],
             "openers": {e["street"]: e["seat"] for e in mine if e["type"] in ("bring_in", "first_to_act")}}
+
+
+def play_with_chips(hand: StudHand, noise=None, rules: str = "tda") -> dict[str, Any]:
+    """``hand`` dealt with its chips on a new simulated stud table (``noise``: a ``sim.noise.NoiseModel``, None:
+    perfect reads) and read back (:func:`read_back_betting`)."""
+    from controller.chip_betting import BettingSetup  # noqa: PLC0415
+    from controller.game import GameController  # noqa: PLC0415
+    from controller.table import TableSetup  # noqa: PLC0415
+    from hal.zones import DebounceSettings  # noqa: PLC0415
+    from sim.table_driver import TableDriver, debounce_by_pile  # noqa: PLC0415
+
+    ante, bring_in, small, big = hand.stakes
+    rack = chip_rack()
+    zones = chip_zones()
+    setup = TableSetup("stud-chips", SEATS, TABLE_DECK, hole_cards=7, players=tuple(hand.seats), variant=hand.game,
+                       rules=rules)
+    betting = BettingSetup(variant=hand.game.upper(), small_blind=0, big_blind=0, ante=ante,
+                           chips={uid: value for value, uids in rack.items() for uid in uids}, chip_set="stud",
+                           rules=rules, bet_limits=(small, big), bring_in=bring_in, settle_s=0.4)
+    cards = DebounceSettings(2, 0.6, move_after_cycles=3)  # the example tables' card debouncing
+    debounce = debounce_by_pile(zones) | {zone: cards for zone in zones if zone.endswith((".cards", ".up"))}
+    driver = TableDriver(GameController(setup, betting), zones, deck=TABLE_DECK, noise=noise, debounce=debounce,
+                         order_window_s=1.0, min_rssi_dbm=-60, rack=rack)
+    deal_with_chips(driver, hand)
+    return read_back_betting(driver.events)
+
+
+TABLE_DECK = {f"E0040150C3{i + 1:06X}": card for i, card in enumerate(FULL_DECK)}
+
+
+def oracle_run(hands: int, noisy: int, seed: int = 20261204, games: tuple[str, ...] = GAMES) -> dict[str, Counter]:
+    """``hands`` random hands of each game dealt with their chips (the first ``noisy`` with RF noise) and read back:
+    per game, how many read back as pokerkit played them and what they held. A hand that differs is counted by what
+    differs; an award that differs only by a split pot's odd chips (TDA 20-2) is counted as such."""
+    from sim.noise import NoiseModel  # noqa: PLC0415
+
+    out: dict[str, Counter] = {}
+    for game in games:
+        rng = random.Random(f"{seed}-{game}")
+        counts: Counter = Counter()
+        for i in range(hands):
+            hand = random_stud_hand(rng, game)
+            got = play_with_chips(hand, NoiseModel.realistic(0.05, seed=i) if i < noisy else None)
+            counts["hands"] += 1
+            counts["noisy"] += i < noisy
+            counts["players"] += len(hand.seats)
+            counts["showdowns"] += len(hand.seats) - len(hand.folded) > 1
+            for _seat, _street, what, added in hand.actions:
+                counts[f"actions {what}"] += 1
+            theirs = pokerkit_finishing(hand)
+            if got["actions"] != hand.actions:
+                counts["actions differ"] += 1
+            elif got["problems"]:
+                counts["rulings or chip counts"] += 1
+            elif got["finishing"] == theirs:
+                counts["identical"] += 1
+            elif got["split_pots"] and sum(got["finishing"].values()) == sum(theirs.values()):
+                counts["identical actions, a split pot's odd chips by the cards (TDA 20-2)"] += 1
+            else:
+                counts["award differs"] += 1
+        out[game] = counts
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser(prog="python -m sim.stud_hands", description="pokerkit's random stud hands dealt "
+                                     "with their chips on the simulated stud table and read back (the oracle's counts)")
+    parser.add_argument("--hands", type=int, default=100, help="hands per game (default 100)")
+    parser.add_argument("--noisy", type=int, default=30, help="of them read with RF noise (default 30)")
+    parser.add_argument("--seed", type=int, default=20261204)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    for game, counts in oracle_run(args.hands, args.noisy, args.seed).items():
+        print(f"{game}: {dict(sorted(counts.items()))}")
+    print(f"{time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -68,6 +68,16 @@ class Instance:
         wait_until(lambda: b"subscribed to" in self.log.read_bytes() or b"resumed the session" in self.log.read_bytes(),
                    60, lambda: f"{self.client_id} did not subscribe: {self.log.read_text(errors='replace')}")
 
+    def retire(self) -> str:
+        """`--retire` under this client id: stores what its session holds, leaves the share, ends the session."""
+        self.starts += 1
+        with open(self.log, "wb") as log:
+            done = subprocess.run([*RFID_TABLE, "room", "--config", str(self.config), "--client-id", self.client_id,
+                                   "--retire"], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, timeout=60)
+        text = self.log.read_text(errors="replace")
+        assert done.returncode == 0, text[-2000:]
+        return text
+
     def stop(self) -> str:
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(timeout=20)
@@ -132,13 +142,16 @@ def test_two_tables_two_instances_one_killed_every_hand_stored_once(broker, room
             if sim.poll() is None:
                 sim.kill()
         logs = [instance.stop() if instance.proc.poll() is None else "" for instance in instances]
-    # stopped, both left the share: a hand published now goes to the instance that is running, not to their queues
+    # stopped, both keep their share: a hand published now waits in their sessions (nothing is lost to a restart);
+    # retired, they leave it, and a hand published then goes to the instance that is running
+    retired = [instance.retire() for instance in instances]
+    assert all("its session ended" in log for log in retired), retired
     newcomer = Instance(room, "room-c", tmp_path)
     newcomer.start()
     late = {**json.loads(next(p for _, p, _ in truth.messages if b'"hand_history"' in p)), "epoch": "late", "hand": 1}
     truth.client.publish("rfid-table/room-t1/secure/events", json.dumps(late), qos=1)
     try:
-        wait_until(lambda: ("room-t1", "late", 1) in stored(room_db), 60, "the hand went to a stopped instance's queue")
+        wait_until(lambda: ("room-t1", "late", 1) in stored(room_db), 60, "the hand went to a retired instance's queue")
     finally:
         newcomer.stop()
     # both instances stored a share; the restarted one says it resumed its session
@@ -159,7 +172,8 @@ def test_two_tables_two_instances_one_killed_every_hand_stored_once(broker, room
 def test_the_database_away_loses_no_hand(broker, recorder_factory, tmp_path):
     """The database stops while hands come in, and the instance is killed while it waits for it: once both are
     back every hand is stored, once (nothing was acknowledged that was not stored). Then it is stopped while the
-    database is away: it names what it leaves unstored, and stores it at its next start."""
+    database is away: it names what it leaves unstored, and stores it, and the hands published while it was stopped,
+    at its next start."""
     from tests.postgres_fixture import private_postgres  # noqa: PLC0415
     from tests.test_room_statistics import HAND_1  # noqa: PLC0415
 
@@ -200,9 +214,11 @@ def test_the_database_away_loses_no_hand(broker, recorder_factory, tmp_path):
                        "the instance did not notice the database was away again")
             stopping = instance.stop()
             assert "left in the session of room-db" in stopping, stopping[-2000:]
+            publish(range(51, 56))  # while it is stopped: the broker keeps them in its session
             server.start()
             instance.start()
-            wait_until(lambda: len(stored(dsn)) == 50, 120, lambda: f"{len(stored(dsn))} of 50 hands stored")
+            wait_until(lambda: len(stored(dsn)) == 55, 120, lambda: f"{len(stored(dsn))} of 55 hands stored")
+            assert sorted(hand for _, _, hand in stored(dsn)) == list(range(1, 56))
             first_log = (tmp_path / "room-db-1.log").read_text(errors="replace")
             assert "not stored: table db-table: a message that is no event" in first_log
             assert "not stored: table db-table, hand_history seq 20, ohh player: 'seat' is missing" in first_log

@@ -26,6 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", help="the room's file (ROOM.toml)")
     parser.add_argument("--client-id", help="this instance's MQTT client id (default: from the room's id and the host "
                                             "name); each instance of a room needs its own")
+    parser.add_argument("--retire", action="store_true",
+                        help="take this client id out of the room for good: store what its session holds, leave the "
+                             "share, end the session (docs/room.md, Stopping an instance for good)")
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
     sub = parser.add_subparsers(dest="action")
     p = sub.add_parser("check-config", help="check a room's file: every problem with its line (exit 78 when bad)")
@@ -90,7 +93,7 @@ def _run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    return RoomService(config, args.client_id or config.client_id(), stop).run()
+    return RoomService(config, args.client_id or config.client_id(), stop, retire=args.retire).run()
 
 
 def _export(args: argparse.Namespace) -> int:

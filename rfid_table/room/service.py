@@ -10,9 +10,11 @@ unusable (logged with its table and seq: redelivering it would not mend it).
   instance of the room, so instances on several machines share the load.
 * **Persistent session.** Clean start off, a session expiry interval: while an instance is away the broker keeps
   the messages meant for it, and the ones it had not acknowledged, and delivers them when it comes back.
-* **A stop** (SIGTERM) leaves the share before it disconnects, and stores what had already been delivered, so the
-  broker gives the other instances what this one would have had. An instance that is killed instead keeps its
-  share in its session until it comes back (or the session expires): restart it (systemd does).
+* **A stop** (SIGTERM) stores what had already been delivered and disconnects: the instance stays in the share,
+  and the broker keeps its part of every later hand in its session until it starts again (a restart, an upgrade
+  and a crash lose nothing, with one instance as with several). **Retiring** an instance for good
+  (``--retire``, :meth:`RoomService.retire`) resumes its session, leaves the share, stores what the session held
+  and ends the session, so the broker gives every later hand to the others.
 * **The database away.** A write that fails is retried with a doubling wait (up to ``retry_max_s``) until it
   succeeds; nothing to store is acknowledged meanwhile, so the broker stops sending after ``receive_maximum`` such
   messages and keeps the rest, up to its ``max_queued_messages`` for this instance (docs/room.md says how long an
@@ -47,6 +49,9 @@ STORED_TYPES = ("hand_history", "player_seated", "seat_cleared", "hand_started")
 FIRST_RETRY_S = 0.5
 EX_UNAVAILABLE = 69
 DRAIN_S = 5.0  # a stop stores what was delivered for at most this long
+RETIRE_QUIET_S = 1.0  # retiring: the session is taken as emptied once nothing came for this long
+CONNECT_WAIT_S = 30.0  # retiring: how long to wait for the broker
+EX_TEMPFAIL = 75
 TABLE_STATS_EVERY_S = 1.0  # a table's statistics at most this often (after each of its hands, when they are apart)
 ROOM_STATS_EVERY_S = 5.0  # the room's statistics at most this often
 
@@ -84,8 +89,10 @@ class Counts:
 
 
 class RoomService:
-    def __init__(self, config: RoomConfig, client_id: str, stop: threading.Event | None = None):
+    def __init__(self, config: RoomConfig, client_id: str, stop: threading.Event | None = None,
+                 retire: bool = False):
         self.config = config
+        self.retiring = retire  # --retire: leave the share and end the session instead of storing as one of the room
         self.client_id = client_id
         self.stop = stop or threading.Event()
         self.inbox: queue.Queue[Delivered] = queue.Queue()
@@ -113,9 +120,11 @@ class RoomService:
         if reason_code.is_failure:
             log.error("the broker refused the connection: %s", reason_code)
             return
-        self._connected.set()
-        # Subscribed at every connection: a stop unsubscribes (below), and a session kept since then has none.
         self._session_present = bool(flags.session_present)
+        self._connected.set()
+        if self.retiring:  # the session's subscription is left, not renewed (retire)
+            return
+        # Subscribed at every connection: a retired instance's session had none, and the group may have changed.
         client.subscribe(self.config.subscription, options=SubscribeOptions(qos=QOS))
 
     def _on_subscribe(self, client: mqtt.Client, userdata: object, mid: int, reason_codes: Any,
@@ -162,6 +171,8 @@ class RoomService:
         if self.stop.is_set():
             return 0
         self.connect()
+        if self.retiring:
+            return self.retire()
         started = time.monotonic()
         try:
             while not self.stop.is_set():
@@ -185,18 +196,15 @@ class RoomService:
                             "broker still held for it: start the room again with this client id (within "
                             "session_expiry_s, %d s) to store them", left, self.client_id,
                             self.config.session_expiry_s)
-            self.client.disconnect()  # unacknowledged messages stay in the session for the next start
+            self.client.disconnect()  # the session stays: what is unacknowledged or comes later is kept for the next start
             self.client.loop_stop()
             self.store.close()
         return 0
 
     def _drain(self) -> None:
-        """A stop: leave the share first, so the broker gives this instance's part to the others instead of
-        keeping it for its return, then store what had already been delivered (up to DRAIN_S)."""
+        """A stop: store what had already been delivered (up to DRAIN_S). The instance stays in the share: the
+        broker keeps its part of later hands in its session for its next start."""
         self._drain_until = time.monotonic() + DRAIN_S
-        if self._connected.is_set():
-            self.client.unsubscribe(self.config.subscription)
-            self._unsubscribed.wait(min(2.0, DRAIN_S))
         quiet_since = time.monotonic()
         while time.monotonic() < self._drain_until and time.monotonic() - quiet_since < 0.5:
             try:
@@ -205,6 +213,51 @@ class RoomService:
                 continue
             self._handle(delivered)
             quiet_since = time.monotonic()
+
+    def retire(self) -> int:
+        """``--retire``: take this client id out of the room for good without losing a hand. Resume its session,
+        leave the share (every later hand goes to the other instances), store what the session held, then end
+        the session. Stopped (SIGTERM) or with the database away, the session is kept and nothing is lost."""
+        try:
+            if not self._connected.wait(CONNECT_WAIT_S):
+                log.error("retiring %s: the broker at %s:%d did not answer in %.0f s; nothing changed",
+                          self.client_id, self.config.mqtt.host, self.config.mqtt.port, CONNECT_WAIT_S)
+                return EX_UNAVAILABLE
+            if not self._session_present:
+                log.info("retiring %s: the broker holds no session of it: nothing to store, nothing to leave",
+                         self.client_id)
+                self.client.disconnect()
+                return 0
+            self.client.unsubscribe(self.config.subscription)
+            if not self._unsubscribed.wait(CONNECT_WAIT_S):
+                log.error("retiring %s: the broker did not confirm leaving the share; the session is kept",
+                          self.client_id)
+                self.client.disconnect()
+                return EX_UNAVAILABLE
+            quiet_since = time.monotonic()
+            while not self.stop.is_set() and time.monotonic() - quiet_since < RETIRE_QUIET_S:
+                try:
+                    delivered = self.inbox.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                self._handle(delivered)
+                quiet_since = time.monotonic()
+            left = self.counts.left + self.inbox.qsize()
+            if self.stop.is_set() or left:
+                log.warning("retiring %s: stopped with %d message(s) not stored; the session is kept: retire it "
+                            "again (within session_expiry_s, %d s) to store them", self.client_id, left,
+                            self.config.session_expiry_s)
+                self.client.disconnect()
+                return EX_TEMPFAIL
+            properties = Properties(PacketTypes.DISCONNECT)
+            properties.SessionExpiryInterval = 0  # the session ends with this connection (MQTT 5, 3.14.2.2.2)
+            self.client.disconnect(properties=properties)
+            log.info("retired %s: %d hands stored (%d copies skipped, %d messages refused); it left the share and "
+                     "its session ended", self.client_id, self.counts.hands, self.counts.copies, self.counts.refused)
+            return 0
+        finally:
+            self.client.loop_stop()
+            self.store.close()
 
     def _may_wait(self) -> bool:
         return not self.stop.is_set() or (self._drain_until is not None and time.monotonic() < self._drain_until)

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from rfid_table.ops.broker import PrivateBroker
 from rfid_table.config.table import MqttSettings, load_config
@@ -15,6 +16,10 @@ from rfid_table.mqtt import make_client
 from rfid_table.service.sink import Sink
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# The fuzzers' examples: FUZZ_EXAMPLES in CI; `--hypothesis-profile thorough` (README.md, Tests) for a longer hunt.
+settings.register_profile("thorough", max_examples=2000)
+FUZZ_EXAMPLES = 400
 TABLE_10 = ROOT / "config" / "table-10.toml"
 TABLE_6 = ROOT / "config" / "table-6max.toml"
 

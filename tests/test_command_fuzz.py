@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT
+from conftest import FUZZ_EXAMPLES, ROOT
 from controller.game import GameController
 from rfid_table.service.commands import COMMANDS, CommandError, parse_command
 from rfid_table.config.table import load_config
@@ -27,7 +27,8 @@ SEATS = 10
 DECKS = ("A", "B")
 # The fields a refusal may name besides a command's own: see reply.schema.json.
 ENVELOPE_FIELDS = {"payload", "id", "command", "role", "topic"}
-FUZZ = settings(max_examples=2000, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+# the thorough profile's examples when it is loaded, else FUZZ_EXAMPLES (tests/conftest.py)
+FUZZ = settings(max_examples=max(FUZZ_EXAMPLES, settings.default.max_examples), deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
 def _resolve(node: dict) -> dict:

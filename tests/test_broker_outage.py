@@ -1,4 +1,4 @@
-"""Nothing lost to a broker outage: the broker is stopped for a minute in the middle of play and started again.
+"""Nothing lost to a broker outage: the broker is stopped for twenty seconds in the middle of play and started again.
 
 While it is away the table keeps playing and journaling; when it is back, new events go out live at once and the
 journaled ones follow, oldest first, flagged ``replay``, at the pace of ``[mqtt] backlog_per_s`` and
@@ -39,9 +39,9 @@ from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 COMMAND = Path(sys.executable).with_name("rfid-table")
 RFID_TABLE = [str(COMMAND)] if COMMAND.exists() else [sys.executable, "-m", "rfid_table.cli"]
 BASE = "rfid-table/main-1"
-OUTAGE_S = 60.0
-# Slow enough that a minute of play takes several seconds to send again, so the test can see live events overtake.
-IN_FLIGHT, PER_S = 20, 60
+OUTAGE_S = 20.0
+# Slow enough that the outage's play takes several seconds to send again, so the test can see live events overtake.
+IN_FLIGHT, PER_S = 10, 24
 
 
 def steady_port() -> int:
@@ -168,7 +168,7 @@ def table_file(tmp_path: Path, **mqtt_keys) -> Path:
     return path
 
 
-def test_a_minute_without_the_broker_loses_nothing_and_live_events_overtake_the_backlog(outage_broker, tmp_path):
+def test_twenty_seconds_without_the_broker_lose_nothing_and_live_events_overtake_the_backlog(outage_broker, tmp_path):
     broker = outage_broker.start()
     config = table_file(tmp_path, reconnect_max_s=1, backlog_in_flight=IN_FLIGHT, backlog_per_s=PER_S)
     journal_path = tmp_path / "journal.db"
@@ -244,8 +244,8 @@ def test_a_minute_without_the_broker_loses_nothing_and_live_events_overtake_the_
 
     public = first_copies(floor.events("public"))
     replayed = sorted(seq for seq, (body, _at) in public.items() if body.get("replay"))
-    # A minute of play was journaled while the broker was away, and came back as the backlog.
-    assert len(replayed) >= 200, len(replayed)
+    # The outage's play was journaled while the broker was away, and came back as the backlog.
+    assert len(replayed) >= 50, len(replayed)
     assert all(stopped_at - 2 <= public[seq][0]["t"] <= restarted_at + 2 for seq in replayed)
     backlog_start, backlog_end = replayed[0], replayed[-1]
     last_replay_at = max(public[seq][1] for seq in replayed)

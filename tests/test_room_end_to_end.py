@@ -26,7 +26,7 @@ pytestmark = pytest.mark.process
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = Path(sys.executable).with_name("rfid-table")
 RFID_TABLE = [str(COMMAND)] if COMMAND.exists() else [sys.executable, "-m", "rfid_table.cli"]
-HANDS = 40
+HANDS = 25
 TABLES = ("room-t1", "room-t2")
 PLAYERS = {1: "p-anna", 2: "p-bo", 3: "p-cem", 4: "p-dora"}
 

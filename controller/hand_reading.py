@@ -123,6 +123,8 @@ class HandReading:
     def board_card(self, card: str, position: int, t: float) -> None:
         self.board.append(card)
         street = {1: 1, 4: 2, 5: 3}.get(position)
+        if self.table.variant.stud:  # the community card, dealt for seventh street when the deck ran short
+            street = STUD_STREETS.index("seventh")
         hand = self.engine
         if street is not None and hand is not None and hand.street_index < street:
             self._close_street(t)  # unless the dealer already collected the bets

@@ -26,6 +26,7 @@ from sim.dealer import FLOOR_S, InjectedError, Move
 from sim.field import TableField
 from sim.players import PLAUSIBLE, PLAYERS_STYLES, RANDOM, play
 from sim.replay import HandScript
+from sim.stud_hands import chip_steps, engine_stud_hand
 
 TABLE_CLEAR = "the dealer shuffles; the table is clear"  # the last move of each hand
 TOP_UP_SHARE = 0.4  # a player who looks at their cards buys in again below this share of the buy-in
@@ -38,9 +39,13 @@ class BettingDealer:
                  seed: int | None = None, error_rate: float = 0.0,
                  exposed_procedure: str = EXPOSED_BURN_AFTER_DEAL, run_it_twice: float = 0.0,
                  hand_over_s: float = 0.0, read_s: float = 0.0, deal_s: float | None = None,
-                 players_style: str = PLAUSIBLE, games: RotationSetup | None = None):
+                 players_style: str = PLAUSIBLE, games: RotationSetup | None = None,
+                 stud: tuple[int, int, int] | None = None, rules: str = "tda"):
         """``games``: a mixed game's rotation by hands (``controller.rotation``): each hand is dealt and bet as the
-        game the table deals it (the dealer keeps the count as the table does); without it, ``variant`` only."""
+        game the table deals it (the dealer keeps the count as the table does); without it, ``variant`` only.
+        ``stud``: a stud game's bring-in, small bet and big bet (``variant`` a stud game, no blinds): each hand is
+        played at random by the betting engine and dealt with its chips by ``sim.stud_hands``; ``rules``: the
+        house's profile (an open pair on fourth street)."""
         self.field = field
         self.uid_of_card = {card: uid for uid, card in deck.items()}
         rack: dict[int, list[str]] = {}
@@ -58,7 +63,10 @@ class BettingDealer:
         self.rotation = Rotation(games) if games is not None else None
         self.blinds = blinds
         self.ante = ante
-        self.buy_in = blinds[1] * buy_in_bb
+        self.stud = stud
+        self.rules = rules
+        # a stud player buys in for as many small bets as a flop game's player for big blinds
+        self.buy_in = (stud[1] if stud is not None else blinds[1]) * buy_in_bb
         # Rebuys add chips to the table and nothing takes them away: without a ceiling, one stack would grow until
         # a single all-in needs more chips than the set has. Half the set's value over the seats leaves room for
         # every bet and its change.
@@ -92,8 +100,8 @@ class BettingDealer:
             raise ValueError(f"the players' style is one of {', '.join(PLAYERS_STYLES)}, not {players_style!r}")
         self.players_style = players_style
         # Players at a live game top up a short stack between hands; random players play on until broke.
-        self.top_up_below = blinds[1] + ante if players_style == RANDOM else max(blinds[1] + ante,
-                                                                                int(self.buy_in * TOP_UP_SHARE))
+        least = (stud[1] if stud is not None else blinds[1]) + ante  # what a hand can ask of a player at once
+        self.top_up_below = least if players_style == RANDOM else max(least, int(self.buy_in * TOP_UP_SHARE))
         self._counted: dict[int, int] = {}  # stacks a floor entered since the last hand was dealt
         self.last_hand: BettingHand | None = None  # the betting of the hand under way (for sim.players.figures)
 
@@ -114,6 +122,9 @@ class BettingDealer:
                 self.stacks[seat] = self.buy_in  # racks up and leaves; a newcomer takes the seat
                 yield Move(0.0, f"seat {seat} racks up {stack} and leaves; a new player buys in for {self.buy_in}",
                            lambda: None)
+        if self.stud is not None:
+            yield from self._stud_hand()
+            return
         if self.rotation is not None:  # the game the table deals this hand (a misdeal's deal again is the same hand)
             self.variant = VARIANTS[self.rotation.hand_started().engine]
             self.rotation.hand_ended(misdeal=False)
@@ -152,6 +163,22 @@ class BettingDealer:
         for step in steps:
             yield Move(step.at - previous, step.describe, step.apply)
             previous = step.at
+        yield Move(max(self.script.pace_s * 2.5, self.hand_over_s), TABLE_CLEAR, lambda: None)
+
+    def _stud_hand(self) -> Iterator[Move]:
+        """A stud hand (``sim.stud_hands``): played at random by the engine from the seats in order (TDA 4: the
+        stud round deals from the same seat), dealt with its chips; then the pot pushed and the table cleared."""
+        assert self.stud is not None
+        seats = sorted(self.players)
+        hand = engine_stud_hand(self.rng, self.variant.stud, seats, dict(self.stacks), (self.ante, *self.stud),
+                                self.rules)
+        self.script.reset()
+        steps = chip_steps(hand, self.field, self.uid_of_card, self.script.free, self.script.command,
+                           pace_s=self.script.deal_s, push_s=self.script.act_s)
+        self.stacks = {s: self.stacks[s] + hand.payoffs[s] for s in seats}
+        for wait, describe, apply in steps:
+            yield Move(wait, describe, apply)
+        yield Move(self.script.act_s, "the pot is pushed, the cards are gathered", self.field.clear)
         yield Move(max(self.script.pace_s * 2.5, self.hand_over_s), TABLE_CLEAR, lambda: None)
 
     def _second_run(self, hand: BettingHand, board: list[str], deck: list[str]) -> list[list[str]]:

@@ -134,6 +134,100 @@ def _act(state, rng: random.Random, hand: StudHand, seats: list[int], street: st
         hand.moves.append(("chips", seat, added))
 
 
+def engine_stud_hand(rng: random.Random, game: str, seats: Sequence[int], stacks: Mapping[int, int],
+                     stakes: tuple[int, int, int, int], rules: str = "tda") -> StudHand:
+    """A random legal hand of ``game`` played by the betting engine (``controller.betting``) among ``seats`` (in
+    dealing order) with ``stacks`` and ``stakes`` (ante, bring-in, small bet, big bet): the simulator's stud dealer,
+    where pokerkit (a test dependency) is not at hand. Each street opens from the cards showing (``controller.stud``,
+    an open pair on fourth street as the house allows), the players act as pokerkit's random players do here; with
+    too few cards left for seventh street the dealer turns one community card. ``payoffs``: the engine's award."""
+    from controller import stud  # noqa: PLC0415
+    from controller.betting import VARIANTS, BettingHand  # noqa: PLC0415
+    from controller.rules import profile  # noqa: PLC0415
+    from controller.showdown import award  # noqa: PLC0415
+    from sim.replay import chips_for  # noqa: PLC0415
+
+    ante, bring_in, small, big = stakes
+    house = profile(rules)
+    seats = list(seats)
+    hand = BettingHand(VARIANTS[game.upper()], seats, seats[-1], dict(stacks), (0, 0), ante=ante, bets=(small, big),
+                       bring_in=bring_in, rules=house)
+    out = StudHand(game, seats, hole={s: [] for s in seats}, stakes=stakes, stacks=dict(stacks))
+    deck = list(FULL_DECK)
+    rng.shuffle(deck)
+    board: list[str] = []
+    done = 0  # the engine's actions already turned into moves
+
+    def moves() -> None:
+        nonlocal done
+        for a in hand.actions[done:]:
+            done += 1
+            if a.kind == "ante" or a.kind == "check" and not a.added:
+                if a.kind == "check":
+                    out.actions.append((a.seat, a.street, "cc", 0))
+                continue
+            kind = a.base if a.kind == "all_in" else a.kind
+            what = {"bring_in": "bring_in", "call": "cc", "check": "cc", "fold": "f"}.get(kind, "cbr")
+            out.actions.append((a.seat, a.street, what, a.added))
+            if what == "f":
+                out.folded.append(a.seat)
+                out.moves.append(("fold", a.seat, a.street))
+            elif a.added:
+                out.moves.append(("chips", a.seat, a.added))
+
+    def pay(seat: int) -> None:
+        owed = hand.seat_state(seat)["owed"]
+        if owed:
+            hand.push(seat, chips_for(owed))
+
+    moves()
+    for k, street in enumerate(STREETS):
+        if hand.status != "betting":
+            break
+        live = [s for s in seats if s in hand.live_seats]
+        if k:
+            if len(deck) > len(live) or k < 4:
+                out.moves.append(("burn", deck.pop(), None))
+            if len(deck) < len(live):  # seventh street: not a card for every live seat
+                board.append(deck.pop() if deck else out.moves[-1][1])
+                out.moves.append(("board", board[0], None))
+        for r in range(3 if k == 0 else 1):
+            for seat in live if not board else []:
+                up = (r == 2) if k == 0 else k < 4
+                card = deck.pop()
+                out.hole[seat].append((card, up))
+                out.moves.append(("deal", seat, (card, up)))
+        showing = {s: [c for c, up in out.hole[s] if up] for s in live}
+        if k == 0:
+            first = stud.bring_in_seat({s: showing[s][0] for s in live}, game)
+        else:
+            first = stud.first_to_act(showing, game, seats)
+        open_pair = k == 1 and stud.big_bet_allowed_on_fourth(showing, game, house.open_pair_big_bet)
+        out.openers[street] = first
+        hand.start_street(first, open_pair=open_pair)
+        while (seat := hand.to_act()) is not None:
+            roll = rng.random()
+            legal = hand.legal(seat)
+            assert legal is not None
+            if not legal.can_fold and not legal.can_check and hand.current_bet == 0:  # the bring-in is due
+                hand.declare(seat, "bring_in" if roll < 0.7 or not legal.can_raise else "complete")
+            elif legal.can_raise and roll < 0.2 and not any(hand.is_all_in(s) for s in hand.live_seats):
+                hand.declare(seat, "bet" if hand.current_bet == 0 else "raise", hand.min_raise_to(seat))
+            elif hand.to_call(seat) and roll > 0.8:
+                hand.fold(seat)
+            else:
+                hand.declare(seat, "call" if hand.to_call(seat) else "check")
+            pay(seat)
+            moves()
+        if hand.status == "betting" and hand.round_complete():
+            hand.end_street()
+            moves()
+    result = award(hand, {s: [c for c, _up in out.hole[s]] for s in hand.live_seats}
+                   if hand.status == "showdown" else None, board)
+    out.payoffs = {s: result.finishing_stacks[s] - stacks[s] for s in seats}
+    return out
+
+
 def pokerkit_winners(hand: StudHand) -> dict[str, list[int]]:
     """The seats whose cards win the showdown by pokerkit's hand ranking, high and (stud8) low, among the seats that
     did not fold; empty when one seat was left."""
@@ -242,6 +336,7 @@ def chip_steps(hand: StudHand, field, uid_of_card: Mapping[str, str], rack: Mapp
 
     steps: list[Step] = []
     values = {uid: value for value, uids in rack.items() for uid in uids}
+    denominations = tuple(sorted(rack))
     ante = hand.stakes[0]
     stacks = dict(hand.stacks)
     steps.append((0.0, "the floor enters the stacks", lambda: command(
@@ -249,7 +344,7 @@ def chip_steps(hand: StudHand, field, uid_of_card: Mapping[str, str], rack: Mapp
 
     def take(amount: int, smallest: int | None = None) -> list[str]:
         try:
-            return [rack[value].pop() for value in chips_for(amount, smallest, DENOMINATIONS)]
+            return [rack[value].pop() for value in chips_for(amount, smallest, denominations)]
         except (IndexError, KeyError):
             raise ValueError("the hand needs more chips than the rack holds") from None
 

@@ -102,3 +102,38 @@ def test_eight_players_who_all_stay_run_the_deck_short_and_share_the_community_c
     [ended] = [e[4] for e in events if e[1] == "hand_ended"]
     assert ended["board"] == [community["card"]] and ended["live_seats"] == list(range(1, 9))
     assert [e[4]["winners"] for e in events if e[1] == "showdown"] != [[]]
+
+
+@pytest.mark.parametrize("game", ["stud", "stud8", "razz"])
+def test_the_simulator_plays_each_stud_game_with_chips_and_the_table_reads_the_betting_clean(game):
+    """``rfid-table sim --config config/table-stud-chips.toml``: eight players ante into the pot, bring it in or
+    complete, bet, raise, call and fold with the table's chips, the dealer collecting before each burn (and turning a
+    community card when the deck runs short). Every hand is read without a bet ruling or a chip count, and the
+    stacks the table's showdown finishes with are those the simulated players hold."""
+    import dataclasses  # noqa: PLC0415
+
+    from rfid_table.config.table import load_config  # noqa: PLC0415
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable  # noqa: PLC0415
+    from rfid_table.devtools.streams import CONFIG_DIR, _Recorder  # noqa: PLC0415
+
+    config = load_config(CONFIG_DIR / "table-stud-chips.toml")
+    config = dataclasses.replace(config, game=dataclasses.replace(config.game, variant=game), broadcast_equity=False)
+    sink = _Recorder()
+    table = SimulatedTable(config, SimOptions(hands=4, speed=0, pace_s=0.5, link="direct", seed=7), sink)
+    t = 1000.0
+    try:
+        while table.advance(t) and t < 1000.0 + 4 * 600:
+            table.step(t, wall=1_790_000_000.0 + t)
+            t = round(t + table.cycle_s, 6)
+    finally:
+        table.close()
+    events = [dict(zip(("seq", "type", "t", "hand", "public", "secret"), json.loads(line))) for line in sink.lines]
+    kinds = [e["type"] for e in events]
+    assert kinds.count("hand_ended") == kinds.count("showdown") == kinds.count("hand_history") == 4
+    assert "bet_ruling" not in kinds and "chip_count" not in kinds
+    assert {e["public"]["code"] for e in events if e["type"] == "irregular_card"} <= {"deck_short"}
+    started = [e["public"] for e in events if e["type"] == "betting_started"]
+    assert {(s["ante"], s["bring_in"], s["small_bet"], s["big_bet"]) for s in started} == {(5, 10, 25, 50)}
+    assert {e["public"]["action"] for e in events if e["type"] == "action"} >= {"ante", "bring_in", "call", "fold"}
+    last = [e["public"] for e in events if e["type"] == "showdown"][-1]
+    assert {int(s): v for s, v in last["finishing_stacks"].items()} == table.dealer.stacks

@@ -199,7 +199,8 @@ class SimulatedTable:
                 error_rate=options.dealer_errors, exposed_procedure=exposed_procedure,
                 run_it_twice=options.run_it_twice, hand_over_s=table_hand_over_s(config),
                 read_s=table_read_s(config), players_style=options.players_style,
-                games=game.games() if game.rotation and game.change == CHANGE_HANDS else None)
+                games=game.games() if game.rotation and game.change == CHANGE_HANDS else None,
+                stud=(game.bring_in, game.small_bet, game.big_bet) if game.stud else None, rules=game.rules)
         else:
             each = options.dealer_errors / 4  # the errors a single deck can make, equally often
             self.dealer = SimDealer(

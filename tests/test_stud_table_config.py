@@ -58,3 +58,37 @@ def test_nine_players_and_a_double_board_are_refused(tmp_path, capsys):
         ["game.double_board", "stud is a stud game: it has no board to double (set double_board = false)"],
         ["game.max_players", "expected players from 2 to 8 (a stud game deals seven cards to each: at most 8 players "
                              "at stud), got 9"]]
+
+
+STUD_CHIPS = (CONFIG / "table-stud-chips.toml").read_text(encoding="utf-8").replace(
+    'registry = "chips-demo.toml"', f'registry = "{CONFIG / "chips-demo.toml"}"')  # (read from a copy elsewhere)
+
+
+def test_the_example_stud_chip_table_reads_the_antes_the_bring_in_and_the_two_bets():
+    config = load_config(CONFIG / "table-stud-chips.toml")
+    setup = config.betting_setup()
+    assert (setup.variant, setup.ante, setup.bring_in, setup.bet_limits) == ("STUD", 5, 10, (25, 50))
+    assert (setup.small_blind, setup.big_blind) == (0, 0)  # no blinds in stud
+
+
+def test_a_stud_chip_table_without_its_stakes_or_with_blinds_is_refused_naming_each_key(tmp_path, capsys):
+    text = STUD_CHIPS.replace("bring_in = 10 ", "small_blind = 5\nbring_in = 25 ").replace("big_bet = 50 ", "")
+    problems = check_config_fails(text, tmp_path, capsys)
+    assert problems == [
+        f"  {tmp_path}/table.toml:{line_of(text, 'small_blind')}: game.small_blind: stud has no blinds: antes, a "
+        "bring-in, a small bet and a big bet (ante, bring_in, small_bet, big_bet)",
+        f"  {tmp_path}/table.toml:{line_of(text, '[game]')}: game: a stud table with [chips] needs its stakes: missing "
+        "big_bet (e.g. ante = 1, bring_in = 2, small_bet = 5, big_bet = 10)"]
+    text = STUD_CHIPS.replace("bring_in = 10 ", "bring_in = 25 ").replace("variant = \"stud\"", "variant = \"razz\"")
+    assert check_config_fails(text, tmp_path, capsys) == [
+        f"  {tmp_path}/table.toml:{line_of(text, 'bring_in')}: game.bring_in: the bring-in (25) must be less than the "
+        "small bet (25): a bring-in of a full bet is the completion"]
+
+
+def test_a_stud_stake_at_a_flop_game_is_refused(tmp_path, capsys):
+    chips = (CONFIG / "table-chips.toml").read_text(encoding="utf-8").replace("ante = 0 ", "bring_in = 10\nante = 0 ")
+    problems = check_config_fails(chips.replace('registry = "chips-demo.toml"',
+                                                f'registry = "{CONFIG / "chips-demo.toml"}"'), tmp_path, capsys)
+    assert [p.split(": ", 2)[1:] for p in problems] == [
+        ["game.bring_in", "a stud game's stake: nlhe has blinds (remove it, or set variant = \"stud\", \"stud8\" or "
+                          "\"razz\")"]]

@@ -324,7 +324,8 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     before = len(c.problems)
     small = c.value(game, ("game", "small_blind"), int, "a positive number of chips", 1, lambda v: v > 0)
     big = c.value(game, ("game", "big_blind"), int, "a positive number of chips", 2, lambda v: v > 0)
-    if small > big and len(c.problems) == before and "tournament" not in doc:  # (else its levels' are checked)
+    if small > big and len(c.problems) == before and "tournament" not in doc and variant not in STUD_VARIANTS:
+        # (a tournament's levels are checked there; a stud game has no blinds)
         c.problem(("game", "small_blind"), f"the small blind ({small}) is larger than the big blind ({big})")
     ante = c.value(game, ("game", "ante"), int, "chips, 0 or more", 0, lambda v: v >= 0)
     bb_ante = c.value(game, ("game", "big_blind_ante"), int, "chips, 0 or more", 0, lambda v: v >= 0)

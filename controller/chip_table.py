@@ -36,7 +36,13 @@ class ChipTable:
 
     def playing(self, game: Game) -> ChipTable:
         """The table as a hand of ``game`` is read: a mixed game's hands are each bet and shown down as their own
-        game (``controller.rotation``). A game without an engine variant is the table's one game."""
+        game (``controller.rotation``), at its own blinds and antes where it has them. A game without an engine
+        variant is the table's one game."""
+        setup = self.setup
+        if game.stakes is not None:
+            stakes = game.stakes
+            setup = replace(setup, small_blind=stakes.small_blind, big_blind=stakes.big_blind, ante=stakes.ante,
+                            big_blind_ante=stakes.big_blind_ante)
         if not game.engine or (game.engine == self.variant.code and game.hole_cards == self.hole_cards):
-            return self
-        return replace(self, variant=VARIANTS[game.engine], hole_cards=game.hole_cards)
+            return self if setup is self.setup else replace(self, setup=setup)
+        return replace(self, setup=setup, variant=VARIANTS[game.engine], hole_cards=game.hole_cards)

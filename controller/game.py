@@ -256,8 +256,8 @@ class GameController:
         """``set_game``: the floor has ``game`` dealt from the next hand (the running hand keeps its game), and the
         rotation goes on from it; its hands are counted afresh."""
         self.rotation.set_game(command["game"])
-        self.out.emit("game_set", {"game": command["game"], "applies_to_hand": self.cards.hand + 1, **command.signed()},
-                      t=t)
+        self.out.emit("game_set", {"game": command["game"], **self.rotation.named(command["game"]).stakes_in_play(),
+                                   "applies_to_hand": self.cards.hand + 1, **command.signed()}, t=t)
         return self.out.take()
 
     def _run_it_refusal(self, command: Command, t: float) -> Refusal | None:

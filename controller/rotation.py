@@ -3,7 +3,8 @@
 A table that deals a mix (HORSE: limit hold'em, razz, stud, Omaha hi-lo, stud hi-lo; a house's own list) changes
 game every ``hands_per_game`` hands, or with each tournament level (``controller.levels``), or when the floor says so
 (``set_game``). The game changes between hands only: the hand that runs keeps the game it began with, as it keeps its
-level (DE 5). A table that deals one game has a rotation of one game that never changes.
+level (DE 5). A table that deals one game has a rotation of one game that never changes. A house may give each game
+its own stakes (``Stakes``): the flop games' blinds, the stud games' antes, bring-in and bets.
 
 TDA 4: "Bei mixed-games (z.B.: HORSE) wird, wenn das Spiel von Hold'em zu Stud wechselt, nach der letzten
 Hold'em-Hand der Button an die Position versetzt, als wäre die nächste Hand eine Hold'em-Hand und wird dort für die
@@ -28,21 +29,50 @@ CHANGE_HANDS = "hands"  # every hands_per_game hands
 CHANGE_LEVEL = "level"  # with each tournament level
 
 
+FLOP_GAME_STAKES = ("small_blind", "big_blind", "ante", "big_blind_ante")  # a game dealt from a button: blinds
+STUD_GAME_STAKES = ("ante", "bring_in", "small_bet", "big_bet")  # a stud game: antes, a bring-in and fixed limits
+
+
+@dataclass(frozen=True)
+class Stakes:
+    """The forced bets and limits a game of a mixed game is played at, where the house gives each game its own
+    (``[game.stakes.<game>]``): a card room plays the flop games with blinds and the stud games with antes, a
+    bring-in and a small and a big bet. 0: none."""
+
+    small_blind: int = 0
+    big_blind: int = 0
+    ante: int = 0
+    big_blind_ante: int = 0
+    bring_in: int = 0
+    small_bet: int = 0
+    big_bet: int = 0
+
+    def as_dict(self, stud: bool) -> dict[str, int]:
+        """The stakes a game of its kind has, as the events name them."""
+        return {key: getattr(self, key) for key in (STUD_GAME_STAKES if stud else FLOP_GAME_STAKES)}
+
+
 @dataclass(frozen=True)
 class Game:
     """One game the table deals: its configuration name (``flo8``), the betting engine's variant (a key of
-    ``controller.betting.VARIANTS``; "": the table's one game), the cards a player holds, and whether it is dealt
-    from a button (the flop games; the stud games are not: TDA 4)."""
+    ``controller.betting.VARIANTS``; "": the table's one game), the cards a player holds, whether it is dealt
+    from a button (the flop games; the stud games are not: TDA 4), and its own stakes (None: the table's)."""
 
     name: str
     engine: str
     hole_cards: int
     button: bool = True
+    stakes: Stakes | None = None
 
     @classmethod
-    def named(cls, name: str, engine: str, hole_cards: int) -> Game:
+    def named(cls, name: str, engine: str, hole_cards: int, stakes: Stakes | None = None) -> Game:
         """A game by its configuration name: the stud games deal without a button."""
-        return cls(name, engine, hole_cards, button=name not in STUD_GAMES)
+        return cls(name, engine, hole_cards, button=name not in STUD_GAMES, stakes=stakes)
+
+    def stakes_in_play(self) -> dict[str, dict[str, int]]:
+        """``{"stakes": ...}`` for the events that name the game (``hand_started``, ``game_set``) where the game has
+        stakes of its own; nothing otherwise."""
+        return {"stakes": self.stakes.as_dict(not self.button)} if self.stakes is not None else {}
 
 
 @dataclass(frozen=True)
@@ -133,6 +163,10 @@ class Rotation:
                                "names the games it may deal")
             return Refusal(f"{name} is not in this table's rotation ({', '.join(names)})")
         return None
+
+    def named(self, name: str) -> Game:
+        """The rotation's game of that name (as :meth:`refusal` allowed it)."""
+        return next(g for g in self.setup.games if g.name == name)
 
     def set_game(self, name: str) -> None:
         """The floor's ``set_game`` (as :meth:`refusal` allowed): the next hand is ``name``'s first, and the

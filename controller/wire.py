@@ -26,7 +26,7 @@ Wire = tuple[str, Payload, Payload]  # type, public, secret
 
 
 def _hand_started(e: HandStarted) -> Wire:
-    return "hand_started", {"game": e.game.name} if e.game.name else {}, {}
+    return "hand_started", {"game": e.game.name, **e.game.stakes_in_play()} if e.game.name else {}, {}
 
 
 def _hand_ended(e: HandEnded) -> Wire:

@@ -8,12 +8,18 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from controller.cards import FULL_DECK
+from controller.rotation import Game, Stakes
+from rfid_table.config.checker import ConfigError
 from rfid_table.config.table import load_config
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from rfid_table.service.equity_worker import GameKind, compute, stud_spot_of
 from test_expected_card import cycles_to_deal
 from test_hilo import EVENT_SCHEMA, HiLoTable
+from test_mixed import MixedTable
+from test_schemas import problems
 from test_rulings import of
 from test_stud_table import street, table as stud_table, third_street
 
@@ -122,3 +128,99 @@ def test_the_hi_lo_showdown_of_docs_events_is_what_the_table_publishes():
     assert {k: v for k, v in documented.items() if k not in ("t", "epoch")} == \
         {k: v for k, v in published.items() if k != "t"}
     assert EVENT_SCHEMA.is_valid(documented)
+
+
+def deal(table: MixedTable, hands: dict[int, str]) -> None:
+    """The hole cards, a card a seat at a time in the order given (from the seat left of the button)."""
+    for rnd in range(len(next(iter(hands.values())).split())):
+        for seat, cards in hands.items():
+            table.put(cards.split()[rnd], f"seat{seat}.cards", 0.1)
+    table.run(0.6)
+
+
+def test_each_game_of_a_rotation_is_played_at_its_own_stakes():
+    """A card room's mix: hold'em at blinds 25/50, pot-limit Omaha at 100/200 (the table's [game] blinds are 50/100).
+    hand_started and the floor's game_set name the stakes in play, and the chips are read at them: the Omaha hand's
+    blinds are 100 and 200."""
+    nlhe = Game.named("nlhe", "NLHE", 2, Stakes(small_blind=25, big_blind=50))
+    plo = Game.named("plo4", "PLO", 4, Stakes(small_blind=100, big_blind=200))
+    table = MixedTable((nlhe, plo))
+    table.chips(1, 25)
+    table.chips(2, 25, 25)
+    deal(table, {1: "As Kd", 2: "Qc Qd", 3: "7s 2d"})
+    table.command("set_game", game="plo4", role="floor", user="ann")
+    for card in ("7s", "2d", "As", "Kd"):  # seats 3 and 1 fold: the big blind wins
+        table.put(card, "muck")
+    table.clear()
+    table.run(3.0)
+    table.chips(2, 100)  # the button moved to seat 1: seat 2 the small blind, seat 3 the big
+    table.chips(3, 100, 100)
+    deal(table, {2: "Ah Ad 2s 3s", 3: "Kh Kc 4s 5s", 1: "9h 9d 8c 8d"})
+    started = [e.public for e in of(table.events, "hand_started")]
+    assert started == [{"game": "nlhe", "stakes": {"small_blind": 25, "big_blind": 50, "ante": 0, "big_blind_ante": 0}},
+                       {"game": "plo4", "stakes": {"small_blind": 100, "big_blind": 200, "ante": 0,
+                                                   "big_blind_ante": 0}}]
+    [game_set] = of(table.events, "game_set")
+    assert game_set.public["stakes"] == {"small_blind": 100, "big_blind": 200, "ante": 0, "big_blind_ante": 0}
+    blinds = [(e.public["action"], e.public["added"]) for e in of(table.events, "action")
+              if e.public["action"].startswith("post")]
+    assert blinds == [("post_sb", 25), ("post_bb", 50), ("post_sb", 100), ("post_bb", 200)]
+    assert not of(table.events, "bet_ruling")
+    for name in ("event.public.schema.json", "event.secure.schema.json"):
+        for e in of(table.events, "hand_started") + [game_set]:
+            assert not problems(name, {"seq": e.seq, "type": e.type, "t": e.t, "hand": e.hand or 1, "epoch": "e",
+                                       **e.public, **({"by": "floor/ann"} if e.type == "game_set" else {})})
+
+
+def horse_table(tmp_path: Path, stakes: str) -> Path:
+    """The example stud table dealing HORSE, with ``stakes`` (its [game.stakes.<game>] tables) at the end."""
+    text = STUD_CONFIG.read_text().replace('variant = "stud"', 'rotation = "horse"')
+    path = tmp_path / "table.toml"
+    path.write_text(text + "\n" + stakes)
+    return path
+
+
+def test_a_rotations_stakes_per_game_are_read_and_checked_with_key_and_line(tmp_path):
+    """HORSE at a card room's stakes: limit hold'em at blinds 10/20, the stud games with an ante of 5, a bring-in of
+    5 and bets of 20 and 40; Omaha hi-lo, without its own, at the table's [game] stakes (blinds 1/2 and the ante
+    of 1 of the example). check-config names each mistake with its key and line."""
+    stud = "ante = 5\nbring_in = 5\nsmall_bet = 20\nbig_bet = 40\n"
+    config = load_config(horse_table(tmp_path, "[game.stakes.flhe]\nsmall_blind = 10\nbig_blind = 20\n" +
+                                     "".join(f"[game.stakes.{name}]\n{stud}" for name in ("razz", "stud", "stud8"))))
+    games = {g.name: g for g in config.table_setup().rotation.games}
+    assert games["flhe"].stakes_in_play() == {"stakes": {"small_blind": 10, "big_blind": 20, "ante": 1,
+                                                         "big_blind_ante": 0}}  # (the table's ante: not given)
+    assert games["razz"].stakes_in_play() == {"stakes": {"ante": 5, "bring_in": 5, "small_bet": 20, "big_bet": 40}}
+    assert games["flo8"].stakes_in_play() == {"stakes": {"small_blind": 1, "big_blind": 2, "ante": 1,
+                                                         "big_blind_ante": 0}}
+    path = horse_table(tmp_path, "[game.stakes.flhe]\nsmall_blind = 30\nbig_blind = 20\n"
+                                 "[game.stakes.plo4]\nsmall_blind = 1\n"
+                                 "[game.stakes.razz]\nante = 5\nbring_in = 5\nsmall_bet = 20\nsmall_blind = 1\n"
+                                 f"[game.stakes.stud]\n{stud}")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    text = str(caught.value)
+    lines = path.read_text().splitlines()
+    line = {entry: lines.index(entry) + 1 for entry in ("small_blind = 30", "[game.stakes.plo4]", "[game.stakes.razz]",
+                                                        "small_blind = 1")}
+    assert f"table.toml:{line['small_blind = 30']}: game.stakes.flhe.small_blind: expected 0 < small_blind (30) <= " \
+           "big_blind (20)" in text
+    assert f"table.toml:{line['[game.stakes.plo4]']}: game.stakes.plo4: 'plo4' is not in the rotation" in text
+    assert f"table.toml:{line['[game.stakes.razz]']}: game.stakes.razz: missing big_bet" in text
+    assert "game.stakes.razz.small_blind: unknown key (expected one of: ante, bring_in, small_bet, big_bet)" in text
+    assert "game.stakes: stud8 has no [game.stakes.stud8]" in text
+
+
+def test_the_stakes_per_game_example_of_docs_betting_is_a_table_check_config_reads(tmp_path):
+    """docs/betting.md's example, as the [game] of the example stud table: hold'em at the table's blinds (10/20),
+    Omaha hi-lo at its own (20/40), razz with its ante, bring-in and bets."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "betting.md").read_text(encoding="utf-8")
+    [example] = [block for block in re.findall(r"```toml\n(.*?)```", text, re.S) if "[game.stakes." in block]
+    config_text = re.sub(r"\[game\]\n.*?\n\n(?=\[mqtt\])", lambda _m: example + "\n", STUD_CONFIG.read_text(),
+                         flags=re.S)
+    path = tmp_path / "table.toml"
+    path.write_text(config_text)
+    games = {g.name: g.stakes_in_play()["stakes"] for g in load_config(path).table_setup().rotation.games}
+    assert games == {"flhe": {"small_blind": 10, "big_blind": 20, "ante": 0, "big_blind_ante": 0},
+                     "flo8": {"small_blind": 20, "big_blind": 40, "ante": 0, "big_blind_ante": 0},
+                     "razz": {"ante": 5, "bring_in": 5, "small_bet": 20, "big_bet": 40}}

@@ -17,7 +17,8 @@ from controller.cards import FULL_DECK, parse_card
 from controller.chip_betting import BettingSetup
 from controller.levels import Level
 from controller.player_limits import limit_rule, max_players
-from controller.rotation import CHANGE_HANDS, CHANGE_LEVEL, HORSE, Game, RotationSetup
+from controller.rotation import (CHANGE_HANDS, CHANGE_LEVEL, FLOP_GAME_STAKES, HORSE, STUD_GAME_STAKES, Game,
+                                 RotationSetup, Stakes)
 from controller.table import TableSetup
 from hal.gpio import HEADER_GPIO, PHYSICAL_PINS, RESERVED_GPIO, PinMap
 from hal.pn5180_reader import DEFAULT_AGC, DEFAULT_SPI_HZ, SPI_BUSES, FrontEndWiring, dwell_schedule, gpio_chip_select
@@ -127,11 +128,17 @@ class GameSettings:
     bring_in: int = 0
     small_bet: int = 0
     big_bet: int = 0
+    # a mixed game's games with stakes of their own ([game.stakes.<game>]): (game, its stakes), in the file's order
+    stakes: tuple[tuple[str, Stakes], ...] = ()
 
     def games(self) -> RotationSetup:
-        """The games the table deals, in turn; one game has a rotation of one."""
+        """The games the table deals, in turn; one game has a rotation of one. Where some games of a rotation have
+        stakes of their own, every game is played at stakes it names: its own, or the table's blinds and antes."""
         names = self.rotation or (self.variant,)
-        return RotationSetup(tuple(Game.named(name, ENGINE_VARIANTS.get(name, ""), VARIANTS[name]) for name in names),
+        own = dict(self.stakes)
+        table = Stakes(self.small_blind, self.big_blind, self.ante, self.big_blind_ante)
+        return RotationSetup(tuple(Game.named(name, ENGINE_VARIANTS.get(name, ""), VARIANTS[name],
+                                              own.get(name, table) if own else None) for name in names),
                              self.hands_per_game, self.change, names.index(self.variant))
 
     @property
@@ -318,6 +325,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                                     "rules": f"one of {', '.join(RULE_PROFILES)}", "settle_ms": "milliseconds",
                                     "double_board": "true or false", "max_players": "players",
                                     "rotation": "the games dealt in turn", "hands_per_game": "hands",
+                                    "stakes": "a mixed game's stakes per game ([game.stakes.<game>])",
                                     "change": f"'{CHANGE_HANDS}' or '{CHANGE_LEVEL}'",
                                     "bring_in": "chips (stud)", "small_bet": "chips (stud)", "big_bet": "chips (stud)"})
     variant = c.value(game, ("game", "variant"), str, f"one of {', '.join(VARIANTS)}", "nlhe", VARIANTS.__contains__)
@@ -344,6 +352,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
                                             "double_board = false)")
     stud_stakes = _stud_stakes(c, doc, game, variant)
     rotation, hands_per_game, change = _rotation(c, doc, game, variant)
+    game_stakes = _game_stakes(c, doc, game, rotation, Stakes(small, big, ante, bb_ante))
     if rotation and "variant" not in game:
         variant = rotation[0]  # a mixed game starts with its first game unless [game] variant names another
     # the players dealt in: as many as every game of a mixed game deals (the most hole cards deal the fewest)
@@ -605,7 +614,7 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
     return TableConfig(path, table_id, seats, GameSettings(variant, small, big, ante, bb_ante, rules,
                                                            settle_ms / 1000, levels, start_level, double_board,
                                                            most_players, rotation, hands_per_game, change,
-                                                           *stud_stakes),
+                                                           *stud_stakes, game_stakes),
                        mqtt, readers, zones, decks, active, debounce, float(clear_after_s), name, journal_path,
                        retention, float(delay_s), release, pin_map, chips, min_rssi, order_window_ms / 1000,
                        button, tuple(players) if players else None, exposed_by, audit_hands,
@@ -657,6 +666,63 @@ def _rotation(c: Checker, doc: dict, game: dict, variant: str) -> tuple[tuple[st
             c.problem(("game", "hands_per_game"), "not used: the game changes at each level (change = 'level')")
     games = tuple(name for name in games if name in VARIANTS)
     return (games if len(games) >= 2 else ()), hands if change == CHANGE_HANDS else 0, change
+
+
+def _game_stakes(c: Checker, doc: dict, game: dict, rotation: tuple[str, ...], table: Stakes
+                 ) -> tuple[tuple[str, Stakes], ...]:
+    """``[game.stakes.<game>]``: a game of the rotation played at stakes of its own, as a card room plays the flop
+    games with blinds and the stud games with antes and a bring-in. A flop game's blinds and antes not given are the
+    table's (``table``: [game]'s); a stud game names its bring_in, small_bet and big_bet (and ante), and once one
+    game has its own stakes every stud game of the rotation needs them: [game]'s stakes are blinds. Not with a
+    [tournament]: its levels set every game's blinds and antes."""
+    path = ("game", "stakes")
+    listed = game.get("stakes")
+    if listed is None:
+        return ()
+    if not isinstance(listed, dict):
+        c.problem(path, f"expected a table per game ([game.stakes.plo4]), got {describe_value(listed)}")
+        return ()
+    if not rotation:
+        c.problem(path, "a mixed game's setting, without a rotation (add rotation = [...] or remove it)")
+        return ()
+    if "tournament" in doc:
+        c.problem(path, "the [tournament] levels set every game's blinds and antes (remove [game.stakes])")
+        return ()
+    own = []
+    for name in listed:
+        where = path + (name,)
+        if name not in rotation:
+            c.problem(where, f"{name!r} is not in the rotation ({', '.join(rotation)})")
+            continue
+        stud = name in STUD_VARIANTS
+        keys = STUD_GAME_STAKES if stud else FLOP_GAME_STAKES
+        given = c.table(doc, where, {key: "chips" for key in keys})
+        before = len(c.problems)
+        values = {key: c.value(given, where + (key,), int, "chips, 0 or more", 0 if stud else getattr(table, key),
+                               lambda v: v >= 0) for key in keys}
+        if stud:
+            missing = [key for key in ("bring_in", "small_bet", "big_bet") if key not in given]
+            if missing:
+                c.problem(where, f"missing {', '.join(missing)}: a stud game is played with a bring-in and a small "
+                                 "and a big bet")
+            elif len(c.problems) == before and not 0 < values["bring_in"] < values["small_bet"] <= values["big_bet"]:
+                c.problem(where + ("bring_in",), f"expected 0 < bring_in ({values['bring_in']}) < small_bet "
+                                                 f"({values['small_bet']}) <= big_bet ({values['big_bet']})")
+        else:
+            if not 0 < values["small_blind"] <= values["big_blind"]:
+                c.problem(where + ("small_blind",), f"expected 0 < small_blind ({values['small_blind']}) <= "
+                                                    f"big_blind ({values['big_blind']})")
+            if values["ante"] and values["big_blind_ante"]:
+                c.problem(where + ("big_blind_ante",), "a game has either an ante from every player or a big-blind "
+                                                       "ante, not both (set one of them to 0)")
+        if len(c.problems) == before:
+            own.append((name, Stakes(**values)))
+    if own:
+        for name in rotation:
+            if name in STUD_VARIANTS and name not in listed:
+                c.problem(path, f"{name} has no [game.stakes.{name}]: in a rotation whose games have their own stakes "
+                                "a stud game names its bring_in, small_bet and big_bet")
+    return tuple(own)
 
 
 def _stud_stakes(c: Checker, doc: dict, game: dict, variant: str) -> tuple[int, int, int]:

@@ -235,10 +235,16 @@ def test_a_checkpoint_state_of_version_1_restores_with_nothing_waiting():
     assert [w["type"] for w in state["floor"]] == ["device_breach"]
     older = {k: v for k, v in state.items() if k != "floor"}
 
-    class Older:  # the journal of that version: one base checkpoint, its pickle of other code
+    class Older:  # the journal of that version: one base checkpoint, its pickle of other code, inputs since it
         def latest_checkpoint(self, base: bool = False) -> Checkpoint:
             return Checkpoint(7, {"format": "checkpoint-v2", "base": True, "state_version": 1, "state": older,
                                   "code": "older", "controller": ""})
+
+        def base_checkpoints(self) -> list[Checkpoint]:
+            return [self.latest_checkpoint(base=True)]
+
+        def first_input_id(self) -> int:
+            return 8
 
     fresh = Table(chips=False).controller
     restored, checkpoint, how = restore(Older(), fresh)

@@ -368,7 +368,7 @@ def test_prune_keeps_undelivered_events_and_inputs_after_the_checkpoint(path):
         journal.save_checkpoint(40, {"hand": 4, "base": True})
         with pytest.raises(JournalError):  # backwards: inputs 31-40 may already be gone
             journal.save_checkpoint(35, {"hand": 3})
-        assert journal.prune() == (0, 40, 1)
+        assert journal.prune() == (0, 30, 0)  # up to the base before the newest: hand 4's inputs stay
         assert journal.latest_checkpoint() == Checkpoint(40, {"hand": 4, "base": True})
         assert [x.id for x in journal.inputs_since(journal.latest_checkpoint())] == list(range(41, 51))
 
@@ -377,7 +377,9 @@ def test_prune_keeps_undelivered_events_and_inputs_after_the_checkpoint(path):
         assert journal.prune().events == 20  # everything delivered: the newest 10 stay
         assert journal.usage() == (10, 10) and journal.events_after(0)[0].seq == 41
         journal.record([zone(51)], [event(51)], checkpoint={"hand": 5, "base": True})
-        assert journal.prune().inputs == 11  # all of them: the checkpoint covers the last one
+        assert journal.prune().inputs == 10  # hand 4's: hand 5's stay
+    with sqlite3.connect(path) as db:  # every input gone, as the retention of an older version left it
+        db.execute("DELETE FROM inputs")
 
     with Journal(path, retention_events=10) as journal:  # the numbering survives an empty inputs table
         assert journal.self_check().ok and journal.last_seq() == 51 and journal.last_input_id() == 51
@@ -388,7 +390,8 @@ def test_prune_keeps_undelivered_events_and_inputs_after_the_checkpoint(path):
 
 def test_prune_keeps_the_inputs_since_the_last_checkpoint_any_version_can_restart_from(path):
     """A checkpoint that is not a base (its hand ended by the next hand's first card: no moment between hands)
-    does not let the inputs before it go; older checkpoints between the base and the newest do go."""
+    does not let the inputs before it go; older checkpoints between the base and the newest do go. The inputs of
+    the newest base's own hand stay: another version replays it from the base before, to show the ended hand."""
     with Journal(path) as journal:
         fill(journal, 30)
         journal.save_checkpoint(5, {"hand": 0, "base": True, "t": float("nan")})  # JSON SQLite cannot read
@@ -398,10 +401,15 @@ def test_prune_keeps_the_inputs_since_the_last_checkpoint_any_version_can_restar
         journal.save_checkpoint(15, {"hand": 2, "base": True})
         journal.save_checkpoint(20, {"hand": 3, "base": False})
         journal.save_checkpoint(25, {"hand": 4, "base": False})
-        assert journal.prune() == (0, 15, 3)  # hands 0, 1 and 3 go; the base and the newest stay
-        assert journal.first_input_id() == 16
+        assert journal.prune() == (0, 0, 3)  # hands 0, 1 and 3 go; one base: its own hand's inputs stay too
+        assert journal.first_input_id() == 1
         assert journal.latest_checkpoint(base=True) == Checkpoint(15, {"hand": 2, "base": True})
         assert journal.latest_checkpoint() == Checkpoint(25, {"hand": 4, "base": False})
+        journal.save_checkpoint(28, {"hand": 5, "base": True})
+        assert journal.prune() == (0, 15, 1)  # up to the base before the newest; hand 4 goes
+        assert journal.first_input_id() == 16
+        assert journal.base_checkpoints() == [Checkpoint(28, {"hand": 5, "base": True}),
+                                              Checkpoint(15, {"hand": 2, "base": True})]
         assert journal.self_check().ok
 
 
@@ -575,7 +583,8 @@ def test_a_checkpoint_of_another_program_version_is_never_unpickled_the_table_re
         journal.save_checkpoint(latest.input_id, {**latest.state, "code": "another-version",
                                                   "controller": base64.b64encode(b"junk").decode()})
         journal.prune()
-        assert journal.first_input_id() == base.input_id + 1  # the inputs since the base are kept
+        newest, base = journal.base_checkpoints()  # a restart replays from the base before the newest
+        assert journal.first_input_id() == base.input_id + 1 and newest.input_id > base.input_id
     finally:
         table.close()
         journal.close()

@@ -1,8 +1,8 @@
 """Checkpoints of the controller, so that a restart replays only the inputs since the last one.
 
-A checkpoint is taken when a hand ends, in the journal's ``checkpoints`` table with a CRC like every row; after it,
-the journal's retention removes the inputs it covers, which keeps both the file and the restart time bounded. It
-holds two things:
+A checkpoint is taken when a hand ends, in the journal's ``checkpoints`` table with a CRC like every row; the
+journal's retention removes the inputs up to the base checkpoint before the newest (``Journal.prune``), which keeps
+both the file and the restart time bounded. It holds two things:
 
 * ``state``: what carries over from one hand to the next, as plain JSON (``GameController.checkpoint_state``:
   numbering, button, players, deck, stacks, tags on the table, deck audit, time banks, seat sensors, the rulings
@@ -10,9 +10,10 @@ holds two things:
   reads this format can start from it.
 * ``controller``: the controller pickled, with :data:`CODE_VERSION`, a digest of the controller's source. Only
   the very same code unpickles it (an exact restore, the ended hand's details included); other code, after an
-  upgrade, never does: it makes a new controller from the configuration, takes over ``state`` and replays the
-  inputs since the checkpoint, so the hand in progress is rebuilt from its own journaled inputs (which the
-  retention always keeps).
+  upgrade, never does: it makes a new controller from the configuration, takes over the ``state`` of the base
+  checkpoint before the newest and replays the inputs since, so the hand that ended at the newest (which the
+  table shows until the next one starts) and the hand in progress are rebuilt from their own journaled inputs
+  (which the retention always keeps).
 
 Only this table's own journal is ever loaded (the journal names its table), from the service's private state
 directory.
@@ -95,9 +96,9 @@ def restore(journal: Any, fresh: Any) -> tuple[Any, Checkpoint | None, str]:
 
     * ``exact``: the newest checkpoint's pickle, written by this very code;
     * ``state``: ``fresh`` (a controller just made from the table's configuration) given the explicit state of
-      the newest base checkpoint — after an upgrade; the inputs since, the hand in progress among them, rebuild
-      the rest;
-    * ``replay``: ``fresh`` and every input, when none was ever pruned (no usable checkpoint needed);
+      the base checkpoint before the newest one — after an upgrade; the inputs since, the hand that ended at the
+      newest base and the hand in progress among them, rebuild the rest;
+    * ``replay``: ``fresh`` and every input, when none was ever pruned and there is no such base before the newest;
     * ``legacy``: the pickle of a checkpoint from before code versions were stored, the only state it has.
     """
     latest = journal.latest_checkpoint()
@@ -105,7 +106,18 @@ def restore(journal: Any, fresh: Any) -> tuple[Any, Checkpoint | None, str]:
         return fresh, None, "replay"
     if latest.state.get("format") == FORMAT and latest.state.get("code") == CODE_VERSION:
         return pickle.loads(base64.b64decode(latest.state["controller"])), latest, "exact"  # noqa: S301 (see above)
-    base = journal.latest_checkpoint(base=True)
+    first = journal.first_input_id()  # inputs are contiguous (the self-check says so): from 1, none was pruned
+    none_pruned = first == 1 or (first is None and journal.last_input_id() == 0)
+    bases = journal.base_checkpoints()
+    # A base's state starts the next hand afresh, but between hands the table shows the hand that ended: the
+    # restart replays that hand too, from the base before it (the retention keeps its inputs) or from the first
+    # input. Only a journal pruned by an older version lacks them: the ended hand's cards are not shown then.
+    if len(bases) == 2 and first is not None and first <= bases[1].input_id + 1:
+        base = bases[1]
+    elif none_pruned:
+        return fresh, None, "replay"
+    else:
+        base = bases[0] if bases else None
     if base is not None:
         if base.state.get("state_version") not in READABLE_STATE_VERSIONS:
             raise CheckpointUnusable(f"the journal's checkpoint has state version {base.state.get('state_version')!r}"
@@ -113,9 +125,6 @@ def restore(journal: Any, fresh: Any) -> tuple[Any, Checkpoint | None, str]:
                                      f"{', '.join(map(str, READABLE_STATE_VERSIONS))}")
         fresh.restore_checkpoint_state(base.state["state"])
         return fresh, base, "state"
-    first = journal.first_input_id()  # inputs are contiguous (the self-check says so): from 1, none was pruned
-    if first == 1 or (first is None and journal.last_input_id() == 0):
-        return fresh, None, "replay"
     if latest.state.get("format") == LEGACY_FORMAT:
         try:
             return pickle.loads(base64.b64decode(latest.state["controller"])), latest, "legacy"  # noqa: S301

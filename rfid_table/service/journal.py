@@ -452,6 +452,23 @@ class Journal:
                                    "ORDER BY id DESC LIMIT 1").fetchone()
         return Checkpoint(row[0], json.loads(row[1])) if row else None
 
+    def base_checkpoints(self) -> list[Checkpoint]:
+        """The newest base checkpoint and the newest one of an earlier hand (see :meth:`prune`), newest first; fewer
+        when there are fewer."""
+        with self._lock:
+            rows = self._base_rows("input_id, state")
+        return [Checkpoint(input_id, json.loads(state)) for input_id, state in rows]
+
+    def _base_rows(self, columns: str) -> list[tuple]:
+        """``columns`` of the newest base checkpoint and of the newest base before its input, newest first."""
+        newest = self._open_db.execute(f"SELECT {columns}, input_id FROM checkpoints {_BASE} ORDER BY id DESC LIMIT 1"
+                                       ).fetchone()
+        if newest is None:
+            return []
+        before = self._open_db.execute(f"SELECT {columns}, input_id FROM checkpoints {_BASE} AND input_id < ? "
+                                       "ORDER BY id DESC LIMIT 1", (newest[-1],)).fetchone()
+        return [row[:-1] for row in (newest, before) if row is not None]
+
     def first_input_id(self) -> int | None:
         """The oldest input retained (1 while nothing was pruned); None when none is."""
         with self._lock:
@@ -535,9 +552,11 @@ class Journal:
         """Delete what is no longer needed, in one transaction; returns how many rows of each kind went.
 
         * events every feed has delivered *and* older than the newest ``retention_events``;
-        * inputs up to the newest *base* checkpoint — one whose state says ``"base": true``: any version of the
-          program can restart from it (``rfid_table.service.checkpoint``) — and the checkpoints older than it, or between
-          it and the newest one. Without a base checkpoint no input goes: the inputs are what a program that
+        * inputs up to the *base* checkpoint before the newest one — a base's state says ``"base": true``: any
+          version of the program can restart from it (``rfid_table.service.checkpoint``) — and the checkpoints
+          other than these two bases and the newest one. The newest base's own hand stays: the table between
+          hands shows the hand that ended, which a base's state does not hold, so another version replays that
+          hand from the base before. With fewer than two bases no input goes: the inputs are what a program that
           cannot load a checkpoint rebuilds the table from.
         """
         self._writable()
@@ -545,14 +564,16 @@ class Journal:
             delivered = [self.delivered(feed) for feed in self._all_feeds()]
             cut = min(min(delivered, default=0), self._last_seq - self.retention_events)
             latest = self._open_db.execute("SELECT id FROM checkpoints ORDER BY id DESC LIMIT 1").fetchone()
-            base = self._open_db.execute(f"SELECT id, input_id FROM checkpoints {_BASE} ORDER BY id DESC LIMIT 1").fetchone()
+            bases = self._base_rows("id, input_id")
             with self._transaction():
                 events = self._open_db.execute("DELETE FROM events WHERE seq <= ?", (cut,)).rowcount if cut > 0 else 0
                 inputs = checkpoints = 0
-                if base:
-                    inputs = self._open_db.execute("DELETE FROM inputs WHERE id <= ?", (base[1],)).rowcount
-                    checkpoints = self._open_db.execute("DELETE FROM checkpoints WHERE id < ? AND id != ?",
-                                                   (latest[0], base[0])).rowcount
+                if bases:
+                    if len(bases) == 2:
+                        inputs = self._open_db.execute("DELETE FROM inputs WHERE id <= ?", (bases[1][1],)).rowcount
+                    kept = (latest[0], *(ident for ident, _ in bases))
+                    checkpoints = self._open_db.execute(
+                        f"DELETE FROM checkpoints WHERE id NOT IN ({', '.join('?' * len(kept))})", kept).rowcount
             if events:
                 self._first_seq = cut + 1
         return Pruned(events, inputs, checkpoints)

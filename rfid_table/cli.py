@@ -412,6 +412,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="hands the full-table part deals (default 6, about 170 card events; 0 skips it)")
     p.add_argument("--journal-events", type=int, default=5000,
                    help="events of each durable-throughput run (default 5000)")
+    p.add_argument("--recovery-events", type=int, default=10_000,
+                   help="events journaled before the restart whose time is measured (default 10000)")
+    p.add_argument("--replay-hands", type=int, default=400,
+                   help="random hands the replay part reads back (default 400)")
     p.add_argument("--fsync-ms", type=float, default=5.0,
                    help="the slow disk's delay of every fsync, injected with strace (default 5, like an SD card; "
                         "0 skips the slow-disk runs and keeps the full-table part's journal on this machine's disk)")

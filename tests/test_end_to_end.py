@@ -149,7 +149,8 @@ def test_the_demo_commands_sim_and_watch_show_the_table_live(broker):
 def test_bench_reports_every_figure_as_one_json_object():
     done = subprocess.run(rfid_table_command() + ["--log-level", "WARNING", "bench", "--json", "--events", "300",
                                                "--rss-hands", "5", "--table-hands", "0", "--journal-events", "500",
-                                               "--fsync-ms", "0"],
+                                               "--fsync-ms", "0", "--recovery-events", "1000",
+                                               "--replay-hands", "60"],
                           capture_output=True, text=True, timeout=300)  # a loaded machine: the bench takes its time
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout)

@@ -125,10 +125,14 @@ class BettingDealer:
         if self.stud is not None:
             yield from self._stud_hand()
             return
+        blinds, ante = self.blinds, self.ante
         if self.rotation is not None:  # the game the table deals this hand (a misdeal's deal again is the same hand)
-            self.variant = VARIANTS[self.rotation.hand_started().engine]
+            game = self.rotation.hand_started()
+            self.variant = VARIANTS[game.engine]
+            if game.stakes is not None:  # the game's own blinds and ante ([game.stakes.<game>])
+                blinds, ante = (game.stakes.small_blind, game.stakes.big_blind), game.stakes.ante
             self.rotation.hand_ended(misdeal=False)
-        hand = BettingHand(self.variant, self.players, self.button, self.stacks, self.blinds, ante=self.ante)
+        hand = BettingHand(self.variant, self.players, self.button, self.stacks, blinds, ante=ante)
         deck = list(FULL_DECK)
         if self.players_style == RANDOM:  # blind to the cards, before the shuffle as ever: a seed plays as it did
             play(hand, RANDOM, self.rng, self.unit, {}, [])

@@ -1,4 +1,4 @@
-"""``rfid-table soak``: the checker's verdicts on made-up feeds, and a 30-second soak of 5 tables end to end."""
+"""``rfid-table soak``: the checker's verdicts on made-up feeds, and a 12-second soak of 3 tables end to end."""
 
 import gc
 import json
@@ -120,26 +120,26 @@ def test_configs_get_distinct_table_ids(tmp_path):
 
 
 @pytest.mark.slow
-def test_soak_of_five_tables_for_thirty_seconds_loses_nothing(capsys, tmp_path):
+def test_soak_of_three_tables_for_twelve_seconds_loses_nothing(capsys, tmp_path):
     started = time.monotonic()
-    status = soak.main(["--tables", "5", "--minutes", "0.5", "--json", "--journal-dir", str(tmp_path)])
+    status = soak.main(["--tables", "3", "--minutes", "0.2", "--json", "--journal-dir", str(tmp_path)])
     report = json.loads(capsys.readouterr().out)
     assert status == 0, report["problems"]
     assert set(REPORT_FIELDS) <= report.keys()
     assert report["ok"] is True
-    assert report["tables"] == report["tables_online"] == report["tables_offline"] == 5
+    assert report["tables"] == report["tables_online"] == report["tables_offline"] == 3
     assert report["lost_events"] == report["lost_public"] == report["lost_secure"] == 0
     assert report["feed_mismatches"] == report["unended_hands"] == report["table_failures"] == 0
     assert report["tail_check"] == "journal" and report["unverified_tail_events"] == 0
     assert report["events_per_s"] > 0 and report["events_per_s_per_table"] > 0
     assert report["messages_received"] >= 2 * report["events_total"]
     assert report["hands_completed"] > 0
-    assert report["duration_s"] >= 29
+    assert report["duration_s"] >= 11.5
     for key in ("broker_cpu_percent", "broker_rss_peak_mb", "subscriber_cpu_percent", "tables_cpu_percent",
                 "machine_cpu_percent", "broker_messages_in_per_s", "broker_kb_in_per_s"):
         assert report[key] is not None and report[key] > 0, key
     assert report["broker_rss_peak_mb"] >= report["broker_rss_end_mb"] > 0
-    assert time.monotonic() - started < 45
+    assert time.monotonic() - started < 30
 
 
 # ---- the table processes ---------------------------------------------------------------------------------

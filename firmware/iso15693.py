@@ -13,6 +13,12 @@ from pn5180 import AntennaFault  # noqa: F401 (also importable from here)
 
 INVENTORY_FLAGS_16_SLOTS = const(0x06)
 INVENTORY = const(0x01)
+# Stay Quiet, addressed (ISO/IEC 15693-3 command 0x02; flags 0x22: address + high data rate, then the UID LSB first).
+# The tag answers nothing, and no inventory, until it loses power: a tag in the quiet state takes only addressed
+# requests, so neither a round nor a Reset to Ready (0x26) sent to all wakes it (ISO/IEC 15693-3 states; NXP's
+# reader library, phpalSli15693_Sw_StayQuiet: "no response to the command allowed", a timeout is its success).
+STAY_QUIET = const(0x02)
+ADDRESSED_FLAGS = const(0x22)
 UID_RESPONSE_BYTES = const(10)  # flags, DSFID, UID (8, LSB first); the PN5180 strips the CRC
 SOF_WAIT_US = const(700)  # after our EOF: ISO 15693 t1 (320.9 us) + the tag's SOF (151 us) + margin
 RESPONSE_WAIT_US = const(6000)  # a 12-byte answer at 26.48 kbit/s takes 3.8 ms
@@ -27,10 +33,30 @@ EOF_SLOT = pn5180.frame_settings((pn5180.TX_CONFIG, pn5180.AND, pn5180.TX_CONFIG
 
 
 class AntennaState:
-    """What one antenna's inventory carries from one dwell to the next: the mask sub-trees still to read."""
+    """What one antenna's inventory carries from one dwell to the next: the mask sub-trees still to read; parked
+    (PARK, 1.2), when its last whole reading began (ticks_ms; None: one is due)."""
 
     def __init__(self):
         self.pending = []
+        self.full_ms = None
+
+
+_QUIET_FRAME = bytearray(10)
+_QUIET_TX_US = REQUEST_BYTE_US * (len(_QUIET_FRAME) + 2) + REQUEST_FRAMING_US  # with its CRC
+
+
+def stay_quiet(chip, uid):
+    """Put the tag ``uid`` (MSB first, as read) in the quiet state: a generator, one addressed frame of 3.7 ms on
+    the air and the wait in which an answer would have begun (none is allowed)."""
+    frame = _QUIET_FRAME
+    frame[0] = ADDRESSED_FLAGS
+    frame[1] = STAY_QUIET
+    for i in range(8):
+        frame[2 + i] = uid[7 - i]  # the air sends the UID LSB first
+    # The configuration again: the EOF-only slots of a round left TX_CONFIG masked [AN] step 1.
+    chip.load_rf_config(pn5180.RF_CONFIG_ISO15693_TX, pn5180.RF_CONFIG_ISO15693_RX)
+    chip.transceive(frame)
+    yield from pn5180.wait_irq(chip, pn5180.RX_SOF_DET_IRQ | pn5180.RX_IRQ, _QUIET_TX_US + SOF_WAIT_US)
 
 
 def _request(mask, mask_len):

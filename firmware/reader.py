@@ -1,5 +1,6 @@
 # The reader's side of protocol v1 (docs/protocol.md): the link (framing, duplicate memory, heartbeats,
-# STATUS), the commands, the antenna schedule and the inventory cycles over every front end.
+# STATUS), the commands, the antenna schedule and the inventory cycles over every front end, one of which may be
+# parked on an antenna (PARK, 6.13): its field left on, the tags read there kept quiet.
 import gc
 import sys
 import time
@@ -7,12 +8,14 @@ import time
 import wire
 from pn5180 import AntennaFault, FrontEndError
 
-FIRMWARE_VERSION = (1, 1, 0)
+FIRMWARE_VERSION = (1, 2, 0)
 HEARTBEAT_MS = 500
 STATUS_MS = 5000
 FAULT_REPEAT_MS = 5000
 DEFAULT_DWELL_MS = 25
 TX_QUEUE_BYTES = 8192
+FIELD_OFF_MS = 5  # a field reset: off this long, so the tags lose power and their quiet state (NXP's reader
+# library, phhalHw.h: PHHAL_HW_FIELD_OFF_DEFAULT, 5 ms)
 RSSI_NONE = wire.RSSI_NONE
 TECHNOLOGIES = {"iso15693": 1, "iso14443a": 2}  # an antenna's standard (its module's name): tag_technologies bit
 _standards = {}
@@ -55,6 +58,7 @@ class FrontEnd:
         self.job = None  # the generator scanning the current antenna
         self.antenna = None
         self.seen = None
+        self.field_on = None  # the parked antenna whose field is left on between its visits (PARK, 6.13)
 
 
 class Outputs:
@@ -113,6 +117,8 @@ class Reader:
         self.boot_ms = time.ticks_ms()
         self.last_command = None  # (seq, type, answer type, answer payload): duplicate memory (3.2)
         self.schedule = self.default_schedule
+        self.parked = None  # the antenna PARK holds its front end on (6.13), or None
+        self.full_every_ms = 0  # ... read whole this often
         self.cycle = 0
         self.pass_cycle = None  # the cycle being scanned, None between passes
         self.pass_requested = False
@@ -128,6 +134,8 @@ class Reader:
         for antenna in antennas:
             self.technologies |= TECHNOLOGIES[antenna.standard]
         self.capabilities = 0x02 | 0x10  # READ_COUNTS, SCHEDULE
+        if self.technologies & TECHNOLOGIES["iso15693"]:
+            self.capabilities |= 0x20  # PARK: ISO 15693's Stay Quiet
         if any(k == 1 for k, _ in outputs.pins):
             self.capabilities |= 0x04
         if (2, 0) in outputs.pins:
@@ -184,6 +192,15 @@ class Reader:
             return wire.OK
         if msg_type == wire.SET_OUTPUT:
             return self.outputs.set(fields[0], fields[1], fields[2], fields[3], now)
+        if msg_type == wire.PARK:
+            number, every = fields
+            if number == wire.NO_ANTENNA:
+                self.park(None, 0)
+                return wire.OK
+            if number >= len(self.antennas) or every == 0 or self.antennas[number].standard != "iso15693":
+                return wire.INVALID_ARGUMENT
+            self.park(self.antennas[number], every)
+            return wire.OK
         if msg_type == wire.REQUEST_INVENTORY:
             if self.requested_pending or (self.pass_cycle is not None and self.pass_requested):
                 return wire.BUSY
@@ -216,7 +233,10 @@ class Reader:
     def start_pass(self):
         requested, self.requested_pending = self.requested_pending, False
         slots = [(a.number, DEFAULT_DWELL_MS) for a in self.antennas] if requested else self.schedule
-        if not slots:
+        parked = self.parked
+        if requested and parked is not None and parked.state is not None:
+            parked.state.full_ms = None  # a host that asks for everything knows nothing: read it whole again
+        if not slots and parked is None:
             return
         self.pass_cycle = self.cycle
         self.cycle = (self.cycle + 1) & 0xFFFFFFFF
@@ -225,7 +245,36 @@ class Reader:
             frontend.queue = []
         for number, dwell in slots:
             antenna = self.antennas[number]
-            antenna.frontend.queue.append((antenna, dwell))
+            if parked is None or antenna.frontend is not parked.frontend or requested:
+                antenna.frontend.queue.append((antenna, dwell))
+        if parked is not None and not parked.frontend.queue:
+            parked.frontend.queue.append((parked, self.parked_dwell()))
+
+    def parked_dwell(self):
+        """A parked antenna's visit is bounded by its dwell in the schedule (a round that resolves many new tags)."""
+        for number, dwell in self.schedule:
+            if number == self.parked.number:
+                return dwell
+        return DEFAULT_DWELL_MS
+
+    def park(self, antenna, every):
+        """PARK (6.13): hold ``antenna``'s front end on it, from now, its field on between visits; None: the
+        schedule again from the next pass (the front end's other antennas wait for it)."""
+        old, self.parked, self.full_every_ms = self.parked, antenna, every
+        if old is not None and old is not antenna:
+            frontend = old.frontend
+            if frontend.job is None and frontend.field_on is not None:
+                self.field_off(frontend)  # (a visit under way switches it off as it ends)
+        if antenna is not None and self.pass_cycle is not None and not self.pass_requested:
+            antenna.frontend.queue = [(antenna, self.parked_dwell())]
+
+    def field_off(self, frontend):
+        frontend.field_on = None
+        try:
+            frontend.chip.rf_off()
+        except FrontEndError:
+            pass
+        frontend.switch.park()
 
     def visit_now(self, old, new):
         """1.1 (6.2): the antennas the new schedule lists more often than the old are visited in the pass under way
@@ -238,6 +287,8 @@ class Reader:
             after[number] = after.get(number, 0) + 1
             antenna = self.antennas[number]
             frontend = antenna.frontend
+            if self.parked is not None and frontend is self.parked.frontend:
+                continue  # a parked front end visits its antenna over and over already
             scanning = frontend.job is not None and frontend.antenna is antenna
             if after[number] == before.get(number, 0) + 1 and not scanning \
                     and not (frontend.queue and frontend.queue[0][0] is antenna):
@@ -250,6 +301,10 @@ class Reader:
             if self.pass_cycle is None:
                 return False
         busy = False
+        parked = self.parked
+        if parked is not None and parked.frontend.job is None and not parked.frontend.queue \
+                and not self.pass_requested and any(f.job is not None or f.queue for f in self.frontends):
+            parked.frontend.queue.append((parked, self.parked_dwell()))  # again, while the others finish the pass
         for frontend in self.frontends:
             if frontend.job is None and frontend.queue:
                 antenna, dwell = frontend.queue.pop(0)
@@ -269,30 +324,64 @@ class Reader:
         return busy
 
     def scan_antenna(self, frontend, antenna, deadline, seen):
-        """A generator: one antenna's dwell. Its value: a fault (code, detail) or None when it was read."""
+        """A generator: one antenna's dwell. Its value: a fault (code, detail), or None when it was read (on a
+        parked antenna: "quiet" when the round read only the tags new since its field came on)."""
         chip = frontend.chip
         # Each dwell loads the antenna's own RF configuration: its neighbours may run the other standard.
         standard = standard_module(antenna.standard)
         if not isinstance(antenna.state, standard.AntennaState):
             antenna.state = standard.AntennaState()
+        parked = antenna is self.parked
+        kept_on = False
         try:
-            frontend.switch.select(antenna.index)
-            yield from standard.check_antenna(chip, frontend.limits)
-            yield from standard.inventory(chip, antenna.state, deadline, seen)
-            return None
+            if frontend.field_on is not None and (frontend.field_on is not antenna or not parked):
+                self.field_off(frontend)  # a parked antenna's field, left on: its tags lose their quiet state
+            if not parked:
+                frontend.switch.select(antenna.index)
+                yield from standard.check_antenna(chip, frontend.limits)
+                yield from standard.inventory(chip, antenna.state, deadline, seen)
+                return None
+            state = antenna.state
+            # a whole reading under way (its collisions left for this visit) goes on; the next begins a period after
+            quiet = frontend.field_on is antenna and state.full_ms is not None \
+                and (len(state.pending) > 0 or time.ticks_diff(time.ticks_ms(), state.full_ms) < self.full_every_ms)
+            if not quiet:  # read it whole: every tag awake again (the field off then on), the round answered by all
+                if frontend.field_on is antenna:
+                    self.field_off(frontend)
+                    off_at = time.ticks_ms()
+                    while time.ticks_diff(time.ticks_ms(), off_at) < FIELD_OFF_MS:
+                        yield
+                frontend.switch.select(antenna.index)
+                yield from standard.check_antenna(chip, frontend.limits)
+                frontend.field_on = antenna
+                state.full_ms = time.ticks_ms()
+                state.pending = []
+            yield from standard.inventory(chip, state, deadline, seen)
+            if state.pending:
+                state.full_ms = time.ticks_ms()  # the period counts from the end of a whole reading
+            # Each tag read goes quiet: the next rounds are answered by the tags put down since.
+            for uid in seen:
+                yield from standard.stay_quiet(chip, uid)
+            kept_on = self.parked is antenna
+            return "quiet" if quiet else None
         except AntennaFault as fault:
             return (fault.code, fault.detail)
         except FrontEndError as error:
             log("front end error on antenna %d: %s" % (antenna.number, error))
             return (1, 0)  # no answer from the front end: reported as OPEN on the antenna (7.4)
         finally:
-            try:
-                chip.rf_off()
-            except FrontEndError:
-                pass
-            frontend.switch.park()
+            if not kept_on:
+                frontend.field_on = None
+                try:
+                    chip.rf_off()
+                except FrontEndError:
+                    pass
+                frontend.switch.park()
 
     def finished(self, antenna, fault, seen, now):
+        quiet = fault == "quiet"
+        if quiet:
+            fault = None
         if fault is not None:
             if antenna.fault != fault:
                 antenna.fault = fault
@@ -303,6 +392,8 @@ class Reader:
             self.send(wire.ANTENNA_FAULT, wire.antenna_fault(antenna.number, wire.CLEARED, 0))
         entries = [(uid, count, RSSI_NONE) for uid, count in seen.items()]
         flags = wire.REQUESTED if self.pass_requested else 0
+        if quiet:  # the tags new since the field came on; those read before it still lie there (6.13)
+            flags |= wire.QUIET
         if getattr(antenna.state, "pending", None):  # a stack read in turns: the rest at its next dwell (7.3)
             flags |= wire.UNRESOLVED
         # The pass's last antenna: every front end is done. Its last frame carries CYCLE_END (6.7).

@@ -5,7 +5,7 @@ from micropython import const
 import struct
 
 PROTOCOL_MAJOR = const(1)
-PROTOCOL_MINOR = const(1)
+PROTOCOL_MINOR = const(2)
 
 # Message types (section 6)
 IDENTIFY = const(0x01)
@@ -13,6 +13,7 @@ SET_SCHEDULE = const(0x02)
 SET_OUTPUT = const(0x03)
 RESET = const(0x04)
 REQUEST_INVENTORY = const(0x05)
+PARK = const(0x06)  # 1.2: a front end held on one antenna, its known tags quiet (6.13)
 IDENTIFY_REPLY = const(0x81)
 INVENTORY = const(0x82)
 ANTENNA_FAULT = const(0x83)
@@ -34,6 +35,7 @@ MORE = const(1)
 REQUESTED = const(2)
 CYCLE_END = const(4)
 UNRESOLVED = const(8)  # 1.1: collisions left for the antenna's next dwell
+QUIET = const(16)  # 1.2: a parked antenna's round: the tags new since its last report (6.13)
 
 # Fault codes (7.4)
 CLEARED = const(0)
@@ -50,9 +52,10 @@ MIN_FRAME = const(5)
 MAX_SLOTS = const(64)
 RSSI_NONE = const(0x7F)
 TEMPERATURE_NONE = const(0x7FFF)
+NO_ANTENNA = const(0xFF)  # PARK: none parked
 
 # Fixed payload lengths of the host -> reader commands (6.1 ... 6.5); SET_SCHEDULE is 1 + 3 per slot.
-_COMMAND_LENGTHS = {IDENTIFY: 2, SET_OUTPUT: 5, RESET: 0, REQUEST_INVENTORY: 0}
+_COMMAND_LENGTHS = {IDENTIFY: 2, SET_OUTPUT: 5, RESET: 0, REQUEST_INVENTORY: 0, PARK: 3}
 
 
 def _crc_table():
@@ -193,7 +196,8 @@ def parse_command(counters, msg_type, payload):
     """Check a CRC-valid frame's type and payload (2.5 checks 6 and 7) and count it.
 
     Returns (None, fields) for a good command or (nak_reason, None). Fields: IDENTIFY (major, minor);
-    SET_SCHEDULE a list of (antenna, dwell_ms); SET_OUTPUT (kind, index, pattern, duration_ms); else ()."""
+    SET_SCHEDULE a list of (antenna, dwell_ms); SET_OUTPUT (kind, index, pattern, duration_ms); PARK (antenna,
+    full_every_ms); else ()."""
     reason, fields = _parse(msg_type, payload)
     if reason is None:
         counters.frames_ok += 1
@@ -219,6 +223,8 @@ def _parse(msg_type, payload):
         return None, (payload[0], payload[1])
     if msg_type == SET_OUTPUT:
         return None, struct.unpack("<BBBH", payload)
+    if msg_type == PARK:
+        return None, struct.unpack("<BH", payload)
     return None, ()
 
 

@@ -38,6 +38,7 @@ from firmware_bridge.message_types import (
     NakReason,
     OutputKind,
     OutputPattern,
+    Park,
     RequestInventory,
     Reset,
     ScheduleSlot,
@@ -157,6 +158,7 @@ def _check_int(type_name: str, field_name: str, value: Any, low: int, high: int)
 
 _IDENTIFY = _Layout("IDENTIFY", [("protocol_major", "B"), ("protocol_minor", "B")])
 _SCHEDULE_HEAD = _Layout("SET_SCHEDULE", [("slot_count", "B")])
+_PARK = _Layout("PARK", [("antenna", "B"), ("full_every_ms", "H")])
 _SET_OUTPUT = _Layout(
     "SET_OUTPUT", [("kind", "B"), ("index", "B"), ("pattern", "B"), ("duration_ms", "H")]
 )
@@ -316,6 +318,7 @@ _ENCODERS: dict[type[Message], Callable[[Any], bytes]] = {
     SetOutput: lambda m: _SET_OUTPUT.pack((int(m.kind), m.index, int(m.pattern), m.duration_ms)),
     Reset: lambda m: b"",
     RequestInventory: lambda m: b"",
+    Park: lambda m: _PARK.pack((m.antenna, m.full_every_ms)),
     IdentifyReply: _encode_identify_reply,
     IncompatibleIdentifyReply: _encode_incompatible_identify_reply,
     Inventory: _encode_inventory,
@@ -380,6 +383,10 @@ def _decode_reset(seq: int, payload: bytes) -> Reset:
 def _decode_request_inventory(seq: int, payload: bytes) -> RequestInventory:
     _REQUEST_INVENTORY.unpack(payload)
     return RequestInventory(seq)
+
+
+def _decode_park(seq: int, payload: bytes) -> Park:
+    return Park(seq, *_PARK.unpack(payload))
 
 
 def _decode_identify_reply(seq: int, payload: bytes) -> IdentifyReply | IncompatibleIdentifyReply:
@@ -500,6 +507,7 @@ _DECODERS_BY_TYPE: dict[MessageType, Callable[[int, bytes], Message]] = {
     MessageType.SET_OUTPUT: _decode_set_output,
     MessageType.RESET: _decode_reset,
     MessageType.REQUEST_INVENTORY: _decode_request_inventory,
+    MessageType.PARK: _decode_park,
     MessageType.IDENTIFY_REPLY: _decode_identify_reply,
     MessageType.INVENTORY: _decode_inventory,
     MessageType.ANTENNA_FAULT: _decode_antenna_fault,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 PROTOCOL_MAJOR = 1
-PROTOCOL_MINOR = 1
+PROTOCOL_MINOR = 2
 
 MAX_SERIAL_LENGTH = 32
 MAX_SCHEDULE_SLOTS = 64
@@ -74,6 +74,7 @@ class MessageType(enum.IntEnum):
     SET_OUTPUT = 0x03
     RESET = 0x04
     REQUEST_INVENTORY = 0x05
+    PARK = 0x06  # (1.2)
     # Reader -> host messages use 0x80..0xFF.
     IDENTIFY_REPLY = 0x81
     INVENTORY = 0x82
@@ -95,6 +96,7 @@ class Capability(enum.IntFlag):
     LEDS = 0x0004
     BUZZER = 0x0008
     SCHEDULE = 0x0010
+    PARK = 0x0020  # (1.2) PARK: a front end held on one antenna, its known tags kept quiet
 
 
 class InventoryFlag(enum.IntFlag):
@@ -102,6 +104,7 @@ class InventoryFlag(enum.IntFlag):
     REQUESTED = 0x02  # part of a REQUEST_INVENTORY pass, not of the schedule
     CYCLE_END = 0x04  # the last INVENTORY frame of its cycle: the cycle is complete
     UNRESOLVED = 0x08  # (1.1) collisions left for the antenna's next dwell: a part of the tags in its field
+    QUIET = 0x10  # (1.2) a parked antenna's round: only the tags new since its last report; the others still lie there
 
 
 class FaultCode(enum.IntEnum):
@@ -222,6 +225,20 @@ class RequestInventory(Message):
     seq: int
 
 
+NO_ANTENNA = 0xFF  # PARK's antenna: no antenna is parked
+
+
+@dataclass(frozen=True, slots=True)
+class Park(Message):
+    """Host -> reader (1.2): hold ``antenna``'s front end on it with the field on, its known tags quiet, and read
+    it whole every ``full_every_ms``; ``NO_ANTENNA``: back to the schedule."""
+
+    MSG_TYPE: ClassVar[MessageType] = MessageType.PARK
+    seq: int
+    antenna: int
+    full_every_ms: int
+
+
 @dataclass(frozen=True, slots=True)
 class IdentifyReply(Message):
     """Reader -> host: answer to IDENTIFY (protocol major version matches ours)."""
@@ -333,6 +350,7 @@ MESSAGE_CLASSES: tuple[type[Message], ...] = (
     SetOutput,
     Reset,
     RequestInventory,
+    Park,
     IdentifyReply,
     IncompatibleIdentifyReply,
     Inventory,

@@ -59,6 +59,7 @@ from firmware_bridge.messages import (
     OutputKind,
     OutputPattern,
     ProtocolError,
+    Park,
     RequestInventory,
     Reset,
     ScheduleSlot,
@@ -224,6 +225,7 @@ MESSAGE_STRATEGIES = {
     ),
     Reset: st.builds(Reset, seq=seqs),
     RequestInventory: st.builds(RequestInventory, seq=seqs),
+    Park: st.builds(Park, seq=seqs, antenna=u8, full_every_ms=u16),
     IdentifyReply: st.builds(
         IdentifyReply,
         seq=seqs,
@@ -319,6 +321,7 @@ EXAMPLES: list[Message] = [
     Heartbeat(seq=0xFFFF, uptime_ms=500),
     Ack(seq=12, acked_seq=2, result=AckResult.OK),
     Nak(seq=13, rejected_seq=5, received_type=0x42, reason=NakReason.UNKNOWN_TYPE),
+    Park(seq=5, antenna=4, full_every_ms=500),
 ]
 
 

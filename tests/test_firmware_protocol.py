@@ -69,7 +69,7 @@ def test_identify_then_commands_are_acked_and_a_retransmission_is_answered_witho
     device, host, field = reader
     host.send(Identify(0, 1, 0))
     reply = host.wait_for(lambda m: isinstance(m, IdentifyReply), 5)
-    assert (reply.protocol_major, reply.protocol_minor, reply.antenna_count) == (1, 1, 4)  # protocol 1.1
+    assert (reply.protocol_major, reply.protocol_minor, reply.antenna_count) == (1, 2, 4)  # protocol 1.2
     assert reply.serial == "RT-E6614C311B4F7A25-2x2-" + reply.serial[-4:]
 
     assert host.answer(host.send(SetSchedule(1, (ScheduleSlot(9, 25),))) or 1).result == AckResult.INVALID_ARGUMENT

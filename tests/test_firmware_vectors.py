@@ -54,7 +54,7 @@ def results(tmp_path_factory):
 
 
 ENCODED = [v for v in VECTORS if json.loads(v["message"])["type"] not in
-           ("IDENTIFY", "SET_SCHEDULE", "SET_OUTPUT", "RESET", "REQUEST_INVENTORY")
+           ("IDENTIFY", "SET_SCHEDULE", "SET_OUTPUT", "RESET", "REQUEST_INVENTORY", "PARK")
            and v["name"] != "identify_reply_other_major"]
 COMMANDS = [v for v in VECTORS if v not in ENCODED and json.loads(v["message"])["type"] != "IDENTIFY_REPLY"]
 
@@ -77,6 +77,7 @@ def test_firmware_decodes_the_command_to_its_fields(vector, results):
     expected = {"IDENTIFY": [fields.get("protocol_major"), fields.get("protocol_minor")],
                 "SET_SCHEDULE": [[s["antenna"], s["dwell_ms"]] for s in fields.get("slots", [])],
                 "SET_OUTPUT": [fields.get(k) for k in ("kind", "index", "pattern", "duration_ms")],
+                "PARK": [fields.get("antenna"), fields.get("full_every_ms")],
                 }.get(message.MSG_TYPE.name, [])
     assert frame["fields"] == expected
 

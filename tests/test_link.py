@@ -176,7 +176,7 @@ def test_incompatible_major_is_refused_clearly_and_retried_at_the_backoff(emulat
     waits = [later.t - earlier.t for earlier, later in zip(refused, refused[1:])]
     assert waits == pytest.approx([1, 2, 4, 8], abs=0.03)
     assert refused[0].reason == (
-        "reader speaks protocol 2.0, this host speaks 1.1; the major versions must match, "
+        "reader speaks protocol 2.0, this host speaks 1.2; the major versions must match, "
         "so update the host software or the reader firmware"
     )
     assert refused[0].message.protocol_major == 2

@@ -1,0 +1,123 @@
+"""PARK (protocol 1.2, docs/protocol.md 6.13): the reader firmware, in MicroPython on the modelled board, holds a
+front end on one antenna with its field on. Its first visit reads the stack whole and quiets it; each round after
+reports only the tags put down since (INVENTORY flag QUIET); a whole reading every ``full_every_ms`` finds a tag
+taken away; the front end's other antennas wait, the other front end scans on. Then the host's side: the
+FirmwareReader carries the waiting antennas (no tag leaves them) and hands on the parked stack as it grows."""
+
+import time
+
+import pytest
+
+from firmware_bridge.messages import (NO_ANTENNA, Ack, AckResult, Capability, Identify, IdentifyReply, Inventory,
+                                      InventoryFlag, Park, ScheduleSlot, SetSchedule)
+from hal.firmware_reader import serial_reader
+from hal.zones import DebounceSettings, ZoneTracker
+from micropython_runtime import requires_micropython
+from sim.pn5180 import ModelledReader, firmware_config
+from test_firmware_protocol import Field, Host
+
+pytestmark = requires_micropython
+
+STACK = [0xE004_0000_0000_1000 + n for n in range(10)]
+NEIGHBOUR = [0xE004_0000_0000_2000 + n for n in range(3)]  # on antenna 1: the parked front end's other antenna
+OTHER_FE = [0xE004_0000_0000_3000 + n for n in range(2)]  # on antenna 2: the other front end
+
+
+def uids(inventory):
+    return {int.from_bytes(entry.uid, "big") for entry in inventory.entries}
+
+
+@pytest.fixture
+def parked(tmp_path):
+    field = Field()
+    field.tags = {1: list(STACK), 2: list(NEIGHBOUR), 3: list(OTHER_FE)}
+    device = ModelledReader(field, config=firmware_config([2, 2], [(0, 200), (1, 25), (2, 25), (3, 25)]),
+                            link_path=tmp_path / "reader")
+    host = Host(device.path)
+    yield device, host, field
+    host.port.close()
+    device.close()
+
+
+def test_a_parked_antenna_reports_only_the_tags_put_down_since_and_a_tag_taken_away_within_the_period(parked):
+    device, host, field = parked
+    host.send(Identify(0))
+    reply = host.wait_for(lambda m: isinstance(m, IdentifyReply), 5)
+    assert (reply.protocol_major, reply.protocol_minor) == (1, 2)
+    assert reply.capabilities & Capability.PARK
+    assert host.answer(host.send(Park(1, 4, 500)) or 1).result == AckResult.INVALID_ARGUMENT  # no antenna 4
+    assert host.answer(host.send(Park(2, 0, 0)) or 2).result == AckResult.INVALID_ARGUMENT  # no period
+    assert host.answer(host.send(Park(3, 0, 400)) or 3).result == AckResult.OK
+
+    def parked_report(predicate=lambda m: True, timeout=3.0):
+        return host.wait_for(lambda m: isinstance(m, Inventory) and m.antenna == 0 and predicate(m), timeout)
+
+    whole = parked_report(lambda m: not m.flags & InventoryFlag.QUIET)
+    assert uids(whole) == set(STACK)  # read whole once, then quiet
+    quiet = parked_report(lambda m: m.flags & InventoryFlag.QUIET)
+    assert uids(quiet) == set()
+    since = len(host.received)
+    new = [0xE004_0000_0000_1100 + n for n in range(3)]
+    field.tags[1] += new
+    grown = parked_report(lambda m: m.flags & InventoryFlag.QUIET and m.entries)
+    assert uids(grown) == set(new)  # the new tags alone answer a round
+    # the other front end scans on; the parked front end's other antenna waits
+    assert host.wait_for(lambda m: isinstance(m, Inventory) and m.antenna == 2)
+    seen = [m for _, m in host.received[since:] if isinstance(m, Inventory)]
+    assert {m.antenna for m in seen} <= {0, 2, 3}
+
+    field.tags[1].remove(STACK[0])  # a chip taken away: the next whole reading, within 400 ms, has it no more
+    taken_at = time.monotonic()
+    gone = parked_report(lambda m: not m.flags & InventoryFlag.QUIET, timeout=3.0)
+    assert uids(gone) == set(STACK[1:] + new)
+    assert time.monotonic() - taken_at < 2.0  # 400 ms and a whole reading, in the unix port on a loaded machine
+    assert host.answer(host.send(Park(4, NO_ANTENNA, 0)) or 4).result == AckResult.OK
+    assert uids(host.wait_for(lambda m: isinstance(m, Inventory) and m.antenna == 1, 3)) == set(NEIGHBOUR)
+    back = parked_report(timeout=3.0)
+    assert not back.flags & InventoryFlag.QUIET and uids(back) == set(STACK[1:] + new)
+
+
+def test_the_host_carries_the_waiting_antennas_and_hands_on_the_parked_stack_as_it_grows(parked):
+    device, _host, field = parked
+    _host.port.close()
+    reader = serial_reader("chips", device.path, antennas=4, dwells=[200, 25, 25, 25], front_ends=[2, 2],
+                           park_every_ms=300)
+    zones = {("chips", 1): "seat1.bets", ("chips", 2): "seat2.bets", ("chips", 3): "seat3.bets",
+             ("chips", 4): "seat4.bets"}
+    tracker = ZoneTracker(zones, default=DebounceSettings(absent_after_s=0.2, absent_after_cycles=2))
+    events = []
+
+    def run(until, timeout=6.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            now = time.monotonic()
+            for cycle in reader.poll(now):
+                events.extend(tracker.feed(cycle))
+            for visit in reader.take_early_reads():
+                events.extend(tracker.feed_antenna("chips", visit.antenna, visit.reads, visit.t, visit.whole))
+            reader.watch_antennas({1} if reader.link.is_up and len(events) >= 15 else set())
+            if until():
+                return
+            time.sleep(0.002)
+        raise AssertionError(f"not within {timeout} s: {events[-5:]}")
+
+    def hexes(values):
+        return {f"{v:016X}" for v in values}
+
+    try:
+        run(lambda: len(events) >= 15)  # the table at rest: 10 + 3 + 2 arrived
+        assert {e.uid for e in events if e.kind == "arrived"} == hexes(STACK + NEIGHBOUR + OTHER_FE)
+        run(lambda: reader._parked == 0)
+        settled = len(events)
+        new = [0xE004_0000_0000_1200 + n for n in range(20)]  # a push of twenty
+        field.tags[1] += new
+        pushed_at = time.monotonic()
+        run(lambda: hexes(new) <= {e.uid for e in events[settled:] if e.kind == "arrived"})
+        pushed_s = time.monotonic() - pushed_at
+        field.tags[1].remove(STACK[0])
+        run(lambda: any(e.kind == "left" for e in events[settled:]))
+        assert [(e.kind, e.zone, e.uid) for e in events[settled:] if e.kind == "left"] == \
+            [("left", "seat1.bets", f"{STACK[0]:016X}")]  # nothing left the waiting antenna 2
+        assert pushed_s < 3.0
+    finally:
+        reader.close()

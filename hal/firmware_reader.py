@@ -35,6 +35,13 @@ What the zone tracker sees when things go wrong, and why:
   pass, and once in the pass under way (a reader of 1.1); the plain schedule again once nothing is watched, and
   again after a reconnect (a reader boots with its own). Each visit of a watched antenna is handed on as it
   reports (``take_early_reads``), with whether it read its whole field (UNRESOLVED clear, 1.1).
+* **A stack read as it grows** (a reader of 1.2 with the PARK capability, ``park_every_ms`` given): while one
+  antenna is watched (the seat to act's betting zone), the reader is told to park its front end there (PARK, spec
+  6.13): the field stays on, the tags read there are kept quiet, and each round reports only the tags put down
+  since (QUIET), read whole again every ``park_every_ms``. The antenna's reads are the picture its last whole
+  reading gave and the rounds since added to. The front end's other antennas are not scanned meanwhile: unknown,
+  not empty, so their last reads are carried (and their zones not counted as read) until the reader scans them
+  again.
 * **A link that flaps** (unplugged and replugged, rebooting again and again): at most ``LINK_REPORTS`` link
   changes in ``LINK_REPORT_WINDOW_S`` are handed on as they come; the rest of the window are held and its end
   hands on the newest with how many it stands for (``summarised``, :mod:`hal.bursts`).
@@ -50,8 +57,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from firmware_bridge.link import LinkEvent, ReaderLink
-from firmware_bridge.messages import (AntennaFault, FaultCode, IdentifyReply, Inventory, InventoryFlag, ScheduleSlot,
-                                      SetSchedule)
+from firmware_bridge.messages import (NO_ANTENNA, AntennaFault, Capability, FaultCode, IdentifyReply, Inventory,
+                                      InventoryFlag, Park, ScheduleSlot, SetSchedule)
 from firmware_bridge.transports import SerialTransport, TcpTransport, Transport, UsbTransport
 from hal.bursts import Bursts
 from hal.events import DeviceEvent, EarlyReads, InventoryCycle, TagRead
@@ -73,6 +80,9 @@ LINK_REPORT_WINDOW_S = 10.0  # ... of this long; the rest of the window as one
 FRONT_END_ANTENNAS = 8  # the reference board: each front end's switch takes 8 antennas, in order (docs/hardware.md)
 HINT_EVERY = 3  # a watched antenna is visited again after every third slot of its front end
 HINTED_MOST = 4  # more antennas watched than this: the plain schedule (a pass would grow too long)
+RESUMING_CYCLES = 2  # after a front end is parked elsewhere or set free, its other antennas are carried this many
+# cycles more: the pass under way when the reader takes the news, and one that may have begun before the host knew
+_PARKED_UNKNOWN = -1  # after a (re)connect the host does not know where the reader's front ends are parked
 
 
 def front_ends_of(antennas: int) -> list[int]:
@@ -109,7 +119,7 @@ def hinted_schedule(dwells: list[int], watched: frozenset[int], every: int = HIN
 
 # The INVENTORY flags as plain ints: an enum's ``&`` costs a microsecond, and every frame tests three of them.
 _MORE, _REQUESTED, _CYCLE_END = int(InventoryFlag.MORE), int(InventoryFlag.REQUESTED), int(InventoryFlag.CYCLE_END)
-_UNRESOLVED = int(InventoryFlag.UNRESOLVED)
+_UNRESOLVED, _QUIET = int(InventoryFlag.UNRESOLVED), int(InventoryFlag.QUIET)
 
 
 @dataclass
@@ -122,6 +132,7 @@ class _CycleInProgress:
     open_antenna: int | None = None  # an antenna whose MORE sequence has not ended yet
     broken: set[int] = field(default_factory=set)  # antennas whose MORE sequence lost a frame
     faulted: set[int] = field(default_factory=set)  # antennas faulted at any time during the cycle
+    suspended: set[int] = field(default_factory=set)  # antennas a parked front end left unscanned (PARK, 1.2)
     frames_lost: bool = False
     held: int = 0  # tag entries taken in so far
     longest_wait: float = 0.0  # between two antennas new to it, so far
@@ -135,7 +146,7 @@ class FirmwareReader(ReaderBackend):
     def __init__(
         self, name: str, link: ReaderLink, antenna_base: int = CONFIG_ANTENNA_BASE, antennas: int | None = None,
         cycle_s: float | None = None, dwells: list[int] | None = None, hint_every: int = HINT_EVERY,
-        front_ends: list[int] | None = None,
+        front_ends: list[int] | None = None, park_every_ms: int | None = None,
     ):
         self.name = name
         self.link = link
@@ -169,6 +180,15 @@ class FirmwareReader(ReaderBackend):
         self.hint_every = hint_every  # a watched antenna is visited again after every this many slots of its front end
         self.front_ends = front_ends  # antennas on each front end, in order (None: the reference board's 8 each)
         self._scheduled: tuple[ScheduleSlot, ...] | None = None  # the schedule last sent since the link came up
+        # PARK (1.2): a watched antenna read as its stack grows, read whole this often (None: never parked)
+        self.park_every_ms = park_every_ms
+        self._parked: int | None = None  # the wire antenna the reader was last told to park on (or _PARKED_UNKNOWN)
+        self._suspended: frozenset[int] = frozenset()  # the parked front end's other antennas: unknown, not empty
+        self._resuming: frozenset[int] = frozenset()  # those of a front end set free, still carried ...
+        self._resuming_cycles = 0  # ... for this many cycle ends
+        # a parked wire antenna → its tags: its last whole reading and the rounds since
+        self._pictures: dict[int, dict[str, TagRead]] = {}
+        self._before: dict[int, dict[str, TagRead]] = {}  # ... and what it held before a whole reading still under way
 
     @property
     def link_up(self) -> bool:
@@ -212,6 +232,9 @@ class FirmwareReader(ReaderBackend):
                 self._gap_pending = False
                 self._requested_acked = False
                 self._scheduled = None  # the reader scans its own schedule until told otherwise
+                self._pictures.clear()  # a parked antenna's next report is a whole reading (REQUEST_INVENTORY)
+                self._before.clear()
+                self._parked = _PARKED_UNKNOWN
             if event.kind == "up" and isinstance(message, IdentifyReply):
                 self._check_antenna_count(message)
             elif event.kind == "inventory_requested":
@@ -237,12 +260,47 @@ class FirmwareReader(ReaderBackend):
 
     def watch_antennas(self, antennas: set[int]) -> None:
         self._watched = frozenset(antenna - self.antenna_base for antenna in antennas)
+        if self.park_every_ms and self.link.is_up:
+            self._park(self._park_target())
         if self.dwells is None or not self.link.is_up:
             return
         schedule = hinted_schedule(self.dwells, self._watched, self.hint_every, self.front_ends)
         if schedule != self._scheduled and (self._scheduled is not None or self._watched):
             self._scheduled = schedule
             self.link.send(SetSchedule(0, schedule))
+
+    def _park_target(self) -> int | None:
+        """The antenna to park on: the one watched (the seat to act's betting zone), on a reader that can."""
+        identity = self.link.identity
+        if len(self._watched) != 1 or identity is None or not identity.capabilities & Capability.PARK:
+            return None
+        return next(iter(self._watched))
+
+    def _park(self, antenna: int | None) -> None:
+        if antenna == self._parked:
+            return
+        identity = self.link.identity
+        if antenna is None and (identity is None or not identity.capabilities & Capability.PARK):
+            self._parked = None  # a reader without PARK is never parked
+            return
+        self._parked = antenna
+        self.link.send(Park(0, NO_ANTENNA if antenna is None else antenna, self.park_every_ms or 0))
+        suspended = frozenset() if antenna is None else frozenset(self._front_end_of(antenna)) - {antenna}
+        # the front end set free (or parked elsewhere): its antennas are carried until the reader has scanned them
+        self._resuming = (self._resuming | self._suspended) - suspended
+        self._resuming_cycles = RESUMING_CYCLES
+        self._suspended = suspended
+        if self._cycle is not None:
+            self._cycle.suspended |= suspended
+
+    def _front_end_of(self, antenna: int) -> range:
+        """The wire antennas on ``antenna``'s front end."""
+        first = 0
+        for size in self.front_ends or front_ends_of(len(self.dwells) if self.dwells else antenna + 1):
+            if antenna < first + size:
+                return range(first, first + size)
+            first += size
+        return range(antenna, antenna + 1)
 
     def take_early_reads(self) -> list[EarlyReads]:
         early, self._early = self._early, []
@@ -311,7 +369,8 @@ class FirmwareReader(ReaderBackend):
             self._synchronised = True
             cycle = None
         if cycle is None:
-            cycle = self._cycle = _CycleInProgress(inventory.cycle, now, faulted=set(self._faulted))
+            cycle = self._cycle = _CycleInProgress(inventory.cycle, now, faulted=set(self._faulted),
+                                                   suspended=set(self._suspended | self._resuming))
             if flags & _REQUESTED and self._requested_acked:
                 # Requested after our ACK, so we hear it from its start (it matters with an empty
                 # schedule, where no earlier cycle end would ever be seen).
@@ -353,6 +412,8 @@ class FirmwareReader(ReaderBackend):
         cycle.open_antenna = antenna if flags & _MORE else None
         if cycle.open_antenna is None:  # the visit's last frame says whether it read the whole field (1.1)
             (cycle.unresolved.add if flags & _UNRESOLVED else cycle.unresolved.discard)(antenna)
+            if flags & _QUIET or antenna == self._parked or antenna in self._pictures:
+                visit = self._parked_visit(cycle, antenna, visit, flags)
         if (antenna in self._watched and cycle.open_antenna is None and self._synchronised
                 and not cycle.frames_lost and antenna not in cycle.broken):
             # this visit of the antenna, as far as it read its field
@@ -360,6 +421,33 @@ class FirmwareReader(ReaderBackend):
         if flags & _CYCLE_END:
             self._finish(now, cycles)
             self._synchronised = True
+
+    def _parked_visit(self, cycle: _CycleInProgress, antenna: int, visit: list[TagRead], flags: int) -> list[TagRead]:
+        """A parked antenna's visit (PARK, 1.2): a round that reports the tags new since the last (QUIET) adds them
+        to the picture of its last whole reading; a whole reading is the picture anew. The antenna's reads in the
+        cycle are the picture as it is now."""
+        if flags & _QUIET:
+            picture = self._pictures.get(antenna)
+            if picture is None:  # the reading it adds to was not heard (a reconnect): unknown until the next one
+                cycle.broken.add(antenna)
+                return visit
+            picture.update((read.uid, read) for read in visit)
+        elif antenna == self._parked:
+            before = self._pictures.get(antenna)
+            if before is None:  # parked now: what its last reading held
+                before = {read.uid: read for read in self._last_reads.get(antenna, ())}
+            picture = self._pictures[antenna] = {read.uid: read for read in visit}
+            if flags & _UNRESOLVED:  # a stack read whole in turns: what it held stays until the reading ends
+                self._before[antenna] = {**self._before.get(antenna, {}), **before}
+        else:  # set free: read as any antenna again
+            del self._pictures[antenna]
+            self._before.pop(antenna, None)
+            return visit
+        if not flags & _UNRESOLVED:
+            self._before.pop(antenna, None)
+        reads = {**self._before.get(antenna, {}), **picture}
+        cycle.reads[antenna] = list(reads.values())
+        return cycle.reads[antenna]
 
     def _finish(self, now: float, cycles: list[InventoryCycle]) -> None:
         cycle, self._cycle = self._cycle, None
@@ -376,13 +464,19 @@ class FirmwareReader(ReaderBackend):
             if antenna not in cycle.broken:
                 reads_by_antenna[antenna] = _merge(reads)
         # Unknown is not empty: carry forward what faulted or lost antennas last reported.
-        carried = cycle.faulted | self._faulted
+        carried = cycle.faulted | self._faulted | cycle.suspended
+        if self._resuming:
+            self._resuming_cycles -= 1
+            if self._resuming_cycles <= 0:
+                self._resuming = frozenset()
         if cycle.frames_lost:
             carried |= set(self._last_reads) - set(reads_by_antenna)
         carried |= cycle.broken
+        unread = set()  # carried, not read: their zones are not read whole in this cycle
         for antenna in carried:
             if antenna not in reads_by_antenna and antenna in self._last_reads:
                 reads_by_antenna[antenna] = self._last_reads[antenna]
+                unread.add(antenna)
         self._last_reads.update(reads_by_antenna)
         for antenna in set(self._last_reads) - set(reads_by_antenna):
             self._last_reads[antenna] = []  # reported empty (or not scheduled) this cycle
@@ -392,7 +486,8 @@ class FirmwareReader(ReaderBackend):
         if not self.delivering:
             log.warning("%s: cycles end whole again, after %d given up", self.name, self.cycles_given_up)
             self.delivering = True
-        unresolved = frozenset(antenna + self.antenna_base for antenna in cycle.unresolved | cycle.broken)
+        unresolved = frozenset(antenna + self.antenna_base
+                               for antenna in cycle.unresolved | cycle.broken | (unread & cycle.suspended))
         cycles.append(InventoryCycle(self.name, now, cycle_reads, unresolved))
 
     def _give_up(self, now: float, reason: str) -> None:
@@ -462,11 +557,12 @@ def _strength(read: TagRead) -> tuple[int, int]:
 
 def serial_reader(name: str, path: str, baudrate: int = 115200, antennas: int | None = None,
                   cycle_s: float | None = None, dwells: list[int] | None = None,
-                  hint_every: int = HINT_EVERY, front_ends: list[int] | None = None) -> FirmwareReader:
+                  hint_every: int = HINT_EVERY, front_ends: list[int] | None = None,
+                  park_every_ms: int | None = None) -> FirmwareReader:
     """A reader on a serial port: USB CDC (give its /dev/serial/by-id/ path) or a UART (a udev symlink)."""
     link = ReaderLink(lambda: SerialTransport(path, baudrate), name=name)
     return FirmwareReader(name, link, antennas=antennas, cycle_s=cycle_s, dwells=dwells, hint_every=hint_every,
-                          front_ends=front_ends)
+                          front_ends=front_ends, park_every_ms=park_every_ms)
 
 
 def usb_reader(
@@ -480,11 +576,12 @@ def usb_reader(
     dwells: list[int] | None = None,
     hint_every: int = HINT_EVERY,
     front_ends: list[int] | None = None,
+    park_every_ms: int | None = None,
 ) -> FirmwareReader:
     """A reader with vendor-specific USB bulk endpoints."""
     link = ReaderLink(lambda: UsbTransport(vendor_id, product_id, serial_number, interface), name=name)
     return FirmwareReader(name, link, antennas=antennas, cycle_s=cycle_s, dwells=dwells, hint_every=hint_every,
-                          front_ends=front_ends)
+                          front_ends=front_ends, park_every_ms=park_every_ms)
 
 
 def bought_reader(name: str, backend: str, link: dict, antennas: int, cycle_s: float | None = None) -> FirmwareReader:

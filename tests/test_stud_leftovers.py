@@ -1,6 +1,6 @@
 """Stud and hi-lo details a viewer or the floor notices: the equity of seven or eight stud players, whose deck runs
 short on seventh street; a stud seat's up card read as fast as a down card; a hi-lo hand run twice in PokerStars'
-layout; a hi-lo pot's halves as docs/events.md shows them."""
+layout; a hi-lo pot's halves as docs/events.md shows them; each game of a mixed game at its own stakes."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from rfid_table.service.equity_worker import GameKind, compute, stud_spot_of
 from test_expected_card import cycles_to_deal
 from test_hilo import EVENT_SCHEMA, HiLoTable
 from test_mixed import MixedTable
-from test_schemas import problems
 from test_rulings import of
+from test_schemas import problems
 from test_stud_table import street, table as stud_table, third_street
 
 EIGHT = tuple(range(1, 9))

@@ -19,7 +19,7 @@ Differences that are rulings, not bugs, are counted and reported, never silently
 * a "formal check": pokerkit asks a player to act who has nothing to decide (everyone else all-in, nothing to call);
   the engine closes the round.
 
-``BETTING_ORACLE_HANDS`` (default 1000) and ``BETTING_ORACLE_SEED`` change the run. Hands run twice or three times,
+``BETTING_ORACLE_HANDS`` (default 500) and ``BETTING_ORACLE_SEED`` change the run. Hands run twice or three times,
 the double board and 7-card Omaha have their own oracle run: tests/test_runout_oracle.py.
 """
 
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-# a thousand hands through pokerkit and the engine: the whole module is slow
+# five hundred hands through pokerkit and the engine: the whole module is slow
 pytestmark = pytest.mark.slow
 pokerkit = pytest.importorskip("pokerkit")
 pytest.importorskip("phevaluator")
@@ -49,7 +49,7 @@ from controller.showdown import award  # noqa: E402
 from sim.handgen import random_setup  # noqa: E402
 from sim.replay import ReplayTable  # noqa: E402
 
-HANDS = int(os.environ.get("BETTING_ORACLE_HANDS", "1000"))
+HANDS = int(os.environ.get("BETTING_ORACLE_HANDS", "500"))
 SEED = int(os.environ.get("BETTING_ORACLE_SEED", "20240611"))
 CHIPS = (5000, 1000, 500, 100, 25, 5, 1)
 AUTOMATIONS = (

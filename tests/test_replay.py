@@ -13,7 +13,7 @@ Differences that are house rulings are counted, never skipped silently:
 * reopening after several short all-ins (TDA 47-1) and pokerkit's "formal check" are engine-level differences that
   tests/test_betting_oracle.py examines; a hand the engine rules differently there is counted and left out here.
 
-``REPLAY_ORACLE_HANDS`` (default 200) and ``REPLAY_ORACLE_SEED`` change the run. The thousand hands of
+``REPLAY_ORACLE_HANDS`` (default 200) and ``REPLAY_ORACLE_SEED`` change the run. The oracle hands of
 tests/test_betting_oracle.py are also read back through the physical table there.
 """
 

@@ -92,3 +92,15 @@ def test_a_stud_stake_at_a_flop_game_is_refused(tmp_path, capsys):
     assert [p.split(": ", 2)[1:] for p in problems] == [
         ["game.bring_in", "a stud game's stake: nlhe has blinds (remove it, or set variant = \"stud\", \"stud8\" or "
                           "\"razz\")"]]
+
+
+def test_the_stud_example_of_docs_chips_md_is_the_example_tables():
+    import re  # noqa: PLC0415
+    import tomllib  # noqa: PLC0415
+
+    doc = (CONFIG.parent / "docs" / "chips.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Stud: Seven Card Stud"):]
+    example = tomllib.loads(re.search(r"```toml\n(.*?)```", section, re.S).group(1))
+    table = tomllib.loads(STUD_CHIPS)
+    assert example["game"] == {key: table["game"][key] for key in example["game"]}
+    assert example["chips"] == {"registry": "chips-demo.toml", "active_set": table["chips"]["active_set"]}

@@ -129,13 +129,12 @@ def read_opening(table: ChipTable, dealt_order: Sequence[int], zones: Mapping[st
             counted[s], known = UNKNOWN_STACK, False
     order = BettingHand.order_from_button(seats, button)  # the engine's own seating rule
     no_small_blind = False
+    straddles: list[Straddle] = []
     if table.variant.stud:
         sb = bb = None
-        straddles = []
         bomb_pot = None  # (a bomb pot is a flop game's: CA GR 14.2, 14.3)
     elif bomb_pot is not None:
         sb = bb = None
-        straddles: list[Straddle] = []
     else:
         no_small_blind = _small_blind_seat_empty(table.seats, order, button, bets, stakes)
         if len(order) >= 3 and not bets[order[0]]:

@@ -6,8 +6,8 @@ of short stacks), dealt card by card on the simulated stud table with their chip
 Compared on every hand: every action with the chips it added (the bring-in, the completions, bets and raises, the
 checks nobody sees, the calls and the folds), no bet ruling and no chip count, and the finishing stacks of the
 showdown against pokerkit's payoffs (a split pot may differ by its odd chips, which the table gives by the cards:
-TDA 20-2; tests/test_stud_oracle.py counts those). The counts over more hands come from ``python -m sim.stud_hands`` (see
-docs/chips.md, "Stud").
+TDA 20-2; tests/test_stud_oracle.py counts those). The counts over more hands come from
+``python -m sim.stud_hands`` (see docs/chips.md, "Stud").
 """
 
 from __future__ import annotations

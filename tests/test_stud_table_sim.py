@@ -137,3 +137,34 @@ def test_the_simulator_plays_each_stud_game_with_chips_and_the_table_reads_the_b
     assert {e["public"]["action"] for e in events if e["type"] == "action"} >= {"ante", "bring_in", "call", "fold"}
     last = [e["public"] for e in events if e["type"] == "showdown"][-1]
     assert {int(s): v for s, v in last["finishing_stacks"].items()} == table.dealer.stacks
+
+
+def test_a_stud_chip_table_restarted_on_fifth_street_continues_the_betting_from_its_journal(tmp_path):
+    """The daemon restarted mid-hand replays its journal's inputs: the stud betting is where it was (the streets
+    opened by the cards, the bring-in and the bets read from the chips), and replaying makes the journaled events."""
+    import dataclasses  # noqa: PLC0415
+
+    from controller.game import GameController  # noqa: PLC0415
+    from rfid_table.config.table import load_config  # noqa: PLC0415
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable  # noqa: PLC0415
+    from rfid_table.devtools.streams import CONFIG_DIR, _Recorder  # noqa: PLC0415
+    from rfid_table.service.journal import Journal  # noqa: PLC0415
+    from rfid_table.service.replay import replay  # noqa: PLC0415
+
+    config = dataclasses.replace(load_config(CONFIG_DIR / "table-stud-chips.toml"), broadcast_equity=False)
+    sink = _Recorder()
+    with Journal(tmp_path / "journal.db") as journal:
+        table = SimulatedTable(config, SimOptions(hands=1, speed=0, pace_s=0.5, link="direct", seed=7), sink, journal)
+        t = 1000.0
+        try:
+            while table.advance(t) and not (sink.lines and '"action"' in sink.lines[-1]
+                                            and '"fifth"' in sink.lines[-1]):
+                table.step(t, wall=1_790_000_000.0 + t)
+                t = round(t + table.cycle_s, 6)
+            before = table.pipeline.controller.snapshot(secure=True)
+        finally:
+            table.close()
+        assert before["betting"]["street"] == "fifth" and before["betting"]["to_act"] is not None
+        restored = GameController(config.table_setup(), config.betting_setup(), config.audit_hands)
+        assert replay(journal, restored).mismatches == []
+    assert restored.snapshot(secure=True) == before

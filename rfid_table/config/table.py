@@ -750,8 +750,8 @@ def _stud_stakes(c: Checker, doc: dict, game: dict, variant: str) -> tuple[int, 
                                    "big_bet): a tournament's levels give blinds (remove [tournament] or [chips])")
     missing = [key for key in STUD_STAKES if key not in game]
     if missing:
-        c.problem(("game",), f"a stud table with [chips] needs its stakes: missing {', '.join(missing)} (e.g. ante = 1, "
-                             "bring_in = 2, small_bet = 5, big_bet = 10)")
+        c.problem(("game",), f"a stud table with [chips] needs its stakes: missing {', '.join(missing)} (e.g. "
+                             "ante = 1, bring_in = 2, small_bet = 5, big_bet = 10)")
         return 0, 0, 0
     bring_in, small, big = values
     if len(c.problems) == before:

@@ -30,7 +30,7 @@ def test_a_room_soak_stores_every_hand_once_with_the_journals_statistics(capsys)
     if unavailable() is not None:
         pytest.skip(unavailable())
     # three tables as fast as they deal, one instance killed and restarted, the database restarted, players moved
-    status = soak.main(["--room", "--tables", "3", "--minutes", "0.3", "--speed", "0", "--json"])
+    status = soak.main(["--room", "--tables", "3", "--minutes", "0.2", "--speed", "0", "--json"])
     report = json.loads(capsys.readouterr().out)
     room = report["room"]
     assert status == 0, report["problems"]

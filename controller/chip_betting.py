@@ -8,7 +8,8 @@ do and drives the betting engine (``controller.betting.BettingHand``) with both:
   another chip set, is a ``foreign_chip`` event and never counts toward a bet;
 * chips arriving in ``seatN.bets`` before the deal is complete are the forced bets (blinds, straddles); chips in
   the pot zone then are the antes. When every dealt seat holds its hole cards the betting hand starts, as the deal
-  and the chips in the zones say (``controller.chip_opening``);
+  and the chips in the zones say (``controller.chip_opening``); a stud hand's once third street is out and the card
+  controller names the bring-in seat, and each later street opens with the seat it names (``StudOpener``);
 * a bet is read once its chips have settled, all the chips of one motion one push (``controller.chip_settling``);
   checks are inferred, the streets closed when the dealer collects or a board card arrives, and the pot counted
   (``controller.hand_reading``);

@@ -11,8 +11,10 @@ streets and, at the hand's end, has the pots awarded (``controller.hand_award``)
 * checks are never seen: the engine infers them when a later seat bets, and at the next board card the seats still
   to act with nothing to call are taken to have checked;
 * the dealer collecting the bets (the round is complete and chips leave the betting zones, or the next board card
-  arrives) ends the street; once the pot zone has settled it must hold what the engine says the pot is, otherwise a
-  ``chip_count`` event says by how much it differs.
+  arrives; in stud the next street's first card) ends the street; once the pot zone has settled it must hold what
+  the engine says the pot is, otherwise a ``chip_count`` event says by how much it differs;
+* a stud street opens with the seat its cards name (the card controller's ``StudOpener``): third street's bring-in
+  begins the betting.
 """
 
 from __future__ import annotations

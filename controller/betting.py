@@ -1249,6 +1249,8 @@ class BettingHand:
                 limit = maximum if target >= maximum else minimum  # (two differ on an open pair's fourth street)
                 if target != limit:
                     note += f"; limit: the raise is to {limit}"
+                if limit > minimum:
+                    rules_out.append(self.rules.cite("open_pair_big_bet"))  # the big bet on an open pair
                 target = limit
             elif target < minimum:
                 note += f"; under the minimum: corrected to {minimum}"

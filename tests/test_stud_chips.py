@@ -138,3 +138,22 @@ def test_a_stud_hand_bet_street_by_street_is_awarded_and_written_as_a_phh_hand_h
     history = phh.loads(of(t.events, "hand_history")[0].secret["phh_complete"])
     assert history["variant"] == "F7S" and history["bring_in"] == BRING_IN
     assert history["finishing_stacks"] == [199, 182, 219]
+
+
+def test_an_open_pair_on_fourth_street_lets_the_first_seat_bet_the_big_bet_in_chips():
+    # CA Actions 3c: "If a player opens the betting round in Stud variants in the lower limit although a pair is
+    # open [...]": with a pair showing on fourth street the big bet may be made (stud high, where the house allows it)
+    t = StudTable(rules="casinos_austria")
+    t.third_street({1: "As Kd 9c", 2: "3s 4s 2d", 3: "6h 7h Ks"})
+    t.chips(2, 1, 1)  # brings it in
+    t.chips(3, 1, 1)
+    t.chips(1, 1, 1)
+    t.collect()
+    t.street("Ac", {1: "9h", 2: "8c", 3: "2h"})  # seat 1 pairs its nines in the open: it acts first
+    assert [(e.public["street"], e.public["seat"]) for e in of(t.events, "first_to_act")] == [("fourth", 1)]
+    t.chips(1, 5, 5)
+    bet = of(t.events, "action")[-1].public
+    assert (bet["seat"], bet["action"], bet["to"]) == (1, "bet", BIG_BET)
+    assert any(rule.startswith("CA Actions 3c") for rule in bet["rules"])
+    t.chips(2, 5, 5)  # the others call the big bet
+    assert actions(t.events)[-1] == (2, "call", BIG_BET)

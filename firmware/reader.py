@@ -266,7 +266,13 @@ class Reader:
             if frontend.job is None and frontend.field_on is not None:
                 self.field_off(frontend)  # (a visit under way switches it off as it ends)
         if antenna is not None and self.pass_cycle is not None and not self.pass_requested:
-            antenna.frontend.queue = [(antenna, self.parked_dwell())]
+            frontend = antenna.frontend
+            if frontend.job is not None and frontend.antenna is not antenna:
+                # the dwell under way on another antenna is given up (the host holds what that antenna last
+                # reported): the parked antenna is where tags are expected now
+                frontend.job.close()
+                frontend.job = None
+            frontend.queue = [(antenna, self.parked_dwell())]
 
     def field_off(self, frontend):
         frontend.field_on = None
@@ -356,12 +362,15 @@ class Reader:
                 frontend.field_on = antenna
                 state.full_ms = time.ticks_ms()
                 state.pending = []
+                state.to_quiet = []  # (awake again anyway)
+            # The tags the last visit read go quiet first (each visit reports what it read without waiting for
+            # that): this round is answered by the tags put down since.
+            for uid in state.to_quiet:
+                yield from standard.stay_quiet(chip, uid)
             yield from standard.inventory(chip, state, deadline, seen)
             if state.pending:
                 state.full_ms = time.ticks_ms()  # the period counts from the end of a whole reading
-            # Each tag read goes quiet: the next rounds are answered by the tags put down since.
-            for uid in seen:
-                yield from standard.stay_quiet(chip, uid)
+            state.to_quiet = list(seen)
             kept_on = self.parked is antenna
             return "quiet" if quiet else None
         except AntennaFault as fault:

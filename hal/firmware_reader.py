@@ -80,8 +80,6 @@ LINK_REPORT_WINDOW_S = 10.0  # ... of this long; the rest of the window as one
 FRONT_END_ANTENNAS = 8  # the reference board: each front end's switch takes 8 antennas, in order (docs/hardware.md)
 HINT_EVERY = 3  # a watched antenna is visited again after every third slot of its front end
 HINTED_MOST = 4  # more antennas watched than this: the plain schedule (a pass would grow too long)
-RESUMING_CYCLES = 2  # after a front end is parked elsewhere or set free, its other antennas are carried this many
-# cycles more: the pass under way when the reader takes the news, and one that may have begun before the host knew
 _PARKED_UNKNOWN = -1  # after a (re)connect the host does not know where the reader's front ends are parked
 
 
@@ -184,8 +182,7 @@ class FirmwareReader(ReaderBackend):
         self.park_every_ms = park_every_ms
         self._parked: int | None = None  # the wire antenna the reader was last told to park on (or _PARKED_UNKNOWN)
         self._suspended: frozenset[int] = frozenset()  # the parked front end's other antennas: unknown, not empty
-        self._resuming: frozenset[int] = frozenset()  # those of a front end set free, still carried ...
-        self._resuming_cycles = 0  # ... for this many cycle ends
+        self._resuming: set[int] = set()  # those of a front end set free, carried until the reader reports them
         # a parked wire antenna → its tags: its last whole reading and the rounds since
         self._pictures: dict[int, dict[str, TagRead]] = {}
         self._before: dict[int, dict[str, TagRead]] = {}  # ... and what it held before a whole reading still under way
@@ -288,7 +285,6 @@ class FirmwareReader(ReaderBackend):
         suspended = frozenset() if antenna is None else frozenset(self._front_end_of(antenna)) - {antenna}
         # the front end set free (or parked elsewhere): its antennas are carried until the reader has scanned them
         self._resuming = (self._resuming | self._suspended) - suspended
-        self._resuming_cycles = RESUMING_CYCLES
         self._suspended = suspended
         if self._cycle is not None:
             self._cycle.suspended |= suspended
@@ -381,6 +377,7 @@ class FirmwareReader(ReaderBackend):
             cycle.longest_wait = max(cycle.longest_wait, now - cycle.progressed)
             cycle.progressed = now
         self._faulted.discard(antenna)
+        self._resuming.discard(antenna)
         if self._gap_pending:
             # The lost frames may have been this antenna's first parts (MORE): its reads this cycle are
             # incomplete as far as we know.
@@ -465,10 +462,6 @@ class FirmwareReader(ReaderBackend):
                 reads_by_antenna[antenna] = _merge(reads)
         # Unknown is not empty: carry forward what faulted or lost antennas last reported.
         carried = cycle.faulted | self._faulted | cycle.suspended
-        if self._resuming:
-            self._resuming_cycles -= 1
-            if self._resuming_cycles <= 0:
-                self._resuming = frozenset()
         if cycle.frames_lost:
             carried |= set(self._last_reads) - set(reads_by_antenna)
         carried |= cycle.broken

@@ -52,23 +52,26 @@ def open_reader(name: str, backend: str, antennas: int, link: dict | None = None
                 dwells: list[int] | None = None) -> ReaderBackend:
     """The backend a reader's configuration names (``link`` holds its port or USB ids, ``cycle_s`` its cycle;
     ``dwells``, each antenna's dwell in ms, else the link's ``dwell_ms``, lets the host tell a reader of the table
-    firmware what matters now, with its ``front_ends`` and ``hint_every``: ``hal.firmware_reader.hinted_schedule``)."""
+    firmware what matters now, with its ``front_ends`` and ``hint_every``: ``hal.firmware_reader.hinted_schedule``; with
+    ``park``, a reader that can is parked on the one antenna it is told to watch, protocol 1.2's PARK)."""
     link = link or {}
     if backend == "sim":
         if field is None:
             raise ValueError(f"reader {name!r} uses the simulated backend: run it with 'rfid-table sim'")
         return SimulatedReader(name, antennas, field)
     if backend == "serial":
-        from hal.firmware_reader import HINT_EVERY, serial_reader
+        from hal.firmware_reader import HINT_EVERY, PARK_EVERY_MS, serial_reader
 
         return serial_reader(name, link["port"], link.get("baudrate", 115200), antennas, cycle_s,
-                             dwells or link.get("dwell_ms"), link.get("hint_every", HINT_EVERY), link.get("front_ends"))
+                             dwells or link.get("dwell_ms"), link.get("hint_every", HINT_EVERY), link.get("front_ends"),
+                             PARK_EVERY_MS if link.get("park") else None)
     if backend == "usb":
-        from hal.firmware_reader import HINT_EVERY, usb_reader
+        from hal.firmware_reader import HINT_EVERY, PARK_EVERY_MS, usb_reader
 
         return usb_reader(name, link["vendor_id"], link["product_id"], link.get("serial_number"),
                           link.get("interface", 0), antennas, cycle_s, dwells or link.get("dwell_ms"),
-                          link.get("hint_every", HINT_EVERY), link.get("front_ends"))
+                          link.get("hint_every", HINT_EVERY), link.get("front_ends"),
+                          PARK_EVERY_MS if link.get("park") else None)
     if backend in ("metratec", "feig"):
         from hal.firmware_reader import bought_reader
 

@@ -84,6 +84,9 @@ EVENT_TYPES = ("card_dealt", "action", "fold", "pots", "irregular_card", "bet_ru
 # On the modelled readers a push is handed on once its zone reads unchanged this many times ([hal.chips]
 # still_after_reads); 0: the table's configuration as it is (the settle window of the chips reader's passes)
 STILL_AFTER_READS = 2
+# The chips reader parks a front end on the seat to act's betting zone (PARK, protocol 1.2), reading it whole this
+# often (ms); 0: never parked, every visit reads the whole stack
+PARK_MS = 500
 WAIT_S = 10.0  # the longest a move's event may take to reach the subscriber before it counts as missed
 
 
@@ -269,7 +272,8 @@ def _longest_passes(backends: list, passes: int = 6, timeout_s: float = 60.0) ->
 
 def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str], None] = lambda message: None,
                  hands: int = HANDS, seed: int = 1, load: list[tuple[str, int]] = LOAD, kind: str = "pn5180",
-                 still_after_reads: int = STILL_AFTER_READS, settle_ms: int | None = None) -> dict:
+                 still_after_reads: int = STILL_AFTER_READS, settle_ms: int | None = None,
+                 park_ms: int = PARK_MS) -> dict:
     """The figures of the module's docstring over ``hands`` hands with ``load`` at rest (zone, tags), on the
     readers of ``kind`` (``CONFIGS``); a private broker unless ``settings`` names one."""
     if kind == "pn5180" and find_micropython() is None:
@@ -281,14 +285,15 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
         broker = PrivateBroker().start()
         settings = MqttSettings(host=broker.host, port=broker.port)
     try:
-        return _measure(settings, progress, hands, seed, load, kind, still_after_reads, settle_ms)
+        return _measure(settings, progress, hands, seed, load, kind, still_after_reads, settle_ms, park_ms)
     finally:
         if broker is not None:
             broker.stop()
 
 
 def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int, seed: int,
-             load: list[tuple[str, int]], kind: str, still_after_reads: int, settle_ms: int | None) -> dict:
+             load: list[tuple[str, int]], kind: str, still_after_reads: int, settle_ms: int | None,
+             park_ms: int = PARK_MS) -> dict:
     source = load_config(str(CONFIG_DIR / CONFIGS[kind]))
     config = dataclasses.replace(source, table_id=f"bench-felt-{os.getpid()}", broadcast_equity=False)
     if kind == "pn5180" and still_after_reads:  # a push is handed on once its zone reads unchanged (hal.zones)
@@ -328,7 +333,8 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                                                   cycle_s=reader.cycle_s,
                                                   dwells=dwell_schedule(config.zones, reader.name, reader.antennas),
                                                   hint_every=every,
-                                                  front_ends=[fe["antennas"] for fe in firmware["frontends"]]))
+                                                  front_ends=[fe["antennas"] for fe in firmware["frontends"]],
+                                                  park_every_ms=park_ms if reader.name == chip_reader else None))
                 else:  # on the wall clock, as a reader on its cable (bench_bought)
                     device, link = _emulator(kind, field, reader, directory)
                     device.start()
@@ -395,6 +401,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                      "card_reader": card_reader, "chip_reader": chip_reader, "settle_ms": settle_ms,
                      "present_after_cycles": present_after,
                      "still_after_reads": config.debounce["chips"].still_after_reads,
+                     "park_ms": park_ms if kind == "pn5180" else 0,
                      "irregular_cards": len(felt.irregular), "bet_rulings": len(felt.rulings),
                      "bet_ruling_codes": sorted({r.get("code") for r in felt.rulings}),
                      # the first few as the table gave them (code, seat, why), to find what the reading got wrong
@@ -451,8 +458,11 @@ if __name__ == "__main__":
     parser.add_argument("--still-after-reads", type=int, default=STILL_AFTER_READS,
                         help="[hal.chips] still_after_reads on the modelled readers (0: the table's settle window)")
     parser.add_argument("--settle-ms", type=int, default=None, help="the house's settle_ms (default: the table's)")
+    parser.add_argument("--park-ms", type=int, default=PARK_MS,
+                        help="the chips reader parked on the seat to act's bets, read whole this often (0: never)")
     args = parser.parse_args()
     figures = measure_felt(progress=lambda message: print(message, file=sys.stderr, flush=True), hands=args.hands,
-                           kind=args.kind, still_after_reads=args.still_after_reads, settle_ms=args.settle_ms)
+                           kind=args.kind, still_after_reads=args.still_after_reads, settle_ms=args.settle_ms,
+                           park_ms=args.park_ms)
     print("\n".join(report_lines(figures)))
     print(json.dumps(figures))

@@ -14,6 +14,7 @@ from controller.betting import PLO8, BettingHand
 from controller.histories import HandRecord
 from controller.pokerstars import to_pokerstars
 from controller.showdown import award, low_rank
+from simulated_table import play_chips_table
 from test_rulings import ZONES, Table, of
 
 pytest.importorskip("phevaluator")
@@ -166,27 +167,7 @@ def test_the_simulated_table_plays_the_hi_lo_games_through_the_daemon_pipeline(v
     """`rfid-table sim` at plo8 and flo8: the dealer, the emulated readers' zone tracker and the controller, as the
     daemon runs them. Every hand ends; a showdown's pots name their halves, the high half first; the histories name
     the game as PokerStars does; no card is irregular and every showdown is read."""
-    import dataclasses
-    from pathlib import Path
-
-    from rfid_table.config.table import load_config
-    from rfid_table.devtools.simulate import SimOptions, SimulatedTable
-
-    config = load_config(Path(__file__).resolve().parents[1] / "config" / "table-chips.toml")
-    config = dataclasses.replace(config, game=dataclasses.replace(config.game, variant=variant),
-                                 broadcast_delay_s=0.0, journal_path=None)
-    table = SimulatedTable(config, SimOptions(hands=8, seed=4, speed=0, pace_s=1.0, link="direct", players=5,
-                                              players_style="random"), None)
-    events, t = [], 1000.0
-    try:
-        while table.advance(t):
-            events += table.step(t)
-            t += table.cycle_s
-        for _ in range(100):  # the last hand's end
-            events += table.step(t)
-            t += table.cycle_s
-    finally:
-        table.close()
+    events, _table = play_chips_table({"variant": variant}, hands=8, seed=4, players=5, players_style="random")
     showdowns = [e for e in events if e.type == "showdown"]
     contested = [p for e in showdowns for p in e.public["pots"] if "halves" in p]
     assert len([e for e in events if e.type == "hand_ended"]) >= 8 and contested
@@ -364,26 +345,8 @@ def test_random_hi_lo_hands_of_the_generator_are_read_back_exactly_by_rfid_table
 def test_the_simulated_table_runs_hi_lo_hands_twice_and_splits_each_run_high_and_low():
     """`rfid-table sim --run-it-twice 1` at plo8: players all-in with board cards to come run it twice; the table
     reads both runs from the board antenna and splits each run's part high and low (each board's `halves`)."""
-    import dataclasses
-
-    from rfid_table.config.table import load_config
-    from rfid_table.devtools.simulate import SimOptions, SimulatedTable
-
-    config = load_config(Path(__file__).resolve().parents[1] / "config" / "table-chips.toml")
-    config = dataclasses.replace(config, game=dataclasses.replace(config.game, variant="plo8"),
-                                 broadcast_delay_s=0.0, journal_path=None)
-    table = SimulatedTable(config, SimOptions(hands=8, seed=2, speed=0, pace_s=1.0, link="direct", players=3,
-                                              players_style="random", run_it_twice=1.0), None)
-    events, t = [], 1000.0
-    try:
-        while table.advance(t):
-            events += table.step(t)
-            t += table.cycle_s
-        for _ in range(100):  # the last hand's end
-            events += table.step(t)
-            t += table.cycle_s
-    finally:
-        table.close()
+    events, _table = play_chips_table({"variant": "plo8"}, hands=8, seed=2, players=3, players_style="random",
+                                      run_it_twice=1.0)
     ran = [e.public for e in events if e.type == "showdown" and e.public.get("runs") == 2]
     assert ran, "no hand was run twice"
     for showdown in ran:

@@ -16,6 +16,7 @@ from controller.table import TableSetup
 from rfid_table.config.checker import ConfigError
 from rfid_table.config.table import load_config
 from rfid_table.service.equity_worker import EquityWorker
+from simulated_table import play_chips_table
 from test_rulings import ZONES, Table, of
 
 pytest.importorskip("phevaluator")
@@ -232,26 +233,8 @@ def test_the_simulated_table_plays_a_rotation_through_the_daemon_pipeline():
     """`rfid-table sim` dealing nlhe, pot-limit Omaha and Omaha hi-lo, a hand each: the dealer deals each hand as
     the table's game, every hand ends with its showdown read, no card is irregular, and each hand's history names
     its own game as PokerStars does."""
-    import dataclasses
-
-    from rfid_table.devtools.simulate import SimOptions, SimulatedTable
-
-    config = load_config(CONFIG_DIR / "table-chips.toml")
-    config = dataclasses.replace(config, game=dataclasses.replace(config.game, rotation=("nlhe", "plo4", "flo8"),
-                                                                  hands_per_game=1),
-                                 broadcast_delay_s=0.0, journal_path=None)
-    table = SimulatedTable(config, SimOptions(hands=3, seed=5, speed=0, pace_s=1.0, link="direct", players=3,
-                                              players_style="random"), None)
-    events, t = [], 1000.0
-    try:
-        while table.advance(t):
-            events += table.step(t)
-            t += table.cycle_s
-        for _ in range(100):  # the last hand's end
-            events += table.step(t)
-            t += table.cycle_s
-    finally:
-        table.close()
+    events, _table = play_chips_table({"rotation": ("nlhe", "plo4", "flo8"), "hands_per_game": 1}, hands=3, seed=5,
+                                      players=3, players_style="random")
     assert [e.public["game"] for e in events if e.type == "hand_started"] == ["nlhe", "plo4", "flo8"]
     titles = [e.secret["pokerstars_complete"].splitlines()[0] for e in events if e.type == "hand_history"]
     assert [("Hold'em No Limit" in s, "Omaha Pot Limit" in s, "Omaha Hi/Lo Limit" in s) for s in titles] == (

@@ -16,6 +16,7 @@ from rfid_table.config.checker import ConfigError
 from rfid_table.config.table import load_config
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
 from rfid_table.service.equity_worker import GameKind, compute, stud_spot_of
+from simulated_table import play_chips_table
 from test_expected_card import cycles_to_deal
 from test_hilo import EVENT_SCHEMA, HiLoTable
 from test_mixed import MixedTable
@@ -230,24 +231,9 @@ def test_the_simulated_table_plays_each_game_at_its_own_blinds_through_the_daemo
     """`rfid-table sim` at the chips table dealing hold'em at the table's blinds (50/100) and pot-limit Omaha at its
     own (100/200), in turn: the simulated players post each game's blinds, the table reads them so, and nothing is
     ruled."""
-    import dataclasses
-
-    config = load_config(STUD_CONFIG.parent / "table-chips.toml")
-    game = dataclasses.replace(config.game, rotation=("nlhe", "plo4"), hands_per_game=1,
-                               stakes=(("plo4", Stakes(small_blind=100, big_blind=200)),))
-    config = dataclasses.replace(config, game=game, broadcast_delay_s=0.0, journal_path=None)
-    table = SimulatedTable(config, SimOptions(hands=4, seed=5, speed=0, pace_s=1.0, link="direct", players=3,
-                                              players_style="random"), None)
-    events, t = [], 1000.0
-    try:
-        while table.advance(t):
-            events += table.step(t)
-            t += table.cycle_s
-        for _ in range(100):  # the last hand's end
-            events += table.step(t)
-            t += table.cycle_s
-    finally:
-        table.close()
+    game = {"rotation": ("nlhe", "plo4"), "hands_per_game": 1,
+            "stakes": (("plo4", Stakes(small_blind=100, big_blind=200)),)}
+    events, _table = play_chips_table(game, hands=4, seed=5, players=3, players_style="random")
     started = [(e.public["game"], e.public["stakes"]["big_blind"]) for e in events if e.type == "hand_started"]
     assert started == [("nlhe", 100), ("plo4", 200), ("nlhe", 100), ("plo4", 200)]
     blinds = [e.public["added"] for e in events if e.type == "action" and e.public["action"] == "post_bb"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from simulated_table import play_chips_table
 from test_rulings import ZONES, Table, of
 
 pytest.importorskip("phevaluator")
@@ -447,26 +448,7 @@ def test_the_simulated_table_runs_it_twice_through_the_daemon_pipeline():
     """`rfid-table sim --run-it-twice 1`: players all-in with board cards to come always run it twice. Through the
     daemon's pipeline (the emulated readers' zone tracker, the controller), every such hand ends with two boards in
     its showdown and its histories, the later run told apart on the board antenna, and no irregularity."""
-    import dataclasses
-    from pathlib import Path
-
-    from rfid_table.config.table import load_config
-    from rfid_table.devtools.simulate import SimOptions, SimulatedTable
-
-    config = load_config(Path(__file__).resolve().parents[1] / "config" / "table-chips.toml")
-    config = dataclasses.replace(config, broadcast_delay_s=0.0, journal_path=None)
-    table = SimulatedTable(config, SimOptions(hands=30, seed=3, speed=0, pace_s=1.0, link="direct", players=4,
-                                              run_it_twice=1.0, players_style="random"), None)
-    events, t = [], 1000.0
-    try:
-        while table.advance(t):
-            events += table.step(t)
-            t += table.cycle_s
-        for _ in range(100):  # the last hand's end
-            events += table.step(t)
-            t += table.cycle_s
-    finally:
-        table.close()
+    events, table = play_chips_table({}, hands=30, seed=3, players=4, run_it_twice=1.0, players_style="random")
     runs = [e for e in events if e.type == "run_it_agreed"]
     assert len(runs) == table.dealer.runs_agreed >= 3
     showdowns = [e for e in events if e.type == "showdown" and e.public.get("runs") == 2]
@@ -480,25 +462,10 @@ def test_the_simulated_table_runs_it_twice_through_the_daemon_pipeline():
 
 def test_the_simulated_table_deals_seven_card_omaha_to_the_players_the_variant_allows():
     """A ten-seat table at `plo7` simulates five players (CA GR 15.1), and refuses --players 6."""
-    import dataclasses
-    from pathlib import Path
-
-    from rfid_table.config.table import load_config
-    from rfid_table.devtools.simulate import SimOptions, SimulatedTable
-
-    config = load_config(Path(__file__).resolve().parents[1] / "config" / "table-chips.toml")
-    game = dataclasses.replace(config.game, variant="plo7", max_players=5)
-    config = dataclasses.replace(config, game=game, broadcast_delay_s=0.0, journal_path=None)
+    plo7 = {"variant": "plo7", "max_players": 5}
     with pytest.raises(ValueError, match="--players must be from 2 to 5"):
-        SimulatedTable(config, SimOptions(hands=1, speed=0, link="direct", players=6), None)
-    table = SimulatedTable(config, SimOptions(hands=3, seed=5, speed=0, pace_s=1.0, link="direct"), None)
-    events, t = [], 1000.0
-    try:
-        while table.advance(t):
-            events += table.step(t)
-            t += table.cycle_s
-    finally:
-        table.close()
+        play_chips_table(plo7, hands=1, players=6)
+    events, _table = play_chips_table(plo7, hands=3, seed=5)
     dealt = [e for e in events if e.type == "card_dealt"]
     assert {e.public["seat"] for e in dealt} == {1, 2, 3, 4, 5} and max(e.public["count"] for e in dealt) == 7
     assert not [e for e in events if e.type == "irregular_card"]

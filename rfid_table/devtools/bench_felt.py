@@ -273,7 +273,7 @@ def _longest_passes(backends: list, passes: int = 6, timeout_s: float = 60.0) ->
 def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str], None] = lambda message: None,
                  hands: int = HANDS, seed: int = 1, load: list[tuple[str, int]] = LOAD, kind: str = "pn5180",
                  still_after_reads: int = STILL_AFTER_READS, settle_ms: int | None = None,
-                 park_ms: int = PARK_MS) -> dict:
+                 park_ms: int = PARK_MS, noise: float = 0.0) -> dict:
     """The figures of the module's docstring over ``hands`` hands with ``load`` at rest (zone, tags), on the
     readers of ``kind`` (``CONFIGS``); a private broker unless ``settings`` names one."""
     if kind == "pn5180" and find_micropython() is None:
@@ -285,7 +285,7 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
         broker = PrivateBroker().start()
         settings = MqttSettings(host=broker.host, port=broker.port)
     try:
-        return _measure(settings, progress, hands, seed, load, kind, still_after_reads, settle_ms, park_ms)
+        return _measure(settings, progress, hands, seed, load, kind, still_after_reads, settle_ms, park_ms, noise)
     finally:
         if broker is not None:
             broker.stop()
@@ -293,7 +293,7 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
 
 def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int, seed: int,
              load: list[tuple[str, int]], kind: str, still_after_reads: int, settle_ms: int | None,
-             park_ms: int = PARK_MS) -> dict:
+             park_ms: int = PARK_MS, noise: float = 0.0) -> dict:
     source = load_config(str(CONFIG_DIR / CONFIGS[kind]))
     config = dataclasses.replace(source, table_id=f"bench-felt-{os.getpid()}", broadcast_equity=False)
     if kind == "pn5180" and still_after_reads:  # a push is handed on once its zone reads unchanged (hal.zones)
@@ -325,7 +325,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                 if kind == "pn5180":
                     firmware = table_firmware_config(config, reader.name, reader.antennas)
                     device = ModelledReader(field, reader=reader.name, config=firmware,
-                                            link_path=Path(directory) / f"reader-{reader.name}")
+                                            link_path=Path(directory) / f"reader-{reader.name}", missed_answer=noise)
                     # the seat to act's betting zone after every slot of its front end; the next seats' cards
                     # after every third (two of them, and a card reader's pass is what the deal waits on)
                     every = 1 if reader.name == chip_reader else HINT_EVERY
@@ -401,7 +401,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                      "card_reader": card_reader, "chip_reader": chip_reader, "settle_ms": settle_ms,
                      "present_after_cycles": present_after,
                      "still_after_reads": config.debounce["chips"].still_after_reads,
-                     "park_ms": park_ms if kind == "pn5180" else 0,
+                     "park_ms": park_ms if kind == "pn5180" else 0, "noise": noise if kind == "pn5180" else 0.0,
                      "irregular_cards": len(felt.irregular), "bet_rulings": len(felt.rulings),
                      "bet_ruling_codes": sorted({r.get("code") for r in felt.rulings}),
                      # the first few as the table gave them (code, seat, why), to find what the reading got wrong
@@ -458,11 +458,13 @@ if __name__ == "__main__":
     parser.add_argument("--still-after-reads", type=int, default=STILL_AFTER_READS,
                         help="[hal.chips] still_after_reads on the modelled readers (0: the table's settle window)")
     parser.add_argument("--settle-ms", type=int, default=None, help="the house's settle_ms (default: the table's)")
+    parser.add_argument("--noise", type=float, default=0.0,
+                        help="RF noise on the modelled readers: the chance a tag's answer to a round is lost")
     parser.add_argument("--park-ms", type=int, default=PARK_MS,
                         help="the chips reader parked on the seat to act's bets, read whole this often (0: never)")
     args = parser.parse_args()
     figures = measure_felt(progress=lambda message: print(message, file=sys.stderr, flush=True), hands=args.hands,
                            kind=args.kind, still_after_reads=args.still_after_reads, settle_ms=args.settle_ms,
-                           park_ms=args.park_ms)
+                           park_ms=args.park_ms, noise=args.noise)
     print("\n".join(report_lines(figures)))
     print(json.dumps(figures))

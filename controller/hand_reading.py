@@ -472,14 +472,15 @@ class HandReading:
         self._settle_all()
         self._infer_checks()
         if hand.status == "betting" and not hand.round_complete():
+            rule = "TDA 38"
             if collected_chips:
                 code, message = "collected_before_betting_over", "bets went into the pot before the round was over"
-            elif hand.variant.stud:
-                code, message = "card_before_betting_over", "the next street's first card arrived before the round " \
-                                                            "was over"
+            elif hand.variant.stud:  # a card dealt prematurely (TDA 39: the floor rules on it)
+                code, message, rule = "card_before_betting_over", "the next street's first card arrived before the " \
+                                                                  "round was over", "TDA 39"
             else:
                 code, message = "board_before_betting_over", "a board card arrived before the round was over"
-            self.events.ruling(code, hand.to_act(), message, ["TDA 38"], True)
+            self.events.ruling(code, hand.to_act(), message, [rule], True)
             return
         self._end_street(t)
 

@@ -157,3 +157,17 @@ def test_an_open_pair_on_fourth_street_lets_the_first_seat_bet_the_big_bet_in_ch
     assert any(rule.startswith("CA Actions 3c") for rule in bet["rules"])
     t.chips(2, 5, 5)  # the others call the big bet
     assert actions(t.events)[-1] == (2, "call", BIG_BET)
+
+
+def test_fourth_streets_first_card_before_the_third_street_round_is_over_goes_to_the_floor():
+    # TDA 39 (cards dealt prematurely): the table cannot deal the street on; the floor rules, and the betting of
+    # third street goes on where it was
+    t = StudTable()
+    t.third_street({1: "As Kd 9c", 2: "3s 4s 2d", 3: "6h 7h Ks"})
+    t.chips(2, 1, 1)  # the bring-in; seats 3 and 1 have not acted
+    t.street("Ac", {2: "8c"})
+    [ruling] = of(t.events, "bet_ruling")
+    assert (ruling.public["code"], ruling.public["seat"], ruling.public["rules"], ruling.public["needs_floor"]) == (
+        "card_before_betting_over", 3, ["TDA 39"], True)
+    t.chips(3, 1, 1)  # third street's betting is still read
+    assert actions(t.events)[-1] == (3, "call", BRING_IN)

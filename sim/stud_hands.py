@@ -159,12 +159,11 @@ def engine_stud_hand(rng: random.Random, game: str, seats: Sequence[int], stacks
     done = 0  # the engine's actions already turned into moves
 
     def moves() -> None:
+        """The engine's new actions as :attr:`StudHand.actions`, and the moves they make (chips, a fold)."""
         nonlocal done
         for a in hand.actions[done:]:
             done += 1
-            if a.kind == "ante" or a.kind == "check" and not a.added:
-                if a.kind == "check":
-                    out.actions.append((a.seat, a.street, "cc", 0))
+            if a.kind == "ante":  # (the antes go in before the deal: chip_steps)
                 continue
             kind = a.base if a.kind == "all_in" else a.kind
             what = {"bring_in": "bring_in", "call": "cc", "check": "cc", "fold": "f"}.get(kind, "cbr")
@@ -186,9 +185,9 @@ def engine_stud_hand(rng: random.Random, game: str, seats: Sequence[int], stacks
             break
         live = [s for s in seats if s in hand.live_seats]
         if k:
-            if len(deck) > len(live) or k < 4:
-                out.moves.append(("burn", deck.pop(), None))
-            if len(deck) < len(live):  # seventh street: not a card for every live seat
+            out.moves.append(("burn", deck.pop(), None))  # (seven cards to eight seats and the burns leave one)
+            if k == 4 and len(deck) < len(live):  # not a card for every live seat: one community card, the last of
+                # the deck, or with none left the burn card dealt again from the discards
                 board.append(deck.pop() if deck else out.moves[-1][1])
                 out.moves.append(("board", board[0], None))
         for r in range(3 if k == 0 else 1):
@@ -209,7 +208,8 @@ def engine_stud_hand(rng: random.Random, game: str, seats: Sequence[int], stacks
             roll = rng.random()
             legal = hand.legal(seat)
             assert legal is not None
-            if not legal.can_fold and not legal.can_check and hand.current_bet == 0:  # the bring-in is due
+            if not legal.can_fold and not legal.can_check and hand.current_bet == 0:  # the bring-in is due (it
+                # cannot be checked or folded): brought in, or completed
                 hand.declare(seat, "bring_in" if roll < 0.7 or not legal.can_raise else "complete")
             elif legal.can_raise and roll < 0.2 and not any(hand.is_all_in(s) for s in hand.live_seats):
                 hand.declare(seat, "bet" if hand.current_bet == 0 else "raise", hand.min_raise_to(seat))

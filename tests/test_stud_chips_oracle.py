@@ -38,3 +38,16 @@ def test_stud_hands_bet_with_chips_read_back_as_pokerkit_played_them(game):
     for i in range(6):
         hand = random_stud_hand(rng, game)
         check(hand, play_with_chips(hand, NoiseModel.realistic(0.05, seed=i) if i == 0 else None))
+
+
+def test_eight_players_to_seventh_street_share_the_burn_card_dealt_again_as_the_community_card():
+    """The simulator's own stud hand (``engine_stud_hand``): eight players see seventh street, the deck is empty after
+    its burn, and the dealer turns the burn card up on the board as the one community card. The hand is read back as
+    the engine played it."""
+    from sim.stud_hands import engine_stud_hand  # noqa: PLC0415
+
+    seats = list(range(1, 9))
+    hand = engine_stud_hand(random.Random(203), "razz", seats, {s: 4000 for s in seats}, (1, 2, 5, 10))
+    burns = [card for kind, card, _ in hand.moves if kind == "burn"]
+    assert [card for kind, card, _ in hand.moves if kind == "board"] == burns[-1:]
+    check(hand, play_with_chips(hand))

@@ -491,30 +491,11 @@ def journal_situations(config, path: Path) -> None:
         journal.close()
 
 
-def dealing_situations(config) -> None:
-    """Every irregularity of the deal, every floor and console event: tests/test_dealing.py's tour of them, played
-    on the real controller, published by the real publisher of a table running by hand."""
-    from test_dealing import every_kind_of_event  # noqa: PLC0415
-
-    events = [dataclasses.replace(e, seq=n) for n, e in enumerate(every_kind_of_event(), start=1)]
-    table = HandDriven(config, link="direct")
-    try:
-        table.run(0.3)
-        for start in range(0, len(events), 50):
-            table.publisher.publish_events(events[start:start + 50])
-            table.run(0.1)
-        controller = table.table.pipeline.controller
-        table.publisher.publish_snapshots(controller.snapshot(secure=False), controller.snapshot(secure=True))
-        table.run(1.5)
-    finally:
-        table.close()
-
-
-def stud_situations(config) -> None:
-    """The stud deal's events (tests/test_stud_table.py's tour of them), published by the real publisher."""
-    from test_stud_table import every_stud_event  # noqa: PLC0415
-
-    events = [dataclasses.replace(e, seq=n) for n, e in enumerate(every_stud_event(), start=1)]
+def toured_situations(config, tour) -> None:
+    """A tour of events played on the real controller (tests/test_dealing.py's every irregularity of the deal,
+    every floor and console event; tests/test_stud_table.py's stud deal), numbered afresh and published by the real
+    publisher of a table running by hand, then the table's snapshots."""
+    events = [dataclasses.replace(e, seq=n) for n, e in enumerate(tour, start=1)]
     table = HandDriven(config, link="direct")
     try:
         table.run(0.3)
@@ -567,7 +548,7 @@ def irregular_situations(config) -> None:
         table.table.field.clear()
         assert "hand_ended" in [e.type for e in table.run(2.5)]
         codes = {e.public["code"] for e in table.events if e.type == "irregular_card"}
-        assert codes >= ORIGINAL_CODES  # the deal's own codes: dealing_situations()
+        assert codes >= ORIGINAL_CODES  # the deal's own codes: test_dealing.every_kind_of_event()
     finally:
         table.close()
 
@@ -694,6 +675,9 @@ def commands_and_replies(config, recorder) -> None:
 def session(broker, tmp_path_factory):
     """Every message received on ``rfid-table/#`` for the tables played here, and the retained ones a late
     subscriber gets."""
+    from test_dealing import every_kind_of_event  # noqa: PLC0415
+    from test_stud_table import every_stud_event  # noqa: PLC0415
+
     settings = MqttSettings(host=broker.host, port=broker.port)
     recorder = FullRecorder(settings, f"{PREFIX}/#")
     tables = []
@@ -718,10 +702,10 @@ def session(broker, tmp_path_factory):
         chip_situations(config)
         config = table_config(settings, "schemas-dealing")
         tables.append(config.table_id)
-        dealing_situations(config)
+        toured_situations(config, every_kind_of_event())
         config = table_config(settings, "schemas-stud")
         tables.append(config.table_id)
-        stud_situations(config)
+        toured_situations(config, every_stud_event())
         config = table_config(settings, "schemas-stud-chips", base=ROOT / "config" / "table-stud-chips.toml")
         tables.append(config.table_id)
         play(config, hands=2, seed=7, link="direct")  # stud read from the chips: its actions, streets and stakes

@@ -343,6 +343,9 @@ class Reader:
             if frontend.field_on is not None and (frontend.field_on is not antenna or not parked):
                 self.field_off(frontend)  # a parked antenna's field, left on: its tags lose their quiet state
             if not parked:
+                state = antenna.state
+                if getattr(state, "full_ms", None) is not None:  # parked until now: its quiet rounds are over
+                    state.full_ms, state.pending, state.to_quiet = None, [], []
                 frontend.switch.select(antenna.index)
                 yield from standard.check_antenna(chip, frontend.limits)
                 yield from standard.inventory(chip, antenna.state, deadline, seen)

@@ -186,7 +186,8 @@ class FirmwareReader(ReaderBackend):
         self._resuming: set[int] = set()  # those of a front end set free, carried until the reader reports them
         # a parked wire antenna → its tags: its last whole reading and the rounds since
         self._pictures: dict[int, dict[str, TagRead]] = {}
-        self._before: dict[int, dict[str, TagRead]] = {}  # ... and what it held before a whole reading still under way
+        self._before: dict[int, dict[str, TagRead]] = {}  # ... and what it held before its last whole reading, ...
+        self._reading_ended: set[int] = set()  # ... kept until a round after that reading has ended
 
     @property
     def link_up(self) -> bool:
@@ -232,6 +233,7 @@ class FirmwareReader(ReaderBackend):
                 self._scheduled = None  # the reader scans its own schedule until told otherwise
                 self._pictures.clear()  # a parked antenna's next report is a whole reading (REQUEST_INVENTORY)
                 self._before.clear()
+                self._reading_ended.clear()
                 self._parked = _PARKED_UNKNOWN
             if event.kind == "up" and isinstance(message, IdentifyReply):
                 self._check_antenna_count(message)
@@ -423,26 +425,34 @@ class FirmwareReader(ReaderBackend):
     def _parked_visit(self, cycle: _CycleInProgress, antenna: int, visit: list[TagRead], flags: int) -> list[TagRead]:
         """A parked antenna's visit (PARK, 1.2): a round that reports the tags new since the last (QUIET) adds them
         to the picture of its last whole reading; a whole reading is the picture anew. The antenna's reads in the
-        cycle are the picture as it is now."""
+        cycle are the picture as it is now, and what the picture held before the whole reading until a round after
+        it has ended: a tag whose answer the whole reading lost is awake (never told to stay quiet) and answers that
+        round, so it never seems to leave."""
+        ended = self._reading_ended
         if flags & _QUIET:
             picture = self._pictures.get(antenna)
             if picture is None:  # the reading it adds to was not heard (a reconnect): unknown until the next one
                 cycle.broken.add(antenna)
                 return visit
             picture.update((read.uid, read) for read in visit)
+            if not flags & _UNRESOLVED and antenna in self._before:
+                if antenna in ended:  # a whole round after the whole reading: what it did not find is gone
+                    del self._before[antenna]
+                    ended.discard(antenna)
+                else:  # the last part of a whole reading read in turns
+                    ended.add(antenna)
         elif antenna == self._parked:
             before = self._pictures.get(antenna)
             if before is None:  # parked now: what its last reading held
                 before = {read.uid: read for read in self._last_reads.get(antenna, ())}
             picture = self._pictures[antenna] = {read.uid: read for read in visit}
-            if flags & _UNRESOLVED:  # a stack read whole in turns: what it held stays until the reading ends
-                self._before[antenna] = {**self._before.get(antenna, {}), **before}
+            self._before[antenna] = {**self._before.get(antenna, {}), **before}
+            (ended.discard if flags & _UNRESOLVED else ended.add)(antenna)
         else:  # set free: read as any antenna again
             del self._pictures[antenna]
             self._before.pop(antenna, None)
+            ended.discard(antenna)
             return visit
-        if not flags & _UNRESOLVED:
-            self._before.pop(antenna, None)
         reads = {**self._before.get(antenna, {}), **picture}
         cycle.reads[antenna] = list(reads.values())
         return cycle.reads[antenna]

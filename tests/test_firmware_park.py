@@ -28,11 +28,11 @@ def uids(inventory):
 
 
 @pytest.fixture
-def parked(tmp_path):
+def parked(tmp_path, request):
     field = Field()
     field.tags = {1: list(STACK), 2: list(NEIGHBOUR), 3: list(OTHER_FE)}
     device = ModelledReader(field, config=firmware_config([2, 2], [(0, 200), (1, 25), (2, 25), (3, 25)]),
-                            link_path=tmp_path / "reader")
+                            link_path=tmp_path / "reader", missed_answer=getattr(request, "param", 0.0))
     host = Host(device.path)
     yield device, host, field
     host.port.close()
@@ -66,25 +66,38 @@ def test_a_parked_antenna_reports_only_the_tags_put_down_since_and_a_tag_taken_a
     seen = [m for _, m in host.received[since:] if isinstance(m, Inventory)]
     assert {m.antenna for m in seen} <= {0, 2, 3}
 
-    field.tags[1].remove(STACK[0])  # a chip taken away: the next whole reading, within 400 ms, has it no more
+    def whole_reading():
+        """The tags of the next whole reading: a report without QUIET, and those that go on with it (UNRESOLVED)."""
+        report = parked_report(lambda m: not m.flags & InventoryFlag.QUIET)
+        read = uids(report)
+        while report.flags & InventoryFlag.UNRESOLVED:
+            report = parked_report()
+            read |= uids(report)
+        return read
+
+    field.tags[1].remove(STACK[0])  # a chip taken away: the whole reading after the next, at the latest, lacks it
     taken_at = time.monotonic()
-    gone = parked_report(lambda m: not m.flags & InventoryFlag.QUIET, timeout=3.0)
-    assert uids(gone) == set(STACK[1:] + new)
-    assert time.monotonic() - taken_at < 2.0  # 400 ms and a whole reading, in the unix port on a loaded machine
+    readings = [whole_reading(), whole_reading()]
+    assert readings[-1] == set(STACK[1:] + new)
+    assert readings[0] in (readings[1], readings[1] | {STACK[0]})  # (the first may have begun before)
+    assert time.monotonic() - taken_at < 3.0  # twice 400 ms and the readings, in the unix port on a loaded machine
     assert host.answer(host.send(Park(4, NO_ANTENNA, 0)) or 4).result == AckResult.OK
     assert uids(host.wait_for(lambda m: isinstance(m, Inventory) and m.antenna == 1, 3)) == set(NEIGHBOUR)
     back = parked_report(timeout=3.0)
     assert not back.flags & InventoryFlag.QUIET and uids(back) == set(STACK[1:] + new)
 
 
+@pytest.mark.parametrize("parked", [0.05], indirect=True, ids=["noise 0.05"])
 def test_the_host_carries_the_waiting_antennas_and_hands_on_the_parked_stack_as_it_grows(parked):
+    """At RF noise 0.05 (a tag's answer lost once in 20): every tag arrives once, and the one taken away alone
+    leaves."""
     device, _host, field = parked
     _host.port.close()
     reader = serial_reader("chips", device.path, antennas=4, dwells=[200, 25, 25, 25], front_ends=[2, 2],
                            park_every_ms=300)
     zones = {("chips", 1): "seat1.bets", ("chips", 2): "seat2.bets", ("chips", 3): "seat3.bets",
              ("chips", 4): "seat4.bets"}
-    tracker = ZoneTracker(zones, default=DebounceSettings(absent_after_s=0.2, absent_after_cycles=2))
+    tracker = ZoneTracker(zones, default=DebounceSettings(absent_after_s=0.6, absent_after_cycles=2))
     events = []
 
     def run(until, timeout=6.0):
@@ -118,6 +131,8 @@ def test_the_host_carries_the_waiting_antennas_and_hands_on_the_parked_stack_as_
         run(lambda: any(e.kind == "left" for e in events[settled:]))
         assert [(e.kind, e.zone, e.uid) for e in events[settled:] if e.kind == "left"] == \
             [("left", "seat1.bets", f"{STACK[0]:016X}")]  # nothing left the waiting antenna 2
+        arrived = [e.uid for e in events if e.kind == "arrived"]
+        assert sorted(arrived) == sorted(hexes(STACK + NEIGHBOUR + OTHER_FE + new))  # each once
         assert pushed_s < 3.0
     finally:
         reader.close()

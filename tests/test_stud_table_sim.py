@@ -8,7 +8,9 @@ import json
 
 import pytest
 
-from rfid_table.devtools.streams import play
+from rfid_table.config.table import load_config
+from rfid_table.devtools.streams import play, play_table
+from rfid_table.package_data import CONFIG_DIR
 
 
 @pytest.mark.parametrize("game", ["stud", "stud8", "razz"])
@@ -35,23 +37,8 @@ def test_the_simulated_dealers_stud_errors_are_each_ruled():
     """The simulated dealer errs as a stud dealer can: a down card of third street dealt up (a misdeal the floor
     confirms, PP Misdeals 1a: the cards are dealt again), the door card dealt down (it plays, turned up), a later
     street's card at the wrong seat, moved on (fixed, PP Misdeals 1e). Each error the dealer made is reported."""
-    import dataclasses  # noqa: PLC0415
-
-    from rfid_table.config.table import load_config  # noqa: PLC0415
-    from rfid_table.devtools.simulate import SimOptions, SimulatedTable  # noqa: PLC0415
-    from rfid_table.devtools.streams import CONFIG_DIR, _Recorder  # noqa: PLC0415
-
-    config = dataclasses.replace(load_config(CONFIG_DIR / "table-stud.toml"), broadcast_equity=False)
-    sink = _Recorder()
-    table = SimulatedTable(config, SimOptions(hands=12, speed=0, pace_s=0.5, link="direct", seed=11, dealer_errors=0.8,
-                                              floor_answer_s=1.0), sink)
-    t = 1000.0
-    try:
-        while table.advance(t) and t < 1000.0 + 12 * 600:
-            table.step(t, wall=1_790_000_000.0 + t)
-            t = round(t + table.cycle_s, 6)
-    finally:
-        table.close()
+    sink, table = play_table(load_config(CONFIG_DIR / "table-stud.toml"),
+                             {"seed": 11, "dealer_errors": 0.8, "floor_answer_s": 1.0}, 12)
     events = [json.loads(line) for line in sink.lines]
     reported = [(hand, public["code"]) for _seq, kind, _t, hand, public, _secret in events if kind == "irregular_card"]
     expected = {"stud: a down card dealt up": "stud_first_cards_up", "stud: the door card dealt down": "stud_up_card_down"}
@@ -66,26 +53,11 @@ def test_the_simulated_dealers_stud_errors_are_each_ruled():
 def test_the_simulator_deals_a_horse_rotation_and_the_table_reads_each_game_clean(tmp_path):
     """HORSE on the stud table (TDA 4: the button frozen through the stud round): each hand dealt as its game, the
     stud hands from the dealer's left, and read without an irregularity."""
-    import dataclasses  # noqa: PLC0415
-
-    from rfid_table.config.table import load_config  # noqa: PLC0415
-    from rfid_table.devtools.simulate import SimOptions, SimulatedTable  # noqa: PLC0415
-    from rfid_table.devtools.streams import CONFIG_DIR, _Recorder  # noqa: PLC0415
-
     text = (CONFIG_DIR / "table-stud.toml").read_text()
     start = text.index('variant = "stud"')
     path = tmp_path / "horse.toml"
     path.write_text(text[:start] + 'rotation = "horse"\nhands_per_game = 1\n' + text[text.index("\n", start) + 1:])
-    config = dataclasses.replace(load_config(path), broadcast_equity=False)
-    sink = _Recorder()
-    table = SimulatedTable(config, SimOptions(hands=5, speed=0, pace_s=0.5, link="direct", seed=3), sink)
-    t = 1000.0
-    try:
-        while table.advance(t) and t < 1000.0 + 5 * 600:
-            table.step(t, wall=1_790_000_000.0 + t)
-            t = round(t + table.cycle_s, 6)
-    finally:
-        table.close()
+    sink, _table = play_table(load_config(path), {"seed": 3}, 5)
     events = [json.loads(line) for line in sink.lines]
     assert [e[4]["game"] for e in events if e[1] == "hand_started"] == ["flhe", "razz", "stud", "flo8", "stud8"]
     assert [e for e in events if e[1] in ("irregular_card", "misdeal")] == []
@@ -112,21 +84,9 @@ def test_the_simulator_plays_each_stud_game_with_chips_and_the_table_reads_the_b
     stacks the table's showdown finishes with are those the simulated players hold."""
     import dataclasses  # noqa: PLC0415
 
-    from rfid_table.config.table import load_config  # noqa: PLC0415
-    from rfid_table.devtools.simulate import SimOptions, SimulatedTable  # noqa: PLC0415
-    from rfid_table.devtools.streams import CONFIG_DIR, _Recorder  # noqa: PLC0415
-
     config = load_config(CONFIG_DIR / "table-stud-chips.toml")
-    config = dataclasses.replace(config, game=dataclasses.replace(config.game, variant=game), broadcast_equity=False)
-    sink = _Recorder()
-    table = SimulatedTable(config, SimOptions(hands=4, speed=0, pace_s=0.5, link="direct", seed=7), sink)
-    t = 1000.0
-    try:
-        while table.advance(t) and t < 1000.0 + 4 * 600:
-            table.step(t, wall=1_790_000_000.0 + t)
-            t = round(t + table.cycle_s, 6)
-    finally:
-        table.close()
+    sink, table = play_table(dataclasses.replace(config, game=dataclasses.replace(config.game, variant=game)),
+                             {"seed": 7}, 4)
     events = [dict(zip(("seq", "type", "t", "hand", "public", "secret"), json.loads(line))) for line in sink.lines]
     kinds = [e["type"] for e in events]
     assert kinds.count("hand_ended") == kinds.count("showdown") == kinds.count("hand_history") == 4

@@ -23,11 +23,15 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controller.rules import PROFILES
-from rfid_table.config.table import ENGINE_VARIANTS, STUD_VARIANTS, load_config
+from rfid_table.config.table import ENGINE_VARIANTS, STUD_VARIANTS, TableConfig, load_config
 from rfid_table.package_data import CONFIG_DIR
 from rfid_table.service.sink import Sink
+
+if TYPE_CHECKING:
+    from rfid_table.devtools.simulate import SimulatedTable
 
 HANDS = 12
 SEEDS = (1, 2)
@@ -83,14 +87,23 @@ def scenarios() -> list[tuple[str, str, dict, dict]]:
 
 
 def play(file: str, game: dict, options: dict, hands: int) -> _Recorder:
-    from rfid_table.devtools.simulate import SimOptions, SimulatedTable  # noqa: PLC0415 (the simulator, on demand)
+    """One scenario: the example table ``file`` with ``game``'s changes to its [game], played with ``options``."""
     config = load_config(CONFIG_DIR / file)
-    # no equity: its worker is a process of its own, whose results come when they come
-    config = dataclasses.replace(config, game=dataclasses.replace(config.game, **game), broadcast_equity=False)
-    sink = _Recorder()
+    config = dataclasses.replace(config, game=dataclasses.replace(config.game, **game))
     # the chip tables' players bet at random, as when the streams were first written: a stream compares with older ones
-    table = SimulatedTable(config, SimOptions(hands=hands, speed=0, pace_s=0.5, link="direct", players_style="random",
-                                              **options), sink)
+    recorded, _table = play_table(config, {"players_style": "random", **options}, hands)
+    return recorded
+
+
+def play_table(config: TableConfig, options: dict, hands: int) -> tuple[_Recorder, SimulatedTable]:
+    """``hands`` hands of ``config``'s table, simulated with ``options`` of ``SimOptions`` (seed, dealer errors, ...)
+    in process on the table clock from 1000 s, as fast as it goes: what it published, and the closed table (its
+    dealer tells what it did)."""
+    from rfid_table.devtools.simulate import SimOptions, SimulatedTable  # noqa: PLC0415 (the simulator, on demand)
+    # no equity: its worker is a process of its own, whose results come when they come
+    config = dataclasses.replace(config, broadcast_equity=False)
+    sink = _Recorder()
+    table = SimulatedTable(config, SimOptions(hands=hands, speed=0, pace_s=0.5, link="direct", **options), sink)
     t = 1000.0
     try:
         while table.advance(t) and t < 1000.0 + hands * 600:
@@ -100,7 +113,7 @@ def play(file: str, game: dict, options: dict, hands: int) -> _Recorder:
         table.close()
     if table.pipeline.controller is not None:
         sink.snapshot = table.pipeline.controller.snapshot(secure=True)
-    return sink
+    return sink, table
 
 
 def main(argv: list[str] | None = None) -> int:

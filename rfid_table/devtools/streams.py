@@ -9,7 +9,7 @@ Run it before and after a change that should alter nothing a subscriber sees, an
 Each scenario is a simulated table (in process, as fast as it goes) with a seeded dealer and players: every example
 table (cards only, chips, a tournament), every house profile, with and without dealer errors, players now and then
 on the phone or away, a simulated floor answering what waits for it, a run it twice now and then, every variant of
-the chips table. Its file holds every event as published on the secure branch (seq, type, table time, hand, public
+the chips table, and each stud game read from the chips on the stud table. Its file holds every event as published on the secure branch (seq, type, table time, hand, public
 fields, secrets), one JSON line each, and the last secure snapshot; ``digest.txt`` sums them up, one line a
 scenario.
 """
@@ -83,6 +83,9 @@ def scenarios() -> list[tuple[str, str, dict, dict]]:
         if variant != "nlhe" and variant not in STUD_VARIANTS:  # (a stud game needs a stud table's zones)
             out.append((f"table-chips-{variant}-s1", "table-chips.toml", {"variant": variant},
                         {"seed": 1, "dealer_errors": 0.2, "floor_answer_s": 2.0, "players": 6}))  # a deck for all
+    for variant in STUD_VARIANTS:  # the stud games read from the chips, on the stud table (eight players)
+        out.append((f"table-stud-chips-{variant}-s1", "table-stud-chips.toml", {"variant": variant},
+                    {"seed": 1, "floor_answer_s": 2.0}))
     return out
 
 

@@ -14,6 +14,7 @@ from controller.command_events import BombPotAgreed
 from controller.commands import Command, Refusal
 from controller.domain import DomainEvent
 from controller.outbox import Outbox
+from controller.stud import GAMES as STUD_GAMES
 
 if TYPE_CHECKING:
     from controller.chip_betting import ChipBetting
@@ -32,6 +33,9 @@ class BombPot:
     def refusal(self, command: Command, t: float) -> Refusal | None:
         if self.cards.in_hand:
             return Refusal("the deal has begun: a bomb pot or flip is agreed before the deal (CA GR 14.2, 14.3)")
+        game = self.cards.game.name or self.cards.setup.variant  # (the table's one game is the setup's variant)
+        if game in STUD_GAMES:  # (the rules give a bomb pot and a flip a flop and a board)
+            return Refusal(f"the next hand is {game}: a bomb pot or flip is a flop game's (CA GR 14.2, 14.3)")
         return None
 
     def apply(self, command: Command, t: float) -> list[DomainEvent]:

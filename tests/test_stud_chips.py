@@ -171,3 +171,10 @@ def test_fourth_streets_first_card_before_the_third_street_round_is_over_goes_to
         "card_before_betting_over", 3, ["TDA 39"], True)
     t.chips(3, 1, 1)  # third street's betting is still read
     assert actions(t.events)[-1] == (3, "call", BRING_IN)
+
+
+def test_a_bomb_pot_is_refused_at_a_stud_table():
+    # CA GR 14.2, 14.3: a bomb pot and a flip are dealt a flop ("the croupier/croupière gives the "Flop"")
+    t = StudTable()
+    refusal = t.try_command("bomb_pot", amount=10)[1]
+    assert refusal is not None and "a bomb pot or flip is a flop game's" in refusal

@@ -46,7 +46,8 @@ from controller.cards import FULL_DECK  # noqa: E402
 from controller.rules import TDA  # noqa: E402
 from controller.showdown import award  # noqa: E402
 from sim.replay import ReplayTable  # noqa: E402
-from test_betting_oracle import CHIPS, chips_for  # noqa: E402 (the same chips as the betting oracle's)
+from mirrored import bet_or_raise_to, call_or_check  # noqa: E402
+from test_betting_oracle import CHIPS  # noqa: E402 (the same chips as the betting oracle's)
 
 HANDS = int(os.environ.get("HILO_ORACLE_HANDS", "120"))
 SEED = int(os.environ.get("HILO_ORACLE_SEED", "20261203"))
@@ -135,24 +136,16 @@ def play(variant, rng: random.Random, stats: Counter) -> dict:
                 else:
                     assert any(v == 0 for v in state.stacks), (seat, variant)
                     stats["raise permission differs after a short all-in (TDA 47-1): no raise"] += 1
-            before = hand.bets[seat]
             roll = rng.random()
             if agree and roll < 0.35:
                 top = hand.max_bet_to()
-                amount = top if rng.random() < 0.25 else rng.randint(my_min, max(my_min, min(top, my_min * 3)))
-                kind = "bet" if hand.current_bet == 0 else "raise"
-                state.complete_bet_or_raise_to(amount)
-                assert hand.declare(seat, kind, amount).ok
-                assert hand.push(seat, chips_for(amount - before)).ok
+                bet_or_raise_to(state, hand, seat,
+                                top if rng.random() < 0.25 else rng.randint(my_min, max(my_min, min(top, my_min * 3))))
             elif roll < 0.47 and state.can_fold() and hand.to_call(seat):
                 state.fold()
                 assert hand.fold(seat).ok
             else:
-                op = state.check_or_call()
-                if op.amount:
-                    assert hand.declare(seat, "call").ok and hand.push(seat, chips_for(op.amount)).ok
-                else:
-                    assert hand.check(seat).ok
+                call_or_check(state, hand, seat)
         elif state.can_show_or_muck_hole_cards():
             state.show_or_muck_hole_cards(True)
         elif state.can_kill_hand() or state.can_push_chips():

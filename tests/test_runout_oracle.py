@@ -39,7 +39,8 @@ from controller.cards import FULL_DECK  # noqa: E402
 from controller.player_limits import max_players  # noqa: E402
 from controller.rules import TDA  # noqa: E402
 from controller.showdown import award  # noqa: E402
-from test_betting_oracle import CHIPS, chips_for  # noqa: E402 (the same chips as the betting oracle's)
+from mirrored import bet_or_raise_to, call_or_check  # noqa: E402
+from test_betting_oracle import CHIPS  # noqa: E402 (the same chips as the betting oracle's)
 from test_hilo_oracle import PotLimitOmahaHiLo  # noqa: E402 (pokerkit's parts: high and eight-or-better low)
 
 HANDS = int(os.environ.get("RUNOUT_ORACLE_HANDS", "200"))
@@ -106,7 +107,6 @@ def play(rng: random.Random, stats: Counter, kinds: tuple[str, ...] = KINDS) -> 
                 continue
             assert hand.to_act() == seat and hand.to_call(seat) == state.checking_or_calling_amount
             stats["decisions"] += 1
-            before = hand.bets[seat]
             can_raise = state.can_complete_bet_or_raise_to() and hand.min_raise_to() is not None
             choice = rng.choices(["all in", "call", "fold"], [55 if can_raise else 0, 35, 10])[0]
             if choice == "fold" and state.can_fold():
@@ -115,16 +115,9 @@ def play(rng: random.Random, stats: Counter, kinds: tuple[str, ...] = KINDS) -> 
             elif choice == "all in":
                 amount = state.max_completion_betting_or_raising_to_amount
                 assert hand.max_bet_to() == amount
-                kind = "bet" if hand.current_bet == 0 else "raise"
-                state.complete_bet_or_raise_to(amount)
-                assert hand.declare(seat, kind, amount).ok
-                assert hand.push(seat, chips_for(amount - before)).ok
+                bet_or_raise_to(state, hand, seat, amount)
             else:
-                op = state.check_or_call()
-                if op.amount:
-                    assert hand.declare(seat, "call").ok and hand.push(seat, chips_for(op.amount)).ok
-                else:
-                    assert hand.check(seat).ok
+                call_or_check(state, hand, seat)
         elif state.can_show_or_muck_hole_cards():
             state.show_or_muck_hole_cards(True)
         elif state.can_kill_hand() or state.can_push_chips():

@@ -40,6 +40,7 @@ from controller.betting import RAZZ, STUD, STUD8, BettingHand  # noqa: E402
 from controller.cards import FULL_DECK  # noqa: E402
 from controller.rules import TDA  # noqa: E402
 from controller.showdown import award  # noqa: E402
+from mirrored import bet_or_raise_to, call_or_check  # noqa: E402
 from test_betting_oracle import CHIPS, chips_for  # noqa: E402 (the same chips as the betting oracle's)
 
 HANDS = int(os.environ.get("STUD_ORACLE_HANDS", "10"))
@@ -124,7 +125,6 @@ def play(variant, rng: random.Random, stats: Counter) -> dict:
             assert hand.to_act() == seat, (variant.code, hand.to_act(), seat)
             stats["decisions"] += 1
             legal = hand.legal(seat)
-            before = hand.bets[seat]
             if state.can_post_bring_in():
                 assert legal is not None and (legal.to_call, legal.min_to, legal.max_to, legal.can_fold) == (
                     state.effective_bring_in_amount, state.min_completion_betting_or_raising_to_amount,
@@ -156,20 +156,13 @@ def play(variant, rng: random.Random, stats: Counter) -> dict:
                 agree = False
             roll = rng.random()
             if agree and roll < 0.3:
-                amount = my_min
-                state.complete_bet_or_raise_to(amount)
-                kind = "bet" if hand.current_bet == 0 else "raise"
-                assert hand.declare(seat, kind, amount).ok and hand.push(seat, chips_for(amount - before)).ok
+                bet_or_raise_to(state, hand, seat, my_min)
                 stats["bets, completions and raises"] += 1
             elif roll < 0.45 and hand.to_call(seat):
                 state.fold()
                 assert hand.fold(seat).ok
             else:
-                op = state.check_or_call()
-                if op.amount:
-                    assert hand.declare(seat, "call").ok and hand.push(seat, chips_for(op.amount)).ok
-                else:
-                    assert hand.check(seat).ok
+                call_or_check(state, hand, seat)
         else:  # pragma: no cover - the automations leave nothing else
             raise AssertionError(f"pokerkit state with nothing to do: {state}")
     catch_up(hand, hole, len(variant.streets), dealt=True)

@@ -1,0 +1,24 @@
+"""A decision of the oracle tests played on both sides: in pokerkit's state and in the betting engine
+(``BettingHand``), the engine's declaration paid with the chips it owes (the betting oracle's chips)."""
+
+from __future__ import annotations
+
+from test_betting_oracle import chips_for
+
+
+def call_or_check(state, hand, seat: int) -> None:
+    """pokerkit checks or calls; the engine the same: a call declared and its chips pushed, or a check."""
+    called = state.check_or_call().amount
+    if called:
+        assert hand.declare(seat, "call").ok and hand.push(seat, chips_for(called)).ok
+    else:
+        assert hand.check(seat).ok
+
+
+def bet_or_raise_to(state, hand, seat: int, amount: int) -> None:
+    """pokerkit bets, completes or raises to ``amount``; the engine bets (no bet yet) or raises to it, and the seat
+    pushes the chips it adds."""
+    before = hand.bets[seat]
+    kind = "bet" if hand.current_bet == 0 else "raise"
+    state.complete_bet_or_raise_to(amount)
+    assert hand.declare(seat, kind, amount).ok and hand.push(seat, chips_for(amount - before)).ok

@@ -112,7 +112,8 @@ def restore(journal: Any, fresh: Any) -> tuple[Any, Checkpoint | None, str]:
     # A base's state starts the next hand afresh, but between hands the table shows the hand that ended: the
     # restart replays that hand too, from the base before it (the retention keeps its inputs) or from the first
     # input. Only a journal pruned by an older version lacks them: the ended hand's cards are not shown then.
-    if len(bases) == 2 and first is not None and first <= bases[1].input_id + 1:
+    if (len(bases) == 2 and first is not None and first <= bases[1].input_id + 1
+            and bases[1].state.get("state_version") in READABLE_STATE_VERSIONS):
         base = bases[1]
     elif none_pruned:
         return fresh, None, "replay"

@@ -22,3 +22,17 @@ def bet_or_raise_to(state, hand, seat: int, amount: int) -> None:
     kind = "bet" if hand.current_bet == 0 else "raise"
     state.complete_bet_or_raise_to(amount)
     assert hand.declare(seat, kind, amount).ok and hand.push(seat, chips_for(amount - before)).ok
+
+
+def seat_to_act(state, hand, seat_of: dict[int, int]) -> int | None:
+    """The seat pokerkit asks to act, the engine brought to pokerkit's street and asking that seat for the same
+    call; None where pokerkit asks for a decision nobody can make differently (checked in pokerkit alone)."""
+    while hand.street_index < state.street_index and hand.status == "betting":
+        assert hand.end_street().ok
+    seat = seat_of[state.actor_index]
+    if hand.to_act() is None:
+        assert state.checking_or_calling_amount == 0
+        state.check_or_call()
+        return None
+    assert hand.to_act() == seat and hand.to_call(seat) == state.checking_or_calling_amount, (seat, hand.variant.code)
+    return seat

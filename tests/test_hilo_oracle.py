@@ -46,7 +46,7 @@ from controller.cards import FULL_DECK  # noqa: E402
 from controller.rules import TDA  # noqa: E402
 from controller.showdown import award  # noqa: E402
 from sim.replay import ReplayTable  # noqa: E402
-from mirrored import bet_or_raise_to, call_or_check  # noqa: E402
+from mirrored import bet_or_raise_to, call_or_check, seat_to_act  # noqa: E402
 from test_betting_oracle import CHIPS  # noqa: E402 (the same chips as the betting oracle's)
 
 HANDS = int(os.environ.get("HILO_ORACLE_HANDS", "120"))
@@ -109,14 +109,9 @@ def play(variant, rng: random.Random, stats: Counter) -> dict:
             board += cards
             state.deal_board("".join(cards))
         elif state.actor_index is not None:
-            while hand.street_index < state.street_index and hand.status == "betting":
-                assert hand.end_street().ok
-            seat = seat_of[state.actor_index]
-            if hand.to_act() is None:  # pokerkit asks for a decision nobody can make differently
-                assert state.checking_or_calling_amount == 0
-                state.check_or_call()
+            seat = seat_to_act(state, hand, seat_of)
+            if seat is None:
                 continue
-            assert hand.to_act() == seat and hand.to_call(seat) == state.checking_or_calling_amount, (seat, variant)
             stats["decisions"] += 1
             pk_raise = state.can_complete_bet_or_raise_to()
             my_min = hand.min_raise_to()

@@ -39,7 +39,7 @@ from controller.cards import FULL_DECK  # noqa: E402
 from controller.player_limits import max_players  # noqa: E402
 from controller.rules import TDA  # noqa: E402
 from controller.showdown import award  # noqa: E402
-from mirrored import bet_or_raise_to, call_or_check  # noqa: E402
+from mirrored import bet_or_raise_to, call_or_check, seat_to_act  # noqa: E402
 from test_betting_oracle import CHIPS  # noqa: E402 (the same chips as the betting oracle's)
 from test_hilo_oracle import PotLimitOmahaHiLo  # noqa: E402 (pokerkit's parts: high and eight-or-better low)
 
@@ -98,14 +98,9 @@ def play(rng: random.Random, stats: Counter, kinds: tuple[str, ...] = KINDS) -> 
         elif state.can_select_runout_count():
             state.select_runout_count(g["runs"])  # every player agrees (CA Actions 8b)
         elif state.actor_index is not None:
-            while hand.street_index < state.street_index and hand.status == "betting":
-                assert hand.end_street().ok
-            seat = seat_of[state.actor_index]
-            if hand.to_act() is None:  # pokerkit asks for a decision nobody can make differently
-                assert state.checking_or_calling_amount == 0
-                state.check_or_call()
+            seat = seat_to_act(state, hand, seat_of)
+            if seat is None:
                 continue
-            assert hand.to_act() == seat and hand.to_call(seat) == state.checking_or_calling_amount
             stats["decisions"] += 1
             can_raise = state.can_complete_bet_or_raise_to() and hand.min_raise_to() is not None
             choice = rng.choices(["all in", "call", "fold"], [55 if can_raise else 0, 35, 10])[0]

@@ -53,16 +53,9 @@ from rfid_table.ops.diag import render
 from rfid_table.service.diagnostics import DiagnosticsCollector
 from rfid_table.config.table import load_config
 from test_conduct_daemon import Driven, of
+from test_gpio import Clock, assert_reported, edited, fake_gpio  # noqa: F401 (fake_gpio: a fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-class Clock:
-    def __init__(self, t: float = 0.0):
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
 
 
 # ---- a fake I2C bus with MCP23017 register files behind it ------------------------------------------------
@@ -376,15 +369,8 @@ def test_a_kernel_driver_on_the_address_is_named(i2c):
         open_gpio("rpi", one_chip())
 
 
-def test_header_pins_still_go_through_rpi_gpio(mocker, i2c):
-    gpio = mocker.MagicMock(name="RPi.GPIO")
-    gpio.BCM, gpio.IN, gpio.OUT, gpio.LOW, gpio.HIGH = 11, 1, 0, 0, 1
-    gpio.PUD_OFF, gpio.PUD_DOWN, gpio.PUD_UP, gpio.BOTH = 20, 21, 22, 33
-    gpio.input.return_value = 1
-    package = types.ModuleType("RPi")
-    package.GPIO = gpio
-    mocker.patch.dict(sys.modules, {"RPi": package, "RPi.GPIO": gpio})
-    mocker.patch("hal.gpio.rpi._lgpio_installed", return_value=False)
+def test_header_pins_still_go_through_rpi_gpio(i2c, fake_gpio):  # (fake_gpio after i2c, which hides RPi.GPIO)
+    gpio = fake_gpio
     pins = ten_seats()
     inputs, outputs, backend = open_gpio("rpi", pins, clock=Clock(), status_patterns=STATUS_PATTERNS)
     header = [c.args[0] for c in gpio.setup.call_args_list]
@@ -406,11 +392,6 @@ def test_no_i2c_library_is_imported_with_the_package():
 
 
 # ---- the validator ---------------------------------------------------------------------------------------
-
-
-def edited(old: str, new: str) -> str:
-    assert ONE_CHIP.count(old) == 1, old
-    return ONE_CHIP.replace(old, new)
 
 
 EXPANDER_PINS = "0 to 15, or A0 to A7 and B0 to B7 (GPA0-GPA7 are 0-7, GPB0-GPB7 are 8-15)"
@@ -507,11 +488,7 @@ EXPANDER_PINS = "0 to 15, or A0 to A7 and B0 to B7 (GPA0-GPA7 are 0-7, GPB0-GPB7
                  id="BCM 2 with every expander on another bus"),
 ])
 def test_each_expander_mistake_is_reported_with_its_key_path(old, new, problems):
-    section = tomllib.loads(edited(old, new))["gpio"]
-    assert validate_pin_map(section, seats=6) == problems
-    if problems:
-        with pytest.raises(ValueError, match=re.escape(".".join(problems[0][0]))):
-            parse_pin_map(section, seats=6)
+    assert_reported(tomllib.loads(edited(old, new, ONE_CHIP))["gpio"], problems)
 
 
 def test_an_expander_pin_without_any_expander():

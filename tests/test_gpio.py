@@ -504,9 +504,18 @@ def test_every_toml_example_in_the_docs_is_valid():
         assert validate_pin_map(tomllib.loads(block)["gpio"], seats=10) == []
 
 
-def edited(old: str, new: str) -> str:
-    assert TABLE.count(old) == 1, old
-    return TABLE.replace(old, new)
+def edited(old: str, new: str, text: str = TABLE) -> str:
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+def assert_reported(gpio_section: dict, problems: list) -> None:
+    """The validator lists ``problems`` (each a key path and what was expected), and reading the map refuses it,
+    naming the first one's key path."""
+    assert validate_pin_map(gpio_section, seats=6) == problems
+    if problems:
+        with pytest.raises(ValueError, match=re.escape(".".join(problems[0][0]))):
+            parse_pin_map(gpio_section, seats=6)
 
 
 PIN = "a BCM GPIO number from 2 to 27"
@@ -610,10 +619,7 @@ PIN = "a BCM GPIO number from 2 to 27"
         id="detects on a presence sensor"),
 ])
 def test_each_mistake_is_reported_with_its_key_path_and_what_was_expected(old, new, problems):
-    assert validate_pin_map(section(edited(old, new)), seats=6) == problems
-    if problems:
-        with pytest.raises(ValueError, match=re.escape(".".join(problems[0][0]))):
-            parse_pin_map(section(edited(old, new)), seats=6)
+    assert_reported(section(edited(old, new)), problems)
 
 
 def test_pins_the_table_uses_elsewhere_are_refused():

@@ -38,6 +38,15 @@ class HiLoTable(Table):
                 self.card(f"seat{seat}.cards", card, seconds=0.1)
         self.run(0.6)
 
+    def called_to_the_flop(self, hands: dict[int, str]) -> None:
+        """The blinds posted (seat 1's 50 in two chips, seat 2's 100), ``hands`` dealt, the button and the small
+        blind calling: 100 from each player in the pot before the flop."""
+        self.chips(1, 25, 25)
+        self.chips(2, 100)
+        self.deal_hands(hands)
+        self.chips(3, 100)
+        self.chips(1, 25, 25)
+
     def board_to_river(self, burns: str, board: str) -> None:
         """The flop, turn and river with their burn cards, every player checking."""
         cards = board.split()
@@ -57,11 +66,7 @@ def test_a_pot_is_split_between_the_best_high_and_the_best_low():
     """Omaha hi-lo: seat 3's trip kings take the high half, seat 2's 7-5-3-2-A (two hole cards, three of the board)
     the low half; seat 1's 7-6-3-2-A is a worse low (lows compare from the highest card down). 150 each."""
     table = HiLoTable()
-    table.chips(1, 25, 25)
-    table.chips(2, 100)
-    table.deal_hands({1: "Ad 6h Qc Qs", 2: "As 5d Jc Jh", 3: "Ks Kh 9c 9d"})
-    table.chips(3, 100)
-    table.chips(1, 25, 25)
+    table.called_to_the_flop({1: "Ad 6h Qc Qs", 2: "As 5d Jc Jh", 3: "Ks Kh 9c 9d"})
     table.board_to_river("2c 7s 8s", "2h 3d 7c Kd Td")
     public = table.showdown()
     [pot] = public["pots"]
@@ -76,11 +81,7 @@ def test_two_equal_lows_quarter_the_pot():
     """Seats 1 and 2 both make 5-4-3-2-A (A-5 in hand with the board's 2-3-4); seat 3's flush takes the high half:
     150 to seat 3, a quarter (75) to each low."""
     table = HiLoTable()
-    table.chips(1, 25, 25)
-    table.chips(2, 100)
-    table.deal_hands({1: "Ac 5s Qh Qd", 2: "Ad 5h Jh Jd", 3: "Ks 9s Kc 9c"})
-    table.chips(3, 100)
-    table.chips(1, 25, 25)
+    table.called_to_the_flop({1: "Ac 5s Qh Qd", 2: "Ad 5h Jh Jd", 3: "Ks 9s Kc 9c"})
     table.board_to_river("7d 8d Td", "2s 3s 4h Ts 6c")
     public = table.showdown()
     [pot] = public["pots"]
@@ -92,11 +93,7 @@ def test_without_an_eight_or_better_low_the_high_hand_scoops():
     """A board with two cards of eight or lower makes no low for anyone (exactly three board cards): seat 3's aces
     take the whole 300 with three aces; the pot has its high half only."""
     table = HiLoTable()
-    table.chips(1, 25, 25)
-    table.chips(2, 100)
-    table.deal_hands({1: "2d 3d 4d 5d", 2: "As 2s Jc Jd", 3: "Ah Ac 9c 9d"})
-    table.chips(3, 100)
-    table.chips(1, 25, 25)
+    table.called_to_the_flop({1: "2d 3d 4d 5d", 2: "As 2s Jc Jd", 3: "Ah Ac 9c 9d"})
     table.board_to_river("7d 8d Td", "Ad Kh 2c Qs 9h")
     public = table.showdown()
     [pot] = public["pots"]
@@ -203,11 +200,7 @@ def test_a_hi_lo_hand_run_twice_splits_each_run_high_and_low_on_its_own():
     TDA 20-3). First run: Cem's trip kings high, Bo's 7-5-3-2-A low; second run: Anna's four queens high, Bo's
     8-5-3-2-A low (Anna's 8-6-3-2-A is worse). The event fits the published schema."""
     table = HiLoTable(stack=100)
-    table.chips(1, 25, 25)
-    table.chips(2, 100)
-    table.deal_hands({1: "Ad 6h Qc Qs", 2: "As 5d Jc Jh", 3: "Ks Kh 9c 9d"})
-    table.chips(3, 100)
-    table.chips(1, 25, 25)
+    table.called_to_the_flop({1: "Ad 6h Qc Qs", 2: "As 5d Jc Jh", 3: "Ks Kh 9c 9d"})
     assert table.betting()["to_act"] is None
     table.command("run_it", times=2, role="dealer", user="bob")
     table.board_to_river("2c 7s 8s", "2h 3d 7c Kd Td")

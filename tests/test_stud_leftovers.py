@@ -91,11 +91,7 @@ def test_a_hi_lo_hand_run_twice_writes_each_runs_halves_collected_as_pokerstars_
     high half, Anna's four queens the second's; Anna and Bo tie each low (A-2 both), 40 and 35 of its 75 (the
     table's smallest chip is 5, the odd one to the first seat left of the button)."""
     table = HiLoTable(stack=100)
-    table.chips(1, 25, 25)
-    table.chips(2, 100)
-    table.deal_hands({1: "Ad 2c Qc Qs", 2: "As 2d Jc Jh", 3: "Ks Kh 9c 9d"})
-    table.chips(3, 100)
-    table.chips(1, 25, 25)
+    table.called_to_the_flop({1: "Ad 2c Qc Qs", 2: "As 2d Jc Jh", 3: "Ks Kh 9c 9d"})
     table.command("run_it", times=2, role="dealer", user="bob")
     table.board_to_river("2h 7s 8s", "5h 3d 7c Kd Td")
     table.board_to_river("4c 4d 4h", "5d 3h 8c Qd Qh")
@@ -118,11 +114,7 @@ def test_the_hi_lo_showdown_of_docs_events_is_what_the_table_publishes():
     [example] = re.findall(r"### Hi-lo halves\n.*?```json\n(.*?)\n```", text, re.S)
     documented = json.loads(example)
     table = HiLoTable()
-    table.chips(1, 25, 25)
-    table.chips(2, 100)
-    table.deal_hands({1: "Ac 5s Qh Qd", 2: "Ad 5h Jh Jd", 3: "Ks 9s Kc 9c"})
-    table.chips(3, 100)
-    table.chips(1, 25, 25)
+    table.called_to_the_flop({1: "Ac 5s Qh Qd", 2: "Ad 5h Jh Jd", 3: "Ks 9s Kc 9c"})
     table.board_to_river("7d 8d Td", "2s 3s 4h Ts 6c")
     table.showdown()
     [published] = [e for e in table.published() if e["type"] == "showdown"]

@@ -72,6 +72,7 @@ def describe_event(event: dict) -> str:
     seat = event.get("seat")
     floor = " — waits for the floor" if event.get("needs_floor") else ""
     ruling = event.get("ruling_text") or words(event.get("ruling"))
+    by = f" by {event['by']}" if event.get("by") else ""  # who asked, where a command or a button did it
     if kind == "card_dealt":
         return f"seat {seat} gets card {event.get('count')}" + (f" ({event['card']})" if "card" in event else "")
     if kind == "board_card":
@@ -114,7 +115,6 @@ def describe_event(event: dict) -> str:
     if kind == "seat_presence":
         return f"seat {seat} {'sits down' if event.get('present') else 'is away'}"
     if kind in ("clock_due", "clock_started", "clock_stopped"):
-        by = f" by {event['by']}" if event.get("by") else ""
         return f"{words(kind)} on seat {seat}{by}"
     if kind == "clock_tick":
         return f"clock on seat {seat}: {event.get('remaining_s'):g} s left"
@@ -166,7 +166,7 @@ def describe_event(event: dict) -> str:
             f": {event['note']}" if event.get("note") else "")
     if kind in ("button_set", "seats_set", "new_hand"):
         return {"button_set": f"button set on seat {seat}", "seats_set": f"seats set: {', '.join(map(str, event.get('seats') or []))}",
-                "new_hand": "new hand called"}[kind] + (f" by {event['by']}" if event.get("by") else "")
+                "new_hand": "new hand called"}[kind] + by
     if kind == "reader_link":
         state = event.get("state")
         detail = f" ({event['reason']})" if event.get("reason") else ""
@@ -180,7 +180,7 @@ def describe_event(event: dict) -> str:
         return f"seat {seat}: {without_controls(str(event.get('name') or 'the player'))} leaves the table" + (
             f" (by {event['by']})" if event.get("by") else "")
     if kind == "deck_selected":
-        return f"deck {event.get('deck')} selected" + (f" by {event['by']}" if event.get("by") else "")
+        return f"deck {event.get('deck')} selected{by}"
     if kind == "foreign_chip":
         return f"a chip that does not count on {event.get('zone')}: {event.get('reason')}"
     if kind == "hand_audit":

@@ -465,6 +465,14 @@ def read_back(events: list[DomainEvent]) -> dict[str, Any]:
 def play_with_chips(hand: StudHand, noise=None, rules: str = "tda") -> dict[str, Any]:
     """``hand`` dealt with its chips on a new simulated stud table (``noise``: a ``sim.noise.NoiseModel``, None:
     perfect reads) and read back (:func:`read_back_betting`)."""
+    driver = chip_table(hand, noise, rules)
+    deal_with_chips(driver, hand)
+    return read_back_betting(driver.events)
+
+
+def chip_table(hand: StudHand, noise=None, rules: str = "tda"):
+    """A new simulated stud table that reads cards and chips (a ``sim.table_driver.TableDriver`` of
+    :func:`chip_zones` with a rack of chips) set for ``hand``'s game, stakes and players."""
     from controller.chip_betting import BettingSetup  # noqa: PLC0415
     from controller.game import GameController  # noqa: PLC0415
     from controller.table import TableSetup  # noqa: PLC0415
@@ -481,10 +489,94 @@ def play_with_chips(hand: StudHand, noise=None, rules: str = "tda") -> dict[str,
                            rules=rules, bet_limits=(small, big), bring_in=bring_in, settle_s=0.4)
     cards = DebounceSettings(2, 0.6, move_after_cycles=3)  # the example tables' card debouncing
     debounce = debounce_by_pile(zones) | {zone: cards for zone in zones if zone.endswith((".cards", ".up"))}
-    driver = TableDriver(GameController(setup, betting), zones, deck=TABLE_DECK, noise=noise, debounce=debounce,
-                         order_window_s=1.0, min_rssi_dbm=-60, rack=rack)
-    deal_with_chips(driver, hand)
-    return read_back_betting(driver.events)
+    return TableDriver(GameController(setup, betting), zones, deck=TABLE_DECK, noise=noise, debounce=debounce,
+                       order_window_s=1.0, min_rssi_dbm=-60, rack=rack)
+
+
+# ---- a PHH hand history as a hand to deal ----------------------------------------------------------------
+
+PHH_GAMES = {"F7S": "stud", "F7S/8": "stud8", "FR": "razz"}  # pokerkit's codes
+
+
+def hand_from_phh(phh: Mapping[str, Any], rng: random.Random) -> StudHand:
+    """A stud PHH hand history (``controller.phh``'s stud notation) as the moves a dealer makes: each street's cards
+    as the history deals them (third street two down and one up, then up to sixth, seventh down), a burn before each
+    later street, the community card (``d db``) where the deck ran short, and each action's chips by the betting
+    engine's reading of it. A down card the history hides (``??``) and never shows is drawn from the rest of the deck
+    with ``rng``, as are the burns. Raises ``ValueError`` for a hand that cannot be dealt (an up card unknown)."""
+    from controller import phh as phhlib  # noqa: PLC0415
+
+    engine, _hole, _board, _shown = phhlib.replay(phh)
+    seats = list(engine.order)
+    seat_of = {f"p{i + 1}": s for i, s in enumerate(seats)}
+    dealt: dict[int, list[str]] = {s: [] for s in seats}  # as the history deals them, "??" where hidden
+    lines = [raw.split("#")[0].split() for raw in phh["actions"]]
+    lines = [words for words in lines if words]
+    for words in lines:
+        if words[:2] == ["d", "dh"]:
+            text = words[3] if len(words) > 3 else ""
+            dealt[seat_of[words[2]]] += [text[i:i + 2] for i in range(0, len(text), 2)]
+        elif len(words) > 2 and words[1] == "sm" and words[2] != "-":  # the cards shown name the hidden ones
+            shown = phhlib.parse_cards(words[2])
+            if len(shown) == len(dealt[seat_of[words[0]]]):
+                dealt[seat_of[words[0]]] = shown
+    for seat, cards in dealt.items():
+        for k, card in enumerate(cards):
+            if card == "??" and 2 <= k <= 5:
+                raise ValueError(f"seat {seat}'s up card {k - 1} is unknown ('??'): the table cannot deal it")
+    known = {c for cards in dealt.values() for c in cards if c != "??"}
+    known |= {c for words in lines if words[:2] == ["d", "db"] for c in phhlib.parse_cards(words[2])}
+    deck = [c for c in FULL_DECK if c not in known]
+    rng.shuffle(deck)
+    for cards in dealt.values():
+        cards[:] = [deck.pop() if c == "??" else c for c in cards]
+    ante, bring_in, small, big = (engine.ante, engine.bring_in, *engine.limit_bets)
+    hand = StudHand(PHH_GAMES[phh["variant"]], seats, hole={s: [] for s in seats}, stakes=(ante, bring_in, small, big),
+                    stacks=phhlib.starting_stacks(engine))
+    played = [a for a in engine.actions if a.kind != "ante"]
+    verbs = {"bring_in": "bring_in", "call": "cc", "check": "cc", "fold": "f"}
+    street = 0
+    to_deal: list[tuple[int, int]] = []  # a street's cards, (seat, how many), as the history deals them
+
+    def deal_street() -> None:
+        """The street's cards dealt as a dealer deals them: one round at a time, each seat in turn."""
+        nonlocal street
+        for _round in range(max((n for _seat, n in to_deal), default=0)):
+            for seat, n in to_deal:
+                k = len(hand.hole[seat])
+                if k >= len(dealt[seat]) or n <= _round:
+                    continue
+                if max(0, k - 2) > street:  # the first card of a later street: a burn before it
+                    street = k - 2
+                    hand.moves.append(("burn", deck.pop(), None))
+                card, up = dealt[seat][k], 2 <= k <= 5
+                hand.hole[seat].append((card, up))
+                hand.moves.append(("deal", seat, (card, up)))
+        to_deal.clear()
+
+    for words in lines:
+        if words[:2] == ["d", "dh"]:
+            to_deal.append((seat_of[words[2]], len(words[3]) // 2 if len(words) > 3 else 0))
+            continue
+        deal_street()
+        if words[:2] == ["d", "db"]:  # seventh street's one community card
+            street = 4
+            hand.moves.append(("burn", deck.pop(), None))
+            hand.moves.append(("board", phhlib.parse_cards(words[2])[0], None))
+        elif words[0] != "d" and words[1] != "sm":
+            if not played:
+                raise ValueError(f"{' '.join(words)!r}: the betting engine read no action for it")
+            a = played.pop(0)
+            kind = a.base if a.kind == "all_in" else a.kind
+            what = verbs.get(kind, "cbr")
+            hand.actions.append((a.seat, a.street, what, a.added))
+            if what == "f":
+                hand.folded.append(a.seat)
+                hand.moves.append(("fold", a.seat, a.street))
+            elif a.added:
+                hand.moves.append(("chips", a.seat, a.added))
+    deal_street()
+    return hand
 
 
 TABLE_DECK = {f"E0040150C3{i + 1:06X}": card for i, card in enumerate(FULL_DECK)}

@@ -81,14 +81,3 @@ def test_phh_reads_back_the_same_in_pokerkit_and_in_the_engine():
     again, hole, _board, _shown = phh.replay(phh.loads(text))
     assert dict(award(again, hole).finishing_stacks) == {1: 112, 2: 91, 3: 97}
 
-
-def test_replay_names_a_stud_hand_history_it_cannot_play_on_the_simulated_table_yet(tmp_path):
-    from pathlib import Path
-
-    from rfid_table.devtools.replay import input_problem
-
-    hand, record = _played()
-    history = phh.to_phh(hand, HOLE, (), list(record.shown))
-    problem = input_problem(history, phh.dumps(history), Path("stud.phh"))
-    assert problem == ("stud.phh: F7S is a stud game: the simulated table cannot play its hands yet (it reads a stud "
-                       "table's cards, not its chips)")

@@ -11,6 +11,7 @@ where it has one, its line) —, else 1 if any hand was read back differently fr
 from __future__ import annotations
 
 import argparse
+import random
 import re
 import sys
 import time
@@ -21,24 +22,27 @@ from controller.rules import PROFILES
 
 EXIT_DIFFERENCES, EXIT_USAGE = 1, 2
 FIXED_LIMIT = "FT"
-STUD_CODES = ("F7S", "F7S/8", "FR")  # pokerkit's Seven Card Stud, Stud hi-lo and Razz
+STUD_CODES = ("F7S", "F7S/8", "FR")  # pokerkit's Seven Card Stud, Stud hi-lo and Razz: dealt on a stud table
 
 
 def input_problem(history: dict, text: str, path: Path) -> str | None:
     """Why a hand history cannot be played, as ``FILE[:LINE]: reason``; None when it can be."""
     from controller import phh as phhlib  # noqa: PLC0415
+    from sim.stud_hands import hand_from_phh  # noqa: PLC0415
 
-    if history.get("variant") in STUD_CODES:  # the engine plays them (controller.phh); the simulated table not yet
-        return (f"{path}: {history['variant']} is a stud game: the simulated table cannot play its hands yet (it "
-                "reads a stud table's cards, not its chips)")
-    missing = [key for key in ("variant", "blinds_or_straddles", "starting_stacks", "actions") if key not in history]
+    stud = history.get("variant") in STUD_CODES
+    needed = ("variant", "bring_in", "small_bet", "big_bet") if stud else ("variant", "blinds_or_straddles")
+    missing = [key for key in (*needed, "starting_stacks", "actions") if key not in history]
     if history.get("variant") == FIXED_LIMIT:
         missing += [key for key in ("small_bet", "big_bet") if key not in history]
     if missing:
         return f"{path}: not a playable PHH hand: no {', '.join(missing)}" + (
-            " (a fixed-limit hand needs small_bet and big_bet)" if history.get("variant") == FIXED_LIMIT else "")
+            " (a fixed-limit hand needs small_bet and big_bet)" if history.get("variant") == FIXED_LIMIT else
+            " (a stud hand needs bring_in, small_bet and big_bet)" if stud else "")
     try:
         phhlib.replay(history)
+        if stud:  # the table deals every up card: none may be hidden
+            hand_from_phh(history, random.Random(0))
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         reason = str(exc) if not isinstance(exc, KeyError) else f"no {exc.args[0]}"
         return f"{path}{_line_of(reason, history, text)}: the hand history cannot be played: {reason}"

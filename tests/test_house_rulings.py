@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sim.table_driver import actions, of
-from test_rulings import Table, preflop_called
+from test_rulings import Table, checked_to_the_river, preflop_called
 
 
 pytest.importorskip("phevaluator")
@@ -307,28 +307,10 @@ def test_an_obviously_winning_hand_withdrawn_after_the_showdown_still_wins(rules
     still win the pot." AC 14: "Dealeri nemôžu otočiť do mucku kombináciu, ktorá bola otočená face-up a bola jasne
     výherná." The blinds play to the river, checked or with a bet of 100 called; the dealer mucks the winner's
     cards: the table alerts the floor, whose confirm gives the winner the pot, bet or no bet."""
-    from controller.betting import NLHE
-    from controller.showdown import hand_rank
     table = Table(rules)
-    table.blinds()
-    table.deal()
-    for seat in (3, 4, 5):
-        table.fold(seat)
-    table.chips(1, 25, 25)
-    used = {c for cards in table.hole.values() for c in cards}
-    board = [c for c in ("2c", "7d", "9h", "Js", "4s", "3h", "8c", "Td") if c not in used][:5]
-    burns = [c for c in ("2d", "2h", "3c", "3d", "5c") if c not in used and c not in board]
-    for position, card in enumerate(board, start=1):
-        if position in (1, 4, 5):
-            table.card("burn", burns.pop(0))
-        table.card("board", card, seconds=0.4)
+    winner, _loser = checked_to_the_river(table, river_bet=100 if river_bet else 0)
     if river_bet:
-        table.chips(1, 100)
-        table.chips(2, 100)
         assert actions(table.events)[-2:] == [(1, "bet", 100), (2, "call", 100)]
-    table.run(2.0)
-    ranks = {s: hand_rank(NLHE, table.hole[s], board) for s in (1, 2)}
-    winner = min(ranks, key=ranks.get)
     table.fold(winner)  # the dealer withdraws the winning hand
     [alert] = of(table.events, "bet_ruling", "winning_hand_mucked")
     assert alert.public["seat"] == winner and alert.public["needs_floor"]

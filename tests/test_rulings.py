@@ -295,9 +295,9 @@ def test_a_push_and_a_fold_out_of_turn_after_a_skipped_seat_go_to_the_floor_by_t
 
 # ---- a winning hand killed by the dealer at the showdown (CA Actions 9; AC 14) --------------------------------
 
-def checked_to_the_river(table: Table) -> tuple[int, int]:
-    """Seats 3, 4 and 5 fold, the blinds check it down to the river on a board that does not split: (winner,
-    loser)."""
+def checked_to_the_river(table: Table, river_bet: int = 0) -> tuple[int, int]:
+    """Seats 3, 4 and 5 fold, the blinds check it down to the river on a board that does not split (with a
+    ``river_bet``, one chip of it: seat 1 bets it on the river and seat 2 calls): (winner, loser)."""
     from controller.betting import NLHE
     from controller.showdown import hand_rank
     table.blinds()
@@ -312,6 +312,9 @@ def checked_to_the_river(table: Table) -> tuple[int, int]:
         if position in (1, 4, 5):
             table.card("burn", burns.pop(0))
         table.card("board", card, seconds=0.4)
+    if river_bet:
+        table.chips(1, river_bet)
+        table.chips(2, river_bet)
     table.run(2.0)
     ranks = {s: hand_rank(NLHE, table.hole[s], board) for s in (1, 2)}
     assert ranks[1] != ranks[2]

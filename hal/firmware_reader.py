@@ -168,6 +168,10 @@ class FirmwareReader(ReaderBackend):
         self._cycle: _CycleInProgress | None = None
         self._synchronised = False  # seen the end of a cycle since the link came up
         self._last_reads: dict[int, list[TagRead]] = {}  # wire antenna -> reads of the last cycle that had it
+        # wire antenna -> its last whole reading (a stack read in turns: all its parts), and the parts read since:
+        # what a parked front end's other antennas hold as far as anyone knows
+        self._whole: dict[int, list[TagRead]] = {}
+        self._parts: dict[int, list[TagRead]] = {}
         # Faulted wire antennas. Kept across reconnects: a fault ends with CLEARED or with an INVENTORY
         # for the antenna (a reader reports none for a faulted antenna), e.g. after a reboot.
         self._faulted: set[int] = set()
@@ -476,9 +480,19 @@ class FirmwareReader(ReaderBackend):
         if cycle.frames_lost:
             carried |= set(self._last_reads) - set(reads_by_antenna)
         carried |= cycle.broken
+        for antenna, reads in reads_by_antenna.items():
+            if antenna in cycle.unresolved:
+                self._parts[antenna] = self._parts.get(antenna, []) + reads
+            else:
+                self._whole[antenna] = self._parts.pop(antenna, []) + reads
         unread = set()  # carried, not read: their zones are not read whole in this cycle
         for antenna in carried:
-            if antenna not in reads_by_antenna and antenna in self._last_reads:
+            if antenna in reads_by_antenna:
+                continue
+            if antenna in cycle.suspended and antenna in self._whole:  # a stack whose reading was under way too
+                reads_by_antenna[antenna] = _merge(self._whole[antenna] + self._parts.get(antenna, []))
+                unread.add(antenna)
+            elif antenna in self._last_reads:
                 reads_by_antenna[antenna] = self._last_reads[antenna]
                 unread.add(antenna)
         self._last_reads.update(reads_by_antenna)

@@ -83,8 +83,11 @@ def test_a_parked_antenna_reports_only_the_tags_put_down_since_and_a_tag_taken_a
     assert time.monotonic() - taken_at < 3.0  # twice 400 ms and the readings, in the unix port on a loaded machine
     assert host.answer(host.send(Park(4, NO_ANTENNA, 0)) or 4).result == AckResult.OK
     assert uids(host.wait_for(lambda m: isinstance(m, Inventory) and m.antenna == 1, 3)) == set(NEIGHBOUR)
-    back = parked_report(timeout=3.0)
-    assert not back.flags & InventoryFlag.QUIET and uids(back) == set(STACK[1:] + new)
+    back: set[int] = set()  # scanned as any antenna again: read whole, in turns maybe, no round QUIET
+    while back != set(STACK[1:] + new):
+        report = parked_report(timeout=3.0)
+        assert not report.flags & InventoryFlag.QUIET
+        back |= uids(report)
 
 
 @pytest.mark.parametrize("parked", [0.05], indirect=True, ids=["noise 0.05"])
@@ -97,7 +100,7 @@ def test_the_host_carries_the_waiting_antennas_and_hands_on_the_parked_stack_as_
                            park_every_ms=300)
     zones = {("chips", 1): "seat1.bets", ("chips", 2): "seat2.bets", ("chips", 3): "seat3.bets",
              ("chips", 4): "seat4.bets"}
-    tracker = ZoneTracker(zones, default=DebounceSettings(absent_after_s=0.6, absent_after_cycles=2))
+    tracker = ZoneTracker(zones, default=DebounceSettings(absent_after_s=1.0, absent_after_cycles=3))  # the chips'
     events = []
 
     def run(until, timeout=6.0):

@@ -36,13 +36,18 @@ class ChipTable:
 
     def playing(self, game: Game) -> ChipTable:
         """The table as a hand of ``game`` is read: a mixed game's hands are each bet and shown down as their own
-        game (``controller.rotation``), at its own blinds and antes where it has them. A game without an engine
-        variant is the table's one game."""
+        game (``controller.rotation``), at its own stakes where it has them (a flop game's blinds and antes, a stud
+        game's ante, bring-in and bets). A game without an engine variant is the table's one game."""
         setup = self.setup
-        if game.stakes is not None:
+        if game.stakes is not None and not game.button:  # a stud game: its ante, bring-in and two bets, no blinds
+            stakes = game.stakes
+            setup = replace(setup, small_blind=0, big_blind=0, ante=stakes.ante, big_blind_ante=0,
+                            bring_in=stakes.bring_in, bet_limits=(stakes.small_bet, stakes.big_bet))
+        elif game.stakes is not None:  # a flop game: its blinds and antes (its limits follow from the big blind)
             stakes = game.stakes
             setup = replace(setup, small_blind=stakes.small_blind, big_blind=stakes.big_blind, ante=stakes.ante,
-                            big_blind_ante=stakes.big_blind_ante)
+                            big_blind_ante=stakes.big_blind_ante, bring_in=0,
+                            bet_limits=None if setup.bring_in else setup.bet_limits)
         if not game.engine or (game.engine == self.variant.code and game.hole_cards == self.hole_cards):
             return self if setup is self.setup else replace(self, setup=setup)
         return replace(self, setup=setup, variant=VARIANTS[game.engine], hole_cards=game.hole_cards)

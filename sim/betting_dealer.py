@@ -111,7 +111,13 @@ class BettingDealer:
         self._counted.update({seat: amount for seat, amount in stacks.items() if seat in self.stacks})
 
     def hand(self) -> Iterator[Move]:
-        self.button = next((p for p in self.players if p > self.button), self.players[0])
+        game = None
+        if self.rotation is not None:  # the game the table deals this hand (a misdeal's deal again is the same hand)
+            game = self.rotation.hand_started()
+            self.rotation.hand_ended(misdeal=False)
+            self.variant = VARIANTS[game.engine]
+        if game is None or game.button:  # through a stud round the button stays where it is (TDA 4)
+            self.button = next((p for p in self.players if p > self.button), self.players[0])
         self.hands_dealt += 1
         self.stacks.update(self._counted)  # what the floor counted, then broke or past the ceiling as ever
         self._counted = {}
@@ -123,15 +129,16 @@ class BettingDealer:
                 yield Move(0.0, f"seat {seat} racks up {stack} and leaves; a new player buys in for {self.buy_in}",
                            lambda: None)
         if self.stud is not None:
-            yield from self._stud_hand()
+            yield from self._stud_hand((self.ante, *self.stud))
+            return
+        if game is not None and not game.button:  # a stud game of the rotation, at its own stakes
+            assert game.stakes is not None, "a stud game of a rotation has its own stakes (check-config)"
+            stakes = game.stakes
+            yield from self._stud_hand((stakes.ante, stakes.bring_in, stakes.small_bet, stakes.big_bet))
             return
         blinds, ante = self.blinds, self.ante
-        if self.rotation is not None:  # the game the table deals this hand (a misdeal's deal again is the same hand)
-            game = self.rotation.hand_started()
-            self.variant = VARIANTS[game.engine]
-            if game.stakes is not None:  # the game's own blinds and ante ([game.stakes.<game>])
-                blinds, ante = (game.stakes.small_blind, game.stakes.big_blind), game.stakes.ante
-            self.rotation.hand_ended(misdeal=False)
+        if game is not None and game.stakes is not None:  # the game's own blinds and ante ([game.stakes.<game>])
+            blinds, ante = (game.stakes.small_blind, game.stakes.big_blind), game.stakes.ante
         hand = BettingHand(self.variant, self.players, self.button, self.stacks, blinds, ante=ante)
         deck = list(FULL_DECK)
         if self.players_style == RANDOM:  # blind to the cards, before the shuffle as ever: a seed plays as it did
@@ -169,13 +176,12 @@ class BettingDealer:
             previous = step.at
         yield Move(max(self.script.pace_s * 2.5, self.hand_over_s), TABLE_CLEAR, lambda: None)
 
-    def _stud_hand(self) -> Iterator[Move]:
-        """A stud hand (``sim.stud_hands``): played at random by the engine from the seats in order (TDA 4: the
-        stud round deals from the same seat), dealt with its chips; then the pot pushed and the table cleared."""
-        assert self.stud is not None
+    def _stud_hand(self, stakes: tuple[int, int, int, int]) -> Iterator[Move]:
+        """A stud hand (``sim.stud_hands``) at ``stakes`` (ante, bring-in, small bet, big bet): played at random by
+        the engine from the seats in order (TDA 4: the stud round deals from the same seat), dealt with its chips;
+        then the pot pushed and the table cleared."""
         seats = sorted(self.players)
-        hand = engine_stud_hand(self.rng, self.variant.stud, seats, dict(self.stacks), (self.ante, *self.stud),
-                                self.rules)
+        hand = engine_stud_hand(self.rng, self.variant.stud, seats, dict(self.stacks), stakes, self.rules)
         self.script.reset()
         steps = chip_steps(hand, self.field, self.uid_of_card, self.script.free, self.script.command,
                            pace_s=self.script.deal_s, push_s=self.script.act_s)

@@ -653,9 +653,10 @@ def _rotation(c: Checker, doc: dict, game: dict, variant: str) -> tuple[tuple[st
             c.problem(("game", "rotation"), f"{', '.join(unread)}: the chip layer does not read the betting of this "
                                             "game yet; a table with [chips] deals " + ", ".join(ENGINE_VARIANTS))
         stud = [name for name in games if name in STUD_VARIANTS]
-        if stud:  # (one set of stakes: the blinds of the flop games, or a stud game's bring-in and bets)
-            c.problem(("game", "rotation"), f"{', '.join(stud)}: a table with [chips] reads a stud game's betting "
-                                            "when it deals that game alone (variant = \"stud\", no rotation)")
+        if stud and not isinstance(game.get("stakes"), dict):  # [game]'s stakes are the flop games' blinds
+            c.problem(("game", "rotation"), f"{', '.join(stud)}: a table with [chips] reads a stud game of a "
+                                            f"rotation at its own stakes: add [game.stakes.{stud[0]}] with ante, "
+                                            "bring_in, small_bet and big_bet")
     if "variant" in game and isinstance(game["variant"], str) and variant not in games:
         c.problem(("game", "variant"), f"{variant} is not in the rotation ({', '.join(games)}): variant names the "
                                        "game the table starts with")

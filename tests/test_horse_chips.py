@@ -1,0 +1,45 @@
+"""A HORSE table that reads its chips (config/table-horse-chips.toml): ``rfid-table sim`` deals each game of the
+rotation at its own stakes, and the table reads every hand's betting from the chips: the flop games' blinds, the
+stud games' antes, bring-in and bets, the button frozen through the stud round (TDA 4)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from rfid_table.config.table import load_config
+from rfid_table.devtools.streams import play_table
+from rfid_table.package_data import CONFIG_DIR
+
+HORSE_TWICE_EACH = ["flhe", "flhe", "razz", "razz", "stud", "stud", "flo8", "flo8", "stud8", "stud8"]
+
+
+def test_a_horse_rotation_is_read_from_the_chips_each_game_at_its_stakes():
+    config = load_config(CONFIG_DIR / "table-horse-chips.toml")
+    config = dataclasses.replace(config, game=dataclasses.replace(config.game, hands_per_game=2))
+    sink, table = play_table(config, {"seed": 3, "players": 6}, 10)
+
+    events = [dict(zip(("seq", "type", "t", "hand", "public", "secret"), json.loads(line))) for line in sink.lines]
+    kinds = [e["type"] for e in events]
+    assert kinds.count("hand_ended") == kinds.count("hand_history") == 10
+    assert "bet_ruling" not in kinds and "chip_count" not in kinds and "betting_unread" not in kinds
+    games = {e["hand"]: e["public"]["game"] for e in events if e["type"] == "hand_started"}
+    assert list(games.values()) == HORSE_TWICE_EACH
+    started = {e["hand"]: e["public"] for e in events if e["type"] == "betting_started"}
+    for hand, game in games.items():
+        forced = {(e["public"]["action"], e["public"]["added"]) for e in events
+                  if e["hand"] == hand and e["type"] == "action" and e["public"]["action"] in (
+                      "ante", "post_sb", "post_bb", "bring_in")}
+        if game in ("flhe", "flo8"):
+            assert forced == {("post_sb", 10), ("post_bb", 20)}, (hand, game)
+            assert (started[hand]["small_blind"], started[hand]["big_blind"]) == (10, 20)
+        else:
+            assert ("ante", 5) in forced and {a for a, _ in forced} <= {"ante", "bring_in"}, (hand, game)
+            assert (started[hand]["ante"], started[hand]["bring_in"], started[hand]["small_bet"],
+                    started[hand]["big_bet"]) == (5, 5, 20, 40)
+    # TDA 4: the button moves after each flop hand, then stays through the stud round: Omaha hi-lo's first hand
+    # has the button next after limit hold'em's last
+    flop_buttons = [started[hand]["button"] for hand, game in games.items() if game in ("flhe", "flo8")]
+    assert flop_buttons == [1, 2, 3, 4]
+    last = [e["public"] for e in events if e["type"] == "showdown"][-1]
+    assert {int(s): v for s, v in last["finishing_stacks"].items()} == table.dealer.stacks

@@ -8,17 +8,27 @@ import pytest
 from controller.rotation import HORSE
 from rfid_table.cli import main
 from rfid_table.config.table import EX_CONFIG, load_config
-from rfid_table.devtools.demo import table_with_games
+from rfid_table.devtools.demo import demo_table, table_with_games
 from rfid_table.package_data import CONFIG_DIR
 
 
-def test_horse_is_dealt_on_the_stud_table_and_a_flop_game_on_the_chips_table(tmp_path):
-    for name in ("horse", "plo"):
-        (tmp_path / name).mkdir()
-    horse = load_config(str(table_with_games(CONFIG_DIR / "table-stud.toml", HORSE, tmp_path / "horse")))
+def test_each_game_is_dealt_on_a_table_that_reads_its_chips(tmp_path):
+    def table(games: tuple[str, ...]):
+        work = tmp_path / "-".join(games)
+        work.mkdir()
+        # the copy is read as the demo's simulator reads it, its chip registry beside it
+        return load_config(str(table_with_games(demo_table(games), games, work)))
+
+    horse = table(HORSE)
     assert (horse.game.variant, horse.game.rotation) == ("flhe", ("flhe", "razz", "stud", "flo8", "stud8"))
-    # the chips table's registry is named relative to its file: the copy reads it too
-    plo = load_config(str(table_with_games(CONFIG_DIR / "table-chips.toml", ("plo4",), tmp_path / "plo")))
+    assert horse.chips is not None and {game.name: game.stakes.bring_in for game in horse.game.games().games
+                                        if not game.button} == {"razz": 5, "stud": 5, "stud8": 5}
+    stud = table(("stud8",))
+    assert (stud.game.variant, stud.game.rotation, stud.chips is not None) == ("stud8", (), True)
+    assert (stud.game.ante, stud.game.bring_in, stud.game.small_bet, stud.game.big_bet) == (5, 10, 25, 50)
+    mixed = table(("nlhe", "razz"))  # the HORSE table's razz stakes kept, the other stud games' left out
+    assert (mixed.game.rotation, mixed.chips is not None) == (("nlhe", "razz"), True)
+    plo = table(("plo4",))
     assert (plo.game.variant, plo.game.rotation, plo.chips is not None) == ("plo4", (), True)
 
 

@@ -52,10 +52,23 @@ def demo_games(game: str) -> tuple[str, ...]:
     return games
 
 
+def demo_table(games: tuple[str, ...]) -> Path:
+    """The example table that deals ``games`` reading the cards and the chips: the chips table for the flop games,
+    the stud chips table for one stud game, the HORSE chips table (the stud games' own stakes) for a rotation with a
+    stud game."""
+    if not any(g in STUD_VARIANTS for g in games):
+        return CONFIG_DIR / "table-chips.toml"
+    return CONFIG_DIR / ("table-stud-chips.toml" if len(games) == 1 else "table-horse-chips.toml")
+
+
 def table_with_games(base: Path, games: tuple[str, ...], work: Path) -> Path:
     """A copy of the table configuration ``base`` in ``work`` that deals ``games`` (its [game] variant, and a
-    rotation for several), with its chip registry beside it, as ``rfid-table sim`` reads it."""
+    rotation for several; the stakes of a game it does not deal left out), with its chip registry beside it, as
+    ``rfid-table sim`` reads it."""
     text = base.read_text(encoding="utf-8")
+    for dropped in re.findall(r"(?m)^\[game\.stakes\.(\w+)\]", text):
+        if dropped not in games or len(games) == 1:  # (a game alone is played at [game]'s stakes)
+            text = re.sub(rf"(?ms)^\[game\.stakes\.{dropped}\][^\n]*\n.*?(?=^\[|\Z)", "", text)
     section = re.search(r"(?m)^\[game\][^\n]*\n", text)
     if section is None:
         raise GameError(f"{base} has no [game] section to deal {', '.join(games)} in")
@@ -119,15 +132,14 @@ def _say(text: str, file=sys.stdout) -> None:
 
 def demo(config_path: str | None, hands: int, speed: float, seed: int | None, dealer_errors: float = 0.0,
          game: str | None = None) -> int:
-    """``game``: the game to deal (``--game``), on the example stud table for a stud game or a rotation with one,
-    else on the chips table (or ``config_path``)."""
+    """``game``: the game to deal (``--game``), on the example table that deals it with its chips
+    (:func:`demo_table`), or on ``config_path``."""
     games_dir: tempfile.TemporaryDirectory | None = None
     table = config_path
     try:
         games = demo_games(game) if game else ()
         if table is None:
-            stud = any(g in STUD_VARIANTS for g in games)
-            table = str(CONFIG_DIR / ("table-stud.toml" if stud else "table-chips.toml"))
+            table = str(demo_table(games))
         config_path = table
         if games:
             games_dir = tempfile.TemporaryDirectory(prefix="rfid-table-demo-game-")

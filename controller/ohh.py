@@ -18,7 +18,9 @@ players[], rounds[], pots[]}}``, as the spec's published examples write it:
 
 Stud games: ``game_type`` ``Stud``, ``StudHiLo`` or ``Razz``, ``bring_in_amount`` and no blinds; the rounds are
 ``Third Street`` to ``Seventh Street``, each opening with a ``Dealt Cards`` action per seat still in (its new cards,
-where this copy may show them), the bring-in ``Post Bring In``, the completion a ``Bet``.
+where this copy may show them), the bring-in ``Post Bring In``, the completion a ``Bet``. Where the deck ran short,
+``Seventh Street`` carries the one community card as a flop game's round carries its board (``cards``), dealt to
+nobody.
 
 ``start_date_utc`` is left out when the start is not known (the feed's copy: the controller keeps no clock; the
 event's ``t`` says when the hand ended). ``rfid-table export`` writes it from the journal. Chip amounts are whole
@@ -150,7 +152,9 @@ def _stud_rounds(record: HandRecord, action: Any) -> list[dict[str, Any]]:
     rounds: list[dict[str, Any]] = []
     for index, street in enumerate(streets[:record.streets_played()]):
         betting: list[dict[str, Any]] = []
-        rounds.append({"id": len(rounds), "street": STUD_ROUNDS[index], "actions": betting})
+        shared = index == len(streets) - 1 and bool(record.board)  # the deck ran short: one community card
+        rounds.append({"id": len(rounds), "street": STUD_ROUNDS[index], **({"cards": list(record.board)} if shared
+                                                                            else {}), "actions": betting})
         if index == 0:
             betting += [action(a.seat, "Post Ante", amount=a.added, is_allin=a.all_in) for a in actions
                         if a.kind == "ante"]
@@ -159,7 +163,8 @@ def _stud_rounds(record: HandRecord, action: Any) -> list[dict[str, Any]]:
                 continue
             dealt = list(record.hole_cards.get(s, ()))
             new = [c for c in (dealt[:3] if index == 0 else dealt[index + 2:index + 3]) if c]
-            betting.append(action(s, "Dealt Cards", **({"cards": new} if new else {})))
+            if not shared:  # (a community card is the round's, dealt to nobody)
+                betting.append(action(s, "Dealt Cards", **({"cards": new} if new else {})))
         for a in actions:
             if a.street != street or a.kind == "ante":
                 continue

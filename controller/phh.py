@@ -14,7 +14,8 @@ antes are implied by ``antes`` and ``blinds_or_straddles`` and are not written a
 Stud games (pokerkit's ``F7S``, ``F7S/8``, ``FR``): ``p1`` is the first seat left of the dealer; ``antes``,
 ``bring_in``, ``small_bet`` and ``big_bet``, no blinds. Each street's cards are dealt before its actions, to every
 seat still in: ``d dh p1 ????7h`` on third street (two down, one up), one card each street after (``d dh p1 Kd``;
-the seventh down, ``??`` when unknown). ``p1 pb`` posts the bring-in; a completion, bet or raise is ``cbr``.
+the seventh down, ``??`` when unknown; where the deck ran short, seventh street's one community card is ``d db
+Kd`` instead). ``p1 pb`` posts the bring-in; a completion, bet or raise is ``cbr``.
 Who brings it in and who acts first on each street are not written: they follow from the up cards
 (``controller.stud``), as pokerkit finds them.
 
@@ -54,7 +55,7 @@ def to_phh(
     hand's ``hole_cards`` are each seat's cards in the order dealt, ``""`` or ``??`` for a card this copy does not
     show (``board``: none)."""
     if hand.variant.stud:
-        return _stud_to_phh(hand, hole_cards or {}, shown, finishing_stacks, **extra)
+        return _stud_to_phh(hand, hole_cards or {}, board, shown, finishing_stacks, **extra)
     variant = hand.variant.phh_code or (hand.variant.code if hand.variant.code in TABLE_CODES else None)
     if variant is None or (variant == "PO" and hand.variant.hole_cards != 4):
         raise ValueError(f"PHH has no variant code for {hand.variant.code}")
@@ -122,8 +123,8 @@ def to_phh(
     return out
 
 
-def _stud_to_phh(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]], shown: Sequence[int],
-                 finishing_stacks: Mapping[int, int] | None, **extra: Any) -> dict[str, Any]:
+def _stud_to_phh(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]], board: Sequence[str],
+                 shown: Sequence[int], finishing_stacks: Mapping[int, int] | None, **extra: Any) -> dict[str, Any]:
     order = hand.order
     player = {seat: f"p{i + 1}" for i, seat in enumerate(order)}
     starting = starting_stacks(hand)
@@ -134,6 +135,8 @@ def _stud_to_phh(hand: BettingHand, hole_cards: Mapping[int, Sequence[str]], sho
     folded_on = {a.seat: hand.variant.streets.index(a.street) for a in hand.actions if a.kind == "fold"}
 
     def deal(street: int) -> list[str]:
+        if street == 4 and board:  # the deck ran short: seventh street is one community card (d db)
+            return [f"d db {''.join(board)}"]
         lines = []
         for s in order:
             if folded_on.get(s, 99) < street:
@@ -347,6 +350,7 @@ def _replay_stud(phh: Mapping[str, Any], variant: Any, rules: RuleProfile
         raise ValueError(f"seats {seats} are not clockwise from the dealer")
     seat_of = {f"p{i + 1}": s for i, s in enumerate(seats)}
     dealt: dict[int, list[str]] = {s: [] for s in seats}  # in the order dealt, "??" where unknown
+    community: list[str] = []  # seventh street's one card for every seat, where the deck ran short
     shown: list[int] = []
 
     def open_streets() -> None:
@@ -354,7 +358,7 @@ def _replay_stud(phh: Mapping[str, Any], variant: Any, rules: RuleProfile
             if hand.awaiting_opener:
                 live = hand.live_seats
                 k = hand.street_index
-                if any(len(dealt[s]) < 3 + k for s in live):
+                if any(len(dealt[s]) + len(community) < 3 + k for s in live):
                     return  # the street's cards are not all dealt yet
                 if k == 0:
                     first = stud.bring_in_seat({s: dealt[s][2] for s in live}, variant.stud)
@@ -375,6 +379,8 @@ def _replay_stud(phh: Mapping[str, Any], variant: Any, rules: RuleProfile
                 seat = seat_of[words[2]]
                 text = words[3] if len(words) > 3 else ""
                 dealt[seat] += [text[i:i + 2] for i in range(0, len(text), 2)]
+            elif words[1] == "db":
+                community += parse_cards(words[2]) if len(words) > 2 else []
             continue
         open_streets()
         seat = seat_of[words[0]]
@@ -395,7 +401,7 @@ def _replay_stud(phh: Mapping[str, Any], variant: Any, rules: RuleProfile
             raise ValueError(f"unsupported PHH action {raw!r}")
     open_streets()
     hole = {s: [c for c in cards if c != "??"] for s, cards in dealt.items()}
-    return hand, hole, [], shown
+    return hand, hole, community, shown
 
 
 def _end_streets(hand: BettingHand, street_index: int) -> None:

@@ -38,7 +38,9 @@ Stud games in PokerStars' stud layout (``7 Card Stud Limit``, ``7 Card Stud Hi/L
 button, the antes, then ``*** 3rd STREET ***`` to ``*** 6th STREET ***`` and ``*** RIVER ***`` (seventh street),
 each opening with a ``Dealt to`` line per seat still in: the cards it had, then the new one (``Dealt to seat1 [9h 2c
 Kd] [5s]``; down cards only where the copy may show them). ``brings in for 2``, ``completes it to 4``; a shown razz
-hand's words are its low (``Lo: 7,5,4,2,A``).
+hand's words are its low (``Lo: 7,5,4,2,A``). Where the deck ran short, the one community card is written as the
+flop games write a street's board card, ``*** RIVER *** [Ks]``, with no ``Dealt to`` lines, and in the summary's
+``Board [Ks]``; a shown hand lists the player's own six cards, its words count the community card.
 """
 
 from __future__ import annotations
@@ -174,7 +176,8 @@ def _stud_text(record: HandRecord) -> str:
     uncalled = record.uncalled()
     streets = hand.variant.streets
     for index, street in enumerate(streets[:record.streets_played()]):
-        lines.append(f"*** {STUD_STREET_NAMES[index]} ***")
+        community = f" [{' '.join(record.board)}]" if index == len(streets) - 1 and record.board else ""
+        lines.append(f"*** {STUD_STREET_NAMES[index]} ***{community}")  # (the deck ran short: a shared card)
         for s in hand.order:
             if s in folded and streets.index(folded[s]) < index:
                 continue
@@ -221,6 +224,8 @@ def _stud_text(record: HandRecord) -> str:
     lines.append("*** SUMMARY ***")
     pots = "".join(f" {label.capitalize()} {amount}." for label, (amount, _) in zip(labels, record.pots))
     lines.append(f"Total pot {record.total_pot}{pots if len(record.pots) > 1 else ''} | Rake 0")
+    if record.board:
+        lines.append(f"Board [{' '.join(record.board)}]")
     put_in = {a.seat for a in actions if a.kind in ("call", "bet", "raise", "complete", "bring_in")}
     for s in record.seats:
         if s in folded:

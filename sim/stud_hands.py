@@ -561,7 +561,8 @@ def hand_from_phh(phh: Mapping[str, Any], rng: random.Random) -> StudHand:
         deal_street()
         if words[:2] == ["d", "db"]:  # seventh street's one community card
             street = 4
-            hand.moves.append(("burn", deck.pop(), None))
+            if deck:  # (else the community card is the burn card dealt again)
+                hand.moves.append(("burn", deck.pop(), None))
             hand.moves.append(("board", phhlib.parse_cards(words[2])[0], None))
         elif words[0] != "d" and words[1] != "sm":
             if not played:

@@ -81,6 +81,7 @@ FRONT_END_ANTENNAS = 8  # the reference board: each front end's switch takes 8 a
 HINT_EVERY = 3  # a watched antenna is visited again after every third slot of its front end
 HINTED_MOST = 4  # more antennas watched than this: the plain schedule (a pass would grow too long)
 PARK_EVERY_MS = 500  # a parked antenna is read whole this often: a chip taken away is missed no longer (PARK, 1.2)
+RECENT_CYCLES = 3  # a parked front end's other antennas hold what they were read with in this many cycles before
 _PARKED_UNKNOWN = -1  # after a (re)connect the host does not know where the reader's front ends are parked
 
 
@@ -168,10 +169,12 @@ class FirmwareReader(ReaderBackend):
         self._cycle: _CycleInProgress | None = None
         self._synchronised = False  # seen the end of a cycle since the link came up
         self._last_reads: dict[int, list[TagRead]] = {}  # wire antenna -> reads of the last cycle that had it
-        # wire antenna -> its last whole reading (a stack read in turns: all its parts), and the parts read since:
-        # what a parked front end's other antennas hold as far as anyone knows
+        # wire antenna -> its last whole reading (a stack read in turns: all its parts), the parts read since, and its
+        # reads in its last cycles: what a parked front end's other antennas hold as far as anyone knows (a tag the
+        # last reading missed is not gone)
         self._whole: dict[int, list[TagRead]] = {}
         self._parts: dict[int, list[TagRead]] = {}
+        self._recent: dict[int, list[list[TagRead]]] = {}
         # Faulted wire antennas. Kept across reconnects: a fault ends with CLEARED or with an INVENTORY
         # for the antenna (a reader reports none for a faulted antenna), e.g. after a reboot.
         self._faulted: set[int] = set()
@@ -485,12 +488,14 @@ class FirmwareReader(ReaderBackend):
                 self._parts[antenna] = self._parts.get(antenna, []) + reads
             else:
                 self._whole[antenna] = self._parts.pop(antenna, []) + reads
+            self._recent[antenna] = [*self._recent.get(antenna, ())[1 - RECENT_CYCLES:], reads]
         unread = set()  # carried, not read: their zones are not read whole in this cycle
         for antenna in carried:
             if antenna in reads_by_antenna:
                 continue
             if antenna in cycle.suspended and antenna in self._whole:  # a stack whose reading was under way too
-                reads_by_antenna[antenna] = _merge(self._whole[antenna] + self._parts.get(antenna, []))
+                reads_by_antenna[antenna] = _merge(self._whole[antenna] + self._parts.get(antenna, [])
+                                                   + [read for reads in self._recent[antenna] for read in reads])
                 unread.add(antenna)
             elif antenna in self._last_reads:
                 reads_by_antenna[antenna] = self._last_reads[antenna]

@@ -13,6 +13,9 @@ with one deck and a generated chip set. For each hand it
    and turns the board cards;
 5. finally clears the table.
 
+A stud hand (``F7S``, ``F7S/8``, ``FR``) is dealt instead on a simulated stud table of its own, set for its game,
+stakes and players (``sim.stud_hands``: up cards on antennas of their own, the bring-in and bets as chips).
+
 The moves go through the simulated field, the readers (perfect, or with the RF noise model), the HAL's zone
 tracker and the real controller (cards and chips), exactly as at a table: on the table driver the scenario tests play
 on (``sim.table_driver``), which this replay steps on a schedule of its own (every cycle right after a move, else
@@ -40,13 +43,13 @@ from controller.rules import EXPOSED_BURN_AFTER_DEAL
 from controller.table import TableSetup
 from sim.field import TableField
 from sim.noise import NoiseModel
+from sim.stud_hands import PHH_GAMES as STUD_PHH_GAMES
 from sim.table_driver import TableDriver, debounce_by_pile
 
 DENOMINATIONS = (1, 5, 25, 100, 500, 1000, 5000, 25000, 100000)
 SEATS = 10
 CYCLE_S = 0.05
 PHH_VARIANTS = {"NT": "NLHE", "PO": "PLO", "FT": "FLHE", "FO/8": "FLO8", "PLO8": "PLO8", "FLHE8": "FLHE8"}
-STUD_VARIANTS = ("F7S", "F7S/8", "FR")  # dealt on a stud table of their own (sim.stud_hands)
 ORDER_WINDOW_S = 1.0  # arrivals come out in the order the tags were first read (hal.zones)
 MIN_RSSI_DBM = -60  # between a tag at a zone's edge (about -55 dBm) and one read through the next antenna (-65)
 
@@ -395,7 +398,7 @@ class ReplayTable:
 
     def replay(self, phh: Mapping[str, Any], name: str = "") -> HandResult:
         """Play one hand history on the table and return the controller's reconstruction."""
-        if phh.get("variant") in STUD_VARIANTS:
+        if phh.get("variant") in STUD_PHH_GAMES:  # dealt on a stud table of their own
             return self._replay_stud(phh, name)
         if phh.get("variant") not in PHH_VARIANTS:
             return HandResult(name, False, f"variant {phh.get('variant')!r} cannot be replayed on the simulated table "

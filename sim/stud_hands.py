@@ -541,10 +541,10 @@ def hand_from_phh(phh: Mapping[str, Any], rng: random.Random) -> StudHand:
     def deal_street() -> None:
         """The street's cards dealt as a dealer deals them: one round at a time, each seat in turn."""
         nonlocal street
-        for _round in range(max((n for _seat, n in to_deal), default=0)):
+        for deal_round in range(max((n for _seat, n in to_deal), default=0)):
             for seat, n in to_deal:
                 k = len(hand.hole[seat])
-                if k >= len(dealt[seat]) or n <= _round:
+                if k >= len(dealt[seat]) or n <= deal_round:
                     continue
                 if max(0, k - 2) > street:  # the first card of a later street: a burn before it
                     street = k - 2

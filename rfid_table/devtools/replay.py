@@ -22,15 +22,14 @@ from controller.rules import PROFILES
 
 EXIT_DIFFERENCES, EXIT_USAGE = 1, 2
 FIXED_LIMIT = "FT"
-STUD_CODES = ("F7S", "F7S/8", "FR")  # pokerkit's Seven Card Stud, Stud hi-lo and Razz: dealt on a stud table
 
 
 def input_problem(history: dict, text: str, path: Path) -> str | None:
     """Why a hand history cannot be played, as ``FILE[:LINE]: reason``; None when it can be."""
     from controller import phh as phhlib  # noqa: PLC0415
-    from sim.stud_hands import hand_from_phh  # noqa: PLC0415
+    from sim.stud_hands import PHH_GAMES as STUD_CODES, hand_from_phh  # noqa: PLC0415
 
-    stud = history.get("variant") in STUD_CODES
+    stud = history.get("variant") in STUD_CODES  # dealt on a stud table
     needed = ("variant", "bring_in", "small_bet", "big_bet") if stud else ("variant", "blinds_or_straddles")
     missing = [key for key in (*needed, "starting_stacks", "actions") if key not in history]
     if history.get("variant") == FIXED_LIMIT:

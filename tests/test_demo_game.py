@@ -22,7 +22,7 @@ def test_each_game_is_dealt_on_a_table_that_reads_its_chips(tmp_path):
     horse = table(HORSE)
     assert (horse.game.variant, horse.game.rotation) == ("flhe", ("flhe", "razz", "stud", "flo8", "stud8"))
     assert horse.chips is not None and {game.name: game.stakes.bring_in for game in horse.game.games().games
-                                        if not game.button} == {"razz": 5, "stud": 5, "stud8": 5}
+                                        if not game.button} == {"razz": 15, "stud": 15, "stud8": 15}
     stud = table(("stud8",))
     assert (stud.game.variant, stud.game.rotation, stud.chips is not None) == ("stud8", (), True)
     assert (stud.game.ante, stud.game.bring_in, stud.game.small_bet, stud.game.big_bet) == (5, 10, 25, 50)

@@ -31,12 +31,12 @@ def test_a_horse_rotation_is_read_from_the_chips_each_game_at_its_stakes():
                   if e["hand"] == hand and e["type"] == "action" and e["public"]["action"] in (
                       "ante", "post_sb", "post_bb", "bring_in")}
         if game in ("flhe", "flo8"):
-            assert forced == {("post_sb", 10), ("post_bb", 20)}, (hand, game)
-            assert (started[hand]["small_blind"], started[hand]["big_blind"]) == (10, 20)
+            assert forced == {("post_sb", 25), ("post_bb", 50)}, (hand, game)
+            assert (started[hand]["small_blind"], started[hand]["big_blind"]) == (25, 50)
         else:
-            assert ("ante", 5) in forced and {a for a, _ in forced} <= {"ante", "bring_in"}, (hand, game)
+            assert ("ante", 10) in forced and {a for a, _ in forced} <= {"ante", "bring_in"}, (hand, game)
             assert (started[hand]["ante"], started[hand]["bring_in"], started[hand]["small_bet"],
-                    started[hand]["big_bet"]) == (5, 5, 20, 40)
+                    started[hand]["big_bet"]) == (10, 15, 50, 100)
     # TDA 4: the button moves after each flop hand, then stays through the stud round: Omaha hi-lo's first hand
     # has the button next after limit hold'em's last
     flop_buttons = [started[hand]["button"] for hand, game in games.items() if game in ("flhe", "flo8")]

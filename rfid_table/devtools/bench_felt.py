@@ -9,7 +9,9 @@ muck; a dwell ends once its stack is read whole). The load of the reference read
 (:data:`rfid_table.devtools.bench_reader.TABLE`: 2 cards a seat, 10 chips a bet, board 5, burn 3, muck 20, pot 40)
 lies on it all along as tags of no deck and no chip set, so every pass reads a table mid-hand. The daemon's pipeline,
 loop and publisher are ``bench_bought``'s (as ``rfid-table run`` builds them), and so is the subscriber in a process
-of its own.
+of its own. The chips reader is parked on the seat to act's betting zone (``park_ms``: protocol 1.2's PARK, the zone's
+chips kept quiet and the stack read whole every ``park_ms``; 0: never parked), and ``noise`` loses each tag's answer
+to a round with that chance.
 
 The same on a table of readers one buys (``kind`` ``metratec``: ``config/table-metratec.toml``; ``feig``:
 ``config/table-feig.toml``), each reader its emulator on the wall clock as ``bench_bought`` runs it, with the same
@@ -326,8 +328,8 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                     firmware = table_firmware_config(config, reader.name, reader.antennas)
                     device = ModelledReader(field, reader=reader.name, config=firmware,
                                             link_path=Path(directory) / f"reader-{reader.name}", missed_answer=noise)
-                    # the seat to act's betting zone after every slot of its front end; the next seats' cards
-                    # after every third (two of them, and a card reader's pass is what the deal waits on)
+                    # the seat to act's betting zone after every slot of its front end (or parked there); the next
+                    # seats' cards after every third (two of them, and a card reader's pass is what the deal waits on)
                     every = 1 if reader.name == chip_reader else HINT_EVERY
                     backends.append(serial_reader(reader.name, device.path, antennas=reader.antennas,
                                                   cycle_s=reader.cycle_s,

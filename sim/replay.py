@@ -41,12 +41,12 @@ from controller.domain import DomainEvent
 from controller.game import GameController
 from controller.rules import EXPOSED_BURN_AFTER_DEAL
 from controller.table import TableSetup
+from sim.chip_change import DENOMINATIONS, chips_for, split_uids
 from sim.field import TableField
 from sim.noise import NoiseModel
-from sim.stud_hands import PHH_GAMES as STUD_PHH_GAMES
+from sim.stud_hands import PHH_GAMES as STUD_PHH_GAMES  # (sim.stud_hands' chip arithmetic: sim.chip_change)
 from sim.table_driver import TableDriver, debounce_by_pile
 
-DENOMINATIONS = (1, 5, 25, 100, 500, 1000, 5000, 25000, 100000)
 SEATS = 10
 CYCLE_S = 0.05
 PHH_VARIANTS = {"NT": "NLHE", "PO": "PLO", "FT": "FLHE", "FO/8": "FLO8", "PLO8": "PLO8", "FLHE8": "FLHE8"}
@@ -70,24 +70,6 @@ def table_zones(seats: int = SEATS) -> dict[str, tuple[str, int]]:
     for i, name in enumerate(("board", "burn", "muck", "pot")):
         zones[name] = ("main", 2 * seats + 1 + i)
     return zones
-
-
-def chips_for(amount: int, smallest_at_most: int | None = None,
-              denominations: Sequence[int] = DENOMINATIONS) -> list[int]:
-    """The chips a player pushes for ``amount``: largest first, and, where ``smallest_at_most`` is given, with at
-    least two chips of which one is no larger than it (a raise must read as a raise, see the module docstring).
-    Raises ``ValueError`` when the denominations cannot make the amount."""
-    if smallest_at_most is not None:
-        small = max((d for d in denominations if d <= min(smallest_at_most, amount - 1)), default=None)
-        if small is not None:
-            return sorted(chips_for(amount - small, None, denominations) + [small], reverse=True)
-    out = []
-    for chip in sorted(denominations, reverse=True):
-        n, amount = divmod(amount, chip)
-        out += [chip] * n
-    if amount:
-        raise ValueError(f"chips of {sorted(denominations)} cannot make {sum(out) + amount}")
-    return out
 
 
 @dataclass
@@ -240,9 +222,9 @@ class HandScript:
             for s in order:
                 if zone_uids[s]:
                     back = returned.get(s, 0)
-                    to_player, to_pot = _split_uids(zone_uids[s], self.chip_set, back)
+                    to_player, to_pot = split_uids(zone_uids[s], self.chip_set, back)
                     if back and not to_player:  # no exact change in the zone: the dealer makes it from the pot
-                        to_player, _ = _split_uids(zone_uids[s] + pot_uids + into_pot, self.chip_set, back)
+                        to_player, _ = split_uids(zone_uids[s] + pot_uids + into_pot, self.chip_set, back)
                         to_pot = [u for u in zone_uids[s] if u not in to_player]
                         for u in to_player:
                             for pile in (pot_uids, into_pot):
@@ -473,39 +455,6 @@ class ReplayTable:
             step = CYCLE_S if fine or t < self._fine_until else 0.5
             t = min(until, t + step)
             driver.read_at(t)
-
-
-def _split_uids(uids: list[str], values: Mapping[str, int], back: int) -> tuple[list[str], list[str]]:
-    """Choose chips worth exactly ``back`` among ``uids`` to go back to the player (the uncalled part of a bet); the
-    rest goes into the pot. ``([], uids)`` when no set of these chips makes the amount."""
-    if back <= 0:
-        return [], list(uids)
-    # made[k]: the sums (bit s: the sum s, up to back) the first k chips make, until one makes back. A big int
-    # adds a chip's every sum in one shift: change from a big pot is hundreds of sums over dozens of chips.
-    within = (1 << (back + 1)) - 1
-    made = [1]
-    for uid in uids:
-        sums = made[-1]
-        made.append(sums | (sums << values[uid]) & within)
-        if made[-1] >> back & 1:
-            break
-    else:
-        return [], list(uids)
-    # From back down to 0, each sum as the first chip that made it made it: the chip, and the sum before it.
-    chosen = set()
-    total, upto = back, len(made) - 1
-    while total:
-        lo, hi = 1, upto  # the first k with the sum in made[k] (a sum once made stays made)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if made[mid] >> total & 1:
-                hi = mid
-            else:
-                lo = mid + 1
-        chosen.add(lo - 1)
-        total -= values[uids[lo - 1]]
-        upto = lo - 1
-    return [u for i, u in enumerate(uids) if i in chosen], [u for i, u in enumerate(uids) if i not in chosen]
 
 
 def compare(original: Mapping[str, Any], reconstructed: Mapping[str, Any]) -> list[str]:

@@ -145,7 +145,7 @@ def engine_stud_hand(rng: random.Random, game: str, seats: Sequence[int], stacks
     from controller.betting import VARIANTS, BettingHand  # noqa: PLC0415
     from controller.rules import profile  # noqa: PLC0415
     from controller.showdown import award  # noqa: PLC0415
-    from sim.replay import chips_for  # noqa: PLC0415
+    from sim.chip_change import chips_for  # noqa: PLC0415
 
     ante, bring_in, small, big = stakes
     house = profile(rules)
@@ -332,7 +332,7 @@ def chip_steps(hand: StudHand, field, uid_of_card: Mapping[str, str], rack: Mapp
     the raise, so that it reads as one: TDA 45), a check is nothing at all, a fold sends the cards to the muck; before
     each later street's burn the dealer collects the bets into the pot, an uncalled part back to its owner. Each
     step waits ``pace_s`` after a card and ``push_s`` after chips (the table reads a push once its chips settle)."""
-    from sim.replay import _split_uids, chips_for  # noqa: PLC0415 (the flop games' chip arithmetic)
+    from sim.chip_change import chips_for, split_uids  # noqa: PLC0415
 
     steps: list[Step] = []
     values = {uid: value for value, uids in rack.items() for uid in uids}
@@ -369,7 +369,7 @@ def chip_steps(hand: StudHand, field, uid_of_card: Mapping[str, str], rack: Mapp
         uncalled = bet_of(top) - max(bet_of(s) for s in hand.seats if s != top)
         back: list[str] = []
         if uncalled > 0:
-            back, stays = _split_uids(bets[top], values, uncalled)
+            back, stays = split_uids(bets[top], values, uncalled)
             if not back:  # no exact change in the zone: the dealer takes it all and puts the called part in
                 back, stays = list(bets[top]), take(bet_of(top) - uncalled)
             bets[top] = stays

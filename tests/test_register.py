@@ -116,10 +116,10 @@ class Tool:
 
     def interrupt(self) -> int:
         self.process.send_signal(signal.SIGINT)
-        return self.process.wait(timeout=5)
+        return self.process.wait(timeout=30)  # a bound, not a pace: two busy cores start Python slowly
 
     def wait(self) -> int:
-        return self.process.wait(timeout=10)
+        return self.process.wait(timeout=30)
 
     def stderr(self) -> str:
         return self.process.stderr.read()

@@ -85,7 +85,11 @@ class Tool:
         self.lines: list[str] = []
         self._queue: queue.Queue = queue.Queue()
         self._seen = 0
+        self._stderr: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
+        # stderr read as it comes too: a command that logs more than a pipe holds would otherwise block on it
+        self._stderr_done = threading.Thread(target=lambda: self._stderr.extend(self.process.stderr), daemon=True)
+        self._stderr_done.start()
 
     def _read(self) -> None:
         for line in self.process.stdout:
@@ -116,13 +120,18 @@ class Tool:
 
     def interrupt(self) -> int:
         self.process.send_signal(signal.SIGINT)
-        return self.process.wait(timeout=30)  # a bound, not a pace: two busy cores start Python slowly
+        return self.wait()
 
     def wait(self) -> int:
-        return self.process.wait(timeout=30)
+        try:
+            return self.process.wait(timeout=30)  # a bound, not a pace: two busy cores start Python slowly
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            raise AssertionError("the command did not end; its stderr:\n" + self.stderr()[-3000:]) from None
 
     def stderr(self) -> str:
-        return self.process.stderr.read()
+        self._stderr_done.join(10)
+        return "".join(self._stderr)
 
     def close(self) -> None:
         if self.process.poll() is None:

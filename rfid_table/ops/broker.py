@@ -100,6 +100,9 @@ class PrivateBroker:
         self.conf = conf
         self.port = port or free_port()
         self.ws_port = free_port()  # MQTT over WebSockets, and the pages (overlay, console) over HTTP
+        # Ports picked here may be taken between the pick and mosquitto's bind (a client's own port, another
+        # process's pick): until the first start succeeds they are picked again.
+        self._repick = port is None
         self.host = "127.0.0.1"
         self._dir = tempfile.TemporaryDirectory(prefix="rfid-table-broker-")
         self._proc: subprocess.Popen | None = None
@@ -107,6 +110,16 @@ class PrivateBroker:
         self._overlay_password = secrets.token_urlsafe(18)  # the same after a restart: open pages log in again
 
     def start(self, timeout_s: float = 10.0) -> "PrivateBroker":
+        for _attempt in range(3 if self._repick else 1):
+            try:
+                return self._start(timeout_s)
+            except BrokerError as exc:
+                if not (self._repick and "Address already in use" in str(exc)):
+                    raise
+                self.port, self.ws_port = free_port(), free_port()
+        return self._start(timeout_s)
+
+    def _start(self, timeout_s: float) -> "PrivateBroker":
         text = self.conf.read_text()
         text, count = re.subn(r"(?m)^listener\s+\d+", f"listener {self.port}", text, count=1)
         if count != 1:
@@ -140,6 +153,7 @@ class PrivateBroker:
                 socket.create_connection((self.host, self.port), timeout=0.2).close()
                 if "protocol websockets" in text:
                     socket.create_connection((self.host, self.ws_port), timeout=0.2).close()
+                self._repick = False  # a restart keeps the ports its clients know
                 return self
             except OSError:
                 time.sleep(0.05)

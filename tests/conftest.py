@@ -233,14 +233,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.micropython)
         if any(word in name for name in names for word in PROCESS_WORDS):
             item.add_marker(pytest.mark.process)
-    # The files of long tests first: xdist hands out whole files (--dist loadfile) in this order, so the two workers
-    # end together on the short pure files instead of one waiting for a long file that started last.
-    rank: dict[str, int] = {}
-    for item in items:
-        tiers = {tier for tier in TIERS if item.get_closest_marker(tier)}
-        mine = 0 if tiers - {"broker"} else 1 if tiers else 2
-        rank[item.nodeid.split("::")[0]] = min(mine, rank.get(item.nodeid.split("::")[0], 2))
-    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable: a file's tests keep their order
     if config.getoption("fast"):
         tiered = {item: any(item.get_closest_marker(tier) for tier in TIERS) for item in items}
         config.hook.pytest_deselected(items=[item for item in items if tiered[item]])

@@ -76,12 +76,20 @@ def table(tmp_path, reader):
     return field, path
 
 
+def as_from_a_terminal() -> None:
+    """In the command's process before it runs: Ctrl-C (SIGINT) at its default, as a shell starts a command. A
+    child inherits an ignored or blocked signal, and a full run's worker had SIGINT so after other tests: the
+    command then never saw the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 class Tool:
     """The command in a subprocess: its output lines as they come, its stdin to type into."""
 
     def __init__(self, *args: str):
         self.process = subprocess.Popen(RFID_TABLE + list(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
+                                        stderr=subprocess.PIPE, text=True, preexec_fn=as_from_a_terminal)
         self.lines: list[str] = []
         self._queue: queue.Queue = queue.Queue()
         self._seen = 0

@@ -205,8 +205,12 @@ class RoomService:
         """A stop: store what had already been delivered (up to DRAIN_S). The instance stays in the share: the
         broker keeps its part of later hands in its session for its next start."""
         self._drain_until = time.monotonic() + DRAIN_S
+        self._store_until_quiet(0.5, lambda: time.monotonic() < (self._drain_until or 0.0))
+
+    def _store_until_quiet(self, quiet_s: float, going_on: Callable[[], bool]) -> None:
+        """Store what is delivered until nothing came for ``quiet_s``, or ``going_on`` says stop."""
         quiet_since = time.monotonic()
-        while time.monotonic() < self._drain_until and time.monotonic() - quiet_since < 0.5:
+        while going_on() and time.monotonic() - quiet_since < quiet_s:
             try:
                 delivered = self.inbox.get(timeout=0.1)
             except queue.Empty:
@@ -234,14 +238,7 @@ class RoomService:
                           self.client_id)
                 self.client.disconnect()
                 return EX_UNAVAILABLE
-            quiet_since = time.monotonic()
-            while not self.stop.is_set() and time.monotonic() - quiet_since < RETIRE_QUIET_S:
-                try:
-                    delivered = self.inbox.get(timeout=0.1)
-                except queue.Empty:
-                    continue
-                self._handle(delivered)
-                quiet_since = time.monotonic()
+            self._store_until_quiet(RETIRE_QUIET_S, lambda: not self.stop.is_set())
             left = self.counts.left + self.inbox.qsize()
             if self.stop.is_set() or left:
                 log.warning("retiring %s: stopped with %d message(s) not stored; the session is kept: retire it "

@@ -35,9 +35,9 @@ What the zone tracker sees when things go wrong, and why:
   pass, and once in the pass under way (a reader of 1.1); the plain schedule again once nothing is watched, and
   again after a reconnect (a reader boots with its own). Each visit of a watched antenna is handed on as it
   reports (``take_early_reads``), with whether it read its whole field (UNRESOLVED clear, 1.1).
-* **A stack read as it grows** (a reader of 1.2 with the PARK capability, ``park_every_ms`` given): while one
-  antenna is watched (the seat to act's betting zone), the reader is told to park its front end there (PARK, spec
-  6.13): the field stays on, the tags read there are kept quiet, and each round reports only the tags put down
+* **A stack read as it grows** (a reader of 1.2 with the PARK capability, ``park_every_ms`` given): on the antenna
+  the table expects a tag on now (``watch_antennas``' ``park``: the next seat's cards during the deal, the seat to
+  act's bets), the reader is told to park its front end (PARK, spec 6.13): the field stays on, the tags read there are kept quiet, and each round reports only the tags put down
   since (QUIET), read whole again every ``park_every_ms``. The antenna's reads are the picture its last whole
   reading gave and the rounds since added to. The front end's other antennas are not scanned meanwhile: unknown,
   not empty, so their last reads are carried (and their zones not counted as read) until the reader scans them
@@ -265,10 +265,10 @@ class FirmwareReader(ReaderBackend):
         """Whether some antenna's reads are wanted as soon as it reports (``watch_antennas``)."""
         return bool(self._watched)
 
-    def watch_antennas(self, antennas: set[int]) -> None:
+    def watch_antennas(self, antennas: set[int], park: int | None = None) -> None:
         self._watched = frozenset(antenna - self.antenna_base for antenna in antennas)
         if self.park_every_ms and self.link.is_up:
-            self._park(self._park_target())
+            self._park(self._park_target(None if park is None else park - self.antenna_base))
         if self.dwells is None or not self.link.is_up:
             return
         schedule = hinted_schedule(self.dwells, self._watched, self.hint_every, self.front_ends)
@@ -276,12 +276,17 @@ class FirmwareReader(ReaderBackend):
             self._scheduled = schedule
             self.link.send(SetSchedule(0, schedule))
 
-    def _park_target(self) -> int | None:
-        """The antenna to park on: the one watched (the seat to act's betting zone), on a reader that can."""
+    def _park_target(self, antenna: int | None) -> int | None:
+        """The wire antenna to park on: the one the table expects a tag on now, on a reader that can."""
         identity = self.link.identity
-        if len(self._watched) != 1 or identity is None or not identity.capabilities & Capability.PARK:
+        if antenna is None or identity is None or not identity.capabilities & Capability.PARK:
             return None
-        return next(iter(self._watched))
+        return antenna
+
+    @property
+    def parked(self) -> int | None:
+        """The antenna (configuration number) the reader was last told to park on; None: parked nowhere."""
+        return None if self._parked in (None, _PARKED_UNKNOWN) else self._parked + self.antenna_base
 
     def _park(self, antenna: int | None) -> None:
         if antenna == self._parked:

@@ -444,7 +444,7 @@ class Pn5180Reader(ReaderBackend):
         self.cycles_emitted += len(ready)
         return [InventoryCycle(self.name, now, reads) for reads in ready]
 
-    def watch_antennas(self, antennas: set[int]) -> None:
+    def watch_antennas(self, antennas: set[int], park: int | None = None) -> None:
         self._watched = frozenset(antennas)
 
     def take_early_reads(self) -> list[EarlyReads]:

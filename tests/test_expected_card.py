@@ -56,19 +56,20 @@ def test_the_next_seat_in_the_dealing_order_is_believed_on_one_read_a_card_elsew
 
 
 def test_what_the_table_expects_follows_the_deal_round_the_table():
-    """Button 4 of seats 1, 2, 4, 6: the deal goes 6, 1, 2, 4, twice; the next two seats are expected, from before
-    the first card; nothing once each has two cards, after the flop, or where the players are not known yet."""
+    """Button 4 of seats 1, 2, 4, 6: the deal goes 6, 1, 2, 4, twice; the next two seats are expected, the next
+    first (a reader parks there), from before the first card; nothing once each has two cards, after the flop, or
+    where the players are not known yet."""
     def snapshot(cards: dict[int, int], phase: str = "preflop", hand: int | None = 7) -> dict:
         return {"hand": hand, "phase": phase, "button": 4, "players": [1, 2, 4, 6],
                 "seats": [{"seat": s, "cards": cards.get(s, 0)} for s in range(1, 7)]}
 
-    assert expected_card_zones(snapshot({}), 2) == {"seat6.cards", "seat1.cards"}
-    assert expected_card_zones(snapshot({6: 1, 1: 1}), 2) == {"seat2.cards", "seat4.cards"}
-    assert expected_card_zones(snapshot({6: 1, 1: 1, 2: 1}), 2) == {"seat4.cards", "seat6.cards"}
-    assert expected_card_zones(snapshot({6: 1, 1: 1, 2: 1, 4: 1}), 2) == {"seat6.cards", "seat1.cards"}
-    assert expected_card_zones(snapshot({6: 2, 1: 2, 2: 2, 4: 1}), 2) == {"seat4.cards"}
-    assert expected_card_zones(snapshot({6: 2, 1: 2, 2: 2, 4: 2}), 2) == set()
-    assert expected_card_zones(snapshot({6: 1}, phase="flop"), 2) == set()
+    assert expected_card_zones(snapshot({}), 2) == ["seat6.cards", "seat1.cards"]
+    assert expected_card_zones(snapshot({6: 1, 1: 1}), 2) == ["seat2.cards", "seat4.cards"]
+    assert expected_card_zones(snapshot({6: 1, 1: 1, 2: 1}), 2) == ["seat4.cards", "seat6.cards"]
+    assert expected_card_zones(snapshot({6: 1, 1: 1, 2: 1, 4: 1}), 2) == ["seat6.cards", "seat1.cards"]
+    assert expected_card_zones(snapshot({6: 2, 1: 2, 2: 2, 4: 1}), 2) == ["seat4.cards"]
+    assert expected_card_zones(snapshot({6: 2, 1: 2, 2: 2, 4: 2}), 2) == []
+    assert expected_card_zones(snapshot({6: 1}, phase="flop"), 2) == []
     # between hands: the next hand's first two seats (the button there is the next hand's)
-    assert expected_card_zones(snapshot({}, phase="waiting", hand=None), 2) == {"seat6.cards", "seat1.cards"}
-    assert expected_card_zones({**snapshot({}, phase="waiting"), "players": None}, 2) == set()
+    assert expected_card_zones(snapshot({}, phase="waiting", hand=None), 2) == ["seat6.cards", "seat1.cards"]
+    assert expected_card_zones({**snapshot({}, phase="waiting"), "players": None}, 2) == []

@@ -111,7 +111,8 @@ def test_the_host_carries_the_waiting_antennas_and_hands_on_the_parked_stack_as_
                 events.extend(tracker.feed(cycle))
             for visit in reader.take_early_reads():
                 events.extend(tracker.feed_antenna("chips", visit.antenna, visit.reads, visit.t, visit.whole))
-            reader.watch_antennas({1} if reader.link.is_up and len(events) >= 15 else set())
+            watched = reader.link.is_up and len(events) >= 15
+            reader.watch_antennas({1} if watched else set(), 1 if watched else None)
             if until():
                 return
             time.sleep(0.002)
@@ -123,7 +124,7 @@ def test_the_host_carries_the_waiting_antennas_and_hands_on_the_parked_stack_as_
     try:
         run(lambda: len(events) >= 15)  # the table at rest: 10 + 3 + 2 arrived
         assert {e.uid for e in events if e.kind == "arrived"} == hexes(STACK + NEIGHBOUR + OTHER_FE)
-        run(lambda: reader._parked == 0)
+        run(lambda: reader.parked == 1)
         settled = len(events)
         new = [0xE004_0000_0000_1200 + n for n in range(20)]  # a push of twenty
         field.tags[1] += new

@@ -275,7 +275,7 @@ def _longest_passes(backends: list, passes: int = 6, timeout_s: float = 60.0) ->
 def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str], None] = lambda message: None,
                  hands: int = HANDS, seed: int = 1, load: list[tuple[str, int]] = LOAD, kind: str = "pn5180",
                  still_after_reads: int = STILL_AFTER_READS, settle_ms: int | None = None,
-                 park_ms: int = PARK_MS, noise: float = 0.0) -> dict:
+                 park_ms: int = PARK_MS, noise: float = 0.0, park_cards: bool = True) -> dict:
     """The figures of the module's docstring over ``hands`` hands with ``load`` at rest (zone, tags), on the
     readers of ``kind`` (``CONFIGS``); a private broker unless ``settings`` names one."""
     if kind == "pn5180" and find_micropython() is None:
@@ -287,7 +287,8 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
         broker = PrivateBroker().start()
         settings = MqttSettings(host=broker.host, port=broker.port)
     try:
-        return _measure(settings, progress, hands, seed, load, kind, still_after_reads, settle_ms, park_ms, noise)
+        return _measure(settings, progress, hands, seed, load, kind, still_after_reads, settle_ms, park_ms, noise,
+                        park_cards)
     finally:
         if broker is not None:
             broker.stop()
@@ -295,7 +296,7 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
 
 def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int, seed: int,
              load: list[tuple[str, int]], kind: str, still_after_reads: int, settle_ms: int | None,
-             park_ms: int = PARK_MS, noise: float = 0.0) -> dict:
+             park_ms: int = PARK_MS, noise: float = 0.0, park_cards: bool = True) -> dict:
     source = load_config(str(CONFIG_DIR / CONFIGS[kind]))
     config = dataclasses.replace(source, table_id=f"bench-felt-{os.getpid()}", broadcast_equity=False)
     if kind == "pn5180" and still_after_reads:  # a push is handed on once its zone reads unchanged (hal.zones)
@@ -329,14 +330,16 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                     device = ModelledReader(field, reader=reader.name, config=firmware,
                                             link_path=Path(directory) / f"reader-{reader.name}", missed_answer=noise)
                     # the seat to act's betting zone after every slot of its front end (or parked there); the next
-                    # seats' cards after every third (two of them, and a card reader's pass is what the deal waits on)
+                    # seats' cards after every third (two of them, and a card reader's pass is what the deal waits on),
+                    # the next one parked on while the deal flows (rfid_table.service.intake.CARD_PARK_S)
                     every = 1 if reader.name == chip_reader else HINT_EVERY
                     backends.append(serial_reader(reader.name, device.path, antennas=reader.antennas,
                                                   cycle_s=reader.cycle_s,
                                                   dwells=dwell_schedule(config.zones, reader.name, reader.antennas),
                                                   hint_every=every,
                                                   front_ends=[fe["antennas"] for fe in firmware["frontends"]],
-                                                  park_every_ms=park_ms if reader.name == chip_reader else None))
+                                                  park_every_ms=park_ms if park_cards or reader.name == chip_reader
+                                                  else None))
                 else:  # on the wall clock, as a reader on its cable (bench_bought)
                     device, link = _emulator(kind, field, reader, directory)
                     device.start()
@@ -403,7 +406,8 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                      "card_reader": card_reader, "chip_reader": chip_reader, "settle_ms": settle_ms,
                      "present_after_cycles": present_after,
                      "still_after_reads": config.debounce["chips"].still_after_reads,
-                     "park_ms": park_ms if kind == "pn5180" else 0, "noise": noise if kind == "pn5180" else 0.0,
+                     "park_ms": park_ms if kind == "pn5180" else 0,
+                     "park_cards": bool(park_ms and park_cards and kind == "pn5180"), "noise": noise if kind == "pn5180" else 0.0,
                      "irregular_cards": len(felt.irregular), "bet_rulings": len(felt.rulings),
                      "bet_ruling_codes": sorted({r.get("code") for r in felt.rulings}),
                      # the first few as the table gave them (code, seat, why), to find what the reading got wrong
@@ -464,9 +468,11 @@ if __name__ == "__main__":
                         help="RF noise on the modelled readers: the chance a tag's answer to a round is lost")
     parser.add_argument("--park-ms", type=int, default=PARK_MS,
                         help="the chips reader parked on the seat to act's bets, read whole this often (0: never)")
+    parser.add_argument("--no-park-cards", action="store_true",
+                        help="the cards reader never parked on the next seat in the dealing order")
     args = parser.parse_args()
     figures = measure_felt(progress=lambda message: print(message, file=sys.stderr, flush=True), hands=args.hands,
                            kind=args.kind, still_after_reads=args.still_after_reads, settle_ms=args.settle_ms,
-                           park_ms=args.park_ms, noise=args.noise)
+                           park_ms=args.park_ms, noise=args.noise, park_cards=not args.no_park_cards)
     print("\n".join(report_lines(figures)))
     print(json.dumps(figures))

@@ -91,7 +91,7 @@ class TablePipeline:
         base = f"{config.mqtt.topic_prefix}/{config.table_id}"
         self.command_intake = CommandIntake(command_gate or CommandGate(base), base, self.diagnostics)
         self.gpio_intake = GpioIntake(gpio) if gpio is not None else NoGpio()
-        self.reader_intake = ReaderIntake(readers, self.tracker, self.diagnostics,
+        self.reader_intake = ReaderIntake(readers, self.tracker, self.diagnostics, config.zones,
                                           expect_bets=bool(config.debounce["chips"].still_after_reads))
         # equity for the broadcast, computed in a process of its own (rfid_table/service/equity_worker.py)
         self.equity = (EquityWorker(config.game.hole_cards, config.game.omaha, config.game.hi_lo,
@@ -204,7 +204,7 @@ class TablePipeline:
         self._console_commands(now, record)
         self._network_commands(now, record, replies)
         self._gpio_inputs(now, record)
-        self.reader_intake.expect(self.controller)  # where the table expects a card, as the commands left it
+        self.reader_intake.expect(self.controller, now)  # where the table expects a card, as the commands left it
         for reading in self.reader_intake.take(now):
             self._apply(reading, record, reading.kind)
         self._tick(now, record)

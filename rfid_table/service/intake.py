@@ -120,21 +120,24 @@ class NoGpio:
 
 
 EXPECTED_AHEAD = 2  # the seats ahead in the dealing order the readers are told of (a schedule changes a pass late)
+# A reader parked on the next seat in the dealing order that has read no card there for this long scans its schedule
+# again until the next card is read: a card the dealer pitched to another seat is not left unseen.
+CARD_PARK_S = 1.0
 STUD_PHASES = ("waiting", *STUD_STREETS)  # a stud hand deals cards to the seats on every street
 
 
 def expected_card_zones(snapshot: dict, hole_cards: int, ahead: int = EXPECTED_AHEAD, stud: bool = False
-                        ) -> set[str]:
-    """The zones of the next ``ahead`` seats in the dealing order while hole cards are being dealt or the next hand's
-    deal is awaited (``snapshot``: the table's public snapshot), where a new card may be believed on its first read;
-    none otherwise. The next seat's and the one after: a reader told to visit a seat more often does so from its next
+                        ) -> list[str]:
+    """The zones of the next ``ahead`` seats in the dealing order, in that order, while hole cards are being dealt
+    or the next hand's deal is awaited (``snapshot``: the table's public snapshot), where a new card may be believed
+    on its first read; none otherwise. The next seat's and the one after: a reader told to visit a seat more often does so from its next
     pass, by when the dealer may have pitched the next card. ``stud``: the hand (between hands, the next one) is a
     stud game, dealt from the dealer's left street by street to the live seats, its third to sixth cards on the
     seat's up-card zone (``seatN.up``), the others on its down-card zone."""
     phase = snapshot.get("phase")
     dealing = STUD_PHASES if stud else ("waiting", "preflop")
     if phase not in dealing or not snapshot.get("players") or (snapshot.get("button") is None and not stud):
-        return set()
+        return []
     seats = {entry["seat"]: entry for entry in snapshot["seats"]} if phase != "waiting" else {}
     if stud:
         order = sorted(snapshot["players"])  # from the dealer's left: a stud game is dealt without a button
@@ -146,8 +149,8 @@ def expected_card_zones(snapshot: dict, hole_cards: int, ahead: int = EXPECTED_A
     owed = [(seats[seat]["cards"] if seat in seats else 0, index, seat) for index, seat in enumerate(order)
             if not (stud and seat in seats and seats[seat].get("folded"))]  # (a folded stud hand gets no more)
     owed = [entry for entry in owed if entry[0] < hole_cards]
-    return {Zone("up" if stud and 2 <= count <= 5 else "cards", seat).name
-            for count, _index, seat in sorted(owed)[:ahead]}
+    return [Zone("up" if stud and 2 <= count <= 5 else "cards", seat).name
+            for count, _index, seat in sorted(owed)[:ahead]]
 
 
 def expected_bet_zones(seat_to_act: int | None) -> set[str]:
@@ -161,19 +164,25 @@ class ReaderIntake:
     the zone events its cycles settle (the zone tracker's verdict). The readings do not depend on the controller's
     decisions in the cycle: they are all taken before it decides on them. What the table expects next, from its
     state after the last cycle (``expect``), only lets the tracker believe a card there sooner, and the readers
-    visit those zones more often."""
+    visit those zones more often. A reader that can is parked (PARK, protocol 1.2) where the next tag is expected on
+    it: the next seat's card zone while hole cards are dealt (``CARD_PARK_S`` at a time), the seat to act's betting
+    zone during the betting (``expect_bets``)."""
 
     def __init__(self, readers: list[ReaderBackend], tracker: ZoneTracker, diagnostics: DiagnosticsCollector,
-                 expect_bets: bool = False):
+                 zones: dict[str, tuple[str, int]], expect_bets: bool = False):
         self.readers = readers
         self.tracker = tracker
         self.diagnostics = diagnostics
+        self.zones = zones  # zone → (reader, antenna): where a reader parks
         # the seat to act's betting zone too, where a push is read once its zone reads still ([hal.chips]
         # still_after_reads): elsewhere its early visits would only cost the daemon a step each
         self.expect_bets = expect_bets
         self._expected_at: int | None = None  # the controller's seq the expectation was taken at
+        self._next_card: str | None = None  # the next seat's card zone while hole cards are dealt ...
+        self._next_card_since = 0.0  # ... expected there since (monotonic)
+        self._bets: str | None = None  # the seat to act's betting zone (expect_bets)
 
-    def expect(self, controller: GameController) -> None:
+    def expect(self, controller: GameController, now: float) -> None:
         """Tell the tracker where the table expects a card next, when the table has changed since last time."""
         if controller.seq == self._expected_at:
             return
@@ -182,7 +191,24 @@ class ReaderIntake:
         bets = expected_bet_zones(controller.seat_to_act()) if self.expect_bets else set()
         game = controller.game
         stud = (game.name or controller.setup.variant) in STUD_GAMES  # (a table of one game names it in its setup)
-        self.tracker.expect(expected_card_zones(controller.snapshot(secure=False), game.hole_cards, stud=stud) | bets)
+        snapshot = controller.snapshot(secure=False)
+        cards = expected_card_zones(snapshot, game.hole_cards, stud=stud)
+        self.tracker.expect(set(cards) | bets)
+        # parked on the next seat while the hand's cards are dealt, not between hands (the table being cleared is
+        # read on every antenna), from the moment it became the next
+        next_card = cards[0] if cards and snapshot.get("phase") != "waiting" else None
+        if next_card != self._next_card:
+            self._next_card, self._next_card_since = next_card, now
+        self._bets = next(iter(bets), None)
+
+    def park_zone(self, reader: str, now: float) -> str | None:
+        """The zone ``reader`` is parked on now: the next seat's cards while the deal flows, else the seat to act's
+        bets, where that zone is on this reader."""
+        card = self._next_card if now - self._next_card_since < CARD_PARK_S else None
+        for zone in (card, self._bets):
+            if zone is not None and zone in self.zones and self.zones[zone][0] == reader:
+                return zone
+        return None
 
     def take(self, now: float) -> list[EventInput]:
         inputs: list[EventInput] = []
@@ -197,7 +223,8 @@ class ReaderIntake:
             for visit in reader.take_early_reads():
                 zone_events += self.tracker.feed_antenna(reader.name, visit.antenna, visit.reads, visit.t, visit.whole)
             inputs += [ZoneInput(event) for event in zone_events]
-            reader.watch_antennas(self.tracker.awaiting(reader.name))
+            park = self.park_zone(reader.name, now)
+            reader.watch_antennas(self.tracker.awaiting(reader.name), self.zones[park][1] if park else None)
         return inputs
 
 

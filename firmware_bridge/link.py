@@ -4,6 +4,10 @@
 decodes it, advances the state machine and returns what happened as ``LinkEvent`` objects. It never
 sleeps and takes the time from the caller, so tests can run it on a virtual clock.
 
+``ReconnectingLink`` holds what the three reader links share (this one, ``metratec.MetratecLink`` and
+``feig.FeigLink``): the state, the connection attempts with their backoff, the counters and the events of a poll.
+``ReaderLink`` adds this protocol's handshake, commands and supervision.
+
 States (docs/protocol.md sections 3 to 5)::
 
     disconnected --open ok--> identifying --compatible IDENTIFY_REPLY--> up
@@ -27,7 +31,7 @@ import enum
 import logging
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 
 from firmware_bridge.codec import DecoderStats, FrameDecoder, FrameRejection, SequenceTracker, SeqVerdict
 from firmware_bridge.messages import (
@@ -167,7 +171,9 @@ def _add_decoder_stats(total: DecoderStats, more: DecoderStats) -> None:
 
 
 @dataclass
-class _Counters:
+class LinkCounters:
+    """What a link counts besides its decoder's frames; a counter of something a protocol cannot see stays 0."""
+
     frames_lost: int = 0
     duplicates: int = 0
     retransmits: int = 0
@@ -181,42 +187,57 @@ class _Counters:
     decoder_totals: DecoderStats = field(default_factory=DecoderStats)  # of closed connections
 
 
-class ReaderLink:
-    """One reader connection. Call ``poll(now)`` often (every few ms); it never blocks."""
+class FrameCounter(Protocol):
+    """What ``stats`` reads of a link's frame decoder (this protocol's, or another reader's)."""
 
-    paced_by_host = False  # the reader scans on its own schedule and reports as it goes
+    @property
+    def stats(self) -> DecoderStats: ...
+
+    @property
+    def last_error(self) -> FrameRejection | None: ...
+
+
+class ReconnectingLink:
+    """What every reader link shares: ``ReaderLink`` below, ``metratec.MetratecLink`` and ``feig.FeigLink``.
+
+    It keeps the state the daemon sees, makes a connection attempt when one is due, backs off after each that fails,
+    keeps the counters and collects the events of one poll. A link adds what its protocol does, in these methods:
+
+    * ``_after_open(transport)``: the first bytes on a freshly opened port (a TransportError fails the attempt);
+    * ``_connected(now)``: the port is open: start the handshake (``_went_up`` when it succeeds);
+    * ``_poll_connected(now)``: one poll's work while the port is open (``_receive`` hands bytes to ``_take_in``);
+    * ``_drop_connection(reason)``: the port is about to close: what was pending fails with ``reason``;
+    * ``_frame_decoder()``: the open connection's frame decoder, whose counters ``stats`` adds to the totals.
+    """
+
+    paced_by_host: bool  # True: the reader waits for the host to take in each answer before it goes on
 
     def __init__(
         self,
         transport_factory: Callable[[], Transport],
         *,
-        name: str = "reader",
-        timing: LinkTiming = LinkTiming(),
+        name: str,
+        backoff_s: tuple[float, ...],
+        max_reads_per_poll: int,
+        logger: logging.Logger,
         first_seq: int = 0,
     ):
         self.name = name
-        self.timing = timing
         self._factory = transport_factory
+        self._backoff_s = backoff_s  # waits between failed connection attempts
+        self._max_reads_per_poll = max_reads_per_poll  # bound the work of one poll on a flooding device
+        self._log = logger  # each link logs under its own module's name
         self._transport: Transport | None = None
         self._transport_description = ""
         self._state = LinkState.DISCONNECTED
         self.identity: IdentifyReply | None = None  # the connected reader, while up
-        self._decoder = FrameDecoder()
-        self._tracker = SequenceTracker()
-        self._counters = _Counters()
-        self._last_error: str | None = None
+        self._counters = LinkCounters()
         self._next_seq = first_seq & 0xFFFF
-        self._queue: deque[CommandTicket] = deque()
-        self._in_flight: CommandTicket | None = None
-        self._sent_at: float | None = None  # when the in-flight command was last written
-        self._identify: CommandTicket | None = None
         self._next_attempt_at: float | None = None  # None: connect at the first poll
         self._failed_attempts = 0  # consecutive; indexes the backoff table
-        self._last_valid_at = 0.0
-        self._last_uptime: int | None = None
         self._was_up = False  # the link has been up at some time (to count reconnects)
         self._up_this_connection = False
-        self._write_error: str | None = None  # a write failed inside send(), between polls
+        self._last_error: str | None = None
         self._last_rejection: FrameRejection | None = None  # of a closed connection
         self._refused: str | None = None  # why the latest handshake refused the reader (None: it did not)
         self._events: list[LinkEvent] = []  # collected during one poll
@@ -234,7 +255,7 @@ class ReaderLink:
 
     @property
     def transport(self) -> Transport | None:
-        """The open transport, if any (tests wait on its fileno())."""
+        """The open transport, if any (the daemon select()s its fileno(); tests wait on it)."""
         return self._transport
 
     @property
@@ -253,20 +274,23 @@ class ReaderLink:
     @property
     def stats(self) -> LinkStats:
         c = self._counters
-        decoder = DecoderStats(**c.decoder_totals.as_dict())
-        if self._transport is not None:
-            _add_decoder_stats(decoder, self._decoder.stats)
+        frames = DecoderStats(**c.decoder_totals.as_dict())
+        last_rejection = self._last_rejection
+        decoder = self._frame_decoder() if self._transport is not None else None
+        if decoder is not None:
+            _add_decoder_stats(frames, decoder.stats)
+            last_rejection = decoder.last_error or last_rejection
         return LinkStats(
             state=self._state.value,
             transport=self._transport_description,
-            frames_ok=decoder.frames_ok,
-            crc_errors=decoder.crc_errors,
-            cobs_errors=decoder.cobs_errors,
-            oversize=decoder.oversize,
-            runts=decoder.runts,
-            malformed=decoder.malformed,
-            unknown_type=decoder.unknown_type,
-            bytes_discarded=decoder.bytes_discarded,
+            frames_ok=frames.frames_ok,
+            crc_errors=frames.crc_errors,
+            cobs_errors=frames.cobs_errors,
+            oversize=frames.oversize,
+            runts=frames.runts,
+            malformed=frames.malformed,
+            unknown_type=frames.unknown_type,
+            bytes_discarded=frames.bytes_discarded,
             frames_lost=c.frames_lost,
             duplicates=c.duplicates,
             retransmits=c.retransmits,
@@ -278,9 +302,185 @@ class ReaderLink:
             bytes_received=c.bytes_received,
             bytes_sent=c.bytes_sent,
             last_error=self._last_error,
-            last_rejection=self._decoder.last_error or self._last_rejection,
+            last_rejection=last_rejection,
             refused=self._refused,
         )
+
+    def poll(self, now: float) -> list[LinkEvent]:
+        """Do all pending work for time ``now`` (seconds, monotonic) and return what happened."""
+        self._now = now
+        self._events = []
+        if self._state is LinkState.DISCONNECTED:
+            if self._next_attempt_at is None or now >= self._next_attempt_at - _EPSILON:
+                self._connect(now)
+            return self._take_events()
+        try:
+            self._poll_connected(now)
+        except TransportError as exc:
+            self._go_down(now, str(exc))
+        return self._take_events()
+
+    def close(self) -> None:
+        """Close the port for good (daemon shutdown); pending commands fail."""
+        self._disconnect("link closed")
+        self._next_attempt_at = float("inf")
+
+    # ---- what a link adds (see the class's docstring) ---------------------------------------------
+
+    def _after_open(self, transport: Transport) -> None:
+        pass
+
+    def _connected(self, now: float) -> None:
+        raise NotImplementedError
+
+    def _poll_connected(self, now: float) -> None:
+        raise NotImplementedError
+
+    def _take_in(self, now: float, data: bytes) -> None:
+        raise NotImplementedError
+
+    def _drop_connection(self, reason: str) -> None:
+        pass
+
+    def _frame_decoder(self) -> FrameCounter | None:
+        return None  # the link counts its frames into the totals itself
+
+    # ---- connecting and going down ----------------------------------------------------------------
+
+    def _connect(self, now: float) -> None:
+        transport = self._factory()
+        self._transport_description = transport.describe()
+        try:
+            transport.open()
+            self._after_open(transport)
+        except TransportError as exc:
+            transport.close()
+            self._attempt_failed(now, "connect_failed", f"cannot open {transport.describe()}: {exc}")
+            return
+        self._transport_description = transport.describe()  # now naming the device it resolved to
+        self._transport = transport
+        self._connected(now)
+
+    def _attempt_failed(self, now: float, kind: str, reason: str, message: Message | None = None) -> None:
+        delay = self._backoff_s[min(self._failed_attempts, len(self._backoff_s) - 1)]
+        self._failed_attempts += 1
+        self._next_attempt_at = now + delay
+        self._last_error = reason
+        if kind == "incompatible":
+            self._refused = reason
+            self._log.error("%s: %s (retrying in %g s)", self.name, reason, delay)
+        else:
+            self._log.warning("%s: %s (retrying in %g s)", self.name, reason, delay)
+        self._emit(kind, reason=reason, message=message)
+
+    def _went_up(self, identity: IdentifyReply) -> None:
+        """The handshake succeeded: count it and tell the daemon."""
+        self.identity = identity
+        self._refused = None
+        self._state = LinkState.UP
+        self._up_this_connection = True
+        self._failed_attempts = 0
+        self._counters.connects += 1
+        if self._was_up:
+            self._counters.reconnects += 1
+        self._was_up = True
+        self._emit("up", message=identity)
+
+    def _refuse(self, now: float, reason: str, message: Message | None = None) -> None:
+        """Not a reader this link can use as configured: close, and try again later (it may be reflashed,
+        swapped or reconfigured)."""
+        was_up = self._state is LinkState.UP
+        self._disconnect(reason)
+        if was_up:
+            self._emit("down", reason=reason)
+        self._attempt_failed(now, "incompatible", reason, message)
+
+    def _go_down(self, now: float, reason: str) -> None:
+        # Also "down" when a handshake after a reader reboot fails: the daemon had seen "up".
+        was_up = self._state is LinkState.UP or self._up_this_connection
+        failure = None if was_up else self._handshake_failure(reason)
+        self._last_error = reason
+        if was_up:
+            self._log.warning("%s: link down: %s", self.name, reason)
+            self._emit("down", reason=reason)
+        self._disconnect(reason)
+        if failure is None:
+            self._next_attempt_at = now  # reopen at once; back off only if that fails
+        else:
+            self._attempt_failed(now, *failure)
+
+    def _handshake_failure(self, reason: str) -> tuple[str, str]:
+        """The kind of event and the reason for a connection lost before it came up."""
+        return "connect_failed", f"handshake failed: {reason}"
+
+    def _disconnect(self, reason: str) -> None:
+        self._drop_connection(reason)
+        if self._transport is not None:
+            decoder = self._frame_decoder()
+            if decoder is not None:
+                _add_decoder_stats(self._counters.decoder_totals, decoder.stats)
+                self._last_rejection = decoder.last_error or self._last_rejection
+            self._transport.close()
+            self._transport = None
+        self.identity = None
+        self._up_this_connection = False
+        self._state = LinkState.DISCONNECTED
+
+    # ---- receiving and events ---------------------------------------------------------------------
+
+    def _receive(self, now: float) -> None:
+        for _ in range(self._max_reads_per_poll):
+            transport = self._transport
+            if transport is None:
+                return
+            data = transport.read()
+            if not data:
+                return
+            self._counters.bytes_received += len(data)
+            self._take_in(now, data)
+            if transport.drained:  # nothing more buffered: the next bytes wake the caller's select()
+                return
+
+    def _take_seq(self) -> int:
+        seq = self._next_seq
+        self._next_seq = (seq + 1) & 0xFFFF
+        return seq
+
+    def _emit(self, kind: str, *, message: Message | None = None, reason: str = "", count: int = 0) -> None:
+        self._events.append(LinkEvent(kind, self._now, self.name, message, reason, count))
+
+    def _take_events(self) -> list[LinkEvent]:
+        events, self._events = self._events, []
+        return events
+
+
+class ReaderLink(ReconnectingLink):
+    """One reader connection. Call ``poll(now)`` often (every few ms); it never blocks."""
+
+    paced_by_host = False  # the reader scans on its own schedule and reports as it goes
+
+    def __init__(
+        self,
+        transport_factory: Callable[[], Transport],
+        *,
+        name: str = "reader",
+        timing: LinkTiming = LinkTiming(),
+        first_seq: int = 0,
+    ):
+        super().__init__(transport_factory, name=name, backoff_s=timing.backoff_s,
+                         max_reads_per_poll=timing.max_reads_per_poll, logger=log, first_seq=first_seq)
+        self.timing = timing
+        self._decoder = FrameDecoder()
+        self._tracker = SequenceTracker()
+        self._queue: deque[CommandTicket] = deque()
+        self._in_flight: CommandTicket | None = None
+        self._sent_at: float | None = None  # when the in-flight command was last written
+        self._identify: CommandTicket | None = None
+        self._last_valid_at = 0.0
+        self._last_uptime: int | None = None
+        self._write_error: str | None = None  # a write failed inside send(), between polls
+
+    # ---- public -----------------------------------------------------------------------------------
 
     def send(self, command: Message) -> CommandTicket:
         """Queue a host -> reader command; the link assigns its seq (the one in ``command`` is ignored).
@@ -298,52 +498,18 @@ class ReaderLink:
             self._write_error = str(exc)  # the next poll takes the link down; the caller gets the ticket
         return ticket
 
-    def poll(self, now: float) -> list[LinkEvent]:
-        """Do all pending work for time ``now`` (seconds, monotonic) and return what happened."""
-        self._now = now
-        self._events = []
-        if self._state is LinkState.DISCONNECTED:
-            if self._next_attempt_at is None or now >= self._next_attempt_at - _EPSILON:
-                self._connect(now)
-            return self._take_events()
-        try:
-            if self._write_error is not None:
-                raise TransportError(self._write_error)
-            self._receive(now)
-            if self._transport is not None:
-                self._service_in_flight(now)
-            if self._transport is not None:
-                self._supervise(now)
-        except TransportError as exc:
-            self._go_down(now, str(exc))
-        return self._take_events()
-
-    def close(self) -> None:
-        """Close the port for good (daemon shutdown); pending commands fail."""
-        self._drop_connection("link closed")
-        self._state = LinkState.DISCONNECTED
-        self._next_attempt_at = float("inf")
-
     # ---- connecting ---------------------------------------------------------------------------------
 
-    def _connect(self, now: float) -> None:
-        transport = self._factory()
-        self._transport_description = transport.describe()
-        try:
-            transport.open()
-            transport.write(b"\x00")  # end any partial frame in the reader's receive buffer (spec 2.3)
-        except TransportError as exc:
-            transport.close()
-            self._attempt_failed(now, "connect_failed", f"cannot open {transport.describe()}: {exc}")
-            return
+    def _after_open(self, transport: Transport) -> None:
+        transport.write(b"\x00")  # end any partial frame in the reader's receive buffer (spec 2.3)
         self._counters.bytes_sent += 1
-        self._transport_description = transport.describe()  # now naming the device it resolved to
-        self._transport = transport
+
+    def _connected(self, now: float) -> None:
         self._decoder = FrameDecoder()
         self._tracker.reset()
         self._last_uptime = None
         self._last_valid_at = now
-        log.info("%s: connected over %s, identifying", self.name, transport.describe())
+        log.info("%s: connected over %s, identifying", self.name, self._transport_description)
         self._start_handshake()
 
     def _start_handshake(self) -> None:
@@ -355,60 +521,32 @@ class ReaderLink:
         self._queue.appendleft(self._identify)
         self._start_next()
 
-    def _attempt_failed(self, now: float, kind: str, reason: str, message: Message | None = None) -> None:
-        delay = self.timing.backoff_s[min(self._failed_attempts, len(self.timing.backoff_s) - 1)]
-        self._failed_attempts += 1
-        self._next_attempt_at = now + delay
-        self._last_error = reason
-        if kind == "incompatible":
-            log.error("%s: %s (retrying in %g s)", self.name, reason, delay)
-        else:
-            log.warning("%s: %s (retrying in %g s)", self.name, reason, delay)
-        self._emit(kind, reason=reason, message=message)
-
     def _handshake_done(self, now: float, reply: IdentifyReply | IncompatibleIdentifyReply) -> None:
         try:
             identity = check_compatible(reply)
         except IncompatibleProtocolError as exc:
             # Send nothing else and close (spec 5.1); keep trying with backoff, the reader may be reflashed.
-            self._drop_connection(str(exc))
-            self._state = LinkState.DISCONNECTED
-            self._refused = str(exc)
-            self._attempt_failed(now, "incompatible", str(exc), message=reply)
+            self._refuse(now, str(exc), message=reply)
             return
-        self._refused = None
-        self.identity = identity
-        self._state = LinkState.UP
-        self._up_this_connection = True
-        self._failed_attempts = 0
-        self._counters.connects += 1
-        if self._was_up:
-            self._counters.reconnects += 1
-        self._was_up = True
         log.info(
             "%s: up: reader %s, firmware %d.%d.%d, protocol %d.%d, %d antennas",
             self.name, identity.serial, identity.firmware_major, identity.firmware_minor,
             identity.firmware_patch, identity.protocol_major, identity.protocol_minor, identity.antenna_count,
         )
-        self._emit("up", message=identity)
+        self._went_up(identity)
         # The reader's state may have changed while we were away: ask for all of it.
         self._enqueue(CommandTicket(RequestInventory(self._take_seq())))
 
-    # ---- going down ---------------------------------------------------------------------------------
+    # ---- polling and going down ---------------------------------------------------------------------
 
-    def _go_down(self, now: float, reason: str) -> None:
-        # Also "down" when a re-handshake after a reader reboot fails: the daemon had seen "up".
-        was_up = self._state is LinkState.UP or self._up_this_connection
-        self._last_error = reason
-        if was_up:
-            log.warning("%s: link down: %s", self.name, reason)
-            self._emit("down", reason=reason)
-        self._drop_connection(reason)
-        self._state = LinkState.DISCONNECTED
-        if was_up:
-            self._next_attempt_at = now  # reopen at once; back off only if that fails
-        else:
-            self._attempt_failed(now, "connect_failed", f"handshake failed: {reason}")
+    def _poll_connected(self, now: float) -> None:
+        if self._write_error is not None:
+            raise TransportError(self._write_error)
+        self._receive(now)
+        if self._transport is not None:
+            self._service_in_flight(now)
+        if self._transport is not None:
+            self._supervise(now)
 
     def _drop_connection(self, reason: str) -> None:
         self._write_error = None
@@ -416,14 +554,9 @@ class ReaderLink:
         while self._queue:
             self._fail(self._queue.popleft(), reason)
         self._identify = None
-        self.identity = None
-        self._up_this_connection = False
-        if self._transport is not None:
-            _add_decoder_stats(self._counters.decoder_totals, self._decoder.stats)
-            self._last_rejection = self._decoder.last_error or self._last_rejection
-            self._transport.close()
-            self._transport = None
-        self._decoder = FrameDecoder()
+
+    def _frame_decoder(self) -> FrameDecoder:
+        return self._decoder
 
     def _supervise(self, now: float) -> None:
         if self._state is LinkState.UP and now - self._last_valid_at >= self.timing.link_timeout_s - _EPSILON:
@@ -431,21 +564,11 @@ class ReaderLink:
 
     # ---- receiving ----------------------------------------------------------------------------------
 
-    def _receive(self, now: float) -> None:
-        for _ in range(self.timing.max_reads_per_poll):
-            transport = self._transport
-            if transport is None:
+    def _take_in(self, now: float, data: bytes) -> None:
+        for message in self._decoder.feed(data):
+            if self._transport is None:  # an earlier message closed the connection
                 return
-            data = transport.read()
-            if not data:
-                return
-            self._counters.bytes_received += len(data)
-            for message in self._decoder.feed(data):
-                if self._transport is None:  # an earlier message closed the connection
-                    return
-                self._handle(now, message)
-            if transport.drained:  # nothing more buffered: the next bytes wake the caller's select()
-                return
+            self._handle(now, message)
 
     def _handle(self, now: float, message: Message) -> None:
         self._last_valid_at = now
@@ -498,11 +621,6 @@ class ReaderLink:
         self._start_handshake()
 
     # ---- commands -----------------------------------------------------------------------------------
-
-    def _take_seq(self) -> int:
-        seq = self._next_seq
-        self._next_seq = (seq + 1) & 0xFFFF
-        return seq
 
     def _enqueue(self, ticket: CommandTicket) -> None:
         self._queue.append(ticket)
@@ -596,12 +714,3 @@ class ReaderLink:
         if report and not isinstance(ticket.command, Identify):
             self._counters.commands_failed += 1
             self._emit("command_failed", message=ticket.command, reason=reason)
-
-    # ---- events -------------------------------------------------------------------------------------
-
-    def _emit(self, kind: str, *, message: Message | None = None, reason: str = "", count: int = 0) -> None:
-        self._events.append(LinkEvent(kind, self._now, self.name, message, reason, count))
-
-    def _take_events(self) -> list[LinkEvent]:
-        events, self._events = self._events, []
-        return events

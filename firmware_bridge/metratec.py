@@ -1,6 +1,6 @@
 """The host side of a Metratec HF reader (QuasarMX, QuasarLR and their ISO 15693 kin) over its ASCII protocol.
 
-``MetratecLink`` has the public surface of :class:`firmware_bridge.link.ReaderLink`, so
+``MetratecLink`` builds on :class:`firmware_bridge.link.ReconnectingLink`, the surface every reader link shares, so
 :class:`hal.firmware_reader.FirmwareReader` turns its ``inventory`` events into whole inventory cycles. It is
 single-threaded and driven by its caller: ``poll(now)`` reads what the transport has, advances the state machine and
 returns what happened as ``LinkEvent`` objects. It never blocks or sleeps and takes the time from the caller, so tests
@@ -126,7 +126,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from firmware_bridge.codec import FrameRejection
-from firmware_bridge.link import LinkEvent, LinkState, LinkStats
+from firmware_bridge.link import LinkState, ReconnectingLink
 from firmware_bridge.message_types import PLAIN_SERIAL, escaped
 from firmware_bridge.messages import (
     AntennaFault,
@@ -135,7 +135,6 @@ from firmware_bridge.messages import (
     IdentifyReply,
     Inventory,
     InventoryFlag,
-    Message,
     TagEntry,
     TagTechnology,
 )
@@ -462,28 +461,7 @@ class _Command:
     optional: bool = False
 
 
-@dataclass
-class _Counters:
-    frames_ok: int = 0
-    crc_errors: int = 0
-    malformed: int = 0
-    unknown_type: int = 0
-    oversize: int = 0
-    bytes_discarded: int = 0
-    frames_lost: int = 0
-    retransmits: int = 0
-    commands_failed: int = 0
-    stale_replies: int = 0
-    connects: int = 0
-    reconnects: int = 0
-    reader_resets: int = 0
-    bytes_received: int = 0
-    bytes_sent: int = 0
-    heartbeats: int = 0
-    inventories: int = 0
-
-
-class MetratecLink:
+class MetratecLink(ReconnectingLink):
     """One Metratec reader. Call ``poll(now)`` often (every few ms); it never blocks."""
 
     paced_by_host = False  # a continuous inventory: the reader goes on by itself and reports as it goes
@@ -497,23 +475,19 @@ class MetratecLink:
         timing: MetratecTiming = MetratecTiming(),
     ):
         check_channels(channels)
-        self.name = name
+        super().__init__(transport_factory, name=name, backoff_s=timing.backoff_s,
+                         max_reads_per_poll=timing.max_reads_per_poll, logger=log)
         self.channels = list(channels)
         self.timing = timing
-        self._factory = transport_factory
         self._index_of = {channel.number: index for index, channel in enumerate(self.channels)}
         # SAP AUT scans 0..n-1; the pass ends with the highest channel.
         self._scanned = max(channel.number for channel in self.channels) + 1
         # The antennas of one pass, in the reader's order: SAP AUT starts at 0 (MetratecReader.java).
         self._order = [self.channels[0].number] if len(self.channels) == 1 else list(range(self._scanned))
         self._multiplexed = any(channel.multiplexer for channel in self.channels)
-        self._transport: Transport | None = None
-        self._transport_description = ""
-        self._state = LinkState.DISCONNECTED
-        self.identity: IdentifyReply | None = None  # the connected reader, while up
         self.revision: Revision | None = None  # what REV said, from the latest session start
         self.tag_errors: Counter = Counter()  # tag communication errors inside inventories, by code
-        self._counters = _Counters()
+        self._heartbeats = 0
         self._splitter = FrameSplitter()
         self._crc = False  # CRC mode: commands and answers carry a CRC
         self._script: list[_Command] = []
@@ -522,87 +496,22 @@ class MetratecLink:
         self._woken = False  # WAK sent during this BRK step
         self._repeats = 0  # of the current session command
         self._serial = ""
-        self._next_attempt_at: float | None = None  # None: connect at the first poll
-        self._failed_attempts = 0
         self._last_answer_at = 0.0  # the latest inventory (while up) or answer (while starting)
         self._last_heartbeat_at: float | None = None
-        self._was_up = False
-        self._up_this_connection = False
-        self._last_error: str | None = None
-        self._last_rejection: FrameRejection | None = None
-        self._refused: str | None = None
-        self._seq = 0
         self._pass = 0
         self._last_antenna: int | None = None
         self._first_pass = True
         self._faulted: set[int] = set()  # table antennas (0-based) reporting ARH
-        self._events: list[LinkEvent] = []
-        self._now = 0.0
 
     # ---- public ---------------------------------------------------------------------------------------------
-
-    @property
-    def state(self) -> LinkState:
-        return self._state
-
-    @property
-    def is_up(self) -> bool:
-        return self._state is LinkState.UP
-
-    @property
-    def transport(self) -> Transport | None:
-        """The open transport, if any (the daemon select()s its fileno())."""
-        return self._transport
-
-    @property
-    def bytes_sent(self) -> int:
-        return self._counters.bytes_sent
-
-    @property
-    def bytes_received(self) -> int:
-        return self._counters.bytes_received
 
     @property
     def crc_mode(self) -> bool:
         return self._crc
 
     @property
-    def next_attempt_at(self) -> float | None:
-        """When the next connection attempt is due, while disconnected."""
-        return self._next_attempt_at if self._state is LinkState.DISCONNECTED else None
-
-    @property
-    def stats(self) -> LinkStats:
-        c = self._counters
-        return LinkStats(
-            state=self._state.value, transport=self._transport_description, frames_ok=c.frames_ok,
-            crc_errors=c.crc_errors, cobs_errors=0, oversize=c.oversize, runts=0, malformed=c.malformed,
-            unknown_type=c.unknown_type, bytes_discarded=c.bytes_discarded, frames_lost=c.frames_lost, duplicates=0,
-            retransmits=c.retransmits, commands_failed=c.commands_failed, stale_replies=c.stale_replies,
-            connects=c.connects, reconnects=c.reconnects, reader_resets=c.reader_resets,
-            bytes_received=c.bytes_received, bytes_sent=c.bytes_sent, last_error=self._last_error,
-            last_rejection=self._last_rejection, refused=self._refused,
-        )
-
-    @property
     def heartbeats(self) -> int:
-        return self._counters.heartbeats
-
-    def poll(self, now: float) -> list[LinkEvent]:
-        """Do all pending work for time ``now`` (seconds, monotonic) and return what happened."""
-        self._now = now
-        self._events = []
-        if self._state is LinkState.DISCONNECTED:
-            if self._next_attempt_at is None or now >= self._next_attempt_at - _EPSILON:
-                self._connect(now)
-            return self._take_events()
-        try:
-            self._receive(now)
-            if self._transport is not None:
-                self._supervise(now)
-        except TransportError as exc:
-            self._go_down(now, str(exc))
-        return self._take_events()
+        return self._heartbeats
 
     def close(self) -> None:
         """Stop the reader's inventory and close the port for good (daemon shutdown)."""
@@ -611,24 +520,12 @@ class MetratecLink:
                 self._write("BRK")  # the reader would otherwise inventory on into a closed port
             except TransportError:
                 pass
-        self._drop_connection()
-        self._state = LinkState.DISCONNECTED
-        self._next_attempt_at = float("inf")
+        super().close()
 
     # ---- connecting -----------------------------------------------------------------------------------------
 
-    def _connect(self, now: float) -> None:
-        transport = self._factory()
-        self._transport_description = transport.describe()
-        try:
-            transport.open()
-        except TransportError as exc:
-            transport.close()
-            self._attempt_failed(now, "connect_failed", f"cannot open {transport.describe()}: {exc}")
-            return
-        self._transport_description = transport.describe()
-        self._transport = transport
-        log.info("%s: connected over %s, starting the session", self.name, transport.describe())
+    def _connected(self, now: float) -> None:
+        log.info("%s: connected over %s, starting the session", self.name, self._transport_description)
         self._start_session(now)
 
     def _start_session(self, now: float) -> None:
@@ -672,38 +569,12 @@ class MetratecLink:
         if command.kind == "crc":
             self._crc = True  # the answer to CON carries a CRC (MetratecReaderAscii.java setCRC)
 
-    def _attempt_failed(self, now: float, kind: str, reason: str) -> None:
-        delay = self.timing.backoff_s[min(self._failed_attempts, len(self.timing.backoff_s) - 1)]
-        self._failed_attempts += 1
-        self._next_attempt_at = now + delay
-        self._last_error = reason
-        if kind == "incompatible":
-            log.error("%s: %s (retrying in %g s)", self.name, reason, delay)
-        else:
-            log.warning("%s: %s (retrying in %g s)", self.name, reason, delay)
-        self._emit(kind, reason=reason)
-
-    def _refuse(self, now: float, reason: str) -> None:
-        """Not a reader the configuration can use: close, and try again later (it may be swapped or reconfigured)."""
-        self._drop_connection()
-        self._state = LinkState.DISCONNECTED
-        self._refused = reason
-        self._attempt_failed(now, "incompatible", reason)
-
     def _session_done(self, now: float) -> None:
         revision = self.revision
         assert revision is not None, "the session asks for the revision first"
         major, minor = revision.firmware_version
-        self.identity = IdentifyReply(
+        identity = IdentifyReply(
             0, 0, 0, major, minor, 0, self._serial, len(self.channels), TagTechnology.ISO15693, Capability(0))
-        self._refused = None
-        self._state = LinkState.UP
-        self._up_this_connection = True
-        self._failed_attempts = 0
-        self._counters.connects += 1
-        if self._was_up:
-            self._counters.reconnects += 1
-        self._was_up = True
         self._pass = (self._pass + 1) & 0xFFFFFFFF
         self._last_antenna = None
         self._first_pass = True
@@ -712,31 +583,19 @@ class MetratecLink:
         log.info("%s: up: %s serial %s, hardware %s, firmware %s, CRC mode %s, %d antenna(s): %s", self.name,
                  revision.name, self._serial, revision.hardware, revision.firmware, "on" if self._crc else "off",
                  len(self.channels), " ".join(str(channel) for channel in self.channels))
-        self._emit("up", message=self.identity)
+        self._went_up(identity)
         self._emit("inventory_requested")  # the first pass after CNR INV is whole: it is marked REQUESTED
         self._write("CNR INV")
 
     # ---- going down -----------------------------------------------------------------------------------------
 
-    def _go_down(self, now: float, reason: str) -> None:
-        was_up = self._state is LinkState.UP or self._up_this_connection
-        self._last_error = reason
-        if was_up:
-            log.warning("%s: link down: %s", self.name, reason)
-            self._emit("down", reason=reason)
-        self._drop_connection()
-        self._state = LinkState.DISCONNECTED
-        if was_up:
-            self._next_attempt_at = now  # reopen at once; back off only if that fails
-        else:
-            self._attempt_failed(now, "connect_failed", f"session start failed: {reason}")
-
-    def _drop_connection(self) -> None:
-        self.identity = None
-        self._up_this_connection = False
+    def _poll_connected(self, now: float) -> None:
+        self._receive(now)
         if self._transport is not None:
-            self._transport.close()
-            self._transport = None
+            self._supervise(now)
+
+    def _handshake_failure(self, reason: str) -> tuple[str, str]:
+        return "connect_failed", f"session start failed: {reason}"
 
     def _supervise(self, now: float) -> None:
         silent = now - self._last_answer_at
@@ -765,37 +624,28 @@ class MetratecLink:
         self._transport.write(data)
         self._counters.bytes_sent += len(data)
 
-    def _receive(self, now: float) -> None:
-        for _ in range(self.timing.max_reads_per_poll):
-            transport = self._transport
-            if transport is None:
-                return
-            data = transport.read()
-            if not data:
-                return
-            self._counters.bytes_received += len(data)
-            splitter = self._splitter
-            frames = splitter.feed(data)
-            binary = False
-            for rejection in splitter.take_rejections():
-                self._rejected(rejection.counter, rejection.reason, rejection)
-                binary = binary or rejection.reason == "bytes that are not text"
-            if binary and self._state is LinkState.IDENTIFYING and self._script[self._step].kind == "break":
-                self._refuse(now, f"{transport.describe()} answers with bytes that are not text: not a Metratec "
-                                  f"reader on the ASCII protocol")
-                return
-            for frame in frames:
-                if self._transport is None or splitter is not self._splitter:
-                    return  # an earlier frame closed the connection or restarted the session
-                self._frame(now, frame)
-            if transport.drained:
-                return
+    def _take_in(self, now: float, data: bytes) -> None:
+        splitter = self._splitter
+        frames = splitter.feed(data)
+        binary = False
+        for rejection in splitter.take_rejections():
+            self._rejected(rejection.counter, rejection.reason, rejection)
+            binary = binary or rejection.reason == "bytes that are not text"
+        if binary and self._state is LinkState.IDENTIFYING and self._script[self._step].kind == "break":
+            self._refuse(now, f"{self._transport_description} answers with bytes that are not text: not a Metratec "
+                              f"reader on the ASCII protocol")
+            return
+        for frame in frames:
+            if self._transport is None or splitter is not self._splitter:
+                return  # an earlier frame closed the connection or restarted the session
+            self._frame(now, frame)
 
     def _rejected(self, counter: str, reason: str, rejection: FrameRejection | None = None) -> None:
-        setattr(self._counters, counter, getattr(self._counters, counter) + 1)
+        answers = self._counters.decoder_totals  # no decoder of its own: the answers are counted here
+        setattr(answers, counter, getattr(answers, counter) + 1)
         if rejection is None:
             rejection = FrameRejection(counter, reason, self._counters.bytes_received, 0)
-        self._counters.bytes_discarded += rejection.encoded_length
+        self._counters.decoder_totals.bytes_discarded += rejection.encoded_length
         self._last_rejection = rejection
         log.debug("%s: answer rejected (%s): %s", self.name, counter, reason)
 
@@ -825,8 +675,8 @@ class MetratecLink:
     def _session_answer(self, now: float, lines: list[str]) -> None:
         first = lines[0]
         if first == "HBT":
-            self._counters.heartbeats += 1
-            self._counters.frames_ok += 1
+            self._heartbeats += 1
+            self._counters.decoder_totals.frames_ok += 1
             return
         if is_inventory(lines) or _UID.fullmatch(first) or first.startswith(("ARP ", "IVF ")) or first in TAG_ERRORS:
             self._counters.stale_replies += 1  # the tail of an inventory that BRK stopped
@@ -837,7 +687,7 @@ class MetratecLink:
             self._start_session(now)
             return
         command = self._script[self._step]
-        self._counters.frames_ok += 1
+        self._counters.decoder_totals.frames_ok += 1
         if command.kind != "break" and first in ("BRA", "NCM", "GMO", "DNS"):
             self._counters.stale_replies += 1  # BRK and WAK both answered: the second answer is late
             return
@@ -949,33 +799,33 @@ class MetratecLink:
                 self._rejected(exc.counter, str(exc))
                 self._inventory_lost(str(exc))
                 return
-            self._counters.frames_ok += 1
+            self._counters.decoder_totals.frames_ok += 1
             self._inventory(now, answer)
             return
         first = lines[0] if len(lines) == 1 else ""
         if first == "HBT":
-            self._counters.frames_ok += 1
-            self._counters.heartbeats += 1
+            self._counters.decoder_totals.frames_ok += 1
+            self._heartbeats += 1
             self._last_heartbeat_at = now
             return
         code = first[:3] if len(first) == 3 else ""
         if code in _LOST_SETTINGS:
-            self._counters.frames_ok += 1
+            self._counters.decoder_totals.frames_ok += 1
             self._settings_lost(now, code)
         elif code == "BOF":
-            self._counters.frames_ok += 1
+            self._counters.decoder_totals.frames_ok += 1
             log.warning("%s: the reader reports BOF (%s): inventory answers were lost", self.name,
                         ERROR_MEANINGS[code])
             self._lost(1, f"BOF: {ERROR_MEANINGS[code]}")
         elif code in _TRANSFER_ERRORS or code in _HARDWARE_ERRORS:
-            self._counters.frames_ok += 1
+            self._counters.decoder_totals.frames_ok += 1
             self._counters.commands_failed += 1
             reason = f"the reader reports {code} ({ERROR_MEANINGS[code]})"
             self._last_error = reason
             (log.error if code in _HARDWARE_ERRORS else log.warning)("%s: %s", self.name, reason)
             self._emit("command_failed", reason=reason)
         elif code in ERROR_MEANINGS or first in _STATUS_ANSWERS:
-            self._counters.frames_ok += 1
+            self._counters.decoder_totals.frames_ok += 1
             self._counters.stale_replies += 1
             meaning = f" ({ERROR_MEANINGS[code]})" if code in ERROR_MEANINGS else ""
             log.warning("%s: unexpected answer %s%s while inventorying", self.name, first, meaning)
@@ -1010,7 +860,6 @@ class MetratecLink:
 
     def _inventory(self, now: float, answer: InventoryAnswer) -> None:
         self._last_answer_at = now
-        self._counters.inventories += 1
         for code in answer.tag_errors:
             self.tag_errors[code] += 1
             log.debug("%s: tag error %s in an inventory", self.name, code)
@@ -1056,18 +905,3 @@ class MetratecLink:
     def _following(self, number: int) -> int:
         order = self._order
         return order[(order.index(number) + 1) % len(order)]
-
-    # ---- events ---------------------------------------------------------------------------------------------
-
-    def _take_seq(self) -> int:
-        seq = self._seq
-        self._seq = (seq + 1) & 0xFFFF
-        return seq
-
-    def _emit(self, kind: str, *, message: Message | None = None, reason: str = "", count: int = 0) -> None:
-        self._events.append(LinkEvent(kind, self._now, self.name, message, reason, count))
-
-    def _take_events(self) -> list[LinkEvent]:
-        events, self._events = self._events, []
-        return events
-

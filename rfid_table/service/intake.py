@@ -120,9 +120,11 @@ class NoGpio:
 
 
 EXPECTED_AHEAD = 2  # the seats ahead in the dealing order the readers are told of (a schedule changes a pass late)
-# A reader parked on the next seat in the dealing order that has read no card there for this long scans its schedule
-# again until the next card is read: a card the dealer pitched to another seat is not left unseen.
-CARD_PARK_S = 1.0
+# A reader parked on the next seat in the dealing order that has read no card there for CARD_PARK_S scans its
+# schedule for CARD_FREE_S (two passes or more of the reference reader), then parks again: a card pitched to another
+# seat on the parked front end is not left unseen for longer. A deal that flows reads a card well within it.
+CARD_PARK_S = 2.0
+CARD_FREE_S = 1.0
 STUD_PHASES = ("waiting", *STUD_STREETS)  # a stud hand deals cards to the seats on every street
 
 
@@ -165,8 +167,8 @@ class ReaderIntake:
     decisions in the cycle: they are all taken before it decides on them. What the table expects next, from its
     state after the last cycle (``expect``), only lets the tracker believe a card there sooner, and the readers
     visit those zones more often. A reader that can is parked (PARK, protocol 1.2) where the next tag is expected on
-    it: the next seat's card zone while hole cards are dealt (``CARD_PARK_S`` at a time), the seat to act's betting
-    zone during the betting (``expect_bets``)."""
+    it: the next seat's card zone while hole cards are dealt or the next hand's first card is awaited
+    (``CARD_PARK_S`` at a time), the seat to act's betting zone during the betting (``expect_bets``)."""
 
     def __init__(self, readers: list[ReaderBackend], tracker: ZoneTracker, diagnostics: DiagnosticsCollector,
                  zones: dict[str, tuple[str, int]], expect_bets: bool = False):
@@ -194,17 +196,18 @@ class ReaderIntake:
         snapshot = controller.snapshot(secure=False)
         cards = expected_card_zones(snapshot, game.hole_cards, stud=stud)
         self.tracker.expect(set(cards) | bets)
-        # parked on the next seat while the hand's cards are dealt, not between hands (the table being cleared is
-        # read on every antenna), from the moment it became the next
-        next_card = cards[0] if cards and snapshot.get("phase") != "waiting" else None
+        # parked on the next seat from the moment it became the next (between hands the last hand's cards are gone:
+        # it ends once the table has been clear for clear_after_s)
+        next_card = cards[0] if cards else None
         if next_card != self._next_card:
             self._next_card, self._next_card_since = next_card, now
         self._bets = next(iter(bets), None)
 
     def park_zone(self, reader: str, now: float) -> str | None:
-        """The zone ``reader`` is parked on now: the next seat's cards while the deal flows, else the seat to act's
-        bets, where that zone is on this reader."""
-        card = self._next_card if now - self._next_card_since < CARD_PARK_S else None
+        """The zone ``reader`` is parked on now: the next seat's cards (``CARD_PARK_S`` of every ``CARD_PARK_S +
+        CARD_FREE_S`` that it waits for its card), else the seat to act's bets, where that zone is on this reader."""
+        waited = (now - self._next_card_since) % (CARD_PARK_S + CARD_FREE_S)
+        card = self._next_card if waited < CARD_PARK_S else None
         for zone in (card, self._bets):
             if zone is not None and zone in self.zones and self.zones[zone][0] == reader:
                 return zone

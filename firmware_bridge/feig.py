@@ -1,9 +1,9 @@
 """The host side of a Feig OBID i-scan HF reader (ID ISC.MR102, ID ISC.LR2500 class) speaking Feig's ISO-host protocol,
 with ID ISC.ANT.MUX antenna multiplexers, as a link the table's ``hal.firmware_reader.FirmwareReader`` can use.
 
-``FeigLink`` has the public surface of ``firmware_bridge.link.ReaderLink``: ``poll(now)`` reads what the reader sent,
-advances the state machine, writes the next command and returns ``LinkEvent`` objects. It never sleeps and takes the
-time from the caller, so tests run it on a virtual clock. docs/feig.md is the reference; the sources cited below are:
+``FeigLink`` builds on ``firmware_bridge.link.ReconnectingLink``, the surface every reader link shares: ``poll(now)``
+reads what the reader sent, advances the state machine, writes the next command and returns ``LinkEvent`` objects. It
+never sleeps and takes the time from the caller, so tests run it on a virtual clock. docs/feig.md is the reference; the sources cited below are:
 
 * H01113  ID ISC.MR102 manual, H01113-4e-ID-B (2018-07-24): §3.2 frames, §6.10 [0x6E], §7 ISO 15693 host
   commands, ANNEX D time behaviour, ANNEX E status bytes.
@@ -92,15 +92,14 @@ channel that still reads (its reads are real, so it gets no fault).
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Generator, Iterable
 
 from firmware_bridge.codec import DecoderStats, FrameRejection
-from firmware_bridge.link import LinkEvent, LinkState, LinkStats
+from firmware_bridge.link import LinkState, ReconnectingLink
 from firmware_bridge.messages import (
     PROTOCOL_MAJOR,
     PROTOCOL_MINOR,
@@ -110,7 +109,6 @@ from firmware_bridge.messages import (
     IdentifyReply,
     Inventory,
     InventoryFlag,
-    Message,
     TagEntry,
     TagTechnology,
 )
@@ -657,27 +655,10 @@ class _Trouble(Exception):
 _Job = Generator[Request, "Frame | None", None]  # sends requests, receives answers (None: damaged)
 
 
-@dataclass
-class _Counters:
-    retransmits: int = 0
-    commands_failed: int = 0
-    stale_replies: int = 0
-    connects: int = 0
-    reconnects: int = 0
-    bytes_received: int = 0
-    bytes_sent: int = 0
-    decoder_totals: DecoderStats = field(default_factory=DecoderStats)
-
-
-def _add(total: DecoderStats, more: DecoderStats) -> None:
-    for f in dataclasses.fields(DecoderStats):
-        setattr(total, f.name, getattr(total, f.name) + getattr(more, f.name))
-
-
 _EPSILON = 1e-6
 
 
-class FeigLink:
+class FeigLink(ReconnectingLink):
     """One Feig reader. Call ``poll(now)`` often (every few ms); it never blocks."""
 
     # The reader answers one command at a time and the next goes out once its answer is taken in: a host that left
@@ -696,24 +677,13 @@ class FeigLink:
         check_channels(channels)
         if not 0 <= bus_address <= 0xFF:
             raise ValueError(f"bus address {bus_address}: expected 0-254, or 255 for any reader on the line")
-        self.name = name
+        super().__init__(transport_factory, name=name, backoff_s=timing.backoff_s,
+                         max_reads_per_poll=timing.max_reads_per_poll, logger=log)
         self.channels = list(channels)
         self.bus_address = bus_address
         self.timing = timing
-        self._factory = transport_factory
-        self._transport: Transport | None = None
-        self._transport_description = ""
-        self._state = LinkState.DISCONNECTED
-        self.identity: IdentifyReply | None = None
         self.reader_model: str | None = None  # e.g. "ID ISC.MR102", while up
         self._decoder = FrameDecoder()
-        self._counters = _Counters()
-        self._last_rejection: FrameRejection | None = None
-        self._last_error: str | None = None
-        self._refused: str | None = None
-        self._next_attempt_at: float | None = None
-        self._failed_attempts = 0
-        self._was_up = False
         self._job: _Job | None = None
         self._in_flight: Request | None = None
         self._sent_at = 0.0
@@ -724,104 +694,25 @@ class FeigLink:
         self._pass_started_at = 0.0
         self._cycle = 0
         self._first_pass = True
-        self._seq = 0
         self._rf_output: int | None = None  # the output the reader's RF is on, as far as we set it
         self._mux_state: dict[tuple[int, tuple[int, ...]], int] = {}  # multiplexer -> the output it routes to
         self._faults: dict[int, tuple[int, int]] = {}  # channel index -> (FaultCode, detail) reported
         self._logged: dict[str, object] = {}  # what a once-per-change log line last said
-        self._events: list[LinkEvent] = []
-        self._now = 0.0
-
-    # ---- public -----------------------------------------------------------------------------------
-
-    @property
-    def state(self) -> LinkState:
-        return self._state
-
-    @property
-    def is_up(self) -> bool:
-        return self._state is LinkState.UP
-
-    @property
-    def transport(self) -> Transport | None:
-        return self._transport
-
-    @property
-    def bytes_sent(self) -> int:
-        return self._counters.bytes_sent
-
-    @property
-    def bytes_received(self) -> int:
-        return self._counters.bytes_received
-
-    @property
-    def next_attempt_at(self) -> float | None:
-        return self._next_attempt_at if self._state is LinkState.DISCONNECTED else None
-
-    @property
-    def stats(self) -> LinkStats:
-        c = self._counters
-        decoder = DecoderStats(**c.decoder_totals.as_dict())
-        if self._transport is not None:
-            _add(decoder, self._decoder.stats)
-        return LinkStats(
-            state=self._state.value, transport=self._transport_description, frames_ok=decoder.frames_ok,
-            crc_errors=decoder.crc_errors, cobs_errors=0, oversize=decoder.oversize, runts=decoder.runts,
-            malformed=decoder.malformed, unknown_type=decoder.unknown_type, bytes_discarded=decoder.bytes_discarded,
-            frames_lost=0, duplicates=0, retransmits=c.retransmits, commands_failed=c.commands_failed,
-            stale_replies=c.stale_replies, connects=c.connects, reconnects=c.reconnects, reader_resets=0,
-            bytes_received=c.bytes_received, bytes_sent=c.bytes_sent, last_error=self._last_error,
-            last_rejection=self._decoder.last_error or self._last_rejection, refused=self._refused,
-        )
-
-    def poll(self, now: float) -> list[LinkEvent]:
-        """Do all pending work for time ``now`` (seconds, monotonic) and return what happened."""
-        self._now = now
-        self._events = []
-        if self._state is LinkState.DISCONNECTED:
-            if self._next_attempt_at is None or now >= self._next_attempt_at - _EPSILON:
-                self._connect(now)
-            return self._take_events()
-        try:
-            self._receive(now)
-            if self._transport is not None:
-                self._supervise(now)
-        except TransportError as exc:
-            self._go_down(now, str(exc))
-        except _Trouble as exc:
-            self._go_down(now, str(exc))
-        except _Refused as exc:
-            self._refuse(now, str(exc))
-        return self._take_events()
-
-    def close(self) -> None:
-        """Close the port for good (daemon shutdown)."""
-        self._drop_connection()
-        self._state = LinkState.DISCONNECTED
-        self._next_attempt_at = float("inf")
 
     # ---- connecting ---------------------------------------------------------------------------------
 
-    def _connect(self, now: float) -> None:
-        transport = self._factory()
-        self._transport_description = transport.describe()
-        try:
-            transport.open()
-            for _ in range(16):  # whatever the reader had buffered belongs to nobody now
-                if not transport.read():
-                    break
-        except TransportError as exc:
-            transport.close()
-            self._attempt_failed(now, "connect_failed", f"cannot open {transport.describe()}: {exc}")
-            return
-        self._transport_description = transport.describe()
-        self._transport = transport
+    def _after_open(self, transport: Transport) -> None:
+        for _ in range(16):  # whatever the reader had buffered belongs to nobody now
+            if not transport.read():
+                break
+
+    def _connected(self, now: float) -> None:
         self._decoder = FrameDecoder()
         self._rejections_at_connect = 0
         self._state = LinkState.IDENTIFYING
         self._rf_output, self._mux_state = None, {}
         self._last_rx_at = now
-        log.info("%s: connected over %s, identifying the reader", self.name, transport.describe())
+        log.info("%s: connected over %s, identifying the reader", self.name, self._transport_description)
         try:
             self._start_job(self._handshake())
         except TransportError as exc:
@@ -863,104 +754,64 @@ class FeigLink:
         self._came_up(version, model, serial)
 
     def _came_up(self, version: SoftwareVersion, model: str, serial: str) -> None:
-        self.identity = IdentifyReply(
+        identity = IdentifyReply(
             0, PROTOCOL_MAJOR, PROTOCOL_MINOR, version.major, version.minor, version.development, serial,
             len(self.channels), TagTechnology.ISO15693, Capability(0),
         )
         self.reader_model = model
-        self._state = LinkState.UP
-        self._refused = None
-        self._failed_attempts = 0
-        self._counters.connects += 1
-        if self._was_up:
-            self._counters.reconnects += 1
-        self._was_up = True
         self._first_pass = True
         self._cycle = 0
         self._next_pass_at = self._now
         log.info("%s: up: %s, firmware %d.%d.%d, %d channels", self.name, serial, version.major, version.minor,
                  version.development, len(self.channels))
-        self._emit("up", message=self.identity)
+        self._went_up(identity)
         # Every antenna is inventoried afresh in the first pass (flag REQUESTED), as after a REQUEST_INVENTORY.
         self._emit("inventory_requested")
 
-    def _attempt_failed(self, now: float, kind: str, reason: str) -> None:
-        delay = self.timing.backoff_s[min(self._failed_attempts, len(self.timing.backoff_s) - 1)]
-        self._failed_attempts += 1
-        self._next_attempt_at = now + delay
-        self._last_error = reason
-        (log.error if kind == "incompatible" else log.warning)("%s: %s (retrying in %g s)", self.name, reason, delay)
-        self._emit(kind, reason=reason)
+    # ---- polling and going down ---------------------------------------------------------------------
 
-    def _refuse(self, now: float, reason: str) -> None:
-        was_up = self._state is LinkState.UP
-        self._drop_connection()
-        self._state = LinkState.DISCONNECTED
-        self._refused = reason
-        if was_up:
-            self._emit("down", reason=reason)
-        self._attempt_failed(now, "incompatible", reason)
+    def _poll_connected(self, now: float) -> None:
+        try:
+            self._receive(now)
+            if self._transport is not None:
+                self._supervise(now)
+        except _Trouble as exc:
+            self._go_down(now, str(exc))
+        except _Refused as exc:
+            self._refuse(now, str(exc))
 
-    # ---- going down ---------------------------------------------------------------------------------
+    def _handshake_failure(self, reason: str) -> tuple[str, str]:
+        rejected = self._decoder.stats.frames_rejected - self._rejections_at_connect
+        if not rejected:
+            return "connect_failed", f"handshake failed: {reason}"
+        # It talks, but nothing it says is a Feig frame: another device, or another baud rate or parity.
+        rejection = self._decoder.last_error or self._last_rejection
+        why = rejection.reason if rejection else "no frame checks"
+        return "incompatible", (f"the device answers, but not in Feig's ISO-host protocol ({rejected} frame(s) "
+                                f"rejected: {why}); is it a Feig reader at this baud rate and parity?")
 
-    def _go_down(self, now: float, reason: str) -> None:
-        was_up = self._state is LinkState.UP
-        rejected = self._rejected_since_connect()
-        self._last_error = reason
-        self._drop_connection()
-        self._state = LinkState.DISCONNECTED
-        if was_up:
-            log.warning("%s: link down: %s", self.name, reason)
-            self._emit("down", reason=reason)
-            self._next_attempt_at = now  # reopen at once; back off only if that fails
-        elif rejected:
-            # It talks, but nothing it says is a Feig frame: another device, or another baud rate or parity.
-            why = self._last_rejection.reason if self._last_rejection else "no frame checks"
-            self._refused = (f"the device answers, but not in Feig's ISO-host protocol ({rejected} frame(s) rejected: "
-                             f"{why}); is it a Feig reader at this baud rate and parity?")
-            self._attempt_failed(now, "incompatible", self._refused)
-        else:
-            self._attempt_failed(now, "connect_failed", f"handshake failed: {reason}")
-
-    def _rejected_since_connect(self) -> int:
-        return self._decoder.stats.frames_rejected - self._rejections_at_connect
-
-    def _drop_connection(self) -> None:
+    def _drop_connection(self, reason: str) -> None:
         if self._job is not None:
             self._job.close()
         self._job = None
         self._in_flight = None
         self._damaged = False
-        self.identity = None
         self.reader_model = None
-        if self._transport is not None:
-            _add(self._counters.decoder_totals, self._decoder.stats)
-            self._last_rejection = self._decoder.last_error or self._last_rejection
-            self._transport.close()
-            self._transport = None
-        self._decoder = FrameDecoder()
+
+    def _frame_decoder(self) -> FrameDecoder:
+        return self._decoder
 
     # ---- receiving and supervising ------------------------------------------------------------------
 
-    def _receive(self, now: float) -> None:
-        for _ in range(self.timing.max_reads_per_poll):
-            transport = self._transport
-            if transport is None:
+    def _take_in(self, now: float, data: bytes) -> None:
+        self._last_rx_at = now
+        discarded = self._decoder.stats.bytes_discarded
+        for frame in self._decoder.feed(data):
+            self._answer(frame)
+            if self._transport is None:
                 return
-            data = transport.read()
-            if not data:
-                return
-            self._counters.bytes_received += len(data)
-            self._last_rx_at = now
-            discarded = self._decoder.stats.bytes_discarded
-            for frame in self._decoder.feed(data):
-                self._answer(frame)
-                if self._transport is None:
-                    return
-            if self._decoder.stats.bytes_discarded != discarded and self._in_flight is not None:
-                self._damaged = True
-            if transport.drained:
-                return
+        if self._decoder.stats.bytes_discarded != discarded and self._in_flight is not None:
+            self._damaged = True
 
     def _supervise(self, now: float) -> None:
         if self._damaged and self._in_flight is not None and now - self._last_rx_at >= self.timing.frame_gap_s:
@@ -1203,24 +1054,12 @@ class FeigLink:
             }
             raise _Refused(f"the reader refuses {what}: {status_name(status)}{hints.get(status, '')}")
 
-    # ---- events and logging -------------------------------------------------------------------------
+    # ---- logging ------------------------------------------------------------------------------------
 
     def _log_once(self, key: str, value: object, message: str, *args: object) -> None:
         if self._logged.get(key) != value:
             self._logged[key] = value
             log.warning(message, *args)
-
-    def _take_seq(self) -> int:
-        seq = self._seq
-        self._seq = (seq + 1) & 0xFFFF
-        return seq
-
-    def _emit(self, kind: str, *, message: Message | None = None, reason: str = "", count: int = 0) -> None:
-        self._events.append(LinkEvent(kind, self._now, self.name, message, reason, count))
-
-    def _take_events(self) -> list[LinkEvent]:
-        events, self._events = self._events, []
-        return events
 
 
 def _antenna_fault_of(flags_a: int, flags_b: int) -> tuple[FaultCode, str] | None:

@@ -3,7 +3,8 @@ with ID ISC.ANT.MUX antenna multiplexers, as a link the table's ``hal.firmware_r
 
 ``FeigLink`` builds on ``firmware_bridge.link.ReconnectingLink``, the surface every reader link shares: ``poll(now)``
 reads what the reader sent, advances the state machine, writes the next command and returns ``LinkEvent`` objects. It
-never sleeps and takes the time from the caller, so tests run it on a virtual clock. docs/feig.md is the reference; the sources cited below are:
+never sleeps and takes the time from the caller, so tests run it on a virtual clock. docs/feig.md is the reference; the
+sources cited below are:
 
 * H01113  ID ISC.MR102 manual, H01113-4e-ID-B (2018-07-24): §3.2 frames, §6.10 [0x6E], §7 ISO 15693 host
   commands, ANNEX D time behaviour, ANNEX E status bytes.

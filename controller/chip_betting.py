@@ -39,7 +39,8 @@ from controller.chip_table import ChipTable
 from controller.commands import Refusal
 from controller.dealing import dead_rule, dead_seats, passive_seats
 from controller.domain import DomainEvent
-from controller.events import BoardCard, BoardCorrected, CardDealt, Folded, HandEnded, HandStarted, Misdeal, StudOpener
+from controller.events import (BoardCard, BoardCorrected, CardDealt, ChipsReturned, Folded, ForeignChip, HandEnded,
+                               HandStarted, Misdeal, StudOpener)
 from controller.floor import FloorQueue
 from controller.hand_reading import HandReading
 from controller.levels import Level, LevelSchedule
@@ -85,12 +86,12 @@ class VoidWagers:
         chips.pop(uid)
         return not any(self.left.values())
 
-    def returned(self) -> dict[str, Any]:
-        """What went back from each zone, and what still lies there (``complete`` false: those chips count as the
-        next hand's, e.g. the blinds left in place)."""
+    def returned(self) -> ChipsReturned:
+        """What went back from each zone, and what still lies there (those chips count as the next hand's, e.g. the
+        blinds left in place)."""
         kept = {zone: sum(chips.values()) for zone, chips in self.left.items() if chips}
         returned = {zone: total - kept.get(zone, 0) for zone, total in self.total.items()}
-        return {"complete": not kept, "returned": {z: v for z, v in returned.items() if v}, "left_in_place": kept}
+        return ChipsReturned({z: v for z, v in returned.items() if v}, kept)
 
 
 class ChipBetting:
@@ -163,8 +164,7 @@ class ChipBetting:
         value = self.table.setup.chips.get(uid)
         if value is None:
             other = self.table.setup.other_chips.get(uid)
-            self.events.emit("foreign_chip", {"zone": zone, "uid": uid, "chip_set": other,
-                                              "reason": "chip of another set" if other else "tag not in any chip set"})
+            self.events.publish(ForeignChip(zone, uid, other))
             return
         if uid in held:
             return
@@ -176,7 +176,7 @@ class ChipBetting:
 
     def _chips_returned(self, void: VoidWagers) -> None:
         """A misdeal voids the bets: say what went back from each zone, and what still lies there at the new deal."""
-        self.events.emit("chips_returned", void.returned())
+        self.events.publish(void.returned())
         self.void = None
 
     # ---- cards (the card controller's events) -----------------------------------------------------------

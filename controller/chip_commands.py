@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from controller.command_events import Declaration, StacksSet
 from controller.commands import Command, Handler, Refusal, allowed
 from controller.domain import DomainEvent
 from controller.outbox import Outbox
@@ -30,7 +31,7 @@ class ChipCommands:
         """``set_stacks``: the floor counted the stacks."""
         stacks = {int(seat): int(amount) for seat, amount in command["stacks"].items()}
         self.chips.set_stacks(stacks)
-        self.out.emit("stacks_set", {"stacks": {str(s): v for s, v in sorted(stacks.items())}, **command.signed()})
+        self.out.publish(StacksSet(tuple(sorted(stacks.items())), command.by))
         return self.out.take()
 
     def declare_refusal(self, command: Command, t: float) -> Refusal | None:
@@ -53,9 +54,7 @@ class ChipCommands:
     def declare(self, command: Command, t: float) -> list[DomainEvent]:
         """``declare``, as :meth:`declare_refusal` allowed (the betting begins with it if the deal is over)."""
         self.chips.start_if_dealt(t)
-        extra = {"amount": command["amount"]} if "amount" in command else {}
-        self.out.emit("declaration", {"seat": command["seat"], "declaration": command["declaration"], **extra,
-                                      **command.signed()})
+        self.out.publish(Declaration(command["seat"], command["declaration"], command.get("amount"), command.by))
         self.chips.hand.declare(command["seat"], command["declaration"], command.get("amount"))
         return self.out.take()
 

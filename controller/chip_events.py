@@ -5,7 +5,7 @@ ruling, a chip count."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 from controller import mucked_winner
 from controller.betting import Action, BettingHand, Ruling
@@ -24,10 +24,6 @@ class ChipEvents:
         self.out = out  # numbered with the cards' events; the caller stamps the time and hand
         self.floor = floor  # the rulings that need the floor wait there, answered by the game
         self.pot_disputes = pot_disputes  # how long a pot error waits (the house's rule profile)
-
-    def emit(self, type_: str, public: dict[str, Any], secret: dict[str, Any] | None = None) -> int:
-        """One event; its ``seq``."""
-        return self._noted(self.out.emit(type_, public, secret))
 
     def publish(self, record: object) -> int:
         """One event made of its record (controller.events); its ``seq``."""

@@ -1,10 +1,14 @@
-"""What the floor's and the dealer's commands on the table's make-up did, as records (``controller.events`` has the
-hand's): who sits where, a bomb pot agreed for the next hand. Their wire form is ``controller.wire``'s; ``by`` is who
-sent the command (``role/user``)."""
+"""What the floor's and the dealer's commands did, as records (``controller.events`` has the hand's): who sits
+where, a bomb pot agreed for the next hand, the game of the next hand, the stacks counted, a player's declaration.
+Their wire form is ``controller.wire``'s; ``by`` is who sent the command (``role/user``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from controller.rotation import Game
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,4 +86,31 @@ class FloorCalled:
 
     seat: int | None
     note: str | None
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class GameSet:
+    """``set_game``: ``game`` is dealt from hand ``applies_to_hand`` (controller.rotation)."""
+
+    game: Game
+    applies_to_hand: int
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class StacksSet:
+    """``set_stacks``: the floor counted the stacks, seat by seat."""
+
+    stacks: tuple[tuple[int, int], ...]
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """``declare``: the player at ``seat`` declared an action (``declaration``), of ``amount`` where it names one."""
+
+    seat: int
+    declaration: str
+    amount: int | None
     by: str

@@ -142,12 +142,12 @@ class UndoPoint:
     what: str  # "push" or "declaration"
     arrived: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)
-    actions: list[dict] = field(default_factory=list)  # {"seq", "seat", "action", "to"} of each published action
+    actions: list[tuple[int, Action]] = field(default_factory=list)  # each published action, with its event's seq
     declaration: str | None = None
     forced_paid: int = 0  # what the push paid of its seat's forced bet (due again once the push is undone)
 
     def published(self, seq: int, action: Action) -> None:
-        self.actions.append({"seq": seq, "seat": action.seat, "action": action.kind, "to": action.to_amount})
+        self.actions.append((seq, action))
 
 
 class UndoStack:

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from controller.betting import Action
+    from controller.pots import Collection
     from controller.rotation import Game
+    from controller.showdown import PotAward
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +251,83 @@ class ActionTaken:
     action: Action
     pot: int
     next: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ActionUndone:
+    """The dealer's ``undo`` took back the latest betting input: ``seat``'s push or declaration (``declaration``: its
+    kind, for a declaration), and ``undone``, the actions it had published, each with its event's ``seq``. ``street``
+    (None: the betting is over), ``pot`` and ``next`` (the seat to act) are the betting's after the undo."""
+
+    seat: int | None
+    undone: tuple[tuple[int, Action], ...]
+    declaration: str | None
+    street: str | None
+    pot: int
+    next: int | None
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class PotsCollected:
+    """A betting round is over: the bets went into the pot, the uncalled part back to its owner
+    (controller.pots)."""
+
+    collection: Collection
+
+
+@dataclass(frozen=True, slots=True)
+class ChipsReturned:
+    """After a misdeal, the void wagers went back (``returned``, by zone); ``left_in_place``: what still lies in a
+    zone at the new deal and counts as the next hand's (the blinds left in place)."""
+
+    returned: dict[str, int]
+    left_in_place: dict[str, int]
+
+    @property
+    def complete(self) -> bool:
+        return not self.left_in_place
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignChip:
+    """A chip tag not of the active chip set in a chip zone: of the registered set ``chip_set``, or of none (None).
+    It is not counted."""
+
+    zone: str
+    uid: str
+    chip_set: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Showdown:
+    """The hand's result: the live seats in the order they show (``order``: empty when one seat won uncontested),
+    the seats that won, and, where the chips were read, the pots awarded (controller.showdown), what each seat that
+    took chips took (``payouts``) and the stacks after the award (``finishing_stacks``; None: not known).
+    ``boards`` and ``runs``: a hand of more than one board. ``hands``: the cards of the seats in ``order`` (secret;
+    None: no cards were shown)."""
+
+    order: tuple[int, ...]
+    winners: tuple[int, ...]
+    pots: tuple[PotAward, ...] = ()
+    payouts: tuple[tuple[int, int], ...] = ()
+    finishing_stacks: tuple[tuple[int, int], ...] | None = None
+    boards: tuple[tuple[str, ...], ...] = ()
+    runs: int = 1
+    hands: tuple[tuple[int, tuple[str, ...]], ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HandHistory:
+    """The hand written as a PHH hand history without the hole cards (``phh``) and, secret, with them
+    (``complete``), with its OHH and PokerStars copies (secret). A variant PHH has no notation for: ``phh`` and
+    ``complete`` are None and ``reason`` says why."""
+
+    phh: str | None
+    complete: str | None
+    ohh: dict[str, Any]
+    pokerstars: str
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,7 @@ from controller.bomb_pot import BombPot
 from controller.chip_betting import BettingSetup, ChipBetting
 from controller.chip_table import CHIP_ZONES
 from controller.clock import ActionClock, ClockCommands, ClockSettings
-from controller.command_events import PlayerSeated, SeatCleared
+from controller.command_events import GameSet, PlayerSeated, SeatCleared
 from controller.commands import Apply, Check, Command, CommandTable, Handler, Refusal, unavailable
 from controller.conduct import ConductRules, confirm_kills
 from controller.conduct_events import (CHECK, CHECK_OR_FOLD, HAND_DEAD, AbsentAtDeal, ClockExpired, ClockRecord,
@@ -256,8 +256,7 @@ class GameController:
         """``set_game``: the floor has ``game`` dealt from the next hand (the running hand keeps its game), and the
         rotation goes on from it; its hands are counted afresh."""
         self.rotation.set_game(command["game"])
-        self.out.emit("game_set", {"game": command["game"], **self.rotation.named(command["game"]).stakes_in_play(),
-                                   "applies_to_hand": self.cards.hand + 1, **command.signed()}, t=t)
+        self.out.publish(GameSet(self.rotation.named(command["game"]), self.cards.hand + 1, command.by), t=t)
         return self.out.take()
 
     def _run_it_refusal(self, command: Command, t: float) -> Refusal | None:

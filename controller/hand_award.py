@@ -4,13 +4,14 @@ PokerStars copies, and the pot the dealer pushed to the stack zones checked agai
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from controller import ohh, phh as phhlib, pokerstars
 from controller.betting import BettingHand
-from controller.events import HandEnded
-from controller.histories import HandRecord, board_shares, game_number, tabled
-from controller.showdown import PotHalf, award
+from controller.events import HandEnded, HandHistory, Showdown
+from controller.histories import HandRecord, game_number, tabled
+from controller.runouts import board_shares
+from controller.showdown import award
 
 if TYPE_CHECKING:
     from controller.hand_reading import HandReading
@@ -36,23 +37,14 @@ def award_hand(reading: HandReading, hand: BettingHand, ended: HandEnded) -> dic
         return None
     finishing = dict(result.finishing_stacks)
     known = reading.known_stacks
-    several = {"boards": boards, "runs": runs} if len(boards) > 1 else {}
-    events.emit("showdown", {
-        "order": list(result.showdown_order),
-        "pots": [{"index": p.index, "amount": p.amount, "eligible": list(p.eligible), "winners": list(p.winners),
-                  "shares": {str(s): v for s, v in p.shares.items()}, "odd_chips": list(p.odd_chips),
-                  "rules": list(p.rules),
-                  **({"boards": [{"board": b + 1, "shares": {str(s): v for s, v in shares.items()},
-                                  **({"halves": _halves(part.halves)} if part.halves else {})}
-                                 for (b, shares), part in zip(board_shares(p), p.boards)]} if p.boards else {}),
-                  **({"halves": _halves(p.halves)} if p.halves else {})}
-                 for p in result.pots],
-        **several,
-        "payouts": {str(s): v for s, v in result.payouts.items() if v},
-        "winners": sorted(s for s, v in result.payouts.items() if v),  # the seats that took chips
-        "finishing_stacks": {str(s): v for s, v in finishing.items()} if known else None,
-    }, {"hands": {str(s): hole.get(s, []) for s in result.showdown_order}} if len(hand.live_seats) > 1 else None)
-    shown = list(result.showdown_order) if len(hand.live_seats) > 1 else []
+    paid = tuple((s, v) for s, v in result.payouts.items() if v)  # the seats that took chips
+    shown_down = len(hand.live_seats) > 1  # one live seat won uncontested: its cards are not shown
+    events.publish(Showdown(result.showdown_order, tuple(sorted(s for s, _v in paid)), result.pots, paid,
+                            finishing_stacks=tuple(finishing.items()) if known else None,
+                            boards=tuple(tuple(b) for b in boards), runs=runs,
+                            hands=tuple((s, tuple(hole.get(s, []))) for s in result.showdown_order)
+                            if shown_down else None))
+    shown = list(result.showdown_order) if shown_down else []
     stacks = finishing if known else None
     names = {seat: player["name"] for seat, player in reading.players.items()}
     players: dict[str, Any] = {"players": [names.get(s, f"Seat {s}") for s in hand.order]} if names else {}
@@ -68,15 +60,14 @@ def award_hand(reading: HandReading, hand: BettingHand, ended: HandEnded) -> dic
     if len(boards) > 1:  # PHH (pokerkit 0.7.7) has no notation for runouts or boards: user-defined fields
         players["_boards"] = ["".join(b) for b in boards]
         players["_runs"] = runs
-    copies = {"ohh_complete": ohh.to_ohh(record), "pokerstars_complete": pokerstars.to_pokerstars(record)}
+    copies = ohh.to_ohh(record), pokerstars.to_pokerstars(record)
     try:
         full = phhlib.to_phh(hand, hole, board, shown, stacks, **players)
         masked = phhlib.to_phh(hand, None, board, [], stacks, **players)
     except ValueError as exc:  # a variant PHH has no code for
-        events.emit("hand_history", {"format": "phh", "phh": None, "reason": str(exc)}, copies)
+        events.publish(HandHistory(None, None, *copies, reason=str(exc)))
     else:
-        events.emit("hand_history", {"format": "phh", "phh": phhlib.dumps(masked)},
-                    {"phh_complete": phhlib.dumps(full), **copies})
+        events.publish(HandHistory(phhlib.dumps(masked), phhlib.dumps(full), *copies))
     pushed = reading.settling.pushed
     if pushed:  # stack zones saw where the pot went: it must be where the award says
         for s in sorted(set(pushed) | {s for s, v in result.payouts.items() if v}):
@@ -86,12 +77,6 @@ def award_hand(reading: HandReading, hand: BettingHand, ended: HandEnded) -> dic
     if not known:
         return None
     return {s: v for s, v in finishing.items() if s not in reading.counted}
-
-
-def _halves(halves: Sequence[PotHalf]) -> list[dict[str, Any]]:
-    """A hi-lo pot's halves (or a board's part of it) as the showdown event has them, the high half first."""
-    return [{"side": h.side, "amount": h.amount, "winners": list(h.winners),
-             "shares": {str(s): v for s, v in h.shares.items()}, "odd_chips": list(h.odd_chips)} for h in halves]
 
 
 def _boards(reading: HandReading, board: list[str], ended: HandEnded

@@ -32,7 +32,8 @@ from controller.commands import Refusal
 from controller.dealing import HoleCardsDealt
 from controller.engine_log import (Check, Declare, EndStreet, EngineInput, EngineLog, Fold, Passive, Push, StartStreet,
                                    UndoPoint, UndoStack)
-from controller.events import BetRuling, BettingStarted, CardDealt, HandEnded, StudOpener
+from controller.events import (ActionUndone, BetRuling, BettingStarted, CardDealt, HandEnded, PotsCollected,
+                               StudOpener)
 from controller.hand_award import award_hand
 from controller.showdown import hand_rank
 from controller.stud import STREETS as STUD_STREETS
@@ -441,10 +442,9 @@ class HandReading:
             self.settling.back_in_motion(point.seat, point.arrived, point.left,
                                          self.zones.get(Zone("bets", point.seat).name, {}), t)
         rebuilt = self._log.engine
-        self.events.emit("action_undone", {"seat": point.seat, "undone": point.actions,
-                                           "declaration": point.declaration,
-                                           "street": hand.street if hand.status == "betting" else None,
-                                           "pot": rebuilt.pot_total(), "next": rebuilt.to_act(), "by": by})
+        self.events.publish(ActionUndone(point.seat, tuple(point.actions), point.declaration,
+                                         hand.street if hand.status == "betting" else None, rebuilt.pot_total(),
+                                         rebuilt.to_act(), by))
 
     # ---- streets -----------------------------------------------------------------------------------------
 
@@ -495,11 +495,7 @@ class HandReading:
         self.undo.round_over()  # the round is over: its actions stand
         collection = ruling.collection
         assert collection is not None  # (a street that ended collected its bets)
-        self.events.emit("pots", {"street": collection.street,
-                                  "collected": {str(s): v for s, v in collection.into_pot.items()},
-                                  "returned": {str(s): v for s, v in collection.returned.items()},
-                                  "pots": [{"amount": p.amount, "eligible": list(p.eligible)} for p in collection.pots],
-                                  "total": sum(p.amount for p in collection.pots)})
+        self.events.publish(PotsCollected(collection))
         hand = self._log.engine
         for action in ruling.actions:  # the next street has no betting (a bomb pot's or flip's): its ruled checks
             self.events.action(action, hand)

@@ -48,25 +48,6 @@ def tabled(hand: BettingHand, showdown_order: Sequence[int], gone_to_muck: Seque
     return [s for s in showdown_order if s not in gone_to_muck or payouts.get(s)]
 
 
-def board_shares(pot: PotAward) -> list[tuple[int, dict[int, int]]]:
-    """A pot divided between boards as a history states it: each board's winners and what they collected there,
-    the units the division between the boards left over counted on the first board their receiver won (the
-    totals are the pot's shares). A pot that played one board has none."""
-    parts = [(p.board, dict(p.shares)) for p in pot.boards]
-    if not parts:
-        return []
-    counted = {s: 0 for s in pot.shares}
-    for _board, shares in parts:
-        for s, v in shares.items():
-            counted[s] += v
-    for s, total in pot.shares.items():
-        extra = total - counted[s]
-        if extra:
-            shares = next(shares for _board, shares in parts if s in shares)
-            shares[s] += extra
-    return parts
-
-
 FORCED = {"ante": "ante", "post_sb": "small_blind", "post_bb": "big_blind", "straddle": "straddle",
           "bring_in": "bring_in"}
 
@@ -96,8 +77,8 @@ class HandRecord:
 
     A hand with several boards — run ``runs`` times (CA Actions 8), or a ``double_board`` (CA GR 14.1) — lists
     them all in ``boards``, run by run (``board`` is the first), and for each pot divided between boards its
-    ``pot_boards``: (board index, shares) as :func:`board_shares` gives them; a pot that played the first board
-    only (CA Actions 8e) has none.
+    ``pot_boards``: (board index, shares) as :func:`controller.runouts.board_shares` gives them; a pot that played
+    the first board only (CA Actions 8e) has none.
 
     A hi-lo split game's pot lists in ``pot_halves`` its halves' shares, the high half first (one, the high half
     alone, where no hand made a low: ``controller.showdown.PotAward.halves``); a pot divided between boards, in

@@ -2,8 +2,9 @@
 
 One outbox per table. Each entry point of the controller begins an input with its time (``begin``: table time never
 goes back, so ``now`` is the latest input's time); the card controller sets the hand the events belong to
-(``hand``) as hands start; every ``emit`` then makes the next ``DomainEvent`` (``seq`` one higher than the last) and the input's
-caller takes the events out (``take``). Because every part emits into the same outbox, the stream has one ``seq``
+(``hand``) as hands start; every ``publish`` of a part's record (``controller.events``) then makes the next
+``DomainEvent`` (``seq`` one higher than the last), in its wire form (``controller.wire``), and the input's caller
+takes the events out (``take``). Because every part emits into the same outbox, the stream has one ``seq``
 and the order of the events is the order in which the parts acted. What waits for the floor is not the outbox's
 business: the part that answers a ruling puts it in the floor queue (``controller.floor``) itself.
 
@@ -23,7 +24,7 @@ from controller.wire import wire
 if TYPE_CHECKING:
     from controller.commands import Refusal
 
-CURRENT = object()  # ``emit(hand=CURRENT)``: the outbox's hand
+CURRENT = object()  # ``publish(hand=CURRENT)``: the outbox's hand
 
 
 class EmittedWhileChecking(RuntimeError):
@@ -53,17 +54,6 @@ class Outbox:
         """Continue the numbering, hand and time of a checkpoint."""
         self.seq, self.hand, self.now = seq, hand, now
         self._started = True
-
-    def emit(self, type_: str, public: dict[str, Any], secret: dict[str, Any] | None = None, *,
-             t: float | None = None, hand: Any = CURRENT) -> DomainEvent:
-        """Number and keep one event; ``t`` and ``hand`` default to the input's."""
-        if self._checking:
-            raise EmittedWhileChecking(f"{type_} emitted while an input was being checked")
-        self.seq += 1
-        event = DomainEvent(self.seq, type_, self.now if t is None else t, self.hand if hand is CURRENT else hand,
-                            public, secret or {})
-        self._events.append(event)
-        return event
 
     def publish(self, record: object, *, t: float | None = None, hand: Any = CURRENT) -> DomainEvent:
         """Number and keep the event a part's record (controller.events) is, in its wire form (controller.wire);

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 if TYPE_CHECKING:
-    from controller.showdown import PotHalf
+    from controller.showdown import PotAward, PotHalf
 
 RUN_IT_RULES = ("CA Actions 8", "CA Actions 8f")
 SIDE_POT_ONLY_RULE = "CA Actions 8e"
@@ -130,3 +130,22 @@ def boards_of_pots(pot_count: int, runs: int, boards_per_run: int = 1,
     every = list(range(runs * boards_per_run))
     covered = set(range(pot_count)) if run_pots is None else set(run_pots)
     return [every if index in covered else first for index in range(pot_count)]
+
+
+def board_shares(pot: PotAward) -> list[tuple[int, dict[int, int]]]:
+    """A pot divided between boards as a history states it: each board's winners and what they collected there,
+    the units the division between the boards left over counted on the first board their receiver won (the
+    totals are the pot's shares). A pot that played one board has none."""
+    parts = [(p.board, dict(p.shares)) for p in pot.boards]
+    if not parts:
+        return []
+    counted = {s: 0 for s in pot.shares}
+    for _board, shares in parts:
+        for s, v in shares.items():
+            counted[s] += v
+    for s, total in pot.shares.items():
+        extra = total - counted[s]
+        if extra:
+            shares = next(shares for _board, shares in parts if s in shares)
+            shares[s] += extra
+    return parts

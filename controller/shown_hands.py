@@ -12,7 +12,7 @@ only.
 from __future__ import annotations
 
 from controller.betting import NLHE, PLO, RAZZ, STUD, STUD8
-from controller.events import HandEnded
+from controller.events import HandEnded, Showdown
 from controller.outbox import Outbox
 from controller.showdown import hand_rank
 
@@ -27,7 +27,7 @@ def cards_showdown(ended: HandEnded, hole_cards: int, out: Outbox, stud: str | N
     live = list(ended.live_seats)
     hands = {seat: list(cards) for seat, cards in ended.hole_cards}
     if len(live) == 1:
-        out.emit("showdown", _payload(order=[], winners=live))
+        out.publish(Showdown((), tuple(live)))
         return
     winners: list[int] = []
     if stud is not None and len(live) >= 2 and all(len(hands.get(seat, ())) + len(ended.board) == STUD_CARDS
@@ -40,8 +40,4 @@ def cards_showdown(ended: HandEnded, hole_cards: int, out: Outbox, stud: str | N
         ranks = {seat: hand_rank(variant, hands[seat], ended.board) for seat in live}
         best = min(ranks.values())  # phevaluator: smaller is stronger
         winners = sorted(seat for seat in live if ranks[seat] == best)
-    out.emit("showdown", _payload(order=live, winners=winners), {"hands": {str(s): hands.get(s, []) for s in live}})
-
-
-def _payload(order: list[int], winners: list[int]) -> dict:
-    return {"order": order, "pots": [], "payouts": {}, "winners": winners, "finishing_stacks": None}
+    out.publish(Showdown(tuple(live), tuple(winners), hands=tuple((s, tuple(hands.get(s, []))) for s in live)))

@@ -68,7 +68,7 @@ from controller import table_snapshot
 from controller.board import Board, BettingProgress
 from controller.board_runs import RUN_RULES
 from controller.cards import parse_card
-from controller.command_events import ButtonSet, FloorCalled, NewHandCalled, RunItAgreed, SeatsSet
+from controller.command_events import ButtonSet, Declaration, FloorCalled, NewHandCalled, RunItAgreed, SeatsSet
 from controller.commands import Command, CommandTable, Handler, Refusal, allowed
 from controller.deal_rulings import DealRulings
 from controller.dealing import (DEAD_HAND, FLOOR_PICKS_BURN, MISDEAL, PLAY_ON, THIRD_STREET_CARDS, Deal, ReadWindows,
@@ -684,10 +684,8 @@ class TableController:
         return None
 
     def _declare(self, command: Command, t: float) -> list[DomainEvent]:
-        extra = {"amount": command["amount"]} if "amount" in command else {}
         self.hand_cards.action_seen()
-        self.out.emit("declaration", {"seat": command["seat"], "declaration": command["declaration"], **extra,
-                                      **command.signed()})
+        self.out.publish(Declaration(command["seat"], command["declaration"], command.get("amount"), command.by))
         return self._applied()
 
     def _misdeal_refusal(self, command: Command, t: float) -> Refusal | None:

@@ -7,19 +7,24 @@ Key order is part of the form: the journal and the seeded event streams compare 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from controller.command_events import (BombPotAgreed, ButtonSet, FloorCalled, NewHandCalled, PlayerSeated, RunItAgreed,
-                                       SeatCleared, SeatsSet)
+from controller.command_events import (BombPotAgreed, ButtonSet, Declaration, FloorCalled, GameSet, NewHandCalled,
+                                       PlayerSeated, RunItAgreed, SeatCleared, SeatsSet, StacksSet)
 from controller.conduct_events import (RULING_TEXT, AbsentAtDeal, ClockDue, ClockExpired, ClockStarted, ClockStopped,
                                        ClockTick, DeviceBreach, DeviceBreachEnded, DeviceSeen, SeatLeft, SeatPresence,
                                        SeatReturned, SeatRuling, TimeBankUsed)
 from controller.dealing import WARNING, plain
-from controller.events import (ActionTaken, AntennaChanged, BetRuling, BettingStarted, BoardCard, BoardCorrected, Burn,
-                               CardDealt, CardsNeverSeen, ChipCount, DeckSelected, FloorRuling, Folded, HandAudit,
-                               HandEnded, HandStarted, IrregularCard, IrregularityResolved, Misdeal, ReaderLinkChanged,
+from controller.events import (ActionTaken, ActionUndone, AntennaChanged, BetRuling, BettingStarted, BoardCard,
+                               BoardCorrected, Burn, CardDealt, CardsNeverSeen, ChipCount, ChipsReturned, DeckSelected,
+                               FloorRuling, Folded, ForeignChip, HandAudit, HandEnded, HandHistory, HandStarted,
+                               IrregularCard, IrregularityResolved, Misdeal, PotsCollected, ReaderLinkChanged, Showdown,
                                StudOpener, UnknownTag)
 from controller.levels import LevelSet, describe
+from controller.runouts import board_shares
+
+if TYPE_CHECKING:
+    from controller.showdown import PotAward, PotHalf
 
 Payload = dict[str, Any]
 Wire = tuple[str, Payload, Payload]  # type, public, secret
@@ -191,6 +196,72 @@ def _chip_count(e: ChipCount) -> Wire:
                           "rules": list(e.rules), "needs_floor": e.needs_floor}, {}
 
 
+def _action_undone(e: ActionUndone) -> Wire:
+    return "action_undone", {"seat": e.seat, "undone": [{"seq": seq, "seat": a.seat, "action": a.kind,
+                                                         "to": a.to_amount} for seq, a in e.undone],
+                             "declaration": e.declaration, "street": e.street, "pot": e.pot, "next": e.next,
+                             "by": e.by}, {}
+
+
+def _pots_collected(e: PotsCollected) -> Wire:
+    c = e.collection
+    return "pots", {"street": c.street, "collected": {str(s): v for s, v in c.into_pot.items()},
+                    "returned": {str(s): v for s, v in c.returned.items()},
+                    "pots": [{"amount": p.amount, "eligible": list(p.eligible)} for p in c.pots],
+                    "total": sum(p.amount for p in c.pots)}, {}
+
+
+def _chips_returned(e: ChipsReturned) -> Wire:
+    return "chips_returned", {"complete": e.complete, "returned": dict(e.returned),
+                              "left_in_place": dict(e.left_in_place)}, {}
+
+
+def _foreign_chip(e: ForeignChip) -> Wire:
+    return "foreign_chip", {"zone": e.zone, "uid": e.uid, "chip_set": e.chip_set,
+                            "reason": "chip of another set" if e.chip_set else "tag not in any chip set"}, {}
+
+
+def _showdown(e: Showdown) -> Wire:
+    public: Payload = {"order": list(e.order), "pots": [_pot_awarded(p) for p in e.pots]}
+    if len(e.boards) > 1:
+        public["boards"] = [list(board) for board in e.boards]
+        public["runs"] = e.runs
+    public["payouts"] = {str(seat): v for seat, v in e.payouts}
+    public["winners"] = list(e.winners)
+    public["finishing_stacks"] = ({str(seat): v for seat, v in e.finishing_stacks}
+                                  if e.finishing_stacks is not None else None)
+    secret = {"hands": {str(seat): list(cards) for seat, cards in e.hands}} if e.hands is not None else {}
+    return "showdown", public, secret
+
+
+def _pot_awarded(p: PotAward) -> Payload:
+    public: Payload = {"index": p.index, "amount": p.amount, "eligible": list(p.eligible), "winners": list(p.winners),
+                       "shares": {str(s): v for s, v in p.shares.items()}, "odd_chips": list(p.odd_chips),
+                       "rules": list(p.rules)}
+    if p.boards:
+        public["boards"] = [{"board": b + 1, "shares": {str(s): v for s, v in shares.items()},
+                             **({"halves": _halves(part.halves)} if part.halves else {})}
+                            for (b, shares), part in zip(board_shares(p), p.boards)]
+    if p.halves:
+        public["halves"] = _halves(p.halves)
+    return public
+
+
+def _halves(halves: Sequence[PotHalf]) -> list[Payload]:
+    """A hi-lo pot's halves (or a board's part of it), the high half first."""
+    return [{"side": h.side, "amount": h.amount, "winners": list(h.winners),
+             "shares": {str(s): v for s, v in h.shares.items()}, "odd_chips": list(h.odd_chips)} for h in halves]
+
+
+def _hand_history(e: HandHistory) -> Wire:
+    public: Payload = {"format": "phh", "phh": e.phh}
+    if e.reason is not None:
+        public["reason"] = e.reason
+    secret: Payload = {"phh_complete": e.complete} if e.complete is not None else {}
+    secret.update(ohh_complete=e.ohh, pokerstars_complete=e.pokerstars)
+    return "hand_history", public, secret
+
+
 # ---- the conduct rules and the action clock (controller.conduct_events; docs/conduct.md) ----------------------
 
 def _ruled(r: SeatRuling) -> Payload:
@@ -314,6 +385,23 @@ def _level_set(e: LevelSet) -> Wire:
     return "level_set", public, {}
 
 
+def _game_set(e: GameSet) -> Wire:
+    return "game_set", {"game": e.game.name, **e.game.stakes_in_play(), "applies_to_hand": e.applies_to_hand,
+                        "by": e.by}, {}
+
+
+def _stacks_set(e: StacksSet) -> Wire:
+    return "stacks_set", {"stacks": {str(seat): v for seat, v in e.stacks}, "by": e.by}, {}
+
+
+def _declaration(e: Declaration) -> Wire:
+    public: Payload = {"seat": e.seat, "declaration": e.declaration}
+    if e.amount is not None:
+        public["amount"] = e.amount
+    public["by"] = e.by
+    return "declaration", public, {}
+
+
 def _bomb_pot_agreed(e: BombPotAgreed) -> Wire:
     public: Payload = {"amount": e.amount, "flip": e.flip, "applies_to_hand": e.applies_to_hand}
     if e.sits_out is not None:
@@ -335,7 +423,9 @@ _FORMS: dict[type, Callable[[Any], Wire]] = {
     ClockStopped: _clock_stopped, ClockExpired: _clock_expired,
     PlayerSeated: _player_seated, SeatCleared: _seat_cleared, BombPotAgreed: _bomb_pot_agreed, LevelSet: _level_set,
     ButtonSet: _button_set, SeatsSet: _seats_set, RunItAgreed: _run_it_agreed, NewHandCalled: _new_hand_called,
-    FloorCalled: _floor_called,
+    FloorCalled: _floor_called, GameSet: _game_set, StacksSet: _stacks_set, Declaration: _declaration,
+    ActionUndone: _action_undone, PotsCollected: _pots_collected, ChipsReturned: _chips_returned,
+    ForeignChip: _foreign_chip, Showdown: _showdown, HandHistory: _hand_history,
 }
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from controller.cards import FULL_DECK
 from controller.chip_betting import BettingSetup
+from controller.command_events import NewHandCalled
 from controller.commands import Command, CommandTable, Handler
 from controller.game import GameController
 from controller.levels import Level
@@ -251,13 +252,13 @@ def test_a_check_that_emits_or_a_refusal_after_an_emission_fails_loudly():
     out = Outbox()
 
     def noisy_check(command: Command, t: float):
-        out.emit("declaration", {})
+        out.publish(NewHandCalled("floor/ann"))
 
     commands = CommandTable(out, {"ping": Handler(noisy_check, lambda command, t: [])})
     with pytest.raises(EmittedWhileChecking):
         commands.check(Command("ping", "floor", "ann"), 1.0)
     out.begin(2.0)
-    out.emit("hand_started", {})
+    out.publish(NewHandCalled("floor/ann"))
     with pytest.raises(EmittedWhileChecking):
         commands.check(Command("misdeal", "floor", "ann"), 2.0)  # refused (not available) with an event untaken
     assert out.seq == 1

@@ -16,9 +16,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from controller.betting import NLHE, PLO, BettingHand
-from controller.histories import HandRecord, board_shares
+from controller.histories import HandRecord
 from controller.ohh import to_ohh
 from controller.pokerstars import to_pokerstars
+from controller.runouts import board_shares
 from controller.showdown import award
 
 pytest.importorskip("phevaluator")

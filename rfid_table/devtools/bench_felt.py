@@ -52,6 +52,7 @@ mean: the dealer and the players make no mistake, so each is the reading's.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import random
 import statistics
@@ -108,6 +109,7 @@ class _Felt:
         self._pending: list[tuple[str, Callable[[dict], bool], float, str]] = []  # (kind, matches, placed, where)
         self.slowest: dict[str, list[tuple[float, str]]] = {}  # kind → (ms, where the move was) of each, for the tail
         self._looked: threading.Event | None = None
+        self.log: list[tuple[float, dict]] = []  # every event of the table with its arrival, for --events
 
     def expect(self, kind: str, matches: Callable[[dict], bool], placed: float, where: str = "") -> None:
         self._pending.append((kind, matches, placed, where))
@@ -120,6 +122,7 @@ class _Felt:
             topic, event, t = arrivals.recv()
             if topic != self.topic:
                 continue
+            self.log.append((t, event))
             if event["type"] == "irregular_card":
                 self.irregular.append(event)
             elif event["type"] == "bet_ruling":
@@ -154,12 +157,14 @@ class _Felt:
         if stand_in is not None:
             self.field.remove(stand_in)
         self.field.place(uid, zone)
+        self.log.append((placed, {"felt": "dealt", "zone": zone, "uid": uid}))
         return placed
 
     def move(self, uids: list[str], zone: str) -> float:
         placed = time.perf_counter()
         for uid in uids:
             self.field.place(uid, zone)
+        self.log.append((placed, {"felt": "moved", "zone": zone, "tags": len(uids)}))
         return placed
 
 
@@ -275,7 +280,8 @@ def _longest_passes(backends: list, passes: int = 6, timeout_s: float = 60.0) ->
 def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str], None] = lambda message: None,
                  hands: int = HANDS, seed: int = 1, load: list[tuple[str, int]] = LOAD, kind: str = "pn5180",
                  still_after_reads: int = STILL_AFTER_READS, settle_ms: int | None = None,
-                 park_ms: int = PARK_MS, noise: float = 0.0, park_cards: bool = True) -> dict:
+                 park_ms: int = PARK_MS, noise: float = 0.0, park_cards: bool = True,
+                 events_path: str | None = None) -> dict:
     """The figures of the module's docstring over ``hands`` hands with ``load`` at rest (zone, tags), on the
     readers of ``kind`` (``CONFIGS``); a private broker unless ``settings`` names one."""
     if kind == "pn5180" and find_micropython() is None:
@@ -288,7 +294,7 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
         settings = MqttSettings(host=broker.host, port=broker.port)
     try:
         return _measure(settings, progress, hands, seed, load, kind, still_after_reads, settle_ms, park_ms, noise,
-                        park_cards)
+                        park_cards, events_path)
     finally:
         if broker is not None:
             broker.stop()
@@ -296,7 +302,8 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
 
 def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int, seed: int,
              load: list[tuple[str, int]], kind: str, still_after_reads: int, settle_ms: int | None,
-             park_ms: int = PARK_MS, noise: float = 0.0, park_cards: bool = True) -> dict:
+             park_ms: int = PARK_MS, noise: float = 0.0, park_cards: bool = True,
+             events_path: str | None = None) -> dict:
     source = load_config(str(CONFIG_DIR / CONFIGS[kind]))
     config = dataclasses.replace(source, table_id=f"bench-felt-{os.getpid()}", broadcast_equity=False)
     if kind == "pn5180" and still_after_reads:  # a push is handed on once its zone reads unchanged (hal.zones)
@@ -378,6 +385,11 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                 _play_hand(felt, submit, deck, by_value[100], by_value[25], stand_ins, hand)
             passes = {name: len(e) - counted_from[name] for name, e in daemon.ends.items()}
             ends_of = {name: list(e) for name, e in daemon.ends.items()}
+            if events_path is not None:  # what lay down and what the table said, in order, ms from the first
+                start = min(t for t, _ in felt.log)
+                Path(events_path).write_text("".join(
+                    json.dumps({"ms": round(1000 * (t - start), 1), **event}) + "\n"
+                    for t, event in sorted(felt.log, key=lambda entry: entry[0])), encoding="utf-8")
             air = {name: max(chip.air_s - before for chip, before in zip(devices[name].board.chips, air_from[name]))
                    / max(1, passes[name]) for name in air_from}
     finally:
@@ -412,6 +424,8 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                      "bet_ruling_codes": sorted({r.get("code") for r in felt.rulings}),
                      # the first few as the table gave them (code, seat, why), to find what the reading got wrong
                      "bet_rulings_first": [{k: r.get(k) for k in ("code", "seat", "message")} for r in felt.rulings[:5]],
+                     "irregular_cards_first": [{k: r.get(k) for k in ("code", "zone", "card", "message")}
+                                               for r in felt.irregular[:5]],
                      "hands_not_ended": felt.missed.get("hand_ended", 0)}
     for kind in KINDS:
         values = sorted(felt.samples[kind])
@@ -455,7 +469,6 @@ def report_lines(results: dict) -> list[str]:
 
 if __name__ == "__main__":
     import argparse
-    import json
     import sys
 
     parser = argparse.ArgumentParser(description="felt to subscriber, alone (docs/bench.md)")
@@ -470,9 +483,12 @@ if __name__ == "__main__":
                         help="the chips reader parked on the seat to act's bets, read whole this often (0: never)")
     parser.add_argument("--no-park-cards", action="store_true",
                         help="the cards reader never parked on the next seat in the dealing order")
+    parser.add_argument("--events", metavar="FILE",
+                        help="write what lay down on the felt and every event of the table to FILE (JSON lines)")
     args = parser.parse_args()
     figures = measure_felt(progress=lambda message: print(message, file=sys.stderr, flush=True), hands=args.hands,
                            kind=args.kind, still_after_reads=args.still_after_reads, settle_ms=args.settle_ms,
-                           park_ms=args.park_ms, noise=args.noise, park_cards=not args.no_park_cards)
+                           park_ms=args.park_ms, noise=args.noise, park_cards=not args.no_park_cards,
+                           events_path=args.events)
     print("\n".join(report_lines(figures)))
     print(json.dumps(figures))

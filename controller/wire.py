@@ -339,7 +339,7 @@ def _clock_expired(e: ClockExpired) -> Wire:
                              "facing_bet": e.facing_bet}, {}
 
 
-# ---- the commands on the table's make-up (controller.command_events) -------------------------------------------
+# ---- the floor's and the dealer's commands (controller.command_events) ---------------------------------------------
 
 def _player_seated(e: PlayerSeated) -> Wire:
     public: Payload = {"seat": e.seat, "name": e.name}

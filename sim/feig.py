@@ -34,14 +34,11 @@ Timing model (``command_time``), per command: the request's and the answer's byt
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import logging
 import os
 import random
-import select
 import threading
-import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,7 +75,8 @@ from firmware_bridge.feig import (
     encode_inventory,
     mux_address,
 )
-from sim.pty_link import close_pty, open_pty
+from sim.pty_link import close_pty, open_pty, read_pty, write_pty
+from sim.step_thread import ThreadStepped
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +157,7 @@ class FeigEmulatorStats:
 ANTENNA_FAULTS = ("open", "short", "detuned", "noise")
 
 
-class FeigEmulator:
+class FeigEmulator(ThreadStepped):
     """The reader at the wire. Drive it with ``step(now)`` (a virtual clock, see ``sim.firmware.Lockstep``, which
     works with it as it does with the firmware emulator) or ``start()`` (a thread on the monotonic clock)."""
 
@@ -197,9 +195,8 @@ class FeigEmulator:
         self.muxes = {mux for channel in self.channels for mux in channel.muxes()}  # (output, path before it)
         self.stats = FeigEmulatorStats()
         self._rng = random.Random(seed)
+        super().__init__(thread_name="feig-emulator", logger=log)
         self._lock = threading.RLock()
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
         self._faults: dict[int, str] = {}  # table antenna -> "open" | "short" | "detuned" | "noise"
         self._injected: list[list] = []  # [command, status, remaining]
         self._corrupt = 0
@@ -244,32 +241,10 @@ class FeigEmulator:
         self.stop()
         self.unplug()
 
-    def start(self) -> None:
-        if self._thread is None:
-            self._stop.clear()
-            self._thread = threading.Thread(target=self._run, name="feig-emulator", daemon=True)
-            self._thread.start()
-
-    def stop(self) -> None:
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            self._stop.set()
-            thread.join(timeout=2)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.step(time.monotonic())
-            except Exception:  # keep the emulated reader alive; a test notices the silence
-                log.exception("feig emulator step failed")
-            master = self._master
-            if master is None:
-                self._stop.wait(0.005)
-                continue
-            try:
-                select.select([master], [], [], 0.001)
-            except (OSError, ValueError):
-                pass
+    def _wait_on(self) -> tuple[list[int], float]:
+        """Between two steps of the thread: until the host writes, or 1 ms at most (5 ms while unplugged)."""
+        master = self._master
+        return ([], 0.005) if master is None else ([master], 0.001)
 
     # ---- what a test does to it -------------------------------------------------------------------
 
@@ -334,17 +309,7 @@ class FeigEmulator:
             self._flush(now)
 
     def _receive(self) -> None:
-        while True:
-            try:
-                data = os.read(self._master, 4096)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as exc:
-                if exc.errno == errno.EIO:
-                    return
-                raise
-            if not data:
-                return
+        while data := read_pty(self._master):
             self.stats.bytes_received += len(data)
             rejected = self._decoder.stats.crc_errors
             frames = self._decoder.feed(data)
@@ -362,14 +327,9 @@ class FeigEmulator:
             _, frame = self._outbox.pop(0)
             if now < self._mute_until:
                 continue
-            try:
-                written = os.write(self._master, frame)
-            except BlockingIOError:
+            written = write_pty(self._master, frame)
+            if not written:
                 return
-            except OSError as exc:
-                if exc.errno == errno.EIO:
-                    return
-                raise
             self.stats.bytes_sent += written
 
     # ---- commands ----------------------------------------------------------------------------------

@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import errno
 import fcntl
 import logging
 import os
 import random
 import select
 import threading
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +67,8 @@ from firmware_bridge.messages import (
     encode_message,
 )
 from sim.noise import NoiseModel, Read
-from sim.pty_link import close_pty, open_pty
+from sim.pty_link import close_pty, open_pty, read_pty, write_pty
+from sim.step_thread import ThreadStepped
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +131,7 @@ class _AntennaFaultState:
     next_report_at: float | None  # None: report at the next step
 
 
-class FirmwareEmulator:
+class FirmwareEmulator(ThreadStepped):
     def __init__(
         self,
         table: TagField,
@@ -170,9 +169,8 @@ class FirmwareEmulator:
         self.stats = EmulatorStats()
         self.received: list[tuple[float, Message]] = []  # commands that arrived intact, with the time
         self.outputs: dict[tuple[int, int], tuple[int, int]] = {}  # (kind, index) -> (pattern, duration_ms)
+        super().__init__(thread_name=f"emulator-{serial}", logger=log)
         self._lock = threading.RLock()
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
         self._faults: list[_PendingFault] = []
         self._antenna_faults: dict[int, _AntennaFaultState] = {}
         self._pending_clears: list[int] = []  # antennas whose fault ended, to announce
@@ -224,34 +222,10 @@ class FirmwareEmulator:
 
     # ---- running ----------------------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Run on the monotonic clock in a background thread until ``stop()``."""
-        if self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name=f"emulator-{self.serial}", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            self._stop.set()
-            thread.join(timeout=2)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.step(time.monotonic())
-            except Exception:  # keep the emulated reader alive; a test will notice the silence
-                log.exception("emulator step failed")
-            master = self._master
-            if master is None:
-                self._stop.wait(0.005)
-                continue
-            try:
-                select.select([master], [], [], 0.002)
-            except (OSError, ValueError):  # unplugged meanwhile
-                pass
+    def _wait_on(self) -> tuple[list[int], float]:
+        """Between two steps of the thread: until the host writes, or 2 ms at most (5 ms while unplugged)."""
+        master = self._master
+        return ([], 0.005) if master is None else ([master], 0.002)
 
     def step(self, now: float) -> None:
         """Do everything the firmware would have done up to time ``now`` (seconds)."""
@@ -418,31 +392,16 @@ class FirmwareEmulator:
 
     def _flush(self) -> None:
         while self._tx and self._master is not None:
-            try:
-                written = os.write(self._master, self._tx)
-            except BlockingIOError:
+            written = write_pty(self._master, self._tx)
+            if not written:
                 return  # the pty is full (nobody reading); try again next step
-            except OSError as exc:
-                if exc.errno == errno.EIO:
-                    return
-                raise
             del self._tx[:written]
             self.stats.bytes_sent += written
 
     # ---- receiving commands -----------------------------------------------------------------------
 
     def _receive(self, now: float) -> None:
-        while True:
-            try:
-                data = os.read(self._master, 4096)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as exc:
-                if exc.errno == errno.EIO:  # no slave side open; cannot happen while we hold it
-                    return
-                raise
-            if not data:
-                return
+        while data := read_pty(self._master):
             self._rx += data
             while True:
                 end = self._rx.find(0)

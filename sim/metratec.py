@@ -45,7 +45,6 @@ import errno
 import fcntl
 import logging
 import os
-import select
 import socket
 import threading
 import time
@@ -55,7 +54,8 @@ from pathlib import Path
 from typing import Protocol
 
 from firmware_bridge.metratec import MAX_CHANNELS, Channel, default_channels, strip_crc, with_crc
-from sim.pty_link import close_pty, open_pty
+from sim.pty_link import close_pty, open_pty, read_pty, write_pty
+from sim.step_thread import ThreadStepped
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ class _Operation:
     then_reboot: bool = False
 
 
-class MetratecEmulator:
+class MetratecEmulator(ThreadStepped):
     def __init__(
         self,
         field: TagField,
@@ -150,9 +150,8 @@ class MetratecEmulator:
         self.seed = seed  # kept for the interface of sim's emulators; the reader's behaviour is deterministic
         self.stats = EmulatorStats()
         self.received: list[tuple[float, str]] = []  # command lines that arrived intact (CRC removed), with the time
+        super().__init__(thread_name=f"metratec-{serial}", logger=log)
         self._lock = threading.RLock()
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
         self._refusals: dict[str, tuple[str, int | None]] = {}  # command prefix -> (error code, times left or None)
         self._corrupt: tuple[int | None] | None = None  # damage the next inventory answer (of this antenna)
         self._reports: list[str] = []  # errors to announce at the next step
@@ -237,34 +236,14 @@ class MetratecEmulator:
 
     # ---- running ------------------------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Run on the monotonic clock in a background thread until ``stop()``."""
-        if self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name=f"metratec-{self.serial}", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            self._stop.set()
-            thread.join(timeout=2)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.step(time.monotonic())
-            except Exception:  # keep the emulated reader alive; a test will notice the silence
-                log.exception("metratec emulator step failed")
-            with self._lock:
-                fds = [fd for fd in (self.master_fd, self._listener.fileno() if self._listener else None)
-                       if fd is not None]
-                due = self._next_due() - time.monotonic()
-            try:
-                select.select(fds, [], [], max(0.0, min(0.002, due)))
-            except (OSError, ValueError):  # closed meanwhile
-                pass
+    def _wait_on(self) -> tuple[list[int], float]:
+        """Between two steps of the thread: until the host writes or connects, or 2 ms at most (less when the
+        operation under way ends sooner)."""
+        with self._lock:
+            fds = [fd for fd in (self.master_fd, self._listener.fileno() if self._listener else None)
+                   if fd is not None]
+            due = self._next_due() - time.monotonic()
+        return fds, max(0.0, min(0.002, due))
 
     def step(self, now: float) -> None:
         """Do everything the reader would have done up to time ``now`` (seconds)."""
@@ -441,7 +420,7 @@ class MetratecEmulator:
     def _read(self) -> bytes:
         try:
             if self._master is not None:
-                return os.read(self._master, 4096)
+                return read_pty(self._master)
             if self._client is not None:
                 data = self._client.recv(4096)
                 if not data:  # the host closed the connection
@@ -831,7 +810,7 @@ class MetratecEmulator:
         while self._tx:
             try:
                 if self._master is not None:
-                    written = os.write(self._master, self._tx)
+                    written = write_pty(self._master, self._tx)
                 elif self._client is not None:
                     written = self._client.send(self._tx)
                 else:
@@ -845,5 +824,7 @@ class MetratecEmulator:
                         self._close_client()
                     return
                 raise
+            if not written:
+                return  # the pty is full (nobody reading); try again next step
             del self._tx[:written]
             self.stats.bytes_sent += written

@@ -1,5 +1,6 @@
 """A simulated reader's USB serial port: a pseudo-terminal in raw mode with a stable name, as udev gives a real one."""
 
+import errno
 import os
 import tty
 from pathlib import Path
@@ -27,3 +28,27 @@ def close_pty(master: int | None, slave: int | None, link_path: Path | None) -> 
             os.close(fd)
     if link_path is not None:
         link_path.unlink(missing_ok=True)
+
+
+def read_pty(master: int) -> bytes:
+    """What the host has written so far (up to 4 KiB) from a non-blocking master; b"" when there is nothing."""
+    try:
+        return os.read(master, 4096)
+    except (BlockingIOError, InterruptedError):
+        return b""
+    except OSError as exc:
+        if exc.errno == errno.EIO:  # no slave side open; cannot happen while the emulator holds it
+            return b""
+        raise
+
+
+def write_pty(master: int, data: bytes | bytearray) -> int:
+    """Write what the pty takes now to a non-blocking master; 0 when it is full (nobody reading)."""
+    try:
+        return os.write(master, data)
+    except BlockingIOError:
+        return 0
+    except OSError as exc:
+        if exc.errno == errno.EIO:
+            return 0
+        raise

@@ -268,6 +268,19 @@ class ChipBetting:
         if self.hand.would_start(betting_input):
             self.hand.start_betting(self.opening(), t)
 
+    def first_to_act(self) -> int | None:
+        """While the hand's cards are dealt, before the betting begins: the seat that acts first once it does, from
+        the deal and the chips so far (nothing changes); None once it has begun, or where it could not begin."""
+        hand = self.hand
+        if hand.log is not None or hand.ended or not hand.dealt:
+            return None
+        if hand.table.variant.stud and hand.bring_in_seat is None:  # (the door cards name who brings it in)
+            return None
+        try:
+            return self.opening().engine().to_act()
+        except ValueError:  # (a seat dealt in with no chips: the floor will look once the deal is over)
+            return None
+
     def opening(self) -> Opening:
         """How the betting hand would begin now, from the deal and the chips in the zones (nothing changes)."""
         return read_opening(self.hand.table, self.hand.dealt.order, self.zones, self.stacks, self.stakes,

@@ -356,6 +356,14 @@ class GameController:
         """The seat whose turn it is, as the action clock knows it (None: no player is to act)."""
         return self.clock.seat
 
+    def next_to_act(self) -> int | None:
+        """Where the table expects chips next: the seat to act, or while the hand's cards are dealt the seat that
+        acts first once they are (its chips may come as the last card lands)."""
+        seat = self.clock.seat
+        if seat is None and self.betting is not None:
+            return self.betting.first_to_act()
+        return seat
+
     def turn_lights(self, now: float) -> tuple[int | None, dict[int, str]]:
         """What the seat lights show at ``now``: the seat to act (None once its clock has run out: the hand is
         dead) and the action clock's lights. Never earlier than the rules' latest time."""

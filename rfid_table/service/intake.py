@@ -132,10 +132,10 @@ def expected_card_zones(snapshot: dict, hole_cards: int, ahead: int = EXPECTED_A
                         ) -> list[str]:
     """The zones of the next ``ahead`` seats in the dealing order, in that order, while hole cards are being dealt
     or the next hand's deal is awaited (``snapshot``: the table's public snapshot), where a new card may be believed
-    on its first read; none otherwise. The next seat's and the one after: a reader told to visit a seat more often does so from its next
-    pass, by when the dealer may have pitched the next card. ``stud``: the hand (between hands, the next one) is a
-    stud game, dealt from the dealer's left street by street to the live seats, its third to sixth cards on the
-    seat's up-card zone (``seatN.up``), the others on its down-card zone."""
+    on its first read; none otherwise. The next seat's and the one after: a reader told to visit a seat more often
+    does so from its next pass, by when the dealer may have pitched the next card. ``stud``: the hand (between
+    hands, the next one) is a stud game, dealt from the dealer's left street by street to the live seats, its third
+    to sixth cards on the seat's up-card zone (``seatN.up``), the others on its down-card zone."""
     phase = snapshot.get("phase")
     dealing = STUD_PHASES if stud else ("waiting", "preflop")
     if phase not in dealing or not snapshot.get("players") or (snapshot.get("button") is None and not stud):
@@ -190,7 +190,7 @@ class ReaderIntake:
             return
         self._expected_at = controller.seq
         # the hole cards of the hand's game (a mixed game's change between hands)
-        bets = expected_bet_zones(controller.seat_to_act()) if self.expect_bets else set()
+        bets = expected_bet_zones(controller.next_to_act()) if self.expect_bets else set()
         game = controller.game
         stud = (game.name or controller.setup.variant) in STUD_GAMES  # (a table of one game names it in its setup)
         snapshot = controller.snapshot(secure=False)

@@ -271,10 +271,7 @@ class ChipBetting:
     def first_to_act(self) -> int | None:
         """While the hand's cards are dealt, before the betting begins: the seat that acts first once it does, from
         the deal and the chips so far (nothing changes); None once it has begun, or where it could not begin."""
-        hand = self.hand
-        if hand.log is not None or hand.ended or not hand.dealt:
-            return None
-        if hand.table.variant.stud and hand.bring_in_seat is None:  # (the door cards name who brings it in)
+        if not self.hand.would_start(betting_input=True):  # (the opening is known once a round of cards is dealt)
             return None
         try:
             return self.opening().engine().to_act()

@@ -189,6 +189,15 @@ class ReaderIntake:
         if controller.seq == self._expected_at:
             return
         self._expected_at = controller.seq
+        try:
+            self._expect(controller, now)
+        except Exception:  # noqa: BLE001 - a hint to the readers; the table reads on without it
+            log.exception("where the table expects tags next could not be worked out; the readers scan their "
+                          "schedules")
+            self.tracker.expect(set())
+            self._next_card, self._bets = None, None
+
+    def _expect(self, controller: GameController, now: float) -> None:
         # the hole cards of the hand's game (a mixed game's change between hands)
         bets = expected_bet_zones(controller.next_to_act()) if self.expect_bets else set()
         game = controller.game

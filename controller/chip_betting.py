@@ -132,10 +132,7 @@ class ChipBetting:
     def stakes(self) -> Level:
         """The blinds and antes the chips are read against: the running level's in a tournament (it changes only
         between hands, see ``controller.levels``), otherwise the hand's game's (a mixed game's may have its own)."""
-        if self.levels is not None:
-            return self.levels.current
-        setup = self.hand.table.setup
-        return Level(setup.small_blind, setup.big_blind, setup.ante, setup.big_blind_ante)
+        return self.hand.table.forced_bets(self.levels.current if self.levels is not None else None)
 
     # ---- chips --------------------------------------------------------------------------------------
 

@@ -8,11 +8,12 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from controller.betting import VARIANTS, Variant
+from controller.levels import Level
+from controller.rotation import Game, Stakes
 from controller.rules import RuleProfile, profile as rule_profile
 
 if TYPE_CHECKING:
     from controller.chip_betting import BettingSetup
-    from controller.rotation import Game
 
 CHIP_ZONES = ("bets", "pot", "stack")  # the kinds of zone the chip layer reads (hal.zone_names)
 
@@ -51,3 +52,20 @@ class ChipTable:
         if not game.engine or (game.engine == self.variant.code and game.hole_cards == self.hole_cards):
             return self if setup is self.setup else replace(self, setup=setup)
         return replace(self, setup=setup, variant=VARIANTS[game.engine], hole_cards=game.hole_cards)
+
+    def forced_bets(self, level: Level | None) -> Level:
+        """The blinds and antes the chips are read against: ``level``'s in a tournament (the running level), otherwise
+        the game's."""
+        if level is not None:
+            return level
+        setup = self.setup
+        return Level(setup.small_blind, setup.big_blind, setup.ante, setup.big_blind_ante)
+
+    def stakes(self, level: Level | None) -> dict[str, int]:
+        """The stakes a hand is played at, named as ``hand_started`` names a mixed game's (``Stakes.as_dict``): a
+        flop game's blinds and antes, a stud game's ante, bring-in and two bets."""
+        forced, setup = self.forced_bets(level), self.setup
+        if self.variant.stud:
+            small_bet, big_bet = setup.bet_limits or (0, 0)
+            return Stakes(ante=forced.ante, bring_in=setup.bring_in, small_bet=small_bet, big_bet=big_bet).as_dict(True)
+        return Stakes(forced.small_blind, forced.big_blind, forced.ante, forced.big_blind_ante).as_dict(False)

@@ -37,7 +37,7 @@ from controller import absent_turns, mucked_winner
 from controller.absent_turns import AbsentTurns
 from controller.bomb_pot import BombPot
 from controller.chip_betting import BettingSetup, ChipBetting
-from controller.chip_table import CHIP_ZONES
+from controller.chip_table import CHIP_ZONES, ChipTable
 from controller.clock import ActionClock, ClockCommands, ClockSettings
 from controller.command_events import GameSet, PlayerSeated, SeatCleared
 from controller.commands import Apply, Check, Command, CommandTable, Handler, Refusal, unavailable
@@ -81,6 +81,10 @@ class GameController:
         self.betting = (ChipBetting(betting, setup.seats, setup.hole_cards, self.out, self.floor,
                                     players=self.players, levels=self.levels)
                         if betting and betting.chips else None)
+        # the stakes each hand is played at, for the snapshot: the chip layer's table, or without chips the
+        # configuration's (None: a table set up without them)
+        self.stakes_table = (self.betting.table if self.betting is not None
+                             else ChipTable.of(betting, setup.seats, setup.hole_cards) if betting else None)
         # the dealing rules ask the betting how far it is
         self.cards = TableController(setup, self.betting, self.out, self.floor, hand_ending=self._hand_ending,
                                      rotation=self.rotation)
@@ -665,6 +669,8 @@ class GameController:
         snap["level"] = self.levels.snapshot() if self.levels is not None else None
         game = self.rotation.game_now(self.cards.in_hand)  # the running hand's, or the next hand's
         snap["game"] = game.name or None
+        level = self.levels.current if self.levels is not None else None
+        snap["stakes"] = self.stakes_table.playing(game).stakes(level) if self.stakes_table is not None else None
         snap["rotation"] = self.rotation.snapshot(self.cards.in_hand)
         for entry in snap["seats"]:  # who sits there (seat_player), or null
             player = self.players.get(entry["seat"])

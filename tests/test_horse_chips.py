@@ -7,8 +7,9 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from controller.game import GameController
 from rfid_table.config.table import load_config
-from rfid_table.devtools.streams import play_table
+from rfid_table.devtools.streams import Recorder, play_table
 from rfid_table.package_data import CONFIG_DIR
 
 HORSE_TWICE_EACH = ["flhe", "flhe", "razz", "razz", "stud", "stud", "flo8", "flo8", "stud8", "stud8"]
@@ -43,3 +44,44 @@ def test_a_horse_rotation_is_read_from_the_chips_each_game_at_its_stakes():
     assert flop_buttons == [1, 2, 3, 4]
     last = [e["public"] for e in events if e["type"] == "showdown"][-1]
     assert {int(s): v for s, v in last["finishing_stacks"].items()} == table.dealer.stacks
+
+
+class LateSubscriber(Recorder):
+    """What a subscriber that joins while a hand is bet reads first: the retained public snapshot, one per hand (the
+    first published once the hand's betting has begun)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.joined: dict[int, dict] = {}
+
+    def publish_snapshots(self, public_snapshot, secure_snapshot) -> None:
+        super().publish_snapshots(public_snapshot, secure_snapshot)
+        hand = public_snapshot["hand"]
+        if public_snapshot.get("betting") and hand not in self.joined:
+            self.joined[hand] = public_snapshot
+
+
+def test_a_subscriber_joining_mid_hand_reads_the_stakes_in_play_from_the_snapshot():
+    """The stakes of config/table-horse-chips.toml: limit hold'em at blinds of 25 and 50, razz at an ante of 10, a
+    bring-in of 15 and bets of 50 and 100."""
+    from test_schemas import problems  # noqa: PLC0415 (the contract's validators)
+
+    config = load_config(CONFIG_DIR / "table-horse-chips.toml")
+    config = dataclasses.replace(config, game=dataclasses.replace(config.game, hands_per_game=1))
+    late, _table = play_table(config, {"seed": 3, "players": 6}, 2, LateSubscriber())
+    holdem, razz = late.joined[1], late.joined[2]
+    assert (holdem["game"], holdem["phase"]) == ("flhe", "preflop")
+    assert holdem["stakes"] == {"small_blind": 25, "big_blind": 50, "ante": 0, "big_blind_ante": 0}
+    assert (razz["game"], razz["phase"]) == ("razz", "third")
+    assert razz["stakes"] == {"ante": 10, "bring_in": 15, "small_bet": 50, "big_bet": 100}
+    for snapshot in (holdem, razz):
+        assert not problems("snapshot.public.schema.json", {**snapshot, "epoch": "horse"})  # (as the broker has it)
+
+
+def test_a_table_that_deals_one_game_without_chips_shows_its_configured_stakes():
+    """config/table-10.toml: no-limit hold'em at blinds of 50 and 100, the cards read, not the chips."""
+    config = load_config(CONFIG_DIR / "table-10.toml")
+    controller = GameController(config.table_setup(), config.betting_setup(), config.audit_hands)
+    assert controller.betting is None
+    assert controller.snapshot(secure=False)["stakes"] == {"small_blind": 50, "big_blind": 100, "ante": 0,
+                                                           "big_blind_ante": 0}

@@ -107,12 +107,12 @@ def test_a_stud_chip_table_restarted_on_fifth_street_continues_the_betting_from_
     from controller.game import GameController  # noqa: PLC0415
     from rfid_table.config.table import load_config  # noqa: PLC0415
     from rfid_table.devtools.simulate import SimOptions, SimulatedTable  # noqa: PLC0415
-    from rfid_table.devtools.streams import CONFIG_DIR, _Recorder  # noqa: PLC0415
+    from rfid_table.devtools.streams import CONFIG_DIR, Recorder  # noqa: PLC0415
     from rfid_table.service.journal import Journal  # noqa: PLC0415
     from rfid_table.service.replay import replay  # noqa: PLC0415
 
     config = dataclasses.replace(load_config(CONFIG_DIR / "table-stud-chips.toml"), broadcast_equity=False)
-    sink = _Recorder()
+    sink = Recorder()
     with Journal(tmp_path / "journal.db") as journal:
         table = SimulatedTable(config, SimOptions(hands=1, speed=0, pace_s=0.5, link="direct", seed=7), sink, journal)
         t = 1000.0

@@ -222,19 +222,19 @@ class TableConfig:
                                                 STACK_IN_TURNS_BACKENDS else SETTLE_PASSES) for name in chip_readers]
         return max([self.game.settle_s, *passes])
 
-    def betting_setup(self) -> BettingSetup | None:
-        """What the chip layer needs; None when the table has no chip set."""
-        if self.chips is None:
-            return None
+    def betting_setup(self) -> BettingSetup:
+        """What the chip layer needs. A table without a chip set has no chips in it: the controller reads no betting,
+        and knows the stakes of each hand all the same (the snapshot shows them)."""
+        chips = self.chips if self.chips is not None else ChipSettings("", "", {}, {})
         game = self.game
         if game.stud:  # no blinds: the ante, the bring-in and the two bets of fixed limit
             return BettingSetup(variant=ENGINE_VARIANTS[game.variant], small_blind=0, big_blind=0, ante=game.ante,
-                                chips=self.chips.chips, chip_set=self.chips.active_set, other_chips=self.chips.others,
+                                chips=chips.chips, chip_set=chips.active_set, other_chips=chips.others,
                                 rules=game.rules, settle_s=self.bet_settle_s, bet_limits=(game.small_bet, game.big_bet),
                                 table_id=self.table_id, bring_in=game.bring_in)
         return BettingSetup(variant=ENGINE_VARIANTS[game.variant], small_blind=game.small_blind,
                             big_blind=game.big_blind, ante=game.ante, big_blind_ante=game.big_blind_ante,
-                            chips=self.chips.chips, chip_set=self.chips.active_set, other_chips=self.chips.others,
+                            chips=chips.chips, chip_set=chips.active_set, other_chips=chips.others,
                             rules=game.rules, settle_s=self.bet_settle_s, table_id=self.table_id,
                             double_board=game.double_board)
 

@@ -37,7 +37,7 @@ HANDS = 12
 SEEDS = (1, 2)
 
 
-class _Recorder(Sink):
+class Recorder(Sink):
     """The pipeline's sink: every event as it would be published, and the latest snapshot."""
 
     def __init__(self) -> None:
@@ -89,7 +89,7 @@ def scenarios() -> list[tuple[str, str, dict, dict]]:
     return out
 
 
-def play(file: str, game: dict, options: dict, hands: int) -> _Recorder:
+def play(file: str, game: dict, options: dict, hands: int) -> Recorder:
     """One scenario: the example table ``file`` with ``game``'s changes to its [game], played with ``options``."""
     config = load_config(CONFIG_DIR / file)
     config = dataclasses.replace(config, game=dataclasses.replace(config.game, **game))
@@ -98,14 +98,15 @@ def play(file: str, game: dict, options: dict, hands: int) -> _Recorder:
     return recorded
 
 
-def play_table(config: TableConfig, options: dict, hands: int) -> tuple[_Recorder, SimulatedTable]:
+def play_table(config: TableConfig, options: dict, hands: int, sink: Recorder | None = None
+               ) -> tuple[Recorder, SimulatedTable]:
     """``hands`` hands of ``config``'s table, simulated with ``options`` of ``SimOptions`` (seed, dealer errors, ...)
-    in process on the table clock from 1000 s, as fast as it goes: what it published, and the closed table (its
-    dealer tells what it did)."""
+    in process on the table clock from 1000 s, as fast as it goes: what it published (into ``sink``, a new
+    ``Recorder`` by default), and the closed table (its dealer tells what it did)."""
     from rfid_table.devtools.simulate import SimOptions, SimulatedTable  # noqa: PLC0415 (the simulator, on demand)
     # no equity: its worker is a process of its own, whose results come when they come
     config = dataclasses.replace(config, broadcast_equity=False)
-    sink = _Recorder()
+    sink = sink if sink is not None else Recorder()
     table = SimulatedTable(config, SimOptions(hands=hands, speed=0, pace_s=0.5, link="direct", **options), sink)
     t = 1000.0
     try:

@@ -7,11 +7,11 @@ Run it before and after a change that should alter nothing a subscriber sees, an
     diff -r /tmp/before /tmp/after && echo "the same, byte for byte"
 
 Each scenario is a simulated table (in process, as fast as it goes) with a seeded dealer and players: every example
-table (cards only, chips, a tournament), every house profile, with and without dealer errors, players now and then
-on the phone or away, a simulated floor answering what waits for it, a run it twice now and then, every variant of
-the chips table, and each stud game read from the chips on the stud table. Its file holds every event as published on the secure branch (seq, type, table time, hand, public
-fields, secrets), one JSON line each, and the last secure snapshot; ``digest.txt`` sums them up, one line a
-scenario.
+table (cards only, chips, a tournament), every house profile, with and without dealer errors, players now and then on
+the phone or away, a simulated floor answering what waits for it, a run it twice now and then, every variant of the
+chips table, each stud game read from the chips on the stud table, and HORSE read from the chips. Its file holds every
+event as published on the secure branch (seq, type, table time, hand, public fields, secrets), one JSON line each, and
+the last secure snapshot; ``digest.txt`` sums them up, one line a scenario.
 """
 
 from __future__ import annotations
@@ -86,6 +86,10 @@ def scenarios() -> list[tuple[str, str, dict, dict]]:
     for variant in STUD_VARIANTS:  # the stud games read from the chips, on the stud table (eight players)
         out.append((f"table-stud-chips-{variant}-s1", "table-stud-chips.toml", {"variant": variant},
                     {"seed": 1, "floor_answer_s": 2.0}))
+    # HORSE read from the chips, each game at its own stakes, two hands a game: every game change, the button frozen
+    # through the stud round (TDA 4) and the flop games starting from it again
+    out.append(("table-horse-chips-s1", "table-horse-chips.toml", {"hands_per_game": 2},
+                {"seed": 1, "floor_answer_s": 2.0, "players": 6}))
     return out
 
 

@@ -1,5 +1,6 @@
 """The seeded streams that show a change left the table's behaviour alone (rfid_table.devtools.streams): the same
-code writes the same bytes, and a scenario covers what it says (dealer errors and the floor's answers, HORSE's games and button)."""
+code writes the same bytes, and a scenario covers what it says (dealer errors and the floor's answers, HORSE's games
+and button)."""
 
 import json
 

@@ -10,10 +10,17 @@ import pytest
 
 from firmware_bridge.messages import (NO_ANTENNA, Ack, AckResult, Capability, Identify, IdentifyReply, Inventory,
                                       InventoryFlag, Park, ScheduleSlot, SetSchedule)
+from controller.game import GameController
 from hal.firmware_reader import serial_reader
+from hal.pn5180_reader import dwell_schedule
 from hal.zones import DebounceSettings, ZoneTracker
 from micropython_runtime import requires_micropython
-from sim.pn5180 import ModelledReader, firmware_config
+from rfid_table.config.table import load_config
+from rfid_table.package_data import CONFIG_DIR
+from rfid_table.service.diagnostics import DiagnosticsCollector
+from rfid_table.service.intake import CARD_FREE_S, CARD_PARK_S, ReaderIntake
+from sim.field import TableField
+from sim.pn5180 import ModelledReader, firmware_config, table_firmware_config
 from test_firmware_protocol import Field, Host
 
 pytestmark = requires_micropython
@@ -140,3 +147,61 @@ def test_the_host_carries_the_waiting_antennas_and_hands_on_the_parked_stack_as_
         assert pushed_s < 3.0
     finally:
         reader.close()
+
+
+def test_the_cards_reader_parks_on_the_next_seat_and_still_sees_a_card_pitched_elsewhere(tmp_path):
+    """The daemon's intake parks the cards reader on the next seat in the dealing order (between hands: the next
+    hand's first seat). A card pitched to another seat on the parked front end is read all the same: a park that
+    has not got its card for CARD_PARK_S gives way to the schedule for CARD_FREE_S. The card then dealt to the
+    next seat is read while the reader is parked there."""
+    config = load_config(str(CONFIG_DIR / "table-chips.toml"))
+    main = config.readers["main"]
+    field = TableField(config.zones)
+    device = ModelledReader(field, reader="main", config=table_firmware_config(config, "main", main.antennas),
+                            link_path=tmp_path / "reader-main")
+    reader = serial_reader("main", device.path, antennas=main.antennas, cycle_s=main.cycle_s,
+                           dwells=dwell_schedule(config.zones, "main", main.antennas), front_ends=[8, 8],
+                           park_every_ms=500)
+    tracker = ZoneTracker(config.antenna_zones(), config.debounce_by_zone())
+    controller = GameController(config.table_setup(), config.betting_setup(), config.audit_hands)
+    intake = ReaderIntake([reader], tracker, DiagnosticsCollector(), config.zones)
+    events: list = []
+    parked: set = set()  # the antennas the reader was parked on
+
+    def run(until, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            now = time.monotonic()
+            intake.expect(controller, now)
+            for item in intake.take(now):
+                events.extend(item.apply(controller))
+            parked.add(reader.parked)
+            if until():
+                return time.monotonic()
+            time.sleep(0.002)
+        raise AssertionError(f"not within {timeout} s: parked on {parked}, {[e.type for e in events[-5:]]}")
+
+    deck = iter(config.decks[config.active_deck])
+    try:
+        run(lambda: reader.link.is_up, 10)
+        for command in ({"command": "seats", "seats": list(range(1, 11))}, {"command": "set_button", "seat": 10}):
+            events.extend(controller.handle_command({**command, "role": "floor", "user": "test"},
+                                                    time.monotonic())[0])
+        run(lambda: reader.parked == 1, 5)  # seat 1's cards (antenna 1) get the hand's first card
+        since = reader.cycles_emitted  # (the first pass after connecting is a REQUEST_INVENTORY's: every antenna)
+        run(lambda: reader.cycles_emitted >= since + 2, 5)
+        stray = next(deck)
+        field.place(stray, "seat3.cards")  # antenna 3, on the parked front end
+        pitched = time.monotonic()
+        seen = run(lambda: stray in tracker.present()["seat3.cards"], CARD_PARK_S + CARD_FREE_S + 6)
+        # not on the pass under way: the front end scanned seat 1 alone until the park gave way
+        assert seen - pitched > 0.5
+        run(lambda: reader.parked is not None, CARD_PARK_S + CARD_FREE_S + 2)
+        expected = reader.parked
+        card = next(deck)
+        field.place(card, f"seat{expected}.cards")  # (config/table-chips.toml: seat N's cards on antenna N)
+        run(lambda: card in tracker.present()[f"seat{expected}.cards"], 5)
+        assert reader.parked == expected  # read there while parked (the park moves on from the next step)
+    finally:
+        reader.close()
+        device.close()

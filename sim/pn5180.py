@@ -575,6 +575,16 @@ def find_micropython() -> str | None:
 STANDARDS = ("iso15693", "iso14443a")
 
 
+def round_air_s(answers: int = 0) -> float:
+    """The air time of one 16-slot ISO 15693 round with no mask in which ``answers`` tags answer, each alone in its
+    slot, as ``PN5180Model.air_s`` counts it: what a parked antenna's visit (PARK) that finds that many new tags takes
+    at the least."""
+    request = VCD_SOF_S + (3 + 2) * VCD_BYTE_S + VCD_EOF_S  # flags, command, mask length; the CRC
+    empty = T1_S + VICC_SOF_S  # a slot nobody answers is known once no SOF came in time
+    answered = T1_S + VICC_SOF_S + INVENTORY_ANSWER_BYTES * 8 * VICC_BIT_S + VICC_EOF_S + T2_S
+    return request + 15 * VCD_EOF_S + (16 - answers) * empty + answers * answered
+
+
 def firmware_config(frontends: list[int], schedule: list[tuple[int, int]] | None = None,
                     standards: str | list[str] | None = None) -> dict:
     """The shipped config.json with ``frontends`` antennas on each front end (and a default schedule). Front ends

@@ -10,7 +10,8 @@ muck; a dwell ends once its stack is read whole). The load of the reference read
 lies on it all along as tags of no deck and no chip set, so every pass reads a table mid-hand. The daemon's pipeline,
 loop and publisher are ``bench_bought``'s (as ``rfid-table run`` builds them), and so is the subscriber in a process
 of its own. The chips reader is parked on the seat to act's betting zone (``park_ms``: protocol 1.2's PARK, the zone's
-chips kept quiet and the stack read whole every ``park_ms``; 0: never parked), and ``noise`` loses each tag's answer
+chips kept quiet and the stack read whole every ``park_ms``; 0: never parked), the cards reader on the next seat in
+the dealing order while the deal flows (``park_cards``), and ``noise`` loses each tag's answer
 to a round with that chance.
 
 The same on a table of readers one buys (``kind`` ``metratec``: ``config/table-metratec.toml``; ``feig``:
@@ -38,7 +39,8 @@ Beside them, each reader's pass (``pass_p50_ms``) and the air time alone, measur
 (``air_pass_ms``: the busiest front end's RF time over a pass of that reader), and the least each figure could be
 (``floor_ms``): a card wants ``present_after_cycles`` reads, each further read a pass later, and no pass is shorter
 than its air time: ``present_after_cycles - 1`` air passes (a card where the table expects one, the next seat in the
-dealing order, is believed on its first read, which comes within an air pass: one air pass at least); chips count
+dealing order, is believed on its first read, which comes within an air pass: one air pass at least; on a cards
+reader parked on that seat, ``park_cards``, one round with the card's answer, ``sim.pn5180.round_air_s``); chips count
 once they have lain still for ``settle_ms`` (the table's settle window, ``TableConfig.bet_settle_s``: its
 ``settle_ms``, or passes of the chips' reader where that is longer; on the modelled readers the bench sets each
 reader's ``cycle_ms`` to its longest pass, measured before play); the muck's first read can decide a fold (no
@@ -73,7 +75,7 @@ from rfid_table.devtools.bench_reader import percentile
 from rfid_table.package_data import CONFIG_DIR
 from rfid_table.service.contract import Topics
 from rfid_table.service.timebase import TableClock
-from sim.pn5180 import ModelledReader, find_micropython, table_firmware_config
+from sim.pn5180 import ModelledReader, find_micropython, round_air_s, table_firmware_config
 
 # The reader the table is read by → its table: the reference reader as modelled, or a reader one buys on its emulator
 CONFIGS = {"pn5180": "table-chips.toml", "metratec": "table-metratec.toml", "feig": "table-feig.toml"}
@@ -411,6 +413,9 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
     present_after = config.debounce_by_zone()[Zone("cards", 1).name].present_after_cycles
     card_floor = max(1, present_after - 1) * readers[card_reader].get("air_pass_ms",
                                                                 readers[card_reader].get("model_pass_ms", 0.0))
+    parked_cards = bool(kind == "pn5180" and park_ms and park_cards)
+    if parked_cards:  # parked on the next seat, the card's first round reads it: a round with its answer
+        card_floor = 1000 * round_air_s(1)
     settle_ms = config.bet_settle_s * 1000  # the house's settle_ms, or a pass and a half of the chips' reader
     floors = {"card": card_floor, "bet_1": settle_ms, "bet_5": settle_ms, "bet_20": settle_ms, "muck": 0.0,
               "pot": settle_ms}
@@ -419,7 +424,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                      "present_after_cycles": present_after,
                      "still_after_reads": config.debounce["chips"].still_after_reads,
                      "park_ms": park_ms if kind == "pn5180" else 0,
-                     "park_cards": bool(park_ms and park_cards and kind == "pn5180"), "noise": noise if kind == "pn5180" else 0.0,
+                     "park_cards": parked_cards, "noise": noise if kind == "pn5180" else 0.0,
                      "irregular_cards": len(felt.irregular), "bet_rulings": len(felt.rulings),
                      "bet_ruling_codes": sorted({r.get("code") for r in felt.rulings}),
                      # the first few as the table gave them (code, seat, why), to find what the reading got wrong

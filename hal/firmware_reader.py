@@ -80,7 +80,10 @@ LINK_REPORT_WINDOW_S = 10.0  # ... of this long; the rest of the window as one
 FRONT_END_ANTENNAS = 8  # the reference board: each front end's switch takes 8 antennas, in order (docs/hardware.md)
 HINT_EVERY = 3  # a watched antenna is visited again after every third slot of its front end
 HINTED_MOST = 4  # more antennas watched than this: the plain schedule (a pass would grow too long)
-PARK_EVERY_MS = 500  # a parked antenna is read whole this often: a chip taken away is missed no longer (PARK, 1.2)
+# A parked antenna is read whole this often (PARK, 1.2): a chip taken away is gone from the reads within it. Each whole
+# reading wakes the stack, reads it and quiets it again (30 chips: about 200 ms of air), and a push that lands then
+# waits for it: at 500 ms a parked front end spent more than half its time so (docs/bench.md).
+PARK_EVERY_MS = 2000
 RECENT_CYCLES = 3  # a parked front end's other antennas hold what they were read with in this many cycles before
 _PARKED_UNKNOWN = -1  # after a (re)connect the host does not know where the reader's front ends are parked
 

@@ -106,7 +106,7 @@ def test_the_configuration_pages_reader_schedule_reaches_the_reader_the_daemon_o
     reader = open_reader(settings.name, settings.backend, settings.antennas, settings.link, cycle_s=settings.cycle_s)
     try:
         assert reader.dwells == [400] * 11 and reader.front_ends == [8, 3] and reader.hint_every == 1
-        assert reader.park_every_ms == 500  # parked on the seat to act's bets by a reader that can (PARK, 1.2)
+        assert reader.park_every_ms == 2000  # parked on the seat to act's bets by a reader that can (PARK, 1.2)
         assert config.debounce["chips"].still_after_reads == 2 and config.bet_settle_s == config.game.settle_s
     finally:
         reader.close()

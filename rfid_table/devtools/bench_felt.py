@@ -64,7 +64,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from hal.firmware_reader import HINT_EVERY, serial_reader
+from hal.firmware_reader import HINT_EVERY, PARK_EVERY_MS, serial_reader
 from hal.pn5180_reader import dwell_schedule
 from hal.zone_names import Zone
 from rfid_table.config.table import MqttSettings, load_config
@@ -91,7 +91,7 @@ EVENT_TYPES = ("card_dealt", "action", "fold", "pots", "irregular_card", "bet_ru
 STILL_AFTER_READS = 2
 # The chips reader parks a front end on the seat to act's betting zone (PARK, protocol 1.2), reading it whole this
 # often (ms); 0: never parked, every visit reads the whole stack
-PARK_MS = 500
+PARK_MS = PARK_EVERY_MS
 WAIT_S = 10.0  # the longest a move's event may take to reach the subscriber before it counts as missed
 
 

@@ -34,9 +34,7 @@ Timing model (``command_time``), per command: the request's and the answer's byt
 
 from __future__ import annotations
 
-import fcntl
 import logging
-import os
 import random
 import threading
 from collections import Counter, defaultdict
@@ -75,8 +73,8 @@ from firmware_bridge.feig import (
     encode_inventory,
     mux_address,
 )
-from sim.pty_link import close_pty, open_pty, read_pty, write_pty
-from sim.step_thread import ThreadStepped
+from sim.pty_link import read_pty, write_pty
+from sim.wire_emulator import WireEmulator
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +155,7 @@ class FeigEmulatorStats:
 ANTENNA_FAULTS = ("open", "short", "detuned", "noise")
 
 
-class FeigEmulator(ThreadStepped):
+class FeigEmulator(WireEmulator):
     """The reader at the wire. Drive it with ``step(now)`` (a virtual clock, see ``sim.firmware.Lockstep``, which
     works with it as it does with the firmware emulator) or ``start()`` (a thread on the monotonic clock)."""
 
@@ -178,13 +176,13 @@ class FeigEmulator(ThreadStepped):
         tx_buffer: int = 1024,
         outputs: int | None = None,
     ):
+        super().__init__(link_path=link_path, thread_name="feig-emulator", logger=log)
         self.field = field
         self.reader = reader
         self.channels = list(channels) if channels is not None else default_channels(antennas)
         if len(self.channels) != antennas:
             raise ValueError(f"{antennas} antennas but {len(self.channels)} channels")
         self.antenna_of = {channel: number for number, channel in enumerate(self.channels, start=1)}
-        self.link_path = Path(link_path) if link_path is not None else None
         self.com_address = bus_address if bus_address != BROADCAST_ADDRESS else 0x00  # factory COM-ADR 0
         self.device_id = int(serial, 16)
         self.reader_type = reader_type
@@ -195,15 +193,11 @@ class FeigEmulator(ThreadStepped):
         self.muxes = {mux for channel in self.channels for mux in channel.muxes()}  # (output, path before it)
         self.stats = FeigEmulatorStats()
         self._rng = random.Random(seed)
-        super().__init__(thread_name="feig-emulator", logger=log)
         self._lock = threading.RLock()
         self._faults: dict[int, str] = {}  # table antenna -> "open" | "short" | "detuned" | "noise"
         self._injected: list[list] = []  # [command, status, remaining]
         self._corrupt = 0
         self._mute_until = float("-inf")
-        self._master: int | None = None
-        self._slave: int | None = None
-        self.slave_path = ""
         self._now = 0.0
         self._last_step = 0.0
         self._open_pty()
@@ -211,24 +205,10 @@ class FeigEmulator(ThreadStepped):
 
     # ---- the pseudo-terminal ----------------------------------------------------------------------
 
-    @property
-    def path(self) -> str:
-        return str(self.link_path) if self.link_path is not None else self.slave_path
-
-    @property
-    def master_fd(self) -> int | None:
-        return self._master
-
-    def _open_pty(self) -> None:
-        self._master, self._slave, self.slave_path = open_pty(self.link_path)
-        fcntl.fcntl(self._master, fcntl.F_SETFL, fcntl.fcntl(self._master, fcntl.F_GETFL) | os.O_NONBLOCK)
-
     def unplug(self) -> None:
         """Pull the USB cable: the pty and the stable name go away, the reader loses power."""
         with self._lock:
-            if self._master is not None:
-                close_pty(self._master, self._slave, self.link_path)
-                self._master = self._slave = None
+            self._close_pty()
 
     def replug(self) -> None:
         """Plug it back in: a new pty behind the same stable name, a freshly booted reader."""

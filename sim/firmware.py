@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import fcntl
 import logging
-import os
 import random
 import select
 import threading
@@ -67,8 +65,8 @@ from firmware_bridge.messages import (
     encode_message,
 )
 from sim.noise import NoiseModel, Read
-from sim.pty_link import close_pty, open_pty, read_pty, write_pty
-from sim.step_thread import ThreadStepped
+from sim.pty_link import read_pty, write_pty
+from sim.wire_emulator import WireEmulator
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +129,7 @@ class _AntennaFaultState:
     next_report_at: float | None  # None: report at the next step
 
 
-class FirmwareEmulator(ThreadStepped):
+class FirmwareEmulator(WireEmulator):
     def __init__(
         self,
         table: TagField,
@@ -151,12 +149,12 @@ class FirmwareEmulator(ThreadStepped):
         neighbours: Mapping[int, Sequence[int]] | None = None,
         seed: int = 0,
     ):
+        super().__init__(link_path=link_path, thread_name=f"emulator-{serial}", logger=log)
         self.table = table
         self.reader = reader
         self.antenna_count = antenna_count
         self.cycle_s = cycle_s
         self.noise = noise
-        self.link_path = Path(link_path) if link_path is not None else None
         self.serial = serial
         self.firmware_version = firmware_version
         self.protocol_version = protocol_version  # change it to emulate a reflashed reader
@@ -169,29 +167,16 @@ class FirmwareEmulator(ThreadStepped):
         self.stats = EmulatorStats()
         self.received: list[tuple[float, Message]] = []  # commands that arrived intact, with the time
         self.outputs: dict[tuple[int, int], tuple[int, int]] = {}  # (kind, index) -> (pattern, duration_ms)
-        super().__init__(thread_name=f"emulator-{serial}", logger=log)
         self._lock = threading.RLock()
         self._faults: list[_PendingFault] = []
         self._antenna_faults: dict[int, _AntennaFaultState] = {}
         self._pending_clears: list[int] = []  # antennas whose fault ended, to announce
         self._now = 0.0
         self._stall_until = 0.0
-        self._master: int | None = None
-        self._slave: int | None = None
-        self.slave_path = ""
         self._booted = False
         self._open_pty()
 
     # ---- the pseudo-terminal --------------------------------------------------------------------------
-
-    @property
-    def path(self) -> str:
-        """What the host opens: the stable symlink if there is one, else the pty slave itself."""
-        return str(self.link_path) if self.link_path is not None else self.slave_path
-
-    @property
-    def master_fd(self) -> int | None:
-        return self._master
 
     @property
     def plugged(self) -> bool:
@@ -204,16 +189,10 @@ class FirmwareEmulator(ThreadStepped):
             return self._booted and self._pass is not None and bool(self._pass.due)
 
     def _open_pty(self) -> None:
-        self._master, self._slave, self.slave_path = open_pty(self.link_path)
-        master = self._master
-        fcntl.fcntl(master, fcntl.F_SETFL, fcntl.fcntl(master, fcntl.F_GETFL) | os.O_NONBLOCK)
+        super()._open_pty()
         self._rx = bytearray()
         self._tx = bytearray()
         log.info("emulator: reader %s on %s", self.serial, self.path)
-
-    def _close_pty(self) -> None:
-        close_pty(self._master, self._slave, self.link_path)
-        self._master = self._slave = None
 
     def close(self) -> None:
         self.stop()

@@ -42,9 +42,7 @@ connection), ``reboot`` (a watchdog reset, ``SRT``; or ``BOD``), ``lose_rf_setti
 from __future__ import annotations
 
 import errno
-import fcntl
 import logging
-import os
 import socket
 import threading
 import time
@@ -54,8 +52,8 @@ from pathlib import Path
 from typing import Protocol
 
 from firmware_bridge.metratec import MAX_CHANNELS, Channel, default_channels, strip_crc, with_crc
-from sim.pty_link import close_pty, open_pty, read_pty, write_pty
-from sim.step_thread import ThreadStepped
+from sim.pty_link import read_pty, write_pty
+from sim.wire_emulator import WireEmulator
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +112,7 @@ class _Operation:
     then_reboot: bool = False
 
 
-class MetratecEmulator(ThreadStepped):
+class MetratecEmulator(WireEmulator):
     def __init__(
         self,
         field: TagField,
@@ -133,13 +131,13 @@ class MetratecEmulator(ThreadStepped):
         timing: ReaderTiming = ReaderTiming(),
         seed: int = 0,
     ):
+        super().__init__(link_path=link_path, thread_name=f"metratec-{serial}", logger=log)
         self.field = field
         self.reader = reader
         self.antennas = antennas
         self.channels = list(channels) if channels is not None else default_channels(antennas)
         if len(self.channels) != antennas:
             raise ValueError(f"{antennas} antennas but {len(self.channels)} channels")
-        self.link_path = Path(link_path) if link_path is not None else None
         self.serial = serial
         self.model = model
         self.hardware = hardware
@@ -150,7 +148,6 @@ class MetratecEmulator(ThreadStepped):
         self.seed = seed  # kept for the interface of sim's emulators; the reader's behaviour is deterministic
         self.stats = EmulatorStats()
         self.received: list[tuple[float, str]] = []  # command lines that arrived intact (CRC removed), with the time
-        super().__init__(thread_name=f"metratec-{serial}", logger=log)
         self._lock = threading.RLock()
         self._refusals: dict[str, tuple[str, int | None]] = {}  # command prefix -> (error code, times left or None)
         self._corrupt: tuple[int | None] | None = None  # damage the next inventory answer (of this antenna)
@@ -163,11 +160,7 @@ class MetratecEmulator(ThreadStepped):
         self._announce: str | None = None  # SRT or BOD at the next boot
         self._rx = bytearray()
         self._tx = bytearray()
-        # the pty
-        self._master: int | None = None
-        self._slave: int | None = None
-        self.slave_path = ""
-        # TCP
+        # TCP (else the pty)
         self.tcp_port: int | None = None
         self._listener: socket.socket | None = None
         self._client: socket.socket | None = None
@@ -178,11 +171,6 @@ class MetratecEmulator(ThreadStepped):
             self._listen()
 
     # ---- where the host finds it --------------------------------------------------------------------------
-
-    @property
-    def path(self) -> str:
-        """What the host opens: the stable symlink if there is one, else the pty slave itself."""
-        return str(self.link_path) if self.link_path is not None else self.slave_path
 
     @property
     def master_fd(self) -> int | None:
@@ -196,8 +184,7 @@ class MetratecEmulator(ThreadStepped):
         return self._powered
 
     def _open_pty(self) -> None:
-        self._master, self._slave, self.slave_path = open_pty(self.link_path)
-        fcntl.fcntl(self._master, fcntl.F_SETFL, fcntl.fcntl(self._master, fcntl.F_GETFL) | os.O_NONBLOCK)
+        super()._open_pty()
         log.info("metratec emulator: %s %s on %s", self.model, self.serial, self.path)
 
     def _listen(self) -> None:
@@ -226,9 +213,7 @@ class MetratecEmulator(ThreadStepped):
     def _power_off(self) -> None:
         self._powered = False
         self._booted = False
-        if self._master is not None:
-            close_pty(self._master, self._slave, self.link_path)
-            self._master = self._slave = None
+        self._close_pty()
         self._close_client()
         if self._listener is not None:
             self._listener.close()

@@ -69,10 +69,16 @@ class Opening:
 ChipCount = tuple[str, int | None, int, int, list[str]]  # code, seat, expected, seen, rules (a chip_count event)
 
 
+def posted_antes(hand: BettingHand) -> int:
+    """The antes the engine posted (a big-blind ante among them)."""
+    return sum(a.added for a in hand.actions if a.kind == "ante")
+
+
 def posted_chip_counts(opening: Opening, hand: BettingHand) -> list[ChipCount]:
     """What lies in the forced bettors' zones and the pot checked against what the engine posted (``hand``, just
-    made from ``opening``): a zone holding more than its forced bet, or a pot holding another amount, is a chip
-    count. A zone holding less is not yet: the rest of a blind may come after the deal (``ForcedBetsDue``)."""
+    made from ``opening``): a zone or a pot holding more than its forced bets is a chip count; a bomb pot's pot
+    holding another amount too. A zone or a pot holding less is not yet: the rest of a blind or of the antes may come
+    after the deal (``ForcedBetsDue``, ``LateAntes``)."""
     bets = opening.bets
     in_pot = sum(opening.pot)
     counts: list[ChipCount] = []
@@ -92,8 +98,8 @@ def posted_chip_counts(opening: Opening, hand: BettingHand) -> list[ChipCount]:
         posted_bet = hand.bets[s]
         if opening.posted_forced_bet(s, hand) and sum(bets[s]) > posted_bet:
             counts.append(("forced_bet", s, posted_bet, sum(bets[s]), ["DE 9"] if hand.is_all_in(s) else []))
-    antes = sum(a.added for a in hand.actions if a.kind == "ante")
-    if antes and in_pot != antes:
+    antes = posted_antes(hand)
+    if antes and in_pot > antes:
         counts.append(("antes", None, antes, in_pot, []))
     return counts
 

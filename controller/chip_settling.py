@@ -1,5 +1,5 @@
 """The chips of one hand settling in the betting zones and the pot (``Settling``), what a settled motion pushes
-(``PushReader``), and the forced bets whose chips come after the deal (``ForcedBetsDue``).
+(``PushReader``), and the forced bets whose chips come after the deal (``ForcedBetsDue``, ``LateAntes``).
 
 * a bet is read once its chips have *settled*: no chip arrived in or left that seat's zone for ``settle_s``. All the
   chips of one settled motion are one push (TDA 45: a bet is made in one motion);
@@ -9,6 +9,8 @@
 * a blind's chips are its forced bet whenever they arrive, before or after the deal: a push pays what its seat
   still owes of its forced bet first, and only the rest is the seat's action (in turn, or out of turn as the house
   rules it);
+* so are the antes' chips: those that come into the pot after the deal, until the first round's bets are collected,
+  pay the antes still short;
 * a pile is read whole only over several reader passes, so the pot is counted once it has not changed for
   ``pile_s``; the pot's chips that reach a seat's stack zone are where the dealer pushed the pot.
 """
@@ -118,6 +120,36 @@ class ForcedBetsDue:
         short = [(s, self.posted[s], self.posted[s] - due) for s, due in sorted(self.due.items()) if due]
         self.due.clear()
         return short
+
+
+class LateAntes:
+    """The antes, which like a blind may be put in after the deal. Where the pot held less than the antes the engine
+    posted when the betting began, the chips that come into the pot until the first round's bets are collected pay
+    them, save those that lay in a betting zone this hand (bets on their way to the pot)."""
+
+    def __init__(self) -> None:
+        self.bet_chips: set[str] = set()  # every chip that lay in a betting zone this hand
+        self.posted = 0  # the antes still to be paid in full (0: none due)
+        self.paid: dict[str, int] = {}  # the chips in the pot that pay them: uid → value
+
+    def chip_arrived(self, uid: str, value: int, what: str) -> None:
+        """A chip of the set arrived in a chip zone (``what``: its kind)."""
+        if what == "bets":
+            self.bet_chips.add(uid)
+        elif what == "pot" and self.posted and uid not in self.bet_chips:
+            self.paid[uid] = value
+
+    def due(self, posted: int, in_pot: Mapping[str, int], in_bets: Iterable[str]) -> None:
+        """The betting began with ``posted`` antes and, fewer, the chips ``in_pot``; ``in_bets``: the chips lying in
+        the betting zones then (some came before this hand's reading did)."""
+        self.posted, self.paid = posted, dict(in_pot)
+        self.bet_chips.update(in_bets)
+
+    def unpaid(self) -> tuple[int, int] | None:
+        """The antes posted and the chips that came for them, where those differ; none is due after this."""
+        posted, seen = self.posted, sum(self.paid.values())
+        self.posted, self.paid = 0, {}
+        return (posted, seen) if posted and seen != posted else None
 
 
 @dataclass

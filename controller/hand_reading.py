@@ -25,8 +25,8 @@ from typing import Any, Mapping, Sequence
 from controller import mucked_winner
 from controller.betting import BettingHand, Ruling
 from controller.chip_events import ChipEvents
-from controller.chip_opening import Opening, posted_chip_counts
-from controller.chip_settling import ForcedBetsDue, Motion, PushReader, Settling
+from controller.chip_opening import Opening, posted_antes, posted_chip_counts
+from controller.chip_settling import ForcedBetsDue, LateAntes, Motion, PushReader, Settling
 from controller.chip_table import ChipTable
 from controller.commands import Refusal
 from controller.dealing import HoleCardsDealt
@@ -62,6 +62,7 @@ class HandReading:
         self.log: EngineLog | None = None  # the betting engine, once the betting has begun, and its inputs
         self.pushes: PushReader | None = None  # how a settled motion is read, once the betting has begun
         self.forced_due: ForcedBetsDue | None = None  # forced bets whose chips come after the deal
+        self.antes = LateAntes()  # the antes, whose chips may also come after the deal
         self.known_stacks = False  # the stacks were counted, not assumed
         self.settling = Settling(table.setup.settle_s, table.setup.pile_s)
         self.undo = UndoStack()
@@ -154,6 +155,7 @@ class HandReading:
 
     def chip_arrived(self, uid: str, value: int, what: str, seat: int | None, t: float) -> None:
         """A chip of the set arrived in a chip zone (``what``: its kind)."""
+        self.antes.chip_arrived(uid, value, what)
         if what == "pot":
             self.settling.into_pot(uid, t)
         elif what == "bets" and seat is not None and self.log is not None and not self.ended:
@@ -260,6 +262,10 @@ class HandReading:
             self.events.chip_count(*count)
         if bomb is not None:
             return
+        if sum(opening.pot) < posted_antes(hand):  # the rest of the antes may come after the deal
+            self.antes.due(posted_antes(hand), self.zones.get("pot", {}),
+                           (uid for zone, chips in self.zones.items() if Zone.parse(zone).kind == "bets"
+                            for uid in chips))
         order = hand.order
         if opening.bring_in_seat is not None:  # stud: third street's action begins with the bring-in
             i = order.index(opening.bring_in_seat)
@@ -491,7 +497,7 @@ class HandReading:
             return
         self.settling.street_over([uid for zone, chips in self.zones.items() if Zone.parse(zone).kind == "bets"
                                    for uid in chips], t)
-        self._forced_bets_unpaid()  # the pre-flop bets are collected: a blind still short is short
+        self._forced_bets_unpaid()  # the pre-flop bets are collected: a blind or the antes still short are short
         self.undo.round_over()  # the round is over: its actions stand
         collection = ruling.collection
         assert collection is not None  # (a street that ended collected its bets)
@@ -503,10 +509,14 @@ class HandReading:
             self._open_stud_street()  # its cards may be out already (the dealer collected late)
 
     def _forced_bets_unpaid(self) -> None:
-        """A forced bet whose chips never all came (``ForcedBetsDue``): a chip count, once."""
+        """A forced bet whose chips never all came (``ForcedBetsDue``), and antes whose chips did not (``LateAntes``):
+        a chip count, once."""
         if self.forced_due is not None:
             for seat, posted, seen in self.forced_due.unpaid():
                 self.events.chip_count("forced_bet", seat, posted, seen, [])
+        antes = self.antes.unpaid()
+        if antes is not None:
+            self.events.chip_count("antes", None, *antes, [])
 
     def _check_pot(self) -> None:
         self.settling.pot_counted()

@@ -401,6 +401,59 @@ def test_a_blind_still_short_when_the_pre_flop_bets_are_collected_is_a_chip_coun
         "code": "forced_bet", "seat": 1, "expected": 50, "seen": 25}
 
 
+# ---- antes put in after the deal (TDA 53) --------------------------------------------------------------------------
+
+def collect(table: Table) -> list:
+    """The dealer moves every bet into the pot; the pot is counted once it has lain still."""
+    for seat in (1, 2, 3, 4, 5):
+        table.place(*table.tags_in(f"seat{seat}.bets"), zone="pot")
+    return table.run(3.0)
+
+
+@pytest.mark.parametrize("rules", ["tda", "casinos_austria", "poker_play", "allin_club", "club_tournament_de"])
+def test_antes_put_in_after_the_deal_are_the_antes_and_a_short_pot_is_counted_when_the_bets_are_collected(rules):
+    """An ante is a forced bet like a blind, not an action: TDA 53 speaks of actions out of turn, "Jede Aktion
+    außerhalb der Reihe (Check, Call oder Raise)", and PP Betting 7 names the antes beside the blinds ("the smallest
+    chip used in the antes, blinds"). So antes may come after the deal too. Blinds 50/100, an ante of 25 from each of
+    five players: two antes lie in the pot at the deal, two come after it, one never does. Nothing is counted until
+    the dealer collects the pre-flop bets; then the antes are 25 short, once."""
+    table = Table(rules, betting_options={"ante": 25})
+    table.chips("pot", 25, 25)
+    table.blinds()
+    table.deal()
+    table.chips("pot", 25, 25)  # two players ante once the cards are out
+    for seat in (3, 4, 5):
+        table.chips(seat, 100)
+    table.chips(1, 25, 25)
+    assert of(table.events, "chip_count") == [] and of(table.events, "bet_ruling") == []
+    assert table.betting()["pot"] == 125 + 5 * 100  # the engine posted every ante
+    collect(table)
+    [count] = of(table.events, "chip_count", "antes")
+    assert {k: count.public[k] for k in ("code", "seat", "expected", "seen")} == {
+        "code": "antes", "seat": None, "expected": 125, "seen": 100}
+    counted = of(table.events, "chip_count")  # (the pot, once it lay still, is 25 short too)
+    table.chips("pot", 25)  # the last ante, after the bets went in: the pot is whole again, nothing more is counted
+    table.burn()
+    table.board(3)
+    assert of(table.events, "chip_count") == counted
+
+
+def test_antes_that_all_come_after_the_deal_are_never_counted():
+    """As above, every ante put in after the deal, before the dealer collects: the pot holds what the engine says
+    through the flop, and no chip is counted."""
+    table = Table(betting_options={"ante": 25})
+    table.blinds()
+    table.deal()
+    table.chips("pot", 25, 25, 25, 25, 25)
+    for seat in (3, 4, 5):
+        table.chips(seat, 100)
+    table.chips(1, 25, 25)
+    collect(table)
+    table.burn()
+    table.board(3)
+    assert of(table.events, "chip_count") == [] and table.betting()["pot"] == 625
+
+
 # ---- the blinds after a hand without a small blind (AC 27, DE 9; AC 29, DE 13) -------------------------------------
 
 TABLES = ["blinds_before_the_deal", "blinds_after_the_deal", "cards_only"]

@@ -76,6 +76,23 @@ def test_the_bring_in_seat_pushes_the_bring_in_and_the_next_seat_completes_to_th
     assert of(t.events, "chip_count") == []
 
 
+def test_an_ante_put_in_after_third_street_is_dealt_pays_the_antes():
+    # An ante is a forced bet, not an action (TDA 53: "Jede Aktion außerhalb der Reihe (Check, Call oder Raise)"), so
+    # it may come after the deal, as a blind may (docs/betting.md). Seat 3's ante comes once third street is out:
+    # nothing is counted when the betting begins, nor when the dealer collects third street's bets.
+    t = StudTable()
+    t.take(t.tags_in("pot")[0], seconds=1.0)  # one of the three antes is not in yet
+    t.third_street({1: "As Kd 9c", 2: "3s 4s 2d", 3: "6h 7h Ks"})
+    t.chips("pot", ANTE)
+    t.chips(2, 1, 1)  # the bring-in
+    t.chips(3, 1, 1)  # calls it
+    t.chips(1, 1, 1)
+    t.collect()
+    t.run(2.0)  # the pot is counted once it has lain still
+    assert of(t.events, "chip_count") == []
+    assert [e.public["total"] for e in of(t.events, "pots")] == [3 * ANTE + 3 * BRING_IN]
+
+
 def test_a_single_chip_of_the_small_bet_facing_the_bring_in_is_a_call():
     # TDA 44 (PP Betting 15): "If a single chip is placed into the pot, and is larger than the bet, the player must
     # verbally declare a raise. If the player does not announce a raise, they are assumed to have only called."

@@ -70,6 +70,10 @@ def test_what_the_table_expects_follows_the_deal_round_the_table():
     assert expected_card_zones(snapshot({6: 2, 1: 2, 2: 2, 4: 1}), 2) == ["seat4.cards"]
     assert expected_card_zones(snapshot({6: 2, 1: 2, 2: 2, 4: 2}), 2) == []
     assert expected_card_zones(snapshot({6: 1}, phase="flop"), 2) == []
+    # a hand folded in the pre-flop betting: its cards went to the muck, and it is owed none (no reader parks there)
+    folded = snapshot({1: 2, 2: 2, 4: 2})
+    folded["seats"][5]["folded"] = True
+    assert expected_card_zones(folded, 2) == []
     # between hands: the next hand's first two seats (the button there is the next hand's)
     assert expected_card_zones(snapshot({}, phase="waiting", hand=None), 2) == ["seat6.cards", "seat1.cards"]
     assert expected_card_zones({**snapshot({}, phase="waiting"), "players": None}, 2) == []

@@ -148,8 +148,9 @@ def expected_card_zones(snapshot: dict, hole_cards: int, ahead: int = EXPECTED_A
         button = snapshot["button"]  # between hands, the next hand's
         order = sorted(snapshot["players"], key=lambda seat: (seat <= button, seat))  # from the seat after it
     # the deal goes round the table a card at a time: the seats still owed a card, in the order they get it
+    # (a folded hand gets no more: its cards went to the muck, and its seat's count of cards with them)
     owed = [(seats[seat]["cards"] if seat in seats else 0, index, seat) for index, seat in enumerate(order)
-            if not (stud and seat in seats and seats[seat].get("folded"))]  # (a folded stud hand gets no more)
+            if not (seat in seats and seats[seat].get("folded"))]
     owed = [entry for entry in owed if entry[0] < hole_cards]
     return [Zone("up" if stud and 2 <= count <= 5 else "cards", seat).name
             for count, _index, seat in sorted(owed)[:ahead]]

@@ -184,7 +184,8 @@ class LinkCounters:
     reader_resets: int = 0
     bytes_received: int = 0
     bytes_sent: int = 0
-    decoder_totals: DecoderStats = field(default_factory=DecoderStats)  # of closed connections
+    # Of closed connections; a link without a frame decoder (Metratec's text lines) counts its frames here.
+    decoder_totals: DecoderStats = field(default_factory=DecoderStats)
 
 
 class FrameCounter(Protocol):
@@ -207,7 +208,8 @@ class ReconnectingLink:
     * ``_connected(now)``: the port is open: start the handshake (``_went_up`` when it succeeds);
     * ``_poll_connected(now)``: one poll's work while the port is open (``_receive`` hands bytes to ``_take_in``);
     * ``_drop_connection(reason)``: the port is about to close: what was pending fails with ``reason``;
-    * ``_frame_decoder()``: the open connection's frame decoder, whose counters ``stats`` adds to the totals.
+    * ``_frame_decoder()``: the open connection's frame decoder, whose counters ``stats`` adds to the totals;
+    * ``_handshake_failure(reason)``, if the default does not fit: the event a connection lost before "up" makes.
     """
 
     paced_by_host: bool  # True: the reader waits for the host to take in each answer before it goes on

@@ -29,6 +29,9 @@ class InventoryCycle(NamedTuple):
     # antennas whose reads in the pass are a part of their field: a stack read in turns, its collisions left to the
     # antenna's next dwell (protocol 1.1), or frames lost
     unresolved: frozenset[int] = frozenset()
+    # antennas the reader did not scan in the pass (a parked front end's others, PARK): their contents are unknown,
+    # not empty, so their tags stay where they lie
+    unread: frozenset[int] = frozenset()
 
 
 class EarlyReads(NamedTuple):

@@ -37,11 +37,13 @@ What the zone tracker sees when things go wrong, and why:
   reports (``take_early_reads``), with whether it read its whole field (UNRESOLVED clear, 1.1).
 * **A stack read as it grows** (a reader of 1.2 with the PARK capability, ``park_every_ms`` given): on the antenna
   the table expects a tag on now (``watch_antennas``' ``park``: the next seat's cards during the deal, the seat to
-  act's bets), the reader is told to park its front end (PARK, spec 6.13): the field stays on, the tags read there are kept quiet, and each round reports only the tags put down
-  since (QUIET), read whole again every ``park_every_ms``. The antenna's reads are the picture its last whole
-  reading gave and the rounds since added to. The front end's other antennas are not scanned meanwhile: unknown,
-  not empty, so their last reads are carried (and their zones not counted as read) until the reader scans them
-  again.
+  act's bets), the reader is told to park its front end (PARK, spec 6.13): the field stays on, the tags read there
+  are kept quiet, and each round reports only the tags put down since (QUIET), read whole again every
+  ``park_every_ms``. The antenna's reads are the picture its last whole reading gave and the rounds since added to.
+  The front end's other antennas are not scanned meanwhile: unknown, not empty. Each cycle names them
+  (``InventoryCycle.unread``) with no reads, and the zone tracker leaves their tags where they lie until the reader
+  scans them again (carrying their last reads instead brought back a chip the dealer had since swept into the
+  pot).
 * **A link that flaps** (unplugged and replugged, rebooting again and again): at most ``LINK_REPORTS`` link
   changes in ``LINK_REPORT_WINDOW_S`` are handed on as they come; the rest of the window are held and its end
   hands on the newest with how many it stands for (``summarised``, :mod:`hal.bursts`).
@@ -84,7 +86,6 @@ HINTED_MOST = 4  # more antennas watched than this: the plain schedule (a pass w
 # reading wakes the stack, reads it and quiets it again (30 chips: about 200 ms of air), and a push that lands then
 # waits for it: at 500 ms a parked front end spent more than half its time so (docs/bench.md).
 PARK_EVERY_MS = 2000
-RECENT_CYCLES = 3  # a parked front end's other antennas hold what they were read with in this many cycles before
 _PARKED_UNKNOWN = -1  # after a (re)connect the host does not know where the reader's front ends are parked
 
 
@@ -172,12 +173,6 @@ class FirmwareReader(ReaderBackend):
         self._cycle: _CycleInProgress | None = None
         self._synchronised = False  # seen the end of a cycle since the link came up
         self._last_reads: dict[int, list[TagRead]] = {}  # wire antenna -> reads of the last cycle that had it
-        # wire antenna -> its last whole reading (a stack read in turns: all its parts), the parts read since, and its
-        # reads in its last cycles: what a parked front end's other antennas hold as far as anyone knows (a tag the
-        # last reading missed is not gone)
-        self._whole: dict[int, list[TagRead]] = {}
-        self._parts: dict[int, list[TagRead]] = {}
-        self._recent: dict[int, list[list[TagRead]]] = {}
         # Faulted wire antennas. Kept across reconnects: a fault ends with CLEARED or with an INVENTORY
         # for the antenna (a reader reports none for a faulted antenna), e.g. after a reboot.
         self._faulted: set[int] = set()
@@ -486,30 +481,20 @@ class FirmwareReader(ReaderBackend):
         for antenna, reads in cycle.reads.items():
             if antenna not in cycle.broken:
                 reads_by_antenna[antenna] = _merge(reads)
-        # Unknown is not empty: carry forward what faulted or lost antennas last reported.
-        carried = cycle.faulted | self._faulted | cycle.suspended
+        # Unknown is not empty. A parked front end's other antennas are not scanned: the cycle says so (``unread``),
+        # and the tracker leaves their tags where they lie, neither gone nor come (a tag carried from an earlier
+        # reading that has since moved would come back). What faulted or lost antennas last reported is carried.
+        waiting = cycle.suspended - set(reads_by_antenna)
+        carried = (cycle.faulted | self._faulted | cycle.broken) - waiting
         if cycle.frames_lost:
-            carried |= set(self._last_reads) - set(reads_by_antenna)
-        carried |= cycle.broken
-        for antenna, reads in reads_by_antenna.items():
-            if antenna in cycle.unresolved:
-                self._parts[antenna] = self._parts.get(antenna, []) + reads
-            else:
-                self._whole[antenna] = self._parts.pop(antenna, []) + reads
-            self._recent[antenna] = [*self._recent.get(antenna, ())[1 - RECENT_CYCLES:], reads]
+            carried |= set(self._last_reads) - set(reads_by_antenna) - waiting
         unread = set()  # carried, not read: their zones are not read whole in this cycle
         for antenna in carried:
-            if antenna in reads_by_antenna:
-                continue
-            if antenna in cycle.suspended and antenna in self._whole:  # a stack whose reading was under way too
-                reads_by_antenna[antenna] = _merge(self._whole[antenna] + self._parts.get(antenna, [])
-                                                   + [read for reads in self._recent[antenna] for read in reads])
-                unread.add(antenna)
-            elif antenna in self._last_reads:
+            if antenna not in reads_by_antenna and antenna in self._last_reads:
                 reads_by_antenna[antenna] = self._last_reads[antenna]
                 unread.add(antenna)
         self._last_reads.update(reads_by_antenna)
-        for antenna in set(self._last_reads) - set(reads_by_antenna):
+        for antenna in set(self._last_reads) - set(reads_by_antenna) - waiting:
             self._last_reads[antenna] = []  # reported empty (or not scheduled) this cycle
         cycle_reads = tuple(read for antenna in sorted(reads_by_antenna) for read in reads_by_antenna[antenna])
         self.cycles_emitted += 1
@@ -518,8 +503,9 @@ class FirmwareReader(ReaderBackend):
             log.warning("%s: cycles end whole again, after %d given up", self.name, self.cycles_given_up)
             self.delivering = True
         unresolved = frozenset(antenna + self.antenna_base
-                               for antenna in cycle.unresolved | cycle.broken | (unread & cycle.suspended))
-        cycles.append(InventoryCycle(self.name, now, cycle_reads, unresolved))
+                               for antenna in cycle.unresolved | cycle.broken | unread | waiting)
+        cycles.append(InventoryCycle(self.name, now, cycle_reads, unresolved,
+                                     frozenset(antenna + self.antenna_base for antenna in waiting)))
 
     def _give_up(self, now: float, reason: str) -> None:
         """Drop the cycle in progress: it never ended, or holds more than a table can. Its antennas keep their last

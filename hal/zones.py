@@ -108,7 +108,7 @@ class ZoneTracker:
         self._last_best: dict[str, tuple] = {}
         # After a feed that left every tag settled where that reader read it and nothing waiting: its reads' best
         # picks and the tags' states. The next feed of the same reads can only move the tags' last reads on.
-        self._quiet: tuple[dict, list[_TagState]] | None = None
+        self._quiet: tuple[dict, list[_TagState], frozenset[int]] | None = None
         self.unmapped_reads = 0  # reads from antennas that no zone uses (wiring or configuration fault)
         self._longest_absence = max((s.absent_after_cycles for s in self._settings.values()), default=1)
         self._cycle_ts: dict[str, list[float]] = {}  # reader → the times of its last cycles, oldest first
@@ -160,7 +160,8 @@ class ZoneTracker:
         recent.append(t)
         del recent[:-self._longest_absence]
         quiet = self._quiet
-        if quiet is not None and quiet[0] is best and not self._holding:  # a table at rest, read again: nothing
+        # a table at rest, read again: nothing (the same antennas unscanned too)
+        if quiet is not None and quiet[0] is best and quiet[2] == cycle.unread and not self._holding:
             for quiet_state in quiet[1]:  # but the time moves on
                 quiet_state.last_seen = t
             return []
@@ -197,7 +198,11 @@ class ZoneTracker:
                 confirming = True
 
         # Departures: tags of this reader's zones that have not been read for long enough. (Every tag read here
-        # has a state: with as many states as tags read, there is no other.)
+        # has a state: with as many states as tags read, there is no other.) A tag on an antenna the reader did not
+        # scan (``unread``) lies where it lay as far as anyone knows: it is neither gone nor counted as missed.
+        unscanned = {self._antenna_zones[(cycle.reader, a)] for a in cycle.unread
+                     if (cycle.reader, a) in self._antenna_zones}
+        waiting: list[_TagState] = []  # the states of the tags lying there
         unread = [uid for uid in tags if uid not in best] if len(tags) != len(best) else []
         for uid in unread:  # in the order the tags came: deterministic
             state = tags[uid]
@@ -209,6 +214,10 @@ class ZoneTracker:
             if state.zone is None:
                 if state.candidate is None:
                     del tags[uid]
+                continue
+            if state.reader == cycle.reader and state.zone in unscanned:
+                state.last_seen = t  # (its absence counts from when the reader scans it again)
+                waiting.append(state)
                 continue
             if state.reader == cycle.reader:
                 settings = self._settings[state.zone]
@@ -226,8 +235,9 @@ class ZoneTracker:
                     if r == cycle.reader and (r, antenna) not in visited and antenna not in cycle.unresolved}
             events = self._hold_until_still(events, read)
         if not confirming and not self._held and not self._first_read and not self._holding \
-                and len(tags) == len(best):
-            self._quiet = (best, [tags[uid] for uid in best])  # every tag settled where it was read, no other
+                and len(tags) == len(best) + len(waiting):
+            # every tag settled where it was read, or lying on an antenna not scanned; no other
+            self._quiet = (best, [tags[uid] for uid in best] + waiting, cycle.unread)
         return events
 
     def _hold_until_still(self, events: list[ZoneEvent], read: set[str]) -> list[ZoneEvent]:

@@ -267,3 +267,23 @@ def test_a_stack_read_in_turns_is_still_only_once_read_whole():
     assert tracker.feed(InventoryCycle("c", 0.0, tuple(a))) == []
     assert tracker.feed(InventoryCycle("c", 0.5, tuple(a), frozenset({1}))) == []
     assert [e.uid for e in tracker.feed(InventoryCycle("c", 1.0, tuple(a)))] == ["A"]
+
+
+def test_a_tag_on_an_antenna_the_reader_did_not_scan_stays_until_it_is_scanned_again():
+    """A parked front end's other antennas are not scanned (PARK): each cycle names them (``unread``), with no
+    reads. Chip B lies on such an antenna for 3 s, three times its absence, and stays; chip A, swept from it into the
+    pot meanwhile, moves there as soon as the pot reads it. Scanned again from 3.5 s without B, B leaves once its
+    absence has run from then: the third cycle, at 4.5 s."""
+    zones = {("c", 1): "seat1.bets", ("c", 2): "pot"}
+    tracker = ZoneTracker(zones, default=DebounceSettings(present_after_cycles=1, absent_after_s=1.0,
+                                                          absent_after_cycles=3))
+    a_on_1, b_on_1, a_in_pot = TagRead(1, "A"), TagRead(1, "B"), TagRead(2, "A")
+    fed = [(0.0, (a_on_1, b_on_1), frozenset())]
+    fed += [(0.5 * n, (a_in_pot,), frozenset({1})) for n in range(1, 7)]  # 0.5 … 3.0 s: antenna 1 not scanned
+    fed += [(0.5 * n, (a_in_pot,), frozenset()) for n in range(7, 10)]  # 3.5 … 4.5 s: scanned, B not there
+    events = []
+    for t, reads, unread in fed:
+        events += [(e.kind, e.zone, e.uid, t) for e in tracker.feed(InventoryCycle("c", t, reads, unread, unread))]
+    assert events == [("arrived", "seat1.bets", "A", 0.0), ("arrived", "seat1.bets", "B", 0.0),
+                      ("left", "seat1.bets", "A", 0.5), ("arrived", "pot", "A", 0.5),
+                      ("left", "seat1.bets", "B", 4.5)]

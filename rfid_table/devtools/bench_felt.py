@@ -23,7 +23,7 @@ Over that load the bench plays hands, each the same script: the floor seats ten 
 10 and their stacks; the blinds go in (seat 1: two 25s; seat 2: one 100); 20 cards are dealt, seats 1 to 10 twice,
 each at a random moment (within a pass of the cards' reader after that reader first looked at the card before),
 each in the place of one of its seat's stand-ins; then seat 3 calls with 1 chip of 100, seat 4 raises to 500 with
-5, seat 5 raises to 2,000 with 20 (each pushed once the action before reached the subscriber), seats 6 to 10, 1, 2
+5, seat 5 raises to 2,000 with 20 (each pushed once the action before reached the subscriber, and ``think_ms`` after), seats 6 to 10, 1, 2
 and 3 fold (their cards into the muck), seat 4 calls, the dealer sweeps the bets into the pot; then the flop, turn
 and river, checked through, and the table is cleared for the next hand. The players and the dealer follow the
 table as a viewer would: a push the table read short leaves a string bet, which the dealer hands back; seat 4 calls
@@ -182,7 +182,7 @@ def _folded(seat: int) -> Callable[[dict], bool]:
 
 
 def _play_hand(felt: _Felt, submit: Callable[[dict], None], deck: dict[str, str], hundreds: list[str],
-               quarters: list[str], stand_ins: dict[str, list[str]], hand: int) -> None:
+               quarters: list[str], stand_ins: dict[str, list[str]], hand: int, think_s: float = 0.0) -> None:
     """One hand of the script (the module's docstring), every timed move's event awaited before the next move."""
     rng = felt.rng
     cards = list(deck)
@@ -212,6 +212,7 @@ def _play_hand(felt: _Felt, submit: Callable[[dict], None], deck: dict[str, str]
     def push(seat: int, count: int, action: str, kind: str) -> dict:
         """``count`` chips of 100 pushed by ``seat``; the table's answer (its action, or {} if none came)."""
         pushed = [next(chips) for _ in range(count)]
+        time.sleep(think_s)  # the player thinks (0: pushes the moment the action before is on the screen)
         placed = felt.move(pushed, Zone("bets", seat).name)
         felt.answer.pop(kind, None)
         felt.expect(kind, _pushed(seat), placed)
@@ -283,7 +284,7 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
                  hands: int = HANDS, seed: int = 1, load: list[tuple[str, int]] = LOAD, kind: str = "pn5180",
                  still_after_reads: int = STILL_AFTER_READS, settle_ms: int | None = None,
                  park_ms: int = PARK_MS, noise: float = 0.0, park_cards: bool = True,
-                 events_path: str | None = None) -> dict:
+                 events_path: str | None = None, think_ms: int = 0) -> dict:
     """The figures of the module's docstring over ``hands`` hands with ``load`` at rest (zone, tags), on the
     readers of ``kind`` (``CONFIGS``); a private broker unless ``settings`` names one."""
     if kind == "pn5180" and find_micropython() is None:
@@ -296,7 +297,7 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
         settings = MqttSettings(host=broker.host, port=broker.port)
     try:
         return _measure(settings, progress, hands, seed, load, kind, still_after_reads, settle_ms, park_ms, noise,
-                        park_cards, events_path)
+                        park_cards, events_path, think_ms)
     finally:
         if broker is not None:
             broker.stop()
@@ -305,7 +306,7 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
 def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int, seed: int,
              load: list[tuple[str, int]], kind: str, still_after_reads: int, settle_ms: int | None,
              park_ms: int = PARK_MS, noise: float = 0.0, park_cards: bool = True,
-             events_path: str | None = None) -> dict:
+             events_path: str | None = None, think_ms: int = 0) -> dict:
     source = load_config(str(CONFIG_DIR / CONFIGS[kind]))
     config = dataclasses.replace(source, table_id=f"bench-felt-{os.getpid()}", broadcast_equity=False)
     if kind == "pn5180" and still_after_reads:  # a push is handed on once its zone reads unchanged (hal.zones)
@@ -384,7 +385,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
 
             for hand in range(1, hands + 1):
                 progress(f"felt: hand {hand}/{hands}")
-                _play_hand(felt, submit, deck, by_value[100], by_value[25], stand_ins, hand)
+                _play_hand(felt, submit, deck, by_value[100], by_value[25], stand_ins, hand, think_ms / 1000)
             passes = {name: len(e) - counted_from[name] for name, e in daemon.ends.items()}
             ends_of = {name: list(e) for name, e in daemon.ends.items()}
             if events_path is not None:  # what lay down and what the table said, in order, ms from the first
@@ -424,7 +425,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                      "present_after_cycles": present_after,
                      "still_after_reads": config.debounce["chips"].still_after_reads,
                      "park_ms": park_ms if kind == "pn5180" else 0,
-                     "park_cards": parked_cards, "noise": noise if kind == "pn5180" else 0.0,
+                     "park_cards": parked_cards, "think_ms": think_ms, "noise": noise if kind == "pn5180" else 0.0,
                      "irregular_cards": len(felt.irregular), "bet_rulings": len(felt.rulings),
                      "bet_ruling_codes": sorted({r.get("code") for r in felt.rulings}),
                      # the first few as the table gave them (code, seat, why), to find what the reading got wrong
@@ -488,12 +489,15 @@ if __name__ == "__main__":
                         help="the chips reader parked on the seat to act's bets, read whole this often (0: never)")
     parser.add_argument("--no-park-cards", action="store_true",
                         help="the cards reader never parked on the next seat in the dealing order")
+    parser.add_argument("--think-ms", type=int, default=0,
+                        help="each player waits this long before pushing (default 0: at once, the action before "
+                             "just on the screen, as the reader still moves to the new seat)")
     parser.add_argument("--events", metavar="FILE",
                         help="write what lay down on the felt and every event of the table to FILE (JSON lines)")
     args = parser.parse_args()
     figures = measure_felt(progress=lambda message: print(message, file=sys.stderr, flush=True), hands=args.hands,
                            kind=args.kind, still_after_reads=args.still_after_reads, settle_ms=args.settle_ms,
                            park_ms=args.park_ms, noise=args.noise, park_cards=not args.no_park_cards,
-                           events_path=args.events)
+                           events_path=args.events, think_ms=args.think_ms)
     print("\n".join(report_lines(figures)))
     print(json.dumps(figures))

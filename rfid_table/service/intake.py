@@ -186,7 +186,8 @@ class ReaderIntake:
         self._bets: str | None = None  # the seat to act's betting zone (expect_bets)
 
     def expect(self, controller: GameController, now: float) -> None:
-        """Tell the tracker where the table expects a card next, when the table has changed since last time."""
+        """Tell the tracker where the table expects a card next, and note where the readers are to park, when the
+        table has changed since last time."""
         if controller.seq == self._expected_at:
             return
         self._expected_at = controller.seq

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from hal.firmware_reader import bought_reader, serial_reader
+from hal.firmware_reader import HINT_EVERY, PARK_EVERY_MS, bought_reader, serial_reader
+from hal.pn5180_reader import dwell_schedule
 from hal.zone_names import Zone
 from hal.reader_backend import ReaderBackend
 from hal.readers import SimulatedReader
@@ -249,11 +250,19 @@ class SimulatedTable:
         if self.options.link == "firmware":
             from sim.pn5180 import ModelledReader, table_firmware_config  # noqa: PLC0415 (only when asked)
 
-            device = ModelledReader(self.field, reader=settings.name,
-                                    config=table_firmware_config(self.config, settings.name, settings.antennas),
+            firmware = table_firmware_config(self.config, settings.name, settings.antennas)
+            device = ModelledReader(self.field, reader=settings.name, config=firmware,
                                     link_path=Path(self._links_dir.name) / f"reader-{settings.name}")
             self.modelled.append(device)
-            return serial_reader(settings.name, device.path, antennas=settings.antennas, cycle_s=settings.cycle_s)
+            # told what comes next and parked as `rfid-table run` does a reader whose schedule it is given
+            # (docs/configuration.md "A reader told what comes next")
+            chips_only = {Zone.parse(zone).holds for zone, (name, _antenna) in self.config.zones.items()
+                          if name == settings.name} == {"chips"}
+            return serial_reader(settings.name, device.path, antennas=settings.antennas, cycle_s=settings.cycle_s,
+                                 dwells=dwell_schedule(self.config.zones, settings.name, settings.antennas),
+                                 hint_every=1 if chips_only else HINT_EVERY,
+                                 front_ends=[front_end["antennas"] for front_end in firmware["frontends"]],
+                                 park_every_ms=PARK_EVERY_MS)
         if self.options.link in ("metratec", "feig"):
             return self._bought_reader(settings)
         noise = self.options.noise_model()

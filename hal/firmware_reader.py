@@ -65,6 +65,7 @@ from firmware_bridge.transports import SerialTransport, TcpTransport, Transport,
 from hal.bursts import Bursts
 from hal.events import DeviceEvent, EarlyReads, InventoryCycle, TagRead
 from hal.reader_backend import ReaderBackend
+from hal.zone_names import Zone
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,14 @@ HINTED_MOST = 4  # more antennas watched than this: the plain schedule (a pass w
 # waits for it: at 500 ms a parked front end spent more than half its time so (docs/bench.md).
 PARK_EVERY_MS = 2000
 _PARKED_UNKNOWN = -1  # after a (re)connect the host does not know where the reader's front ends are parked
+
+
+def hint_every_of(zones: dict[str, tuple[str, int]], reader: str) -> int:
+    """How many slots of its front end come between the visits of a watched antenna of ``reader`` (zone → (reader,
+    antenna)): every slot on a reader of chips alone (the seat to act's bets, read once they lie still), else
+    ``HINT_EVERY``."""
+    holds = {Zone.parse(zone).holds for zone, (name, _antenna) in zones.items() if name == reader}
+    return 1 if holds == {"chips"} else HINT_EVERY
 
 
 def front_ends_of(antennas: int) -> list[int]:
@@ -488,11 +497,11 @@ class FirmwareReader(ReaderBackend):
         carried = (cycle.faulted | self._faulted | cycle.broken) - waiting
         if cycle.frames_lost:
             carried |= set(self._last_reads) - set(reads_by_antenna) - waiting
-        unread = set()  # carried, not read: their zones are not read whole in this cycle
+        held = set()  # carried, not read: their zones are not read whole in this cycle
         for antenna in carried:
             if antenna not in reads_by_antenna and antenna in self._last_reads:
                 reads_by_antenna[antenna] = self._last_reads[antenna]
-                unread.add(antenna)
+                held.add(antenna)
         self._last_reads.update(reads_by_antenna)
         for antenna in set(self._last_reads) - set(reads_by_antenna) - waiting:
             self._last_reads[antenna] = []  # reported empty (or not scheduled) this cycle
@@ -503,7 +512,7 @@ class FirmwareReader(ReaderBackend):
             log.warning("%s: cycles end whole again, after %d given up", self.name, self.cycles_given_up)
             self.delivering = True
         unresolved = frozenset(antenna + self.antenna_base
-                               for antenna in cycle.unresolved | cycle.broken | unread | waiting)
+                               for antenna in cycle.unresolved | cycle.broken | held | waiting)
         cycles.append(InventoryCycle(self.name, now, cycle_reads, unresolved,
                                      frozenset(antenna + self.antenna_base for antenna in waiting)))
 

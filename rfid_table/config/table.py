@@ -603,11 +603,12 @@ def _validate(path: str, text: str, doc: dict) -> TableConfig:
         if reader.backend == "pn5180":
             reader.link["dwell_ms"] = dwell_schedule(zones, reader.name, reader.antennas)
         elif "dwell_ms" in reader.link:
+            from hal.firmware_reader import hint_every_of  # noqa: PLC0415 (the link's code, for a told reader only)
+
             # parked where the table expects the next tag (the next seat's card, the seat to act's chips), by a reader
             # that can (protocol 1.2's PARK)
             reader.link["park"] = True
-            if {Zone.parse(zone).holds for zone, (name, _antenna) in zones.items() if name == reader.name} == {"chips"}:
-                reader.link["hint_every"] = 1  # the seat to act's chips: its zone after every slot (hal.firmware_reader)
+            reader.link["hint_every"] = hint_every_of(zones, reader.name)
     if exposed_by == "zone" and "exposed" not in zones:
         c.problem(("table", "exposed_cards"), "'zone' needs an exposed zone in [zones] (exposed = { reader = ..., "
                                               "antenna = N })")

@@ -64,7 +64,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from hal.firmware_reader import HINT_EVERY, PARK_EVERY_MS, serial_reader
+from hal.firmware_reader import PARK_EVERY_MS, hint_every_of, serial_reader
 from hal.pn5180_reader import dwell_schedule
 from hal.zone_names import Zone
 from rfid_table.config.table import MqttSettings, load_config
@@ -342,11 +342,10 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                     # the seat to act's betting zone after every slot of its front end (or parked there); the next
                     # seats' cards after every third (two of them, and a card reader's pass is what the deal waits on),
                     # the next one parked on while the deal flows (rfid_table.service.intake.CARD_PARK_S)
-                    every = 1 if reader.name == chip_reader else HINT_EVERY
                     backends.append(serial_reader(reader.name, device.path, antennas=reader.antennas,
                                                   cycle_s=reader.cycle_s,
                                                   dwells=dwell_schedule(config.zones, reader.name, reader.antennas),
-                                                  hint_every=every,
+                                                  hint_every=hint_every_of(config.zones, reader.name),
                                                   front_ends=[fe["antennas"] for fe in firmware["frontends"]],
                                                   park_every_ms=park_ms if park_cards or reader.name == chip_reader
                                                   else None))

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from hal.firmware_reader import HINT_EVERY, PARK_EVERY_MS, bought_reader, serial_reader
+from hal.firmware_reader import PARK_EVERY_MS, bought_reader, hint_every_of, serial_reader
 from hal.pn5180_reader import dwell_schedule
 from hal.zone_names import Zone
 from hal.reader_backend import ReaderBackend
@@ -256,11 +256,9 @@ class SimulatedTable:
             self.modelled.append(device)
             # told what comes next and parked as `rfid-table run` does a reader whose schedule it is given
             # (docs/configuration.md "A reader told what comes next")
-            chips_only = {Zone.parse(zone).holds for zone, (name, _antenna) in self.config.zones.items()
-                          if name == settings.name} == {"chips"}
             return serial_reader(settings.name, device.path, antennas=settings.antennas, cycle_s=settings.cycle_s,
                                  dwells=dwell_schedule(self.config.zones, settings.name, settings.antennas),
-                                 hint_every=1 if chips_only else HINT_EVERY,
+                                 hint_every=hint_every_of(self.config.zones, settings.name),
                                  front_ends=[front_end["antennas"] for front_end in firmware["frontends"]],
                                  park_every_ms=PARK_EVERY_MS)
         if self.options.link in ("metratec", "feig"):

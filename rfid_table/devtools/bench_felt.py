@@ -33,7 +33,9 @@ lands on the felt to its event at the subscriber:
 * ``card``: a dealt card to its ``card_dealt``;
 * ``bet_1``, ``bet_5``, ``bet_20``: a bet of that many chips pushed to its ``action``;
 * ``muck``: a folded hand's cards reaching the muck (both at once) to the ``action`` ``fold``;
-* ``pot``: the bets swept into the pot to the ``pots`` event.
+* ``pot``: the bets swept into the pot to the ``pots`` event;
+* ``board``: a flop, turn or river card turned on the board (a pass after its street's burn, each flop card a pass
+  after the one before) to its ``board_card``.
 
 Beside them, each reader's pass (``pass_p50_ms``) and the air time alone, measured by the model in the same run
 (``air_pass_ms``: the busiest front end's RF time over a pass of that reader), and the least each figure could be
@@ -44,7 +46,8 @@ reader parked on that seat, ``park_cards``, one round with the card's answer, ``
 once they have lain still for ``settle_ms`` (the table's settle window, ``TableConfig.bet_settle_s``: its
 ``settle_ms``, or passes of the chips' reader where that is longer; on the modelled readers the bench sets each
 reader's ``cycle_ms`` to its longest pass, measured before play); the muck's first read can decide a fold (no
-floor). The ratios to the floor
+floor; parked on the muck, ``park_cards``, one round with the two cards' answers); a board card, as a card (on a
+reader parked on the board, one round with its answer). The ratios to the floor
 (``p50_over_floor``, ``p99_over_floor``) are the figures to quote. ``missed`` counts moves whose event never came
 (within 10 s), ``read_short`` timed bets the table read as fewer chips than were pushed (a push read in parts: the
 rest comes as a string bet), and ``irregular_cards`` and ``bet_rulings`` what the table ruled that the script did not
@@ -83,9 +86,9 @@ HANDS = 3
 SEATS = 10
 STACK = 100_000
 BUTTON = 10
-KINDS = ("card", "bet_1", "bet_5", "bet_20", "muck", "pot")
+KINDS = ("card", "bet_1", "bet_5", "bet_20", "muck", "pot", "board")
 BET_CHIPS = {"bet_1": 1, "bet_5": 5, "bet_20": 20}  # chips of 100 in each timed push
-EVENT_TYPES = ("card_dealt", "action", "fold", "pots", "irregular_card", "bet_ruling", "hand_ended")
+EVENT_TYPES = ("card_dealt", "action", "fold", "pots", "board_card", "irregular_card", "bet_ruling", "hand_ended")
 # On the modelled readers a push is handed on once its zone reads unchanged this many times ([hal.chips]
 # still_after_reads); 0: the table's configuration as it is (the settle window of the chips reader's passes)
 STILL_AFTER_READS = 2
@@ -247,12 +250,19 @@ def _play_hand(felt: _Felt, submit: Callable[[dict], None], deck: dict[str, str]
     placed = felt.move(swept, "pot")
     felt.expect("pot", lambda event: event["type"] == "pots" and event.get("street") == "preflop", placed)
     felt.settle()
+    turned = 0
     for street in (3, 1, 1):  # burn and turn; the players check (nothing on the felt)
         felt.move([cards.pop()], "burn")
         for _ in range(street):
             time.sleep(felt.card_pass_s)
-            felt.move([cards.pop()], "board")
+            uid = cards.pop()
+            placed = felt.move([uid], "board")
+            turned += 1
+            felt.expect("board", lambda event, card=deck[uid]: event["type"] == "board_card"
+                        and event.get("card") == card, placed, f"board (hand {hand}, card {turned})")
         time.sleep(3 * felt.card_pass_s)
+        felt.drain()
+    felt.settle()
     time.sleep(3 * felt.card_pass_s)
     # The dealer pushes the pot and gathers the cards, and the stand-ins go too: the table sees itself empty and
     # ends the hand (a hand void or waiting for the floor ends so as well); then the load lies down again.
@@ -414,11 +424,12 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
     card_floor = max(1, present_after - 1) * readers[card_reader].get("air_pass_ms",
                                                                 readers[card_reader].get("model_pass_ms", 0.0))
     parked_cards = bool(kind == "pn5180" and park_ms and park_cards)
-    if parked_cards:  # parked on the next seat, the card's first round reads it: a round with its answer
-        card_floor = 1000 * round_air_s(1)
+    muck_floor = 0.0
+    if parked_cards:  # parked on the next seat (the muck, the board), the first round reads it: a round with its answer
+        card_floor, muck_floor = 1000 * round_air_s(1), 1000 * round_air_s(2)
     settle_ms = config.bet_settle_s * 1000  # the house's settle_ms, or a pass and a half of the chips' reader
-    floors = {"card": card_floor, "bet_1": settle_ms, "bet_5": settle_ms, "bet_20": settle_ms, "muck": 0.0,
-              "pot": settle_ms}
+    floors = {"card": card_floor, "bet_1": settle_ms, "bet_5": settle_ms, "bet_20": settle_ms, "muck": muck_floor,
+              "pot": settle_ms, "board": card_floor}
     figures: dict = {"kind": kind, "config": f"config/{CONFIGS[kind]}", "hands": hands, "readers": readers,
                      "card_reader": card_reader, "chip_reader": chip_reader, "settle_ms": settle_ms,
                      "present_after_cycles": present_after,

@@ -360,6 +360,14 @@ class GameController:
         """The seat whose turn it is, as the action clock knows it (None: no player is to act)."""
         return self.clock.seat
 
+    def facing_bet(self) -> bool:
+        """Whether the seat to act must put in chips to stay in: a call, a raise or its fold comes next, and a
+        board card now would be premature. So too once the hand's cards are dealt and before its betting begins
+        (the first to act faces the forced bets). False where no seat is to act, or the seat may check."""
+        if self.clock.seat is None:
+            return self.betting is not None and self.betting.first_to_act() is not None
+        return self.clock.facing_bet is True
+
     def next_to_act(self) -> int | None:
         """Where the table expects chips next: the seat to act, or while the hand's cards are dealt the seat that
         acts first once they are (its chips may come as the last card lands)."""

@@ -6,9 +6,10 @@ from pathlib import Path
 
 from rfid_table.config.table import load_config
 from rfid_table.devtools.simulate import SimOptions, SimulatedTable
-from rfid_table.service.intake import expected_card_zones
+from rfid_table.service.intake import CARD_PARK_S, expected_card_zones
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "table-6max.toml"  # the simulated reader, 50 ms a cycle
+CHIPS_CONFIG = CONFIG.parent / "table-chips.toml"  # ten seats; cards on reader main, bets on reader chips
 
 
 def cycles_to_deal(sim: SimulatedTable, t: float, uid: str, zone: str) -> tuple[int, float]:
@@ -77,3 +78,76 @@ def test_what_the_table_expects_follows_the_deal_round_the_table():
     # between hands: the next hand's first two seats (the button there is the next hand's)
     assert expected_card_zones(snapshot({}, phase="waiting", hand=None), 2) == ["seat6.cards", "seat1.cards"]
     assert expected_card_zones({**snapshot({}, phase="waiting"), "players": None}, 2) == []
+
+
+def test_after_the_deal_the_cards_reader_waits_on_the_muck_then_the_burn_then_the_board():
+    """At a table that reads the bets: while a seat faces a bet its fold comes next, and the cards reader parks on
+    the muck; once nobody has to call, on the burn, then on the board once the burn is read. The burn and a flop card
+    are believed on their first read there (a card elsewhere needs two). At the showdown it parks nowhere."""
+    config = load_config(CHIPS_CONFIG)  # present_after_cycles = 2
+    sim = SimulatedTable(config, SimOptions(hands=None, link="direct"), None)
+    intake = sim.pipeline.reader_intake
+    chips = config.chips.chips
+    hundreds = iter(sorted(uid for uid, value in chips.items() if value == 100))
+    quarters = iter(sorted(uid for uid, value in chips.items() if value == 25))
+    try:
+        uids = iter(config.decks["A"])
+        for command in ({"command": "seats", "seats": [1, 2, 3]}, {"command": "set_button", "seat": 3}):
+            sim.pipeline.submit({**command, "role": "floor", "user": "test"})
+        t = 1000.0
+        sim.step(t)
+        t += sim.cycle_s
+
+        def until(done, what: str) -> None:
+            nonlocal t
+            for _ in range(200):
+                events = sim.step(t)
+                t += sim.cycle_s
+                if done(events):
+                    return
+            raise AssertionError(f"not within 200 cycles: {what}")
+
+        def parked() -> str | None:
+            """Where the cards reader parks once the daemon has taken in the last cycle's events."""
+            nonlocal t
+            sim.step(t)
+            t += sim.cycle_s
+            return intake.park_zone("main", t)
+
+        def push(seat: int, uids_: list[str], action: str) -> None:
+            for uid in uids_:
+                sim.field.place(uid, f"seat{seat}.bets")
+            until(lambda events: any(e.type == "action" and e.public.get("seat") == seat
+                                     and e.public.get("action") == action for e in events), f"seat {seat} {action}")
+
+        sim.field.place(next(quarters), "seat1.bets")  # the small blind, 50 in two chips of 25
+        sim.field.place(next(quarters), "seat1.bets")
+        sim.field.place(next(hundreds), "seat2.bets")  # the big blind
+        for seat in (1, 2, 3, 1, 2, 3):
+            _cycles, t = cycles_to_deal(sim, t, next(uids), f"seat{seat}.cards")
+        assert parked() == "muck"  # seat 3 faces the big blind: a call, a raise or its fold
+        push(3, [next(hundreds)], "call")
+        assert parked() == "muck"  # the small blind faces 50 more
+        push(1, [next(quarters), next(quarters)], "call")
+        # the big blind may check: nobody has to call, the next card is the flop's burn
+        assert parked() == "burn"
+        assert cycles_to_read(sim, t, next(uids), "burn") == 1
+        t += sim.cycle_s
+        assert parked() == "board"
+        first, t = cycles_to_deal_board(sim, t, next(uids))
+        assert first == 1
+        # a card where no card is due still needs its two reads (a fourth card on the burn, not yet due)
+        assert cycles_to_read(sim, t, next(uids), "seat3.cards") == 2
+    finally:
+        sim.close()
+
+
+def cycles_to_deal_board(sim: SimulatedTable, t: float, uid: str) -> tuple[int, float]:
+    """The card ``uid`` turned on the board: the reader cycles until the readers hold it there."""
+    sim.field.place(uid, "board")
+    for cycle in range(1, 20):
+        sim.step(t)
+        t += sim.cycle_s
+        if uid in sim.pipeline.tracker.present()["board"]:
+            return cycle, t
+    raise AssertionError(f"{uid} never read on the board")

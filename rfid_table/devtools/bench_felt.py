@@ -35,7 +35,8 @@ lands on the felt to its event at the subscriber:
 * ``muck``: a folded hand's cards reaching the muck (both at once) to the ``action`` ``fold``;
 * ``pot``: the bets swept into the pot to the ``pots`` event;
 * ``board``: a flop, turn or river card turned on the board (a pass after its street's burn, each flop card a pass
-  after the one before) to its ``board_card``.
+  after the one before) to its ``board_card``;
+* ``cleared``: the table cleared at the hand's end (every card, chip and stand-in taken away) to ``hand_ended``.
 
 Beside them, each reader's pass (``pass_p50_ms``) and the air time alone, measured by the model in the same run
 (``air_pass_ms``: the busiest front end's RF time over a pass of that reader), and the least each figure could be
@@ -47,7 +48,8 @@ once they have lain still for ``settle_ms`` (the table's settle window, ``TableC
 ``settle_ms``, or passes of the chips' reader where that is longer; on the modelled readers the bench sets each
 reader's ``cycle_ms`` to its longest pass, measured before play); the muck's first read can decide a fold (no
 floor; parked on the muck, ``park_cards``, one round with the two cards' answers); a board card, as a card (on a
-reader parked on the board, one round with its answer). The ratios to the floor
+reader parked on the board, one round with its answer); the table's end, its ``clear_after_s`` (once the readers
+see it empty). The ratios to the floor
 (``p50_over_floor``, ``p99_over_floor``) are the figures to quote. ``missed`` counts moves whose event never came
 (within 10 s), ``read_short`` timed bets the table read as fewer chips than were pushed (a push read in parts: the
 rest comes as a string bet), and ``irregular_cards`` and ``bet_rulings`` what the table ruled that the script did not
@@ -86,7 +88,7 @@ HANDS = 3
 SEATS = 10
 STACK = 100_000
 BUTTON = 10
-KINDS = ("card", "bet_1", "bet_5", "bet_20", "muck", "pot", "board")
+KINDS = ("card", "bet_1", "bet_5", "bet_20", "muck", "pot", "board", "cleared")
 BET_CHIPS = {"bet_1": 1, "bet_5": 5, "bet_20": 20}  # chips of 100 in each timed push
 EVENT_TYPES = ("card_dealt", "action", "fold", "pots", "board_card", "irregular_card", "bet_ruling", "hand_ended")
 # On the modelled readers a push is handed on once its zone reads unchanged this many times ([hal.chips]
@@ -267,7 +269,8 @@ def _play_hand(felt: _Felt, submit: Callable[[dict], None], deck: dict[str, str]
     # The dealer pushes the pot and gathers the cards, and the stand-ins go too: the table sees itself empty and
     # ends the hand (a hand void or waiting for the floor ends so as well); then the load lies down again.
     felt.field.clear()
-    felt.expect("hand_ended", lambda event: event["type"] == "hand_ended", time.perf_counter())
+    felt.log.append((time.perf_counter(), {"felt": "cleared"}))
+    felt.expect("cleared", lambda event: event["type"] == "hand_ended", time.perf_counter(), f"hand {hand}")
     felt.settle()
     for zone, uids in stand_ins.items():
         for uid in uids:
@@ -429,7 +432,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
         card_floor, muck_floor = 1000 * round_air_s(1), 1000 * round_air_s(2)
     settle_ms = config.bet_settle_s * 1000  # the house's settle_ms, or a pass and a half of the chips' reader
     floors = {"card": card_floor, "bet_1": settle_ms, "bet_5": settle_ms, "bet_20": settle_ms, "muck": muck_floor,
-              "pot": settle_ms, "board": card_floor}
+              "pot": settle_ms, "board": card_floor, "cleared": 1000 * config.clear_after_s}
     figures: dict = {"kind": kind, "config": f"config/{CONFIGS[kind]}", "hands": hands, "readers": readers,
                      "card_reader": card_reader, "chip_reader": chip_reader, "settle_ms": settle_ms,
                      "present_after_cycles": present_after,
@@ -442,7 +445,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                      "bet_rulings_first": [{k: r.get(k) for k in ("code", "seat", "message")} for r in felt.rulings[:5]],
                      "irregular_cards_first": [{k: r.get(k) for k in ("code", "zone", "card", "message")}
                                                for r in felt.irregular[:5]],
-                     "hands_not_ended": felt.missed.get("hand_ended", 0)}
+                     "hands_not_ended": felt.missed.get("cleared", 0)}
     for kind in KINDS:
         values = sorted(felt.samples[kind])
         floor = floors[kind]

@@ -156,6 +156,32 @@ def expected_card_zones(snapshot: dict, hole_cards: int, ahead: int = EXPECTED_A
             for count, _index, seat in sorted(owed)[:ahead]]
 
 
+# Burns dealt by the time each board card is due: the flop's three after the first, the turn after the second, the
+# river after the third (a board of five: the showdown).
+BURNS_BEFORE_BOARD = (1, 1, 1, 2, 3)
+
+
+def after_the_deal(snapshot: dict, facing_bet: bool) -> tuple[str | None, list[str]]:
+    """Where the next card comes once the hole cards are dealt, at a table that reads the bets (``snapshot``: its
+    public snapshot; ``facing_bet``: the seat to act must call, raise or fold, ``GameController.facing_bet``): the
+    zone its reader parks on, and the seats' card zones it visits more often. While a seat faces a bet its fold
+    comes next: the muck (a board card then would be premature). Once nobody has to call, the next street: the
+    burn, then the board once the street's burn is read. At the showdown the seats still in are visited more often,
+    parked on nowhere: the table is cleared next, and a parked zone tells a tag gone only at its whole reading.
+    Nothing while a hand is run more than once, or with one seat left."""
+    if snapshot.get("phase") in (None, "waiting") or "boards" in snapshot:
+        return None, []
+    live = [entry["seat"] for entry in snapshot["seats"] if entry["cards"] and not entry.get("folded")]
+    if len(live) < 2:
+        return None, []
+    if facing_bet:
+        return "muck", []
+    board = len(snapshot["board"])
+    if board < len(BURNS_BEFORE_BOARD):
+        return ("burn" if snapshot["burns"] < BURNS_BEFORE_BOARD[board] else "board"), []
+    return None, [Zone("cards", seat).name for seat in live]
+
+
 def expected_bet_zones(seat_to_act: int | None) -> set[str]:
     """The betting zone of the seat to act, where the table expects chips next: its reader visits it more often, so
     a push there is read whole, and still, sooner (``DebounceSettings.still_after_reads``)."""
@@ -168,8 +194,9 @@ class ReaderIntake:
     decisions in the cycle: they are all taken before it decides on them. What the table expects next, from its
     state after the last cycle (``expect``), only lets the tracker believe a card there sooner, and the readers
     visit those zones more often. A reader that can is parked (PARK, protocol 1.2) where the next tag is expected on
-    it: the next seat's card zone while hole cards are dealt or the next hand's first card is awaited
-    (``CARD_PARK_S`` at a time), the seat to act's betting zone during the betting (``expect_bets``)."""
+    it: the next seat's card zone while hole cards are dealt or the next hand's first card is awaited, and at a
+    table that reads the bets the muck, the burn or the board after the deal (``after_the_deal``), each
+    ``CARD_PARK_S`` at a time; the seat to act's betting zone during the betting (``expect_bets``)."""
 
     def __init__(self, readers: list[ReaderBackend], tracker: ZoneTracker, diagnostics: DiagnosticsCollector,
                  zones: dict[str, tuple[str, int]], expect_bets: bool = False):
@@ -181,8 +208,9 @@ class ReaderIntake:
         # still_after_reads): elsewhere its early visits would only cost the daemon a step each
         self.expect_bets = expect_bets
         self._expected_at: int | None = None  # the controller's seq the expectation was taken at
-        self._next_card: str | None = None  # the next seat's card zone while hole cards are dealt ...
+        self._next_card: str | None = None  # where the next card comes: the next seat's, the muck, the board ...
         self._next_card_since = 0.0  # ... expected there since (monotonic)
+        self._watched: set[str] = set()  # zones visited more often, where no new tag is believed sooner
         self._bets: str | None = None  # the seat to act's betting zone (expect_bets)
 
     def expect(self, controller: GameController, now: float) -> None:
@@ -197,7 +225,7 @@ class ReaderIntake:
             log.exception("where the table expects tags next could not be worked out; the readers scan their "
                           "schedules")
             self.tracker.expect(set())
-            self._next_card, self._bets = None, None
+            self._next_card, self._bets, self._watched = None, None, set()
 
     def _expect(self, controller: GameController, now: float) -> None:
         # the hole cards of the hand's game (a mixed game's change between hands)
@@ -206,17 +234,26 @@ class ReaderIntake:
         stud = (game.name or controller.setup.variant) in STUD_GAMES  # (a table of one game names it in its setup)
         snapshot = controller.snapshot(secure=False)
         cards = expected_card_zones(snapshot, game.hole_cards, stud=stud)
+        self._watched = set()
+        if not cards and not stud and controller.betting is not None:
+            after, self._watched = after_the_deal(snapshot, controller.facing_bet())
+            if after == "burn" and "burn" not in self.zones:
+                after = "board"  # a table with no burn zone: its board
+            # the burn and the board are where the next new card comes; a fold is a move, believed as any
+            cards = [after] if after in ("burn", "board") else []
+        else:
+            after = None
         self.tracker.expect(set(cards) | bets)
         # parked on the next seat from the moment it became the next (between hands the last hand's cards are gone:
-        # it ends once the table has been clear for clear_after_s)
-        next_card = cards[0] if cards else None
+        # it ends once the table has been clear for clear_after_s), or on the muck, the burn or the board
+        next_card = cards[0] if cards else after
         if next_card != self._next_card:
             self._next_card, self._next_card_since = next_card, now
         self._bets = next(iter(bets), None)
 
     def park_zone(self, reader: str, now: float) -> str | None:
-        """The zone ``reader`` is parked on now: the next seat's cards (``CARD_PARK_S`` of every ``CARD_PARK_S +
-        CARD_FREE_S`` that it waits for its card), else the seat to act's bets, where that zone is on this reader."""
+        """The zone ``reader`` is parked on now: where the next card comes (``CARD_PARK_S`` of every ``CARD_PARK_S +
+        CARD_FREE_S`` that it waits for it), else the seat to act's bets, where that zone is on this reader."""
         waited = (now - self._next_card_since) % (CARD_PARK_S + CARD_FREE_S)
         card = self._next_card if waited < CARD_PARK_S else None
         for zone in (card, self._bets):
@@ -238,7 +275,8 @@ class ReaderIntake:
                 zone_events += self.tracker.feed_antenna(reader.name, visit.antenna, visit.reads, visit.t, visit.whole)
             inputs += [ZoneInput(event) for event in zone_events]
             park = self.park_zone(reader.name, now)
-            reader.watch_antennas(self.tracker.awaiting(reader.name), self.zones[park][1] if park else None)
+            watched = {self.zones[zone][1] for zone in self._watched if self.zones.get(zone, ("",))[0] == reader.name}
+            reader.watch_antennas(self.tracker.awaiting(reader.name) | watched, self.zones[park][1] if park else None)
         return inputs
 
 

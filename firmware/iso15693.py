@@ -34,13 +34,15 @@ EOF_SLOT = pn5180.frame_settings((pn5180.TX_CONFIG, pn5180.AND, pn5180.TX_CONFIG
 
 class AntennaState:
     """What one antenna's inventory carries from one dwell to the next: the mask sub-trees still to read; parked
-    (PARK, 1.2), when its last whole reading began (ticks_ms; None: one is due) and the tags read in the last visit,
-    to be told to stay quiet."""
+    (PARK, 1.2), when its last whole reading began (ticks_ms; None: one is due), the tags read in the last visit,
+    to be told to stay quiet, and the quiet visits with nothing new still to come before a whole reading may (a
+    stack growing: see the reader's GROWING_VISITS)."""
 
     def __init__(self):
         self.pending = []
         self.full_ms = None
         self.to_quiet = []
+        self.growing = 0
 
 
 _QUIET_FRAME = bytearray(10)

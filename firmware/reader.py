@@ -14,6 +14,11 @@ STATUS_MS = 5000
 FAULT_REPEAT_MS = 5000
 DEFAULT_DWELL_MS = 25
 TX_QUEUE_BYTES = 8192
+# A parked stack that grows (a quiet round read new tags) is not read whole until this many quiet visits have read
+# nothing new, up to a second period: a push is read to its end and seen still (the host waits for two such
+# visits, [hal.chips] still_after_reads) before the stack is woken, and a chip taken away is gone from the reads
+# all the same, a period later at most.
+GROWING_VISITS = 2
 FIELD_OFF_MS = 5  # a field reset: off this long, so the tags lose power and their quiet state (NXP's reader
 # library, phhalHw.h: PHHAL_HW_FIELD_OFF_DEFAULT, 5 ms)
 RSSI_NONE = wire.RSSI_NONE
@@ -351,9 +356,11 @@ class Reader:
                 yield from standard.inventory(chip, antenna.state, deadline, seen)
                 return None
             state = antenna.state
-            # a whole reading under way (its collisions left for this visit) goes on; the next begins a period after
+            # a whole reading under way (its collisions left for this visit) goes on; the next begins a period after,
+            # or while a push is being read up to a second period after (GROWING_VISITS)
+            period = self.full_every_ms * (2 if state.growing else 1)
             quiet = frontend.field_on is antenna and state.full_ms is not None \
-                and (len(state.pending) > 0 or time.ticks_diff(time.ticks_ms(), state.full_ms) < self.full_every_ms)
+                and (len(state.pending) > 0 or time.ticks_diff(time.ticks_ms(), state.full_ms) < period)
             if not quiet:  # read it whole: every tag awake again (the field off then on), the round answered by all
                 if frontend.field_on is antenna:
                     self.field_off(frontend)
@@ -374,6 +381,7 @@ class Reader:
             if state.pending:
                 state.full_ms = time.ticks_ms()  # the period counts from the end of a whole reading
             state.to_quiet = list(seen)
+            state.growing = GROWING_VISITS if quiet and seen else max(0, state.growing - 1) if quiet else 0
             kept_on = self.parked is antenna
             return "quiet" if quiet else None
         except AntennaFault as fault:

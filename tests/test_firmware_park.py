@@ -97,6 +97,40 @@ def test_a_parked_antenna_reports_only_the_tags_put_down_since_and_a_tag_taken_a
         back |= uids(report)
 
 
+def test_a_push_is_read_to_its_end_and_still_before_the_stack_is_read_whole_again(tmp_path):
+    """A push of 20 chips lands as the next whole reading of the parked stack falls due (read whole every second;
+    pushed 0.8 s after a whole reading ended): it is read in a quiet round, and two quiet visits with nothing new
+    follow (the host's still readings) before the stack is woken and read whole again."""
+    field = Field()
+    field.tags = {1: list(STACK), 2: list(NEIGHBOUR), 3: list(OTHER_FE)}
+    device = ModelledReader(field, config=firmware_config([2, 2], [(0, 400), (1, 25), (2, 25), (3, 25)]),
+                            link_path=tmp_path / "reader")
+    host = Host(device.path)
+    try:
+        assert host.answer(host.send(Park(1, 0, 1000)) or 1).result == AckResult.OK
+
+        def parked_report(predicate=lambda m: True, timeout=3.0):
+            return host.wait_for(lambda m: isinstance(m, Inventory) and m.antenna == 0 and predicate(m), timeout)
+
+        for attempt in range(3):  # (a loaded machine may begin the whole reading before the push lands)
+            parked_report(lambda m: not m.flags & InventoryFlag.QUIET)  # a whole reading ends
+            time.sleep(0.8)
+            new = [0xE004_0000_0000_1400 + 100 * attempt + n for n in range(20)]
+            field.tags[1] += new
+            grown = parked_report(lambda m: bool(uids(m) & set(new)))
+            if grown.flags & InventoryFlag.QUIET and uids(grown) == set(new):
+                break
+            field.tags[1] = list(STACK)
+        since = len(host.received)
+        parked_report(lambda m: not m.flags & InventoryFlag.QUIET)
+        after = [m for _, m in host.received[since:] if isinstance(m, Inventory) and m.antenna == 0]
+        assert [(bool(m.flags & InventoryFlag.QUIET), len(m.entries)) for m in after[:2]] == [(True, 0), (True, 0)]
+        assert not after[2].flags & InventoryFlag.QUIET  # (in turns, maybe: UNRESOLVED)
+    finally:
+        host.port.close()
+        device.close()
+
+
 @pytest.mark.parametrize("parked", [0.05], indirect=True, ids=["noise 0.05"])
 def test_the_host_carries_the_waiting_antennas_and_hands_on_the_parked_stack_as_it_grows(parked):
     """At RF noise 0.05 (a tag's answer lost once in 20): every tag arrives once, and the one taken away alone

@@ -236,7 +236,8 @@ class ReaderIntake:
         cards = expected_card_zones(snapshot, game.hole_cards, stud=stud)
         self._watched = set()
         if not cards and not stud and controller.betting is not None:
-            after, self._watched = after_the_deal(snapshot, controller.facing_bet())
+            after, watched = after_the_deal(snapshot, controller.facing_bet())
+            self._watched = set(watched)
             if after == "burn" and "burn" not in self.zones:
                 after = "board"  # a table with no burn zone: its board
             # the burn and the board are where the next new card comes; a fold is a move, believed as any

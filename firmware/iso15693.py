@@ -12,6 +12,8 @@ import pn5180
 from pn5180 import AntennaFault  # noqa: F401 (also importable from here)
 
 INVENTORY_FLAGS_16_SLOTS = const(0x06)
+INVENTORY_FLAGS_1_SLOT = const(0x26)  # the Nb_slots flag (0x20): one slot, every tag answers in it at once
+ALONE = const(-1)  # the mask length that stands for a round of one slot (no mask)
 INVENTORY = const(0x01)
 # Stay Quiet, addressed (ISO/IEC 15693-3 command 0x02; flags 0x22: address + high data rate, then the UID LSB first).
 # The tag answers nothing, and no inventory, until it loses power: a tag in the quiet state takes only addressed
@@ -74,27 +76,35 @@ def _request(mask, mask_len):
     return out
 
 
+_ONE_SLOT_REQUEST = bytes((INVENTORY_FLAGS_1_SLOT, INVENTORY, 0))  # no mask
+
+
 def check_antenna(chip, limits):
     """The field on in the ISO 15693 configuration, and the antenna judged by its AGC value (pn5180.check_antenna)."""
     yield from pn5180.check_antenna(chip, limits, pn5180.RF_CONFIG_ISO15693_TX, pn5180.RF_CONFIG_ISO15693_RX)
 
 
-def inventory(chip, state, deadline_ms, seen):
+def inventory(chip, state, deadline_ms, seen, one_slot_first=False):
     """Read the tags in the field into ``seen`` (UID bytes MSB first -> answers) until done or the deadline.
+
+    ``one_slot_first``: begin with a round of one slot, where few tags are expected (a parked antenna's quiet
+    round, answered only by the tags put down since): nobody (2 ms of air) or one tag alone ends it; two or more
+    collide, and 16-slot rounds sort them out as any.
 
     A round once started runs to its 16th slot (a round cannot be resumed), so a dwell lasts at most its
     deadline plus one round (16 answers: 73 ms at most, an empty round about 12 ms). Sub-trees left when the
     time runs out stay in ``state.pending`` for this antenna's next dwell, so a stack bigger than one dwell
     resolves is still read whole over a few dwells."""
-    masks = state.pending or [(0, 0)]
+    masks = state.pending or [(0, ALONE if one_slot_first else 0)]
     state.pending = []
     while masks:
         if time.ticks_diff(deadline_ms, time.ticks_ms()) <= 0:
             break
         mask, mask_len = masks.pop(0)
+        alone = mask_len == ALONE
         # Reloading the ISO 15693 configuration restores TX_CONFIG after the EOF-only slots [AN] step 1.
         chip.load_rf_config(pn5180.RF_CONFIG_ISO15693_TX, pn5180.RF_CONFIG_ISO15693_RX)
-        request = _request(mask, mask_len)
+        request = _ONE_SLOT_REQUEST if alone else _request(mask, mask_len)
         chip.transceive(request)  # [AN] steps 3-6
         tx_us = REQUEST_BYTE_US * (len(request) + 2) + REQUEST_FRAMING_US
         for slot in range(16):
@@ -107,7 +117,9 @@ def inventory(chip, state, deadline_ms, seen):
                 answered_at = time.ticks_us()
                 rx = chip.rx_status()  # [AN] step 7
                 if rx & pn5180.RX_COLLISION:
-                    if mask_len + 4 <= 60:  # two tags in this slot: split it by 4 more mask bits
+                    if alone:  # two or more at once: a 16-slot round sorts them out
+                        masks.append((0, 0))
+                    elif mask_len + 4 <= 60:  # two tags in this slot: split it by 4 more mask bits
                         masks.append((mask | slot << mask_len, mask_len + 4))
                 elif irq & pn5180.RX_IRQ and rx & pn5180.RX_NUM_BYTES_MASK >= UID_RESPONSE_BYTES:
                     data = chip.read_data(UID_RESPONSE_BYTES)  # [AN] step 9
@@ -116,7 +128,7 @@ def inventory(chip, state, deadline_ms, seen):
                         seen[uid] = seen.get(uid, 0) + 1
                 while time.ticks_diff(time.ticks_us(), answered_at) < T2_US:
                     yield
-            if slot == 15:
+            if slot == 15 or alone:
                 break
             chip.transceive(b"", 0, EOF_SLOT)  # [AN] steps 11-15: the next slot's EOF
     state.pending.extend(masks)

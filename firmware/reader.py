@@ -377,7 +377,7 @@ class Reader:
             # that): this round is answered by the tags put down since.
             for uid in state.to_quiet:
                 yield from standard.stay_quiet(chip, uid)
-            yield from standard.inventory(chip, state, deadline, seen)
+            yield from standard.inventory(chip, state, deadline, seen, quiet)  # quiet: few answer, a slot first
             if state.pending:
                 state.full_ms = time.ticks_ms()  # the period counts from the end of a whole reading
             state.to_quiet = list(seen)

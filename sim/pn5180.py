@@ -585,6 +585,18 @@ def round_air_s(answers: int = 0) -> float:
     return request + 15 * VCD_EOF_S + (16 - answers) * empty + answers * answered
 
 
+def parked_visit_air_s(answers: int = 0) -> float:
+    """The air time of a parked antenna's quiet visit (PARK) that finds ``answers`` new tags, as the firmware runs
+    it and ``PN5180Model.air_s`` counts it: a round of one slot first (nobody: its slot is empty; one tag: its answer
+    alone); two or more collide in it, and a 16-slot round (``round_air_s``) then reads them, each alone in its
+    slot at the least. The Stay Quiet frames for the tags read before are not counted."""
+    request = VCD_SOF_S + (3 + 2) * VCD_BYTE_S + VCD_EOF_S  # flags, command, mask length; the CRC
+    if answers == 0:
+        return request + T1_S + VICC_SOF_S
+    answered = T1_S + VICC_SOF_S + INVENTORY_ANSWER_BYTES * 8 * VICC_BIT_S + VICC_EOF_S + T2_S
+    return request + answered + (round_air_s(answers) if answers > 1 else 0.0)
+
+
 def firmware_config(frontends: list[int], schedule: list[tuple[int, int]] | None = None,
                     standards: str | list[str] | None = None) -> dict:
     """The shipped config.json with ``frontends`` antennas on each front end (and a default schedule). Front ends

@@ -20,7 +20,7 @@ from rfid_table.package_data import CONFIG_DIR
 from rfid_table.service.diagnostics import DiagnosticsCollector
 from rfid_table.service.intake import CARD_FREE_S, CARD_PARK_S, ReaderIntake
 from sim.field import TableField
-from sim.pn5180 import ModelledReader, firmware_config, table_firmware_config
+from sim.pn5180 import ModelledReader, firmware_config, parked_visit_air_s, round_air_s, table_firmware_config
 from test_firmware_protocol import Field, Host
 
 pytestmark = requires_micropython
@@ -129,6 +129,31 @@ def test_a_push_is_read_to_its_end_and_still_before_the_stack_is_read_whole_agai
     finally:
         host.port.close()
         device.close()
+
+
+def test_a_quiet_visit_that_finds_nothing_new_is_a_round_of_one_slot(parked):
+    """Between a parked stack's whole readings each visit is one round of one slot (2 ms of air, where a 16-slot
+    round is 10): a push there is seen that much sooner. Then one new tag is read in that slot, alone."""
+    device, host, field = parked
+    assert host.answer(host.send(Park(1, 0, 65535)) or 1).result == AckResult.OK
+    chip = device.board.chips[0]  # the parked front end: it visits antenna 0 and nothing else
+
+    def quiet_report(predicate=lambda m: True):
+        return host.wait_for(lambda m: isinstance(m, Inventory) and m.antenna == 0
+                             and m.flags & InventoryFlag.QUIET and predicate(m), 5)
+
+    quiet_report()  # the first quiet visit (it tells the stack read whole to stay quiet)
+    quiet_report()
+    since, air_before = len(host.received), chip.air_s
+    quiet_report(lambda m: len([n for _, n in host.received[since:] if isinstance(n, Inventory)
+                                and n.antenna == 0]) >= 20)
+    visits = len([m for _, m in host.received[since:] if isinstance(m, Inventory) and m.antenna == 0])
+    per_visit = (chip.air_s - air_before) / visits  # (a visit under way as the air is read: one visit at most)
+    assert per_visit == pytest.approx(parked_visit_air_s(0), rel=0.1)
+    assert per_visit < round_air_s(0) / 3
+    new = 0xE004_0000_0000_1100
+    field.tags[1].append(new)
+    assert uids(quiet_report(lambda m: bool(m.entries))) == {new}
 
 
 @pytest.mark.parametrize("parked", [0.05], indirect=True, ids=["noise 0.05"])

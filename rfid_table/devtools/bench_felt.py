@@ -43,11 +43,11 @@ Beside them, each reader's pass (``pass_p50_ms``) and the air time alone, measur
 (``floor_ms``): a card wants ``present_after_cycles`` reads, each further read a pass later, and no pass is shorter
 than its air time: ``present_after_cycles - 1`` air passes (a card where the table expects one, the next seat in the
 dealing order, is believed on its first read, which comes within an air pass: one air pass at least; on a cards
-reader parked on that seat, ``park_cards``, one round with the card's answer, ``sim.pn5180.round_air_s``); chips count
+reader parked on that seat, ``park_cards``, one parked visit with the card's answer, ``sim.pn5180.parked_visit_air_s``); chips count
 once they have lain still for ``settle_ms`` (the table's settle window, ``TableConfig.bet_settle_s``: its
 ``settle_ms``, or passes of the chips' reader where that is longer; on the modelled readers the bench sets each
 reader's ``cycle_ms`` to its longest pass, measured before play); the muck's first read can decide a fold (no
-floor; parked on the muck, ``park_cards``, one round with the two cards' answers); a board card, as a card (on a
+floor; parked on the muck, ``park_cards``, one parked visit with the two cards' answers); a board card, as a card (on a
 reader parked on the board, one round with its answer); the table's end, its ``clear_after_s`` (once the readers
 see it empty). The ratios to the floor
 (``p50_over_floor``, ``p99_over_floor``) are the figures to quote. ``missed`` counts moves whose event never came
@@ -80,7 +80,7 @@ from rfid_table.devtools.bench_reader import percentile
 from rfid_table.package_data import CONFIG_DIR
 from rfid_table.service.contract import Topics
 from rfid_table.service.timebase import TableClock
-from sim.pn5180 import ModelledReader, find_micropython, round_air_s, table_firmware_config
+from sim.pn5180 import ModelledReader, find_micropython, parked_visit_air_s, table_firmware_config
 
 # The reader the table is read by → its table: the reference reader as modelled, or a reader one buys on its emulator
 CONFIGS = {"pn5180": "table-chips.toml", "metratec": "table-metratec.toml", "feig": "table-feig.toml"}
@@ -428,8 +428,8 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                                                                 readers[card_reader].get("model_pass_ms", 0.0))
     parked_cards = bool(kind == "pn5180" and park_ms and park_cards)
     muck_floor = 0.0
-    if parked_cards:  # parked on the next seat (the muck, the board), the first round reads it: a round with its answer
-        card_floor, muck_floor = 1000 * round_air_s(1), 1000 * round_air_s(2)
+    if parked_cards:  # parked on the next seat (the muck, the board), the first visit reads it: its quiet round
+        card_floor, muck_floor = 1000 * parked_visit_air_s(1), 1000 * parked_visit_air_s(2)
     settle_ms = config.bet_settle_s * 1000  # the house's settle_ms, or a pass and a half of the chips' reader
     floors = {"card": card_floor, "bet_1": settle_ms, "bet_5": settle_ms, "bet_20": settle_ms, "muck": muck_floor,
               "pot": settle_ms, "board": card_floor, "cleared": 1000 * config.clear_after_s}

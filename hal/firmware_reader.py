@@ -272,14 +272,16 @@ class FirmwareReader(ReaderBackend):
         """Whether some antenna's reads are wanted as soon as it reports (``watch_antennas``)."""
         return bool(self._watched)
 
-    def watch_antennas(self, antennas: set[int], park: int | None = None) -> None:
+    def watch_antennas(self, antennas: set[int], park: int | None = None,
+                       visit_more: frozenset[int] = frozenset()) -> None:
         self._watched = frozenset(antenna - self.antenna_base for antenna in antennas)
+        hinted = self._watched | {antenna - self.antenna_base for antenna in visit_more}
         if self.park_every_ms and self.link.is_up:
             self._park(self._park_target(None if park is None else park - self.antenna_base))
         if self.dwells is None or not self.link.is_up:
             return
-        schedule = hinted_schedule(self.dwells, self._watched, self.hint_every, self.front_ends)
-        if schedule != self._scheduled and (self._scheduled is not None or self._watched):
+        schedule = hinted_schedule(self.dwells, hinted, self.hint_every, self.front_ends)
+        if schedule != self._scheduled and (self._scheduled is not None or hinted):
             self._scheduled = schedule
             self.link.send(SetSchedule(0, schedule))
 

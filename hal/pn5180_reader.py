@@ -444,8 +444,9 @@ class Pn5180Reader(ReaderBackend):
         self.cycles_emitted += len(ready)
         return [InventoryCycle(self.name, now, reads) for reads in ready]
 
-    def watch_antennas(self, antennas: set[int], park: int | None = None) -> None:
-        self._watched = frozenset(antennas)
+    def watch_antennas(self, antennas: set[int], park: int | None = None,
+                       visit_more: frozenset[int] = frozenset()) -> None:
+        self._watched = frozenset(antennas)  # (its scan has no schedule to visit ``visit_more`` more often in)
 
     def take_early_reads(self) -> list[EarlyReads]:
         with self._lock:

@@ -55,10 +55,13 @@ class ReaderBackend(Protocol):
         """What happened to the reader itself since the last call (link up or down, antenna faults)."""
         return []
 
-    def watch_antennas(self, antennas: set[int], park: int | None = None) -> None:
+    def watch_antennas(self, antennas: set[int], park: int | None = None,
+                       visit_more: frozenset[int] = frozenset()) -> None:
         """Hand on these antennas' reads as each reports, ahead of their cycle (``take_early_reads``); a reader
         that delivers whole cycles at once has nothing earlier to give. ``park``: the antenna where a tag is expected
-        now, for a reader that can hold a front end on it (PARK, protocol 1.2); None: parked nowhere."""
+        now, for a reader that can hold a front end on it (PARK, protocol 1.2); None: parked nowhere.
+        ``visit_more``: antennas a reader with a schedule visits more often, as ``antennas``, whose reads are not
+        wanted before their cycle (a table waiting on each of their reports wakes for nothing)."""
         return None
 
     def take_early_reads(self) -> list[EarlyReads]:

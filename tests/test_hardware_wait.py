@@ -77,6 +77,31 @@ def test_the_loop_is_woken_by_whole_cycles_not_by_each_frame(reader, publisher):
     assert all(len(cycle.reads) == ANTENNAS for cycle in reader.poll(time.monotonic()) or [])
 
 
+def test_an_antenna_visited_more_often_is_rescheduled_without_waking_the_loop_for_its_frames(emulator, publisher):
+    """The seats still in at a showdown are visited more often (``visit_more``), but no card is due there: the
+    reader's schedule changes, and the loop still wakes once a cycle, not at each of their reports (a table waiting
+    on every report of a parked or watched antenna spends its CPU on nothing)."""
+    reader = serial_reader("main", emulator.path, antennas=ANTENNAS, dwells=[25] * ANTENNAS)
+    try:
+        wait = HardwareWait([reader], publisher, None, time.monotonic, {"main": CYCLE_S})
+        until_reading(reader, wait)
+        schedules = emulator.stats.commands_executed["SET_SCHEDULE"]
+        reader.watch_antennas(set(), visit_more=frozenset({2, 3}))
+        assert not reader.watching
+        wakes = []
+        while sum(cycles for cycles, _ in wakes) < 4:
+            wait(5.0)
+            wakes.append((len(reader.poll(time.monotonic())), len(reader.device_events())))
+            assert reader.take_early_reads() == []
+        assert all(cycles or events for cycles, events in wakes), wakes
+        assert emulator.stats.commands_executed["SET_SCHEDULE"] == schedules + 1
+        reader.watch_antennas(set())  # nothing visited more often: the plain schedule again
+        until_reading(reader, wait)
+        assert emulator.stats.commands_executed["SET_SCHEDULE"] == schedules + 2
+    finally:
+        reader.close()
+
+
 def test_a_command_ends_the_wait(publisher, mqtt_settings):
     wait = HardwareWait([], publisher, None, time.monotonic)
     floor = make_client(mqtt_settings, "hw-wait-floor")

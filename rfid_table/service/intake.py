@@ -276,8 +276,12 @@ class ReaderIntake:
                 zone_events += self.tracker.feed_antenna(reader.name, visit.antenna, visit.reads, visit.t, visit.whole)
             inputs += [ZoneInput(event) for event in zone_events]
             park = self.park_zone(reader.name, now)
-            watched = {self.zones[zone][1] for zone in self._watched if self.zones.get(zone, ("",))[0] == reader.name}
-            reader.watch_antennas(self.tracker.awaiting(reader.name) | watched, self.zones[park][1] if park else None)
+            # the seats watched after the deal are visited more often; their reads can wait for the cycle (no card
+            # is due there, and a table woken by each report of theirs spends its CPU on nothing)
+            watched = frozenset(self.zones[zone][1] for zone in self._watched
+                                if self.zones.get(zone, ("",))[0] == reader.name)
+            reader.watch_antennas(self.tracker.awaiting(reader.name), self.zones[park][1] if park else None,
+                                  visit_more=watched)
         return inputs
 
 

@@ -575,14 +575,17 @@ def find_micropython() -> str | None:
 STANDARDS = ("iso15693", "iso14443a")
 
 
+# The air of an unmasked Inventory request (flags, command, mask length; the CRC), of a slot nobody answers (known
+# once no SOF came in time), and of a slot one tag answers, as ``PN5180Model.air_s`` counts them.
+_INVENTORY_REQUEST_S = VCD_SOF_S + (3 + 2) * VCD_BYTE_S + VCD_EOF_S
+_EMPTY_SLOT_S = T1_S + VICC_SOF_S
+_ANSWERED_SLOT_S = T1_S + VICC_SOF_S + INVENTORY_ANSWER_BYTES * 8 * VICC_BIT_S + VICC_EOF_S + T2_S
+
+
 def round_air_s(answers: int = 0) -> float:
     """The air time of one 16-slot ISO 15693 round with no mask in which ``answers`` tags answer, each alone in its
-    slot, as ``PN5180Model.air_s`` counts it: what a parked antenna's visit (PARK) that finds that many new tags takes
-    at the least."""
-    request = VCD_SOF_S + (3 + 2) * VCD_BYTE_S + VCD_EOF_S  # flags, command, mask length; the CRC
-    empty = T1_S + VICC_SOF_S  # a slot nobody answers is known once no SOF came in time
-    answered = T1_S + VICC_SOF_S + INVENTORY_ANSWER_BYTES * 8 * VICC_BIT_S + VICC_EOF_S + T2_S
-    return request + 15 * VCD_EOF_S + (16 - answers) * empty + answers * answered
+    slot, as ``PN5180Model.air_s`` counts it."""
+    return _INVENTORY_REQUEST_S + 15 * VCD_EOF_S + (16 - answers) * _EMPTY_SLOT_S + answers * _ANSWERED_SLOT_S
 
 
 def parked_visit_air_s(answers: int = 0) -> float:
@@ -590,11 +593,10 @@ def parked_visit_air_s(answers: int = 0) -> float:
     it and ``PN5180Model.air_s`` counts it: a round of one slot first (nobody: its slot is empty; one tag: its answer
     alone); two or more collide in it, and a 16-slot round (``round_air_s``) then reads them, each alone in its
     slot at the least. The Stay Quiet frames for the tags read before are not counted."""
-    request = VCD_SOF_S + (3 + 2) * VCD_BYTE_S + VCD_EOF_S  # flags, command, mask length; the CRC
     if answers == 0:
-        return request + T1_S + VICC_SOF_S
-    answered = T1_S + VICC_SOF_S + INVENTORY_ANSWER_BYTES * 8 * VICC_BIT_S + VICC_EOF_S + T2_S
-    return request + answered + (round_air_s(answers) if answers > 1 else 0.0)
+        return _INVENTORY_REQUEST_S + _EMPTY_SLOT_S
+    # one answer, or a collision that lasts as long, then the 16-slot round that reads two or more
+    return _INVENTORY_REQUEST_S + _ANSWERED_SLOT_S + (round_air_s(answers) if answers > 1 else 0.0)
 
 
 def firmware_config(frontends: list[int], schedule: list[tuple[int, int]] | None = None,

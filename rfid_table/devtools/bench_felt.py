@@ -48,7 +48,7 @@ once they have lain still for ``settle_ms`` (the table's settle window, ``TableC
 ``settle_ms``, or passes of the chips' reader where that is longer; on the modelled readers the bench sets each
 reader's ``cycle_ms`` to its longest pass, measured before play); the muck's first read can decide a fold (no
 floor; parked on the muck, ``park_cards``, one parked visit with the two cards' answers); a board card, as a card (on a
-reader parked on the board, one round with its answer); the table's end, its ``clear_after_s`` (once the readers
+reader parked on the board, one parked visit with its answer); the table's end, its ``clear_after_s`` (once the readers
 see it empty). The ratios to the floor
 (``p50_over_floor``, ``p99_over_floor``) are the figures to quote. ``missed`` counts moves whose event never came
 (within 10 s), ``read_short`` timed bets the table read as fewer chips than were pushed (a push read in parts: the

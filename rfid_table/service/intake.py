@@ -210,7 +210,7 @@ class ReaderIntake:
         self._expected_at: int | None = None  # the controller's seq the expectation was taken at
         self._next_card: str | None = None  # where the next card comes: the next seat's, the muck, the board ...
         self._next_card_since = 0.0  # ... expected there since (monotonic)
-        self._watched: set[str] = set()  # zones visited more often, where no new tag is believed sooner
+        self._visit_more: set[str] = set()  # zones visited more often, where no new tag is believed sooner
         self._bets: str | None = None  # the seat to act's betting zone (expect_bets)
 
     def expect(self, controller: GameController, now: float) -> None:
@@ -225,7 +225,7 @@ class ReaderIntake:
             log.exception("where the table expects tags next could not be worked out; the readers scan their "
                           "schedules")
             self.tracker.expect(set())
-            self._next_card, self._bets, self._watched = None, None, set()
+            self._next_card, self._bets, self._visit_more = None, None, set()
 
     def _expect(self, controller: GameController, now: float) -> None:
         # the hole cards of the hand's game (a mixed game's change between hands)
@@ -234,10 +234,10 @@ class ReaderIntake:
         stud = (game.name or controller.setup.variant) in STUD_GAMES  # (a table of one game names it in its setup)
         snapshot = controller.snapshot(secure=False)
         cards = expected_card_zones(snapshot, game.hole_cards, stud=stud)
-        self._watched = set()
+        self._visit_more = set()
         if not cards and not stud and controller.betting is not None:
-            after, watched = after_the_deal(snapshot, controller.facing_bet())
-            self._watched = set(watched)
+            after, visit_more = after_the_deal(snapshot, controller.facing_bet())
+            self._visit_more = set(visit_more)
             if after == "burn" and "burn" not in self.zones:
                 after = "board"  # a table with no burn zone: its board
             # the burn and the board are where the next new card comes; a fold is a move, believed as any
@@ -278,10 +278,10 @@ class ReaderIntake:
             park = self.park_zone(reader.name, now)
             # the seats watched after the deal are visited more often; their reads can wait for the cycle (no card
             # is due there, and a table woken by each report of theirs spends its CPU on nothing)
-            watched = frozenset(self.zones[zone][1] for zone in self._watched
-                                if self.zones.get(zone, ("",))[0] == reader.name)
+            visit_more = frozenset(self.zones[zone][1] for zone in self._visit_more
+                                   if self.zones.get(zone, ("",))[0] == reader.name)
             reader.watch_antennas(self.tracker.awaiting(reader.name), self.zones[park][1] if park else None,
-                                  visit_more=watched)
+                                  visit_more=visit_more)
         return inputs
 
 

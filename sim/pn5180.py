@@ -599,6 +599,33 @@ def parked_visit_air_s(answers: int = 0) -> float:
     return _INVENTORY_REQUEST_S + _ANSWERED_SLOT_S + (round_air_s(answers) if answers > 1 else 0.0)
 
 
+_STAY_QUIET_S = VCD_SOF_S + (10 + 2) * VCD_BYTE_S + VCD_EOF_S + T1_S + VICC_SOF_S  # the frame and its unanswered wait
+
+
+def parked_push_air_s(uids: list[int]) -> tuple[float, float]:
+    """The air time of a push of the tags ``uids`` (8-byte UIDs) onto a parked stack, as the firmware reads it and
+    ``PN5180Model.air_s`` counts it: (read, still). ``read``: the quiet visit that reads them (its round of one slot,
+    then, for two or more, 16-slot rounds split by 4 more mask bits where tags collide, as their UIDs fall); ``still``:
+    the two visits after it that read nothing new (the tags told to stay quiet, each round of one slot empty), which
+    the host waits for before the push is still ([hal.chips] still_after_reads = 2)."""
+    def request_s(mask_len: int) -> float:
+        return VCD_SOF_S + (3 + (mask_len + 7) // 8 + 2) * VCD_BYTE_S + VCD_EOF_S
+
+    read = parked_visit_air_s(min(len(uids), 1))
+    masks = [(0, 0)] if len(uids) > 1 else []
+    while masks:
+        mask, mask_len = masks.pop(0)
+        slots: dict[int, int] = {}
+        for uid in uids:
+            if uid & ((1 << mask_len) - 1) == mask:
+                slot = (uid >> mask_len) & 0xF
+                slots[slot] = slots.get(slot, 0) + 1
+        read += request_s(mask_len) + 15 * VCD_EOF_S + (16 - len(slots)) * _EMPTY_SLOT_S + len(slots) * _ANSWERED_SLOT_S
+        masks += [(mask | slot << mask_len, mask_len + 4) for slot, count in sorted(slots.items()) if count > 1]
+    still = len(uids) * _STAY_QUIET_S + 2 * parked_visit_air_s(0)
+    return read, still
+
+
 def firmware_config(frontends: list[int], schedule: list[tuple[int, int]] | None = None,
                     standards: str | list[str] | None = None) -> dict:
     """The shipped config.json with ``frontends`` antennas on each front end (and a default schedule). Front ends

@@ -20,7 +20,8 @@ from rfid_table.package_data import CONFIG_DIR
 from rfid_table.service.diagnostics import DiagnosticsCollector
 from rfid_table.service.intake import CARD_FREE_S, CARD_PARK_S, ReaderIntake
 from sim.field import TableField
-from sim.pn5180 import ModelledReader, firmware_config, parked_visit_air_s, round_air_s, table_firmware_config
+from sim.pn5180 import (ModelledReader, firmware_config, parked_push_air_s, parked_visit_air_s, round_air_s,
+                        table_firmware_config)
 from test_firmware_protocol import Field, Host
 
 pytestmark = requires_micropython
@@ -154,6 +155,35 @@ def test_a_quiet_visit_that_finds_nothing_new_is_a_round_of_one_slot(parked):
     new = 0xE004_0000_0000_1100
     field.tags[1].append(new)
     assert uids(quiet_report(lambda m: bool(m.entries))) == {new}
+
+
+def test_a_push_onto_the_parked_stack_costs_the_air_the_felt_bench_takes_as_its_floor(parked):
+    """A push of 20 chips onto the parked stack: the air from its landing to the second quiet visit with nothing new
+    after it (the host's still readings) is what ``sim.pn5180.parked_push_air_s`` says for those UIDs, the floor of
+    a bet in the felt bench: the round of one slot where they collide, the 16-slot rounds that read them, the 20
+    told to stay quiet, two rounds of one slot nobody answers."""
+    device, host, field = parked
+    assert host.answer(host.send(Park(1, 0, 65535)) or 1).result == AckResult.OK
+    chip = device.board.chips[0]  # the parked front end: it visits antenna 0 and nothing else
+
+    def quiet_report(predicate=lambda m: True):
+        return host.wait_for(lambda m: isinstance(m, Inventory) and m.antenna == 0
+                             and m.flags & InventoryFlag.QUIET and predicate(m), 5)
+
+    quiet_report()
+    quiet_report()  # the stack read whole is quiet: each visit is a round of one slot
+    new = [0xE004_0000_0000_1500 + 0x1_0001 * n for n in range(20)]
+    air_before = chip.air_s
+    field.tags[1] += new
+    read: set[int] = set()
+    while read != set(new):  # (the visit under way as they land reads nothing, or all of them)
+        read |= uids(quiet_report(lambda m: bool(m.entries)))
+    assert [uids(quiet_report()) for _ in range(2)] == [set(), set()]
+    air = chip.air_s - air_before
+    reading, still = parked_push_air_s(new)
+    assert reading > still > 20 * 0.0037  # (each Stay Quiet is a frame of 3.7 ms)
+    # a visit under way as the push lands and as the air is read, one or two at most
+    assert reading + still <= air <= reading + still + 3 * parked_visit_air_s(0)
 
 
 @pytest.mark.parametrize("parked", [0.05], indirect=True, ids=["noise 0.05"])

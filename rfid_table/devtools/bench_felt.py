@@ -49,7 +49,10 @@ once they have lain still for ``settle_ms`` (the table's settle window, ``TableC
 reader's ``cycle_ms`` to its longest pass, measured before play); the muck's first read can decide a fold (no
 floor; parked on the muck, ``park_cards``, one parked visit with the two cards' answers); a board card, as a card (on a
 reader parked on the board, one parked visit with its answer); the table's end, its ``clear_after_s`` (once the readers
-see it empty). The ratios to the floor
+see it empty). A bet on the chips reader parked on the seat to act (``park_ms``, with ``still_after_reads``): the quiet
+visit that reads the pushed chips, then the settle window from its report or the two visits that find nothing new
+(the chips told to stay quiet first), whichever ends later (``sim.pn5180.parked_push_air_s`` for the chips pushed:
+the least of the pushes, where their UIDs collide least). The ratios to the floor
 (``p50_over_floor``, ``p99_over_floor``) are the figures to quote. ``missed`` counts moves whose event never came
 (within 10 s), ``read_short`` timed bets the table read as fewer chips than were pushed (a push read in parts: the
 rest comes as a string bet), and ``irregular_cards`` and ``bet_rulings`` what the table ruled that the script did not
@@ -80,7 +83,8 @@ from rfid_table.devtools.bench_reader import percentile
 from rfid_table.package_data import CONFIG_DIR
 from rfid_table.service.contract import Topics
 from rfid_table.service.timebase import TableClock
-from sim.pn5180 import ModelledReader, find_micropython, parked_visit_air_s, table_firmware_config
+from sim.pn5180 import (ModelledReader, find_micropython, parked_push_air_s, parked_visit_air_s,
+                        table_firmware_config)
 
 # The reader the table is read by → its table: the reference reader as modelled, or a reader one buys on its emulator
 CONFIGS = {"pn5180": "table-chips.toml", "metratec": "table-metratec.toml", "feig": "table-feig.toml"}
@@ -112,6 +116,7 @@ class _Felt:
         self.rulings: list[dict] = []
         self.missed: dict[str, int] = {}  # kind → moves whose event never came
         self.read_as: dict[str, list[int]] = {}  # kind → the amounts the table read the timed bets as
+        self.pushed: dict[str, list[list[str]]] = {}  # kind → the chips of each timed push (their UIDs)
         self.answer: dict[str, dict] = {}  # kind → the event that answered its last move
         self._pending: list[tuple[str, Callable[[dict], bool], float, str]] = []  # (kind, matches, placed, where)
         self.slowest: dict[str, list[tuple[float, str]]] = {}  # kind → (ms, where the move was) of each, for the tail
@@ -219,6 +224,7 @@ def _play_hand(felt: _Felt, submit: Callable[[dict], None], deck: dict[str, str]
         pushed = [next(chips) for _ in range(count)]
         time.sleep(think_s)  # the player thinks (0: pushes the moment the action before is on the screen)
         placed = felt.move(pushed, Zone("bets", seat).name)
+        felt.pushed.setdefault(kind, []).append(pushed)
         felt.answer.pop(kind, None)
         felt.expect(kind, _pushed(seat), placed)
         felt.settle()
@@ -433,6 +439,14 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
     settle_ms = config.bet_settle_s * 1000  # the house's settle_ms, or a pass and a half of the chips' reader
     floors = {"card": card_floor, "bet_1": settle_ms, "bet_5": settle_ms, "bet_20": settle_ms, "muck": muck_floor,
               "pot": settle_ms, "board": card_floor, "cleared": 1000 * config.clear_after_s}
+    if kind == "pn5180" and park_ms and still_after_reads:
+        # parked on the seat to act: the quiet visit that reads the push, then the settle window from its report or
+        # the two still visits (the pushed chips told to stay quiet first), whichever ends later; the least push's
+        # (where their UIDs collide least)
+        for bet in BET_CHIPS:
+            pushes = [parked_push_air_s([int(uid, 16) for uid in chips]) for chips in felt.pushed.get(bet, [])]
+            if pushes:
+                floors[bet] = min(1000 * read + max(settle_ms, 1000 * still) for read, still in pushes)
     figures: dict = {"kind": kind, "config": f"config/{CONFIGS[kind]}", "hands": hands, "readers": readers,
                      "card_reader": card_reader, "chip_reader": chip_reader, "settle_ms": settle_ms,
                      "present_after_cycles": present_after,

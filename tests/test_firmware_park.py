@@ -132,19 +132,25 @@ def test_a_push_is_read_to_its_end_and_still_before_the_stack_is_read_whole_agai
         device.close()
 
 
-def test_a_quiet_visit_that_finds_nothing_new_is_a_round_of_one_slot(parked):
-    """Between a parked stack's whole readings each visit is one round of one slot (2 ms of air, where a 16-slot
-    round is 10): a push there is seen that much sooner. Then one new tag is read in that slot, alone."""
-    device, host, field = parked
+def parked_for_good(device, host):
+    """Antenna 0 parked with no whole reading to come (every 65 s), once its stack read whole is quiet: the parked
+    front end's model (it visits antenna 0 and nothing else), and a wait for its next quiet report."""
     assert host.answer(host.send(Park(1, 0, 65535)) or 1).result == AckResult.OK
-    chip = device.board.chips[0]  # the parked front end: it visits antenna 0 and nothing else
 
     def quiet_report(predicate=lambda m: True):
         return host.wait_for(lambda m: isinstance(m, Inventory) and m.antenna == 0
                              and m.flags & InventoryFlag.QUIET and predicate(m), 5)
 
     quiet_report()  # the first quiet visit (it tells the stack read whole to stay quiet)
-    quiet_report()
+    quiet_report()  # each visit now a round of one slot
+    return device.board.chips[0], quiet_report
+
+
+def test_a_quiet_visit_that_finds_nothing_new_is_a_round_of_one_slot(parked):
+    """Between a parked stack's whole readings each visit is one round of one slot (2 ms of air, where a 16-slot
+    round is 10): a push there is seen that much sooner. Then one new tag is read in that slot, alone."""
+    device, host, field = parked
+    chip, quiet_report = parked_for_good(device, host)
     since, air_before = len(host.received), chip.air_s
     quiet_report(lambda m: len([n for _, n in host.received[since:] if isinstance(n, Inventory)
                                 and n.antenna == 0]) >= 20)
@@ -163,15 +169,7 @@ def test_a_push_onto_the_parked_stack_costs_the_air_the_felt_bench_takes_as_its_
     a bet in the felt bench: the round of one slot where they collide, the 16-slot rounds that read them, the 20
     told to stay quiet, two rounds of one slot nobody answers."""
     device, host, field = parked
-    assert host.answer(host.send(Park(1, 0, 65535)) or 1).result == AckResult.OK
-    chip = device.board.chips[0]  # the parked front end: it visits antenna 0 and nothing else
-
-    def quiet_report(predicate=lambda m: True):
-        return host.wait_for(lambda m: isinstance(m, Inventory) and m.antenna == 0
-                             and m.flags & InventoryFlag.QUIET and predicate(m), 5)
-
-    quiet_report()
-    quiet_report()  # the stack read whole is quiet: each visit is a round of one slot
+    chip, quiet_report = parked_for_good(device, host)
     new = [0xE004_0000_0000_1500 + 0x1_0001 * n for n in range(20)]
     air_before = chip.air_s
     field.tags[1] += new

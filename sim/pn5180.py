@@ -575,11 +575,18 @@ def find_micropython() -> str | None:
 STANDARDS = ("iso15693", "iso14443a")
 
 
-# The air of an unmasked Inventory request (flags, command, mask length; the CRC), of a slot nobody answers (known
-# once no SOF came in time), and of a slot one tag answers, as ``PN5180Model.air_s`` counts them.
-_INVENTORY_REQUEST_S = VCD_SOF_S + (3 + 2) * VCD_BYTE_S + VCD_EOF_S
+def _inventory_request_s(mask_len: int = 0) -> float:
+    """The air of an Inventory request: flags, command, mask length, the mask's bytes, the CRC."""
+    return VCD_SOF_S + (3 + (mask_len + 7) // 8 + 2) * VCD_BYTE_S + VCD_EOF_S
+
+
+# The air of an unmasked Inventory request, of a slot nobody answers (known once no SOF came in time), of a slot one
+# tag answers (or two collide in: as long), and of an addressed Stay Quiet (flags, command, UID; the CRC) with the
+# wait in which no answer comes, as ``PN5180Model.air_s`` counts them.
+_INVENTORY_REQUEST_S = _inventory_request_s()
 _EMPTY_SLOT_S = T1_S + VICC_SOF_S
 _ANSWERED_SLOT_S = T1_S + VICC_SOF_S + INVENTORY_ANSWER_BYTES * 8 * VICC_BIT_S + VICC_EOF_S + T2_S
+_STAY_QUIET_S = VCD_SOF_S + (10 + 2) * VCD_BYTE_S + VCD_EOF_S + _EMPTY_SLOT_S
 
 
 def round_air_s(answers: int = 0) -> float:
@@ -599,19 +606,13 @@ def parked_visit_air_s(answers: int = 0) -> float:
     return _INVENTORY_REQUEST_S + _ANSWERED_SLOT_S + (round_air_s(answers) if answers > 1 else 0.0)
 
 
-_STAY_QUIET_S = VCD_SOF_S + (10 + 2) * VCD_BYTE_S + VCD_EOF_S + T1_S + VICC_SOF_S  # the frame and its unanswered wait
-
-
 def parked_push_air_s(uids: list[int]) -> tuple[float, float]:
     """The air time of a push of the tags ``uids`` (8-byte UIDs) onto a parked stack, as the firmware reads it and
     ``PN5180Model.air_s`` counts it: (read, still). ``read``: the quiet visit that reads them (its round of one slot,
     then, for two or more, 16-slot rounds split by 4 more mask bits where tags collide, as their UIDs fall); ``still``:
     the two visits after it that read nothing new (the tags told to stay quiet, each round of one slot empty), which
     the host waits for before the push is still ([hal.chips] still_after_reads = 2)."""
-    def request_s(mask_len: int) -> float:
-        return VCD_SOF_S + (3 + (mask_len + 7) // 8 + 2) * VCD_BYTE_S + VCD_EOF_S
-
-    read = parked_visit_air_s(min(len(uids), 1))
+    read = parked_visit_air_s(min(len(uids), 1))  # (two or more collide in the round of one slot)
     masks = [(0, 0)] if len(uids) > 1 else []
     while masks:
         mask, mask_len = masks.pop(0)
@@ -620,7 +621,8 @@ def parked_push_air_s(uids: list[int]) -> tuple[float, float]:
             if uid & ((1 << mask_len) - 1) == mask:
                 slot = (uid >> mask_len) & 0xF
                 slots[slot] = slots.get(slot, 0) + 1
-        read += request_s(mask_len) + 15 * VCD_EOF_S + (16 - len(slots)) * _EMPTY_SLOT_S + len(slots) * _ANSWERED_SLOT_S
+        read += (_inventory_request_s(mask_len) + 15 * VCD_EOF_S + (16 - len(slots)) * _EMPTY_SLOT_S
+                 + len(slots) * _ANSWERED_SLOT_S)
         masks += [(mask | slot << mask_len, mask_len + 4) for slot, count in sorted(slots.items()) if count > 1]
     still = len(uids) * _STAY_QUIET_S + 2 * parked_visit_air_s(0)
     return read, still

@@ -56,6 +56,7 @@ from rfid_table.service.publisher import MqttPublisher
 from rfid_table.service.run import POLL_PERIOD_S, HardwareWait, run_realtime
 from rfid_table.service.timebase import TableClock
 from sim.field import TableField
+from sim.reader_process import MirroredField
 
 KINDS = {"metratec": "table-metratec.toml", "feig": "table-feig.toml"}
 LOAD = [(zone, count) for zone, _uid_format, count in TABLE if count]
@@ -77,7 +78,7 @@ DOCUMENTED_REFERENCE = {
 }
 
 
-def place_load(field: TableField, load: list[tuple[str, int]]) -> dict[str, list[str]]:
+def place_load(field: TableField | MirroredField, load: list[tuple[str, int]]) -> dict[str, list[str]]:
     """Lay ``load`` (zone, tag count) on the table as tags of no deck and no chip set; the tags laid, by zone."""
     stand_ins: dict[str, list[str]] = {}
     for index, (zone, count) in enumerate(load):

@@ -1,6 +1,7 @@
 """From the felt to the subscriber: a full 10-seat table mid-hand on the reference reader as modelled (the reader
 firmware in MicroPython on the PN5180 board model, ``sim.pn5180``), read by the daemon's pipeline and published
-through the broker, as a viewer sees it.
+through the broker, as a viewer sees it. Each reader runs in a process of its own, niced (``reader_nice``;
+``sim.reader_process``): a real reader has its own CPU, and takes none of the daemon's.
 
 The table is ``config/table-chips.toml`` (ten seats; the cards, board, burn and muck on reader ``main``, 16 antennas;
 the bets and the pot on reader ``chips``, 11), each reader the firmware with the schedule
@@ -83,8 +84,8 @@ from rfid_table.devtools.bench_reader import percentile
 from rfid_table.package_data import CONFIG_DIR
 from rfid_table.service.contract import Topics
 from rfid_table.service.timebase import TableClock
-from sim.pn5180 import (ModelledReader, find_micropython, parked_push_air_s, parked_visit_air_s,
-                        table_firmware_config)
+from sim.pn5180 import find_micropython, parked_push_air_s, parked_visit_air_s, table_firmware_config
+from sim.reader_process import MirroredField, ReaderProcess
 
 # The reader the table is read by → its table: the reference reader as modelled, or a reader one buys on its emulator
 CONFIGS = {"pn5180": "table-chips.toml", "metratec": "table-metratec.toml", "feig": "table-feig.toml"}
@@ -101,13 +102,15 @@ STILL_AFTER_READS = 2
 # The chips reader parks a front end on the seat to act's betting zone (PARK, protocol 1.2), reading it whole this
 # often (ms); 0: never parked, every visit reads the whole stack
 PARK_MS = PARK_EVERY_MS
+# The modelled readers' niceness: on this machine they share the cores with the daemon, which real readers do not
+READER_NICE = 10
 WAIT_S = 10.0  # the longest a move's event may take to reach the subscriber before it counts as missed
 
 
 class _Felt:
     """The table's surface during one run: the field the readers see, the moves, and the events that answer them."""
 
-    def __init__(self, field: _WatchedField, subscriber: _Subscriber, topic: str, card_pass_s: float,
+    def __init__(self, field: _WatchedField | MirroredField, subscriber: _Subscriber, topic: str, card_pass_s: float,
                  chips_pass_s: float, rng: random.Random):
         self.field, self.subscriber, self.topic, self.rng = field, subscriber, topic, rng
         self.card_pass_s, self.chips_pass_s = card_pass_s, chips_pass_s
@@ -226,7 +229,7 @@ def _play_hand(felt: _Felt, submit: Callable[[dict], None], deck: dict[str, str]
         placed = felt.move(pushed, Zone("bets", seat).name)
         felt.pushed.setdefault(kind, []).append(pushed)
         felt.answer.pop(kind, None)
-        felt.expect(kind, _pushed(seat), placed)
+        felt.expect(kind, _pushed(seat), placed, f"{Zone('bets', seat).name} (hand {hand})")
         felt.settle()
         answer = felt.answer.get(kind, {})
         read = answer.get("added")
@@ -303,7 +306,7 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
                  hands: int = HANDS, seed: int = 1, load: list[tuple[str, int]] = LOAD, kind: str = "pn5180",
                  still_after_reads: int = STILL_AFTER_READS, settle_ms: int | None = None,
                  park_ms: int = PARK_MS, noise: float = 0.0, park_cards: bool = True,
-                 events_path: str | None = None, think_ms: int = 0) -> dict:
+                 events_path: str | None = None, think_ms: int = 0, reader_nice: int = READER_NICE) -> dict:
     """The figures of the module's docstring over ``hands`` hands with ``load`` at rest (zone, tags), on the
     readers of ``kind`` (``CONFIGS``); a private broker unless ``settings`` names one."""
     if kind == "pn5180" and find_micropython() is None:
@@ -316,7 +319,7 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
         settings = MqttSettings(host=broker.host, port=broker.port)
     try:
         return _measure(settings, progress, hands, seed, load, kind, still_after_reads, settle_ms, park_ms, noise,
-                        park_cards, events_path, think_ms)
+                        park_cards, events_path, think_ms, reader_nice)
     finally:
         if broker is not None:
             broker.stop()
@@ -325,7 +328,7 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
 def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int, seed: int,
              load: list[tuple[str, int]], kind: str, still_after_reads: int, settle_ms: int | None,
              park_ms: int = PARK_MS, noise: float = 0.0, park_cards: bool = True,
-             events_path: str | None = None, think_ms: int = 0) -> dict:
+             events_path: str | None = None, think_ms: int = 0, reader_nice: int = READER_NICE) -> dict:
     source = load_config(str(CONFIG_DIR / CONFIGS[kind]))
     config = dataclasses.replace(source, table_id=f"bench-felt-{os.getpid()}", broadcast_equity=False)
     if kind == "pn5180" and still_after_reads:  # a push is handed on once its zone reads unchanged (hal.zones)
@@ -333,7 +336,8 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
             config.debounce["chips"], still_after_reads=still_after_reads)})
     if settle_ms is not None:  # the house's settle_ms in the place of the table's
         config = dataclasses.replace(config, game=dataclasses.replace(config.game, settle_s=settle_ms / 1000))
-    field = _WatchedField(config.zones)
+    # the board models in processes of their own (sim.reader_process), as readers have their own CPUs
+    field = MirroredField(config.zones) if kind == "pn5180" else _WatchedField(config.zones)
     stand_ins = place_load(field, load)
     deck = config.decks[config.active_deck]
     by_value: dict[int, list[str]] = {}
@@ -343,7 +347,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
     chip_reader = config.zones[Zone("bets", 1).name][0]
     topic = Topics.for_table(config.mqtt.topic_prefix, config.table_id).events(secure=True)
     subscriber = _Subscriber(settings, f"{config.mqtt.topic_prefix}/+/secure/events", EVENT_TYPES)
-    devices: dict = {}  # reader → its ModelledReader, or its emulator
+    devices: dict = {}  # reader → its ReaderProcess, or its emulator
     daemon = None
     # A reader one buys: the emulator's timing model of a pass with the load, where the board model sums the air time
     models = {r.name: model_pass_s(kind, r, {a: field.tags_on(r.name, a) for a in range(1, r.antennas + 1)})
@@ -356,8 +360,8 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
             for reader in config.readers.values():
                 if kind == "pn5180":
                     firmware = table_firmware_config(config, reader.name, reader.antennas)
-                    device = ModelledReader(field, reader=reader.name, config=firmware,
-                                            link_path=Path(directory) / f"reader-{reader.name}", missed_answer=noise)
+                    device = ReaderProcess(field, nice=reader_nice, reader=reader.name, config=firmware,
+                                           link_path=Path(directory) / f"reader-{reader.name}", missed_answer=noise)
                     # the seat to act's betting zone after every slot of its front end (or parked there); the next
                     # seats' cards after every third (two of them, and a card reader's pass is what the deal waits on),
                     # the next one parked on while the deal flows (rfid_table.service.intake.CARD_PARK_S)
@@ -395,7 +399,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
             card_pass_s, chips_pass_s = (statistics.median(b - a for a, b in zip(e, e[1:]))
                                          for e in (daemon.ends[card_reader], daemon.ends[chip_reader]))
             counted_from = {name: len(e) for name, e in daemon.ends.items()}
-            air_from = {name: [chip.air_s for chip in d.board.chips] for name, d in devices.items() if kind == "pn5180"}
+            air_from = {name: d.air_s() for name, d in devices.items() if kind == "pn5180"}
             felt = _Felt(field, subscriber, topic, card_pass_s, chips_pass_s, random.Random(seed))
 
             def submit(body: dict) -> None:
@@ -411,7 +415,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                 Path(events_path).write_text("".join(
                     json.dumps({"ms": round(1000 * (t - start), 1), **event}) + "\n"
                     for t, event in sorted(felt.log, key=lambda entry: entry[0])), encoding="utf-8")
-            air = {name: max(chip.air_s - before for chip, before in zip(devices[name].board.chips, air_from[name]))
+            air = {name: max(now - before for now, before in zip(devices[name].air_s(), air_from[name]))
                    / max(1, passes[name]) for name in air_from}
     finally:
         if daemon is not None:
@@ -452,7 +456,8 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                      "present_after_cycles": present_after,
                      "still_after_reads": config.debounce["chips"].still_after_reads,
                      "park_ms": park_ms if kind == "pn5180" else 0,
-                     "park_cards": parked_cards, "think_ms": think_ms, "noise": noise if kind == "pn5180" else 0.0,
+                     "park_cards": parked_cards, "think_ms": think_ms,
+                     "reader_nice": reader_nice if kind == "pn5180" else 0, "noise": noise if kind == "pn5180" else 0.0,
                      "irregular_cards": len(felt.irregular), "bet_rulings": len(felt.rulings),
                      "bet_ruling_codes": sorted({r.get("code") for r in felt.rulings}),
                      # the first few as the table gave them (code, seat, why), to find what the reading got wrong
@@ -519,12 +524,14 @@ if __name__ == "__main__":
     parser.add_argument("--think-ms", type=int, default=0,
                         help="each player waits this long before pushing (default 0: at once, the action before "
                              "just on the screen, as the reader still moves to the new seat)")
+    parser.add_argument("--reader-nice", type=int, default=READER_NICE,
+                        help="the modelled readers' niceness (0: as the daemon's)")
     parser.add_argument("--events", metavar="FILE",
                         help="write what lay down on the felt and every event of the table to FILE (JSON lines)")
     args = parser.parse_args()
     figures = measure_felt(progress=lambda message: print(message, file=sys.stderr, flush=True), hands=args.hands,
                            kind=args.kind, still_after_reads=args.still_after_reads, settle_ms=args.settle_ms,
                            park_ms=args.park_ms, noise=args.noise, park_cards=not args.no_park_cards,
-                           events_path=args.events, think_ms=args.think_ms)
+                           events_path=args.events, think_ms=args.think_ms, reader_nice=args.reader_nice)
     print("\n".join(report_lines(figures)))
     print(json.dumps(figures))

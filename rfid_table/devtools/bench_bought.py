@@ -53,7 +53,7 @@ from rfid_table.package_data import CONFIG_DIR
 from rfid_table.service.contract import QOS, Topics
 from rfid_table.service.daemon import StopFlag, TablePipeline
 from rfid_table.service.publisher import MqttPublisher
-from rfid_table.service.run import POLL_PERIOD_S, HardwareWait, run_realtime
+from rfid_table.service.run import HardwareWait, loop_period_s, run_realtime
 from rfid_table.service.timebase import TableClock
 from sim.field import TableField
 from sim.reader_process import MirroredField
@@ -160,7 +160,8 @@ def _emulator(kind: str, field: TableField, reader, directory: str):
 
 
 class _Daemon:
-    """The daemon's pipeline and loop on ``readers`` in a thread, noting when each reader hands on a whole cycle."""
+    """The daemon's pipeline and loop on ``readers`` in a thread, noting when each reader hands on a whole cycle: the
+    loop of ``rfid-table run``, at its period for these readers."""
 
     def __init__(self, config: TableConfig, readers: list, settings: MqttSettings):
         self.ends: dict[str, list[float]] = {reader.name: [] for reader in readers}  # table time of each cycle's end
@@ -174,7 +175,8 @@ class _Daemon:
         wait = HardwareWait(readers, self.publisher, None, clock.now,
                             {r.name: r.cycle_s for r in config.readers.values()})
         self._thread = threading.Thread(target=run_realtime, name="bench-daemon", daemon=True,
-                                        args=(self.pipeline.step, POLL_PERIOD_S, self.stop, wait, clock))
+                                        args=(self.pipeline.step, loop_period_s(config, False), self.stop, wait,
+                                              clock))
 
     def _note_cycles(self, reader) -> None:
         poll, ends = reader.poll, self.ends[reader.name]

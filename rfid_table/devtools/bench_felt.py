@@ -80,6 +80,7 @@ from rfid_table.config.table import MqttSettings, load_config
 from hal.readers import open_reader
 from rfid_table.devtools.bench_bought import (LOAD, _Daemon, _emulator, _Subscriber, _WatchedField, model_pass_s,
                                               place_load)
+from rfid_table.devtools.bench_host import cpu_ticks, share_between
 from rfid_table.devtools.bench_reader import percentile
 from rfid_table.package_data import CONFIG_DIR
 from rfid_table.service.contract import Topics
@@ -401,6 +402,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
             counted_from = {name: len(e) for name, e in daemon.ends.items()}
             air_from = {name: d.air_s() for name, d in devices.items() if kind == "pn5180"}
             felt = _Felt(field, subscriber, topic, card_pass_s, chips_pass_s, random.Random(seed))
+            steal_from = cpu_ticks()  # a hypervisor's steal holds up the readers, the daemon and the broker alike
 
             def submit(body: dict) -> None:
                 daemon.pipeline.submit({**body, "role": "floor", "user": "bench"})
@@ -409,6 +411,7 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                 progress(f"felt: hand {hand}/{hands}")
                 _play_hand(felt, submit, deck, by_value[100], by_value[25], stand_ins, hand, think_ms / 1000)
             passes = {name: len(e) - counted_from[name] for name, e in daemon.ends.items()}
+            steal = share_between(steal_from, cpu_ticks())
             ends_of = {name: list(e) for name, e in daemon.ends.items()}
             if events_path is not None:  # what lay down and what the table said, in order, ms from the first
                 start = min(t for t, _ in felt.log)
@@ -457,7 +460,9 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
                      "still_after_reads": config.debounce["chips"].still_after_reads,
                      "park_ms": park_ms if kind == "pn5180" else 0,
                      "park_cards": parked_cards, "think_ms": think_ms,
-                     "reader_nice": reader_nice if kind == "pn5180" else 0, "noise": noise if kind == "pn5180" else 0.0,
+                     "reader_nice": reader_nice if kind == "pn5180" else 0,
+                     "host_steal_pct": None if steal is None else round(100 * steal, 2),
+                     "noise": noise if kind == "pn5180" else 0.0,
                      "irregular_cards": len(felt.irregular), "bet_rulings": len(felt.rulings),
                      "bet_ruling_codes": sorted({r.get("code") for r in felt.rulings}),
                      # the first few as the table gave them (code, seat, why), to find what the reading got wrong
@@ -502,6 +507,8 @@ def report_lines(results: dict) -> list[str]:
     lines.append(f"  bets read as fewer chips than pushed: {short}; irregular_card events {results['irregular_cards']}, "
                  f"bet rulings {results['bet_rulings']} ({', '.join(results['bet_ruling_codes']) or 'none'}); hands "
                  f"that did not end {results['hands_not_ended']}")
+    if results.get("host_steal_pct") is not None:
+        lines.append(f"  the host's steal of the CPUs over the hands: {results['host_steal_pct']} %")
     return lines
 
 

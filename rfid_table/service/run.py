@@ -34,6 +34,13 @@ from rfid_table.service.timebase import TableClock, system_clock
 # polled, more often.
 RUN_PERIOD_S = 0.05
 POLL_PERIOD_S = 0.01
+
+
+def loop_period_s(config: TableConfig, gpio: bool) -> float:
+    """The hardware loop's longest time between steps for ``config``'s readers (and the console's GPIO)."""
+    polled = gpio or any(r.backend != "serial" for r in config.readers.values())
+    return POLL_PERIOD_S if polled else RUN_PERIOD_S
+
 # At shutdown, how long the broker may take to acknowledge what is queued: what it has not acknowledged is in the
 # journal and goes out again at the next start, and SIGTERM must end the daemon within 2 s whatever the broker does.
 STOP_ACKS_S = 1.0
@@ -267,8 +274,7 @@ def run_table(config: TableConfig, config_path: str, journal_path: str | None = 
     monitor = systemd.ServiceMonitor(config.table_id)  # $WATCHDOG_USEC, $RFID_TABLE_LINK_GRACE_S
     systemd.ready(f"table {config.table_id}: running, {len(readers)} reader(s)")
 
-    polled = gpio is not None or any(r.backend != "serial" for r in config.readers.values())
-    period_s = POLL_PERIOD_S if polled else RUN_PERIOD_S
+    period_s = loop_period_s(config, gpio is not None)
 
     def step(now: float, wall: float) -> None:
         pipeline.step(now, wall)

@@ -32,16 +32,20 @@ class MirroredField:
     def __init__(self, zones: dict[str, tuple[str, int]]):
         self.zones = dict(zones)
         self._field = TableField(zones)
-        self._children: list[tuple[Connection, threading.Lock]] = []
+        self._children: list[tuple[str, Connection, threading.Lock]] = []
         self._awaited: dict[str, threading.Event] = {}
 
-    def attach(self, connection: Connection, lock: threading.Lock) -> None:
-        self._children.append((connection, lock))
+    def attach(self, name: str, connection: Connection, lock: threading.Lock) -> None:
+        self._children.append((name, connection, lock))
 
     def _send(self, message: tuple) -> None:
-        for connection, lock in self._children:
-            with lock:
-                connection.send(message)
+        for name, connection, lock in self._children:
+            try:
+                with lock:
+                    connection.send(message)
+            except OSError as error:
+                raise RuntimeError(f"reader process {name} has stopped: the move {message} did not reach it "
+                                   f"({error})") from error
 
     def place(self, uid: str, zone: str) -> None:
         self._field.place(uid, zone)
@@ -106,7 +110,7 @@ class ReaderProcess:
             raise RuntimeError(f"reader process {self._process.name} failed to start: {ready[1]}")
         self.path: str = ready[1]
         self.field = field
-        field.attach(self._connection, self._lock)
+        field.attach(self._process.name, self._connection, self._lock)
         threading.Thread(target=self._receive, name=f"{self._process.name}-notes", daemon=True).start()
 
     def _receive(self) -> None:

@@ -2,6 +2,8 @@
 on the bench's table reach the firmware in the child, its first look at an awaited tag comes back, and its air time
 is counted there."""
 
+import pytest
+
 from firmware_bridge.messages import Inventory
 from micropython_runtime import requires_micropython
 from sim.pn5180 import firmware_config
@@ -40,6 +42,9 @@ def test_moves_on_the_bench_table_reach_the_reader_in_its_own_process(tmp_path):
         read_on(2, set())
         assert field.tags_in("pot") == [] and field.zone_of(pushed) is None
         assert reader.air_s()[0] > air_before[0] > 0
+        reader.close()
+        with pytest.raises(RuntimeError, match="reader process reader-chips has stopped"):
+            field.place(pushed, "bets_1")  # a move a stopped reader would never see: the bench must not go on
     finally:
         host.port.close()
         reader.close()

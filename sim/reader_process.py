@@ -104,7 +104,12 @@ class ReaderProcess:
         if not self._connection.poll(START_S):
             self._process.kill()
             raise RuntimeError(f"reader process {self._process.name} did not start within {START_S:.0f} s")
-        ready = self._connection.recv()
+        try:
+            ready = self._connection.recv()
+        except EOFError:
+            self._process.join(5)
+            raise RuntimeError(f"reader process {self._process.name} exited before it was ready (exit code "
+                               f"{self._process.exitcode}); its error is above") from None
         if ready[0] != "ready":
             self._process.join(5)
             raise RuntimeError(f"reader process {self._process.name} failed to start: {ready[1]}")

@@ -48,3 +48,10 @@ def test_moves_on_the_bench_table_reach_the_reader_in_its_own_process(tmp_path):
     finally:
         host.port.close()
         reader.close()
+
+
+def test_a_reader_process_that_cannot_start_says_why(tmp_path):
+    field = MirroredField(ZONES)
+    with pytest.raises(RuntimeError, match="reader process reader-chips failed to start: .*no-such-micropython"):
+        ReaderProcess(field, reader="chips", config=firmware_config([3], [(0, 25)]),
+                      link_path=tmp_path / "reader-chips", micropython=str(tmp_path / "no-such-micropython"))

@@ -34,13 +34,6 @@ from rfid_table.service.timebase import TableClock, system_clock
 # polled, more often.
 RUN_PERIOD_S = 0.05
 POLL_PERIOD_S = 0.01
-
-
-def loop_period_s(config: TableConfig, gpio: bool) -> float:
-    """The hardware loop's longest time between steps for ``config``'s readers (and the console's GPIO)."""
-    polled = gpio or any(r.backend != "serial" for r in config.readers.values())
-    return POLL_PERIOD_S if polled else RUN_PERIOD_S
-
 # At shutdown, how long the broker may take to acknowledge what is queued: what it has not acknowledged is in the
 # journal and goes out again at the next start, and SIGTERM must end the daemon within 2 s whatever the broker does.
 STOP_ACKS_S = 1.0
@@ -66,6 +59,12 @@ def run_realtime(step: Callable[[float, float], object], period_s: float, stop: 
         now = clock.now()
         next_step = min(max(next_step + period_s, now), now + period_s)
         wait(next_step - now)
+
+
+def loop_period_s(config: TableConfig, gpio: bool) -> float:
+    """The hardware loop's longest time between steps for ``config``'s readers (and the console's GPIO)."""
+    polled = gpio or any(r.backend != "serial" for r in config.readers.values())
+    return POLL_PERIOD_S if polled else RUN_PERIOD_S
 
 
 class HardwareWait:

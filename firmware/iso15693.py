@@ -23,7 +23,9 @@ STAY_QUIET = const(0x02)
 ADDRESSED_FLAGS = const(0x22)
 UID_RESPONSE_BYTES = const(10)  # flags, DSFID, UID (8, LSB first); the PN5180 strips the CRC
 SOF_WAIT_US = const(700)  # after our EOF: ISO 15693 t1 (320.9 us) + the tag's SOF (151 us) + margin
+T1_MIN_US = const(318)  # ISO 15693 t1 at its least (4320/fc): no tag's SOF begins sooner after our EOF
 RESPONSE_WAIT_US = const(6000)  # a 12-byte answer at 26.48 kbit/s takes 3.8 ms
+ANSWER_US = const(3600)  # the least of it after its SOF was seen: 12 bytes at 37.76 us a bit (3,625 us) and its EOF
 T2_US = const(310)  # ISO 15693 t2 (4192/fc): quiet time after an answer before the next EOF
 REQUEST_BYTE_US = const(302)  # reader to tag, 1-of-4 coding: 4 x 75.52 us per byte
 REQUEST_FRAMING_US = const(113)  # SOF 75.52 us + EOF 37.76 us
@@ -62,7 +64,8 @@ def stay_quiet(chip, uid):
     # The configuration again: the EOF-only slots of a round left TX_CONFIG masked [AN] step 1.
     chip.load_rf_config(pn5180.RF_CONFIG_ISO15693_TX, pn5180.RF_CONFIG_ISO15693_RX)
     chip.transceive(frame)
-    yield from pn5180.wait_irq(chip, pn5180.RX_SOF_DET_IRQ | pn5180.RX_IRQ, _QUIET_TX_US + SOF_WAIT_US)
+    yield from pn5180.wait_irq(chip, pn5180.RX_SOF_DET_IRQ | pn5180.RX_IRQ, _QUIET_TX_US + SOF_WAIT_US,
+                               _QUIET_TX_US + T1_MIN_US)
 
 
 def _request(mask, mask_len):
@@ -110,10 +113,12 @@ def inventory(chip, state, deadline_ms, seen, one_slot_first=False):
         for slot in range(16):
             # A tag's SOF comes t1 after our frame ends: wait that long (the frame's own time included)
             # for it, with no extra poll for the end of transmission.
-            irq = yield from pn5180.wait_irq(chip, pn5180.RX_SOF_DET_IRQ | pn5180.RX_IRQ, SOF_WAIT_US + tx_us)
+            irq = yield from pn5180.wait_irq(chip, pn5180.RX_SOF_DET_IRQ | pn5180.RX_IRQ, SOF_WAIT_US + tx_us,
+                                             tx_us + T1_MIN_US)
             tx_us = EOF_US
             if irq & (pn5180.RX_SOF_DET_IRQ | pn5180.RX_IRQ):
-                irq = yield from pn5180.wait_irq(chip, pn5180.RX_IRQ, RESPONSE_WAIT_US)
+                if not irq & pn5180.RX_IRQ:  # its SOF seen: the rest of the answer takes ANSWER_US at least
+                    irq = yield from pn5180.wait_irq(chip, pn5180.RX_IRQ, RESPONSE_WAIT_US, ANSWER_US)
                 answered_at = time.ticks_us()
                 rx = chip.rx_status()  # [AN] step 7
                 if rx & pn5180.RX_COLLISION:
@@ -126,8 +131,7 @@ def inventory(chip, state, deadline_ms, seen, one_slot_first=False):
                     if not data[0] & 1:  # no error flag
                         uid = bytes(reversed(data[2:10]))  # the air sends LSB first; the wire wants MSB first
                         seen[uid] = seen.get(uid, 0) + 1
-                while time.ticks_diff(time.ticks_us(), answered_at) < T2_US:
-                    yield
+                yield from pn5180.until_us(time.ticks_add(answered_at, T2_US))
             if slot == 15 or alone:
                 break
             chip.transceive(b"", 0, EOF_SLOT)  # [AN] steps 11-15: the next slot's EOF

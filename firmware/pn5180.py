@@ -138,9 +138,21 @@ class AntennaFault(Exception):
         self.detail = detail
 
 
-def wait_irq(chip, bits, timeout_us):
-    """Yield until one of ``bits`` is set in IRQ_STATUS or the time is up; the generator's value is the status."""
+def until_us(deadline):
+    """Yield until ``deadline`` (ticks_us), touching no chip: the other front end has the SPI bus and the CPU."""
+    while time.ticks_diff(deadline, time.ticks_us()) > 0:
+        yield
+
+
+def wait_irq(chip, bits, timeout_us, none_before_us=0):
+    """Yield until one of ``bits`` is set in IRQ_STATUS or the time is up; the generator's value is the status.
+
+    ``none_before_us``: the air's own timing says no bit can be set before then (a tag answers t1 after our frame
+    ends, its answer lasts as long as its bits): IRQ_STATUS is first read then. The bits latch, so a later first
+    reading loses nothing, and the SPI bus and the CPU are left to the other front end meanwhile."""
     start = time.ticks_us()
+    if none_before_us:
+        yield from until_us(time.ticks_add(start, none_before_us))
     while True:
         irq = chip.irq_status()
         if irq & bits:

@@ -8,7 +8,7 @@ import time
 import wire
 from pn5180 import AntennaFault, FrontEndError
 
-FIRMWARE_VERSION = (1, 2, 0)
+FIRMWARE_VERSION = (1, 2, 1)
 HEARTBEAT_MS = 500
 STATUS_MS = 5000
 FAULT_REPEAT_MS = 5000

@@ -80,7 +80,13 @@ VICC_SOF_S = 151.04e-6
 VICC_EOF_S = 151.04e-6
 T1_S = 4352 / FC
 T2_S = 4192 / FC
+T1_MIN_S = 4320 / FC  # t1 at its least: no tag's SOF begins sooner after the reader's EOF
 INVENTORY_ANSWER_BYTES = 12  # flags, DSFID, UID, CRC
+# An IRQ_STATUS read in these spans finds nothing new (PN5180Model.polls_on_air): from the reader's frame to t1 at
+# its least after it (20 us less: the firmware rounds its frame times to the microsecond), and from a read that saw
+# a tag's SOF until its answer's bits have come (3.5 ms of the 3.78).
+POLL_FINDS_NOTHING_AFTER_TX_S = T1_MIN_S - 20e-6
+POLL_FINDS_NOTHING_AFTER_SOF_S = 3.5e-3
 STAY_QUIET, ADDRESS_FLAG = 0x02, 0x20  # ISO/IEC 15693-3: the command, and the request flag that carries a UID
 
 # ISO/IEC 14443-2/-3 type A at 106 kbit/s, seconds
@@ -221,6 +227,11 @@ class PN5180Model:
         self.slots: dict[int, list[int]] = {}
         self.slot = 0
         self.air_s = 0.0  # time the field spent transmitting or receiving (for the bench)
+        # IRQ_STATUS reads the air's timing says can find nothing new (ISO 15693): SPI bus time the firmware could
+        # have left to the other front end on the bus
+        self.polls_on_air = 0
+        self._nothing_until = 0.0  # no IRQ bit can be set before then
+        self._sof_at = 0.0  # when the last answer's SOF ends
         self.collisions: set[tuple[int, int]] = set()  # 14443-A: (cascade level, bit of its UID) reported so far
         self.quiet: set[int] = set()  # ISO 15693 tags in the quiet state: powered since their Stay Quiet
         # RF noise: the chance an ISO 15693 tag's answer to a round is lost (it is there; its slot stays empty)
@@ -314,7 +325,11 @@ class PN5180Model:
 
     def _read_register(self, register: int, now: float) -> int:
         if register == IRQ_STATUS:
+            if now < self._nothing_until:
+                self.polls_on_air += 1
             self._collect(now)
+            if self.irq & RX_SOF_DET_IRQ and not self.irq & RX_IRQ:  # an answer under way: its bits take a while
+                self._nothing_until = max(self._nothing_until, self._sof_at + POLL_FINDS_NOTHING_AFTER_SOF_S)
             return self.irq
         if register == RX_STATUS:
             self._collect(now)
@@ -357,11 +372,12 @@ class PN5180Model:
             self.slot = 0
         self.air_s += tx_end - now
         self.events.append((tx_end, TX_IRQ))
+        self._nothing_until = tx_end + POLL_FINDS_NOTHING_AFTER_TX_S
         answers = self.slots.get(self.slot, []) if self.rf and self.rf_config == RF_CONFIG_ISO15693 else []
         if not answers:
             self.air_s += T1_S + VICC_SOF_S  # an empty slot is known only once no SOF came in time
             return
-        sof_at = tx_end + T1_S + VICC_SOF_S
+        sof_at = self._sof_at = tx_end + T1_S + VICC_SOF_S
         rx_end = sof_at + INVENTORY_ANSWER_BYTES * 8 * VICC_BIT_S + VICC_EOF_S
         self.air_s += rx_end - tx_end + T2_S  # t2: the quiet time before the next EOF
         self.events.append((sof_at, RX_SOF_DET_IRQ))

@@ -184,6 +184,23 @@ def test_a_push_onto_the_parked_stack_costs_the_air_the_felt_bench_takes_as_its_
     assert reading + still <= air <= reading + still + 3 * parked_visit_air_s(0)
 
 
+def test_a_front_end_leaves_the_spi_bus_alone_while_the_air_says_nothing_can_have_come(parked):
+    """The two front ends share the board's SPI bus and the Pico's CPU. While a front end's frame is on the air and
+    t1 passes, and while a tag's answer whose SOF it saw is still coming, its IRQ status can hold nothing new: the
+    firmware first reads it after, and the other front end has the bus meanwhile. Over a stack read whole, a push
+    of 20 read, told to stay quiet and seen still, and the other front end's passes: not one such read."""
+    device, host, field = parked
+    _chip, quiet_report = parked_for_good(device, host)
+    new = [0xE004_0000_0000_1600 + 0x1_0001 * n for n in range(20)]
+    field.tags[1] += new
+    read: set[int] = set()
+    while read != set(new):
+        read |= uids(quiet_report(lambda m: bool(m.entries)))
+    assert [uids(quiet_report()) for _ in range(2)] == [set(), set()]
+    host.wait_for(lambda m: isinstance(m, Inventory) and m.antenna == 3, 5)  # the other front end read too
+    assert [chip.polls_on_air for chip in device.board.chips] == [0, 0]
+
+
 @pytest.mark.parametrize("parked", [0.05], indirect=True, ids=["noise 0.05"])
 def test_the_host_carries_the_waiting_antennas_and_hands_on_the_parked_stack_as_it_grows(parked):
     """At RF noise 0.05 (a tag's answer lost once in 20): every tag arrives once, and the one taken away alone

@@ -25,7 +25,7 @@ UID_RESPONSE_BYTES = const(10)  # flags, DSFID, UID (8, LSB first); the PN5180 s
 SOF_WAIT_US = const(700)  # after our EOF: ISO 15693 t1 (320.9 us) + the tag's SOF (151 us) + margin
 T1_MIN_US = const(318)  # ISO 15693 t1 at its least (4320/fc): no tag's SOF begins sooner after our EOF
 RESPONSE_WAIT_US = const(6000)  # a 12-byte answer at 26.48 kbit/s takes 3.8 ms
-ANSWER_US = const(3600)  # the least of it after its SOF was seen: 12 bytes at 37.76 us a bit (3,625 us) and its EOF
+ANSWER_US = const(3900)  # a tag's answer, SOF to EOF: 151 us, 12 bytes at 37.76 us a bit (3,625 us), 151 us
 T2_US = const(310)  # ISO 15693 t2 (4192/fc): quiet time after an answer before the next EOF
 REQUEST_BYTE_US = const(302)  # reader to tag, 1-of-4 coding: 4 x 75.52 us per byte
 REQUEST_FRAMING_US = const(113)  # SOF 75.52 us + EOF 37.76 us
@@ -113,12 +113,16 @@ def inventory(chip, state, deadline_ms, seen, one_slot_first=False):
         for slot in range(16):
             # A tag's SOF comes t1 after our frame ends: wait that long (the frame's own time included)
             # for it, with no extra poll for the end of transmission.
+            sent = time.ticks_us()
             irq = yield from pn5180.wait_irq(chip, pn5180.RX_SOF_DET_IRQ | pn5180.RX_IRQ, SOF_WAIT_US + tx_us,
                                              tx_us + T1_MIN_US)
+            # an answer ends no sooner than t1 and its own length after our frame, however late its SOF was seen
+            answer_end = time.ticks_add(sent, tx_us + T1_MIN_US + ANSWER_US)
             tx_us = EOF_US
             if irq & (pn5180.RX_SOF_DET_IRQ | pn5180.RX_IRQ):
-                if not irq & pn5180.RX_IRQ:  # its SOF seen: the rest of the answer takes ANSWER_US at least
-                    irq = yield from pn5180.wait_irq(chip, pn5180.RX_IRQ, RESPONSE_WAIT_US, ANSWER_US)
+                if not irq & pn5180.RX_IRQ:
+                    irq = yield from pn5180.wait_irq(chip, pn5180.RX_IRQ, RESPONSE_WAIT_US,
+                                                     max(0, time.ticks_diff(answer_end, time.ticks_us())))
                 answered_at = time.ticks_us()
                 rx = chip.rx_status()  # [AN] step 7
                 if rx & pn5180.RX_COLLISION:

@@ -6,7 +6,7 @@ does not have. Here the board model runs in a child process, on a copy of the ta
 ``MirroredField`` goes to each child over a pipe, in order, and a reader's first look at an awaited tag comes back.
 
     field = MirroredField(config.zones)
-    reader = ReaderProcess(field, reader="chips", config=firmware, link_path="/tmp/reader-chips")
+    reader = ReaderProcess(field, idle=True, reader="chips", config=firmware, link_path="/tmp/reader-chips")
     serial_reader("chips", reader.path, ...)   # the firmware's pty, as with a ModelledReader
     field.place(uid, "bets_3")                 # the reader sees it in its next round
     reader.air_s()                             # each front end's air time so far, from the child
@@ -87,17 +87,20 @@ class MirroredField:
 class ReaderProcess:
     """A ``ModelledReader`` (keyword arguments as its own) in a child process, reading ``field``'s copy there.
 
-    ``nice``: the child's and its firmware's niceness over the parent's. On a machine with fewer cores than the
-    bench has processes, a reader that runs ahead takes the daemon's CPU, which a reader on its own Pico never does:
-    niced, the readers get what the daemon leaves."""
+    On a machine with fewer cores than the bench has processes, a reader that runs ahead takes the daemon's CPU,
+    which a reader on its own Pico never does. ``idle``: the child and its firmware run under the idle scheduling
+    policy (Linux's SCHED_IDLE), only when nothing else wants a core. That includes the kernel's worker that moves the
+    firmware's bytes over the pty to the daemon: at a niceness of 10 the two processes of a reader, taking turns on a
+    core every few microseconds, kept it waiting 47-315 ms (docs/bench.md). ``nice``: their niceness over the
+    parent's instead."""
 
-    def __init__(self, field: MirroredField, nice: int = 0, **reader: object):
+    def __init__(self, field: MirroredField, nice: int = 0, idle: bool = False, **reader: object):
         context = multiprocessing.get_context("spawn")  # a fresh interpreter: the parent has threads running
         self._connection, child = context.Pipe()
         self._lock = threading.Lock()
         self._air: list[list[float]] = []
         self._answered = threading.Condition()
-        self._process = context.Process(target=_serve, args=(child, field.zones, field.placed(), nice, reader),
+        self._process = context.Process(target=_serve, args=(child, field.zones, field.placed(), nice, idle, reader),
                                         name=f"reader-{reader.get('reader', 'main')}", daemon=True)
         self._process.start()
         child.close()
@@ -114,6 +117,7 @@ class ReaderProcess:
             self._process.join(5)
             raise RuntimeError(f"reader process {self._process.name} failed to start: {ready[1]}")
         self.path: str = ready[1]
+        self.pid = self._process.pid  # the child's (the firmware's process is its child)
         self.field = field
         field.attach(self._process.name, self._connection, self._lock)
         threading.Thread(target=self._receive, name=f"{self._process.name}-notes", daemon=True).start()
@@ -172,12 +176,16 @@ class _ChildField(TableField):
         return tags
 
 
-def _serve(connection: Connection, zones: dict, placed: list[tuple[str, str]], nice: int, reader: dict) -> None:
+def _serve(connection: Connection, zones: dict, placed: list[tuple[str, str]], nice: int, idle: bool,
+           reader: dict) -> None:
     """The child: the board model and the firmware, the table's moves applied as they come."""
     from sim.pn5180 import ModelledReader  # noqa: PLC0415 (in the child only)
 
-    if nice:
-        os.nice(nice)  # the firmware's process, started below, inherits it
+    # the firmware's process, started below, inherits either
+    if idle:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    elif nice:
+        os.nice(nice)
 
     lock = threading.Lock()
 

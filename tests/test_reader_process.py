@@ -1,6 +1,9 @@
 """A modelled reader in a process of its own (sim.reader_process), as the felt bench runs its readers: the tags moved
 on the bench's table reach the firmware in the child, its first look at an awaited tag comes back, and its air time
-is counted there."""
+is counted there; it can run under the idle scheduling policy."""
+
+import os
+from pathlib import Path
 
 import pytest
 
@@ -21,9 +24,14 @@ def test_moves_on_the_bench_table_reach_the_reader_in_its_own_process(tmp_path):
     for n in range(3):
         field.place(AT_REST % n, "pot")  # on the table before the reader starts
     reader = ReaderProcess(field, reader="chips", config=firmware_config([3], [(0, 25), (1, 25), (2, 25)]),
-                           link_path=tmp_path / "reader-chips")
+                           link_path=tmp_path / "reader-chips", idle=True)
     host = Host(reader.path)
     try:
+        # the board model and its firmware yield every core to the daemon and to the kernel's work for it
+        firmware = [int(pid) for pid in Path(f"/proc/{reader.pid}/task/{reader.pid}/children").read_text().split()]
+        assert len(firmware) == 1
+        assert [os.sched_getscheduler(pid) for pid in (reader.pid, *firmware)] == [os.SCHED_IDLE] * 2
+
         def read_on(antenna: int, wanted: set[str]) -> None:
             host.wait_for(lambda m: isinstance(m, Inventory) and m.antenna == antenna
                           and {e.uid.hex() for e in m.entries} == wanted, timeout=10)

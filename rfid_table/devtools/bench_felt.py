@@ -1,7 +1,8 @@
 """From the felt to the subscriber: a full 10-seat table mid-hand on the reference reader as modelled (the reader
 firmware in MicroPython on the PN5180 board model, ``sim.pn5180``), read by the daemon's pipeline and published
-through the broker, as a viewer sees it. Each reader runs in a process of its own, niced (``reader_nice``;
-``sim.reader_process``): a real reader has its own CPU, and takes none of the daemon's.
+through the broker, as a viewer sees it. Each reader runs in a process of its own, under the idle scheduling policy
+(``sim.reader_process``; ``reader_nice``: at that niceness instead): a real reader has its own CPU, and takes none of
+the daemon's, nor of the kernel's work for it.
 
 The table is ``config/table-chips.toml`` (ten seats; the cards, board, burn and muck on reader ``main``, 16 antennas;
 the bets and the pot on reader ``chips``, 11), each reader the firmware with the schedule
@@ -103,8 +104,9 @@ STILL_AFTER_READS = 2
 # The chips reader parks a front end on the seat to act's betting zone (PARK, protocol 1.2), reading it whole this
 # often (ms); 0: never parked, every visit reads the whole stack
 PARK_MS = PARK_EVERY_MS
-# The modelled readers' niceness: on this machine they share the cores with the daemon, which real readers do not
-READER_NICE = 10
+# The modelled readers' niceness: they share this machine's cores with the daemon, which real readers do not. None:
+# the idle scheduling policy instead, only when nothing else wants a core (sim.reader_process)
+READER_NICE: int | None = None
 WAIT_S = 10.0  # the longest a move's event may take to reach the subscriber before it counts as missed
 
 
@@ -307,7 +309,7 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
                  hands: int = HANDS, seed: int = 1, load: list[tuple[str, int]] = LOAD, kind: str = "pn5180",
                  still_after_reads: int = STILL_AFTER_READS, settle_ms: int | None = None,
                  park_ms: int = PARK_MS, noise: float = 0.0, park_cards: bool = True,
-                 events_path: str | None = None, think_ms: int = 0, reader_nice: int = READER_NICE) -> dict:
+                 events_path: str | None = None, think_ms: int = 0, reader_nice: int | None = READER_NICE) -> dict:
     """The figures of the module's docstring over ``hands`` hands with ``load`` at rest (zone, tags), on the
     readers of ``kind`` (``CONFIGS``); a private broker unless ``settings`` names one."""
     if kind == "pn5180" and find_micropython() is None:
@@ -329,7 +331,7 @@ def measure_felt(settings: MqttSettings | None = None, progress: Callable[[str],
 def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int, seed: int,
              load: list[tuple[str, int]], kind: str, still_after_reads: int, settle_ms: int | None,
              park_ms: int = PARK_MS, noise: float = 0.0, park_cards: bool = True,
-             events_path: str | None = None, think_ms: int = 0, reader_nice: int = READER_NICE) -> dict:
+             events_path: str | None = None, think_ms: int = 0, reader_nice: int | None = READER_NICE) -> dict:
     source = load_config(str(CONFIG_DIR / CONFIGS[kind]))
     config = dataclasses.replace(source, table_id=f"bench-felt-{os.getpid()}", broadcast_equity=False)
     if kind == "pn5180" and still_after_reads:  # a push is handed on once its zone reads unchanged (hal.zones)
@@ -361,8 +363,9 @@ def _measure(settings: MqttSettings, progress: Callable[[str], None], hands: int
             for reader in config.readers.values():
                 if kind == "pn5180":
                     firmware = table_firmware_config(config, reader.name, reader.antennas)
-                    device = ReaderProcess(field, nice=reader_nice, reader=reader.name, config=firmware,
-                                           link_path=Path(directory) / f"reader-{reader.name}", missed_answer=noise)
+                    device = ReaderProcess(field, nice=reader_nice or 0, idle=reader_nice is None,
+                                           reader=reader.name, config=firmware, missed_answer=noise,
+                                           link_path=Path(directory) / f"reader-{reader.name}")
                     # the seat to act's betting zone after every slot of its front end (or parked there); the next
                     # seats' cards after every third (two of them, and a card reader's pass is what the deal waits on),
                     # the next one parked on while the deal flows (rfid_table.service.intake.CARD_PARK_S)
@@ -532,7 +535,8 @@ if __name__ == "__main__":
                         help="each player waits this long before pushing (default 0: at once, the action before "
                              "just on the screen, as the reader still moves to the new seat)")
     parser.add_argument("--reader-nice", type=int, default=READER_NICE,
-                        help="the modelled readers' niceness (0: as the daemon's)")
+                        help="the modelled readers at this niceness instead of the idle scheduling policy (0: as the "
+                             "daemon's)")
     parser.add_argument("--events", metavar="FILE",
                         help="write what lay down on the felt and every event of the table to FILE (JSON lines)")
     args = parser.parse_args()
